@@ -1,0 +1,121 @@
+//! # ptxlab-device: the device layer of Rust GPU kernels
+//!
+//! Kernels in `kernels-gpu` are ordinary `#![no_std]` Rust. They reach the GPU's
+//! hardware through this crate, which has two implementations of every function:
+//!
+//! * on `nvptx64-nvidia-cuda` each function is an NVVM intrinsic, a special
+//!   register read or a line of inline PTX, so a kernel compiles to the PTX a
+//!   CUDA C++ programmer would expect;
+//! * on the host the same functions talk to the CPU simulator ([`sim`]), which
+//!   runs every thread of a block as an OS thread with real barriers, warp
+//!   exchanges, atomics and bounds-checked memory. That is how CI, which has no
+//!   GPU, tests every kernel from the same source.
+//!
+//! | module | what it holds | CUDA C++ equivalent |
+//! |---|---|---|
+//! | [`thread`] | indices, dimensions, `index_1d`/`index_2d`, grid-stride loops, `sync_threads` | `threadIdx`, `blockIdx`, `__syncthreads` |
+//! | [`mem`] | [`DeviceSlice`]/[`DeviceSliceMut`]: kernel views of device buffers | `const float* __restrict__`, `float*` |
+//! | [`shared`] | dynamic shared memory as typed views | `extern __shared__ float s[]` |
+//! | [`warp`] | shuffles, votes, warp reductions | `__shfl_down_sync`, `__ballot_sync` |
+//! | [`atomic`] | atomic add/CAS on global and shared memory | `atomicAdd`, `atomicCAS` |
+//! | [`math`] | [`Real`](math::Real) for f32/f64 kernels; fast approximations | `__sinf`, `__expf`, `sqrtf` |
+//!
+//! Kernels are declared with [`kernel`] (`#[kernel(launch_bounds(256, 2), max_registers = 32)]`).
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        stdarch_nvptx,
+        asm_experimental_arch,
+        link_llvm_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem
+    )
+)]
+#![feature(core_intrinsics)]
+#![allow(internal_features)]
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+pub mod atomic;
+pub mod math;
+pub mod mem;
+pub mod shared;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod sim;
+pub mod thread;
+pub mod warp;
+
+pub use mem::{DeviceSlice, DeviceSliceMut};
+pub use ptxlab_macros::kernel;
+pub use shared::SharedSlice;
+pub use thread::Dim3;
+
+/// Everything a kernel file usually needs.
+pub mod prelude {
+    pub use crate::atomic;
+    pub use crate::math::{self, Real};
+    pub use crate::mem::{DeviceSlice, DeviceSliceMut};
+    pub use crate::shared::{self, SharedSlice};
+    pub use crate::thread::{self, Dim3, sync_threads};
+    pub use crate::warp::{self, FULL_MASK, WARP_SIZE};
+    pub use crate::kernel;
+}
+
+/// Compile-time facts about one `#[kernel]`, collected from the kernel crate
+/// itself (not from a hand-kept list) so the host can check launches against
+/// the kernel's own launch bounds and tests can enumerate every kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// Exported symbol name, also the `.entry` name in the PTX.
+    pub name: &'static str,
+    /// Rust module path of the kernel (for example `kernels_gpu::vector`).
+    pub module: &'static str,
+    /// `launch_bounds(max_threads, ...)`: the `.maxntid` directive, 0 when absent.
+    pub max_threads: u32,
+    /// `launch_bounds(_, min_blocks)`: the `.minnctapersm` directive, 0 when absent.
+    pub min_blocks: u32,
+    /// `max_registers = N`: the `.maxnreg` directive, 0 when absent.
+    pub max_registers: u32,
+}
+
+/// Every `#[kernel]` linked into the program, registered by the macro.
+#[cfg(not(target_arch = "nvptx64"))]
+#[linkme::distributed_slice]
+pub static KERNELS: [KernelInfo];
+
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+pub use linkme as __linkme;
+
+/// Finds a kernel's compile-time facts by its exported name.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn kernel_info(name: &str) -> Option<&'static KernelInfo> {
+    KERNELS.iter().find(|k| k.name == name)
+}
+
+/// On the GPU a panic (an explicit `panic!`, or a checked access out of bounds)
+/// stops the kernel with `trap`; the host then sees `CUDA_ERROR_LAUNCH_FAILED`
+/// (or `ILLEGAL_INSTRUCTION`) from the next synchronising call.
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    core::intrinsics::abort()
+}
+
+/// Stops the kernel: `trap` on the GPU, an error naming the kernel, block and
+/// thread in the simulator.
+#[inline(always)]
+#[track_caller]
+pub fn trap(reason: &'static str) -> ! {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let _ = reason;
+        core::intrinsics::abort()
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        sim::fail(sim::Fault::Trap { reason: reason.into() })
+    }
+}

@@ -1,0 +1,282 @@
+//! Kernel views of device buffers.
+//!
+//! A kernel never receives a Rust slice: `&[T]` promises exclusive or immutable
+//! access that thousands of threads sharing one buffer cannot honour. Instead
+//! `#[kernel]` turns each [`DeviceSlice`]/[`DeviceSliceMut`] parameter into two
+//! PTX parameters (pointer and length) and rebuilds the view inside the kernel.
+//! The length lets every access be checked: `get`/`set` check (a `trap` on the
+//! GPU, a precise error in the simulator); `get_unchecked`/`set_unchecked` do
+//! not on the GPU, but the simulator checks them all the same, so a wrong index
+//! in a fast path is still caught in CI.
+
+use core::marker::PhantomData;
+
+/// Element types that can live in device memory: plain-old-data with no
+/// padding and no invalid bit patterns.
+///
+/// # Safety
+/// Implementors must be `Copy`, have no padding bytes and accept every bit
+/// pattern (the simulator and the GPU move them as raw bits).
+pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
+macro_rules! device_copy {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive numeric types have no padding and accept any bits.
+        unsafe impl DeviceCopy for $t {}
+    )*};
+}
+device_copy!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, usize, isize);
+// SAFETY: arrays of POD are POD.
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+
+/// Sixteen bytes of four `f32`, aligned so a load is one `ld.global.v4.f32`.
+#[repr(C, align(16))]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct F32x4(pub [f32; 4]);
+/// Sixteen bytes of two `f64`, aligned so a load is one `ld.global.v2.f64`.
+#[repr(C, align(16))]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct F64x2(pub [f64; 2]);
+// SAFETY: repr(C) arrays of floats, no padding.
+unsafe impl DeviceCopy for F32x4 {}
+// SAFETY: repr(C) arrays of floats, no padding.
+unsafe impl DeviceCopy for F64x2 {}
+
+/// Read-only view of a device buffer inside a kernel (pointer + length).
+#[repr(C)]
+#[derive(Debug)]
+pub struct DeviceSlice<'a, T> {
+    ptr: *const T,
+    len: usize,
+    _life: PhantomData<&'a [T]>,
+}
+impl<T> Clone for DeviceSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DeviceSlice<'_, T> {}
+// SAFETY: the view only reads; reads from many threads are fine.
+unsafe impl<T: Sync> Sync for DeviceSlice<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Send for DeviceSlice<'_, T> {}
+
+/// Writable view of a device buffer inside a kernel (pointer + length).
+///
+/// It is `Copy` because every GPU thread holds its own copy of the kernel
+/// parameters; which thread writes which element is the kernel's design, and
+/// the simulator's race-free memory model makes a wrong design visible as a
+/// wrong result rather than as undefined behaviour on the host.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DeviceSliceMut<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _life: PhantomData<&'a [T]>,
+}
+impl<T> Clone for DeviceSliceMut<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DeviceSliceMut<'_, T> {}
+// SAFETY: element accesses go through `read`/`write` below, which are atomic
+// (relaxed) in the simulator and plain loads/stores on the GPU.
+unsafe impl<T: Send + Sync> Sync for DeviceSliceMut<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Send for DeviceSliceMut<'_, T> {}
+
+/// Reads one element. On the host the read is a relaxed atomic load of the
+/// element's bits, so kernels with deliberate races (the in-place diffusion
+/// lesson) stay defined behaviour in the simulator.
+///
+/// # Safety
+/// `p` must be valid for reads of `T` and aligned.
+#[inline(always)]
+pub(crate) unsafe fn read<T: Copy>(p: *const T) -> T {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: forwarded from the caller.
+        unsafe { p.read() }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        // SAFETY: forwarded from the caller.
+        unsafe { crate::sim::mem::read(p) }
+    }
+}
+
+/// Writes one element (relaxed atomic store of its bits on the host).
+///
+/// # Safety
+/// `p` must be valid for writes of `T` and aligned.
+#[inline(always)]
+pub(crate) unsafe fn write<T: Copy>(p: *mut T, v: T) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: forwarded from the caller.
+        unsafe { p.write(v) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        // SAFETY: forwarded from the caller.
+        unsafe { crate::sim::mem::write(p, v) }
+    }
+}
+
+#[inline(always)]
+#[track_caller]
+fn check(i: usize, len: usize, what: &'static str) {
+    if i >= len {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let _ = what;
+            core::intrinsics::abort()
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::sim::fail(crate::sim::Fault::OutOfBounds { space: what, index: i, len })
+    }
+}
+
+macro_rules! common_methods {
+    () => {
+        /// Number of elements.
+        #[inline(always)]
+        pub fn len(&self) -> usize {
+            self.len
+        }
+        /// `true` when the buffer has no elements.
+        #[inline(always)]
+        pub fn is_empty(&self) -> bool {
+            self.len == 0
+        }
+        /// Reads element `i`; out of bounds stops the kernel (trap / simulator error).
+        #[inline(always)]
+        #[track_caller]
+        pub fn get(&self, i: usize) -> T {
+            check(i, self.len, "device buffer (read)");
+            // SAFETY: `i < len` was just checked and the launcher guarantees
+            // `ptr` is valid for `len` elements.
+            unsafe { read(self.ptr.add(i)) }
+        }
+        /// Reads element `i` without a check on the GPU (the simulator still checks).
+        ///
+        /// # Safety
+        /// `i < self.len()`.
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn get_unchecked(&self, i: usize) -> T {
+            #[cfg(not(target_arch = "nvptx64"))]
+            check(i, self.len, "device buffer (read)");
+            // SAFETY: the caller guarantees `i < len`.
+            unsafe { read(self.ptr.add(i)) }
+        }
+        /// Reads the `i`-th group of `size_of::<V>() / size_of::<T>()` elements
+        /// as one wide (16-byte) load: `ld.global.v4.f32` for [`F32x4`].
+        ///
+        /// # Safety
+        /// The group must lie inside the buffer and the buffer must be aligned
+        /// to `V` (device allocations are 256-byte aligned).
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn get_vec_unchecked<V: DeviceCopy>(&self, i: usize) -> V {
+            let per = core::mem::size_of::<V>() / core::mem::size_of::<T>();
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                check(i * per + per - 1, self.len, "device buffer (wide read)");
+                crate::sim::check_align(self.ptr as usize, core::mem::align_of::<V>());
+            }
+            // SAFETY: the caller guarantees bounds and alignment.
+            unsafe { read((self.ptr as *const V).add(i)) }
+        }
+        /// Raw pointer to the first element (for inline PTX and intrinsics).
+        #[inline(always)]
+        pub fn as_ptr(&self) -> *const T {
+            self.ptr
+        }
+    };
+}
+
+impl<'a, T: Copy> DeviceSlice<'a, T> {
+    /// Builds a view from a pointer and a length.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads of `len` elements of `T` for `'a`, aligned,
+    /// and not written by anything during the kernel. `#[kernel]` calls this
+    /// with the values the host launcher passed.
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *const T, len: usize) -> Self {
+        Self { ptr, len, _life: PhantomData }
+    }
+    common_methods!();
+}
+
+impl<'a, T: Copy> DeviceSliceMut<'a, T> {
+    /// Builds a view from a pointer and a length.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` elements of `T` for
+    /// `'a` and aligned. `#[kernel]` calls this with the launcher's values.
+    #[inline(always)]
+    pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
+        Self { ptr, len, _life: PhantomData }
+    }
+    common_methods!();
+
+    /// Writes element `i`; out of bounds stops the kernel.
+    #[inline(always)]
+    #[track_caller]
+    pub fn set(&self, i: usize, v: T) {
+        check(i, self.len, "device buffer (write)");
+        // SAFETY: `i < len` was just checked; the launcher guarantees validity.
+        unsafe { write(self.ptr.add(i), v) }
+    }
+    /// Writes element `i` without a check on the GPU (the simulator checks).
+    ///
+    /// # Safety
+    /// `i < self.len()`.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn set_unchecked(&self, i: usize, v: T) {
+        #[cfg(not(target_arch = "nvptx64"))]
+        check(i, self.len, "device buffer (write)");
+        // SAFETY: the caller guarantees `i < len`.
+        unsafe { write(self.ptr.add(i), v) }
+    }
+    /// Writes the `i`-th group of elements as one wide store (`st.global.v4.f32`).
+    ///
+    /// # Safety
+    /// As [`Self::get_vec_unchecked`].
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn set_vec_unchecked<V: DeviceCopy>(&self, i: usize, v: V) {
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let per = core::mem::size_of::<V>() / core::mem::size_of::<T>();
+            check(i * per + per - 1, self.len, "device buffer (wide write)");
+            crate::sim::check_align(self.ptr as usize, core::mem::align_of::<V>());
+        }
+        // SAFETY: the caller guarantees bounds and alignment.
+        unsafe { write((self.ptr as *mut V).add(i), v) }
+    }
+    /// Read-only view of the same buffer.
+    #[inline(always)]
+    pub fn as_const(&self) -> DeviceSlice<'a, T> {
+        DeviceSlice { ptr: self.ptr, len: self.len, _life: PhantomData }
+    }
+    /// Raw mutable pointer to the first element.
+    #[inline(always)]
+    pub fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
+    }
+}
+
+impl<T: crate::atomic::AtomicAdd> DeviceSliceMut<'_, T> {
+    /// `atomicAdd(&buf[i], v)`: returns the old value. Checked like [`Self::set`].
+    #[inline(always)]
+    #[track_caller]
+    pub fn atomic_add(&self, i: usize, v: T) -> T {
+        check(i, self.len, "device buffer (atomic)");
+        // SAFETY: in bounds (checked) and valid (launcher contract).
+        unsafe { T::atomic_add(self.ptr.add(i), v) }
+    }
+}

@@ -1,0 +1,3 @@
+//! One module per workload: typed launchers, CPU baselines, checks, benchmarks.
+
+pub mod vector;

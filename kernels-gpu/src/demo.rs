@@ -1,0 +1,70 @@
+//! Small kernels that demonstrate (and let tests check) what the toolchain
+//! does with launch bounds and register caps.
+//!
+//! `demo_regs` and `demo_regs_capped` share one body that keeps 48 floats
+//! live, so it needs more than 32 registers. The capped kernel carries
+//! `max_registers = 32`: the builder writes `.maxnreg 32`, and `ptxas` must
+//! stay at or under 32 registers (spilling to local memory if it has to),
+//! while the uncapped one uses more. The test suite checks both with `ptxas`.
+
+use ptxlab_device::prelude::*;
+
+/// Values each thread keeps live.
+pub const DEMO_WIDTH: usize = 24;
+
+#[inline(always)]
+fn regs_body(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>) {
+    let i = thread::index_1d();
+    if (i + 1) * DEMO_WIDTH > x.len() || i >= out.len() {
+        return;
+    }
+    let mut v = [0.0f32; DEMO_WIDTH];
+    let mut acc = [0.0f32; DEMO_WIDTH];
+    let mut k = 0;
+    while k < DEMO_WIDTH {
+        v[k] = x.get(i * DEMO_WIDTH + k);
+        acc[k] = v[k];
+        k += 1;
+    }
+    let mut r = 1;
+    while r < 8 {
+        let mut k = 0;
+        while k < DEMO_WIDTH {
+            acc[k] = acc[k].mul_add(v[(k + r) % DEMO_WIDTH], v[(k * 7 + r) % DEMO_WIDTH]);
+            k += 1;
+        }
+        r += 1;
+    }
+    let mut s = 0.0f32;
+    let mut k = 0;
+    while k < DEMO_WIDTH {
+        s += acc[k] * v[(k + 3) % DEMO_WIDTH];
+        k += 1;
+    }
+    out.set(i, s);
+}
+
+/// Register-hungry demo kernel, no cap: `ptxas` is free to use what it needs.
+///
+/// Thread `i` reads `x[24i..24i+24]`, runs 7 rounds of cross FMAs and writes `out[i]`.
+#[kernel(launch_bounds(256))]
+pub fn demo_regs(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>) {
+    regs_body(x, out);
+}
+
+/// The same body under `max_registers = 32` (`.maxnreg 32`).
+#[kernel(launch_bounds(256), max_registers = 32)]
+pub fn demo_regs_capped(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>) {
+    regs_body(x, out);
+}
+
+/// Fast-math demo: `out[i] = sin(x[i]) * cos(x[i])` through the SFU
+/// (`sin.approx.f32`, `cos.approx.f32`). Checked in the PTX by the tests.
+#[kernel(launch_bounds(256))]
+pub fn demo_fast_sincos(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>) {
+    let i = thread::index_1d();
+    if i < out.len() {
+        let v = x.get(i);
+        out.set(i, math::fast::sin(v) * math::fast::cos(v));
+    }
+}

@@ -1,0 +1,18 @@
+//! # kernels-gpu: every GPU kernel of ptxlab
+//!
+//! One module per workload; the rungs of an optimisation ladder are kernels
+//! named `<workload>_<variant>` in the order of the ladder, each with a doc
+//! comment saying what changed from the previous rung and what it should buy.
+//!
+//! The crate is `#![no_std]` and compiles twice:
+//! * for `nvptx64-nvidia-cuda`, where `ptxlab-builder` turns it into PTX (and,
+//!   with `ptxas`, cubins) that the host embeds;
+//! * for the host, where the simulator runs the same functions on the CPU and
+//!   the host shares the constants and shared-memory size functions below.
+//!
+//! Every kernel is listed at run time by `ptxlab_device::KERNELS`.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
+
+pub mod demo;
+pub mod vector;

@@ -1,0 +1,1 @@
+//! Owner of the workspace-level `tests/` and `benches/`; see the README.
