@@ -505,9 +505,18 @@ fn validate(spec: &LaunchSpec) -> Result<(), String> {
     Ok(())
 }
 
+static LAUNCHED: Mutex<std::collections::BTreeSet<&'static str>> = Mutex::new(std::collections::BTreeSet::new());
+
+/// Names of every kernel launched on the simulator by this process so far
+/// (the simulator coverage test compares it with `KERNELS`).
+pub fn launched_kernels() -> Vec<&'static str> {
+    lock(&LAUNCHED).iter().copied().collect()
+}
+
 /// Runs `kernel` (a closure calling the `#[kernel]` function with its
 /// arguments) over the launch's grid, one OS thread per GPU thread.
 pub fn launch<F: Fn() + Sync>(spec: &LaunchSpec, kernel: F) -> Result<(), SimError> {
+    lock(&LAUNCHED).insert(spec.kernel);
     if let Err(detail) = validate(spec) {
         return Err(SimError {
             kernel: spec.kernel.to_string(),

@@ -198,3 +198,57 @@ impl Environment {
         )
     }
 }
+
+/// Writes `report.md`, `results.json` and `results.csv` into `dir`, and points
+/// `latest` (a sibling symlink) at it.
+pub fn write_outputs(
+    dir: &std::path::Path,
+    env: &Environment,
+    ceilings: &crate::workloads::Ceilings,
+    rows: &[Row],
+    markdown: &str,
+) -> crate::Result<()> {
+    let io = |p: &std::path::Path, e: std::io::Error| crate::Error::File { path: p.display().to_string(), detail: e.to_string() };
+    let md = dir.join("report.md");
+    std::fs::write(&md, markdown).map_err(|e| io(&md, e))?;
+    let json = serde_json::json!({
+        "schema": "ptxlab-results/1",
+        "environment": env,
+        "ceilings": ceilings,
+        "rows": rows,
+    });
+    let jp = dir.join("results.json");
+    std::fs::write(&jp, serde_json::to_string_pretty(&json).unwrap_or_default()).map_err(|e| io(&jp, e))?;
+    let mut csv = String::from("workload,variant,backend,size,precision,registers,spills,first_ms,median_ms,min_ms,max_ms,reps,speedup,throughput,unit,pct_of_ceiling,rel_err,status\n");
+    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    for r in rows {
+        let (md, mn, mx, reps) = r
+            .timing
+            .as_ref()
+            .map(|t| (Some(t.median_ms), Some(t.min_ms), Some(t.max_ms), t.reps.to_string()))
+            .unwrap_or((None, None, None, String::new()));
+        let status = match &r.status {
+            Status::Ok => "ok".to_string(),
+            Status::Failed(d) => format!("FAILED: {d}"),
+            Status::Skipped(d) => format!("skipped: {d}"),
+        };
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            q(&r.workload), q(&r.variant), q(&r.backend), q(&r.size), q(&r.precision),
+            r.registers.map(|v| v.to_string()).unwrap_or_default(),
+            r.spills.map(|v| v.to_string()).unwrap_or_default(),
+            o(r.first_ms), o(md), o(mn), o(mx), reps, o(r.speedup), o(r.throughput), q(&r.unit),
+            o(r.pct_of_ceiling), o(r.rel_err), q(&status)
+        ));
+    }
+    let cp = dir.join("results.csv");
+    std::fs::write(&cp, csv).map_err(|e| io(&cp, e))?;
+    #[cfg(unix)]
+    if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
+        let link = parent.join("latest");
+        let _ = std::fs::remove_file(&link);
+        let _ = std::os::unix::fs::symlink(name, &link);
+    }
+    Ok(())
+}

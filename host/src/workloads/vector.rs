@@ -282,3 +282,162 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
     }
     Ok(rows)
 }
+
+/// Every vector-add kernel on the simulator, odd lengths, against the CPU.
+pub fn sim_check() -> Result<()> {
+    let dev = Device::sim();
+    for n in [1usize, 7, 1001] {
+        for rung in Rung::ALL {
+            let c32 = check::<f32>(&dev, n, rung, n as u64)?;
+            let c64 = check::<f64>(&dev, n, rung, n as u64)?;
+            for (p, c) in [("f32", c32), ("f64", c64)] {
+                if c.mismatches != 0 {
+                    return Err(Error::Verification {
+                        what: format!("vector add {p} {} n={n} (simulator)", rung.label()),
+                        detail: format!("{} elements differ from the CPU", c.mismatches),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The benchmark of `ptxlab bench`: sizes 2^20..2^28 (f32) and 2^20 f64, or
+/// a quick subset; CPU-only rows when there is no device.
+pub fn bench_ctx(ctx: &super::BenchCtx) -> Result<Vec<Row>> {
+    let quick = ctx.quick;
+    let Some(dev) = ctx.dev else {
+        let n = if quick { 1 << 20 } else { 1 << 24 };
+        let (a, b) = inputs::<f32>(n, 1);
+        let mut c = vec![0f32; n];
+        let t1 = Timing::host(1, 3, || cpu_serial(&a, &b, &mut c));
+        let tr = Timing::host(1, 5, || cpu_rayon(&a, &b, &mut c));
+        let mut rows = vec![super::skipped_gpu("vector-add", ctx)];
+        for (name, t) in [("CPU 1 thread", t1.clone()), ("CPU rayon all cores", tr)] {
+            let mut r = Row::new("vector-add", name, "cpu", &format!("{n}"), "f32");
+            r.throughput = Some(bytes::<f32>(n) / (t.median_ms * 1e-3) / 1e9);
+            r.unit = "GB/s".into();
+            r.speedup = Some(t1.median_ms / t.median_ms);
+            r.timing = Some(t);
+            rows.push(r);
+        }
+        return Ok(rows);
+    };
+    if dev.is_sim() {
+        let opts = Bench { sizes: vec![4099], reps: 2, warmup: 0, cpu: true };
+        return bench::<f32>(dev, &opts);
+    }
+    let sizes: Vec<usize> = if quick { vec![1 << 20, 1 << 24] } else { vec![1 << 20, 1 << 24, (1 << 20) + 3, 1 << 28] };
+    let opts = Bench { sizes, reps: ctx.reps(), warmup: 3, cpu: !quick };
+    let mut rows = bench::<f32>(dev, &opts)?;
+    let opts64 = Bench { sizes: vec![1 << 20, 1 << 27], reps: ctx.reps(), warmup: 3, cpu: false };
+    rows.extend(bench::<f64>(dev, &opts64)?);
+    Ok(rows)
+}
+
+/// `ptxlab vector-add` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Number of elements (ignored with --a/--b).
+    #[arg(long, default_value_t = 1 << 24)]
+    pub n: usize,
+    /// f32 or f64.
+    #[arg(long, default_value = "f32")]
+    pub precision: String,
+    /// scalar (1 element/thread) or wide (16-byte loads).
+    #[arg(long, default_value = "wide")]
+    pub variant: String,
+    /// gpu, sim or cpu.
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions.
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    /// Input a (.npy, 1-D, float32 or float64 matching --precision).
+    #[arg(long)]
+    pub a: Option<std::path::PathBuf>,
+    /// Input b (.npy).
+    #[arg(long)]
+    pub b: Option<std::path::PathBuf>,
+    /// Write c here (.npy).
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+}
+
+/// `ptxlab vector-add`.
+pub fn cli(args: &Args) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    match args.precision.as_str() {
+        "f32" => cli_typed::<f32>(args, backend),
+        "f64" => cli_typed::<f64>(args, backend),
+        p => Err(Error::input("--precision", format!("`{p}`; allowed: f32, f64"))),
+    }
+}
+
+fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
+    use crate::report::fmt_ms;
+    let (ha, hb) = match (&args.a, &args.b) {
+        (Some(a), Some(b)) => (crate::npy::read_1d::<T>(a, T::NAME)?, crate::npy::read_1d::<T>(b, T::NAME)?),
+        (None, None) => inputs::<T>(args.n, 42),
+        _ => return Err(Error::input("--a/--b", "give both --a and --b, or neither (random inputs of length --n)")),
+    };
+    if ha.len() != hb.len() {
+        return Err(Error::input("vector add", format!("a has {} elements and b has {}; they must be equal", ha.len(), hb.len())));
+    }
+    if ha.is_empty() {
+        return Err(Error::input("vector add", "the vectors are empty; give at least one element"));
+    }
+    let n = ha.len();
+    let mut want = vec![T::ZERO; n];
+    let t1 = Timing::host(0, 3, || cpu_serial(&ha, &hb, &mut want));
+    println!("CPU 1 thread: {} ms", fmt_ms(t1.median_ms));
+    let dev = match backend {
+        crate::Backend::Gpu => Some(Device::gpu(0)?),
+        crate::Backend::Sim => Some(Device::sim()),
+        crate::Backend::Cpu => None,
+    };
+    let result = match dev {
+        None => {
+            let mut c = vec![T::ZERO; n];
+            let tr = Timing::host(1, args.reps, || cpu_rayon(&ha, &hb, &mut c));
+            println!("CPU rayon: {} ms", fmt_ms(tr.median_ms));
+            c
+        }
+        Some(dev) => {
+            let rung: Rung = args.variant.parse()?;
+            let a = dev.upload(&ha)?;
+            let b = dev.upload(&hb)?;
+            let mut c = dev.alloc_filled(n, T::from_f64(f64::NAN))?;
+            add(&dev, rung, ModuleKey::default(), &a, &b, &mut c)?;
+            let got = dev.download(&c)?;
+            let bad = got.iter().zip(&want).filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits()).count();
+            if bad > 0 {
+                return Err(Error::Verification {
+                    what: format!("vector add {} n={n}", T::NAME),
+                    detail: format!("{bad} elements differ from the CPU result"),
+                });
+            }
+            println!("PASS vector-add {} n={n} on {}: bitwise equal to the CPU", T::NAME, dev.name());
+            let reps = if dev.is_sim() { args.reps.min(3) } else { args.reps };
+            let t = dev.time(2, reps, |_| add(&dev, rung, ModuleKey::default(), &a, &b, &mut c))?;
+            let gbs = bytes::<T>(n) / (t.median_ms * 1e-3) / 1e9;
+            println!(
+                "{} ({}): median {} ms (min {}, max {}, {} reps), {gbs:.1} GB/s, {:.1}x CPU 1 thread",
+                rung.label(),
+                dev.name(),
+                fmt_ms(t.median_ms),
+                fmt_ms(t.min_ms),
+                fmt_ms(t.max_ms),
+                t.reps,
+                t1.median_ms / t.median_ms
+            );
+            got
+        }
+    };
+    if let Some(out) = &args.out {
+        crate::npy::write_1d(out, &result)?;
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}

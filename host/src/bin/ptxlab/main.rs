@@ -1,0 +1,69 @@
+//! `ptxlab`: run, check and time the workloads from the command line.
+//!
+//! Every workload subcommand takes `--backend gpu|sim|cpu`: `gpu` runs the
+//! Rust kernels on an NVIDIA GPU, `sim` runs the same kernels in the CPU
+//! simulator, `cpu` runs the CPU baselines only. `ptxlab bench` runs every
+//! workload and writes the report (it is what `cargo xtask build-and-bench`
+//! runs after building).
+
+use clap::{Parser, Subcommand};
+use ptxlab::workloads::{diffusion, fusion, lomb, matmul, poisson, primitives, vector};
+
+mod bench;
+
+#[derive(Parser)]
+#[command(name = "ptxlab", version, about = "Run, check and time Rust GPU kernels")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Show the GPU (or why there is none), the embedded kernels and their resources.
+    Info,
+    /// Check and time every workload; write report.md, results.json/csv and plots.
+    Bench(bench::Args),
+    /// c = a + b: checked against the CPU, then timed.
+    VectorAdd(vector::Args),
+    /// 2D Poisson by Jacobi iteration (the stencil ladder and a real solve).
+    Poisson(poisson::Args),
+    /// Lomb-Scargle periodogram (the optimisation ladder).
+    LombScargle(lomb::Args),
+    /// Sum reduction ladder.
+    Reduce(primitives::ReduceArgs),
+    /// 256-bin histogram: global atomics vs privatised shared-memory bins.
+    Histogram(primitives::HistogramArgs),
+    /// Monte-Carlo estimate of pi.
+    MonteCarloPi(primitives::PiArgs),
+    /// 2D diffusion (race-free ping-pong, and the material's racy version).
+    Diffusion(diffusion::Args),
+    /// SGEMM ladder and the fused column sum.
+    Matmul(matmul::Args),
+    /// Three elementwise kernels against one fused kernel.
+    Fusion(fusion::Args),
+    /// Many small launches, plain and replayed from a CUDA graph.
+    LaunchOverhead(fusion::LaunchArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let r: anyhow::Result<()> = match &cli.cmd {
+        Cmd::Info => bench::info(),
+        Cmd::Bench(a) => bench::run(a),
+        Cmd::VectorAdd(a) => vector::cli(a).map_err(Into::into),
+        Cmd::Poisson(a) => poisson::cli(a).map_err(Into::into),
+        Cmd::LombScargle(a) => lomb::cli(a).map_err(Into::into),
+        Cmd::Reduce(a) => primitives::cli_reduce(a).map_err(Into::into),
+        Cmd::Histogram(a) => primitives::cli_histogram(a).map_err(Into::into),
+        Cmd::MonteCarloPi(a) => primitives::cli_pi(a).map_err(Into::into),
+        Cmd::Diffusion(a) => diffusion::cli(a).map_err(Into::into),
+        Cmd::Matmul(a) => matmul::cli(a).map_err(Into::into),
+        Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
+        Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),
+    };
+    if let Err(e) = r {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
