@@ -41,6 +41,7 @@ extern crate std;
 pub mod atomic;
 pub mod math;
 pub mod mem;
+pub mod precise;
 pub mod shared;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;

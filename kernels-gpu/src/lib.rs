@@ -15,4 +15,12 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
 pub mod demo;
+pub mod diffusion;
+pub mod fusion;
+pub mod histogram;
+pub mod lomb;
+pub mod matmul;
+pub mod montecarlo;
+pub mod poisson;
+pub mod reduce;
 pub mod vector;

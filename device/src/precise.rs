@@ -1,0 +1,1 @@
+//! Precise math in pure Rust (filled in by the Lomb-Scargle work).

@@ -1,0 +1,1 @@
+//! Kernels of this workload (filled in by its implementation).

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Runs the Python peers (CuPy, PyTorch, Numba) of the chosen workloads.
+
+Each workload has a module here (poisson.py, lomb_scargle.py, ...) with
+`run(quick: bool) -> list[dict]`. Every dict becomes one JSON line on stdout,
+which `ptxlab bench --peers` turns into table rows next to the Rust rows.
+Keys: workload, variant, backend, size, precision, median_ms, min_ms, max_ms,
+reps, first_ms, throughput, unit, rel_err, registers; or `skipped` with a
+one-line reason (a package that is not installed).
+"""
+import argparse
+import importlib
+import json
+import os
+import sys
+import traceback
+
+MODULES = {
+    "poisson": "poisson",
+    "lomb-scargle": "lomb_scargle",
+    "vector-add": "vector_add",
+    "monte-carlo-pi": "primitives",
+    "diffusion": "diffusion",
+    "matmul": "matmul",
+    "fusion": "fusion",
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workloads", default=",".join(MODULES))
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        import numpy as np
+        if not hasattr(np, "row_stack"):
+            np.row_stack = np.vstack  # Numba imports it; NumPy 2.x removed it.
+    except ImportError as e:
+        print(json.dumps({"workload": "peers", "variant": "numpy", "backend": "python", "skipped": f"numpy not importable: {e}"}))
+        return
+    for w in args.workloads.split(","):
+        name = MODULES.get(w)
+        if name is None or not os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")):
+            continue
+        try:
+            mod = importlib.import_module(name)
+            for row in mod.run(args.quick):
+                row.setdefault("workload", w)
+                print(json.dumps(row), flush=True)
+        except Exception as e:  # one failing peer must not hide the others
+            print(json.dumps({"workload": w, "variant": "peer script", "backend": "python",
+                              "skipped": f"{type(e).__name__}: {e}".splitlines()[0]}), flush=True)
+            traceback.print_exc(file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
