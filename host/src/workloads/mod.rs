@@ -13,6 +13,7 @@ use crate::report::Row;
 use crate::runtime::Device;
 use serde::Serialize;
 
+pub mod demo;
 pub mod diffusion;
 pub mod fusion;
 pub mod lomb;

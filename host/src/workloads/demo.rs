@@ -1,0 +1,75 @@
+//! Launchers for the demonstration kernels of `kernels_gpu::demo` (register
+//! caps and fast math), with their CPU references.
+
+use crate::error::{Error, Result};
+use crate::launch;
+use crate::rng::{rel_err_norm, uniform_vec};
+use crate::runtime::{Device, LaunchConfig, ModuleKey};
+use kernels_gpu::demo::DEMO_WIDTH;
+
+/// CPU reference of `demo_regs` (same operation order, in f64).
+pub fn regs_reference(x: &[f32]) -> Vec<f64> {
+    x.chunks_exact(DEMO_WIDTH)
+        .map(|v| {
+            let v: Vec<f64> = v.iter().map(|&a| a as f64).collect();
+            let mut acc = v.clone();
+            for r in 1..8 {
+                for k in 0..DEMO_WIDTH {
+                    acc[k] = acc[k] * v[(k + r) % DEMO_WIDTH] + v[(k * 7 + r) % DEMO_WIDTH];
+                }
+            }
+            (0..DEMO_WIDTH).map(|k| acc[k] * v[(k + 3) % DEMO_WIDTH]).sum()
+        })
+        .collect()
+}
+
+/// Runs `demo_regs` (capped or not) on `threads` threads; returns the
+/// relative error against the CPU reference.
+pub fn regs(dev: &Device, threads: usize, capped: bool, module: ModuleKey) -> Result<f64> {
+    let hx: Vec<f32> = uniform_vec(5, threads * DEMO_WIDTH, -0.5, 0.5).into_iter().map(|v| v as f32).collect();
+    let x = dev.upload(&hx)?;
+    let mut out = dev.alloc_filled(threads, f32::NAN)?;
+    let cfg = LaunchConfig::for_threads(threads, 128)?.with_module(module);
+    if capped {
+        launch!(dev, cfg, demo::demo_regs_capped(&x, &mut out))?;
+    } else {
+        launch!(dev, cfg, demo::demo_regs(&x, &mut out))?;
+    }
+    let got: Vec<f64> = dev.download(&out)?.into_iter().map(|v| v as f64).collect();
+    Ok(rel_err_norm(&got, &regs_reference(&hx)))
+}
+
+/// Runs `demo_fast_sincos`; returns the maximum absolute error against
+/// `sin(x) cos(x)` in f64 (the SFU's error is absolute, about 1e-6).
+pub fn fast_sincos(dev: &Device, n: usize, module: ModuleKey) -> Result<f64> {
+    let hx: Vec<f32> = uniform_vec(9, n, -3.14, 3.14).into_iter().map(|v| v as f32).collect();
+    let x = dev.upload(&hx)?;
+    let mut out = dev.alloc_filled(n, f32::NAN)?;
+    let cfg = LaunchConfig::for_threads(n, 128)?.with_module(module);
+    launch!(dev, cfg, demo::demo_fast_sincos(&x, &mut out))?;
+    let got = dev.download(&out)?;
+    Ok(got
+        .iter()
+        .zip(&hx)
+        .map(|(g, x)| {
+            let x = *x as f64;
+            if g.is_finite() { (*g as f64 - x.sin() * x.cos()).abs() } else { f64::INFINITY }
+        })
+        .fold(0.0, f64::max))
+}
+
+/// Every demo kernel on the simulator.
+pub fn sim_check() -> Result<()> {
+    let dev = Device::sim();
+    for capped in [false, true] {
+        let e = regs(&dev, 45, capped, ModuleKey::default())?;
+        if !(e < 1e-5) {
+            return Err(Error::Verification { what: format!("demo_regs (capped: {capped})"), detail: format!("rel err {e:e} > 1e-5") });
+        }
+    }
+    let e = fast_sincos(&dev, 77, ModuleKey::default())?;
+    if !(e < 1e-5) {
+        return Err(Error::Verification { what: "demo_fast_sincos".into(), detail: format!("max abs err {e:e} > 1e-5") });
+    }
+    Ok(())
+}

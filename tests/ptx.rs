@@ -1,0 +1,126 @@
+//! Checks of the generated PTX: every kernel is exported, its launch-bound and
+//! register-cap directives are present, `ptxas` accepts the module for sm_80
+//! and sm_90 and honours the caps, and fast-math kernels use the SFU.
+//!
+//! `ptxas` is optional for users; CI installs it and sets
+//! `PTXLAB_REQUIRE_PTXAS=1` so the `ptxas` checks cannot silently skip there.
+
+use ptxlab::modules::{KERNELS_FAST_PTX, KERNELS_PTX};
+use ptxlab_builder::{assemble, find_ptxas, kernels_in_ptx};
+
+fn project_kernels() -> Vec<&'static ptxlab_device::KernelInfo> {
+    // Force-link the kernel crate's registrations.
+    let _ = kernels_gpu::vector::BLOCK;
+    ptxlab_device::KERNELS.iter().filter(|k| k.module.starts_with("kernels_gpu")).collect()
+}
+
+/// The text of one `.entry` (header and body).
+fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("kernel `{name}` is not exported in the PTX"));
+    let rest = &ptx[start..];
+    let end = rest.find("\n}\n").map(|e| e + 3).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+#[test]
+fn every_kernel_is_exported_with_its_directives() {
+    let kernels = project_kernels();
+    assert!(kernels.len() >= 7, "expected the project's kernels, found {}", kernels.len());
+    for (label, ptx) in [("precise", KERNELS_PTX), ("fast-math", KERNELS_FAST_PTX)] {
+        let found = kernels_in_ptx(ptx);
+        for k in &kernels {
+            let m = found
+                .iter()
+                .find(|m| m.name == k.name)
+                .unwrap_or_else(|| panic!("{label} module: kernel `{}` is not an exported .entry", k.name));
+            assert_eq!(m.max_threads, k.max_threads, "{label}: .maxntid of `{}`", k.name);
+            assert_eq!(m.min_blocks, k.min_blocks, "{label}: .minnctapersm of `{}`", k.name);
+            assert_eq!(m.max_registers, k.max_registers, "{label}: .maxnreg of `{}`", k.name);
+            let e = entry(ptx, k.name);
+            if k.max_threads > 0 {
+                assert!(e.contains(&format!(".maxntid {}, 1, 1", k.max_threads)), "{label}: `{}` lacks .maxntid", k.name);
+            }
+            if k.max_registers > 0 {
+                assert!(e.contains(&format!(".maxnreg {}", k.max_registers)), "{label}: `{}` lacks .maxnreg", k.name);
+            }
+        }
+        assert!(!ptx.contains("__ptxlab_meta_"), "{label}: metadata statics must be stripped from the PTX");
+        assert!(ptx.contains(".target sm_"), "{label}: no .target directive");
+    }
+}
+
+#[test]
+fn launch_bounds_directive_present_for_demo_kernels() {
+    let e = entry(KERNELS_PTX, "demo_regs_capped");
+    assert!(e.contains(".maxntid 256, 1, 1"), "{e}");
+    assert!(e.contains(".maxnreg 32"), "{e}");
+    assert!(!entry(KERNELS_PTX, "demo_regs").contains(".maxnreg"));
+}
+
+#[test]
+fn fast_math_kernels_use_the_sfu() {
+    for ptx in [KERNELS_PTX, KERNELS_FAST_PTX] {
+        let e = entry(ptx, "demo_fast_sincos");
+        assert!(e.contains("sin.approx"), "demo_fast_sincos lacks sin.approx");
+        assert!(e.contains("cos.approx"), "demo_fast_sincos lacks cos.approx");
+    }
+    // The vector kernels use 16-byte accesses in the wide rung.
+    let e = entry(KERNELS_PTX, "vector_add_x4_f32");
+    assert!(e.contains("ld.global.v4") && e.contains("st.global.v4"), "vector_add_x4_f32 lacks 16-byte accesses:\n{e}");
+}
+
+fn ptxas_or_skip() -> Option<std::path::PathBuf> {
+    match find_ptxas() {
+        Ok(p) => Some(p),
+        Err(why) => {
+            assert!(
+                std::env::var("PTXLAB_REQUIRE_PTXAS").is_err(),
+                "PTXLAB_REQUIRE_PTXAS is set but {why}"
+            );
+            println!("skipped: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn ptxas_accepts_the_modules_and_honours_register_caps() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    let dir = std::env::temp_dir().join(format!("ptxlab-ptx-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (label, ptx) in [("precise", KERNELS_PTX), ("fast", KERNELS_FAST_PTX)] {
+        let src = dir.join(format!("{label}.ptx"));
+        std::fs::write(&src, ptx).unwrap();
+        for arch in ["sm_80", "sm_90"] {
+            let report = assemble(&ptxas, &src, arch, &dir.join(format!("{label}.{arch}.cubin")))
+                .unwrap_or_else(|e| panic!("ptxas rejected the {label} module for {arch}: {e}"));
+            let reg = |name: &str| {
+                report
+                    .iter()
+                    .find(|r| r.kernel == name)
+                    .unwrap_or_else(|| panic!("no report for {name}"))
+                    .registers
+            };
+            assert!(reg("demo_regs_capped") <= 32, "{arch}: capped kernel uses {} registers", reg("demo_regs_capped"));
+            assert!(reg("demo_regs") > 32, "{arch}: uncapped kernel uses only {} registers; the demo no longer shows the cap", reg("demo_regs"));
+            for k in project_kernels() {
+                if k.max_registers > 0 {
+                    assert!(reg(k.name) <= k.max_registers, "{arch}: `{}` uses {} registers over its cap {}", k.name, reg(k.name), k.max_registers);
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn register_cap_rung_rewrites_every_entry() {
+    let capped = ptxlab::runtime::with_register_cap(KERNELS_PTX, 24).unwrap();
+    for k in kernels_in_ptx(&capped) {
+        assert_eq!(k.max_registers, 24, "{}", k.name);
+    }
+    let e = ptxlab::runtime::with_register_cap(KERNELS_PTX, 7).unwrap_err().to_string();
+    assert!(e.contains("7 registers") && e.contains("16..=255"), "{e}");
+}

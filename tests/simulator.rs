@@ -1,0 +1,289 @@
+//! The CPU simulator's semantics, each shown by a small kernel with a
+//! hand-computed expectation: barriers, shared memory, shuffles and votes on
+//! full and partial warps, atomics across blocks, and the errors it reports
+//! instead of hanging or corrupting (out of bounds, divergent barriers).
+
+use ptxlab::runtime::{Device, KernelArg, LaunchConfig, sim_launch};
+use ptxlab_device::prelude::*;
+use ptxlab_device::sim::Fault;
+
+/// Each thread writes its slot, waits at the barrier, then reads its right
+/// neighbour's slot: right only if the barrier really orders the block.
+#[kernel]
+pub fn t_shared_neighbour(out: DeviceSliceMut<u32>) {
+    let n = thread::block_dim_x() as usize;
+    let t = thread::thread_idx_x() as usize;
+    let s = shared::dynamic_shared::<u32>(0, n);
+    s.set(t, (t * 2 + 1) as u32);
+    sync_threads();
+    out.set(thread::index_1d(), s.get((t + 1) % n) + thread::block_idx_x() * 1000);
+}
+
+#[test]
+fn shared_memory_after_barrier_sees_neighbours() {
+    let dev = Device::sim();
+    let (blocks, threads) = (3u32, 100u32);
+    let mut out = dev.alloc_filled((blocks * threads) as usize, u32::MAX).unwrap();
+    let cfg = LaunchConfig::for_threads((blocks * threads) as usize, threads).unwrap().with_shared(4 * threads as usize);
+    let o = (&mut out).sim_value();
+    sim_launch("t_shared_neighbour", &cfg, || t_shared_neighbour(o)).unwrap();
+    let got = dev.download(&out).unwrap();
+    for b in 0..blocks as usize {
+        for t in 0..threads as usize {
+            let want = (((t + 1) % threads as usize) * 2 + 1) as u32 + b as u32 * 1000;
+            assert_eq!(got[b * threads as usize + t], want, "block {b} thread {t}");
+        }
+    }
+}
+
+/// Records, per thread, the results of every shuffle flavour and vote.
+#[kernel]
+pub fn t_warp_ops(out: DeviceSliceMut<u32>) {
+    let lane = warp::lane_id();
+    let v = lane * 10 + 1;
+    let i = thread::index_1d() * 8;
+    out.set(i, warp::shfl_down(FULL_MASK, v, 3));
+    out.set(i + 1, warp::shfl_up(FULL_MASK, v, 2));
+    out.set(i + 2, warp::shfl_xor(FULL_MASK, v, 5));
+    out.set(i + 3, warp::shfl_idx(FULL_MASK, v, 7));
+    out.set(i + 4, warp::ballot(FULL_MASK, lane % 3 == 0));
+    out.set(i + 5, warp::all(FULL_MASK, lane < 40) as u32);
+    out.set(i + 6, warp::any(FULL_MASK, lane == 5) as u32);
+    out.set(i + 7, warp::reduce_sum(lane));
+}
+
+fn run_warp_ops(threads: u32) -> Vec<u32> {
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(threads as usize * 8, u32::MAX).unwrap();
+    let cfg = LaunchConfig::for_threads(threads as usize, threads).unwrap();
+    let o = (&mut out).sim_value();
+    sim_launch("t_warp_ops", &cfg, || t_warp_ops(o)).unwrap();
+    dev.download(&out).unwrap()
+}
+
+#[test]
+fn shuffles_and_votes_on_a_full_warp() {
+    let got = run_warp_ops(64);
+    let ballot: u32 = (0..32).filter(|l| l % 3 == 0).fold(0, |m, l| m | (1 << l));
+    for t in 0..64usize {
+        let lane = (t % 32) as u32;
+        let v = |l: u32| l * 10 + 1;
+        let r = &got[t * 8..t * 8 + 8];
+        assert_eq!(r[0], if lane + 3 < 32 { v(lane + 3) } else { v(lane) }, "shfl_down lane {lane}");
+        assert_eq!(r[1], if lane >= 2 { v(lane - 2) } else { v(lane) }, "shfl_up lane {lane}");
+        assert_eq!(r[2], v(lane ^ 5), "shfl_xor lane {lane}");
+        assert_eq!(r[3], v(7), "shfl_idx lane {lane}");
+        assert_eq!(r[4], ballot, "ballot lane {lane}");
+        assert_eq!(r[5], 1, "all lane {lane}");
+        assert_eq!(r[6], 1, "any lane {lane}");
+        assert_eq!(r[7], (0..32).sum::<u32>(), "reduce_sum lane {lane}");
+    }
+}
+
+#[test]
+fn shuffles_and_votes_on_a_partial_warp() {
+    // 40 threads: warp 1 has lanes 0..8 only. Lanes that do not exist do not
+    // take part: a shuffle from one returns the reader's own value, and votes
+    // count only existing lanes.
+    let got = run_warp_ops(40);
+    for t in 32..40usize {
+        let lane = (t - 32) as u32;
+        let v = |l: u32| l * 10 + 1;
+        let r = &got[t * 8..t * 8 + 8];
+        assert_eq!(r[0], if lane + 3 < 8 { v(lane + 3) } else { v(lane) }, "shfl_down lane {lane}");
+        assert_eq!(r[1], if lane >= 2 { v(lane - 2) } else { v(lane) }, "shfl_up lane {lane}");
+        assert_eq!(r[2], if (lane ^ 5) < 8 { v(lane ^ 5) } else { v(lane) }, "shfl_xor lane {lane}");
+        assert_eq!(r[3], v(7), "shfl_idx lane {lane}");
+        assert_eq!(r[4], 0b0100_1001, "ballot lane {lane}: lanes 0, 3, 6");
+        assert_eq!(r[5], 1, "all lane {lane}");
+        assert_eq!(r[6], 1, "any lane {lane}");
+    }
+}
+
+/// Lanes 0..16 shuffle among themselves with mask 0xffff; lanes 16..32 do not
+/// call the shuffle at all.
+#[kernel]
+pub fn t_half_mask(out: DeviceSliceMut<u32>) {
+    let lane = warp::lane_id();
+    if lane < 16 {
+        out.set(lane as usize, warp::shfl_down(0xffff, lane + 100, 1));
+    } else {
+        out.set(lane as usize, 7);
+    }
+}
+
+#[test]
+fn lanes_outside_the_mask_do_not_take_part() {
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(32, u32::MAX).unwrap();
+    let o = (&mut out).sim_value();
+    sim_launch("t_half_mask", &LaunchConfig::for_threads(32, 32).unwrap(), || t_half_mask(o)).unwrap();
+    let got = dev.download(&out).unwrap();
+    for lane in 0..15u32 {
+        assert_eq!(got[lane as usize], lane + 101);
+    }
+    assert_eq!(got[15], 115, "lane 16 is outside the mask: lane 15 keeps its own value");
+    assert!(got[16..].iter().all(|&v| v == 7));
+}
+
+/// One global atomic increment per thread, plus a shared-memory counter per
+/// block folded in with one atomic per block.
+#[kernel]
+pub fn t_atomics(counter: DeviceSliceMut<u32>, fsum: DeviceSliceMut<f64>) {
+    counter.atomic_add(0, 1);
+    let s = shared::dynamic_shared::<u32>(0, 1);
+    if thread::thread_idx_x() == 0 {
+        s.set(0, 0);
+    }
+    sync_threads();
+    s.atomic_add(0, 2);
+    sync_threads();
+    if thread::thread_idx_x() == 0 {
+        counter.atomic_add(1, s.get(0));
+    }
+    fsum.atomic_add(0, 0.5);
+}
+
+#[test]
+fn atomic_counter_over_many_blocks_is_exact() {
+    let dev = Device::sim();
+    let mut c = dev.upload(&[0u32, 0]).unwrap();
+    let mut f = dev.upload(&[0.0f64]).unwrap();
+    let (blocks, threads) = (37usize, 96u32);
+    let cfg = LaunchConfig::for_threads(blocks * threads as usize, threads).unwrap().with_shared(16);
+    let (cv, fv) = ((&mut c).sim_value(), (&mut f).sim_value());
+    sim_launch("t_atomics", &cfg, || t_atomics(cv, fv)).unwrap();
+    let n = (blocks * threads as usize) as u32;
+    assert_eq!(dev.download(&c).unwrap(), vec![n, 2 * n]);
+    assert_eq!(dev.download(&f).unwrap(), vec![0.5 * n as f64]);
+}
+
+/// Reads one element past the end in the last thread.
+#[kernel]
+pub fn t_out_of_bounds(a: DeviceSlice<f32>, out: DeviceSliceMut<f32>) {
+    let i = thread::index_1d();
+    if i < out.len() {
+        out.set(i, a.get(i + 1));
+    }
+}
+
+#[test]
+fn out_of_bounds_read_names_kernel_block_thread_and_index() {
+    let dev = Device::sim();
+    let a = dev.upload(&vec![1.0f32; 100]).unwrap();
+    let mut out = dev.alloc_filled(100, f32::NAN).unwrap();
+    let (av, ov) = ((&a).sim_value(), (&mut out).sim_value());
+    let cfg = LaunchConfig::for_threads(100, 64).unwrap();
+    let e = sim_launch("t_out_of_bounds", &cfg, || t_out_of_bounds(av, ov)).unwrap_err().to_string();
+    assert!(e.contains("kernel `t_out_of_bounds`"), "{e}");
+    assert!(e.contains("block (1, 0, 0)") && e.contains("thread (35, 0, 0)"), "{e}");
+    assert!(e.contains("index 100, length 100"), "{e}");
+    assert!(e.contains("device buffer (read)"), "{e}");
+    assert!(e.contains("tests/simulator.rs"), "the message points at the kernel source: {e}");
+}
+
+/// Writes one slot past its shared-memory view.
+#[kernel]
+pub fn t_shared_oob(out: DeviceSliceMut<u32>) {
+    let s = shared::dynamic_shared::<u32>(0, 32);
+    let t = thread::thread_idx_x() as usize;
+    s.set(t, 1);
+    out.set(t, 0);
+}
+
+#[test]
+fn out_of_bounds_shared_write_is_reported() {
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(40, 0u32).unwrap();
+    let o = (&mut out).sim_value();
+    let cfg = LaunchConfig::for_threads(40, 40).unwrap().with_shared(40 * 4);
+    let e = sim_launch("t_shared_oob", &cfg, || t_shared_oob(o)).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, ptxlab::Error::Sim(ref s) if matches!(s.fault, Fault::OutOfBounds { space: "shared memory", len: 32, .. })), "{text}");
+    assert!(text.contains("shared memory") && text.contains("length 32") && text.contains("t_shared_oob"), "{text}");
+}
+
+#[test]
+fn shared_view_larger_than_the_launch_is_reported() {
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(40, 0u32).unwrap();
+    let o = (&mut out).sim_value();
+    let cfg = LaunchConfig::for_threads(40, 40).unwrap().with_shared(64);
+    let e = sim_launch("t_shared_oob", &cfg, || t_shared_oob(o)).unwrap_err().to_string();
+    assert!(e.contains("needs 128 bytes but the launch provides 64"), "{e}");
+}
+
+/// Only half the block reaches the barrier.
+#[kernel]
+pub fn t_divergent(out: DeviceSliceMut<u32>) {
+    let t = thread::thread_idx_x();
+    if t < 16 {
+        sync_threads();
+    }
+    out.set(t as usize, t);
+}
+
+#[test]
+fn divergent_barrier_is_an_error_not_a_hang() {
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(64, 0u32).unwrap();
+    let o = (&mut out).sim_value();
+    let e = sim_launch("t_divergent", &LaunchConfig::for_threads(64, 64).unwrap(), || t_divergent(o))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("divergent barrier"), "{e}");
+    assert!(e.contains("16 of 64 threads"), "{e}");
+}
+
+/// Two halves of the block wait at two different barriers.
+#[kernel]
+pub fn t_two_barriers(out: DeviceSliceMut<u32>) {
+    let t = thread::thread_idx_x();
+    if t % 2 == 0 {
+        sync_threads();
+    } else {
+        sync_threads();
+    }
+    out.set(t as usize, t);
+}
+
+#[test]
+fn barriers_at_different_call_sites_are_divergent() {
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(32, 0u32).unwrap();
+    let o = (&mut out).sim_value();
+    let e = sim_launch("t_two_barriers", &LaunchConfig::for_threads(32, 32).unwrap(), || t_two_barriers(o))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("divergent barrier") && e.contains("every thread must reach the same barrier"), "{e}");
+}
+
+#[test]
+fn invalid_launch_shapes_are_rejected_with_the_limit() {
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(4096, 0u32).unwrap();
+    let o = (&mut out).sim_value();
+    let mut cfg = LaunchConfig::for_threads(4096, 1024).unwrap();
+    cfg.block.x = 2048;
+    let e = sim_launch("t_divergent", &cfg, || t_divergent(o)).unwrap_err().to_string();
+    assert!(e.contains("2048 threads") && e.contains("at most 1024"), "{e}");
+    let cfg = LaunchConfig::for_threads(64, 64).unwrap().with_shared(1 << 20);
+    let e = sim_launch("t_divergent", &cfg, || t_divergent(o)).unwrap_err().to_string();
+    assert!(e.contains("1048576 bytes") && e.contains("at most 232448"), "{e}");
+}
+
+#[test]
+fn a_panicking_kernel_is_reported_with_its_message() {
+    #[kernel]
+    pub fn t_panics(out: DeviceSliceMut<u32>) {
+        if thread::thread_idx_x() == 3 {
+            panic!("boom in thread 3");
+        }
+        out.set(0, 1);
+    }
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(1, 0u32).unwrap();
+    let o = (&mut out).sim_value();
+    let e = sim_launch("t_panics", &LaunchConfig::for_threads(8, 8).unwrap(), || t_panics(o)).unwrap_err().to_string();
+    assert!(e.contains("boom in thread 3") && e.contains("thread (3, 0, 0)"), "{e}");
+}

@@ -1,0 +1,122 @@
+//! Vector add end to end: the simulator in CI, the GPU where there is one,
+//! and every kind of bad input ending in a clear error.
+
+use ptxlab::runtime::{Device, LaunchConfig, ModuleKey, check_launch, driver_present};
+use ptxlab::workloads::vector::{self, Rung};
+
+#[test]
+fn simulator_matches_cpu_bitwise_on_odd_lengths() {
+    let dev = Device::sim();
+    for n in [1usize, 3, 257, 1001] {
+        for rung in Rung::ALL {
+            let c = vector::check::<f32>(&dev, n, rung, n as u64).unwrap();
+            assert_eq!(c.mismatches, 0, "f32 {rung:?} n={n}");
+            assert!(c.rel_err < 1e-7, "f32 {rung:?} n={n}: {}", c.rel_err);
+            let c = vector::check::<f64>(&dev, n, rung, n as u64).unwrap();
+            assert_eq!(c.mismatches, 0, "f64 {rung:?} n={n}");
+            assert_eq!(c.rel_err, 0.0);
+        }
+    }
+}
+
+#[test]
+fn mismatched_and_empty_lengths_are_rejected() {
+    let dev = Device::sim();
+    let a = dev.upload(&[1.0f32; 10]).unwrap();
+    let b = dev.upload(&[1.0f32; 9]).unwrap();
+    let mut c = dev.alloc_filled(10, 0.0f32).unwrap();
+    let e = vector::add(&dev, Rung::Scalar, ModuleKey::default(), &a, &b, &mut c).unwrap_err().to_string();
+    assert!(e.contains("lengths differ: a has 10, b has 9, c has 10"), "{e}");
+    let z = dev.upload::<f32>(&[]).unwrap();
+    let mut zc = dev.alloc_filled(0, 0.0f32).unwrap();
+    let e = vector::add(&dev, Rung::Wide, ModuleKey::default(), &z, &z, &mut zc).unwrap_err().to_string();
+    assert!(e.contains("length 0"), "{e}");
+}
+
+#[test]
+fn a_buffer_larger_than_memory_is_an_error() {
+    let dev = Device::sim();
+    let e = dev.alloc_filled::<f32>(usize::MAX / 2, 0.0).unwrap_err().to_string();
+    assert!(e.contains("not enough device memory"), "{e}");
+    if let Ok(g) = Device::gpu(0) {
+        let total = g.as_gpu().unwrap().info().total_mem as usize;
+        let e = g.alloc_filled::<f32>(total / 4 + 1024, 0.0).unwrap_err().to_string();
+        assert!(e.contains("not enough device memory") && e.contains("bytes free"), "{e}");
+    }
+}
+
+#[test]
+fn block_of_2048_threads_and_too_much_shared_memory_are_rejected() {
+    let mut cfg = LaunchConfig::for_threads(4096, 1024).unwrap();
+    cfg.block.x = 2048;
+    let lim = Device::sim().limits();
+    let e = check_launch("vector_add_f32", &cfg, &lim).unwrap_err().to_string();
+    assert!(e.contains("2048 threads") && e.contains("at most 1024 threads per block"), "{e}");
+    // The kernel's own launch bounds are enforced too (vector kernels: 1024).
+    let cfg = LaunchConfig::for_threads(4096, 256).unwrap().with_shared(300 * 1024);
+    let e = check_launch("vector_add_f32", &cfg, &lim).unwrap_err().to_string();
+    assert!(e.contains("307200 bytes") && e.contains("at most 232448 bytes per block"), "{e}");
+    let e = LaunchConfig::for_threads(0, 256).unwrap_err().to_string();
+    assert!(e.contains("0 threads"), "{e}");
+}
+
+#[test]
+fn demo_kernels_match_their_references_on_the_simulator() {
+    ptxlab::workloads::demo::sim_check().unwrap();
+}
+
+#[test]
+fn missing_driver_is_a_clear_error() {
+    if driver_present() {
+        println!("skipped: a driver is present (this checks the no-driver path)");
+        return;
+    }
+    let e = Device::gpu(0).unwrap_err().to_string();
+    assert!(e.contains("no NVIDIA driver") && e.contains("--backend sim"), "{e}");
+}
+
+fn gpu() -> Option<Device> {
+    if !driver_present() {
+        println!("skipped: no NVIDIA driver");
+        return None;
+    }
+    Some(Device::gpu(0).expect("a driver is present, so GPU 0 must open"))
+}
+
+#[test]
+fn gpu_vector_add_is_exact_for_all_lengths() {
+    let Some(dev) = gpu() else { return };
+    for n in [1usize, 1000, (1 << 20) + 3, 1 << 28] {
+        for rung in Rung::ALL {
+            let c = vector::check::<f32>(&dev, n, rung, 11).unwrap();
+            assert_eq!(c.mismatches, 0, "f32 {rung:?} n={n}");
+        }
+    }
+    for n in [1usize, 1001, (1 << 20) + 3] {
+        for rung in Rung::ALL {
+            assert_eq!(vector::check::<f64>(&dev, n, rung, 12).unwrap().mismatches, 0, "f64 {rung:?} n={n}");
+        }
+    }
+}
+
+#[test]
+fn gpu_demo_kernels_and_modules() {
+    let Some(dev) = gpu() else { return };
+    let g = dev.as_gpu().unwrap();
+    for capped in [false, true] {
+        let e = ptxlab::workloads::demo::regs(&dev, 10_000, capped, ModuleKey::default()).unwrap();
+        assert!(e < 1e-5, "capped={capped}: {e}");
+    }
+    let e = ptxlab::workloads::demo::fast_sincos(&dev, 100_003, ModuleKey::FAST).unwrap();
+    assert!(e < 1e-5, "fast sincos max abs err {e}");
+    // Register caps as the driver sees them.
+    let capped = g.num_regs(ModuleKey::default(), "demo_regs_capped").unwrap();
+    let free = g.num_regs(ModuleKey::default(), "demo_regs").unwrap();
+    assert!(capped <= 32 && free > 32, "capped {capped}, uncapped {free}");
+    // A cubin loads where one was built for this arch.
+    let cubin = ModuleKey { form: ptxlab::Form::Cubin, ..ModuleKey::default() };
+    match g.module(cubin) {
+        Ok(_) => assert!(vector::check::<f32>(&dev, 1 << 20, Rung::Wide, 3).unwrap().mismatches == 0),
+        Err(e) => assert!(e.to_string().contains("cubins were built for"), "{e}"),
+    }
+}
