@@ -185,7 +185,7 @@ impl Builder {
         let ptx_path = self.out_dir.join(format!("{}.ptx", self.stem));
         let mut inputs = vec![kernel_bc.clone()];
         inputs.extend(dep_rlibs.iter().cloned());
-        let stamp = work.join("inputs.stamp");
+        let stamp = self.out_dir.join(format!("{}.stamp", self.stem));
         let stamp_text = self.stamp_text(&inputs);
         let up_to_date = ptx_path.exists()
             && std::fs::read_to_string(&stamp).map(|s| s == stamp_text).unwrap_or(false);
