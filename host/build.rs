@@ -56,4 +56,15 @@ fn main() {
     }
     consts.push_str(&format!("/// Arch the embedded PTX targets.\npub const PTX_ARCH: &str = {arch:?};\n"));
     std::fs::write(out.join("modules.rs"), consts).unwrap();
+    // Provenance for reports.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    if let Ok(o) = std::process::Command::new(rustc).arg("-V").output() {
+        println!("cargo:rustc-env=PTXLAB_RUSTC_VERSION={}", String::from_utf8_lossy(&o.stdout).trim());
+    }
+    if let Ok(o) = std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]).current_dir(&ws).output() {
+        if o.status.success() {
+            println!("cargo:rustc-env=PTXLAB_GIT_SHA={}", String::from_utf8_lossy(&o.stdout).trim());
+        }
+    }
+    println!("cargo:rerun-if-changed={}", ws.join(".git/HEAD").display());
 }

@@ -333,6 +333,41 @@ pub fn bench_ctx(ctx: &super::BenchCtx) -> Result<Vec<Row>> {
     let mut rows = bench::<f32>(dev, &opts)?;
     let opts64 = Bench { sizes: vec![1 << 20, 1 << 27], reps: ctx.reps(), warmup: 3, cpu: false };
     rows.extend(bench::<f64>(dev, &opts64)?);
+    rows.extend(module_loads(dev)?);
+    Ok(rows)
+}
+
+/// Module load times: the PTX module through the driver's JIT against the
+/// cubin assembled ahead of time (each loaded fresh, five times; median).
+pub fn module_loads(dev: &Device) -> Result<Vec<Row>> {
+    let Some(g) = dev.as_gpu() else { return Ok(Vec::new()) };
+    let mut rows = Vec::new();
+    for (label, key) in [
+        ("module load: PTX, driver JIT", ModuleKey::default()),
+        ("module load: cubin (ptxas ahead of time)", ModuleKey { form: crate::Form::Cubin, ..ModuleKey::default() }),
+        ("module load: fast-math PTX, driver JIT", ModuleKey::FAST),
+    ] {
+        let mut row = Row::new("vector-add", label, "gpu", "whole module", "");
+        let mut samples = Vec::new();
+        let mut failure = None;
+        for _ in 0..5 {
+            match g.load_uncached(key) {
+                Ok((_, ms)) => samples.push(ms),
+                Err(e) => {
+                    failure = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        match failure {
+            Some(e) => row.status = Status::Skipped(e.lines().next().unwrap_or("").to_string()),
+            None => {
+                row.first_ms = samples.first().copied();
+                row.timing = Some(Timing::from_samples(samples));
+            }
+        }
+        rows.push(row);
+    }
     Ok(rows)
 }
 
