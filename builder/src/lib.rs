@@ -300,10 +300,9 @@ impl Builder {
                 cmd.env_remove(&k);
             }
         }
-        let flags = [
-            format!("-Ctarget-cpu={}", self.arch.trim_end_matches('a')),
-            format!("-Ctarget-feature=+ptx{}", self.ptx_isa),
-        ];
+        // The PTX ISA version is an llc attribute (-mattr=+ptxNN below); as a
+        // rustc target feature it is unstable and only produces a warning.
+        let flags = [format!("-Ctarget-cpu={}", self.arch.trim_end_matches('a'))];
         cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"));
         cmd.current_dir(&self.workspace)
             .args(["rustc", "--release", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])

@@ -179,9 +179,9 @@ macro_rules! common_methods {
         #[inline(always)]
         #[track_caller]
         pub unsafe fn get_vec_unchecked<V: DeviceCopy>(&self, i: usize) -> V {
-            let per = core::mem::size_of::<V>() / core::mem::size_of::<T>();
             #[cfg(not(target_arch = "nvptx64"))]
             {
+                let per = core::mem::size_of::<V>() / core::mem::size_of::<T>();
                 check(i * per + per - 1, self.len, "device buffer (wide read)");
                 crate::sim::check_align(self.ptr as usize, core::mem::align_of::<V>());
             }

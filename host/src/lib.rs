@@ -17,6 +17,7 @@
 
 pub mod error;
 pub mod npy;
+pub mod plot;
 pub mod report;
 pub mod rng;
 pub mod runtime;

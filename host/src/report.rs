@@ -209,8 +209,16 @@ pub fn write_outputs(
     markdown: &str,
 ) -> crate::Result<()> {
     let io = |p: &std::path::Path, e: std::io::Error| crate::Error::File { path: p.display().to_string(), detail: e.to_string() };
+    let plots = crate::plot::write_all(dir, rows, ceilings.copy_gbs, ceilings.fp32_flops)?;
+    let mut markdown = markdown.to_string();
+    if !plots.is_empty() {
+        markdown.push_str("## Plots\n\n");
+        for p in plots.iter().filter(|p| p.ends_with(".svg")) {
+            markdown.push_str(&format!("![{p}]({p})\n\n"));
+        }
+    }
     let md = dir.join("report.md");
-    std::fs::write(&md, markdown).map_err(|e| io(&md, e))?;
+    std::fs::write(&md, &markdown).map_err(|e| io(&md, e))?;
     let json = serde_json::json!({
         "schema": "ptxlab-results/1",
         "environment": env,
