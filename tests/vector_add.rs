@@ -86,7 +86,9 @@ fn gpu() -> Option<Device> {
 #[test]
 fn gpu_vector_add_is_exact_for_all_lengths() {
     let Some(dev) = gpu() else { return };
-    for n in [1usize, 1000, (1 << 20) + 3, 1 << 28] {
+    // Under compute-sanitizer (PTXLAB_TEST_SCALE=small) the 1 GiB case is skipped.
+    let big = if std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small") { 1 << 16 } else { 1 << 28 };
+    for n in [1usize, 1000, (1 << 20) + 3, big] {
         for rung in Rung::ALL {
             let c = vector::check::<f32>(&dev, n, rung, 11).unwrap();
             assert_eq!(c.mismatches, 0, "f32 {rung:?} n={n}");
@@ -119,4 +121,16 @@ fn gpu_demo_kernels_and_modules() {
         Ok(_) => assert!(vector::check::<f32>(&dev, 1 << 20, Rung::Wide, 3).unwrap().mismatches == 0),
         Err(e) => assert!(e.to_string().contains("cubins were built for"), "{e}"),
     }
+}
+
+/// The planted out-of-bounds write, run only under the sanitizer script
+/// (`PTXLAB_PLANTED=1`), which expects memcheck to report it.
+#[test]
+fn gpu_planted_out_of_bounds_write() {
+    if std::env::var("PTXLAB_PLANTED").is_err() {
+        println!("skipped: set PTXLAB_PLANTED=1 (sanitize.sh does, under memcheck)");
+        return;
+    }
+    let Some(dev) = gpu() else { return };
+    let _ = ptxlab::workloads::demo::planted_oob_write(&dev, 1000);
 }

@@ -21,6 +21,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("doctor", ""),
     ("test", "[extra cargo test args]"),
     ("bundle", "[--out DIR] [--tests name,name]"),
+    ("sanitize", "[--tool memcheck|racecheck|synccheck|initcheck] [<test-name-filter>]"),
 ];
 
 fn usage() -> String {
@@ -68,6 +69,7 @@ fn main() {
         "doctor" => doctor(),
         "test" => run(cargo().args(["test", "--workspace"]).args(rest)),
         "bundle" => bundle(rest),
+        "sanitize" => sanitize(rest),
         "-h" | "--help" | "help" => {
             print!("{}", usage());
             Ok(())
@@ -331,10 +333,12 @@ done
 exit $fail
 "#;
     std::fs::write(out.join("run.sh"), script)?;
+    std::fs::write(out.join("sanitize.sh"), SANITIZE_SH)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(out.join("run.sh"), std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(out.join("sanitize.sh"), std::fs::Permissions::from_mode(0o755))?;
     }
     println!("bundle in {} ({} test binaries); run it with ./run.sh", out.display(), names.len());
     Ok(())
@@ -355,4 +359,66 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Runs every bundled test binary under `compute-sanitizer` with
+/// `--error-exitcode`, small problem sizes (`PTXLAB_TEST_SCALE=small`), and
+/// fails on any finding.
+const SANITIZE_SH: &str = r#"#!/usr/bin/env bash
+# usage: sanitize.sh [memcheck|racecheck|synccheck|initcheck ...] [-- test-name-filter]
+set -u
+cd "$(dirname "$0")"
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+tools=(); filter=""
+while [ $# -gt 0 ]; do
+  case "$1" in --) shift; filter="${1:-}"; break;; *) tools+=("$1");; esac; shift
+done
+[ ${#tools[@]} -eq 0 ] && tools=(memcheck racecheck synccheck)
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+if [ -z "$CS" ]; then echo "compute-sanitizer not found (it ships with the CUDA toolkit)"; exit 2; fi
+export PTXLAB_TEST_SCALE=small
+fail=0
+for tool in "${tools[@]}"; do
+  for t in tests/*; do
+    case "$t" in *"$filter"*) ;; *) continue;; esac
+    log="$OUT/sanitize-$tool-$(basename "$t").log"
+    timeout 240 "$CS" --tool "$tool" --error-exitcode 99 --target-processes all "$t" --test-threads=1 gpu > "$log" 2>&1
+    rc=$?
+    summary=$(grep -E "ERROR SUMMARY|test result" "$log" | tr '\n' ' ')
+    echo "$tool $(basename "$t"): rc=$rc $summary"
+    [ $rc -eq 0 ] || fail=1
+  done
+done
+# The check must be able to fail: a planted out-of-bounds write must be caught.
+t=$(ls tests/*vector_add* | head -1)
+PTXLAB_PLANTED=1 timeout 120 "$CS" --tool memcheck --error-exitcode 99 "$t" --test-threads=1 gpu_planted > "$OUT/sanitize-planted.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q "Invalid __global__ write" "$OUT/sanitize-planted.log"; then
+  echo "planted out-of-bounds write: caught by memcheck (rc=$rc)"
+else
+  echo "planted out-of-bounds write: NOT caught (rc=$rc)"; fail=1
+fi
+exit $fail
+"#;
+
+fn sanitize(args: &[String]) -> Result<()> {
+    let tool = opt(args, "--tool");
+    let filter = args.iter().filter(|a| !a.starts_with("--") && Some(*a) != tool.as_ref()).next_back().cloned();
+    let have = Command::new("compute-sanitizer").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    if !have {
+        bail!(
+            "compute-sanitizer not found: it ships with the CUDA toolkit and needs a GPU; \
+             run `cargo xtask bundle`, copy bundle/ to the GPU machine and run `./sanitize.sh memcheck racecheck synccheck` there"
+        );
+    }
+    bundle(&[])?;
+    let mut cmd = Command::new(root().join("bundle/sanitize.sh"));
+    if let Some(t) = tool {
+        cmd.arg(t);
+    }
+    if let Some(f) = filter {
+        cmd.args(["--", &f]);
+    }
+    run(&mut cmd)
 }

@@ -58,6 +58,14 @@ pub fn fast_sincos(dev: &Device, n: usize, module: ModuleKey) -> Result<f64> {
         .fold(0.0, f64::max))
 }
 
+/// Launches the planted out-of-bounds kernel with one thread too many for a
+/// buffer of `n` elements (see `kernels_gpu::demo::demo_oob_write`).
+pub fn planted_oob_write(dev: &Device, n: usize) -> Result<()> {
+    let mut out = dev.alloc_filled(n, 0.0f32)?;
+    launch!(dev, LaunchConfig::for_threads(n + 1, 128)?, demo::demo_oob_write(&mut out))?;
+    dev.synchronize()
+}
+
 /// Every demo kernel on the simulator.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
@@ -65,6 +73,15 @@ pub fn sim_check() -> Result<()> {
         let e = regs(&dev, 45, capped, ModuleKey::default())?;
         if !(e < 1e-5) {
             return Err(Error::Verification { what: format!("demo_regs (capped: {capped})"), detail: format!("rel err {e:e} > 1e-5") });
+        }
+    }
+    match planted_oob_write(&dev, 100) {
+        Err(Error::Sim(e)) if e.to_string().contains("index 100, length 100") => {}
+        other => {
+            return Err(Error::Verification {
+                what: "demo_oob_write".into(),
+                detail: format!("the simulator should report the planted write past the end, got {other:?}"),
+            });
         }
     }
     let e = fast_sincos(&dev, 77, ModuleKey::default())?;
