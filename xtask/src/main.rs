@@ -319,11 +319,13 @@ fn bundle(args: &[String]) -> Result<()> {
     let script = r#"#!/usr/bin/env bash
 # Runs the bundled GPU suite: every test binary (unless SKIP_TESTS=1), then
 # `ptxlab bench` with the arguments given (e.g. --peers, --only poisson).
-# Results go to ${OUT:-./out}.
+# Results go to ${OUT:-./out}/results.tgz (logs, report.md, JSON, CSV, plots).
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
+FINAL=$OUT
+OUT=$(mktemp -d)
 fail=0
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   for t in tests/*; do
@@ -338,6 +340,7 @@ fi
 rc=$?
 cat "$OUT/bench.log"
 [ $rc -eq 0 ] || fail=1
+tar czf "$FINAL/results.tgz" -C "$OUT" .
 exit $fail
 "#;
     std::fs::write(out.join("run.sh"), script)?;
@@ -376,8 +379,10 @@ const SANITIZE_SH: &str = r#"#!/usr/bin/env bash
 # usage: sanitize.sh [memcheck|racecheck|synccheck|initcheck ...] [-- test-name-filter]
 set -u
 cd "$(dirname "$0")"
-OUT=${OUT:-$PWD/out}
-mkdir -p "$OUT"
+FINAL=${OUT:-$PWD/out}
+mkdir -p "$FINAL"
+OUT=$(mktemp -d)
+trap 'tar czf "$FINAL/sanitize.tgz" -C "$OUT" .' EXIT
 tools=(); filter=""
 while [ $# -gt 0 ]; do
   case "$1" in --) shift; filter="${1:-}"; break;; *) tools+=("$1");; esac; shift
