@@ -7,6 +7,7 @@
 //! runs after building).
 
 use clap::{Parser, Subcommand};
+
 use ptxlab::workloads::{diffusion, fusion, lomb, matmul, poisson, primitives, vector};
 
 mod bench;
@@ -47,7 +48,16 @@ enum Cmd {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidSubcommand => {
+            use clap::CommandFactory;
+            let names: Vec<String> = Cli::command().get_subcommands().map(|s| s.get_name().to_string()).collect();
+            eprintln!("{e}\nvalid commands: {}", names.join(", "));
+            std::process::exit(2);
+        }
+        Err(e) => e.exit(),
+    };
     let r: anyhow::Result<()> = match &cli.cmd {
         Cmd::Info => bench::info(),
         Cmd::Bench(a) => bench::run(a),

@@ -1,0 +1,103 @@
+//! Hostile inputs through the `ptxlab` binary: each ends in an error that
+//! names the input and what is allowed, never a panic.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn ptxlab(args: &[&str]) -> (i32, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxlab")).args(args).output().expect("run ptxlab");
+    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(!text.contains("panicked"), "ptxlab {args:?} panicked:\n{text}");
+    (o.status.code().unwrap_or(-1), text)
+}
+
+fn fails_with(args: &[&str], needles: &[&str]) {
+    let (code, text) = ptxlab(args);
+    assert_ne!(code, 0, "ptxlab {args:?} should fail:\n{text}");
+    for n in needles {
+        assert!(text.contains(n), "ptxlab {args:?}: expected `{n}` in:\n{text}");
+    }
+}
+
+/// A .npy file with the given header dict and raw data.
+fn npy(name: &str, descr: &str, shape: &str, data: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ptxlab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(data);
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn f32_bytes(v: &[f32], big_endian: bool) -> Vec<u8> {
+    v.iter().flat_map(|x| if big_endian { x.to_be_bytes() } else { x.to_le_bytes() }).collect()
+}
+
+#[test]
+fn unknown_subcommand_lists_the_valid_ones() {
+    fails_with(&["frobnicate"], &["unrecognized subcommand", "vector-add"]);
+}
+
+#[test]
+fn vector_add_rejects_bad_options() {
+    fails_with(&["vector-add", "--precision", "f16", "--backend", "cpu"], &["f16", "allowed: f32, f64"]);
+    fails_with(&["vector-add", "--backend", "tpu"], &["tpu", "allowed: gpu, sim, cpu"]);
+    fails_with(&["vector-add", "--n", "0", "--backend", "cpu"], &["empty"]);
+    fails_with(&["vector-add", "--variant", "x8", "--n", "10", "--backend", "sim"], &["x8", "allowed: scalar, wide"]);
+}
+
+#[test]
+fn vector_add_rejects_bad_npy_files() {
+    let good = npy("good.npy", "<f4", "(4,)", &f32_bytes(&[1.0, 2.0, 3.0, 4.0], false));
+    let short = npy("short.npy", "<f4", "(3,)", &f32_bytes(&[1.0, 2.0, 3.0], false));
+    let wrong_dtype = npy("f8.npy", "<f8", "(2,)", &[0u8; 16]);
+    let two_d = npy("2d.npy", "<f4", "(2, 2)", &f32_bytes(&[1.0, 2.0, 3.0, 4.0], false));
+    let truncated = npy("trunc.npy", "<f4", "(100,)", &f32_bytes(&[1.0; 10], false));
+    let g = good.to_str().unwrap();
+    for (bad, needle) in [
+        (short.to_str().unwrap(), "a has 4 elements and b has 3"),
+        (wrong_dtype.to_str().unwrap(), "not a valid .npy of f32"),
+        (two_d.to_str().unwrap(), "not a valid .npy of f32"),
+        (truncated.to_str().unwrap(), "not a valid .npy of f32"),
+        ("/nonexistent/x.npy", "cannot open"),
+    ] {
+        fails_with(&["vector-add", "--backend", "cpu", "--a", g, "--b", bad], &[needle]);
+    }
+    fails_with(&["vector-add", "--backend", "cpu", "--a", g], &["give both --a and --b"]);
+}
+
+#[test]
+fn big_endian_npy_is_read_correctly() {
+    let a = npy("be.npy", ">f4", "(4,)", &f32_bytes(&[1.0, 2.0, 3.0, 4.0], true));
+    let b = npy("le.npy", "<f4", "(4,)", &f32_bytes(&[1.0, 1.0, 1.0, 1.0], false));
+    let out = std::env::temp_dir().join(format!("ptxlab-cli-out-{}.npy", std::process::id()));
+    let (code, text) = ptxlab(&["vector-add", "--backend", "sim", "--a", a.to_str().unwrap(), "--b", b.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("PASS vector-add f32 n=4"), "{text}");
+    let bytes = std::fs::read(&out).unwrap();
+    let data = &bytes[bytes.len() - 16..];
+    let got: Vec<f32> = data.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(got, vec![2.0, 3.0, 4.0, 5.0]);
+}
+
+#[test]
+fn missing_driver_is_one_clear_line() {
+    if std::path::Path::new("/dev/nvidiactl").exists() {
+        println!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    fails_with(&["vector-add", "--backend", "gpu", "--n", "10"], &["no NVIDIA driver", "--backend sim"]);
+}
+
+#[test]
+fn bench_rejects_unknown_workloads() {
+    fails_with(&["bench", "--only", "nosuch", "--backend", "cpu", "--out", "/tmp/ptxlab-cli-bench"], &["nosuch", "allowed", "poisson"]);
+}
