@@ -509,17 +509,17 @@ pub fn apply_directives(ptx: &str) -> Result<(String, Vec<KernelMeta>), BuildErr
             let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$').collect();
             pending = metas.iter().find(|m| m.name == name);
         }
-        if line.trim() == "{" {
-            if let Some(m) = pending.take() {
-                if m.max_threads > 0 {
-                    out.push_str(&format!(".maxntid {}, 1, 1\n", m.max_threads));
-                }
-                if m.min_blocks > 0 {
-                    out.push_str(&format!(".minnctapersm {}\n", m.min_blocks));
-                }
-                if m.max_registers > 0 {
-                    out.push_str(&format!(".maxnreg {}\n", m.max_registers));
-                }
+        if line.trim() == "{"
+            && let Some(m) = pending.take()
+        {
+            if m.max_threads > 0 {
+                out.push_str(&format!(".maxntid {}, 1, 1\n", m.max_threads));
+            }
+            if m.min_blocks > 0 {
+                out.push_str(&format!(".minnctapersm {}\n", m.min_blocks));
+            }
+            if m.max_registers > 0 {
+                out.push_str(&format!(".maxnreg {}\n", m.max_registers));
             }
         }
         out.push_str(line);
@@ -627,12 +627,12 @@ pub fn parse_ptxas_report(text: &str, arch: &str) -> Vec<ResourceUsage> {
                 k.spill_stores = num_before(line, "spill stores");
                 k.spill_loads = num_before(line, "spill loads");
             }
-        } else if let Some(rest) = line.split("Used ").nth(1) {
-            if let Some(k) = out.last_mut() {
-                k.registers = num_before(rest, "registers");
-                k.barriers = num_before(rest, "barriers");
-                k.shared_bytes = num_before(rest, "smem");
-            }
+        } else if let Some(rest) = line.split("Used ").nth(1)
+            && let Some(k) = out.last_mut()
+        {
+            k.registers = num_before(rest, "registers");
+            k.barriers = num_before(rest, "barriers");
+            k.shared_bytes = num_before(rest, "smem");
         }
     }
     out
