@@ -16,7 +16,7 @@ use std::process::Command;
 
 const COMMANDS: &[(&str, &str)] = &[
     ("build-and-bench", "[--quick] [--only <workload>]... [--backend gpu|sim|cpu] [--peers] [--out DIR] [--update-docs [RESULTS_DIR]]"),
-    ("build-ptx", "[--arch sm_XX] [--fast] [--cubin sm_XX[,sm_YY]] [--out DIR]"),
+    ("build-ptx", "[--arch sm_XX] [--opt-level 0-3] [--fast] [--cubin sm_XX[,sm_YY]|none] [--out DIR]"),
     ("inspect", "<kernel> [--arch sm_XX] [--fast]"),
     ("doctor", ""),
     ("test", "[extra cargo test args]"),
@@ -91,6 +91,12 @@ fn builder(args: &[String]) -> Result<Builder> {
     if let Some(a) = opt(args, "--arch") {
         Builder::validate_arch(&a).map_err(|e| anyhow::anyhow!("{e}"))?;
         b.arch = a;
+    }
+    if let Some(o) = opt(args, "--opt-level") {
+        b.opt_level = match o.parse::<u8>() {
+            Ok(v) if v <= 3 => v,
+            _ => bail!("--opt-level `{o}`: allowed 0, 1, 2, 3"),
+        };
     }
     b.fast_math = args.iter().any(|a| a == "--fast");
     if b.fast_math {
