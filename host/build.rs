@@ -61,10 +61,10 @@ fn main() {
     if let Ok(o) = std::process::Command::new(rustc).arg("-V").output() {
         println!("cargo:rustc-env=PTXLAB_RUSTC_VERSION={}", String::from_utf8_lossy(&o.stdout).trim());
     }
-    if let Ok(o) = std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]).current_dir(&ws).output() {
-        if o.status.success() {
-            println!("cargo:rustc-env=PTXLAB_GIT_SHA={}", String::from_utf8_lossy(&o.stdout).trim());
-        }
+    if let Ok(o) = std::process::Command::new("git").args(["rev-parse", "--short", "HEAD"]).current_dir(&ws).output()
+        && o.status.success()
+    {
+        println!("cargo:rustc-env=PTXLAB_GIT_SHA={}", String::from_utf8_lossy(&o.stdout).trim());
     }
     println!("cargo:rerun-if-changed={}", ws.join(".git/HEAD").display());
 }
