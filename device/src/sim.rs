@@ -308,7 +308,7 @@ pub fn fail(fault: Fault) -> ! {
 /// Checks a wide access's alignment.
 #[track_caller]
 pub fn check_align(addr: usize, align: usize) {
-    if addr % align != 0 {
+    if !addr.is_multiple_of(align) {
         fail(Fault::Misaligned { addr, align })
     }
 }
@@ -321,7 +321,7 @@ pub fn shared_base(need: usize, offset: usize, align: usize) -> *mut u8 {
     if need > available {
         fail(Fault::SharedTooSmall { needed: need, available })
     }
-    if offset % align != 0 {
+    if !offset.is_multiple_of(align) {
         fail(Fault::Misaligned { addr: offset, align })
     }
     base
@@ -603,7 +603,7 @@ fn run_block<F: Fn() + Sync>(spec: &LaunchSpec, block_idx: Dim3, kernel: &F, lau
                     grid_dim: spec.grid,
                     warp_present,
                     rank,
-                    block: block_ref as *const BlockState<'_> as *const BlockState<'static>,
+                    block: (block_ref as *const BlockState<'_>).cast::<BlockState<'static>>(),
                 };
                 CURRENT.with(|c| c.set(&ctx));
                 let r = std::panic::catch_unwind(AssertUnwindSafe(kernel));

@@ -606,7 +606,7 @@ pub enum Param {
 /// The backend of a [`Device`].
 pub enum DeviceKind {
     /// A real GPU.
-    Gpu(Gpu),
+    Gpu(Box<Gpu>),
     /// The CPU simulator.
     Sim,
 }
@@ -625,7 +625,7 @@ impl std::fmt::Debug for Device {
 impl Device {
     /// GPU `ordinal`.
     pub fn gpu(ordinal: usize) -> Result<Self> {
-        Ok(Self { kind: DeviceKind::Gpu(Gpu::new(ordinal)?) })
+        Ok(Self { kind: DeviceKind::Gpu(Box::new(Gpu::new(ordinal)?)) })
     }
     /// The CPU simulator.
     pub fn sim() -> Self {

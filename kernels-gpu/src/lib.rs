@@ -12,6 +12,9 @@
 //!
 //! Every kernel is listed at run time by `ptxlab_device::KERNELS`.
 #![no_std]
+// Kernels index small register arrays with loop counters over constant
+// ranges on purpose: the loops unroll and the arrays stay in registers.
+#![allow(clippy::needless_range_loop)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
 pub mod demo;

@@ -423,7 +423,7 @@ exit $fail
 
 fn sanitize(args: &[String]) -> Result<()> {
     let tool = opt(args, "--tool");
-    let filter = args.iter().filter(|a| !a.starts_with("--") && Some(*a) != tool.as_ref()).next_back().cloned();
+    let filter = args.iter().rfind(|a| !a.starts_with("--") && Some(*a) != tool.as_ref()).cloned();
     let have = Command::new("compute-sanitizer").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
     if !have {
         bail!(

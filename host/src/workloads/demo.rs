@@ -42,7 +42,7 @@ pub fn regs(dev: &Device, threads: usize, capped: bool, module: ModuleKey) -> Re
 /// Runs `demo_fast_sincos`; returns the maximum absolute error against
 /// `sin(x) cos(x)` in f64 (the SFU's error is absolute, about 1e-6).
 pub fn fast_sincos(dev: &Device, n: usize, module: ModuleKey) -> Result<f64> {
-    let hx: Vec<f32> = uniform_vec(9, n, -3.14, 3.14).into_iter().map(|v| v as f32).collect();
+    let hx: Vec<f32> = uniform_vec(9, n, -std::f64::consts::PI, std::f64::consts::PI).into_iter().map(|v| v as f32).collect();
     let x = dev.upload(&hx)?;
     let mut out = dev.alloc_filled(n, f32::NAN)?;
     let cfg = LaunchConfig::for_threads(n, 128)?.with_module(module);

@@ -1,27 +1,554 @@
-//! Placeholder, replaced by the workload's implementation.
+//! Kernel fusion and launch overhead: the three-step elementwise pipeline
+//! unfused (3 kernels) and fused (1), and many tiny launches plain against a
+//! CUDA graph captured once and replayed.
+
 use super::BenchCtx;
 use crate::error::{Error, Result};
-use crate::report::Row;
+use crate::launch;
+use crate::report::{Row, Status, fmt_ms};
+use crate::rng::{rel_err_norm, uniform_vec};
+use crate::runtime::{Buffer, Device, LaunchConfig, ModuleKey, Timing};
+use cudarc::driver::sys;
+use kernels_gpu::fusion as k;
+use rayon::prelude::*;
 
-/// Benchmark rows.
-pub fn bench(_ctx: &BenchCtx) -> Result<Vec<Row>> {
-    Ok(Vec::new())
+/// Pipeline coefficients `(a, b, c)` used by the checks and the benchmark.
+pub const COEFFS: (f32, f32, f32) = (1.5, -0.25, 0.5);
+
+fn check_lens(what: &str, lens: &[usize]) -> Result<usize> {
+    let n = lens[0];
+    if lens.iter().any(|&l| l != n) {
+        return Err(Error::input(
+            what,
+            format!("buffer lengths differ: {lens:?}; all must be equal"),
+        ));
+    }
+    if n == 0 {
+        return Err(Error::input(what, "length 0; give at least one element"));
+    }
+    Ok(n)
 }
-/// Simulator check.
-pub fn sim_check() -> Result<()> {
+
+fn config(n: usize) -> Result<LaunchConfig> {
+    LaunchConfig::for_threads(n.div_ceil(k::PER_THREAD), k::BLOCK)
+}
+
+/// The pipeline as three kernels: `y = a x + b`, `z = y y`, `w = sqrt(z) + c`.
+#[allow(clippy::too_many_arguments)]
+pub fn unfused(
+    dev: &Device,
+    x: &Buffer<f32>,
+    y: &mut Buffer<f32>,
+    z: &mut Buffer<f32>,
+    w: &mut Buffer<f32>,
+    a: f32,
+    b: f32,
+    c: f32,
+) -> Result<()> {
+    let n = check_lens("fusion pipeline", &[x.len(), y.len(), z.len(), w.len()])?;
+    let cfg = config(n)?;
+    launch!(dev, cfg, fusion::fusion_axpb_f32(x, &mut *y, a, b))?;
+    launch!(dev, cfg, fusion::fusion_square_f32(&*y, &mut *z))?;
+    launch!(dev, cfg, fusion::fusion_sqrt_add_f32(&*z, w, c))
+}
+
+/// The pipeline as one kernel.
+pub fn fused(
+    dev: &Device,
+    x: &Buffer<f32>,
+    w: &mut Buffer<f32>,
+    a: f32,
+    b: f32,
+    c: f32,
+) -> Result<()> {
+    let n = check_lens("fusion pipeline", &[x.len(), w.len()])?;
+    launch!(dev, config(n)?, fusion::fusion_fused_f32(x, w, a, b, c))
+}
+
+/// CPU baseline, one thread.
+pub fn cpu_serial(x: &[f32], w: &mut [f32], a: f32, b: f32, c: f32) {
+    for (w, x) in w.iter_mut().zip(x) {
+        *w = k::stage3(k::stage2(k::stage1(*x, a, b)), c);
+    }
+}
+
+/// CPU baseline, rayon.
+pub fn cpu_rayon(x: &[f32], w: &mut [f32], a: f32, b: f32, c: f32) {
+    w.par_iter_mut()
+        .zip(x.par_iter())
+        .for_each(|(w, x)| *w = k::stage3(k::stage2(k::stage1(*x, a, b)), c));
+}
+
+/// f64 reference.
+pub fn reference(x: &[f32], a: f32, b: f32, c: f32) -> Vec<f64> {
+    x.iter()
+        .map(|v| ((a as f64 * *v as f64 + b as f64).powi(2)).sqrt() + c as f64)
+        .collect()
+}
+
+/// Input in [-1, 1).
+pub fn input(n: usize, seed: u64) -> Vec<f32> {
+    uniform_vec(seed, n, -1.0, 1.0)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect()
+}
+
+/// Runs both pipelines on `n` random elements (outputs poisoned) and returns
+/// `(rel err unfused, rel err fused)` against f64.
+pub fn check(dev: &Device, n: usize, seed: u64) -> Result<(f64, f64)> {
+    let (a, b, c) = COEFFS;
+    let hx = input(n, seed);
+    let x = dev.upload(&hx)?;
+    let mut y = dev.alloc_filled(n, f32::NAN)?;
+    let mut z = dev.alloc_filled(n, f32::NAN)?;
+    let mut w = dev.alloc_filled(n, f32::NAN)?;
+    let mut w2 = dev.alloc_filled(n, f32::NAN)?;
+    unfused(dev, &x, &mut y, &mut z, &mut w, a, b, c)?;
+    fused(dev, &x, &mut w2, a, b, c)?;
+    let want = reference(&hx, a, b, c);
+    let e = |buf: &Buffer<f32>| -> Result<f64> {
+        let g: Vec<f64> = dev.download(buf)?.into_iter().map(f64::from).collect();
+        Ok(rel_err_norm(&g, &want))
+    };
+    Ok((e(&w)?, e(&w2)?))
+}
+
+/// Launches the tiny kernel once (`x[i] += 1` for every `i`).
+pub fn tiny(dev: &Device, x: &mut Buffer<f32>) -> Result<()> {
+    if x.is_empty() || x.len() > k::TINY_THREADS as usize {
+        return Err(Error::input(
+            "tiny kernel buffer",
+            format!("{} elements; allowed 1..={}", x.len(), k::TINY_THREADS),
+        ));
+    }
+    launch!(
+        dev,
+        LaunchConfig::for_threads(x.len(), k::TINY_THREADS)?,
+        fusion::fusion_tiny_f32(x)
+    )
+}
+
+/// `n` plain launches of the tiny kernel.
+pub fn plain(dev: &Device, x: &mut Buffer<f32>, n: usize) -> Result<()> {
+    for _ in 0..n {
+        tiny(dev, x)?;
+    }
     Ok(())
 }
-/// CLI arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {}
-/// CLI entry.
-pub fn cli(_args: &Args) -> Result<()> {
-    Err(Error::input("fusion", "not implemented yet"))
+
+/// The name of the tiny kernel, for the graph path (which launches through
+/// cudarc directly on its own stream; `launch!` goes to the legacy default
+/// stream, which cannot be captured).
+const TINY: &str = "fusion_tiny_f32";
+
+/// `n` tiny launches captured once into a CUDA graph, on a stream of its own.
+pub struct TinyGraph {
+    graph: cudarc::driver::CudaGraph,
+    stream: std::sync::Arc<cudarc::driver::CudaStream>,
+    /// Kernels in the graph.
+    pub kernels: usize,
 }
+
+impl TinyGraph {
+    /// Captures `n` launches of the tiny kernel on `x`. On the simulator:
+    /// [`Error::Unsupported`] (graphs are a driver feature).
+    pub fn capture(dev: &Device, x: &mut Buffer<f32>, n: usize) -> Result<Self> {
+        let g = dev.as_gpu().ok_or_else(|| Error::Unsupported {
+            what: "CUDA graph capture".into(),
+            backend: "sim".into(),
+            hint: "graphs need the CUDA driver: use --backend gpu, or time the plain launches (which the simulator runs)".into(),
+        })?;
+        if n == 0 {
+            return Err(Error::input("--kernels", "0 kernels; capture at least one"));
+        }
+        if x.is_empty() || x.len() > k::TINY_THREADS as usize {
+            return Err(Error::input(
+                "tiny kernel buffer",
+                format!("{} elements; allowed 1..={}", x.len(), k::TINY_THREADS),
+            ));
+        }
+        let f = g.function(ModuleKey::default(), TINY)?;
+        dev.synchronize()?;
+        let stream = g
+            .context()
+            .new_stream()
+            .map_err(|e| Error::driver("cuStreamCreate", e))?;
+        let len = x.len() as u64;
+        let ptr = {
+            let s = x
+                .cuda_slice_mut()
+                .ok_or_else(|| Error::input("buffer", "not a GPU buffer"))?;
+            let (p, _sync) = cudarc::driver::DevicePtr::device_ptr(&*s, &stream);
+            p
+        };
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (len as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        use cudarc::driver::PushKernelArg;
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(|e| Error::driver("cuStreamBeginCapture", e))?;
+        let mut failed = None;
+        for _ in 0..n {
+            let mut b = stream.launch_builder(&f);
+            b.arg(&ptr).arg(&len);
+            // SAFETY: `fusion_tiny_f32(x: DeviceSliceMut<f32>)` takes (pointer,
+            // length) in PTX; `ptr` is a live allocation of `len` f32 that
+            // outlives the graph's use (the caller keeps `x`).
+            if let Err(e) = unsafe { b.launch(cfg) } {
+                failed = Some(e);
+                break;
+            }
+        }
+        let graph = stream
+            .end_capture(sys::CUgraphInstantiate_flags(0))
+            .map_err(|e| Error::driver("cuStreamEndCapture", e))?;
+        if let Some(e) = failed {
+            return Err(Error::driver("cuLaunchKernel (capture)", e));
+        }
+        let graph = graph.ok_or_else(|| Error::Unsupported {
+            what: "an empty CUDA graph".into(),
+            backend: "gpu".into(),
+            hint: "the capture recorded nothing".into(),
+        })?;
+        graph
+            .upload()
+            .map_err(|e| Error::driver("cuGraphUpload", e))?;
+        Ok(Self {
+            graph,
+            stream,
+            kernels: n,
+        })
+    }
+
+    /// Replays the graph once (asynchronously).
+    pub fn replay(&self) -> Result<()> {
+        self.graph
+            .launch()
+            .map_err(|e| Error::driver("cuGraphLaunch", e))
+    }
+
+    /// Waits for the graph's stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| Error::driver("cuStreamSynchronize", e))
+    }
+
+    /// Times `reps` replays with events on the graph's stream (ms per replay).
+    pub fn time(&self, warmup: usize, reps: usize) -> Result<Timing> {
+        for _ in 0..warmup {
+            self.replay()?;
+        }
+        let ctx = self.stream.context();
+        let mut ms = Vec::new();
+        for _ in 0..reps.max(1) {
+            let ev = || {
+                ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(|e| Error::driver("cuEventCreate", e))
+            };
+            let (a, b) = (ev()?, ev()?);
+            a.record(&self.stream)
+                .map_err(|e| Error::driver("cuEventRecord", e))?;
+            self.replay()?;
+            b.record(&self.stream)
+                .map_err(|e| Error::driver("cuEventRecord", e))?;
+            b.synchronize()
+                .map_err(|e| Error::driver("cuEventSynchronize", e))?;
+            ms.push(
+                a.elapsed_ms(&b)
+                    .map_err(|e| Error::driver("cuEventElapsedTime", e))? as f64,
+            );
+        }
+        Ok(Timing::from_samples(ms))
+    }
+}
+
+/// Every fusion kernel on the simulator at odd sizes; the graph path must
+/// be refused there with a hint.
+pub fn sim_check() -> Result<()> {
+    let dev = Device::sim();
+    for n in [1usize, 7, 1001] {
+        let (eu, ef) = check(&dev, n, n as u64)?;
+        if !(eu < 1e-6 && ef < 1e-6) {
+            return Err(Error::Verification {
+                what: format!("fusion pipeline n={n} (simulator)"),
+                detail: format!("rel err unfused {eu:.1e}, fused {ef:.1e}"),
+            });
+        }
+    }
+    let mut x = dev.upload(&[0.0f32; 29])?;
+    plain(&dev, &mut x, 5)?;
+    if dev.download(&x)?.iter().any(|v| *v != 5.0) {
+        return Err(Error::Verification {
+            what: "tiny kernel (simulator)".into(),
+            detail: "5 launches did not add 5".into(),
+        });
+    }
+    match TinyGraph::capture(&dev, &mut x, 3) {
+        Err(Error::Unsupported { .. }) => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) => Err(Error::Verification {
+            what: "graph capture on the simulator".into(),
+            detail: "should be unsupported".into(),
+        }),
+    }
+}
+
+/// Launch-overhead measurement: `(plain us/kernel, graph us/kernel)`,
+/// checking that every launch ran.
+pub fn launch_overhead(
+    dev: &Device,
+    kernels: usize,
+    reps: usize,
+) -> Result<(Timing, Option<Timing>)> {
+    let mut x = dev.upload(&vec![0.0f32; k::TINY_THREADS as usize])?;
+    let plain_t = dev.time(1, reps, |_| plain(dev, &mut x, kernels))?;
+    let want = (kernels * (reps + 1)) as f32;
+    if dev.download(&x)?.iter().any(|v| *v != want) {
+        return Err(Error::Verification {
+            what: "plain launches".into(),
+            detail: format!("expected every element = {want}"),
+        });
+    }
+    if dev.is_sim() {
+        return Ok((plain_t, None));
+    }
+    dev.write(&mut x, &vec![0.0f32; k::TINY_THREADS as usize])?;
+    let graph = TinyGraph::capture(dev, &mut x, kernels)?;
+    let t = graph.time(2, reps)?;
+    graph.synchronize()?;
+    let want = (kernels * (reps + 2)) as f32;
+    if dev.download(&x)?.iter().any(|v| *v != want) {
+        return Err(Error::Verification {
+            what: "graph replay".into(),
+            detail: format!("expected every element = {want}"),
+        });
+    }
+    Ok((plain_t, Some(t)))
+}
+
+fn per_kernel(t: &Timing, kernels: usize) -> Timing {
+    let d = kernels as f64;
+    Timing {
+        median_ms: t.median_ms / d,
+        min_ms: t.min_ms / d,
+        max_ms: t.max_ms / d,
+        reps: t.reps,
+    }
+}
+
+/// Benchmark: unfused vs fused GB/s and % of the copy ceiling; plain vs
+/// graph microseconds per tiny kernel.
+pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
+    let (a, b, c) = COEFFS;
+    let n: usize = if ctx.quick { 1 << 24 } else { 1 << 26 };
+    let size = format!("2^{}", n.trailing_zeros());
+    let hx = input(n, 1);
+    let mut hw = vec![0f32; n];
+    let t1 = Timing::host(0, 2, || cpu_serial(&hx, &mut hw, a, b, c));
+    let tr = Timing::host(1, 3, || cpu_rayon(&hx, &mut hw, a, b, c));
+    let mut rows = Vec::new();
+    for (name, t) in [
+        ("CPU 1 thread (fused loop)", &t1),
+        ("CPU rayon (fused loop)", &tr),
+    ] {
+        let mut r = Row::new("fusion", name, "cpu", &size, "f32");
+        r.throughput = Some(8.0 * n as f64 / (t.median_ms * 1e-3) / 1e9);
+        r.unit = "GB/s".into();
+        r.speedup = Some(t1.median_ms / t.median_ms);
+        r.timing = Some(t.clone());
+        rows.push(r);
+    }
+    let Some(dev) = ctx.gpu() else {
+        rows.push(super::skipped_gpu("fusion", ctx));
+        return Ok(rows);
+    };
+    let (eu, ef) = check(dev, 1_000_003, 3)?;
+    let x = dev.upload(&hx)?;
+    let mut y = dev.alloc_filled(n, 0f32)?;
+    let mut z = dev.alloc_filled(n, 0f32)?;
+    let mut w = dev.alloc_filled(n, 0f32)?;
+    for (fusedp, err) in [(false, eu), (true, ef)] {
+        let label = if fusedp {
+            "fused: 1 kernel, 8 B/element"
+        } else {
+            "unfused: 3 kernels, 24 B/element"
+        };
+        let mut row = Row::new("fusion", label, "gpu", &size, "f32");
+        row.rel_err = Some(err);
+        if !(err < 1e-6) {
+            row.status = Status::Failed(format!("relative error {err:.1e} >= 1e-6"));
+            rows.push(row);
+            continue;
+        }
+        let t = dev.time(3, ctx.reps(), |_| {
+            if fusedp {
+                fused(dev, &x, &mut w, a, b, c)
+            } else {
+                unfused(dev, &x, &mut y, &mut z, &mut w, a, b, c)
+            }
+        })?;
+        let bytes = if fusedp { 8.0 } else { 24.0 } * n as f64;
+        let gbs = bytes / (t.median_ms * 1e-3) / 1e9;
+        row.throughput = Some(gbs);
+        row.unit = "GB/s".into();
+        // The figure of merit: this pipeline's time against one memory pass
+        // (8 bytes per element at the copy bandwidth).
+        row.pct_of_ceiling = ctx
+            .ceilings
+            .copy_gbs
+            .map(|cg| 100.0 * (8.0 * n as f64 / (t.median_ms * 1e-3) / 1e9) / cg);
+        row.speedup = Some(t1.median_ms / t.median_ms);
+        row.timing = Some(t);
+        rows.push(row);
+    }
+    let kernels = if ctx.quick { 200 } else { 1000 };
+    let (tp, tg) = launch_overhead(dev, kernels, if ctx.quick { 5 } else { 20 })?;
+    let ksize = format!("{kernels} kernels");
+    for (label, t) in [
+        ("plain launches (launch!), per kernel", Some(tp)),
+        ("CUDA graph replay, per kernel", tg),
+    ] {
+        let Some(t) = t else { continue };
+        let per = per_kernel(&t, kernels);
+        let mut row = Row::new("fusion", label, "gpu", &ksize, "f32");
+        row.throughput = Some(per.median_ms * 1e3);
+        row.unit = "us/kernel".into();
+        row.timing = Some(per);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// `ptxlab fusion` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Elements.
+    #[arg(long, default_value_t = 1 << 26)]
+    pub n: usize,
+    /// gpu, sim or cpu.
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions.
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+}
+
+/// `ptxlab fusion`.
+pub fn cli(args: &Args) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    let n = args.n;
+    if n == 0 {
+        return Err(Error::input("--n", "0 elements; give at least one"));
+    }
+    let (a, b, c) = COEFFS;
+    let hx = input(n, 42);
+    let mut hw = vec![0f32; n];
+    let t1 = Timing::host(0, 1, || cpu_serial(&hx, &mut hw, a, b, c));
+    println!("CPU 1 thread: {} ms", fmt_ms(t1.median_ms));
+    let dev = match backend {
+        crate::Backend::Cpu => {
+            let tr = Timing::host(1, args.reps.min(5), || cpu_rayon(&hx, &mut hw, a, b, c));
+            println!("CPU rayon: {} ms", fmt_ms(tr.median_ms));
+            return Ok(());
+        }
+        crate::Backend::Gpu => Device::gpu(0)?,
+        crate::Backend::Sim => {
+            if n > 1 << 16 {
+                return Err(Error::input(
+                    "--n",
+                    format!("{n} is too large for the simulator; use at most 65536"),
+                ));
+            }
+            Device::sim()
+        }
+    };
+    let (eu, ef) = check(&dev, n.min(1 << 20), 7)?;
+    if !(eu < 1e-6 && ef < 1e-6) {
+        return Err(Error::Verification {
+            what: "fusion pipeline".into(),
+            detail: format!("rel err unfused {eu:.1e}, fused {ef:.1e}"),
+        });
+    }
+    println!("PASS unfused and fused match the f64 reference (rel err {eu:.1e}, {ef:.1e})");
+    let x = dev.upload(&hx)?;
+    let mut y = dev.alloc_filled(n, 0f32)?;
+    let mut z = dev.alloc_filled(n, 0f32)?;
+    let mut w = dev.alloc_filled(n, 0f32)?;
+    let reps = if dev.is_sim() { 1 } else { args.reps };
+    let tu = dev.time(1, reps, |_| {
+        unfused(&dev, &x, &mut y, &mut z, &mut w, a, b, c)
+    })?;
+    let tf = dev.time(1, reps, |_| fused(&dev, &x, &mut w, a, b, c))?;
+    for (name, t, bytes) in [
+        ("unfused (3 kernels)", tu, 24.0),
+        ("fused (1 kernel)", tf, 8.0),
+    ] {
+        println!(
+            "{name}: {} ms, {:.1} GB/s moved",
+            fmt_ms(t.median_ms),
+            bytes * n as f64 / (t.median_ms * 1e-3) / 1e9
+        );
+    }
+    Ok(())
+}
+
 /// `ptxlab launch-overhead` arguments.
 #[derive(Debug, clap::Args)]
-pub struct LaunchArgs {}
+pub struct LaunchArgs {
+    /// Tiny kernels per measurement.
+    #[arg(long, default_value_t = 1000)]
+    pub kernels: usize,
+    /// gpu or sim (sim: plain launches only).
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions.
+    #[arg(long, default_value_t = 10)]
+    pub reps: usize,
+}
+
 /// `ptxlab launch-overhead`.
-pub fn cli_launch(_args: &LaunchArgs) -> Result<()> {
-    Err(Error::input("launch-overhead", "not implemented yet"))
+pub fn cli_launch(args: &LaunchArgs) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    if args.kernels == 0 {
+        return Err(Error::input("--kernels", "0 kernels; give at least one"));
+    }
+    let dev = match backend {
+        crate::Backend::Gpu => Device::gpu(0)?,
+        crate::Backend::Sim => {
+            if args.kernels > 200 {
+                return Err(Error::input(
+                    "--kernels",
+                    "at most 200 on the simulator (each launch starts OS threads)",
+                ));
+            }
+            Device::sim()
+        }
+        crate::Backend::Cpu => {
+            return Err(Error::input(
+                "--backend",
+                "launch overhead needs gpu or sim",
+            ));
+        }
+    };
+    let (tp, tg) = launch_overhead(&dev, args.kernels, if dev.is_sim() { 1 } else { args.reps })?;
+    println!(
+        "plain launches: {:.2} us per kernel ({} kernels)",
+        tp.median_ms * 1e3 / args.kernels as f64,
+        args.kernels
+    );
+    match tg {
+        Some(t) => println!(
+            "CUDA graph replay: {:.2} us per kernel",
+            t.median_ms * 1e3 / args.kernels as f64
+        ),
+        None => println!(
+            "CUDA graph replay: not available on the simulator (graphs are a driver feature)"
+        ),
+    }
+    Ok(())
 }

@@ -1,20 +1,788 @@
-//! Placeholder, replaced by the workload's implementation.
+//! SGEMM ladder and the column sum of a product: typed launchers, CPU
+//! baselines (ndarray `dot` on one thread, a rayon blocked kernel), checks
+//! against an f64 reference, the benchmark and the `ptxlab matmul` CLI.
+//!
+//! Shapes everywhere: `A` is `m x k`, `B` is `k x n`, `C = A B` is `m x n`,
+//! row-major f32.
+
 use super::BenchCtx;
 use crate::error::{Error, Result};
-use crate::report::Row;
+use crate::launch;
+use crate::report::{Row, Status, fmt_ms};
+use crate::rng::{SplitMix64, rel_err_norm, uniform_vec};
+use crate::runtime::{Buffer, Device, LaunchConfig, ModuleKey, Timing};
+use kernels_gpu::matmul as k;
+use ptxlab_device::Dim3;
+use rayon::prelude::*;
 
-/// Benchmark rows.
-pub fn bench(_ctx: &BenchCtx) -> Result<Vec<Row>> {
-    Ok(Vec::new())
+/// The rungs of the SGEMM ladder, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rung {
+    /// One thread per output, operands from global memory.
+    Naive,
+    /// 32x32 shared-memory tiles.
+    Tiled,
+    /// 64x64 block tile, 4x4 outputs per thread.
+    Regblock,
+    /// 128x128 block tile, 8x8 per thread, 16-byte loads, transposed `As`.
+    Vec,
 }
-/// Simulator check.
-pub fn sim_check() -> Result<()> {
+
+impl Rung {
+    /// Every rung in ladder order.
+    pub const ALL: [Rung; 4] = [Rung::Naive, Rung::Tiled, Rung::Regblock, Rung::Vec];
+    /// The fastest rung (used by the direct column sum).
+    pub const BEST: Rung = Rung::Vec;
+    /// Label for reports.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Rung::Naive => "1 naive",
+            Rung::Tiled => "2 shared tiles 32x32",
+            Rung::Regblock => "3 register blocking 64x64, 4x4/thread",
+            Rung::Vec => "4 128x128, 8x8/thread, 16-byte loads, transposed As",
+        }
+    }
+    /// Kernel name (for the resource report).
+    pub fn kernel(&self) -> &'static str {
+        match self {
+            Rung::Naive => "matmul_naive_f32",
+            Rung::Tiled => "matmul_tiled_f32",
+            Rung::Regblock => "matmul_regblock_f32",
+            Rung::Vec => "matmul_vec_f32",
+        }
+    }
+    /// The launch of this rung for `C` of `m x n`.
+    pub fn config(&self, m: usize, n: usize) -> Result<LaunchConfig> {
+        let blocks =
+            |tile_n: usize, tile_m: usize, threads: u32, shared: usize| -> Result<LaunchConfig> {
+                let (gx, gy) = (n.div_ceil(tile_n), m.div_ceil(tile_m));
+                if gx > i32::MAX as usize || gy > 65535 {
+                    return Err(Error::input(
+                        "matmul",
+                        format!(
+                            "C of {m}x{n} needs a grid of {gx}x{gy} blocks; y is limited to 65535"
+                        ),
+                    ));
+                }
+                Ok(LaunchConfig {
+                    grid: Dim3::xy(gx as u32, gy as u32),
+                    block: Dim3::x(threads),
+                    shared_bytes: shared,
+                    module: ModuleKey::default(),
+                })
+            };
+        match self {
+            Rung::Naive => LaunchConfig::for_2d(n, m, k::NAIVE_BLOCK.0, k::NAIVE_BLOCK.1),
+            Rung::Tiled => Ok(
+                LaunchConfig::for_2d(n, m, k::TILED_T as u32, k::TILED_T as u32)?
+                    .with_shared(k::tiled_shared_bytes()),
+            ),
+            Rung::Regblock => blocks(
+                k::RB_BN,
+                k::RB_BM,
+                k::RB_THREADS,
+                k::regblock_shared_bytes(),
+            ),
+            Rung::Vec => blocks(k::VEC_BN, k::VEC_BM, k::VEC_THREADS, k::vec_shared_bytes()),
+        }
+    }
+}
+
+impl std::str::FromStr for Rung {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "naive" => Ok(Rung::Naive),
+            "tiled" => Ok(Rung::Tiled),
+            "regblock" => Ok(Rung::Regblock),
+            "vec" => Ok(Rung::Vec),
+            _ => Err(Error::input(
+                "--variant",
+                format!("`{s}`; allowed: naive, tiled, regblock, vec, all"),
+            )),
+        }
+    }
+}
+
+/// Checks a product's shapes: `A` is `a_rows x a_cols`, `B` is
+/// `b_rows x b_cols`. Returns `(m, n, k)`.
+pub fn check_shapes(
+    a_rows: usize,
+    a_cols: usize,
+    b_rows: usize,
+    b_cols: usize,
+) -> Result<(usize, usize, usize)> {
+    if a_cols != b_rows {
+        return Err(Error::input(
+            "matmul",
+            format!(
+                "inner dimensions do not match: A is {a_rows}x{a_cols} and B is {b_rows}x{b_cols}; \
+                 A's columns ({a_cols}) must equal B's rows ({b_rows})"
+            ),
+        ));
+    }
+    let (m, n, kk) = (a_rows, b_cols, a_cols);
+    if m == 0 || n == 0 || kk == 0 {
+        return Err(Error::input(
+            "matmul",
+            format!("zero dimension: m={m}, n={n}, k={kk}; every dimension must be at least 1"),
+        ));
+    }
+    for (name, v) in [("m", m), ("n", n), ("k", kk)] {
+        if v > u32::MAX as usize {
+            return Err(Error::input(
+                "matmul",
+                format!("{name}={v} is larger than {}", u32::MAX),
+            ));
+        }
+    }
+    Ok((m, n, kk))
+}
+
+fn check_len(what: &str, got: usize, want: usize) -> Result<()> {
+    if got != want {
+        return Err(Error::input(
+            "matmul",
+            format!("{what} has {got} elements; the shapes need {want}"),
+        ));
+    }
     Ok(())
 }
-/// CLI arguments.
+
+/// `C = A B` with rung `rung` on `dev` (buffer lengths checked against the shapes).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm(
+    dev: &Device,
+    rung: Rung,
+    a: &Buffer<f32>,
+    b: &Buffer<f32>,
+    c: &mut Buffer<f32>,
+    m: usize,
+    n: usize,
+    kk: usize,
+) -> Result<()> {
+    check_shapes(m, kk, kk, n)?;
+    check_len("A", a.len(), m * kk)?;
+    check_len("B", b.len(), kk * n)?;
+    check_len("C", c.len(), m * n)?;
+    let cfg = rung.config(m, n)?;
+    let (mu, nu, ku) = (m as u32, n as u32, kk as u32);
+    match rung {
+        Rung::Naive => launch!(dev, cfg, matmul::matmul_naive_f32(a, b, c, mu, nu, ku)),
+        Rung::Tiled => launch!(dev, cfg, matmul::matmul_tiled_f32(a, b, c, mu, nu, ku)),
+        Rung::Regblock => launch!(dev, cfg, matmul::matmul_regblock_f32(a, b, c, mu, nu, ku)),
+        Rung::Vec => launch!(dev, cfg, matmul::matmul_vec_f32(a, b, c, mu, nu, ku)),
+    }
+}
+
+/// Zeroes two buffers in one launch.
+pub fn zero2(dev: &Device, x: &mut Buffer<f32>, y: &mut Buffer<f32>) -> Result<()> {
+    let n = x.len().max(y.len()).max(1);
+    let threads = n.min(256 * 1024);
+    let cfg = LaunchConfig::for_threads(threads, k::COLSUM_BLOCK)?;
+    launch!(dev, cfg, matmul::matmul_zero2_f32(x, y))
+}
+
+fn chunk_config(rows: usize, cols: usize) -> Result<LaunchConfig> {
+    let gx = cols.div_ceil(k::COLSUM_BLOCK as usize);
+    let gy = rows.div_ceil(k::COLSUM_ROWS);
+    if gy > 65535 {
+        return Err(Error::input(
+            "column sum",
+            format!(
+                "{rows} rows need {gy} chunks of {}; at most 65535",
+                k::COLSUM_ROWS
+            ),
+        ));
+    }
+    Ok(LaunchConfig {
+        grid: Dim3::xy(gx as u32, gy as u32),
+        block: Dim3::x(k::COLSUM_BLOCK),
+        shared_bytes: 0,
+        module: ModuleKey::default(),
+    })
+}
+
+/// `out[j] += sum_i x[i, j]` for a `rows x cols` matrix (`out` zeroed first).
+pub fn colsum_add(
+    dev: &Device,
+    x: &Buffer<f32>,
+    out: &mut Buffer<f32>,
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
+    check_len("the matrix", x.len(), rows * cols)?;
+    check_len("the column sums", out.len(), cols)?;
+    let cfg = chunk_config(rows, cols)?;
+    launch!(
+        dev,
+        cfg,
+        matmul::matmul_colsum_f32(x, out, rows as u32, cols as u32)
+    )
+}
+
+/// `out[j] += sum_i v[i] b[i, j]`, `b` of `kk x n` (`out` zeroed first).
+pub fn vecmat_add(
+    dev: &Device,
+    v: &Buffer<f32>,
+    b: &Buffer<f32>,
+    out: &mut Buffer<f32>,
+    kk: usize,
+    n: usize,
+) -> Result<()> {
+    check_len("v", v.len(), kk)?;
+    check_len("B", b.len(), kk * n)?;
+    check_len("the output", out.len(), n)?;
+    let cfg = chunk_config(kk, n)?;
+    launch!(
+        dev,
+        cfg,
+        matmul::matmul_vecmat_f32(v, b, out, kk as u32, n as u32)
+    )
+}
+
+/// How the column sum of `A B` is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Colsum {
+    /// SGEMM into `C`, then a column reduction of `C` (`2mnk` FLOP).
+    Direct,
+    /// `colsum(A) B`: a column reduction of `A`, then `v B` (memory-bound).
+    Fused,
+}
+
+impl std::str::FromStr for Colsum {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "direct" => Ok(Colsum::Direct),
+            "fused" => Ok(Colsum::Fused),
+            _ => Err(Error::input(
+                "--colsum",
+                format!("`{s}`; allowed: direct, fused"),
+            )),
+        }
+    }
+}
+
+/// Scratch of the column sum: `v` (k), `out` (n), and `C` (m x n) for the direct way.
+pub struct ColsumBufs {
+    /// `colsum(A)`, length `k`.
+    pub v: Buffer<f32>,
+    /// The result, length `n`.
+    pub out: Buffer<f32>,
+    /// `C = A B` (direct way only).
+    pub c: Option<Buffer<f32>>,
+}
+
+impl ColsumBufs {
+    /// Buffers for shapes `m, n, k` (outputs poisoned with NaN).
+    pub fn new(dev: &Device, how: Colsum, m: usize, n: usize, kk: usize) -> Result<Self> {
+        Ok(Self {
+            v: dev.alloc_filled(kk, f32::NAN)?,
+            out: dev.alloc_filled(n, f32::NAN)?,
+            c: match how {
+                Colsum::Direct => Some(dev.alloc_filled(m * n, f32::NAN)?),
+                Colsum::Fused => None,
+            },
+        })
+    }
+}
+
+/// `colsum(A B)` into `bufs.out`, the direct or the fused way.
+#[allow(clippy::too_many_arguments)]
+pub fn colsum_of_product(
+    dev: &Device,
+    how: Colsum,
+    a: &Buffer<f32>,
+    b: &Buffer<f32>,
+    bufs: &mut ColsumBufs,
+    m: usize,
+    n: usize,
+    kk: usize,
+) -> Result<()> {
+    check_shapes(m, kk, kk, n)?;
+    check_len("A", a.len(), m * kk)?;
+    check_len("B", b.len(), kk * n)?;
+    zero2(dev, &mut bufs.v, &mut bufs.out)?;
+    match how {
+        Colsum::Fused => {
+            colsum_add(dev, a, &mut bufs.v, m, kk)?;
+            vecmat_add(dev, &bufs.v, b, &mut bufs.out, kk, n)
+        }
+        Colsum::Direct => {
+            let c = match bufs.c.as_mut() {
+                Some(c) => c,
+                None => {
+                    return Err(Error::input(
+                        "column sum",
+                        "the direct way needs a C buffer (ColsumBufs::new with Colsum::Direct)",
+                    ));
+                }
+            };
+            gemm(dev, Rung::BEST, a, b, c, m, n, kk)?;
+            colsum_add(dev, c, &mut bufs.out, m, n)
+        }
+    }
+}
+
+/// Bytes the fused column sum must read: `A` and `B` once.
+pub fn colsum_bytes(m: usize, n: usize, kk: usize) -> f64 {
+    4.0 * (m * kk + kk * n) as f64
+}
+
+/// FLOP of one SGEMM.
+pub fn flops(m: usize, n: usize, kk: usize) -> f64 {
+    2.0 * m as f64 * n as f64 * kk as f64
+}
+
+/// Random inputs in [-1, 1) (never all zero).
+pub fn inputs(m: usize, n: usize, kk: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let a = uniform_vec(seed, m * kk, -1.0, 1.0)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
+    let b = uniform_vec(seed ^ 0x5EED, kk * n, -1.0, 1.0)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
+    (a, b)
+}
+
+/// f64 reference `A B` (small sizes).
+pub fn reference_f64(a: &[f32], b: &[f32], m: usize, n: usize, kk: usize) -> Vec<f64> {
+    let mut c = vec![0f64; m * n];
+    c.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+        for p in 0..kk {
+            let aip = a[i * kk + p] as f64;
+            for (cj, bj) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                *cj += aip * *bj as f64;
+            }
+        }
+    });
+    c
+}
+
+/// CPU baseline, one thread: ndarray's `dot` (matrixmultiply's f32 kernel).
+pub fn cpu_ndarray(a: &[f32], b: &[f32], m: usize, n: usize, kk: usize) -> Vec<f32> {
+    let av = ndarray::ArrayView2::from_shape((m, kk), a).expect("shape matches the length");
+    let bv = ndarray::ArrayView2::from_shape((kk, n), b).expect("shape matches the length");
+    av.dot(&bv).into_iter().collect()
+}
+
+/// CPU baseline, rayon: blocks of 32 rows of `C` in parallel; inside a block
+/// the `k` loop is split in panels of 256 so a panel of `B` stays in cache,
+/// and the innermost loop (`c_row += a_ip * b_row`) vectorises.
+pub fn cpu_rayon(a: &[f32], b: &[f32], m: usize, n: usize, kk: usize) -> Vec<f32> {
+    const ROWS: usize = 32;
+    const PANEL: usize = 256;
+    let mut c = vec![0f32; m * n];
+    c.par_chunks_mut(ROWS * n)
+        .enumerate()
+        .for_each(|(blk, cb)| {
+            let r0 = blk * ROWS;
+            let rows = cb.len() / n;
+            let mut p0 = 0;
+            while p0 < kk {
+                let p1 = (p0 + PANEL).min(kk);
+                for i in 0..rows {
+                    let crow = &mut cb[i * n..(i + 1) * n];
+                    for p in p0..p1 {
+                        let aip = a[(r0 + i) * kk + p];
+                        for (cj, bj) in crow.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                            *cj += aip * *bj;
+                        }
+                    }
+                }
+                p0 = p1;
+            }
+        });
+    c
+}
+
+/// f64 reference of `colsum(A B)` computed as `colsum(A) B`.
+pub fn colsum_reference(a: &[f32], b: &[f32], m: usize, n: usize, kk: usize) -> Vec<f64> {
+    let mut v = vec![0f64; kk];
+    for i in 0..m {
+        for (vp, ap) in v.iter_mut().zip(&a[i * kk..(i + 1) * kk]) {
+            *vp += *ap as f64;
+        }
+    }
+    let mut out = vec![0f64; n];
+    for (p, vp) in v.iter().enumerate() {
+        for (o, bj) in out.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+            *o += vp * *bj as f64;
+        }
+    }
+    out
+}
+
+/// Relative error of `rung` at `m x n x k` against the f64 reference (output
+/// poisoned with NaN first).
+pub fn check_rung(
+    dev: &Device,
+    rung: Rung,
+    m: usize,
+    n: usize,
+    kk: usize,
+    seed: u64,
+) -> Result<f64> {
+    let (ha, hb) = inputs(m, n, kk, seed);
+    let a = dev.upload(&ha)?;
+    let b = dev.upload(&hb)?;
+    let mut c = dev.alloc_filled(m * n, f32::NAN)?;
+    gemm(dev, rung, &a, &b, &mut c, m, n, kk)?;
+    let got: Vec<f64> = dev.download(&c)?.into_iter().map(f64::from).collect();
+    Ok(rel_err_norm(&got, &reference_f64(&ha, &hb, m, n, kk)))
+}
+
+/// Relative error of the column sum (`how`) at `m x n x k` against f64.
+pub fn check_colsum(
+    dev: &Device,
+    how: Colsum,
+    m: usize,
+    n: usize,
+    kk: usize,
+    seed: u64,
+) -> Result<f64> {
+    let (ha, hb) = inputs(m, n, kk, seed);
+    let a = dev.upload(&ha)?;
+    let b = dev.upload(&hb)?;
+    let mut bufs = ColsumBufs::new(dev, how, m, n, kk)?;
+    colsum_of_product(dev, how, &a, &b, &mut bufs, m, n, kk)?;
+    let got: Vec<f64> = dev
+        .download(&bufs.out)?
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    Ok(rel_err_norm(&got, &colsum_reference(&ha, &hb, m, n, kk)))
+}
+
+/// Tolerance of the SGEMM checks (f32 sums of up to a few thousand terms).
+pub const TOL: f64 = 1e-4;
+
+fn verify(what: String, err: f64, tol: f64) -> Result<f64> {
+    if err.is_finite() && err <= tol {
+        Ok(err)
+    } else {
+        Err(Error::Verification {
+            what,
+            detail: format!("relative error {err:.2e} > {tol:.0e}"),
+        })
+    }
+}
+
+/// Sampled check of a big product: 64 random entries of `C` against f64 dots.
+fn sample_check(c: &[f32], a: &[f32], b: &[f32], m: usize, n: usize, kk: usize) -> f64 {
+    let mut r = SplitMix64(99);
+    let (mut got, mut want) = (Vec::new(), Vec::new());
+    for _ in 0..64 {
+        let i = (r.next_u64() % m as u64) as usize;
+        let j = (r.next_u64() % n as u64) as usize;
+        let s: f64 = (0..kk)
+            .map(|p| a[i * kk + p] as f64 * b[p * n + j] as f64)
+            .sum();
+        got.push(c[i * n + j] as f64);
+        want.push(s);
+    }
+    rel_err_norm(&got, &want)
+}
+
+/// Every matmul kernel on the simulator at small odd sizes.
+pub fn sim_check() -> Result<()> {
+    let dev = Device::sim();
+    // 37x29x41: nothing is a multiple of a tile or of 4 (scalar edge paths);
+    // 33x36x44: k and n multiples of 4 (the 16-byte paths of rung 4) but m ragged.
+    for (m, n, kk) in [(37, 29, 41), (33, 36, 44)] {
+        for rung in Rung::ALL {
+            let e = check_rung(&dev, rung, m, n, kk, 5)?;
+            verify(
+                format!("matmul {} {m}x{n}x{kk} (simulator)", rung.label()),
+                e,
+                TOL,
+            )?;
+        }
+    }
+    // 130 rows: three row chunks of the column-sum kernels.
+    for how in [Colsum::Fused, Colsum::Direct] {
+        let e = check_colsum(&dev, how, 130, 29, 41, 11)?;
+        verify(format!("column sum {how:?} 130x29x41 (simulator)"), e, 1e-4)?;
+    }
+    Ok(())
+}
+
+fn cpu_rows(ctx: &BenchCtx, rows: &mut Vec<Row>) -> f64 {
+    let s = if ctx.quick { 256 } else { 512 };
+    let (a, b) = inputs(s, s, s, 1);
+    let t1 = Timing::host(0, 2, || {
+        std::hint::black_box(cpu_ndarray(&a, &b, s, s, s));
+    });
+    let rs = if ctx.quick { 512 } else { 1024 };
+    let (ra, rb) = inputs(rs, rs, rs, 2);
+    let tr = Timing::host(0, 2, || {
+        std::hint::black_box(cpu_rayon(&ra, &rb, rs, rs, rs));
+    });
+    let g1 = flops(s, s, s) / (t1.median_ms * 1e-3) / 1e9;
+    let gr = flops(rs, rs, rs) / (tr.median_ms * 1e-3) / 1e9;
+    for (name, size, t, g) in [
+        ("CPU 1 thread (ndarray dot)", format!("{s}^3"), t1, g1),
+        ("CPU rayon blocked", format!("{rs}^3"), tr, gr),
+    ] {
+        let mut r = Row::new("matmul", name, "cpu", &size, "f32");
+        r.throughput = Some(g);
+        r.unit = "GFLOP/s".into();
+        r.speedup = Some(g / g1);
+        r.timing = Some(t);
+        rows.push(r);
+    }
+    g1
+}
+
+/// Timed repetitions for a call that took `ms` once: about 2 s per row at most.
+fn reps_for(ms: f64, max: usize) -> usize {
+    ((2000.0 / ms.max(1e-3)) as usize).clamp(3, max.max(3))
+}
+
+/// The benchmark: SGEMM GFLOP/s per rung at 4096^3 and at the material's
+/// shape (quick: 2048^3), and the column sum both ways at the material's shape.
+pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let g1 = cpu_rows(ctx, &mut rows);
+    let Some(dev) = ctx.gpu() else {
+        rows.push(super::skipped_gpu("matmul", ctx));
+        return Ok(rows);
+    };
+    let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
+    // Correctness of every rung at an odd size first.
+    let mut ok = Vec::new();
+    for rung in Rung::ALL {
+        let r = check_rung(dev, rung, 517, 389, 301, 3)
+            .and_then(|e| verify(format!("matmul {} 517x389x301", rung.label()), e, TOL));
+        ok.push((rung, r));
+    }
+    let shapes: Vec<(usize, usize, usize)> = if ctx.quick {
+        vec![(2048, 2048, 2048)]
+    } else {
+        vec![(4096, 4096, 4096), (10000, 7000, 5000)]
+    };
+    for &(m, n, kk) in &shapes {
+        let size = if m == n && n == kk {
+            format!("{m}^3")
+        } else {
+            format!("({m}x{kk})({kk}x{n})")
+        };
+        let (ha, hb) = inputs(m, n, kk, 7);
+        let a = dev.upload(&ha)?;
+        let b = dev.upload(&hb)?;
+        let mut c = dev.alloc_filled(m * n, f32::NAN)?;
+        for (rung, checked) in &ok {
+            let mut row = Row::new("matmul", rung.label(), "gpu", &size, "f32");
+            if let Some(res) = crate::modules::resource(rung.kernel(), &arch, false) {
+                row.registers = Some(res.registers);
+                row.spills = Some(res.spill_stores + res.spill_loads);
+            }
+            match checked {
+                Ok(e) => row.rel_err = Some(*e),
+                Err(e) => {
+                    row.status = Status::Failed(e.to_string());
+                    rows.push(row);
+                    continue;
+                }
+            }
+            dev.write(&mut c, &vec![f32::NAN; m * n])?;
+            let t0 = std::time::Instant::now();
+            gemm(dev, *rung, &a, &b, &mut c, m, n, kk)?;
+            dev.synchronize()?;
+            let first = t0.elapsed().as_secs_f64() * 1e3;
+            row.first_ms = Some(first);
+            let got = dev.download(&c)?;
+            let e = sample_check(&got, &ha, &hb, m, n, kk);
+            if !(e <= 1e-3) {
+                row.status =
+                    Status::Failed(format!("64 sampled entries: relative error {e:.2e} > 1e-3"));
+                rows.push(row);
+                continue;
+            }
+            if *rung == Rung::Naive && first > 2000.0 {
+                row.status =
+                    Status::Skipped(format!("one call took {first:.0} ms (> 2 s); not timed"));
+                rows.push(row);
+                continue;
+            }
+            let t = dev.time(1, reps_for(first, ctx.reps()), |_| {
+                gemm(dev, *rung, &a, &b, &mut c, m, n, kk)
+            })?;
+            let g = flops(m, n, kk) / (t.median_ms * 1e-3) / 1e9;
+            row.throughput = Some(g);
+            row.unit = "GFLOP/s".into();
+            row.pct_of_ceiling = ctx.ceilings.fp32_flops.map(|f| 100.0 * g * 1e9 / f);
+            row.speedup = Some(g / g1);
+            row.timing = Some(t);
+            rows.push(row);
+        }
+    }
+    // The material's column sum, both ways.
+    let (m, n, kk) = if ctx.quick {
+        (4000, 3000, 2000)
+    } else {
+        (10000, 7000, 5000)
+    };
+    let size = format!("({m}x{kk})({kk}x{n})");
+    let (ha, hb) = inputs(m, n, kk, 13);
+    let want = colsum_reference(&ha, &hb, m, n, kk);
+    let a = dev.upload(&ha)?;
+    let b = dev.upload(&hb)?;
+    let bytes = colsum_bytes(m, n, kk);
+    for how in [Colsum::Direct, Colsum::Fused] {
+        let label = match how {
+            Colsum::Direct => "colsum direct: SGEMM (rung 4) + column sum",
+            Colsum::Fused => "colsum fused: colsum(A) B",
+        };
+        let mut row = Row::new("matmul", label, "gpu", &size, "f32");
+        let mut bufs = ColsumBufs::new(dev, how, m, n, kk)?;
+        let t0 = std::time::Instant::now();
+        colsum_of_product(dev, how, &a, &b, &mut bufs, m, n, kk)?;
+        dev.synchronize()?;
+        let first = t0.elapsed().as_secs_f64() * 1e3;
+        row.first_ms = Some(first);
+        let got: Vec<f64> = dev
+            .download(&bufs.out)?
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let e = rel_err_norm(&got, &want);
+        row.rel_err = Some(e);
+        if !(e <= 1e-3) {
+            row.status = Status::Failed(format!("relative error {e:.2e} > 1e-3"));
+            rows.push(row);
+            continue;
+        }
+        let t = dev.time(2, reps_for(first, ctx.reps()), |_| {
+            colsum_of_product(dev, how, &a, &b, &mut bufs, m, n, kk)
+        })?;
+        // Throughput against the fused way's floor (A and B read once), so
+        // both rows compare with the copy bandwidth.
+        let gbs = bytes / (t.median_ms * 1e-3) / 1e9;
+        row.throughput = Some(gbs);
+        row.unit = "GB/s".into();
+        row.pct_of_ceiling = ctx.ceilings.copy_gbs.map(|c| 100.0 * gbs / c);
+        row.timing = Some(t);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// `ptxlab matmul` arguments.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
-/// CLI entry.
-pub fn cli(_args: &Args) -> Result<()> {
-    Err(Error::input("matmul", "not implemented yet"))
+pub struct Args {
+    /// Rows of A and C.
+    #[arg(long, default_value_t = 1024)]
+    pub m: usize,
+    /// Columns of B and C.
+    #[arg(long, default_value_t = 1024)]
+    pub n: usize,
+    /// Columns of A, rows of B.
+    #[arg(long, default_value_t = 1024)]
+    pub k: usize,
+    /// naive, tiled, regblock, vec or all.
+    #[arg(long, default_value = "all")]
+    pub variant: String,
+    /// Also compute colsum(A B): direct or fused.
+    #[arg(long)]
+    pub colsum: Option<String>,
+    /// gpu, sim or cpu.
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions.
+    #[arg(long, default_value_t = 10)]
+    pub reps: usize,
+}
+
+/// `ptxlab matmul`.
+pub fn cli(args: &Args) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    let (m, n, kk) = check_shapes(args.m, args.k, args.k, args.n)?;
+    let rungs: Vec<Rung> = if args.variant == "all" {
+        Rung::ALL.to_vec()
+    } else {
+        vec![args.variant.parse()?]
+    };
+    let colsum: Option<Colsum> = args.colsum.as_deref().map(str::parse).transpose()?;
+    let (ha, hb) = inputs(m, n, kk, 42);
+    let dev = match backend {
+        crate::Backend::Gpu => Device::gpu(0)?,
+        crate::Backend::Sim => {
+            if m * n * kk > 1 << 21 {
+                return Err(Error::input(
+                    "matmul",
+                    format!(
+                        "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^21 (e.g. --m 128 --n 128 --k 128)"
+                    ),
+                ));
+            }
+            Device::sim()
+        }
+        crate::Backend::Cpu => {
+            let t1 = Timing::host(0, 1, || {
+                std::hint::black_box(cpu_ndarray(&ha, &hb, m, n, kk));
+            });
+            let tr = Timing::host(0, args.reps.min(3), || {
+                std::hint::black_box(cpu_rayon(&ha, &hb, m, n, kk));
+            });
+            for (name, t) in [("ndarray dot, 1 thread", t1), ("rayon blocked", tr)] {
+                println!(
+                    "{name}: {} ms, {:.1} GFLOP/s",
+                    fmt_ms(t.median_ms),
+                    flops(m, n, kk) / (t.median_ms * 1e-3) / 1e9
+                );
+            }
+            return Ok(());
+        }
+    };
+    let a = dev.upload(&ha)?;
+    let b = dev.upload(&hb)?;
+    let mut c = dev.alloc_filled(m * n, f32::NAN)?;
+    let small = m * n * kk <= 1 << 27;
+    let want = if small {
+        Some(reference_f64(&ha, &hb, m, n, kk))
+    } else {
+        None
+    };
+    let reps = if dev.is_sim() { 1 } else { args.reps };
+    for rung in rungs {
+        dev.write(&mut c, &vec![f32::NAN; m * n])?;
+        gemm(&dev, rung, &a, &b, &mut c, m, n, kk)?;
+        let got = dev.download(&c)?;
+        let e = match &want {
+            Some(w) => rel_err_norm(&got.iter().map(|v| *v as f64).collect::<Vec<_>>(), w),
+            None => sample_check(&got, &ha, &hb, m, n, kk),
+        };
+        verify(
+            format!("matmul {} {m}x{n}x{kk}", rung.label()),
+            e,
+            if small { TOL } else { 1e-3 },
+        )?;
+        let t = dev.time(1, reps, |_| gemm(&dev, rung, &a, &b, &mut c, m, n, kk))?;
+        println!(
+            "PASS {} on {}: rel err {e:.1e}, median {} ms, {:.1} GFLOP/s",
+            rung.label(),
+            dev.name(),
+            fmt_ms(t.median_ms),
+            flops(m, n, kk) / (t.median_ms * 1e-3) / 1e9
+        );
+    }
+    if let Some(how) = colsum {
+        let e = check_colsum(&dev, how, m, n, kk, 42)?;
+        verify(format!("column sum {how:?}"), e, 1e-3)?;
+        let mut bufs = ColsumBufs::new(&dev, how, m, n, kk)?;
+        let t = dev.time(1, reps, |_| {
+            colsum_of_product(&dev, how, &a, &b, &mut bufs, m, n, kk)
+        })?;
+        println!(
+            "PASS column sum {how:?}: rel err {e:.1e}, median {} ms, {:.1} GB/s of the {:.0} MB floor",
+            fmt_ms(t.median_ms),
+            colsum_bytes(m, n, kk) / (t.median_ms * 1e-3) / 1e9,
+            colsum_bytes(m, n, kk) / 1e6
+        );
+    }
+    Ok(())
 }

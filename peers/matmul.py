@@ -1,0 +1,72 @@
+"""Matmul peers: torch.matmul FP32 (TF32 off) at 4096^3 and the material's
+shape, matmul then column sum, the fused algebra A.sum(0) @ B, and CuPy's
+einsum('ij,jk->k')."""
+from common import try_import, time_cuda
+
+W = "matmul"
+
+
+def _row(variant, backend, size, t, throughput=None, unit="", rel_err=None):
+    d = {"workload": W, "variant": variant, "backend": backend, "size": size, "precision": "f32", **t}
+    if throughput is not None:
+        d["throughput"] = throughput
+        d["unit"] = unit
+    if rel_err is not None:
+        d["rel_err"] = rel_err
+    return d
+
+
+def _torch(quick):
+    torch, why = try_import("torch")
+    if torch is None or not torch.cuda.is_available():
+        return [{"workload": W, "variant": "torch", "backend": "torch", "skipped": why or "torch has no CUDA device"}]
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    rows = []
+    shapes = [(2048, 2048, 2048)] if quick else [(4096, 4096, 4096), (10000, 7000, 5000)]
+    g = torch.Generator(device="cuda").manual_seed(0)
+    for m, n, k in shapes:
+        a = torch.rand(m, k, device="cuda", generator=g) * 2 - 1
+        b = torch.rand(k, n, device="cuda", generator=g) * 2 - 1
+        size = f"{m}^3" if m == n == k else f"({m}x{k})({k}x{n})"
+        reps = 10 if m * n * k > 1e11 else 30
+        t = time_cuda(lambda: torch.matmul(a, b), reps=reps, warmup=3)
+        rows.append(_row("torch.matmul FP32, TF32 off", "torch", size, t, 2 * m * n * k / (t["median_ms"] * 1e-3) / 1e9, "GFLOP/s"))
+    m, n, k = (4000, 3000, 2000) if quick else (10000, 7000, 5000)
+    size = f"({m}x{k})({k}x{n})"
+    a = torch.rand(m, k, device="cuda", generator=g) * 2 - 1
+    b = torch.rand(k, n, device="cuda", generator=g) * 2 - 1
+    want = (a.double().sum(0) @ b.double())
+    bytes_ = 4.0 * (m * k + k * n)
+    for name, fn in [("torch matmul then sum(0)", lambda: torch.matmul(a, b).sum(0)),
+                     ("torch A.sum(0) @ B", lambda: a.sum(0) @ b)]:
+        got = fn().double()
+        err = float((got - want).norm() / want.norm())
+        t = time_cuda(fn, reps=10 if "then" in name else 50, warmup=3)
+        rows.append(_row(name, "torch", size, t, bytes_ / (t["median_ms"] * 1e-3) / 1e9, "GB/s", err))
+    return rows
+
+
+def _cupy(quick):
+    cp, why = try_import("cupy")
+    if cp is None:
+        return [{"workload": W, "variant": "cupy einsum", "backend": "cupy", "skipped": why}]
+    m, n, k = (4000, 3000, 2000) if quick else (10000, 7000, 5000)
+    rng = cp.random.default_rng(0)
+    a = rng.random((m, k), dtype=cp.float32) * 2 - 1
+    b = rng.random((k, n), dtype=cp.float32) * 2 - 1
+    want = a.astype(cp.float64).sum(0) @ b.astype(cp.float64)
+    rows = []
+    bytes_ = 4.0 * (m * k + k * n)
+    for name, fn in [("cupy einsum('ij,jk->k')", lambda: cp.einsum("ij,jk->k", a, b)),
+                     ("cupy (A @ B).sum(0)", lambda: (a @ b).sum(0))]:
+        got = fn().astype(cp.float64)
+        err = float(cp.linalg.norm(got - want) / cp.linalg.norm(want))
+        t = time_cuda(fn, reps=10, warmup=2)
+        rows.append(_row(name, "cupy", f"({m}x{k})({k}x{n})", t, bytes_ / (t["median_ms"] * 1e-3) / 1e9, "GB/s", err))
+    return rows
+
+
+def run(quick: bool) -> list:
+    return _torch(quick) + _cupy(quick)
