@@ -13,7 +13,10 @@ fn gpu() -> Option<ptxlab::Device> {
     match ptxlab::Device::gpu(0) {
         Ok(d) => Some(d),
         Err(e) => {
-            eprintln!("skipped GPU benchmarks: {}", e.to_string().lines().next().unwrap_or(""));
+            eprintln!(
+                "skipped GPU benchmarks: {}",
+                e.to_string().lines().next().unwrap_or("")
+            );
             None
         }
     }

@@ -12,8 +12,12 @@ pub fn bench(c: &mut Criterion, dev: Option<&Device>) {
     let bytes = vector::bytes::<f32>(n) as u64;
     let mut g = c.benchmark_group("vector-add/cpu");
     g.throughput(Throughput::Bytes(bytes)).sample_size(10);
-    g.bench_function("serial", |bch| bch.iter(|| vector::cpu_serial(&a, &b, &mut out)));
-    g.bench_function("rayon", |bch| bch.iter(|| vector::cpu_rayon(&a, &b, &mut out)));
+    g.bench_function("serial", |bch| {
+        bch.iter(|| vector::cpu_serial(&a, &b, &mut out))
+    });
+    g.bench_function("rayon", |bch| {
+        bch.iter(|| vector::cpu_rayon(&a, &b, &mut out))
+    });
     g.finish();
     let Some(dev) = dev else { return };
     let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());

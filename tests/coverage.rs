@@ -12,12 +12,20 @@ fn every_kernel_runs_on_the_simulator_against_its_reference() {
         if let Err(e) = (w.sim_check)() {
             failures.push(format!("{}: {e}", w.name));
         }
-        println!("{}: simulator check in {:.1} s", w.name, t.elapsed().as_secs_f64());
+        println!(
+            "{}: simulator check in {:.1} s",
+            w.name,
+            t.elapsed().as_secs_f64()
+        );
     }
     if let Err(e) = ptxlab::workloads::demo::sim_check() {
         failures.push(format!("demo: {e}"));
     }
-    assert!(failures.is_empty(), "simulator checks failed:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "simulator checks failed:\n{}",
+        failures.join("\n")
+    );
     let launched = ptxlab_device::sim::launched_kernels();
     let missing: Vec<_> = ptxlab_device::KERNELS
         .iter()

@@ -11,7 +11,10 @@ use ptxlab_builder::{assemble, find_ptxas, kernels_in_ptx};
 fn project_kernels() -> Vec<&'static ptxlab_device::KernelInfo> {
     // Force-link the kernel crate's registrations.
     let _ = kernels_gpu::vector::BLOCK;
-    ptxlab_device::KERNELS.iter().filter(|k| k.module.starts_with("kernels_gpu")).collect()
+    ptxlab_device::KERNELS
+        .iter()
+        .filter(|k| k.module.starts_with("kernels_gpu"))
+        .collect()
 }
 
 /// The text of one `.entry` (header and body).
@@ -27,26 +30,55 @@ fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
 #[test]
 fn every_kernel_is_exported_with_its_directives() {
     let kernels = project_kernels();
-    assert!(kernels.len() >= 7, "expected the project's kernels, found {}", kernels.len());
+    assert!(
+        kernels.len() >= 7,
+        "expected the project's kernels, found {}",
+        kernels.len()
+    );
     for (label, ptx) in [("precise", KERNELS_PTX), ("fast-math", KERNELS_FAST_PTX)] {
         let found = kernels_in_ptx(ptx);
         for k in &kernels {
-            let m = found
-                .iter()
-                .find(|m| m.name == k.name)
-                .unwrap_or_else(|| panic!("{label} module: kernel `{}` is not an exported .entry", k.name));
-            assert_eq!(m.max_threads, k.max_threads, "{label}: .maxntid of `{}`", k.name);
-            assert_eq!(m.min_blocks, k.min_blocks, "{label}: .minnctapersm of `{}`", k.name);
-            assert_eq!(m.max_registers, k.max_registers, "{label}: .maxnreg of `{}`", k.name);
+            let m = found.iter().find(|m| m.name == k.name).unwrap_or_else(|| {
+                panic!(
+                    "{label} module: kernel `{}` is not an exported .entry",
+                    k.name
+                )
+            });
+            assert_eq!(
+                m.max_threads, k.max_threads,
+                "{label}: .maxntid of `{}`",
+                k.name
+            );
+            assert_eq!(
+                m.min_blocks, k.min_blocks,
+                "{label}: .minnctapersm of `{}`",
+                k.name
+            );
+            assert_eq!(
+                m.max_registers, k.max_registers,
+                "{label}: .maxnreg of `{}`",
+                k.name
+            );
             let e = entry(ptx, k.name);
             if k.max_threads > 0 {
-                assert!(e.contains(&format!(".maxntid {}, 1, 1", k.max_threads)), "{label}: `{}` lacks .maxntid", k.name);
+                assert!(
+                    e.contains(&format!(".maxntid {}, 1, 1", k.max_threads)),
+                    "{label}: `{}` lacks .maxntid",
+                    k.name
+                );
             }
             if k.max_registers > 0 {
-                assert!(e.contains(&format!(".maxnreg {}", k.max_registers)), "{label}: `{}` lacks .maxnreg", k.name);
+                assert!(
+                    e.contains(&format!(".maxnreg {}", k.max_registers)),
+                    "{label}: `{}` lacks .maxnreg",
+                    k.name
+                );
             }
         }
-        assert!(!ptx.contains("__ptxlab_meta_"), "{label}: metadata statics must be stripped from the PTX");
+        assert!(
+            !ptx.contains("__ptxlab_meta_"),
+            "{label}: metadata statics must be stripped from the PTX"
+        );
         assert!(ptx.contains(".target sm_"), "{label}: no .target directive");
     }
 }
@@ -63,12 +95,21 @@ fn launch_bounds_directive_present_for_demo_kernels() {
 fn fast_math_kernels_use_the_sfu() {
     for ptx in [KERNELS_PTX, KERNELS_FAST_PTX] {
         let e = entry(ptx, "demo_fast_sincos");
-        assert!(e.contains("sin.approx"), "demo_fast_sincos lacks sin.approx");
-        assert!(e.contains("cos.approx"), "demo_fast_sincos lacks cos.approx");
+        assert!(
+            e.contains("sin.approx"),
+            "demo_fast_sincos lacks sin.approx"
+        );
+        assert!(
+            e.contains("cos.approx"),
+            "demo_fast_sincos lacks cos.approx"
+        );
     }
     // The vector kernels use 16-byte accesses in the wide rung.
     let e = entry(KERNELS_PTX, "vector_add_x4_f32");
-    assert!(e.contains("ld.global.v4") && e.contains("st.global.v4"), "vector_add_x4_f32 lacks 16-byte accesses:\n{e}");
+    assert!(
+        e.contains("ld.global.v4") && e.contains("st.global.v4"),
+        "vector_add_x4_f32 lacks 16-byte accesses:\n{e}"
+    );
 }
 
 fn ptxas_or_skip() -> Option<std::path::PathBuf> {
@@ -94,8 +135,13 @@ fn ptxas_accepts_the_modules_and_honours_register_caps() {
         let src = dir.join(format!("{label}.ptx"));
         std::fs::write(&src, ptx).unwrap();
         for arch in ["sm_80", "sm_90"] {
-            let report = assemble(&ptxas, &src, arch, &dir.join(format!("{label}.{arch}.cubin")))
-                .unwrap_or_else(|e| panic!("ptxas rejected the {label} module for {arch}: {e}"));
+            let report = assemble(
+                &ptxas,
+                &src,
+                arch,
+                &dir.join(format!("{label}.{arch}.cubin")),
+            )
+            .unwrap_or_else(|e| panic!("ptxas rejected the {label} module for {arch}: {e}"));
             let reg = |name: &str| {
                 report
                     .iter()
@@ -103,11 +149,25 @@ fn ptxas_accepts_the_modules_and_honours_register_caps() {
                     .unwrap_or_else(|| panic!("no report for {name}"))
                     .registers
             };
-            assert!(reg("demo_regs_capped") <= 32, "{arch}: capped kernel uses {} registers", reg("demo_regs_capped"));
-            assert!(reg("demo_regs") > 32, "{arch}: uncapped kernel uses only {} registers; the demo no longer shows the cap", reg("demo_regs"));
+            assert!(
+                reg("demo_regs_capped") <= 32,
+                "{arch}: capped kernel uses {} registers",
+                reg("demo_regs_capped")
+            );
+            assert!(
+                reg("demo_regs") > 32,
+                "{arch}: uncapped kernel uses only {} registers; the demo no longer shows the cap",
+                reg("demo_regs")
+            );
             for k in project_kernels() {
                 if k.max_registers > 0 {
-                    assert!(reg(k.name) <= k.max_registers, "{arch}: `{}` uses {} registers over its cap {}", k.name, reg(k.name), k.max_registers);
+                    assert!(
+                        reg(k.name) <= k.max_registers,
+                        "{arch}: `{}` uses {} registers over its cap {}",
+                        k.name,
+                        reg(k.name),
+                        k.max_registers
+                    );
                 }
             }
         }
@@ -121,6 +181,8 @@ fn register_cap_rung_rewrites_every_entry() {
     for k in kernels_in_ptx(&capped) {
         assert_eq!(k.max_registers, 24, "{}", k.name);
     }
-    let e = ptxlab::runtime::with_register_cap(KERNELS_PTX, 7).unwrap_err().to_string();
+    let e = ptxlab::runtime::with_register_cap(KERNELS_PTX, 7)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("7 registers") && e.contains("16..=255"), "{e}");
 }

@@ -36,7 +36,12 @@ fn validate(v: &Value, s: &Value, path: &str) -> Vec<String> {
         }
     }
     if let Some(obj) = v.as_object() {
-        for r in s.get("required").and_then(|r| r.as_array()).into_iter().flatten() {
+        for r in s
+            .get("required")
+            .and_then(|r| r.as_array())
+            .into_iter()
+            .flatten()
+        {
             let k = r.as_str().unwrap();
             if !obj.contains_key(k) {
                 errs.push(format!("{path}: missing `{k}`"));
@@ -62,7 +67,11 @@ fn sample_rows() -> Vec<Row> {
     let mut rows = Vec::new();
     for (i, v) in ["naive", "tiled", "register"].iter().enumerate() {
         let mut r = Row::new("poisson", v, "gpu", "2000x2000", "f32");
-        r.timing = Some(Timing::from_samples(vec![0.02 + i as f64 * 0.01, 0.03, 0.025]));
+        r.timing = Some(Timing::from_samples(vec![
+            0.02 + i as f64 * 0.01,
+            0.03,
+            0.025,
+        ]));
         r.throughput = Some(200.0 - i as f64 * 20.0);
         r.unit = "GCells/s".into();
         r.registers = Some(20);
@@ -74,13 +83,24 @@ fn sample_rows() -> Vec<Row> {
     r.unit = "GFLOP/s".into();
     rows.push(r);
     for t in [1, 2] {
-        let mut r = Row::new("poisson", &format!("CPU rayon {t} threads"), "cpu", "2000x2000", "f32");
+        let mut r = Row::new(
+            "poisson",
+            &format!("CPU rayon {t} threads"),
+            "cpu",
+            "2000x2000",
+            "f32",
+        );
         r.timing = Some(Timing::from_samples(vec![10.0 / t as f64]));
         r.throughput = Some(0.4 * t as f64);
         r.unit = "GCells/s".into();
         rows.push(r);
     }
-    rows.push(Row::skipped("poisson", "GPU variants", "gpu", "no NVIDIA driver"));
+    rows.push(Row::skipped(
+        "poisson",
+        "GPU variants",
+        "gpu",
+        "no NVIDIA driver",
+    ));
     let mut f = Row::new("vector-add", "x4", "gpu", "2^20", "f32");
     f.status = Status::Failed("3 elements differ".into());
     rows.push(f);
@@ -92,13 +112,29 @@ fn results_json_matches_the_documented_schema_and_plots_are_valid() {
     let dir = std::env::temp_dir().join(format!("ptxlab-report-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let rows = sample_rows();
-    let ceil = Ceilings { copy_gbs: Some(3000.0), sfu_per_s: Some(4e12), fp32_flops: Some(60e12) };
+    let ceil = Ceilings {
+        copy_gbs: Some(3000.0),
+        sfu_per_s: Some(4e12),
+        fp32_flops: Some(60e12),
+    };
     write_outputs(&dir, &Environment::collect(None), &ceil, &rows, "# test\n").unwrap();
 
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/results-schema.json")).unwrap()).unwrap();
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/results-schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     let errs = validate(&json, &schema, "$");
-    assert!(errs.is_empty(), "results.json does not match the schema:\n{}", errs.join("\n"));
+    assert!(
+        errs.is_empty(),
+        "results.json does not match the schema:\n{}",
+        errs.join("\n")
+    );
     assert_eq!(json["rows"].as_array().unwrap().len(), rows.len());
     // A broken document must fail the validator (so the check can fail).
     let mut bad = json.clone();
@@ -111,10 +147,20 @@ fn results_json_matches_the_documented_schema_and_plots_are_valid() {
 
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     for name in ["bars-poisson", "roofline", "poisson-cpu-sweep"] {
-        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap_or_else(|_| panic!("{name}.svg missing"));
-        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{name}.svg is not an SVG document");
-        assert!(svg.matches("<rect").count() + svg.matches("<circle").count() >= 3, "{name}.svg is empty");
-        assert!(md.contains(&format!("{name}.svg")), "report.md does not show {name}");
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg")))
+            .unwrap_or_else(|_| panic!("{name}.svg missing"));
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{name}.svg is not an SVG document"
+        );
+        assert!(
+            svg.matches("<rect").count() + svg.matches("<circle").count() >= 3,
+            "{name}.svg is empty"
+        );
+        assert!(
+            md.contains(&format!("{name}.svg")),
+            "report.md does not show {name}"
+        );
         let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png signature");
         assert_eq!(&png[12..16], b"IHDR");
@@ -122,9 +168,13 @@ fn results_json_matches_the_documented_schema_and_plots_are_valid() {
         let h = u32::from_be_bytes(png[20..24].try_into().unwrap()) as usize;
         let idat = png.windows(4).position(|x| x == b"IDAT").unwrap();
         let len = u32::from_be_bytes(png[idat - 4..idat].try_into().unwrap()) as usize;
-        let raw = miniz_oxide::inflate::decompress_to_vec_zlib(&png[idat + 4..idat + 4 + len]).unwrap();
+        let raw =
+            miniz_oxide::inflate::decompress_to_vec_zlib(&png[idat + 4..idat + 4 + len]).unwrap();
         assert_eq!(raw.len(), h * (1 + 3 * w), "{name}.png pixel data size");
-        let non_white = raw.chunks(3).filter(|p| p.len() == 3 && p != &[255, 255, 255]).count();
+        let non_white = raw
+            .chunks(3)
+            .filter(|p| p.len() == 3 && p != &[255, 255, 255])
+            .count();
         assert!(non_white > 100, "{name}.png is blank");
     }
     assert!(std::fs::read_link(dir.parent().unwrap().join("latest")).is_ok());

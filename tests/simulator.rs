@@ -16,15 +16,22 @@ pub fn t_shared_neighbour(out: DeviceSliceMut<u32>) {
     let s = shared::dynamic_shared::<u32>(0, n);
     s.set(t, (t * 2 + 1) as u32);
     sync_threads();
-    out.set(thread::index_1d(), s.get((t + 1) % n) + thread::block_idx_x() * 1000);
+    out.set(
+        thread::index_1d(),
+        s.get((t + 1) % n) + thread::block_idx_x() * 1000,
+    );
 }
 
 #[test]
 fn shared_memory_after_barrier_sees_neighbours() {
     let dev = Device::sim();
     let (blocks, threads) = (3u32, 100u32);
-    let mut out = dev.alloc_filled((blocks * threads) as usize, u32::MAX).unwrap();
-    let cfg = LaunchConfig::for_threads((blocks * threads) as usize, threads).unwrap().with_shared(4 * threads as usize);
+    let mut out = dev
+        .alloc_filled((blocks * threads) as usize, u32::MAX)
+        .unwrap();
+    let cfg = LaunchConfig::for_threads((blocks * threads) as usize, threads)
+        .unwrap()
+        .with_shared(4 * threads as usize);
     let o = (&mut out).sim_value();
     sim_launch("t_shared_neighbour", &cfg, || t_shared_neighbour(o)).unwrap();
     let got = dev.download(&out).unwrap();
@@ -69,8 +76,16 @@ fn shuffles_and_votes_on_a_full_warp() {
         let lane = (t % 32) as u32;
         let v = |l: u32| l * 10 + 1;
         let r = &got[t * 8..t * 8 + 8];
-        assert_eq!(r[0], if lane + 3 < 32 { v(lane + 3) } else { v(lane) }, "shfl_down lane {lane}");
-        assert_eq!(r[1], if lane >= 2 { v(lane - 2) } else { v(lane) }, "shfl_up lane {lane}");
+        assert_eq!(
+            r[0],
+            if lane + 3 < 32 { v(lane + 3) } else { v(lane) },
+            "shfl_down lane {lane}"
+        );
+        assert_eq!(
+            r[1],
+            if lane >= 2 { v(lane - 2) } else { v(lane) },
+            "shfl_up lane {lane}"
+        );
         assert_eq!(r[2], v(lane ^ 5), "shfl_xor lane {lane}");
         assert_eq!(r[3], v(7), "shfl_idx lane {lane}");
         assert_eq!(r[4], ballot, "ballot lane {lane}");
@@ -90,9 +105,21 @@ fn shuffles_and_votes_on_a_partial_warp() {
         let lane = (t - 32) as u32;
         let v = |l: u32| l * 10 + 1;
         let r = &got[t * 8..t * 8 + 8];
-        assert_eq!(r[0], if lane + 3 < 8 { v(lane + 3) } else { v(lane) }, "shfl_down lane {lane}");
-        assert_eq!(r[1], if lane >= 2 { v(lane - 2) } else { v(lane) }, "shfl_up lane {lane}");
-        assert_eq!(r[2], if (lane ^ 5) < 8 { v(lane ^ 5) } else { v(lane) }, "shfl_xor lane {lane}");
+        assert_eq!(
+            r[0],
+            if lane + 3 < 8 { v(lane + 3) } else { v(lane) },
+            "shfl_down lane {lane}"
+        );
+        assert_eq!(
+            r[1],
+            if lane >= 2 { v(lane - 2) } else { v(lane) },
+            "shfl_up lane {lane}"
+        );
+        assert_eq!(
+            r[2],
+            if (lane ^ 5) < 8 { v(lane ^ 5) } else { v(lane) },
+            "shfl_xor lane {lane}"
+        );
         assert_eq!(r[3], v(7), "shfl_idx lane {lane}");
         assert_eq!(r[4], 0b0100_1001, "ballot lane {lane}: lanes 0, 3, 6");
         assert_eq!(r[5], 1, "all lane {lane}");
@@ -117,12 +144,20 @@ fn lanes_outside_the_mask_do_not_take_part() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(32, u32::MAX).unwrap();
     let o = (&mut out).sim_value();
-    sim_launch("t_half_mask", &LaunchConfig::for_threads(32, 32).unwrap(), || t_half_mask(o)).unwrap();
+    sim_launch(
+        "t_half_mask",
+        &LaunchConfig::for_threads(32, 32).unwrap(),
+        || t_half_mask(o),
+    )
+    .unwrap();
     let got = dev.download(&out).unwrap();
     for lane in 0..15u32 {
         assert_eq!(got[lane as usize], lane + 101);
     }
-    assert_eq!(got[15], 115, "lane 16 is outside the mask: lane 15 keeps its own value");
+    assert_eq!(
+        got[15], 115,
+        "lane 16 is outside the mask: lane 15 keeps its own value"
+    );
     assert!(got[16..].iter().all(|&v| v == 7));
 }
 
@@ -150,7 +185,9 @@ fn atomic_counter_over_many_blocks_is_exact() {
     let mut c = dev.upload(&[0u32, 0]).unwrap();
     let mut f = dev.upload(&[0.0f64]).unwrap();
     let (blocks, threads) = (37usize, 96u32);
-    let cfg = LaunchConfig::for_threads(blocks * threads as usize, threads).unwrap().with_shared(16);
+    let cfg = LaunchConfig::for_threads(blocks * threads as usize, threads)
+        .unwrap()
+        .with_shared(16);
     let (cv, fv) = ((&mut c).sim_value(), (&mut f).sim_value());
     sim_launch("t_atomics", &cfg, || t_atomics(cv, fv)).unwrap();
     let n = (blocks * threads as usize) as u32;
@@ -174,12 +211,20 @@ fn out_of_bounds_read_names_kernel_block_thread_and_index() {
     let mut out = dev.alloc_filled(100, f32::NAN).unwrap();
     let (av, ov) = ((&a).sim_value(), (&mut out).sim_value());
     let cfg = LaunchConfig::for_threads(100, 64).unwrap();
-    let e = sim_launch("t_out_of_bounds", &cfg, || t_out_of_bounds(av, ov)).unwrap_err().to_string();
+    let e = sim_launch("t_out_of_bounds", &cfg, || t_out_of_bounds(av, ov))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("kernel `t_out_of_bounds`"), "{e}");
-    assert!(e.contains("block (1, 0, 0)") && e.contains("thread (35, 0, 0)"), "{e}");
+    assert!(
+        e.contains("block (1, 0, 0)") && e.contains("thread (35, 0, 0)"),
+        "{e}"
+    );
     assert!(e.contains("index 100, length 100"), "{e}");
     assert!(e.contains("device buffer (read)"), "{e}");
-    assert!(e.contains("tests/simulator.rs"), "the message points at the kernel source: {e}");
+    assert!(
+        e.contains("tests/simulator.rs"),
+        "the message points at the kernel source: {e}"
+    );
 }
 
 /// Writes one slot past its shared-memory view.
@@ -196,11 +241,21 @@ fn out_of_bounds_shared_write_is_reported() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(40, 0u32).unwrap();
     let o = (&mut out).sim_value();
-    let cfg = LaunchConfig::for_threads(40, 40).unwrap().with_shared(40 * 4);
+    let cfg = LaunchConfig::for_threads(40, 40)
+        .unwrap()
+        .with_shared(40 * 4);
     let e = sim_launch("t_shared_oob", &cfg, || t_shared_oob(o)).unwrap_err();
     let text = e.to_string();
-    assert!(matches!(e, ptxlab::Error::Sim(ref s) if matches!(s.fault, Fault::OutOfBounds { space: "shared memory", len: 32, .. })), "{text}");
-    assert!(text.contains("shared memory") && text.contains("length 32") && text.contains("t_shared_oob"), "{text}");
+    assert!(
+        matches!(e, ptxlab::Error::Sim(ref s) if matches!(s.fault, Fault::OutOfBounds { space: "shared memory", len: 32, .. })),
+        "{text}"
+    );
+    assert!(
+        text.contains("shared memory")
+            && text.contains("length 32")
+            && text.contains("t_shared_oob"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -209,8 +264,13 @@ fn shared_view_larger_than_the_launch_is_reported() {
     let mut out = dev.alloc_filled(40, 0u32).unwrap();
     let o = (&mut out).sim_value();
     let cfg = LaunchConfig::for_threads(40, 40).unwrap().with_shared(64);
-    let e = sim_launch("t_shared_oob", &cfg, || t_shared_oob(o)).unwrap_err().to_string();
-    assert!(e.contains("needs 128 bytes but the launch provides 64"), "{e}");
+    let e = sim_launch("t_shared_oob", &cfg, || t_shared_oob(o))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("needs 128 bytes but the launch provides 64"),
+        "{e}"
+    );
 }
 
 /// Only half the block reaches the barrier.
@@ -228,9 +288,13 @@ fn divergent_barrier_is_an_error_not_a_hang() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(64, 0u32).unwrap();
     let o = (&mut out).sim_value();
-    let e = sim_launch("t_divergent", &LaunchConfig::for_threads(64, 64).unwrap(), || t_divergent(o))
-        .unwrap_err()
-        .to_string();
+    let e = sim_launch(
+        "t_divergent",
+        &LaunchConfig::for_threads(64, 64).unwrap(),
+        || t_divergent(o),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("divergent barrier"), "{e}");
     assert!(e.contains("16 of 64 threads"), "{e}");
 }
@@ -254,10 +318,17 @@ fn barriers_at_different_call_sites_are_divergent() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(32, 0u32).unwrap();
     let o = (&mut out).sim_value();
-    let e = sim_launch("t_two_barriers", &LaunchConfig::for_threads(32, 32).unwrap(), || t_two_barriers(o))
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("divergent barrier") && e.contains("every thread must reach the same barrier"), "{e}");
+    let e = sim_launch(
+        "t_two_barriers",
+        &LaunchConfig::for_threads(32, 32).unwrap(),
+        || t_two_barriers(o),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("divergent barrier") && e.contains("every thread must reach the same barrier"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -267,11 +338,23 @@ fn invalid_launch_shapes_are_rejected_with_the_limit() {
     let o = (&mut out).sim_value();
     let mut cfg = LaunchConfig::for_threads(4096, 1024).unwrap();
     cfg.block.x = 2048;
-    let e = sim_launch("t_divergent", &cfg, || t_divergent(o)).unwrap_err().to_string();
-    assert!(e.contains("2048 threads") && e.contains("at most 1024"), "{e}");
-    let cfg = LaunchConfig::for_threads(64, 64).unwrap().with_shared(1 << 20);
-    let e = sim_launch("t_divergent", &cfg, || t_divergent(o)).unwrap_err().to_string();
-    assert!(e.contains("1048576 bytes") && e.contains("at most 232448"), "{e}");
+    let e = sim_launch("t_divergent", &cfg, || t_divergent(o))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("2048 threads") && e.contains("at most 1024"),
+        "{e}"
+    );
+    let cfg = LaunchConfig::for_threads(64, 64)
+        .unwrap()
+        .with_shared(1 << 20);
+    let e = sim_launch("t_divergent", &cfg, || t_divergent(o))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("1048576 bytes") && e.contains("at most 232448"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -286,6 +369,15 @@ fn a_panicking_kernel_is_reported_with_its_message() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(1, 0u32).unwrap();
     let o = (&mut out).sim_value();
-    let e = sim_launch("t_panics", &LaunchConfig::for_threads(8, 8).unwrap(), || t_panics(o)).unwrap_err().to_string();
-    assert!(e.contains("boom in thread 3") && e.contains("thread (3, 0, 0)"), "{e}");
+    let e = sim_launch(
+        "t_panics",
+        &LaunchConfig::for_threads(8, 8).unwrap(),
+        || t_panics(o),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("boom in thread 3") && e.contains("thread (3, 0, 0)"),
+        "{e}"
+    );
 }

@@ -25,23 +25,39 @@ fn mismatched_and_empty_lengths_are_rejected() {
     let a = dev.upload(&[1.0f32; 10]).unwrap();
     let b = dev.upload(&[1.0f32; 9]).unwrap();
     let mut c = dev.alloc_filled(10, 0.0f32).unwrap();
-    let e = vector::add(&dev, Rung::Scalar, ModuleKey::default(), &a, &b, &mut c).unwrap_err().to_string();
-    assert!(e.contains("lengths differ: a has 10, b has 9, c has 10"), "{e}");
+    let e = vector::add(&dev, Rung::Scalar, ModuleKey::default(), &a, &b, &mut c)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("lengths differ: a has 10, b has 9, c has 10"),
+        "{e}"
+    );
     let z = dev.upload::<f32>(&[]).unwrap();
     let mut zc = dev.alloc_filled(0, 0.0f32).unwrap();
-    let e = vector::add(&dev, Rung::Wide, ModuleKey::default(), &z, &z, &mut zc).unwrap_err().to_string();
+    let e = vector::add(&dev, Rung::Wide, ModuleKey::default(), &z, &z, &mut zc)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("length 0"), "{e}");
 }
 
 #[test]
 fn a_buffer_larger_than_memory_is_an_error() {
     let dev = Device::sim();
-    let e = dev.alloc_filled::<f32>(usize::MAX / 2, 0.0).unwrap_err().to_string();
+    let e = dev
+        .alloc_filled::<f32>(usize::MAX / 2, 0.0)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not enough device memory"), "{e}");
     if let Ok(g) = Device::gpu(0) {
         let total = g.as_gpu().unwrap().info().total_mem as usize;
-        let e = g.alloc_filled::<f32>(total / 4 + 1024, 0.0).unwrap_err().to_string();
-        assert!(e.contains("not enough device memory") && e.contains("bytes free"), "{e}");
+        let e = g
+            .alloc_filled::<f32>(total / 4 + 1024, 0.0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("not enough device memory") && e.contains("bytes free"),
+            "{e}"
+        );
     }
 }
 
@@ -50,12 +66,24 @@ fn block_of_2048_threads_and_too_much_shared_memory_are_rejected() {
     let mut cfg = LaunchConfig::for_threads(4096, 1024).unwrap();
     cfg.block.x = 2048;
     let lim = Device::sim().limits();
-    let e = check_launch("vector_add_f32", &cfg, &lim).unwrap_err().to_string();
-    assert!(e.contains("2048 threads") && e.contains("at most 1024 threads per block"), "{e}");
+    let e = check_launch("vector_add_f32", &cfg, &lim)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("2048 threads") && e.contains("at most 1024 threads per block"),
+        "{e}"
+    );
     // The kernel's own launch bounds are enforced too (vector kernels: 1024).
-    let cfg = LaunchConfig::for_threads(4096, 256).unwrap().with_shared(300 * 1024);
-    let e = check_launch("vector_add_f32", &cfg, &lim).unwrap_err().to_string();
-    assert!(e.contains("307200 bytes") && e.contains("at most 232448 bytes per block"), "{e}");
+    let cfg = LaunchConfig::for_threads(4096, 256)
+        .unwrap()
+        .with_shared(300 * 1024);
+    let e = check_launch("vector_add_f32", &cfg, &lim)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("307200 bytes") && e.contains("at most 232448 bytes per block"),
+        "{e}"
+    );
     let e = LaunchConfig::for_threads(0, 256).unwrap_err().to_string();
     assert!(e.contains("0 threads"), "{e}");
 }
@@ -72,7 +100,10 @@ fn missing_driver_is_a_clear_error() {
         return;
     }
     let e = Device::gpu(0).unwrap_err().to_string();
-    assert!(e.contains("no NVIDIA driver") && e.contains("--backend sim"), "{e}");
+    assert!(
+        e.contains("no NVIDIA driver") && e.contains("--backend sim"),
+        "{e}"
+    );
 }
 
 fn gpu() -> Option<Device> {
@@ -87,7 +118,11 @@ fn gpu() -> Option<Device> {
 fn gpu_vector_add_is_exact_for_all_lengths() {
     let Some(dev) = gpu() else { return };
     // Under compute-sanitizer (PTXLAB_TEST_SCALE=small) the 1 GiB case is skipped.
-    let big = if std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small") { 1 << 16 } else { 1 << 28 };
+    let big = if std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small") {
+        1 << 16
+    } else {
+        1 << 28
+    };
     for n in [1usize, 1000, (1 << 20) + 3, big] {
         for rung in Rung::ALL {
             let c = vector::check::<f32>(&dev, n, rung, 11).unwrap();
@@ -96,7 +131,11 @@ fn gpu_vector_add_is_exact_for_all_lengths() {
     }
     for n in [1usize, 1001, (1 << 20) + 3] {
         for rung in Rung::ALL {
-            assert_eq!(vector::check::<f64>(&dev, n, rung, 12).unwrap().mismatches, 0, "f64 {rung:?} n={n}");
+            assert_eq!(
+                vector::check::<f64>(&dev, n, rung, 12).unwrap().mismatches,
+                0,
+                "f64 {rung:?} n={n}"
+            );
         }
     }
 }
@@ -112,13 +151,26 @@ fn gpu_demo_kernels_and_modules() {
     let e = ptxlab::workloads::demo::fast_sincos(&dev, 100_003, ModuleKey::FAST).unwrap();
     assert!(e < 1e-5, "fast sincos max abs err {e}");
     // Register caps as the driver sees them.
-    let capped = g.num_regs(ModuleKey::default(), "demo_regs_capped").unwrap();
+    let capped = g
+        .num_regs(ModuleKey::default(), "demo_regs_capped")
+        .unwrap();
     let free = g.num_regs(ModuleKey::default(), "demo_regs").unwrap();
-    assert!(capped <= 32 && free > 32, "capped {capped}, uncapped {free}");
+    assert!(
+        capped <= 32 && free > 32,
+        "capped {capped}, uncapped {free}"
+    );
     // A cubin loads where one was built for this arch.
-    let cubin = ModuleKey { form: ptxlab::Form::Cubin, ..ModuleKey::default() };
+    let cubin = ModuleKey {
+        form: ptxlab::Form::Cubin,
+        ..ModuleKey::default()
+    };
     match g.module(cubin) {
-        Ok(_) => assert!(vector::check::<f32>(&dev, 1 << 20, Rung::Wide, 3).unwrap().mismatches == 0),
+        Ok(_) => assert!(
+            vector::check::<f32>(&dev, 1 << 20, Rung::Wide, 3)
+                .unwrap()
+                .mismatches
+                == 0
+        ),
         Err(e) => assert!(e.to_string().contains("cubins were built for"), "{e}"),
     }
 }

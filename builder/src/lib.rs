@@ -58,7 +58,11 @@ impl fmt::Display for BuildError {
 impl std::error::Error for BuildError {}
 
 fn err(step: impl Into<String>, detail: impl Into<String>, hint: impl Into<String>) -> BuildError {
-    BuildError { step: step.into(), detail: detail.into(), hint: hint.into() }
+    BuildError {
+        step: step.into(),
+        detail: detail.into(),
+        hint: hint.into(),
+    }
 }
 
 /// Launch bounds and register cap of one kernel, as written in its source.
@@ -179,7 +183,9 @@ impl Builder {
             .map_err(|e| err("create output dir", e.to_string(), ""))?;
         let tools = LlvmTools::find()?;
         let (kernel_bc, dep_rlibs) = self.cargo_build()?;
-        let work = self.target_dir.join(format!("link-{}-{}", self.arch, self.stem));
+        let work = self
+            .target_dir
+            .join(format!("link-{}-{}", self.arch, self.stem));
         std::fs::create_dir_all(&work).map_err(|e| err("create work dir", e.to_string(), ""))?;
 
         let ptx_path = self.out_dir.join(format!("{}.ptx", self.stem));
@@ -188,16 +194,29 @@ impl Builder {
         let stamp = self.out_dir.join(format!("{}.stamp", self.stem));
         let stamp_text = self.stamp_text(&inputs);
         let up_to_date = ptx_path.exists()
-            && std::fs::read_to_string(&stamp).map(|s| s == stamp_text).unwrap_or(false);
+            && std::fs::read_to_string(&stamp)
+                .map(|s| s == stamp_text)
+                .unwrap_or(false);
         if !up_to_date {
             let members = extract_bitcode(&tools, &dep_rlibs, &work)?;
             let linked = work.join("linked.bc");
             let mut link = Command::new(&tools.llvm_link);
-            link.arg(&kernel_bc).arg("--only-needed").args(&members).arg("-o").arg(&linked);
+            link.arg(&kernel_bc)
+                .arg("--only-needed")
+                .args(&members)
+                .arg("-o")
+                .arg(&linked);
             run(&mut link, "llvm-link")?;
             let ll = work.join("linked.ll");
-            run(Command::new(&tools.llvm_dis).arg(&linked).arg("-o").arg(&ll), "llvm-dis")?;
-            let ir = std::fs::read_to_string(&ll).map_err(|e| err("read linked IR", e.to_string(), ""))?;
+            run(
+                Command::new(&tools.llvm_dis)
+                    .arg(&linked)
+                    .arg("-o")
+                    .arg(&ll),
+                "llvm-dis",
+            )?;
+            let ir = std::fs::read_to_string(&ll)
+                .map_err(|e| err("read linked IR", e.to_string(), ""))?;
             let mut public = kernel_names_in_ir(&ir);
             if public.is_empty() {
                 return Err(err(
@@ -207,15 +226,17 @@ impl Builder {
                 ));
             }
             public.extend(ir.lines().filter_map(|l| {
-                l.strip_prefix("@__ptxlab_meta_").map(|r| {
-                    format!("__ptxlab_meta_{}", r.split([' ', '=']).next().unwrap_or(""))
-                })
+                l.strip_prefix("@__ptxlab_meta_")
+                    .map(|r| format!("__ptxlab_meta_{}", r.split([' ', '=']).next().unwrap_or("")))
             }));
             let opt_bc = work.join("opt.bc");
             let o = self.opt_level.min(3);
             run(
                 Command::new(&tools.opt)
-                    .arg(format!("--internalize-public-api-list={}", public.join(",")))
+                    .arg(format!(
+                        "--internalize-public-api-list={}",
+                        public.join(",")
+                    ))
                     .arg(format!("-passes=internalize,default<O{o}>,globaldce"))
                     .arg(&linked)
                     .arg("-o")
@@ -236,12 +257,14 @@ impl Builder {
             }
             llc.arg(&opt_bc).arg("-o").arg(&raw_ptx);
             run(&mut llc, "llc")?;
-            let raw = std::fs::read_to_string(&raw_ptx).map_err(|e| err("read PTX", e.to_string(), ""))?;
+            let raw = std::fs::read_to_string(&raw_ptx)
+                .map_err(|e| err("read PTX", e.to_string(), ""))?;
             let (ptx, _) = apply_directives(&raw)?;
             std::fs::write(&ptx_path, ptx).map_err(|e| err("write PTX", e.to_string(), ""))?;
             let _ = std::fs::write(&stamp, stamp_text);
         }
-        let ptx = std::fs::read_to_string(&ptx_path).map_err(|e| err("read PTX", e.to_string(), ""))?;
+        let ptx =
+            std::fs::read_to_string(&ptx_path).map_err(|e| err("read PTX", e.to_string(), ""))?;
         let kernels = kernels_in_ptx(&ptx);
 
         let mut out = BuildOutput {
@@ -265,7 +288,10 @@ impl Builder {
             }
         }
         let report = self.out_dir.join(format!("{}.report.json", self.stem));
-        let _ = std::fs::write(&report, serde_json::to_string_pretty(&out).unwrap_or_default());
+        let _ = std::fs::write(
+            &report,
+            serde_json::to_string_pretty(&out).unwrap_or_default(),
+        );
         Ok(out)
     }
 
@@ -295,7 +321,18 @@ impl Builder {
                 || k.starts_with("RUSTC")
                 || k.starts_with("RUSTFLAGS")
                 || k.starts_with("RUSTDOC")
-                || matches!(k.as_str(), "TARGET" | "HOST" | "OUT_DIR" | "OPT_LEVEL" | "PROFILE" | "DEBUG" | "NUM_JOBS" | "MAKEFLAGS" | "MFLAGS")
+                || matches!(
+                    k.as_str(),
+                    "TARGET"
+                        | "HOST"
+                        | "OUT_DIR"
+                        | "OPT_LEVEL"
+                        | "PROFILE"
+                        | "DEBUG"
+                        | "NUM_JOBS"
+                        | "MAKEFLAGS"
+                        | "MFLAGS"
+                )
             {
                 cmd.env_remove(&k);
             }
@@ -305,8 +342,18 @@ impl Builder {
         let flags = [format!("-Ctarget-cpu={}", self.arch.trim_end_matches('a'))];
         cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"));
         cmd.current_dir(&self.workspace)
-            .args(["rustc", "--release", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
-            .args(["--message-format=json-render-diagnostics", "-p", &self.package])
+            .args([
+                "rustc",
+                "--release",
+                "--target",
+                "nvptx64-nvidia-cuda",
+                "-Zbuild-std=core",
+            ])
+            .args([
+                "--message-format=json-render-diagnostics",
+                "-p",
+                &self.package,
+            ])
             .arg("--target-dir")
             .arg(self.target_dir.join(&self.arch))
             .args(["--config", "profile.release.panic=\"abort\""])
@@ -318,11 +365,17 @@ impl Builder {
             cmd.args(["--features", "fast-math"]);
         }
         let bc_dir = self.target_dir.join(&self.arch).join("bc");
-        std::fs::create_dir_all(&bc_dir).map_err(|e| err("create bitcode dir", e.to_string(), ""))?;
+        std::fs::create_dir_all(&bc_dir)
+            .map_err(|e| err("create bitcode dir", e.to_string(), ""))?;
         let bc = bc_dir.join(format!("{}.bc", self.stem));
-        cmd.arg("--").arg(format!("--emit=llvm-bc={}", bc.display()));
+        cmd.arg("--")
+            .arg(format!("--emit=llvm-bc={}", bc.display()));
         let out = cmd.output().map_err(|e| {
-            err("cargo (kernel build)", e.to_string(), "is cargo on PATH? run `rustup toolchain install` in the repo root")
+            err(
+                "cargo (kernel build)",
+                e.to_string(),
+                "is cargo on PATH? run `rustup toolchain install` in the repo root",
+            )
         })?;
         if !out.status.success() {
             let stderr = String::from_utf8_lossy(&out.stderr);
@@ -331,13 +384,19 @@ impl Builder {
             } else {
                 "fix the kernel crate's compile errors above (they are for the nvptx64 target)"
             };
-            return Err(err("kernel build for nvptx64-nvidia-cuda", stderr.to_string(), hint));
+            return Err(err(
+                "kernel build for nvptx64-nvidia-cuda",
+                stderr.to_string(),
+                hint,
+            ));
         }
         let mut rlibs = Vec::new();
         let mut kernel_rlib = None;
         let wanted = self.package.replace('-', "_");
         for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
             if v["reason"] != "compiler-artifact" {
                 continue;
             }
@@ -356,10 +415,18 @@ impl Builder {
             }
         }
         if kernel_rlib.is_none() {
-            return Err(err("kernel build", format!("cargo reported no rlib for `{}`", self.package), ""));
+            return Err(err(
+                "kernel build",
+                format!("cargo reported no rlib for `{}`", self.package),
+                "",
+            ));
         }
         if !bc.exists() {
-            return Err(err("kernel build", format!("{} was not written", bc.display()), ""));
+            return Err(err(
+                "kernel build",
+                format!("{} was not written", bc.display()),
+                "",
+            ));
         }
         Ok((bc, rlibs))
     }
@@ -387,7 +454,13 @@ impl LlvmTools {
         let sysroot = Command::new(&rustc)
             .args(["--print", "sysroot"])
             .output()
-            .map_err(|e| err("rustc --print sysroot", e.to_string(), "run `rustup toolchain install`"))?;
+            .map_err(|e| {
+                err(
+                    "rustc --print sysroot",
+                    e.to_string(),
+                    "run `rustup toolchain install`",
+                )
+            })?;
         let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
         let host = Command::new(&rustc).arg("-vV").output().ok().and_then(|o| {
             String::from_utf8_lossy(&o.stdout)
@@ -406,7 +479,13 @@ impl LlvmTools {
             opt: t("opt"),
             llc: t("llc"),
         };
-        for p in [&tools.llvm_link, &tools.llvm_ar, &tools.llvm_dis, &tools.opt, &tools.llc] {
+        for p in [
+            &tools.llvm_link,
+            &tools.llvm_ar,
+            &tools.llvm_dis,
+            &tools.opt,
+            &tools.llc,
+        ] {
             if !p.exists() {
                 return Err(err(
                     "find LLVM tools",
@@ -423,18 +502,32 @@ impl LlvmTools {
 fn run(cmd: &mut Command, step: &str) -> Result<String, BuildError> {
     let out = cmd.output().map_err(|e| err(step, e.to_string(), ""))?;
     if !out.status.success() {
-        return Err(err(step, String::from_utf8_lossy(&out.stderr).to_string(), ""));
+        return Err(err(
+            step,
+            String::from_utf8_lossy(&out.stderr).to_string(),
+            "",
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stderr).to_string())
 }
 
-fn extract_bitcode(tools: &LlvmTools, rlibs: &[PathBuf], work: &Path) -> Result<Vec<PathBuf>, BuildError> {
+fn extract_bitcode(
+    tools: &LlvmTools,
+    rlibs: &[PathBuf],
+    work: &Path,
+) -> Result<Vec<PathBuf>, BuildError> {
     let mut members = Vec::new();
     for (i, rlib) in rlibs.iter().enumerate() {
         let dir = work.join(format!("dep{i}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| err("extract bitcode", e.to_string(), ""))?;
-        run(Command::new(&tools.llvm_ar).current_dir(&dir).arg("x").arg(rlib), "llvm-ar x")?;
+        run(
+            Command::new(&tools.llvm_ar)
+                .current_dir(&dir)
+                .arg("x")
+                .arg(rlib),
+            "llvm-ar x",
+        )?;
         let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map_err(|e| err("extract bitcode", e.to_string(), ""))?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -473,7 +566,10 @@ pub fn apply_directives(ptx: &str) -> Result<(String, Vec<KernelMeta>), BuildErr
     for line in ptx.lines() {
         if let Some(pos) = line.find("__ptxlab_meta_") {
             let rest = &line[pos + "__ptxlab_meta_".len()..];
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
             let bytes: Vec<u8> = line
                 .split_once('{')
                 .map(|(_, b)| {
@@ -489,7 +585,11 @@ pub fn apply_directives(ptx: &str) -> Result<(String, Vec<KernelMeta>), BuildErr
                     words[i / 4] |= (*b as u32) << (8 * (i % 4));
                 }
                 if words[3] != META_MAGIC {
-                    return Err(err("read kernel metadata", format!("bad metadata for `{name}`: {line}"), ""));
+                    return Err(err(
+                        "read kernel metadata",
+                        format!("bad metadata for `{name}`: {line}"),
+                        "",
+                    ));
                 }
                 metas.push(KernelMeta {
                     name,
@@ -505,8 +605,15 @@ pub fn apply_directives(ptx: &str) -> Result<(String, Vec<KernelMeta>), BuildErr
     let mut out = String::with_capacity(ptx.len() + 256);
     let mut pending: Option<&KernelMeta> = None;
     for line in kept {
-        if let Some(rest) = line.trim_start().strip_prefix(".visible .entry ").or_else(|| line.trim_start().strip_prefix(".entry ")) {
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$').collect();
+        if let Some(rest) = line
+            .trim_start()
+            .strip_prefix(".visible .entry ")
+            .or_else(|| line.trim_start().strip_prefix(".entry "))
+        {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
             pending = metas.iter().find(|m| m.name == name);
         }
         if line.trim() == "{"
@@ -534,13 +641,28 @@ pub fn kernels_in_ptx(ptx: &str) -> Vec<KernelMeta> {
     let mut current: Option<KernelMeta> = None;
     for line in ptx.lines() {
         let t = line.trim();
-        if let Some(rest) = t.strip_prefix(".visible .entry ").or_else(|| t.strip_prefix(".entry ")) {
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$').collect();
-            current = Some(KernelMeta { name, max_threads: 0, min_blocks: 0, max_registers: 0 });
+        if let Some(rest) = t
+            .strip_prefix(".visible .entry ")
+            .or_else(|| t.strip_prefix(".entry "))
+        {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            current = Some(KernelMeta {
+                name,
+                max_threads: 0,
+                min_blocks: 0,
+                max_registers: 0,
+            });
             continue;
         }
         if let Some(k) = current.as_mut() {
-            let num = |s: &str| s.split([',', ' ']).find_map(|x| x.trim().parse::<u32>().ok()).unwrap_or(0);
+            let num = |s: &str| {
+                s.split([',', ' '])
+                    .find_map(|x| x.trim().parse::<u32>().ok())
+                    .unwrap_or(0)
+            };
             if let Some(v) = t.strip_prefix(".maxntid") {
                 k.max_threads = num(v);
             } else if let Some(v) = t.strip_prefix(".minnctapersm") {
@@ -573,9 +695,14 @@ pub fn find_ptxas() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os("PATH") {
         candidates.extend(std::env::split_paths(&path).map(|d| d.join("ptxas")));
     }
-    let ws = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf);
+    let ws = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf);
     if let Some(ws) = ws {
-        for sub in ["target/nvcc/nvidia/cu13/bin/ptxas", "target/nvcc/nvidia/cuda_nvcc/bin/ptxas"] {
+        for sub in [
+            "target/nvcc/nvidia/cu13/bin/ptxas",
+            "target/nvcc/nvidia/cuda_nvcc/bin/ptxas",
+        ] {
             candidates.push(ws.join(sub));
         }
     }
@@ -589,7 +716,12 @@ pub fn find_ptxas() -> Result<PathBuf, String> {
 }
 
 /// `ptxas -v` of a PTX file for `arch`: writes the cubin, returns the report.
-pub fn assemble(ptxas: &Path, ptx: &Path, arch: &str, cubin: &Path) -> Result<Vec<ResourceUsage>, BuildError> {
+pub fn assemble(
+    ptxas: &Path,
+    ptx: &Path,
+    arch: &str,
+    cubin: &Path,
+) -> Result<Vec<ResourceUsage>, BuildError> {
     let out = Command::new(ptxas)
         .arg(format!("-arch={arch}"))
         .args(["-O3", "-v"])
@@ -620,7 +752,11 @@ pub fn parse_ptxas_report(text: &str, arch: &str) -> Vec<ResourceUsage> {
     };
     for line in text.lines() {
         if let Some(rest) = line.split("Function properties for ").nth(1) {
-            out.push(ResourceUsage { kernel: rest.trim().to_string(), arch: arch.to_string(), ..Default::default() });
+            out.push(ResourceUsage {
+                kernel: rest.trim().to_string(),
+                arch: arch.to_string(),
+                ..Default::default()
+            });
         } else if line.contains("bytes stack frame") {
             if let Some(k) = out.last_mut() {
                 k.stack_frame = num_before(line, "stack frame");
@@ -640,11 +776,19 @@ pub fn parse_ptxas_report(text: &str, arch: &str) -> Vec<ResourceUsage> {
 
 /// Renders a resource report as a Markdown table.
 pub fn report_table(rows: &[ResourceUsage]) -> String {
-    let mut s = String::from("| kernel | arch | registers | spill stores (B) | spill loads (B) | stack (B) | static smem (B) |\n|---|---|---|---|---|---|---|\n");
+    let mut s = String::from(
+        "| kernel | arch | registers | spill stores (B) | spill loads (B) | stack (B) | static smem (B) |\n|---|---|---|---|---|---|---|\n",
+    );
     for r in rows {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} |\n",
-            r.kernel, r.arch, r.registers, r.spill_stores, r.spill_loads, r.stack_frame, r.shared_bytes
+            r.kernel,
+            r.arch,
+            r.registers,
+            r.spill_stores,
+            r.spill_loads,
+            r.stack_frame,
+            r.shared_bytes
         ));
     }
     s
@@ -659,7 +803,15 @@ mod tests {
         let ptx = ".visible .global .align 4 .b8 __ptxlab_meta_k[16] = {0, 1, 0, 0, 2, 0, 0, 0, 32, 0, 0, 0, 76, 88, 84, 80};\n\
                    .visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\tret;\n}\n";
         let (out, metas) = apply_directives(ptx).unwrap();
-        assert_eq!(metas, vec![KernelMeta { name: "k".into(), max_threads: 256, min_blocks: 2, max_registers: 32 }]);
+        assert_eq!(
+            metas,
+            vec![KernelMeta {
+                name: "k".into(),
+                max_threads: 256,
+                min_blocks: 2,
+                max_registers: 32
+            }]
+        );
         assert!(!out.contains("__ptxlab_meta_"));
         assert!(out.contains(".maxntid 256, 1, 1\n.minnctapersm 2\n.maxnreg 32\n{"));
         assert_eq!(kernels_in_ptx(&out), metas);

@@ -56,12 +56,12 @@ pub use thread::Dim3;
 /// Everything a kernel file usually needs.
 pub mod prelude {
     pub use crate::atomic;
+    pub use crate::kernel;
     pub use crate::math::{self, Real};
     pub use crate::mem::{DeviceSlice, DeviceSliceMut};
     pub use crate::shared::{self, SharedSlice};
     pub use crate::thread::{self, Dim3, sync_threads};
     pub use crate::warp::{self, FULL_MASK, WARP_SIZE};
-    pub use crate::kernel;
 }
 
 /// Compile-time facts about one `#[kernel]`, collected from the kernel crate
@@ -117,6 +117,8 @@ pub fn trap(reason: &'static str) -> ! {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        sim::fail(sim::Fault::Trap { reason: reason.into() })
+        sim::fail(sim::Fault::Trap {
+            reason: reason.into(),
+        })
     }
 }

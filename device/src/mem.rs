@@ -133,7 +133,11 @@ fn check(i: usize, len: usize, what: &'static str) {
             core::intrinsics::abort()
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::sim::fail(crate::sim::Fault::OutOfBounds { space: what, index: i, len })
+        crate::sim::fail(crate::sim::Fault::OutOfBounds {
+            space: what,
+            index: i,
+            len,
+        })
     }
 }
 
@@ -205,7 +209,11 @@ impl<'a, T: Copy> DeviceSlice<'a, T> {
     /// with the values the host launcher passed.
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *const T, len: usize) -> Self {
-        Self { ptr, len, _life: PhantomData }
+        Self {
+            ptr,
+            len,
+            _life: PhantomData,
+        }
     }
     common_methods!();
 }
@@ -218,7 +226,11 @@ impl<'a, T: Copy> DeviceSliceMut<'a, T> {
     /// `'a` and aligned. `#[kernel]` calls this with the launcher's values.
     #[inline(always)]
     pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
-        Self { ptr, len, _life: PhantomData }
+        Self {
+            ptr,
+            len,
+            _life: PhantomData,
+        }
     }
     common_methods!();
 
@@ -261,7 +273,11 @@ impl<'a, T: Copy> DeviceSliceMut<'a, T> {
     /// Read-only view of the same buffer.
     #[inline(always)]
     pub fn as_const(&self) -> DeviceSlice<'a, T> {
-        DeviceSlice { ptr: self.ptr, len: self.len, _life: PhantomData }
+        DeviceSlice {
+            ptr: self.ptr,
+            len: self.len,
+            _life: PhantomData,
+        }
     }
     /// Raw mutable pointer to the first element.
     #[inline(always)]

@@ -69,7 +69,11 @@ fn check(i: usize, len: usize) {
         #[cfg(target_arch = "nvptx64")]
         core::intrinsics::abort();
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::sim::fail(crate::sim::Fault::OutOfBounds { space: "shared memory", index: i, len })
+        crate::sim::fail(crate::sim::Fault::OutOfBounds {
+            space: "shared memory",
+            index: i,
+            len,
+        })
     }
 }
 

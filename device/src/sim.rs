@@ -117,7 +117,10 @@ impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Fault::OutOfBounds { space, index, len } => {
-                write!(f, "out-of-bounds access to {space}: index {index}, length {len}")
+                write!(
+                    f,
+                    "out-of-bounds access to {space}: index {index}, length {len}"
+                )
             }
             Fault::SharedTooSmall { needed, available } => write!(
                 f,
@@ -125,7 +128,10 @@ impl fmt::Display for Fault {
                  raise the launch's shared_bytes"
             ),
             Fault::Misaligned { addr, align } => {
-                write!(f, "misaligned wide access at {addr:#x}: needs {align}-byte alignment")
+                write!(
+                    f,
+                    "misaligned wide access at {addr:#x}: needs {align}-byte alignment"
+                )
             }
             Fault::DivergentBarrier { detail } => write!(f, "divergent barrier: {detail}"),
             Fault::WarpMask { detail } => write!(f, "invalid warp operation: {detail}"),
@@ -153,7 +159,11 @@ pub struct SimError {
 
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "kernel `{}`, block {}, thread {}: {}", self.kernel, self.block, self.thread, self.fault)?;
+        write!(
+            f,
+            "kernel `{}`, block {}, thread {}: {}",
+            self.kernel, self.block, self.thread, self.fault
+        )?;
         if let Some(l) = &self.location {
             write!(f, " (at {l})")?;
         }
@@ -319,10 +329,16 @@ pub fn check_align(addr: usize, align: usize) {
 pub fn shared_base(need: usize, offset: usize, align: usize) -> *mut u8 {
     let (base, available) = with_block(|_, b| (b.shared, b.spec.shared_bytes));
     if need > available {
-        fail(Fault::SharedTooSmall { needed: need, available })
+        fail(Fault::SharedTooSmall {
+            needed: need,
+            available,
+        })
     }
     if !offset.is_multiple_of(align) {
-        fail(Fault::Misaligned { addr: offset, align })
+        fail(Fault::Misaligned {
+            addr: offset,
+            align,
+        })
     }
     base
 }
@@ -362,14 +378,22 @@ pub fn sync_threads(site: &'static Location<'static>) {
         while g.generation == gen_now && !b.is_aborted() {
             g = b.barrier_cv.wait(g).unwrap_or_else(|e| e.into_inner());
         }
-        if g.generation == gen_now { Err(None) } else { Ok(()) }
+        if g.generation == gen_now {
+            Err(None)
+        } else {
+            Ok(())
+        }
     });
     match outcome {
         Ok(()) => {}
         Err(None) => unwind(),
         Err(Some(detail)) => {
             with_block(|t, b| {
-                b.record(t.thread_idx, Fault::DivergentBarrier { detail }, Some(site.to_string()))
+                b.record(
+                    t.thread_idx,
+                    Fault::DivergentBarrier { detail },
+                    Some(site.to_string()),
+                )
             });
             unwind()
         }
@@ -445,7 +469,13 @@ pub fn warp_exchange(mask: u32, value: u64) -> ([u64; 32], u32) {
         Ok(v) => v,
         Err(None) => unwind(),
         Err(Some(detail)) => {
-            with_block(|t, b| b.record(t.thread_idx, Fault::WarpMask { detail }, Some(site.to_string())));
+            with_block(|t, b| {
+                b.record(
+                    t.thread_idx,
+                    Fault::WarpMask { detail },
+                    Some(site.to_string()),
+                )
+            });
             unwind()
         }
     }
@@ -485,7 +515,9 @@ fn validate(spec: &LaunchSpec) -> Result<(), String> {
     let b = spec.block;
     let g = spec.grid;
     if b.x == 0 || b.y == 0 || b.z == 0 || g.x == 0 || g.y == 0 || g.z == 0 {
-        return Err(format!("grid {g} and block {b} must have every dimension >= 1"));
+        return Err(format!(
+            "grid {g} and block {b} must have every dimension >= 1"
+        ));
     }
     if b.volume() > MAX_THREADS_PER_BLOCK as u64 || b.z > 64 {
         return Err(format!(
@@ -505,7 +537,8 @@ fn validate(spec: &LaunchSpec) -> Result<(), String> {
     Ok(())
 }
 
-static LAUNCHED: Mutex<std::collections::BTreeSet<&'static str>> = Mutex::new(std::collections::BTreeSet::new());
+static LAUNCHED: Mutex<std::collections::BTreeSet<&'static str>> =
+    Mutex::new(std::collections::BTreeSet::new());
 
 /// Names of every kernel launched on the simulator by this process so far
 /// (the simulator coverage test compares it with `KERNELS`).
@@ -526,9 +559,14 @@ pub fn launch<F: Fn() + Sync>(spec: &LaunchSpec, kernel: F) -> Result<(), SimErr
             location: None,
         });
     }
-    let state = LaunchState { error: Mutex::new(None), aborted: AtomicBool::new(false) };
+    let state = LaunchState {
+        error: Mutex::new(None),
+        aborted: AtomicBool::new(false),
+    };
     let nblocks = spec.grid.volume();
-    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as u64;
+    let workers = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1) as u64;
     let workers = workers.min(nblocks).max(1);
     let next = AtomicU64::new(0);
     std::thread::scope(|s| {
@@ -580,7 +618,12 @@ fn run_block<F: Fn() + Sync>(spec: &LaunchSpec, block_idx: Dim3, kernel: &F, lau
         spec,
         block_idx,
         total,
-        barrier: Mutex::new(BarrierState { arrived: 0, exited: 0, generation: 0, site: None }),
+        barrier: Mutex::new(BarrierState {
+            arrived: 0,
+            exited: 0,
+            generation: 0,
+            site: None,
+        }),
         barrier_cv: Condvar::new(),
         warps,
         shared: shared.as_mut_ptr() as *mut u8,
@@ -594,37 +637,45 @@ fn run_block<F: Fn() + Sync>(spec: &LaunchSpec, block_idx: Dim3, kernel: &F, lau
             let thread_idx = Dim3::new(rank % bd.x, (rank / bd.x) % bd.y, rank / (bd.x * bd.y));
             let warp_base = rank / 32 * 32;
             let in_warp = (total as u32 - warp_base).min(32);
-            let warp_present = if in_warp == 32 { u32::MAX } else { (1u32 << in_warp) - 1 };
-            let spawned = std::thread::Builder::new().stack_size(THREAD_STACK).spawn_scoped(s, move || {
-                let ctx = ThreadCtx {
-                    thread_idx,
-                    block_idx,
-                    block_dim: spec.block,
-                    grid_dim: spec.grid,
-                    warp_present,
-                    rank,
-                    block: (block_ref as *const BlockState<'_>).cast::<BlockState<'static>>(),
-                };
-                CURRENT.with(|c| c.set(&ctx));
-                let r = std::panic::catch_unwind(AssertUnwindSafe(kernel));
-                CURRENT.with(|c| c.set(core::ptr::null()));
-                match r {
-                    Ok(()) => thread_exited(block_ref, &ctx),
-                    Err(p) if p.is::<SimAbort>() => {}
-                    Err(p) => {
-                        let message = p
-                            .downcast_ref::<&str>()
-                            .map(|s| s.to_string())
-                            .or_else(|| p.downcast_ref::<String>().cloned())
-                            .unwrap_or_else(|| "non-string panic payload".into());
-                        block_ref.record(thread_idx, Fault::Panic { message }, None);
+            let warp_present = if in_warp == 32 {
+                u32::MAX
+            } else {
+                (1u32 << in_warp) - 1
+            };
+            let spawned = std::thread::Builder::new()
+                .stack_size(THREAD_STACK)
+                .spawn_scoped(s, move || {
+                    let ctx = ThreadCtx {
+                        thread_idx,
+                        block_idx,
+                        block_dim: spec.block,
+                        grid_dim: spec.grid,
+                        warp_present,
+                        rank,
+                        block: (block_ref as *const BlockState<'_>).cast::<BlockState<'static>>(),
+                    };
+                    CURRENT.with(|c| c.set(&ctx));
+                    let r = std::panic::catch_unwind(AssertUnwindSafe(kernel));
+                    CURRENT.with(|c| c.set(core::ptr::null()));
+                    match r {
+                        Ok(()) => thread_exited(block_ref, &ctx),
+                        Err(p) if p.is::<SimAbort>() => {}
+                        Err(p) => {
+                            let message = p
+                                .downcast_ref::<&str>()
+                                .map(|s| s.to_string())
+                                .or_else(|| p.downcast_ref::<String>().cloned())
+                                .unwrap_or_else(|| "non-string panic payload".into());
+                            block_ref.record(thread_idx, Fault::Panic { message }, None);
+                        }
                     }
-                }
-            });
+                });
             if let Err(e) = spawned {
                 block_ref.record(
                     thread_idx,
-                    Fault::InvalidLaunch { detail: format!("could not start a simulator thread: {e}") },
+                    Fault::InvalidLaunch {
+                        detail: format!("could not start a simulator thread: {e}"),
+                    },
                     None,
                 );
                 break;

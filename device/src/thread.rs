@@ -151,7 +151,11 @@ pub fn grid_size_1d() -> usize {
 /// every step is coalesced, and any grid size covers any `n`.
 #[inline(always)]
 pub fn grid_stride(n: usize) -> GridStride {
-    GridStride { next: index_1d(), stride: grid_size_1d(), end: n }
+    GridStride {
+        next: index_1d(),
+        stride: grid_size_1d(),
+        end: n,
+    }
 }
 
 /// Iterator returned by [`grid_stride`].

@@ -139,7 +139,11 @@ fn shuffle<T: ShuffleValue>(mode: Mode, mask: u32, v: T, b: u32) -> T {
     {
         let (lo, hi) = v.to_words();
         let lo = imp::shfl_word(mode, mask, lo, b);
-        let hi = if T::WIDE { imp::shfl_word(mode, mask, hi, b) } else { 0 };
+        let hi = if T::WIDE {
+            imp::shfl_word(mode, mask, hi, b)
+        } else {
+            0
+        };
         T::from_words(lo, hi)
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -198,7 +202,9 @@ pub fn ballot(mask: u32, pred: bool) -> u32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let (all, present) = crate::sim::warp_exchange(mask, pred as u64);
-        (0..32).filter(|&l| present & (1 << l) != 0 && all[l] != 0).fold(0, |m, l| m | (1 << l))
+        (0..32)
+            .filter(|&l| present & (1 << l) != 0 && all[l] != 0)
+            .fold(0, |m, l| m | (1 << l))
     }
 }
 /// `__all_sync`: true when `pred` holds on every lane of `mask`.

@@ -111,7 +111,10 @@ pub enum Error {
 impl Error {
     /// Shorthand for [`Error::Input`].
     pub fn input(what: impl Into<String>, detail: impl Into<String>) -> Self {
-        Error::Input { what: what.into(), detail: detail.into() }
+        Error::Input {
+            what: what.into(),
+            detail: detail.into(),
+        }
     }
 
     /// Wraps a driver error, keeping the `CUDA_ERROR_*` name and the driver's
@@ -126,7 +129,12 @@ impl Error {
             .map(|c| c.to_string_lossy().into_owned())
             .unwrap_or_else(|_| "no description".into());
         let hint = hint_for(&name).to_string();
-        Error::Driver { call: call.into(), name, text, hint }
+        Error::Driver {
+            call: call.into(),
+            name,
+            text,
+            hint,
+        }
     }
 }
 

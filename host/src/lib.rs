@@ -35,13 +35,19 @@ pub mod modules {
 
     /// The `ptxas` resource report of a module (empty when ptxas was absent).
     pub fn resources(fast: bool) -> Vec<ptxlab_builder::ResourceUsage> {
-        let json = if fast { KERNELS_FAST_RESOURCES_JSON } else { KERNELS_RESOURCES_JSON };
+        let json = if fast {
+            KERNELS_FAST_RESOURCES_JSON
+        } else {
+            KERNELS_RESOURCES_JSON
+        };
         serde_json::from_str(json).unwrap_or_default()
     }
 
     /// Registers and spill bytes of a kernel for an arch, from the report.
     pub fn resource(kernel: &str, arch: &str, fast: bool) -> Option<ptxlab_builder::ResourceUsage> {
-        resources(fast).into_iter().find(|r| r.kernel == kernel && r.arch == arch)
+        resources(fast)
+            .into_iter()
+            .find(|r| r.kernel == kernel && r.arch == arch)
     }
 }
 
@@ -63,7 +69,10 @@ impl std::str::FromStr for Backend {
             "gpu" => Ok(Backend::Gpu),
             "sim" => Ok(Backend::Sim),
             "cpu" => Ok(Backend::Cpu),
-            _ => Err(Error::input("backend", format!("`{s}`; allowed: gpu, sim, cpu"))),
+            _ => Err(Error::input(
+                "backend",
+                format!("`{s}`; allowed: gpu, sim, cpu"),
+            )),
         }
     }
 }

@@ -3,11 +3,14 @@
 
 use crate::error::{Error, Result};
 use ndarray::{Array1, Array2};
-use ndarray_npy::{ReadNpyExt, WritableElement, WriteNpyExt, ReadableElement};
+use ndarray_npy::{ReadNpyExt, ReadableElement, WritableElement, WriteNpyExt};
 use std::path::Path;
 
 fn file_err(path: &Path, detail: impl std::fmt::Display) -> Error {
-    Error::File { path: path.display().to_string(), detail: detail.to_string() }
+    Error::File {
+        path: path.display().to_string(),
+        detail: detail.to_string(),
+    }
 }
 
 fn open(path: &Path) -> Result<std::fs::File> {
@@ -25,7 +28,10 @@ pub fn read_1d<T: ReadableElement>(path: &Path, want: &str) -> Result<Vec<T>> {
 }
 
 /// Reads a 2-D C-order array; returns (rows, cols, data).
-pub fn read_2d<T: ReadableElement + Clone>(path: &Path, want: &str) -> Result<(usize, usize, Vec<T>)> {
+pub fn read_2d<T: ReadableElement + Clone>(
+    path: &Path,
+    want: &str,
+) -> Result<(usize, usize, Vec<T>)> {
     let a = Array2::<T>::read_npy(open(path)?).map_err(|e| file_err(path, describe(e, want)))?;
     let (r, c) = a.dim();
     let a = a.as_standard_layout().to_owned();
@@ -34,13 +40,22 @@ pub fn read_2d<T: ReadableElement + Clone>(path: &Path, want: &str) -> Result<(u
 
 /// Writes a 1-D array.
 pub fn write_1d<T: WritableElement + Clone>(path: &Path, data: &[T]) -> Result<()> {
-    let f = std::fs::File::create(path).map_err(|e| file_err(path, format!("cannot create: {e}")))?;
-    Array1::from(data.to_vec()).write_npy(f).map_err(|e| file_err(path, e))
+    let f =
+        std::fs::File::create(path).map_err(|e| file_err(path, format!("cannot create: {e}")))?;
+    Array1::from(data.to_vec())
+        .write_npy(f)
+        .map_err(|e| file_err(path, e))
 }
 
 /// Writes a 2-D C-order array.
-pub fn write_2d<T: WritableElement + Clone>(path: &Path, rows: usize, cols: usize, data: &[T]) -> Result<()> {
+pub fn write_2d<T: WritableElement + Clone>(
+    path: &Path,
+    rows: usize,
+    cols: usize,
+    data: &[T],
+) -> Result<()> {
     let a = Array2::from_shape_vec((rows, cols), data.to_vec()).map_err(|e| file_err(path, e))?;
-    let f = std::fs::File::create(path).map_err(|e| file_err(path, format!("cannot create: {e}")))?;
+    let f =
+        std::fs::File::create(path).map_err(|e| file_err(path, format!("cannot create: {e}")))?;
     a.write_npy(f).map_err(|e| file_err(path, e))
 }

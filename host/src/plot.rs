@@ -13,13 +13,36 @@ use crate::report::{Row, Status};
 #[derive(Debug, Clone)]
 pub enum Shape {
     /// Filled rectangle.
-    Rect { x: f64, y: f64, w: f64, h: f64, rgb: [u8; 3] },
+    Rect {
+        x: f64,
+        y: f64,
+        w: f64,
+        h: f64,
+        rgb: [u8; 3],
+    },
     /// Line segment.
-    Line { x1: f64, y1: f64, x2: f64, y2: f64, rgb: [u8; 3] },
+    Line {
+        x1: f64,
+        y1: f64,
+        x2: f64,
+        y2: f64,
+        rgb: [u8; 3],
+    },
     /// Text, left-aligned at (x, y) = top-left, `scale` x 7 pixels high.
-    Text { x: f64, y: f64, text: String, scale: u32, rgb: [u8; 3] },
+    Text {
+        x: f64,
+        y: f64,
+        text: String,
+        scale: u32,
+        rgb: [u8; 3],
+    },
     /// Filled circle.
-    Dot { x: f64, y: f64, r: f64, rgb: [u8; 3] },
+    Dot {
+        x: f64,
+        y: f64,
+        r: f64,
+        rgb: [u8; 3],
+    },
 }
 
 /// A figure: size and shapes.
@@ -47,15 +70,33 @@ const BLACK: [u8; 3] = [0, 0, 0];
 const GREY: [u8; 3] = [200, 200, 200];
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 impl Figure {
     fn new(w: u32, h: u32) -> Self {
-        Self { w, h, shapes: vec![Shape::Rect { x: 0.0, y: 0.0, w: w as f64, h: h as f64, rgb: [255, 255, 255] }] }
+        Self {
+            w,
+            h,
+            shapes: vec![Shape::Rect {
+                x: 0.0,
+                y: 0.0,
+                w: w as f64,
+                h: h as f64,
+                rgb: [255, 255, 255],
+            }],
+        }
     }
     fn text(&mut self, x: f64, y: f64, t: &str, scale: u32) {
-        self.shapes.push(Shape::Text { x, y, text: t.to_string(), scale, rgb: BLACK });
+        self.shapes.push(Shape::Text {
+            x,
+            y,
+            text: t.to_string(),
+            scale,
+            rgb: BLACK,
+        });
     }
 
     /// The figure as an SVG document.
@@ -102,18 +143,34 @@ impl Figure {
         };
         for sh in &self.shapes {
             match sh {
-                Shape::Rect { x, y, w: rw, h: rh, rgb } => {
+                Shape::Rect {
+                    x,
+                    y,
+                    w: rw,
+                    h: rh,
+                    rgb,
+                } => {
                     for yy in (*y as i64)..((y + rh).ceil() as i64) {
                         for xx in (*x as i64)..((x + rw).ceil() as i64) {
                             put(xx, yy, *rgb);
                         }
                     }
                 }
-                Shape::Line { x1, y1, x2, y2, rgb } => {
+                Shape::Line {
+                    x1,
+                    y1,
+                    x2,
+                    y2,
+                    rgb,
+                } => {
                     let steps = ((x2 - x1).abs().max((y2 - y1).abs()).ceil() as i64).max(1);
                     for s in 0..=steps {
                         let t = s as f64 / steps as f64;
-                        put((x1 + t * (x2 - x1)).round() as i64, (y1 + t * (y2 - y1)).round() as i64, *rgb);
+                        put(
+                            (x1 + t * (x2 - x1)).round() as i64,
+                            (y1 + t * (y2 - y1)).round() as i64,
+                            *rgb,
+                        );
                     }
                 }
                 Shape::Dot { x, y, r, rgb } => {
@@ -126,7 +183,13 @@ impl Figure {
                         }
                     }
                 }
-                Shape::Text { x, y, text, scale, rgb } => {
+                Shape::Text {
+                    x,
+                    y,
+                    text,
+                    scale,
+                    rgb,
+                } => {
                     let sc = *scale as i64;
                     for (k, ch) in text.chars().enumerate() {
                         let g = glyph(ch);
@@ -158,7 +221,11 @@ fn crc32(data: &[u8]) -> u32 {
     for &b in data {
         c ^= b as u32;
         for _ in 0..8 {
-            c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
         }
     }
     !c
@@ -248,7 +315,10 @@ fn glyph(c: char) -> [u8; 7] {
 }
 
 fn row_time(r: &Row) -> Option<f64> {
-    r.timing.as_ref().map(|t| t.median_ms).filter(|t| t.is_finite() && *t > 0.0)
+    r.timing
+        .as_ref()
+        .map(|t| t.median_ms)
+        .filter(|t| t.is_finite() && *t > 0.0)
 }
 
 /// Horizontal bar chart of median time by variant (log scale when values span
@@ -258,7 +328,12 @@ pub fn bar_chart(title: &str, rows: &[Row]) -> Option<Figure> {
         .iter()
         .filter(|r| matches!(r.status, Status::Ok))
         .filter_map(|r| {
-            row_time(r).map(|t| (format!("{} {} {} {}", r.variant, r.backend, r.precision, r.size), t))
+            row_time(r).map(|t| {
+                (
+                    format!("{} {} {} {}", r.variant, r.backend, r.precision, r.size),
+                    t,
+                )
+            })
         })
         .take(60)
         .collect();
@@ -269,7 +344,12 @@ pub fn bar_chart(title: &str, rows: &[Row]) -> Option<Figure> {
     let w = 1100u32;
     let h = (top + bars.len() as f64 * (bh + 4.0) + 40.0) as u32;
     let mut f = Figure::new(w, h);
-    f.text(10.0, 10.0, &format!("{title}: median time per call (ms)"), 2);
+    f.text(
+        10.0,
+        10.0,
+        &format!("{title}: median time per call (ms)"),
+        2,
+    );
     let max = bars.iter().map(|b| b.1).fold(f64::MIN, f64::max);
     let min = bars.iter().map(|b| b.1).fold(f64::MAX, f64::min);
     let log = max / min > 100.0;
@@ -287,10 +367,21 @@ pub fn bar_chart(title: &str, rows: &[Row]) -> Option<Figure> {
         let short: String = label.chars().take(90).collect();
         f.text(10.0, y + 4.0, &short, 1);
         let bw = scale(*v);
-        f.shapes.push(Shape::Rect { x: lw, y, w: bw, h: bh, rgb: PALETTE[i % PALETTE.len()] });
+        f.shapes.push(Shape::Rect {
+            x: lw,
+            y,
+            w: bw,
+            h: bh,
+            rgb: PALETTE[i % PALETTE.len()],
+        });
         f.text(lw + bw + 6.0, y + 4.0, &crate::report::fmt_ms(*v), 1);
     }
-    f.text(lw, h as f64 - 24.0, if log { "log scale" } else { "linear scale" }, 1);
+    f.text(
+        lw,
+        h as f64 - 24.0,
+        if log { "log scale" } else { "linear scale" },
+        1,
+    );
     Some(f)
 }
 
@@ -303,9 +394,15 @@ pub fn roofline_point(r: &Row) -> Option<(f64, f64)> {
         ("vector-add", "GB/s") => Some((1.0 / (3.0 * elem), t / (3.0 * elem))),
         ("poisson", "GCells/s") => Some((6.0 / (3.0 * elem), t * 6.0)),
         ("diffusion", "GCells/s") => Some((7.0 / (3.0 * elem), t * 7.0)),
-        (w, "GB/s") if w.contains("reduce") || w == "monte-carlo-pi" || w == "primitives" => Some((1.0 / elem, t / elem)),
+        (w, "GB/s") if w.contains("reduce") || w == "monte-carlo-pi" || w == "primitives" => {
+            Some((1.0 / elem, t / elem))
+        }
         (_, "GFLOP/s") => {
-            let dims: Vec<f64> = r.size.split(['x', ' ']).filter_map(|s| s.trim().parse().ok()).collect();
+            let dims: Vec<f64> = r
+                .size
+                .split(['x', ' '])
+                .filter_map(|s| s.trim().parse().ok())
+                .collect();
             if let [m, n, k] = dims[..] {
                 Some((2.0 * m * n * k / (elem * (m * k + k * n + m * n)), t))
             } else {
@@ -322,7 +419,9 @@ pub fn roofline(rows: &[Row], copy_gbs: f64, peak_gflops: f64) -> Option<Figure>
     let pts: Vec<(String, f64, f64)> = rows
         .iter()
         .filter(|r| r.backend == "gpu" && matches!(r.status, Status::Ok))
-        .filter_map(|r| roofline_point(r).map(|(ai, p)| (format!("{} {}", r.workload, r.variant), ai, p)))
+        .filter_map(|r| {
+            roofline_point(r).map(|(ai, p)| (format!("{} {}", r.workload, r.variant), ai, p))
+        })
         .filter(|(_, ai, p)| *ai > 0.0 && *p > 0.0)
         .collect();
     if pts.is_empty() || copy_gbs <= 0.0 || peak_gflops <= 0.0 {
@@ -333,37 +432,101 @@ pub fn roofline(rows: &[Row], copy_gbs: f64, peak_gflops: f64) -> Option<Figure>
     let (ai_lo, ai_hi) = (1e-2f64, 1e3f64);
     let p_hi = peak_gflops * 2.0;
     let p_lo = p_hi / 1e5;
-    let sx = |ai: f64| x0 + (ai.log10() - ai_lo.log10()) / (ai_hi.log10() - ai_lo.log10()) * (x1 - x0);
-    let sy = |p: f64| y1 - (p.max(p_lo).log10() - p_lo.log10()) / (p_hi.log10() - p_lo.log10()) * (y1 - y0);
+    let sx =
+        |ai: f64| x0 + (ai.log10() - ai_lo.log10()) / (ai_hi.log10() - ai_lo.log10()) * (x1 - x0);
+    let sy = |p: f64| {
+        y1 - (p.max(p_lo).log10() - p_lo.log10()) / (p_hi.log10() - p_lo.log10()) * (y1 - y0)
+    };
     let mut f = Figure::new(w, h);
-    f.text(10.0, 8.0, "Roofline: GFLOP/s against FLOP/byte (measured ceilings)", 2);
-    f.shapes.push(Shape::Line { x1: x0, y1, x2: x1, y2: y1, rgb: BLACK });
-    f.shapes.push(Shape::Line { x1: x0, y1: y0, x2: x0, y2: y1, rgb: BLACK });
+    f.text(
+        10.0,
+        8.0,
+        "Roofline: GFLOP/s against FLOP/byte (measured ceilings)",
+        2,
+    );
+    f.shapes.push(Shape::Line {
+        x1: x0,
+        y1,
+        x2: x1,
+        y2: y1,
+        rgb: BLACK,
+    });
+    f.shapes.push(Shape::Line {
+        x1: x0,
+        y1: y0,
+        x2: x0,
+        y2: y1,
+        rgb: BLACK,
+    });
     for e in -2..=3 {
         let x = sx(10f64.powi(e));
-        f.shapes.push(Shape::Line { x1: x, y1: y0, x2: x, y2: y1, rgb: GREY });
+        f.shapes.push(Shape::Line {
+            x1: x,
+            y1: y0,
+            x2: x,
+            y2: y1,
+            rgb: GREY,
+        });
         f.text(x - 10.0, y1 + 6.0, &format!("1e{e}"), 1);
     }
     let mut p = 10f64.powf(p_lo.log10().ceil());
     while p <= p_hi {
         let y = sy(p);
-        f.shapes.push(Shape::Line { x1: x0, y1: y, x2: x1, y2: y, rgb: GREY });
+        f.shapes.push(Shape::Line {
+            x1: x0,
+            y1: y,
+            x2: x1,
+            y2: y,
+            rgb: GREY,
+        });
         f.text(10.0, y - 4.0, &format!("{p:.0e}"), 1);
         p *= 10.0;
     }
     let knee = peak_gflops / copy_gbs;
     let ai_start = (p_lo / copy_gbs).max(ai_lo);
-    f.shapes.push(Shape::Line { x1: sx(ai_start), y1: sy(ai_start * copy_gbs), x2: sx(knee), y2: sy(peak_gflops), rgb: PALETTE[3] });
-    f.shapes.push(Shape::Line { x1: sx(knee), y1: sy(peak_gflops), x2: x1, y2: sy(peak_gflops), rgb: PALETTE[3] });
-    f.text(x0 + 10.0, y0 + 4.0, &format!("copy {copy_gbs:.0} GB/s, FP32 {:.0} GFLOP/s", peak_gflops), 1);
+    f.shapes.push(Shape::Line {
+        x1: sx(ai_start),
+        y1: sy(ai_start * copy_gbs),
+        x2: sx(knee),
+        y2: sy(peak_gflops),
+        rgb: PALETTE[3],
+    });
+    f.shapes.push(Shape::Line {
+        x1: sx(knee),
+        y1: sy(peak_gflops),
+        x2: x1,
+        y2: sy(peak_gflops),
+        rgb: PALETTE[3],
+    });
+    f.text(
+        x0 + 10.0,
+        y0 + 4.0,
+        &format!("copy {copy_gbs:.0} GB/s, FP32 {:.0} GFLOP/s", peak_gflops),
+        1,
+    );
     f.text(x1 - 140.0, y1 + 22.0, "FLOP per byte", 1);
     for (i, (label, ai, perf)) in pts.iter().enumerate() {
         let c = PALETTE[i % PALETTE.len()];
-        f.shapes.push(Shape::Dot { x: sx(*ai), y: sy(*perf), r: 4.0, rgb: c });
+        f.shapes.push(Shape::Dot {
+            x: sx(*ai),
+            y: sy(*perf),
+            r: 4.0,
+            rgb: c,
+        });
         if i < 40 {
             let ly = y0 + 30.0 + i as f64 * 13.0;
-            f.shapes.push(Shape::Dot { x: x1 + 20.0, y: ly + 3.0, r: 4.0, rgb: c });
-            f.text(x1 + 30.0, ly, &label.chars().take(34).collect::<String>(), 1);
+            f.shapes.push(Shape::Dot {
+                x: x1 + 20.0,
+                y: ly + 3.0,
+                r: 4.0,
+                rgb: c,
+            });
+            f.text(
+                x1 + 30.0,
+                ly,
+                &label.chars().take(34).collect::<String>(),
+                1,
+            );
         }
     }
     Some(f)
@@ -382,15 +545,38 @@ pub fn line_chart(title: &str, xlabel: &str, ylabel: &str, pts: &[(f64, f64)]) -
     let sy = |y: f64| y1 - y / ymax * (y1 - y0);
     let mut f = Figure::new(w, h);
     f.text(10.0, 10.0, title, 2);
-    f.shapes.push(Shape::Line { x1: x0, y1, x2: x1, y2: y1, rgb: BLACK });
-    f.shapes.push(Shape::Line { x1: x0, y1: y0, x2: x0, y2: y1, rgb: BLACK });
+    f.shapes.push(Shape::Line {
+        x1: x0,
+        y1,
+        x2: x1,
+        y2: y1,
+        rgb: BLACK,
+    });
+    f.shapes.push(Shape::Line {
+        x1: x0,
+        y1: y0,
+        x2: x0,
+        y2: y1,
+        rgb: BLACK,
+    });
     f.text(x1 - 100.0, y1 + 20.0, xlabel, 1);
     f.text(10.0, y0 - 14.0, ylabel, 1);
     for win in pts.windows(2) {
-        f.shapes.push(Shape::Line { x1: sx(win[0].0), y1: sy(win[0].1), x2: sx(win[1].0), y2: sy(win[1].1), rgb: PALETTE[0] });
+        f.shapes.push(Shape::Line {
+            x1: sx(win[0].0),
+            y1: sy(win[0].1),
+            x2: sx(win[1].0),
+            y2: sy(win[1].1),
+            rgb: PALETTE[0],
+        });
     }
     for (x, y) in pts {
-        f.shapes.push(Shape::Dot { x: sx(*x), y: sy(*y), r: 4.0, rgb: PALETTE[1] });
+        f.shapes.push(Shape::Dot {
+            x: sx(*x),
+            y: sy(*y),
+            r: 4.0,
+            rgb: PALETTE[1],
+        });
         f.text(sx(*x) - 8.0, y1 + 6.0, &format!("{x:.0}"), 1);
         f.text(sx(*x) + 6.0, sy(*y) - 12.0, &format!("{y:.2}"), 1);
     }
@@ -399,7 +585,12 @@ pub fn line_chart(title: &str, xlabel: &str, ylabel: &str, pts: &[(f64, f64)]) -
 
 /// Writes every plot of a run into `dir` (`<name>.svg` and `<name>.png`);
 /// returns the file names written.
-pub fn write_all(dir: &std::path::Path, rows: &[Row], copy_gbs: Option<f64>, fp32_flops: Option<f64>) -> crate::Result<Vec<String>> {
+pub fn write_all(
+    dir: &std::path::Path,
+    rows: &[Row],
+    copy_gbs: Option<f64>,
+    fp32_flops: Option<f64>,
+) -> crate::Result<Vec<String>> {
     let mut figs: Vec<(String, Figure)> = Vec::new();
     let mut workloads: Vec<&str> = rows.iter().map(|r| r.workload.as_str()).collect();
     workloads.dedup();
@@ -420,9 +611,18 @@ pub fn write_all(dir: &std::path::Path, rows: &[Row], copy_gbs: Option<f64>, fp3
     }
     let sweep: Vec<(f64, f64)> = rows
         .iter()
-        .filter(|r| r.workload == "poisson" && r.variant.starts_with("CPU rayon ") && r.variant.ends_with(" threads"))
+        .filter(|r| {
+            r.workload == "poisson"
+                && r.variant.starts_with("CPU rayon ")
+                && r.variant.ends_with(" threads")
+        })
         .filter_map(|r| {
-            let n: f64 = r.variant.trim_start_matches("CPU rayon ").trim_end_matches(" threads").parse().ok()?;
+            let n: f64 = r
+                .variant
+                .trim_start_matches("CPU rayon ")
+                .trim_end_matches(" threads")
+                .parse()
+                .ok()?;
             Some((n, r.throughput?))
         })
         .collect();
@@ -433,7 +633,10 @@ pub fn write_all(dir: &std::path::Path, rows: &[Row], copy_gbs: Option<f64>, fp3
     for (name, f) in figs {
         for (ext, bytes) in [("svg", f.svg().into_bytes()), ("png", f.png())] {
             let p = dir.join(format!("{name}.{ext}"));
-            std::fs::write(&p, bytes).map_err(|e| crate::Error::File { path: p.display().to_string(), detail: e.to_string() })?;
+            std::fs::write(&p, bytes).map_err(|e| crate::Error::File {
+                path: p.display().to_string(),
+                detail: e.to_string(),
+            })?;
             names.push(format!("{name}.{ext}"));
         }
     }

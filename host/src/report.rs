@@ -88,7 +88,13 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 
 /// Formats a time in ms with enough digits for microsecond kernels.
 pub fn fmt_ms(ms: f64) -> String {
-    if ms < 0.1 { format!("{ms:.4}") } else if ms < 10.0 { format!("{ms:.3}") } else { format!("{ms:.1}") }
+    if ms < 0.1 {
+        format!("{ms:.4}")
+    } else if ms < 10.0 {
+        format!("{ms:.3}")
+    } else {
+        format!("{ms:.1}")
+    }
 }
 
 /// A Markdown table of rows, in the material's style.
@@ -101,7 +107,14 @@ pub fn table(rows: &[Row]) -> String {
         let timing = r
             .timing
             .as_ref()
-            .map(|t| format!("{} ({}-{})", fmt_ms(t.median_ms), fmt_ms(t.min_ms), fmt_ms(t.max_ms)))
+            .map(|t| {
+                format!(
+                    "{} ({}-{})",
+                    fmt_ms(t.median_ms),
+                    fmt_ms(t.min_ms),
+                    fmt_ms(t.max_ms)
+                )
+            })
             .unwrap_or_default();
         let status = match &r.status {
             Status::Ok => "ok".to_string(),
@@ -119,7 +132,9 @@ pub fn table(rows: &[Row]) -> String {
             r.first_ms.map(fmt_ms).unwrap_or_default(),
             timing,
             opt(r.speedup, 1),
-            r.throughput.map(|t| format!("{t:.1} {}", r.unit)).unwrap_or_default(),
+            r.throughput
+                .map(|t| format!("{t:.1} {}", r.unit))
+                .unwrap_or_default(),
             opt(r.pct_of_ceiling, 1),
             r.rel_err.map(|e| format!("{e:.1e}")).unwrap_or_default(),
             status
@@ -168,19 +183,25 @@ impl Environment {
                 .unwrap_or_default()
         };
         let mut e = Self {
-            rustc: option_env!("PTXLAB_RUSTC_VERSION").unwrap_or("").to_string(),
+            rustc: option_env!("PTXLAB_RUSTC_VERSION")
+                .unwrap_or("")
+                .to_string(),
             git_sha: option_env!("PTXLAB_GIT_SHA").unwrap_or("").to_string(),
             date: sh("date", &["-u", "+%Y-%m-%d %H:%M:%S UTC"]),
             ptx_arch: crate::modules::PTX_ARCH.to_string(),
             command: std::env::args().collect::<Vec<_>>().join(" "),
-            driver_version: sh("nvidia-smi", &["--query-gpu=driver_version", "--format=csv,noheader"]),
+            driver_version: sh(
+                "nvidia-smi",
+                &["--query-gpu=driver_version", "--format=csv,noheader"],
+            ),
             ..Default::default()
         };
         match dev {
             Some(g) => {
                 let i = g.info();
                 e.gpu = i.name.clone();
-                e.compute_capability = format!("{}.{}", i.compute_capability.0, i.compute_capability.1);
+                e.compute_capability =
+                    format!("{}.{}", i.compute_capability.0, i.compute_capability.1);
                 e.sm_count = i.sm_count;
                 e.clock_mhz = i.clock_khz / 1000;
                 e.driver_cuda = i.driver_cuda.clone();
@@ -193,8 +214,17 @@ impl Environment {
     pub fn markdown(&self) -> String {
         format!(
             "| | |\n|---|---|\n| GPU | {} |\n| compute capability | {} |\n| SMs | {} |\n| SM clock (max) | {} MHz |\n| driver | {} (CUDA {}) |\n| PTX arch | {} |\n| rustc | {} |\n| git | {} |\n| date | {} |\n| command | `{}` |\n",
-            self.gpu, self.compute_capability, self.sm_count, self.clock_mhz, self.driver_version, self.driver_cuda,
-            self.ptx_arch, self.rustc, self.git_sha, self.date, self.command
+            self.gpu,
+            self.compute_capability,
+            self.sm_count,
+            self.clock_mhz,
+            self.driver_version,
+            self.driver_cuda,
+            self.ptx_arch,
+            self.rustc,
+            self.git_sha,
+            self.date,
+            self.command
         )
     }
 }
@@ -208,7 +238,10 @@ pub fn write_outputs(
     rows: &[Row],
     markdown: &str,
 ) -> crate::Result<()> {
-    let io = |p: &std::path::Path, e: std::io::Error| crate::Error::File { path: p.display().to_string(), detail: e.to_string() };
+    let io = |p: &std::path::Path, e: std::io::Error| crate::Error::File {
+        path: p.display().to_string(),
+        detail: e.to_string(),
+    };
     let plots = crate::plot::write_all(dir, rows, ceilings.copy_gbs, ceilings.fp32_flops)?;
     let mut markdown = markdown.to_string();
     if !plots.is_empty() {
@@ -226,15 +259,25 @@ pub fn write_outputs(
         "rows": rows,
     });
     let jp = dir.join("results.json");
-    std::fs::write(&jp, serde_json::to_string_pretty(&json).unwrap_or_default()).map_err(|e| io(&jp, e))?;
-    let mut csv = String::from("workload,variant,backend,size,precision,registers,spills,first_ms,median_ms,min_ms,max_ms,reps,speedup,throughput,unit,pct_of_ceiling,rel_err,status\n");
+    std::fs::write(&jp, serde_json::to_string_pretty(&json).unwrap_or_default())
+        .map_err(|e| io(&jp, e))?;
+    let mut csv = String::from(
+        "workload,variant,backend,size,precision,registers,spills,first_ms,median_ms,min_ms,max_ms,reps,speedup,throughput,unit,pct_of_ceiling,rel_err,status\n",
+    );
     let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     for r in rows {
         let (md, mn, mx, reps) = r
             .timing
             .as_ref()
-            .map(|t| (Some(t.median_ms), Some(t.min_ms), Some(t.max_ms), t.reps.to_string()))
+            .map(|t| {
+                (
+                    Some(t.median_ms),
+                    Some(t.min_ms),
+                    Some(t.max_ms),
+                    t.reps.to_string(),
+                )
+            })
             .unwrap_or((None, None, None, String::new()));
         let status = match &r.status {
             Status::Ok => "ok".to_string(),
@@ -243,11 +286,24 @@ pub fn write_outputs(
         };
         csv.push_str(&format!(
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            q(&r.workload), q(&r.variant), q(&r.backend), q(&r.size), q(&r.precision),
+            q(&r.workload),
+            q(&r.variant),
+            q(&r.backend),
+            q(&r.size),
+            q(&r.precision),
             r.registers.map(|v| v.to_string()).unwrap_or_default(),
             r.spills.map(|v| v.to_string()).unwrap_or_default(),
-            o(r.first_ms), o(md), o(mn), o(mx), reps, o(r.speedup), o(r.throughput), q(&r.unit),
-            o(r.pct_of_ceiling), o(r.rel_err), q(&status)
+            o(r.first_ms),
+            o(md),
+            o(mn),
+            o(mx),
+            reps,
+            o(r.speedup),
+            o(r.throughput),
+            q(&r.unit),
+            o(r.pct_of_ceiling),
+            o(r.rel_err),
+            q(&status)
         ));
     }
     let cp = dir.join("results.csv");

@@ -46,5 +46,9 @@ pub fn rel_err_norm(a: &[f64], reference: &[f64]) -> f64 {
         num += (x - r) * (x - r);
         den += r * r;
     }
-    if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }
+    if den == 0.0 {
+        num.sqrt()
+    } else {
+        (num / den).sqrt()
+    }
 }

@@ -51,9 +51,17 @@ pub struct ModuleKey {
 
 impl ModuleKey {
     /// The fast-math PTX module.
-    pub const FAST: ModuleKey = ModuleKey { variant: Variant::FastMath, form: Form::Ptx, reg_cap: None };
+    pub const FAST: ModuleKey = ModuleKey {
+        variant: Variant::FastMath,
+        form: Form::Ptx,
+        reg_cap: None,
+    };
     /// The default module (precise PTX).
-    pub const PRECISE: ModuleKey = ModuleKey { variant: Variant::Precise, form: Form::Ptx, reg_cap: None };
+    pub const PRECISE: ModuleKey = ModuleKey {
+        variant: Variant::Precise,
+        form: Form::Ptx,
+        reg_cap: None,
+    };
     /// A short label for reports.
     pub fn label(&self) -> String {
         let mut s = match self.variant {
@@ -87,31 +95,56 @@ impl LaunchConfig {
     /// A 1D launch covering `threads` threads with `block` threads per block.
     pub fn for_threads(threads: usize, block: u32) -> Result<Self> {
         if threads == 0 {
-            return Err(Error::input("launch size", "0 threads requested; the problem is empty"));
+            return Err(Error::input(
+                "launch size",
+                "0 threads requested; the problem is empty",
+            ));
         }
         if block == 0 {
-            return Err(Error::input("block size", "0 threads per block; use 32..=1024"));
+            return Err(Error::input(
+                "block size",
+                "0 threads per block; use 32..=1024",
+            ));
         }
         let blocks = threads.div_ceil(block as usize);
         if blocks > i32::MAX as usize {
             return Err(Error::input(
                 "launch size",
-                format!("{threads} threads need {blocks} blocks of {block}; at most {} blocks", i32::MAX),
+                format!(
+                    "{threads} threads need {blocks} blocks of {block}; at most {} blocks",
+                    i32::MAX
+                ),
             ));
         }
-        Ok(Self { grid: Dim3::x(blocks as u32), block: Dim3::x(block), shared_bytes: 0, module: ModuleKey::default() })
+        Ok(Self {
+            grid: Dim3::x(blocks as u32),
+            block: Dim3::x(block),
+            shared_bytes: 0,
+            module: ModuleKey::default(),
+        })
     }
     /// A 2D launch covering `nx` x `ny` threads with `bx` x `by` blocks.
     pub fn for_2d(nx: usize, ny: usize, bx: u32, by: u32) -> Result<Self> {
         if nx == 0 || ny == 0 || bx == 0 || by == 0 {
-            return Err(Error::input("launch size", format!("{nx}x{ny} threads in {bx}x{by} blocks: no dimension may be 0")));
+            return Err(Error::input(
+                "launch size",
+                format!("{nx}x{ny} threads in {bx}x{by} blocks: no dimension may be 0"),
+            ));
         }
         let gx = nx.div_ceil(bx as usize);
         let gy = ny.div_ceil(by as usize);
         if gx > i32::MAX as usize || gy > 65535 {
-            return Err(Error::input("launch size", format!("grid {gx}x{gy}: x is limited to 2^31-1 and y to 65535")));
+            return Err(Error::input(
+                "launch size",
+                format!("grid {gx}x{gy}: x is limited to 2^31-1 and y to 65535"),
+            ));
         }
-        Ok(Self { grid: Dim3::xy(gx as u32, gy as u32), block: Dim3::xy(bx, by), shared_bytes: 0, module: ModuleKey::default() })
+        Ok(Self {
+            grid: Dim3::xy(gx as u32, gy as u32),
+            block: Dim3::xy(bx, by),
+            shared_bytes: 0,
+            module: ModuleKey::default(),
+        })
     }
     /// The same launch with `bytes` of dynamic shared memory.
     pub fn with_shared(mut self, bytes: usize) -> Self {
@@ -160,23 +193,42 @@ pub fn check_launch(kernel: &str, cfg: &LaunchConfig, lim: &Limits) -> Result<()
     };
     let (b, g) = (cfg.block, cfg.grid);
     if b.x == 0 || b.y == 0 || b.z == 0 {
-        return Err(bad("the block", b.to_string(), "every dimension must be at least 1".into()));
+        return Err(bad(
+            "the block",
+            b.to_string(),
+            "every dimension must be at least 1".into(),
+        ));
     }
     if g.x == 0 || g.y == 0 || g.z == 0 {
-        return Err(bad("the grid", g.to_string(), "every dimension must be at least 1".into()));
+        return Err(bad(
+            "the grid",
+            g.to_string(),
+            "every dimension must be at least 1".into(),
+        ));
     }
     if b.volume() > lim.max_threads_per_block as u64 {
         return Err(bad(
             "the block size",
             format!("{} threads {b}", b.volume()),
-            format!("this device allows at most {} threads per block", lim.max_threads_per_block),
+            format!(
+                "this device allows at most {} threads per block",
+                lim.max_threads_per_block
+            ),
         ));
     }
     if b.x > lim.max_block.x || b.y > lim.max_block.y || b.z > lim.max_block.z {
-        return Err(bad("the block", b.to_string(), format!("each dimension is limited to {}", lim.max_block)));
+        return Err(bad(
+            "the block",
+            b.to_string(),
+            format!("each dimension is limited to {}", lim.max_block),
+        ));
     }
     if g.x > lim.max_grid.x || g.y > lim.max_grid.y || g.z > lim.max_grid.z {
-        return Err(bad("the grid", g.to_string(), format!("each dimension is limited to {}", lim.max_grid)));
+        return Err(bad(
+            "the grid",
+            g.to_string(),
+            format!("each dimension is limited to {}", lim.max_grid),
+        ));
     }
     if let Some(info) = ptxlab_device::kernel_info(kernel)
         && info.max_threads > 0
@@ -185,14 +237,20 @@ pub fn check_launch(kernel: &str, cfg: &LaunchConfig, lim: &Limits) -> Result<()
         return Err(bad(
             "the block size",
             format!("{} threads", b.volume()),
-            format!("the kernel declares launch_bounds({}) and cannot run larger blocks", info.max_threads),
+            format!(
+                "the kernel declares launch_bounds({}) and cannot run larger blocks",
+                info.max_threads
+            ),
         ));
     }
     if cfg.shared_bytes > lim.max_shared_optin {
         return Err(bad(
             "the dynamic shared memory",
             format!("{} bytes", cfg.shared_bytes),
-            format!("this device allows at most {} bytes per block", lim.max_shared_optin),
+            format!(
+                "this device allows at most {} bytes per block",
+                lim.max_shared_optin
+            ),
         ));
     }
     Ok(())
@@ -227,7 +285,10 @@ pub struct GpuInfo {
 impl GpuInfo {
     /// `sm_90` for compute capability 9.0.
     pub fn arch(&self) -> String {
-        format!("sm_{}{}", self.compute_capability.0, self.compute_capability.1)
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
     }
 }
 
@@ -265,13 +326,18 @@ pub fn driver_present() -> bool {
 /// The driver's CUDA version as "major.minor".
 pub fn driver_version() -> Result<String> {
     if !driver_present() {
-        return Err(Error::NoDriver { detail: "libcuda.so could not be loaded".into() });
+        return Err(Error::NoDriver {
+            detail: "libcuda.so could not be loaded".into(),
+        });
     }
     let mut v: std::ffi::c_int = 0;
     // SAFETY: `v` is a valid out-pointer; cuDriverGetVersion needs no cuInit.
     let r = unsafe { sys::cuDriverGetVersion(&mut v) };
     if r != sys::CUresult::CUDA_SUCCESS {
-        return Err(Error::driver("cuDriverGetVersion", cudarc::driver::DriverError(r)));
+        return Err(Error::driver(
+            "cuDriverGetVersion",
+            cudarc::driver::DriverError(r),
+        ));
     }
     Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
 }
@@ -280,22 +346,34 @@ impl Gpu {
     /// Opens GPU `ordinal`. A missing driver or device is an error, never a panic.
     pub fn new(ordinal: usize) -> Result<Self> {
         if !driver_present() {
-            return Err(Error::NoDriver { detail: "libcuda.so / libcuda.so.1 could not be loaded".into() });
+            return Err(Error::NoDriver {
+                detail: "libcuda.so / libcuda.so.1 could not be loaded".into(),
+            });
         }
-        let count = CudaContext::device_count().map_err(|e| Error::driver("cuDeviceGetCount", e))? as usize;
+        let count =
+            CudaContext::device_count().map_err(|e| Error::driver("cuDeviceGetCount", e))? as usize;
         if ordinal >= count {
             return Err(Error::NoDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| Error::driver("cuCtxCreate", e))?;
         let stream = ctx.default_stream();
         use sys::CUdevice_attribute as A;
-        let attr = |a: A| ctx.attribute(a).map_err(|e| Error::driver("cuDeviceGetAttribute", e));
+        let attr = |a: A| {
+            ctx.attribute(a)
+                .map_err(|e| Error::driver("cuDeviceGetAttribute", e))
+        };
         let info = GpuInfo {
-            name: ctx.name().map_err(|e| Error::driver("cuDeviceGetName", e))?,
-            compute_capability: ctx.compute_capability().map_err(|e| Error::driver("cuDeviceGetAttribute", e))?,
+            name: ctx
+                .name()
+                .map_err(|e| Error::driver("cuDeviceGetName", e))?,
+            compute_capability: ctx
+                .compute_capability()
+                .map_err(|e| Error::driver("cuDeviceGetAttribute", e))?,
             sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
             l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
-            total_mem: ctx.total_mem().map_err(|e| Error::driver("cuDeviceTotalMem", e))? as u64,
+            total_mem: ctx
+                .total_mem()
+                .map_err(|e| Error::driver("cuDeviceTotalMem", e))? as u64,
             driver_cuda: driver_version()?,
             clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32,
             mem_clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as u32,
@@ -312,7 +390,8 @@ impl Gpu {
                     attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)? as u32,
                     attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)? as u32,
                 ),
-                max_shared_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as usize,
+                max_shared_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                    as usize,
             },
         };
         Ok(Self {
@@ -347,7 +426,10 @@ impl Gpu {
     fn image(&self, key: ModuleKey) -> Result<Ptx> {
         let (ptx, cubins) = match key.variant {
             Variant::Precise => (crate::modules::KERNELS_PTX, crate::modules::KERNELS_CUBINS),
-            Variant::FastMath => (crate::modules::KERNELS_FAST_PTX, crate::modules::KERNELS_FAST_CUBINS),
+            Variant::FastMath => (
+                crate::modules::KERNELS_FAST_PTX,
+                crate::modules::KERNELS_FAST_CUBINS,
+            ),
         };
         match key.form {
             Form::Ptx => {
@@ -359,7 +441,10 @@ impl Gpu {
             }
             Form::Cubin => {
                 if key.reg_cap.is_some() {
-                    return Err(Error::input("module", "a register cap applies to PTX modules only (the cubin is already assembled)"));
+                    return Err(Error::input(
+                        "module",
+                        "a register cap applies to PTX modules only (the cubin is already assembled)",
+                    ));
                 }
                 let arch = self.info.arch();
                 let built: Vec<&str> = cubins.iter().map(|(a, _)| *a).collect();
@@ -380,10 +465,16 @@ impl Gpu {
     pub fn load_uncached(&self, key: ModuleKey) -> Result<(Arc<CudaModule>, f64)> {
         let image = self.image(key)?;
         let t = Instant::now();
-        let m = self.ctx.load_module(image).map_err(|e| Error::driver("cuModuleLoadData", e))?;
+        let m = self
+            .ctx
+            .load_module(image)
+            .map_err(|e| Error::driver("cuModuleLoadData", e))?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
         if let Ok(mut l) = self.loads.lock() {
-            l.push(LoadRecord { module: key.label(), ms });
+            l.push(LoadRecord {
+                module: key.label(),
+                ms,
+            });
         }
         Ok((m, ms))
     }
@@ -412,11 +503,18 @@ impl Gpu {
 
     /// A kernel from the cached module `key`.
     pub fn function(&self, key: ModuleKey, name: &str) -> Result<CudaFunction> {
-        if let Some(f) = self.functions.lock().ok().and_then(|f| f.get(&(key, name.to_string())).cloned()) {
+        if let Some(f) = self
+            .functions
+            .lock()
+            .ok()
+            .and_then(|f| f.get(&(key, name.to_string())).cloned())
+        {
             return Ok(f);
         }
         let m = self.module(key)?;
-        let f = m.load_function(name).map_err(|e| Error::driver(format!("cuModuleGetFunction({name})"), e))?;
+        let f = m
+            .load_function(name)
+            .map_err(|e| Error::driver(format!("cuModuleGetFunction({name})"), e))?;
         if let Ok(mut c) = self.functions.lock() {
             c.insert((key, name.to_string()), f.clone());
         }
@@ -425,7 +523,9 @@ impl Gpu {
 
     /// Registers of a kernel as the driver reports them after loading.
     pub fn num_regs(&self, key: ModuleKey, name: &str) -> Result<i32> {
-        self.function(key, name)?.num_regs().map_err(|e| Error::driver("cuFuncGetAttribute", e))
+        self.function(key, name)?
+            .num_regs()
+            .map_err(|e| Error::driver("cuFuncGetAttribute", e))
     }
 
     /// Launches kernel `name` with raw parameters, after checking the launch.
@@ -435,7 +535,13 @@ impl Gpu {
     }
 
     /// Launches an already-loaded function.
-    pub fn launch_function(&self, f: &CudaFunction, name: &str, cfg: &LaunchConfig, params: &[Param]) -> Result<()> {
+    pub fn launch_function(
+        &self,
+        f: &CudaFunction,
+        name: &str,
+        cfg: &LaunchConfig,
+        params: &[Param],
+    ) -> Result<()> {
         check_launch(name, cfg, &self.info.limits)?;
         if cfg.shared_bytes > 48 * 1024 {
             f.set_attribute(
@@ -469,17 +575,24 @@ impl Gpu {
 
     /// Waits for all work on the stream; reports asynchronous kernel errors.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(|e| Error::driver("cuStreamSynchronize", e))
+        self.stream
+            .synchronize()
+            .map_err(|e| Error::driver("cuStreamSynchronize", e))
     }
 
     /// Device-to-device copy of `bytes` bytes (used as the bandwidth ceiling).
     pub fn copy_dtod(&self, src: &CudaSlice<u8>, dst: &mut CudaSlice<u8>) -> Result<()> {
-        self.stream.memcpy_dtod(src, dst).map_err(|e| Error::driver("cuMemcpyDtoDAsync", e))
+        self.stream
+            .memcpy_dtod(src, dst)
+            .map_err(|e| Error::driver("cuMemcpyDtoDAsync", e))
     }
 
     /// Free and total device memory, bytes.
     pub fn mem_info(&self) -> Result<(u64, u64)> {
-        let (f, t) = self.ctx.mem_get_info().map_err(|e| Error::driver("cuMemGetInfo", e))?;
+        let (f, t) = self
+            .ctx
+            .mem_get_info()
+            .map_err(|e| Error::driver("cuMemGetInfo", e))?;
         Ok((f as u64, t as u64))
     }
 
@@ -491,7 +604,12 @@ impl Gpu {
 
     /// Times `f` with device events: `warmup` untimed calls, then `reps` calls
     /// each between its own pair of events. Returns every sample.
-    pub fn time(&self, warmup: usize, reps: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<Timing> {
+    pub fn time(
+        &self,
+        warmup: usize,
+        reps: usize,
+        mut f: impl FnMut(usize) -> Result<()>,
+    ) -> Result<Timing> {
         for i in 0..warmup {
             f(i)?;
         }
@@ -499,15 +617,20 @@ impl Gpu {
         let mut evs = Vec::with_capacity(reps);
         for i in 0..reps {
             let (a, b) = (self.event()?, self.event()?);
-            a.record(&self.stream).map_err(|e| Error::driver("cuEventRecord", e))?;
+            a.record(&self.stream)
+                .map_err(|e| Error::driver("cuEventRecord", e))?;
             f(warmup + i)?;
-            b.record(&self.stream).map_err(|e| Error::driver("cuEventRecord", e))?;
+            b.record(&self.stream)
+                .map_err(|e| Error::driver("cuEventRecord", e))?;
             evs.push((a, b));
         }
         self.synchronize()?;
         let mut ms = Vec::with_capacity(reps);
         for (a, b) in &evs {
-            ms.push(a.elapsed_ms(b).map_err(|e| Error::driver("cuEventElapsedTime", e))? as f64);
+            ms.push(
+                a.elapsed_ms(b)
+                    .map_err(|e| Error::driver("cuEventElapsedTime", e))? as f64,
+            );
         }
         Ok(Timing::from_samples(ms))
     }
@@ -518,7 +641,10 @@ impl Gpu {
 /// recompiling the kernels.
 pub fn with_register_cap(ptx: &str, cap: u32) -> Result<String> {
     if !(16..=255).contains(&cap) {
-        return Err(Error::input("register cap", format!("{cap} registers; allowed 16..=255")));
+        return Err(Error::input(
+            "register cap",
+            format!("{cap} registers; allowed 16..=255"),
+        ));
     }
     let mut out = String::with_capacity(ptx.len() + 1024);
     let mut in_header = false;
@@ -625,11 +751,15 @@ impl std::fmt::Debug for Device {
 impl Device {
     /// GPU `ordinal`.
     pub fn gpu(ordinal: usize) -> Result<Self> {
-        Ok(Self { kind: DeviceKind::Gpu(Box::new(Gpu::new(ordinal)?)) })
+        Ok(Self {
+            kind: DeviceKind::Gpu(Box::new(Gpu::new(ordinal)?)),
+        })
     }
     /// The CPU simulator.
     pub fn sim() -> Self {
-        Self { kind: DeviceKind::Sim }
+        Self {
+            kind: DeviceKind::Sim,
+        }
     }
     /// The backend.
     pub fn kind(&self) -> &DeviceKind {
@@ -674,7 +804,12 @@ impl Device {
                 });
             }
         } else if bytes > isize::MAX as u128 {
-            return Err(Error::OutOfMemory { what: what.to_string(), requested: u64::MAX, free: 0, total: 0 });
+            return Err(Error::OutOfMemory {
+                what: what.to_string(),
+                requested: u64::MAX,
+                free: 0,
+                total: 0,
+            });
         }
         Ok(())
     }
@@ -684,53 +819,76 @@ impl Device {
         self.check_alloc::<T>(data.len(), "an input buffer")?;
         Ok(Buffer {
             inner: match &self.kind {
-                DeviceKind::Gpu(g) => {
-                    BufInner::Gpu(g.stream.clone_htod(data).map_err(|e| Error::driver("cuMemcpyHtoD", e))?)
+                DeviceKind::Gpu(g) => BufInner::Gpu(
+                    g.stream
+                        .clone_htod(data)
+                        .map_err(|e| Error::driver("cuMemcpyHtoD", e))?,
+                ),
+                DeviceKind::Sim => {
+                    BufInner::Sim(data.iter().map(|v| UnsafeCell::new(*v)).collect())
                 }
-                DeviceKind::Sim => BufInner::Sim(data.iter().map(|v| UnsafeCell::new(*v)).collect()),
             },
         })
     }
 
     /// A new buffer of `len` copies of `value` (use a poison value such as NaN
     /// for outputs, so an element the kernel failed to write shows up).
-    pub fn alloc_filled<T: DeviceCopy + DeviceRepr>(&self, len: usize, value: T) -> Result<Buffer<T>> {
+    pub fn alloc_filled<T: DeviceCopy + DeviceRepr>(
+        &self,
+        len: usize,
+        value: T,
+    ) -> Result<Buffer<T>> {
         self.check_alloc::<T>(len, "an output buffer")?;
         match &self.kind {
             DeviceKind::Gpu(_) => self.upload(&vec![value; len]),
-            DeviceKind::Sim => Ok(Buffer { inner: BufInner::Sim((0..len).map(|_| UnsafeCell::new(value)).collect()) }),
+            DeviceKind::Sim => Ok(Buffer {
+                inner: BufInner::Sim((0..len).map(|_| UnsafeCell::new(value)).collect()),
+            }),
         }
     }
 
     /// Overwrites a buffer with host data of the same length.
     pub fn write<T: DeviceCopy + DeviceRepr>(&self, buf: &mut Buffer<T>, data: &[T]) -> Result<()> {
         if buf.len() != data.len() {
-            return Err(Error::input("write", format!("buffer has {} elements, data {}", buf.len(), data.len())));
+            return Err(Error::input(
+                "write",
+                format!("buffer has {} elements, data {}", buf.len(), data.len()),
+            ));
         }
         match (&self.kind, &mut buf.inner) {
-            (DeviceKind::Gpu(g), BufInner::Gpu(s)) => {
-                g.stream.memcpy_htod(data, s).map_err(|e| Error::driver("cuMemcpyHtoD", e))
-            }
+            (DeviceKind::Gpu(g), BufInner::Gpu(s)) => g
+                .stream
+                .memcpy_htod(data, s)
+                .map_err(|e| Error::driver("cuMemcpyHtoD", e)),
             (DeviceKind::Sim, BufInner::Sim(s)) => {
                 for (d, v) in s.iter_mut().zip(data) {
                     *d.get_mut() = *v;
                 }
                 Ok(())
             }
-            _ => Err(Error::input("buffer", "the buffer belongs to another backend")),
+            _ => Err(Error::input(
+                "buffer",
+                "the buffer belongs to another backend",
+            )),
         }
     }
 
     /// Copies a buffer back to the host (synchronises).
     pub fn download<T: DeviceCopy + DeviceRepr>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
         match (&self.kind, &buf.inner) {
-            (DeviceKind::Gpu(g), BufInner::Gpu(s)) => {
-                g.stream.clone_dtoh(s).map_err(|e| Error::driver("cuMemcpyDtoH", e))
-            }
+            (DeviceKind::Gpu(g), BufInner::Gpu(s)) => g
+                .stream
+                .clone_dtoh(s)
+                .map_err(|e| Error::driver("cuMemcpyDtoH", e)),
             // SAFETY: no simulated launch is running (launches are synchronous),
             // so nothing writes the cells while they are read.
-            (DeviceKind::Sim, BufInner::Sim(s)) => Ok(s.iter().map(|c| unsafe { *c.get() }).collect()),
-            _ => Err(Error::input("buffer", "the buffer belongs to another backend")),
+            (DeviceKind::Sim, BufInner::Sim(s)) => {
+                Ok(s.iter().map(|c| unsafe { *c.get() }).collect())
+            }
+            _ => Err(Error::input(
+                "buffer",
+                "the buffer belongs to another backend",
+            )),
         }
     }
 
@@ -743,7 +901,12 @@ impl Device {
     }
 
     /// Times `f`: device events on a GPU, the wall clock on the simulator.
-    pub fn time(&self, warmup: usize, reps: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<Timing> {
+    pub fn time(
+        &self,
+        warmup: usize,
+        reps: usize,
+        mut f: impl FnMut(usize) -> Result<()>,
+    ) -> Result<Timing> {
         match &self.kind {
             DeviceKind::Gpu(g) => g.time(warmup, reps, f),
             DeviceKind::Sim => {
@@ -911,7 +1074,12 @@ impl_call!(A, B, C, D, E, G, H, I, J, K, L, M);
 /// Runs a kernel closure on the simulator after the same checks as the GPU.
 pub fn sim_launch<F: Fn() + Sync>(kernel: &'static str, cfg: &LaunchConfig, f: F) -> Result<()> {
     check_launch(kernel, cfg, &Limits::SIM)?;
-    let spec = LaunchSpec { kernel, grid: cfg.grid, block: cfg.block, shared_bytes: cfg.shared_bytes };
+    let spec = LaunchSpec {
+        kernel,
+        grid: cfg.grid,
+        block: cfg.block,
+        shared_bytes: cfg.shared_bytes,
+    };
     sim::launch(&spec, f).map_err(Error::from)
 }
 

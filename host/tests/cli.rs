@@ -5,9 +5,19 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn ptxlab(args: &[&str]) -> (i32, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ptxlab")).args(args).output().expect("run ptxlab");
-    let text = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    assert!(!text.contains("panicked"), "ptxlab {args:?} panicked:\n{text}");
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxlab"))
+        .args(args)
+        .output()
+        .expect("run ptxlab");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !text.contains("panicked"),
+        "ptxlab {args:?} panicked:\n{text}"
+    );
     (o.status.code().unwrap_or(-1), text)
 }
 
@@ -15,7 +25,10 @@ fn fails_with(args: &[&str], needles: &[&str]) {
     let (code, text) = ptxlab(args);
     assert_ne!(code, 0, "ptxlab {args:?} should fail:\n{text}");
     for n in needles {
-        assert!(text.contains(n), "ptxlab {args:?}: expected `{n}` in:\n{text}");
+        assert!(
+            text.contains(n),
+            "ptxlab {args:?}: expected `{n}` in:\n{text}"
+        );
     }
 }
 
@@ -38,7 +51,15 @@ fn npy(name: &str, descr: &str, shape: &str, data: &[u8]) -> PathBuf {
 }
 
 fn f32_bytes(v: &[f32], big_endian: bool) -> Vec<u8> {
-    v.iter().flat_map(|x| if big_endian { x.to_be_bytes() } else { x.to_le_bytes() }).collect()
+    v.iter()
+        .flat_map(|x| {
+            if big_endian {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -48,18 +69,50 @@ fn unknown_subcommand_lists_the_valid_ones() {
 
 #[test]
 fn vector_add_rejects_bad_options() {
-    fails_with(&["vector-add", "--precision", "f16", "--backend", "cpu"], &["f16", "allowed: f32, f64"]);
-    fails_with(&["vector-add", "--backend", "tpu"], &["tpu", "allowed: gpu, sim, cpu"]);
+    fails_with(
+        &["vector-add", "--precision", "f16", "--backend", "cpu"],
+        &["f16", "allowed: f32, f64"],
+    );
+    fails_with(
+        &["vector-add", "--backend", "tpu"],
+        &["tpu", "allowed: gpu, sim, cpu"],
+    );
     fails_with(&["vector-add", "--n", "0", "--backend", "cpu"], &["empty"]);
-    fails_with(&["vector-add", "--variant", "x8", "--n", "10", "--backend", "sim"], &["x8", "allowed: scalar, wide"]);
+    fails_with(
+        &[
+            "vector-add",
+            "--variant",
+            "x8",
+            "--n",
+            "10",
+            "--backend",
+            "sim",
+        ],
+        &["x8", "allowed: scalar, wide"],
+    );
 }
 
 #[test]
 fn vector_add_rejects_bad_npy_files() {
-    let good = npy("good.npy", "<f4", "(4,)", &f32_bytes(&[1.0, 2.0, 3.0, 4.0], false));
-    let short = npy("short.npy", "<f4", "(3,)", &f32_bytes(&[1.0, 2.0, 3.0], false));
+    let good = npy(
+        "good.npy",
+        "<f4",
+        "(4,)",
+        &f32_bytes(&[1.0, 2.0, 3.0, 4.0], false),
+    );
+    let short = npy(
+        "short.npy",
+        "<f4",
+        "(3,)",
+        &f32_bytes(&[1.0, 2.0, 3.0], false),
+    );
     let wrong_dtype = npy("f8.npy", "<f8", "(2,)", &[0u8; 16]);
-    let two_d = npy("2d.npy", "<f4", "(2, 2)", &f32_bytes(&[1.0, 2.0, 3.0, 4.0], false));
+    let two_d = npy(
+        "2d.npy",
+        "<f4",
+        "(2, 2)",
+        &f32_bytes(&[1.0, 2.0, 3.0, 4.0], false),
+    );
     let truncated = npy("trunc.npy", "<f4", "(100,)", &f32_bytes(&[1.0; 10], false));
     let g = good.to_str().unwrap();
     for (bad, needle) in [
@@ -69,22 +122,51 @@ fn vector_add_rejects_bad_npy_files() {
         (truncated.to_str().unwrap(), "not a valid .npy of f32"),
         ("/nonexistent/x.npy", "cannot open"),
     ] {
-        fails_with(&["vector-add", "--backend", "cpu", "--a", g, "--b", bad], &[needle]);
+        fails_with(
+            &["vector-add", "--backend", "cpu", "--a", g, "--b", bad],
+            &[needle],
+        );
     }
-    fails_with(&["vector-add", "--backend", "cpu", "--a", g], &["give both --a and --b"]);
+    fails_with(
+        &["vector-add", "--backend", "cpu", "--a", g],
+        &["give both --a and --b"],
+    );
 }
 
 #[test]
 fn big_endian_npy_is_read_correctly() {
-    let a = npy("be.npy", ">f4", "(4,)", &f32_bytes(&[1.0, 2.0, 3.0, 4.0], true));
-    let b = npy("le.npy", "<f4", "(4,)", &f32_bytes(&[1.0, 1.0, 1.0, 1.0], false));
+    let a = npy(
+        "be.npy",
+        ">f4",
+        "(4,)",
+        &f32_bytes(&[1.0, 2.0, 3.0, 4.0], true),
+    );
+    let b = npy(
+        "le.npy",
+        "<f4",
+        "(4,)",
+        &f32_bytes(&[1.0, 1.0, 1.0, 1.0], false),
+    );
     let out = std::env::temp_dir().join(format!("ptxlab-cli-out-{}.npy", std::process::id()));
-    let (code, text) = ptxlab(&["vector-add", "--backend", "sim", "--a", a.to_str().unwrap(), "--b", b.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let (code, text) = ptxlab(&[
+        "vector-add",
+        "--backend",
+        "sim",
+        "--a",
+        a.to_str().unwrap(),
+        "--b",
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("PASS vector-add f32 n=4"), "{text}");
     let bytes = std::fs::read(&out).unwrap();
     let data = &bytes[bytes.len() - 16..];
-    let got: Vec<f32> = data.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
+    let got: Vec<f32> = data
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
     assert_eq!(got, vec![2.0, 3.0, 4.0, 5.0]);
 }
 
@@ -94,10 +176,24 @@ fn missing_driver_is_one_clear_line() {
         println!("skipped: this machine has an NVIDIA driver");
         return;
     }
-    fails_with(&["vector-add", "--backend", "gpu", "--n", "10"], &["no NVIDIA driver", "--backend sim"]);
+    fails_with(
+        &["vector-add", "--backend", "gpu", "--n", "10"],
+        &["no NVIDIA driver", "--backend sim"],
+    );
 }
 
 #[test]
 fn bench_rejects_unknown_workloads() {
-    fails_with(&["bench", "--only", "nosuch", "--backend", "cpu", "--out", "/tmp/ptxlab-cli-bench"], &["nosuch", "allowed", "poisson"]);
+    fails_with(
+        &[
+            "bench",
+            "--only",
+            "nosuch",
+            "--backend",
+            "cpu",
+            "--out",
+            "/tmp/ptxlab-cli-bench",
+        ],
+        &["nosuch", "allowed", "poisson"],
+    );
 }

@@ -68,7 +68,12 @@ pub fn vector_add_x4_f32(a: DeviceSlice<f32>, b: DeviceSlice<f32>, c: DeviceSlic
         unsafe {
             let x: F32x4 = a.get_vec_unchecked(i);
             let y: F32x4 = b.get_vec_unchecked(i);
-            let z = F32x4([x.0[0] + y.0[0], x.0[1] + y.0[1], x.0[2] + y.0[2], x.0[3] + y.0[3]]);
+            let z = F32x4([
+                x.0[0] + y.0[0],
+                x.0[1] + y.0[1],
+                x.0[2] + y.0[2],
+                x.0[3] + y.0[3],
+            ]);
             c.set_vec_unchecked(i, z);
         }
     } else {

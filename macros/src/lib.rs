@@ -36,15 +36,20 @@ fn parse_args(attr: TokenStream) -> syn::Result<Args> {
             let content;
             syn::parenthesized!(content in meta.input);
             let nums = content.parse_terminated(LitInt::parse, syn::Token![,])?;
-            let v: Vec<u32> =
-                nums.iter().map(|n| n.base10_parse::<u32>()).collect::<syn::Result<_>>()?;
+            let v: Vec<u32> = nums
+                .iter()
+                .map(|n| n.base10_parse::<u32>())
+                .collect::<syn::Result<_>>()?;
             match v.as_slice() {
                 [t] => out.max_threads = *t,
                 [t, b] => {
                     out.max_threads = *t;
                     out.min_blocks = *b;
                 }
-                _ => return Err(meta.error("launch_bounds takes (max_threads) or (max_threads, min_blocks)")),
+                _ => {
+                    return Err(meta
+                        .error("launch_bounds takes (max_threads) or (max_threads, min_blocks)"));
+                }
             }
             if out.max_threads == 0 || out.max_threads > 1024 {
                 return Err(meta.error("launch_bounds max_threads must be in 1..=1024"));
@@ -58,7 +63,9 @@ fn parse_args(attr: TokenStream) -> syn::Result<Args> {
             }
             Ok(())
         } else {
-            Err(meta.error("expected `launch_bounds(max_threads[, min_blocks])` or `max_registers = N`"))
+            Err(meta.error(
+                "expected `launch_bounds(max_threads[, min_blocks])` or `max_registers = N`",
+            ))
         }
     });
     syn::parse::Parser::parse(parser, attr)?;
@@ -76,7 +83,9 @@ fn slice_param(ty: &Type) -> Option<(bool, Type)> {
         "DeviceSliceMut" => true,
         _ => return None,
     };
-    let PathArguments::AngleBracketed(a) = &seg.arguments else { return None };
+    let PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
     let elem = a.args.iter().rev().find_map(|g| match g {
         GenericArgument::Type(t) => Some(t.clone()),
         _ => None,
@@ -108,7 +117,10 @@ fn expand(args: Args, func: ItemFn) -> syn::Result<TokenStream2> {
         ));
     }
     if !matches!(sig.output, syn::ReturnType::Default) {
-        return Err(syn::Error::new_spanned(&sig.output, "a #[kernel] returns nothing"));
+        return Err(syn::Error::new_spanned(
+            &sig.output,
+            "a #[kernel] returns nothing",
+        ));
     }
     let name = &sig.ident;
     let attrs = &func.attrs;
@@ -118,10 +130,16 @@ fn expand(args: Args, func: ItemFn) -> syn::Result<TokenStream2> {
     let mut rebuild = Vec::new();
     for input in &sig.inputs {
         let FnArg::Typed(pt) = input else {
-            return Err(syn::Error::new_spanned(input, "a #[kernel] takes no `self`"));
+            return Err(syn::Error::new_spanned(
+                input,
+                "a #[kernel] takes no `self`",
+            ));
         };
         let Pat::Ident(pi) = &*pt.pat else {
-            return Err(syn::Error::new_spanned(&pt.pat, "kernel parameters must be plain names"));
+            return Err(syn::Error::new_spanned(
+                &pt.pat,
+                "kernel parameters must be plain names",
+            ));
         };
         let ident = &pi.ident;
         let ty = &pt.ty;

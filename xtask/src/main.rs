@@ -15,13 +15,22 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const COMMANDS: &[(&str, &str)] = &[
-    ("build-and-bench", "[--quick] [--only <workload>]... [--backend gpu|sim|cpu] [--peers] [--out DIR] [--update-docs [RESULTS_DIR]]"),
-    ("build-ptx", "[--arch sm_XX] [--opt-level 0-3] [--fast] [--cubin sm_XX[,sm_YY]|none] [--out DIR]"),
+    (
+        "build-and-bench",
+        "[--quick] [--only <workload>]... [--backend gpu|sim|cpu] [--peers] [--out DIR] [--update-docs [RESULTS_DIR]]",
+    ),
+    (
+        "build-ptx",
+        "[--arch sm_XX] [--opt-level 0-3] [--fast] [--cubin sm_XX[,sm_YY]|none] [--out DIR]",
+    ),
     ("inspect", "<kernel> [--arch sm_XX] [--fast]"),
     ("doctor", ""),
     ("test", "[extra cargo test args]"),
     ("bundle", "[--out DIR] [--tests name,name]"),
-    ("sanitize", "[--tool memcheck|racecheck|synccheck|initcheck] [<test-name-filter>]"),
+    (
+        "sanitize",
+        "[--tool memcheck|racecheck|synccheck|initcheck] [<test-name-filter>]",
+    ),
 ];
 
 fn usage() -> String {
@@ -33,7 +42,10 @@ fn usage() -> String {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
 }
 
 fn cargo() -> Command {
@@ -52,7 +64,9 @@ fn run(cmd: &mut Command) -> Result<()> {
 
 /// `--flag value` from an argument list.
 fn opt(args: &[String], flag: &str) -> Option<String> {
-    args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1).cloned())
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1).cloned())
 }
 
 fn main() {
@@ -86,7 +100,9 @@ fn main() {
 }
 
 fn builder(args: &[String]) -> Result<Builder> {
-    let out = opt(args, "--out").map(PathBuf::from).unwrap_or_else(|| root().join("target/ptx-out"));
+    let out = opt(args, "--out")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/ptx-out"));
     let mut b = Builder::new(root(), out);
     if let Some(a) = opt(args, "--arch") {
         Builder::validate_arch(&a).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -102,16 +118,33 @@ fn builder(args: &[String]) -> Result<Builder> {
     if b.fast_math {
         b.stem = "kernels_fast".into();
     }
-    let cubins = opt(args, "--cubin").unwrap_or_else(|| if b.arch.starts_with("sm_9") { b.arch.clone() } else { format!("{},sm_90", b.arch) });
-    b.cubin_archs = cubins.split(',').filter(|s| !s.is_empty() && *s != "none").map(str::to_string).collect();
+    let cubins = opt(args, "--cubin").unwrap_or_else(|| {
+        if b.arch.starts_with("sm_9") {
+            b.arch.clone()
+        } else {
+            format!("{},sm_90", b.arch)
+        }
+    });
+    b.cubin_archs = cubins
+        .split(',')
+        .filter(|s| !s.is_empty() && *s != "none")
+        .map(str::to_string)
+        .collect();
     Ok(b)
 }
 
 fn build_ptx(args: &[String]) -> Result<ptxlab_builder::BuildOutput> {
     let b = builder(args)?;
-    eprintln!("building kernels for {} (fast math: {}) ...", b.arch, b.fast_math);
+    eprintln!(
+        "building kernels for {} (fast math: {}) ...",
+        b.arch, b.fast_math
+    );
     let out = b.build().map_err(|e| anyhow::anyhow!("{e}"))?;
-    println!("PTX: {} ({} kernels)", out.ptx_path.display(), out.kernels.len());
+    println!(
+        "PTX: {} ({} kernels)",
+        out.ptx_path.display(),
+        out.kernels.len()
+    );
     for k in &out.kernels {
         let mut d = Vec::new();
         if k.max_threads > 0 {
@@ -148,32 +181,69 @@ fn inspect(args: &[String]) -> Result<()> {
     let ptx = std::fs::read_to_string(&out.ptx_path)?;
     let Some(start) = ptx.find(&format!(".entry {kernel}(")) else {
         let names: Vec<_> = out.kernels.iter().map(|k| k.name.as_str()).collect();
-        bail!("no kernel `{kernel}`; the kernels are: {}", names.join(", "));
+        bail!(
+            "no kernel `{kernel}`; the kernels are: {}",
+            names.join(", ")
+        );
     };
     let body = &ptx[start..];
     let end = body.find("\n}\n").map(|e| e + 2).unwrap_or(body.len());
     println!("// ===== PTX ({}) =====\n.visible {}", b.arch, &body[..end]);
-    let rows: Vec<_> = out.resources.iter().filter(|r| r.kernel == *kernel).cloned().collect();
+    let rows: Vec<_> = out
+        .resources
+        .iter()
+        .filter(|r| r.kernel == *kernel)
+        .cloned()
+        .collect();
     if rows.is_empty() {
-        println!("\n// resource report: {}", out.ptxas_note.as_deref().unwrap_or("none"));
+        println!(
+            "\n// resource report: {}",
+            out.ptxas_note.as_deref().unwrap_or("none")
+        );
     } else {
-        println!("\n// ===== resource report (ptxas) =====\n{}", report_table(&rows));
+        println!(
+            "\n// ===== resource report (ptxas) =====\n{}",
+            report_table(&rows)
+        );
     }
     for (arch, cubin) in &out.cubins {
-        let tools = [("cuobjdump", vec!["-sass".to_string(), "-fun".into(), kernel.clone(), cubin.display().to_string()]),
-            ("nvdisasm", vec!["-fun".to_string(), kernel.clone(), cubin.display().to_string()])];
+        let tools = [
+            (
+                "cuobjdump",
+                vec![
+                    "-sass".to_string(),
+                    "-fun".into(),
+                    kernel.clone(),
+                    cubin.display().to_string(),
+                ],
+            ),
+            (
+                "nvdisasm",
+                vec![
+                    "-fun".to_string(),
+                    kernel.clone(),
+                    cubin.display().to_string(),
+                ],
+            ),
+        ];
         let mut shown = false;
         for (tool, targs) in tools {
             if let Ok(o) = Command::new(tool).args(&targs).output()
                 && o.status.success()
             {
-                println!("// ===== SASS ({arch}, {tool}) =====\n{}", String::from_utf8_lossy(&o.stdout));
+                println!(
+                    "// ===== SASS ({arch}, {tool}) =====\n{}",
+                    String::from_utf8_lossy(&o.stdout)
+                );
                 shown = true;
                 break;
             }
         }
         if !shown {
-            println!("// SASS: neither cuobjdump nor nvdisasm is on PATH (they come with the CUDA toolkit); cubin at {}", cubin.display());
+            println!(
+                "// SASS: neither cuobjdump nor nvdisasm is on PATH (they come with the CUDA toolkit); cubin at {}",
+                cubin.display()
+            );
         }
     }
     Ok(())
@@ -189,41 +259,115 @@ fn doctor() -> Result<()> {
     };
     let rustc = Command::new("rustc").arg("-V").current_dir(root()).output();
     match rustc {
-        Ok(o) if o.status.success() => line(true, "toolchain", String::from_utf8_lossy(&o.stdout).trim().to_string()),
-        _ => line(false, "toolchain", "rustc not runnable: run `rustup toolchain install` in the repo root".into()),
+        Ok(o) if o.status.success() => line(
+            true,
+            "toolchain",
+            String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        ),
+        _ => line(
+            false,
+            "toolchain",
+            "rustc not runnable: run `rustup toolchain install` in the repo root".into(),
+        ),
     }
-    let sysroot = Command::new("rustc").args(["--print", "sysroot"]).current_dir(root()).output().ok()
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .current_dir(root())
+        .output()
+        .ok()
         .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
-    let src_ok = sysroot.as_ref().is_some_and(|s| s.join("lib/rustlib/src/rust/library/core/Cargo.toml").exists());
-    line(src_ok, "rust-src component", if src_ok { "present (needed by -Zbuild-std=core)".into() } else { "missing: `rustup toolchain install` (rust-toolchain.toml lists it)".into() });
+    let src_ok = sysroot.as_ref().is_some_and(|s| {
+        s.join("lib/rustlib/src/rust/library/core/Cargo.toml")
+            .exists()
+    });
+    line(
+        src_ok,
+        "rust-src component",
+        if src_ok {
+            "present (needed by -Zbuild-std=core)".into()
+        } else {
+            "missing: `rustup toolchain install` (rust-toolchain.toml lists it)".into()
+        },
+    );
     match ptxlab_builder::LlvmTools::find() {
-        Ok(t) => line(true, "llvm-tools component", format!("llvm-link, opt, llc in {}", t.llc.parent().map(|p| p.display().to_string()).unwrap_or_default())),
+        Ok(t) => line(
+            true,
+            "llvm-tools component",
+            format!(
+                "llvm-link, opt, llc in {}",
+                t.llc
+                    .parent()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            ),
+        ),
         Err(e) => line(false, "llvm-tools component", e.hint),
     }
     match find_ptxas() {
         Ok(p) => {
-            let v = Command::new(&p).arg("--version").output().ok().map(|o| String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or("").to_string()).unwrap_or_default();
+            let v = Command::new(&p)
+                .arg("--version")
+                .output()
+                .ok()
+                .map(|o| {
+                    String::from_utf8_lossy(&o.stdout)
+                        .lines()
+                        .last()
+                        .unwrap_or("")
+                        .to_string()
+                })
+                .unwrap_or_default();
             line(true, "ptxas", format!("{} ({v})", p.display()))
         }
         Err(e) => line(false, "ptxas (optional: cubins and resource report)", e),
     }
-    let st = cargo().args(["build", "--quiet", "--release", "-p", "ptxlab"]).status();
+    let st = cargo()
+        .args(["build", "--quiet", "--release", "-p", "ptxlab"])
+        .status();
     if !st.map(|s| s.success()).unwrap_or(false) {
-        line(false, "kernel build", "`cargo build --release -p ptxlab` failed: see the messages above".into());
+        line(
+            false,
+            "kernel build",
+            "`cargo build --release -p ptxlab` failed: see the messages above".into(),
+        );
     } else {
-        line(true, "kernel build", "PTX built and embedded in ptxlab".into());
-        let o = Command::new(root().join("target/release/ptxlab")).arg("info").output()?;
+        line(
+            true,
+            "kernel build",
+            "PTX built and embedded in ptxlab".into(),
+        );
+        let o = Command::new(root().join("target/release/ptxlab"))
+            .arg("info")
+            .output()?;
         let text = String::from_utf8_lossy(&o.stdout);
         let gpu = text.lines().next().unwrap_or("").to_string();
         if gpu.starts_with("GPU: none") {
-            line(false, "driver / GPU (optional: only the GPU rows need it)", format!("{gpu}; without a driver, build-and-bench runs the CPU baselines and the simulator and marks GPU rows skipped"));
+            line(
+                false,
+                "driver / GPU (optional: only the GPU rows need it)",
+                format!(
+                    "{gpu}; without a driver, build-and-bench runs the CPU baselines and the simulator and marks GPU rows skipped"
+                ),
+            );
         } else {
             line(true, "driver / GPU", gpu);
         }
     }
     for pkg in ["cupy", "torch", "numba"] {
-        let ok = Command::new("python3").args(["-c", &format!("import {pkg}")]).output().map(|o| o.status.success()).unwrap_or(false);
-        line(ok, &format!("python peer {pkg} (optional)"), if ok { "importable".into() } else { format!("not importable: `--peers` will mark {pkg} rows skipped") });
+        let ok = Command::new("python3")
+            .args(["-c", &format!("import {pkg}")])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        line(
+            ok,
+            &format!("python peer {pkg} (optional)"),
+            if ok {
+                "importable".into()
+            } else {
+                format!("not importable: `--peers` will mark {pkg} rows skipped")
+            },
+        );
     }
     println!("\n{problems} item(s) to look at");
     Ok(())
@@ -231,7 +375,11 @@ fn doctor() -> Result<()> {
 
 fn build_and_bench(args: &[String]) -> Result<()> {
     if let Some(i) = args.iter().position(|a| a == "--update-docs") {
-        let dir = args.get(i + 1).filter(|a| !a.starts_with("--")).map(PathBuf::from).unwrap_or_else(|| root().join("docs/results/latest"));
+        let dir = args
+            .get(i + 1)
+            .filter(|a| !a.starts_with("--"))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root().join("docs/results/latest"));
         return update_docs(&dir);
     }
     eprintln!("[1/3] building kernels (PTX, cubins, resource report) ...");
@@ -239,13 +387,19 @@ fn build_and_bench(args: &[String]) -> Result<()> {
     eprintln!("[2/3] building ptxlab (release) ...");
     run(cargo().args(["build", "--quiet", "--release", "-p", "ptxlab"]))?;
     eprintln!("[3/3] checking and timing every workload ...");
-    run(Command::new(root().join("target/release/ptxlab")).current_dir(root()).arg("bench").args(args))
+    run(Command::new(root().join("target/release/ptxlab"))
+        .current_dir(root())
+        .arg("bench")
+        .args(args))
 }
 
 /// Regenerates the results tables of `docs/workloads/*.md` between
 /// `<!-- results:start -->` and `<!-- results:end -->` from a recorded run.
 fn update_docs(dir: &Path) -> Result<()> {
-    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).with_context(|| format!("reading {}/results.json", dir.display()))?)?;
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json"))
+            .with_context(|| format!("reading {}/results.json", dir.display()))?,
+    )?;
     let rows = json["rows"].as_array().cloned().unwrap_or_default();
     let env = &json["environment"];
     let docs = root().join("docs/workloads");
@@ -253,28 +407,57 @@ fn update_docs(dir: &Path) -> Result<()> {
     for entry in std::fs::read_dir(&docs)? {
         let path = entry?.path();
         let text = std::fs::read_to_string(&path)?;
-        let (Some(a), Some(b)) = (text.find("<!-- results:start -->"), text.find("<!-- results:end -->")) else { continue };
+        let (Some(a), Some(b)) = (
+            text.find("<!-- results:start -->"),
+            text.find("<!-- results:end -->"),
+        ) else {
+            continue;
+        };
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         let mut table = format!(
             "\n\nRecorded on {} (driver {}), {}; `{}`.\n\n| workload | variant | backend | size | prec | regs | median ms | throughput | % of ceiling | status |\n|---|---|---|---|---|---|---|---|---|---|\n",
-            env["gpu"].as_str().unwrap_or("?"), env["driver_version"].as_str().unwrap_or("?"), env["date"].as_str().unwrap_or("?"), env["command"].as_str().unwrap_or("")
+            env["gpu"].as_str().unwrap_or("?"),
+            env["driver_version"].as_str().unwrap_or("?"),
+            env["date"].as_str().unwrap_or("?"),
+            env["command"].as_str().unwrap_or("")
         );
         for r in rows.iter().filter(|r| {
             let w = r["workload"].as_str().unwrap_or("");
-            w == stem || (stem == "primitives" && w == "monte-carlo-pi") || stem.starts_with(w) || w.starts_with(stem)
+            w == stem
+                || (stem == "primitives" && w == "monte-carlo-pi")
+                || stem.starts_with(w)
+                || w.starts_with(stem)
         }) {
             let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
-            let f = |v: &serde_json::Value, d: usize| v.as_f64().map(|x| format!("{x:.d$}")).unwrap_or_default();
+            let f = |v: &serde_json::Value, d: usize| {
+                v.as_f64().map(|x| format!("{x:.d$}")).unwrap_or_default()
+            };
             let status = r["status"]["kind"].as_str().unwrap_or("");
             table.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                s("workload"), s("variant"), s("backend"), s("size"), s("precision"),
-                r["registers"].as_u64().map(|v| v.to_string()).unwrap_or_default(),
-                f(&r["timing"]["median_ms"], 4), r["throughput"].as_f64().map(|t| format!("{t:.1} {}", s("unit"))).unwrap_or_default(),
-                f(&r["pct_of_ceiling"], 1), status
+                s("workload"),
+                s("variant"),
+                s("backend"),
+                s("size"),
+                s("precision"),
+                r["registers"]
+                    .as_u64()
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+                f(&r["timing"]["median_ms"], 4),
+                r["throughput"]
+                    .as_f64()
+                    .map(|t| format!("{t:.1} {}", s("unit")))
+                    .unwrap_or_default(),
+                f(&r["pct_of_ceiling"], 1),
+                status
             ));
         }
-        let new = format!("{}<!-- results:start -->{table}\n{}", &text[..a], &text[b..]);
+        let new = format!(
+            "{}<!-- results:start -->{table}\n{}",
+            &text[..a],
+            &text[b..]
+        );
         std::fs::write(&path, new)?;
         n += 1;
     }
@@ -285,7 +468,9 @@ fn update_docs(dir: &Path) -> Result<()> {
 /// Packs what a GPU machine without Rust needs: `ptxlab`, the test binaries,
 /// PTX/cubins, the peers and `run.sh`.
 fn bundle(args: &[String]) -> Result<()> {
-    let out = opt(args, "--out").map(PathBuf::from).unwrap_or_else(|| root().join("bundle"));
+    let out = opt(args, "--out")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("bundle"));
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(out.join("tests"))?;
     build_ptx(&["--out".into(), out.join("ptx").display().to_string()])?;
@@ -305,17 +490,31 @@ fn bundle(args: &[String]) -> Result<()> {
     }
     let o = test_cmd.output()?;
     if !o.status.success() {
-        bail!("building the test binaries failed:\n{}", String::from_utf8_lossy(&o.stderr));
+        bail!(
+            "building the test binaries failed:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     let mut names = Vec::new();
     for l in String::from_utf8_lossy(&o.stdout).lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(l) else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(l) else {
+            continue;
+        };
         if v["reason"] != "compiler-artifact" || !v["profile"]["test"].as_bool().unwrap_or(false) {
             continue;
         }
         if let Some(exe) = v["executable"].as_str() {
             let name = v["target"]["name"].as_str().unwrap_or("t").to_string();
-            let pkg = v["package_id"].as_str().unwrap_or("").rsplit('#').next().unwrap_or("").split('@').next().unwrap_or("").to_string();
+            let pkg = v["package_id"]
+                .as_str()
+                .unwrap_or("")
+                .rsplit('#')
+                .next()
+                .unwrap_or("")
+                .split('@')
+                .next()
+                .unwrap_or("")
+                .to_string();
             let file = format!("{}-{}", pkg.rsplit('/').next().unwrap_or(&pkg), name);
             std::fs::copy(exe, out.join("tests").join(&file))?;
             names.push(file);
@@ -355,9 +554,16 @@ exit $fail
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(out.join("run.sh"), std::fs::Permissions::from_mode(0o755))?;
-        std::fs::set_permissions(out.join("sanitize.sh"), std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(
+            out.join("sanitize.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )?;
     }
-    println!("bundle in {} ({} test binaries); run it with ./run.sh", out.display(), names.len());
+    println!(
+        "bundle in {} ({} test binaries); run it with ./run.sh",
+        out.display(),
+        names.len()
+    );
     Ok(())
 }
 
@@ -423,8 +629,15 @@ exit $fail
 
 fn sanitize(args: &[String]) -> Result<()> {
     let tool = opt(args, "--tool");
-    let filter = args.iter().rfind(|a| !a.starts_with("--") && Some(*a) != tool.as_ref()).cloned();
-    let have = Command::new("compute-sanitizer").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    let filter = args
+        .iter()
+        .rfind(|a| !a.starts_with("--") && Some(*a) != tool.as_ref())
+        .cloned();
+    let have = Command::new("compute-sanitizer")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !have {
         bail!(
             "compute-sanitizer not found: it ships with the CUDA toolkit and needs a GPU; \

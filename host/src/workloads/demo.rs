@@ -18,7 +18,9 @@ pub fn regs_reference(x: &[f32]) -> Vec<f64> {
                     acc[k] = acc[k] * v[(k + r) % DEMO_WIDTH] + v[(k * 7 + r) % DEMO_WIDTH];
                 }
             }
-            (0..DEMO_WIDTH).map(|k| acc[k] * v[(k + 3) % DEMO_WIDTH]).sum()
+            (0..DEMO_WIDTH)
+                .map(|k| acc[k] * v[(k + 3) % DEMO_WIDTH])
+                .sum()
         })
         .collect()
 }
@@ -26,7 +28,10 @@ pub fn regs_reference(x: &[f32]) -> Vec<f64> {
 /// Runs `demo_regs` (capped or not) on `threads` threads; returns the
 /// relative error against the CPU reference.
 pub fn regs(dev: &Device, threads: usize, capped: bool, module: ModuleKey) -> Result<f64> {
-    let hx: Vec<f32> = uniform_vec(5, threads * DEMO_WIDTH, -0.5, 0.5).into_iter().map(|v| v as f32).collect();
+    let hx: Vec<f32> = uniform_vec(5, threads * DEMO_WIDTH, -0.5, 0.5)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
     let x = dev.upload(&hx)?;
     let mut out = dev.alloc_filled(threads, f32::NAN)?;
     let cfg = LaunchConfig::for_threads(threads, 128)?.with_module(module);
@@ -42,7 +47,10 @@ pub fn regs(dev: &Device, threads: usize, capped: bool, module: ModuleKey) -> Re
 /// Runs `demo_fast_sincos`; returns the maximum absolute error against
 /// `sin(x) cos(x)` in f64 (the SFU's error is absolute, about 1e-6).
 pub fn fast_sincos(dev: &Device, n: usize, module: ModuleKey) -> Result<f64> {
-    let hx: Vec<f32> = uniform_vec(9, n, -std::f64::consts::PI, std::f64::consts::PI).into_iter().map(|v| v as f32).collect();
+    let hx: Vec<f32> = uniform_vec(9, n, -std::f64::consts::PI, std::f64::consts::PI)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
     let x = dev.upload(&hx)?;
     let mut out = dev.alloc_filled(n, f32::NAN)?;
     let cfg = LaunchConfig::for_threads(n, 128)?.with_module(module);
@@ -53,7 +61,11 @@ pub fn fast_sincos(dev: &Device, n: usize, module: ModuleKey) -> Result<f64> {
         .zip(&hx)
         .map(|(g, x)| {
             let x = *x as f64;
-            if g.is_finite() { (*g as f64 - x.sin() * x.cos()).abs() } else { f64::INFINITY }
+            if g.is_finite() {
+                (*g as f64 - x.sin() * x.cos()).abs()
+            } else {
+                f64::INFINITY
+            }
         })
         .fold(0.0, f64::max))
 }
@@ -62,7 +74,11 @@ pub fn fast_sincos(dev: &Device, n: usize, module: ModuleKey) -> Result<f64> {
 /// buffer of `n` elements (see `kernels_gpu::demo::demo_oob_write`).
 pub fn planted_oob_write(dev: &Device, n: usize) -> Result<()> {
     let mut out = dev.alloc_filled(n, 0.0f32)?;
-    launch!(dev, LaunchConfig::for_threads(n + 1, 128)?, demo::demo_oob_write(&mut out))?;
+    launch!(
+        dev,
+        LaunchConfig::for_threads(n + 1, 128)?,
+        demo::demo_oob_write(&mut out)
+    )?;
     dev.synchronize()
 }
 
@@ -72,7 +88,10 @@ pub fn sim_check() -> Result<()> {
     for capped in [false, true] {
         let e = regs(&dev, 45, capped, ModuleKey::default())?;
         if !(e < 1e-5) {
-            return Err(Error::Verification { what: format!("demo_regs (capped: {capped})"), detail: format!("rel err {e:e} > 1e-5") });
+            return Err(Error::Verification {
+                what: format!("demo_regs (capped: {capped})"),
+                detail: format!("rel err {e:e} > 1e-5"),
+            });
         }
     }
     match planted_oob_write(&dev, 100) {
@@ -80,13 +99,18 @@ pub fn sim_check() -> Result<()> {
         other => {
             return Err(Error::Verification {
                 what: "demo_oob_write".into(),
-                detail: format!("the simulator should report the planted write past the end, got {other:?}"),
+                detail: format!(
+                    "the simulator should report the planted write past the end, got {other:?}"
+                ),
             });
         }
     }
     let e = fast_sincos(&dev, 77, ModuleKey::default())?;
     if !(e < 1e-5) {
-        return Err(Error::Verification { what: "demo_fast_sincos".into(), detail: format!("max abs err {e:e} > 1e-5") });
+        return Err(Error::Verification {
+            what: "demo_fast_sincos".into(),
+            detail: format!("max abs err {e:e} > 1e-5"),
+        });
     }
     Ok(())
 }

@@ -75,17 +75,57 @@ pub struct Workload {
 /// Every workload, in the order of the material.
 pub fn all() -> Vec<Workload> {
     vec![
-        Workload { name: "poisson", about: "2D Poisson, 5-point Jacobi ladder", bench: poisson::bench, sim_check: poisson::sim_check },
-        Workload { name: "lomb-scargle", about: "Lomb-Scargle periodogram ladder", bench: lomb::bench, sim_check: lomb::sim_check },
-        Workload { name: "vector-add", about: "c = a + b against the copy bandwidth", bench: vector::bench_ctx, sim_check: vector::sim_check },
-        Workload { name: "monte-carlo-pi", about: "parallel primitives: reduction ladder, histogram, Monte-Carlo pi", bench: primitives::bench, sim_check: primitives::sim_check },
-        Workload { name: "diffusion", about: "2D diffusion, race-free", bench: diffusion::bench, sim_check: diffusion::sim_check },
-        Workload { name: "matmul", about: "SGEMM ladder and the fused column sum", bench: matmul::bench, sim_check: matmul::sim_check },
-        Workload { name: "fusion", about: "kernel fusion, launch overhead and CUDA graphs", bench: fusion::bench, sim_check: fusion::sim_check },
+        Workload {
+            name: "poisson",
+            about: "2D Poisson, 5-point Jacobi ladder",
+            bench: poisson::bench,
+            sim_check: poisson::sim_check,
+        },
+        Workload {
+            name: "lomb-scargle",
+            about: "Lomb-Scargle periodogram ladder",
+            bench: lomb::bench,
+            sim_check: lomb::sim_check,
+        },
+        Workload {
+            name: "vector-add",
+            about: "c = a + b against the copy bandwidth",
+            bench: vector::bench_ctx,
+            sim_check: vector::sim_check,
+        },
+        Workload {
+            name: "monte-carlo-pi",
+            about: "parallel primitives: reduction ladder, histogram, Monte-Carlo pi",
+            bench: primitives::bench,
+            sim_check: primitives::sim_check,
+        },
+        Workload {
+            name: "diffusion",
+            about: "2D diffusion, race-free",
+            bench: diffusion::bench,
+            sim_check: diffusion::sim_check,
+        },
+        Workload {
+            name: "matmul",
+            about: "SGEMM ladder and the fused column sum",
+            bench: matmul::bench,
+            sim_check: matmul::sim_check,
+        },
+        Workload {
+            name: "fusion",
+            about: "kernel fusion, launch overhead and CUDA graphs",
+            bench: fusion::bench,
+            sim_check: fusion::sim_check,
+        },
     ]
 }
 
 /// A one-row "skipped" result for a workload that needs a GPU.
 pub fn skipped_gpu(workload: &str, ctx: &BenchCtx) -> Row {
-    Row::skipped(workload, "GPU variants", "gpu", ctx.gpu_skip.as_deref().unwrap_or("no GPU in this run"))
+    Row::skipped(
+        workload,
+        "GPU variants",
+        "gpu",
+        ctx.gpu_skip.as_deref().unwrap_or("no GPU in this run"),
+    )
 }

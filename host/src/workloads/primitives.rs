@@ -812,7 +812,11 @@ impl PiLayout {
         if samples == 0 {
             return Err(Error::input("--samples", "0 samples; give at least 1"));
         }
-        if self.blocks == 0 || self.block == 0 || !self.block.is_multiple_of(32) || self.block > mc::BLOCK {
+        if self.blocks == 0
+            || self.block == 0
+            || !self.block.is_multiple_of(32)
+            || self.block > mc::BLOCK
+        {
             return Err(Error::input(
                 "thread layout",
                 format!(

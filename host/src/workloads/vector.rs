@@ -2,10 +2,10 @@
 //! benchmark (against the device-to-device copy measured in the same run).
 
 use crate::error::{Error, Result};
+use crate::launch;
 use crate::report::{Row, Status};
 use crate::rng::{rel_err_norm, uniform_vec};
 use crate::runtime::{Buffer, Device, DeviceKind, LaunchConfig, ModuleKey, Timing};
-use crate::launch;
 use cudarc::driver::DeviceRepr;
 use kernels_gpu::vector::{BLOCK, lanes, threads_needed};
 use ptxlab_device::math::Real;
@@ -45,13 +45,18 @@ impl std::str::FromStr for Rung {
         match s {
             "scalar" => Ok(Rung::Scalar),
             "wide" | "x4" | "x2" => Ok(Rung::Wide),
-            _ => Err(Error::input("variant", format!("`{s}`; allowed: scalar, wide"))),
+            _ => Err(Error::input(
+                "variant",
+                format!("`{s}`; allowed: scalar, wide"),
+            )),
         }
     }
 }
 
 /// Element types of the vector-add kernels.
-pub trait Element: Real + DeviceRepr + Send + Sync + ndarray_npy::WritableElement + ndarray_npy::ReadableElement {
+pub trait Element:
+    Real + DeviceRepr + Send + Sync + ndarray_npy::WritableElement + ndarray_npy::ReadableElement
+{
     /// `f32` / `f64`.
     const NAME: &'static str;
     /// Rung 1 kernel.
@@ -59,14 +64,28 @@ pub trait Element: Real + DeviceRepr + Send + Sync + ndarray_npy::WritableElemen
     /// Rung 2 kernel.
     const WIDE_KERNEL: &'static str;
     /// Launches the kernel of `rung`.
-    fn launch(dev: &Device, cfg: LaunchConfig, rung: Rung, a: &Buffer<Self>, b: &Buffer<Self>, c: &mut Buffer<Self>) -> Result<()>;
+    fn launch(
+        dev: &Device,
+        cfg: LaunchConfig,
+        rung: Rung,
+        a: &Buffer<Self>,
+        b: &Buffer<Self>,
+        c: &mut Buffer<Self>,
+    ) -> Result<()>;
 }
 
 impl Element for f32 {
     const NAME: &'static str = "f32";
     const SCALAR_KERNEL: &'static str = "vector_add_f32";
     const WIDE_KERNEL: &'static str = "vector_add_x4_f32";
-    fn launch(dev: &Device, cfg: LaunchConfig, rung: Rung, a: &Buffer<f32>, b: &Buffer<f32>, c: &mut Buffer<f32>) -> Result<()> {
+    fn launch(
+        dev: &Device,
+        cfg: LaunchConfig,
+        rung: Rung,
+        a: &Buffer<f32>,
+        b: &Buffer<f32>,
+        c: &mut Buffer<f32>,
+    ) -> Result<()> {
         match rung {
             Rung::Scalar => launch!(dev, cfg, vector::vector_add_f32(a, b, c)),
             Rung::Wide => launch!(dev, cfg, vector::vector_add_x4_f32(a, b, c)),
@@ -78,7 +97,14 @@ impl Element for f64 {
     const NAME: &'static str = "f64";
     const SCALAR_KERNEL: &'static str = "vector_add_f64";
     const WIDE_KERNEL: &'static str = "vector_add_x2_f64";
-    fn launch(dev: &Device, cfg: LaunchConfig, rung: Rung, a: &Buffer<f64>, b: &Buffer<f64>, c: &mut Buffer<f64>) -> Result<()> {
+    fn launch(
+        dev: &Device,
+        cfg: LaunchConfig,
+        rung: Rung,
+        a: &Buffer<f64>,
+        b: &Buffer<f64>,
+        c: &mut Buffer<f64>,
+    ) -> Result<()> {
         match rung {
             Rung::Scalar => launch!(dev, cfg, vector::vector_add_f64(a, b, c)),
             Rung::Wide => launch!(dev, cfg, vector::vector_add_x2_f64(a, b, c)),
@@ -96,18 +122,40 @@ pub fn config<T: Element>(n: usize, rung: Rung) -> Result<LaunchConfig> {
 }
 
 /// `c = a + b` on `dev`. Checks that the three lengths agree and are not zero.
-pub fn add<T: Element>(dev: &Device, rung: Rung, module: ModuleKey, a: &Buffer<T>, b: &Buffer<T>, c: &mut Buffer<T>) -> Result<()> {
+pub fn add<T: Element>(
+    dev: &Device,
+    rung: Rung,
+    module: ModuleKey,
+    a: &Buffer<T>,
+    b: &Buffer<T>,
+    c: &mut Buffer<T>,
+) -> Result<()> {
     let n = c.len();
     if a.len() != n || b.len() != n {
         return Err(Error::input(
             "vector add",
-            format!("lengths differ: a has {}, b has {}, c has {}; all three must be equal", a.len(), b.len(), n),
+            format!(
+                "lengths differ: a has {}, b has {}, c has {}; all three must be equal",
+                a.len(),
+                b.len(),
+                n
+            ),
         ));
     }
     if n == 0 {
-        return Err(Error::input("vector add", "length 0; the vectors must have at least one element"));
+        return Err(Error::input(
+            "vector add",
+            "length 0; the vectors must have at least one element",
+        ));
     }
-    T::launch(dev, config::<T>(n, rung)?.with_module(module), rung, a, b, c)
+    T::launch(
+        dev,
+        config::<T>(n, rung)?.with_module(module),
+        rung,
+        a,
+        b,
+        c,
+    )
 }
 
 /// CPU baseline, one thread.
@@ -119,13 +167,22 @@ pub fn cpu_serial<T: Element>(a: &[T], b: &[T], c: &mut [T]) {
 
 /// CPU baseline, rayon on all cores.
 pub fn cpu_rayon<T: Element>(a: &[T], b: &[T], c: &mut [T]) {
-    c.par_iter_mut().zip(a.par_iter()).zip(b.par_iter()).for_each(|((c, a), b)| *c = *a + *b);
+    c.par_iter_mut()
+        .zip(a.par_iter())
+        .zip(b.par_iter())
+        .for_each(|((c, a), b)| *c = *a + *b);
 }
 
 /// Inputs for the checks: uniform in [-1, 1), from a seed.
 pub fn inputs<T: Element>(n: usize, seed: u64) -> (Vec<T>, Vec<T>) {
-    let a = uniform_vec(seed, n, -1.0, 1.0).into_iter().map(T::from_f64).collect();
-    let b = uniform_vec(seed ^ 0xABCD, n, -1.0, 1.0).into_iter().map(T::from_f64).collect();
+    let a = uniform_vec(seed, n, -1.0, 1.0)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let b = uniform_vec(seed ^ 0xABCD, n, -1.0, 1.0)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
     (a, b)
 }
 
@@ -150,10 +207,21 @@ pub fn check<T: Element>(dev: &Device, n: usize, rung: Rung, seed: u64) -> Resul
     let got = dev.download(&c)?;
     let mut want = vec![T::ZERO; n];
     cpu_serial(&ha, &hb, &mut want);
-    let mismatches = got.iter().zip(&want).filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits()).count();
+    let mismatches = got
+        .iter()
+        .zip(&want)
+        .filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits())
+        .count();
     let g64: Vec<f64> = got.iter().map(|v| v.to_f64()).collect();
-    let r64: Vec<f64> = ha.iter().zip(&hb).map(|(a, b)| a.to_f64() + b.to_f64()).collect();
-    Ok(Check { mismatches, rel_err: rel_err_norm(&g64, &r64) })
+    let r64: Vec<f64> = ha
+        .iter()
+        .zip(&hb)
+        .map(|(a, b)| a.to_f64() + b.to_f64())
+        .collect();
+    Ok(Check {
+        mismatches,
+        rel_err: rel_err_norm(&g64, &r64),
+    })
 }
 
 /// Bytes moved by one vector add of `n` elements (2 reads, 1 write).
@@ -172,7 +240,9 @@ pub fn copy_bandwidth(dev: &Device, bytes: usize, reps: usize) -> Result<(Timing
     let src = dev.alloc_filled::<u8>(bytes, 1)?;
     let mut dst = dev.alloc_filled::<u8>(bytes, 0)?;
     let (s, d) = (src.cuda_slice(), dst.cuda_slice_mut());
-    let (Some(s), Some(d)) = (s, d) else { unreachable!("GPU buffers") };
+    let (Some(s), Some(d)) = (s, d) else {
+        unreachable!("GPU buffers")
+    };
     let t = g.time(3, reps, |_| g.copy_dtod(s, d))?;
     let gbs = 2.0 * bytes as f64 / (t.median_ms * 1e-3) / 1e9;
     Ok((t, gbs))
@@ -219,7 +289,13 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
         let ceiling = match dev.kind() {
             DeviceKind::Gpu(_) => {
                 let (t, gbs) = copy_bandwidth(dev, n * 2 * std::mem::size_of::<T>(), opts.reps)?;
-                let mut r = Row::new("vector-add", "cudaMemcpy DtoD (ceiling)", "gpu", &size, T::NAME);
+                let mut r = Row::new(
+                    "vector-add",
+                    "cudaMemcpy DtoD (ceiling)",
+                    "gpu",
+                    &size,
+                    T::NAME,
+                );
                 r.timing = Some(t);
                 r.throughput = Some(gbs);
                 r.unit = "GB/s".into();
@@ -229,7 +305,10 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
             }
             DeviceKind::Sim => None,
         };
-        let l2 = dev.as_gpu().map(|g| g.info().l2_bytes as f64).unwrap_or(0.0);
+        let l2 = dev
+            .as_gpu()
+            .map(|g| g.info().l2_bytes as f64)
+            .unwrap_or(0.0);
         let sets = ((4.0 * l2) / bytes::<T>(n)).ceil().clamp(1.0, 16.0) as usize;
         for rung in Rung::ALL {
             let mut row = Row::new("vector-add", rung.label(), backend, &size, T::NAME);
@@ -244,7 +323,10 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
             match check::<T>(dev, check_n, rung, 7) {
                 Ok(c) if c.mismatches == 0 => row.rel_err = Some(c.rel_err),
                 Ok(c) => {
-                    row.status = Status::Failed(format!("{} of {check_n} elements differ from the CPU", c.mismatches));
+                    row.status = Status::Failed(format!(
+                        "{} of {check_n} elements differ from the CPU",
+                        c.mismatches
+                    ));
                     rows.push(row);
                     continue;
                 }
@@ -257,7 +339,11 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
             let (ha, hb) = inputs::<T>(n, 3);
             let mut bufs = Vec::new();
             for _ in 0..sets {
-                bufs.push((dev.upload(&ha)?, dev.upload(&hb)?, dev.alloc_filled(n, T::ZERO)?));
+                bufs.push((
+                    dev.upload(&ha)?,
+                    dev.upload(&hb)?,
+                    dev.alloc_filled(n, T::ZERO)?,
+                ));
             }
             let module = ModuleKey::default();
             let t0 = std::time::Instant::now();
@@ -325,13 +411,32 @@ pub fn bench_ctx(ctx: &super::BenchCtx) -> Result<Vec<Row>> {
         return Ok(rows);
     };
     if dev.is_sim() {
-        let opts = Bench { sizes: vec![4099], reps: 2, warmup: 0, cpu: true };
+        let opts = Bench {
+            sizes: vec![4099],
+            reps: 2,
+            warmup: 0,
+            cpu: true,
+        };
         return bench::<f32>(dev, &opts);
     }
-    let sizes: Vec<usize> = if quick { vec![1 << 20, 1 << 24] } else { vec![1 << 20, 1 << 24, (1 << 20) + 3, 1 << 28] };
-    let opts = Bench { sizes, reps: ctx.reps(), warmup: 3, cpu: !quick };
+    let sizes: Vec<usize> = if quick {
+        vec![1 << 20, 1 << 24]
+    } else {
+        vec![1 << 20, 1 << 24, (1 << 20) + 3, 1 << 28]
+    };
+    let opts = Bench {
+        sizes,
+        reps: ctx.reps(),
+        warmup: 3,
+        cpu: !quick,
+    };
     let mut rows = bench::<f32>(dev, &opts)?;
-    let opts64 = Bench { sizes: vec![1 << 20, 1 << 27], reps: ctx.reps(), warmup: 3, cpu: false };
+    let opts64 = Bench {
+        sizes: vec![1 << 20, 1 << 27],
+        reps: ctx.reps(),
+        warmup: 3,
+        cpu: false,
+    };
     rows.extend(bench::<f64>(dev, &opts64)?);
     rows.extend(module_loads(dev)?);
     Ok(rows)
@@ -340,11 +445,19 @@ pub fn bench_ctx(ctx: &super::BenchCtx) -> Result<Vec<Row>> {
 /// Module load times: the PTX module through the driver's JIT against the
 /// cubin assembled ahead of time (each loaded fresh, five times; median).
 pub fn module_loads(dev: &Device) -> Result<Vec<Row>> {
-    let Some(g) = dev.as_gpu() else { return Ok(Vec::new()) };
+    let Some(g) = dev.as_gpu() else {
+        return Ok(Vec::new());
+    };
     let mut rows = Vec::new();
     for (label, key) in [
         ("module load: PTX, driver JIT", ModuleKey::default()),
-        ("module load: cubin (ptxas ahead of time)", ModuleKey { form: crate::Form::Cubin, ..ModuleKey::default() }),
+        (
+            "module load: cubin (ptxas ahead of time)",
+            ModuleKey {
+                form: crate::Form::Cubin,
+                ..ModuleKey::default()
+            },
+        ),
         ("module load: fast-math PTX, driver JIT", ModuleKey::FAST),
     ] {
         let mut row = Row::new("vector-add", label, "gpu", "whole module", "");
@@ -406,22 +519,43 @@ pub fn cli(args: &Args) -> Result<()> {
     match args.precision.as_str() {
         "f32" => cli_typed::<f32>(args, backend),
         "f64" => cli_typed::<f64>(args, backend),
-        p => Err(Error::input("--precision", format!("`{p}`; allowed: f32, f64"))),
+        p => Err(Error::input(
+            "--precision",
+            format!("`{p}`; allowed: f32, f64"),
+        )),
     }
 }
 
 fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
     use crate::report::fmt_ms;
     let (ha, hb) = match (&args.a, &args.b) {
-        (Some(a), Some(b)) => (crate::npy::read_1d::<T>(a, T::NAME)?, crate::npy::read_1d::<T>(b, T::NAME)?),
+        (Some(a), Some(b)) => (
+            crate::npy::read_1d::<T>(a, T::NAME)?,
+            crate::npy::read_1d::<T>(b, T::NAME)?,
+        ),
         (None, None) => inputs::<T>(args.n, 42),
-        _ => return Err(Error::input("--a/--b", "give both --a and --b, or neither (random inputs of length --n)")),
+        _ => {
+            return Err(Error::input(
+                "--a/--b",
+                "give both --a and --b, or neither (random inputs of length --n)",
+            ));
+        }
     };
     if ha.len() != hb.len() {
-        return Err(Error::input("vector add", format!("a has {} elements and b has {}; they must be equal", ha.len(), hb.len())));
+        return Err(Error::input(
+            "vector add",
+            format!(
+                "a has {} elements and b has {}; they must be equal",
+                ha.len(),
+                hb.len()
+            ),
+        ));
     }
     if ha.is_empty() {
-        return Err(Error::input("vector add", "the vectors are empty; give at least one element"));
+        return Err(Error::input(
+            "vector add",
+            "the vectors are empty; give at least one element",
+        ));
     }
     let n = ha.len();
     let mut want = vec![T::ZERO; n];
@@ -446,16 +580,30 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
             let mut c = dev.alloc_filled(n, T::from_f64(f64::NAN))?;
             add(&dev, rung, ModuleKey::default(), &a, &b, &mut c)?;
             let got = dev.download(&c)?;
-            let bad = got.iter().zip(&want).filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits()).count();
+            let bad = got
+                .iter()
+                .zip(&want)
+                .filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits())
+                .count();
             if bad > 0 {
                 return Err(Error::Verification {
                     what: format!("vector add {} n={n}", T::NAME),
                     detail: format!("{bad} elements differ from the CPU result"),
                 });
             }
-            println!("PASS vector-add {} n={n} on {}: bitwise equal to the CPU", T::NAME, dev.name());
-            let reps = if dev.is_sim() { args.reps.min(3) } else { args.reps };
-            let t = dev.time(2, reps, |_| add(&dev, rung, ModuleKey::default(), &a, &b, &mut c))?;
+            println!(
+                "PASS vector-add {} n={n} on {}: bitwise equal to the CPU",
+                T::NAME,
+                dev.name()
+            );
+            let reps = if dev.is_sim() {
+                args.reps.min(3)
+            } else {
+                args.reps
+            };
+            let t = dev.time(2, reps, |_| {
+                add(&dev, rung, ModuleKey::default(), &a, &b, &mut c)
+            })?;
             let gbs = bytes::<T>(n) / (t.median_ms * 1e-3) / 1e9;
             println!(
                 "{} ({}): median {} ms (min {}, max {}, {} reps), {gbs:.1} GB/s, {:.1}x CPU 1 thread",

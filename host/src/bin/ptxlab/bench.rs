@@ -49,7 +49,11 @@ pub fn info() -> Result<()> {
         }
         Err(e) => println!("GPU: none ({})", e.to_string().lines().next().unwrap_or("")),
     }
-    println!("embedded PTX: {} ({} kernels)", ptxlab::modules::PTX_ARCH, ptxlab_device::KERNELS.len());
+    println!(
+        "embedded PTX: {} ({} kernels)",
+        ptxlab::modules::PTX_ARCH,
+        ptxlab_device::KERNELS.len()
+    );
     let res = ptxlab::modules::resources(false);
     if res.is_empty() {
         println!("resource report: none (ptxas was not available at build time)");
@@ -60,10 +64,14 @@ pub fn info() -> Result<()> {
 }
 
 fn ceilings(dev: &Device) -> Ceilings {
-    let Some(g) = dev.as_gpu() else { return Ceilings::default() };
+    let Some(g) = dev.as_gpu() else {
+        return Ceilings::default();
+    };
     let i = g.info();
     let clock = i.clock_khz as f64 * 1e3;
-    let copy = ptxlab::workloads::vector::copy_bandwidth(dev, 1 << 30, 20).ok().map(|(_, gbs)| gbs);
+    let copy = ptxlab::workloads::vector::copy_bandwidth(dev, 1 << 30, 20)
+        .ok()
+        .map(|(_, gbs)| gbs);
     Ceilings {
         copy_gbs: copy,
         sfu_per_s: Some(16.0 * i.sm_count as f64 * clock),
@@ -78,7 +86,10 @@ pub fn run(args: &Args) -> Result<()> {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_else(|_| "run".into());
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("target/bench-results").join(&stamp));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("target/bench-results").join(&stamp));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let (dev, skip) = match args.backend.as_str() {
         "gpu" => match Device::gpu(0) {
@@ -102,10 +113,15 @@ pub fn run(args: &Args) -> Result<()> {
             anyhow::bail!("--only `{o}`: allowed {}", names.join(", "));
         }
     }
-    let chosen: Vec<_> = all.into_iter().filter(|w| args.only.is_empty() || args.only.iter().any(|o| o == w.name)).collect();
+    let chosen: Vec<_> = all
+        .into_iter()
+        .filter(|w| args.only.is_empty() || args.only.iter().any(|o| o == w.name))
+        .collect();
     let mut md = format!("# ptxlab benchmark\n\n{}\n", env.markdown());
     if let Some(c) = ceil.copy_gbs {
-        md.push_str(&format!("Ceilings measured in this run: device-to-device copy {c:.0} GB/s (read + write)"));
+        md.push_str(&format!(
+            "Ceilings measured in this run: device-to-device copy {c:.0} GB/s (read + write)"
+        ));
         if let Some(s) = ceil.sfu_per_s {
             md.push_str(&format!(", SFU {:.2e} op/s", s));
         }
@@ -127,7 +143,13 @@ pub fn run(args: &Args) -> Result<()> {
                 Ok(()) => Status::Ok,
                 Err(e) => Status::Failed(e.to_string()),
             };
-            let mut r = Row::new(w.name, "simulator check (every kernel vs CPU reference)", "sim", "odd sizes", "f32/f64");
+            let mut r = Row::new(
+                w.name,
+                "simulator check (every kernel vs CPU reference)",
+                "sim",
+                "odd sizes",
+                "f32/f64",
+            );
             r.status = status;
             r.first_ms = Some(t.elapsed().as_secs_f64() * 1e3);
             rows.push(r);
@@ -152,7 +174,11 @@ pub fn run(args: &Args) -> Result<()> {
         rows_all.extend(rows);
     }
     if args.peers {
-        let peer_rows = crate::bench::peers(&args.peers_dir, &chosen.iter().map(|w| w.name).collect::<Vec<_>>(), args.quick);
+        let peer_rows = crate::bench::peers(
+            &args.peers_dir,
+            &chosen.iter().map(|w| w.name).collect::<Vec<_>>(),
+            args.quick,
+        );
         if !peer_rows.is_empty() {
             let table = report::table(&peer_rows);
             println!("\n## Python peers (same run)\n\n{table}");
@@ -162,7 +188,10 @@ pub fn run(args: &Args) -> Result<()> {
     }
     report::write_outputs(&out, &env, &ceil, &rows_all, &md)?;
     eprintln!("wrote {}", out.display());
-    let failed = rows_all.iter().filter(|r| matches!(r.status, Status::Failed(_))).count();
+    let failed = rows_all
+        .iter()
+        .filter(|r| matches!(r.status, Status::Failed(_)))
+        .count();
     if failed > 0 {
         anyhow::bail!("{failed} row(s) FAILED their correctness check");
     }
@@ -173,7 +202,12 @@ pub fn run(args: &Args) -> Result<()> {
 pub fn peers(dir: &std::path::Path, workloads: &[&str], quick: bool) -> Vec<Row> {
     let script = dir.join("run_peers.py");
     if !script.exists() {
-        return vec![Row::skipped("peers", "python peers", "python", &format!("{} not found", script.display()))];
+        return vec![Row::skipped(
+            "peers",
+            "python peers",
+            "python",
+            &format!("{} not found", script.display()),
+        )];
     }
     let mut cmd = std::process::Command::new("python3");
     cmd.arg(&script).arg("--workloads").arg(workloads.join(","));
@@ -182,13 +216,28 @@ pub fn peers(dir: &std::path::Path, workloads: &[&str], quick: bool) -> Vec<Row>
     }
     let out = match cmd.output() {
         Ok(o) => o,
-        Err(e) => return vec![Row::skipped("peers", "python peers", "python", &format!("python3 not runnable: {e}"))],
+        Err(e) => {
+            return vec![Row::skipped(
+                "peers",
+                "python peers",
+                "python",
+                &format!("python3 not runnable: {e}"),
+            )];
+        }
     };
     let mut rows = Vec::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
         let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
-        let mut r = Row::new(&s("workload"), &s("variant"), &s("backend"), &s("size"), &s("precision"));
+        let mut r = Row::new(
+            &s("workload"),
+            &s("variant"),
+            &s("backend"),
+            &s("size"),
+            &s("precision"),
+        );
         if let Some(skip) = v["skipped"].as_str() {
             r.status = Status::Skipped(skip.to_string());
         }
@@ -209,7 +258,12 @@ pub fn peers(dir: &std::path::Path, workloads: &[&str], quick: bool) -> Vec<Row>
     }
     if rows.is_empty() {
         let err = String::from_utf8_lossy(&out.stderr);
-        rows.push(Row::skipped("peers", "python peers", "python", err.lines().last().unwrap_or("no output")));
+        rows.push(Row::skipped(
+            "peers",
+            "python peers",
+            "python",
+            err.lines().last().unwrap_or("no output"),
+        ));
     }
     rows
 }

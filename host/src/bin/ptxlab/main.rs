@@ -13,7 +13,11 @@ use ptxlab::workloads::{diffusion, fusion, lomb, matmul, poisson, primitives, ve
 mod bench;
 
 #[derive(Parser)]
-#[command(name = "ptxlab", version, about = "Run, check and time Rust GPU kernels")]
+#[command(
+    name = "ptxlab",
+    version,
+    about = "Run, check and time Rust GPU kernels"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -52,7 +56,10 @@ fn main() {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::InvalidSubcommand => {
             use clap::CommandFactory;
-            let names: Vec<String> = Cli::command().get_subcommands().map(|s| s.get_name().to_string()).collect();
+            let names: Vec<String> = Cli::command()
+                .get_subcommands()
+                .map(|s| s.get_name().to_string())
+                .collect();
             eprintln!("{e}\nvalid commands: {}", names.join(", "));
             std::process::exit(2);
         }
