@@ -880,11 +880,14 @@ impl Device {
                 .stream
                 .clone_dtoh(s)
                 .map_err(|e| Error::driver("cuMemcpyDtoH", e)),
-            // SAFETY: no simulated launch is running (launches are synchronous),
-            // so nothing writes the cells while they are read.
-            (DeviceKind::Sim, BufInner::Sim(s)) => {
-                Ok(s.iter().map(|c| unsafe { *c.get() }).collect())
-            }
+            (DeviceKind::Sim, BufInner::Sim(s)) => Ok(s
+                .iter()
+                .map(|c| {
+                    // SAFETY: no simulated launch is running (launches are
+                    // synchronous), so nothing writes the cells while they are read.
+                    unsafe { *c.get() }
+                })
+                .collect()),
             _ => Err(Error::input(
                 "buffer",
                 "the buffer belongs to another backend",
