@@ -30,10 +30,10 @@ fn validate(v: &Value, s: &Value, path: &str) -> Vec<String> {
             return errs;
         }
     }
-    if let (Some(e), Some(_)) = (s.get("enum").and_then(|e| e.as_array()), v.as_str()) {
-        if !e.contains(v) {
-            errs.push(format!("{path}: {v} not in {e:?}"));
-        }
+    if let (Some(e), Some(_)) = (s.get("enum").and_then(|e| e.as_array()), v.as_str())
+        && !e.contains(v)
+    {
+        errs.push(format!("{path}: {v} not in {e:?}"));
     }
     if let Some(obj) = v.as_object() {
         for r in s
