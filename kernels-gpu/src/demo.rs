@@ -69,14 +69,16 @@ pub fn demo_fast_sincos(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>) {
     }
 }
 
-/// A planted bug for the sanitizer check: thread `i` writes `out[i]` without
-/// a bounds check, and the host launches one thread too many, so the last
-/// thread writes one element past the end. The simulator reports it; on the
+/// A planted bug for the sanitizer check: the classic off-by-one guard
+/// `i <= len` with an unchecked write, so exactly one thread (`i == len`)
+/// writes one element past the end, whatever the block size. The simulator reports it; on the
 /// GPU `compute-sanitizer --tool memcheck` must report it (proof that the
 /// sanitizer run can fail). Never launched outside those two checks.
 #[kernel(launch_bounds(256))]
 pub fn demo_oob_write(out: DeviceSliceMut<f32>) {
     let i = thread::index_1d();
-    // SAFETY: deliberately violated (see above): `i` may equal `out.len()`.
-    unsafe { out.set_unchecked(i, 1.0) };
+    if i <= out.len() {
+        // SAFETY: deliberately violated (see above): `i` may equal `out.len()`.
+        unsafe { out.set_unchecked(i, 1.0) };
+    }
 }

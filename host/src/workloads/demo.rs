@@ -70,8 +70,9 @@ pub fn fast_sincos(dev: &Device, n: usize, module: ModuleKey) -> Result<f64> {
         .fold(0.0, f64::max))
 }
 
-/// Launches the planted out-of-bounds kernel with one thread too many for a
-/// buffer of `n` elements (see `kernels_gpu::demo::demo_oob_write`).
+/// Launches the planted out-of-bounds kernel over a buffer of `n` elements:
+/// exactly the thread `i == n` writes past the end (see
+/// `kernels_gpu::demo::demo_oob_write`).
 pub fn planted_oob_write(dev: &Device, n: usize) -> Result<()> {
     let mut out = dev.alloc_filled(n, 0.0f32)?;
     launch!(
