@@ -69,7 +69,22 @@ fn opt(args: &[String], flag: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
+/// Let a closed stdout (`cargo xtask inspect k | head`) end the process
+/// quietly, as it does for C tools, instead of `println!` panicking with
+/// "failed printing to stdout: Broken pipe". Rust's runtime ignores SIGPIPE;
+/// this puts the default action back.
+fn default_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists;
+    // setting SIGPIPE's disposition to SIG_DFL installs no Rust handler, so
+    // there is no handler code whose async-signal safety matters.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() {
+    default_sigpipe();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(cmd) = args.first() else {
         eprint!("{}", usage());
