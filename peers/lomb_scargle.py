@@ -20,7 +20,13 @@ W = "lomb-scargle"
 NF = 1 << 20
 F0, F1 = 0.01, 10.0
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIX = os.path.join(HERE, "..", "tests", "fixtures", "lomb")
+# In the repository the fixtures are in tests/fixtures; `cargo xtask bundle`
+# copies them next to this script.
+FIX = next(
+    (d for d in (os.path.join(HERE, "fixtures", "lomb"), os.path.join(HERE, "..", "tests", "fixtures", "lomb"))
+     if os.path.isdir(d)),
+    os.path.join(HERE, "..", "tests", "fixtures", "lomb"),
+)
 
 KERNEL = r"""
 extern "C" __global__ void LAUNCH_BOUNDS lomb_NAME(const T* __restrict__ x, const T* __restrict__ y,
@@ -209,6 +215,56 @@ def _numba(x, y, ref, quick):
     return rows
 
 
+def _torch(x, y, ref, quick):
+    torch, why = try_import("torch")
+    if torch is None or not torch.cuda.is_available():
+        return [{"workload": W, "variant": "torch", "backend": "torch",
+                 "skipped": why or "torch.cuda.is_available() is False"}]
+    import numpy as np
+
+    def pgram(dx, dy, df, out, chunk=1 << 16):
+        # Array formulation (what a PyTorch user writes): a (samples x chunk)
+        # phase matrix per chunk of frequencies, then column sums.
+        for a in range(0, df.numel(), chunk):
+            w = df[a:a + chunk]
+            wx = dx[:, None] * w[None, :]
+            c, s = torch.cos(wx), torch.sin(wx)
+            yy = dy[:, None]
+            xc, xs = (yy * c).sum(0), (yy * s).sum(0)
+            cc, ss, cs = (c * c).sum(0), (s * s).sum(0), (c * s).sum(0)
+            tau = torch.atan2(2 * cs, cc - ss) / (2 * w)
+            ct, st = torch.cos(w * tau), torch.sin(w * tau)
+            ct2, st2, cst = ct * ct, st * st, 2 * ct * st
+            out[a:a + chunk] = 0.5 * ((ct * xc + st * xs) ** 2 / (ct2 * cc + cst * cs + st2 * ss)
+                                      + (ct * xs - st * xc) ** 2 / (ct2 * ss - cst * cs + st2 * cc))
+
+    rows = []
+    reps = 5 if quick else 20
+    cases = [("eager", torch.float32, False), ("torch.compile", torch.float32, True)]
+    if not quick:
+        cases.append(("eager", torch.float64, False))
+    for label, dt, compiled in cases:
+        prec = "f32" if dt == torch.float32 else "f64"
+        try:
+            dx = torch.tensor(x, device="cuda", dtype=dt)
+            dy = torch.tensor(y, device="cuda", dtype=dt)
+            df = torch.tensor(np.linspace(F0, F1, NF), device="cuda", dtype=dt)
+            out = torch.empty(NF, device="cuda", dtype=dt)
+            fn = torch.compile(pgram) if compiled else pgram
+            t = time.perf_counter()
+            fn(dx, dy, df, out)
+            torch.cuda.synchronize()
+            first = (time.perf_counter() - t) * 1e3
+            timing = time_cuda(lambda: fn(dx, dy, df, out), reps=reps, warmup=2)
+            rows.append({"workload": W, "variant": f"torch {label}", "backend": "torch",
+                         "size": f"{x.size} samples x 2^20 freqs", "precision": prec, "first_ms": first,
+                         "rel_err": _err(out.cpu().numpy(), ref), **timing})
+        except Exception as e:
+            rows.append({"workload": W, "variant": f"torch {label} {prec}", "backend": "torch",
+                         "skipped": f"{type(e).__name__}: {e}".splitlines()[0]})
+    return rows
+
+
 def run(quick: bool) -> list[dict]:
     np_mod, why = try_import("numpy")
     if np_mod is None:
@@ -216,7 +272,7 @@ def run(quick: bool) -> list[dict]:
     x, y, f = _inputs()
     rows = _scipy(x, y, quick)
     ref = _reference(x, y, f)
-    for fn in (_cupy, _numba):
+    for fn in (_cupy, _torch, _numba):
         try:
             rows.extend(fn(x, y, ref, quick))
         except Exception as e:  # one failing peer must not hide the others

@@ -154,6 +154,11 @@ def run_torch(quick):
     return rows
 
 
+# Numba needs a shared array's shape as a compile-time constant: a module
+# global is frozen at compile time, an expression on a closure variable is not.
+_TILE_HALO = 16 + 2
+
+
 def run_numba(quick):
     numba, why = try_import("numba")
     if numba is None:
@@ -183,7 +188,7 @@ def run_numba(quick):
     @cuda.jit
     def shared(p, b, out, k):
         # The material's shared-memory version: a 16x16 tile plus a halo.
-        s = cuda.shared.array((T + 2, T + 2), dtype=float32)
+        s = cuda.shared.array((_TILE_HALO, _TILE_HALO), dtype=float32)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         x, y = cuda.grid(2)

@@ -19,7 +19,7 @@ MODULES = {
     "poisson": "poisson",
     "lomb-scargle": "lomb_scargle",
     "vector-add": "vector_add",
-    "monte-carlo-pi": "primitives",
+    "primitives": "primitives",
     "diffusion": "diffusion",
     "matmul": "matmul",
     "fusion": "fusion",

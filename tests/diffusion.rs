@@ -12,7 +12,7 @@ fn sim_check_passes() {
 #[test]
 fn pingpong_and_temporal_match_the_cpu_bitwise_on_the_simulator() {
     let dev = Device::sim();
-    // 37x29, 6 steps: one temporal pass of 4 plus 2 ping-pong steps.
+    // 37x29, 6 steps: one temporal pass of depth 6.
     for v in [Variant::Pingpong, Variant::Temporal] {
         let c = diffusion::check(&dev, v, 37, 29, 6, 0.25, 3).unwrap();
         assert_eq!(c.mismatches, 0, "{v:?}");
@@ -26,8 +26,9 @@ fn pingpong_and_temporal_match_the_cpu_bitwise_on_the_simulator() {
 
 #[test]
 fn temporal_covers_several_tiles_and_ragged_edges() {
-    // 70x37: two tiles across (64 + 6) and two down (32 + 5), 8 steps = 2 passes.
-    let c = diffusion::check(&Device::sim(), Variant::Temporal, 70, 37, 8, 0.2, 4).unwrap();
+    // 130x53, 10 steps = a pass of depth 8 (output tiles 112x48: two across,
+    // two down, ragged) and a pass of depth 2 (tiles 124x60).
+    let c = diffusion::check(&Device::sim(), Variant::Temporal, 130, 53, 10, 0.2, 4).unwrap();
     assert_eq!(c.mismatches, 0);
 }
 

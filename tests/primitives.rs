@@ -288,7 +288,7 @@ fn the_cli_rejects_bad_input_with_clear_errors() {
     let pi = p::PiArgs {
         samples: 0,
         seed: 1,
-        blocks: 4,
+        blocks: Some(4),
         backend: "cpu".into(),
         reps: 1,
     };

@@ -19,6 +19,16 @@ pub enum Error {
         /// What was tried.
         detail: String,
     },
+    /// The driver loaded but is too old for this build (or lacks an entry
+    /// point the runtime calls).
+    #[error(
+        "the NVIDIA driver is too old for this build: {detail}\nhint: update the NVIDIA driver, \
+         or use `--backend sim` (CPU simulator) or `--backend cpu` (CPU baselines)"
+    )]
+    DriverTooOld {
+        /// The version found, the version needed, or the missing entry point.
+        detail: String,
+    },
     /// The driver loaded but has no such device.
     #[error(
         "no CUDA device with ordinal {ordinal}: the driver reports {count} device(s)\nhint: pick an \
@@ -119,15 +129,23 @@ impl Error {
 
     /// Wraps a driver error, keeping the `CUDA_ERROR_*` name and the driver's
     /// text and adding a hint for the common ones.
+    ///
+    /// The name is the `CUresult` variant's own (`CUDA_ERROR_OUT_OF_MEMORY`),
+    /// so it needs no driver; the text is the driver's `cuGetErrorString`
+    /// when a driver with that entry point is loaded, else the same text from
+    /// [`fallback_text`]. Never panics, with or without a driver.
     pub fn driver(call: impl Into<String>, e: DriverError) -> Self {
-        let name = e
-            .error_name()
-            .map(|c| c.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| format!("{:?}", e.0));
-        let text = e
-            .error_string()
-            .map(|c| c.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| "no description".into());
+        let name = format!("{:?}", e.0);
+        let from_driver = if crate::runtime::driver_symbol_present("cuGetErrorString") {
+            e.error_string()
+                .ok()
+                .map(|c| c.to_string_lossy().into_owned())
+        } else {
+            None
+        };
+        let text = from_driver
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| fallback_text(&name).to_string());
         let hint = hint_for(&name).to_string();
         Error::Driver {
             call: call.into(),
@@ -135,6 +153,29 @@ impl Error {
             text,
             hint,
         }
+    }
+}
+
+/// The driver's own description of the common `CUDA_ERROR_*` codes (what
+/// `cuGetErrorString` returns), used when no driver is loaded to ask.
+pub fn fallback_text(name: &str) -> &'static str {
+    match name.trim_start_matches("CUDA_ERROR_") {
+        "INVALID_VALUE" => "invalid argument",
+        "OUT_OF_MEMORY" => "out of memory",
+        "NOT_INITIALIZED" => "initialization error",
+        "NO_DEVICE" => "no CUDA-capable device is detected",
+        "INVALID_DEVICE" => "invalid device ordinal",
+        "INVALID_IMAGE" => "device kernel image is invalid",
+        "INVALID_PTX" => "a PTX JIT compilation failed",
+        "UNSUPPORTED_PTX_VERSION" => "the provided PTX was compiled with an unsupported toolchain.",
+        "NO_BINARY_FOR_GPU" => "no kernel image is available for execution on the device",
+        "NOT_FOUND" => "named symbol not found",
+        "LAUNCH_OUT_OF_RESOURCES" => "too many resources requested for launch",
+        "LAUNCH_FAILED" => "unspecified launch failure",
+        "ILLEGAL_ADDRESS" => "an illegal memory access was encountered",
+        "ILLEGAL_INSTRUCTION" => "an illegal instruction was encountered",
+        "ASSERT" => "device-side assert triggered",
+        _ => "no description (no driver was loaded to describe this code)",
     }
 }
 
@@ -168,5 +209,129 @@ pub fn hint_for(name: &str) -> &'static str {
         "INVALID_VALUE" => "an argument was out of range (launch shape, size, or pointer)",
         "NOT_FOUND" => "the kernel name is not in the module; rebuild the kernels",
         _ => "see the CUDA driver API documentation for this error",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudarc::driver::sys::CUresult;
+
+    /// The text the driver gives for `code` when one is loaded, else the
+    /// fallback table's (which holds the driver's own wording).
+    fn expected_text(code: CUresult) -> String {
+        let name = format!("{code:?}");
+        if crate::runtime::driver_symbol_present("cuGetErrorString") {
+            DriverError(code)
+                .error_string()
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        } else {
+            fallback_text(&name).to_string()
+        }
+    }
+
+    #[test]
+    fn driver_errors_keep_name_and_text_and_gain_a_hint() {
+        for (code, call, hint_needle) in [
+            (
+                CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+                "cuModuleLoadData",
+                "the driver is older than the PTX target",
+            ),
+            (
+                CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+                "cuMemAlloc",
+                "free device memory or use a smaller problem",
+            ),
+            (
+                CUresult::CUDA_ERROR_INVALID_VALUE,
+                "cuLaunchKernel(vector_add_f32)",
+                "an argument was out of range",
+            ),
+            (
+                CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+                "cuStreamSynchronize",
+                "--backend sim",
+            ),
+        ] {
+            let e = Error::driver(call, DriverError(code));
+            let Error::Driver {
+                call: c,
+                name,
+                text,
+                hint,
+            } = &e
+            else {
+                panic!("not a driver error: {e:?}");
+            };
+            let want_name = format!("{code:?}");
+            assert!(want_name.starts_with("CUDA_ERROR_"), "{want_name}");
+            assert_eq!(c, call);
+            assert_eq!(name, &want_name);
+            assert_eq!(text, &expected_text(code));
+            assert!(
+                !text.is_empty() && !text.starts_with("no description"),
+                "{text}"
+            );
+            assert!(hint.contains(hint_needle), "{hint}");
+            let shown = e.to_string();
+            assert!(
+                shown.starts_with(&format!("{call} failed: {want_name}: {text}\nhint: ")),
+                "{shown}"
+            );
+            assert!(
+                shown.ends_with(hint_needle) || shown.contains(hint_needle),
+                "{shown}"
+            );
+        }
+    }
+
+    #[test]
+    fn fallback_texts_are_the_drivers_wording() {
+        assert_eq!(fallback_text("CUDA_ERROR_OUT_OF_MEMORY"), "out of memory");
+        assert_eq!(
+            fallback_text("CUDA_ERROR_INVALID_VALUE"),
+            "invalid argument"
+        );
+        assert_eq!(
+            fallback_text("CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
+            "the provided PTX was compiled with an unsupported toolchain."
+        );
+        assert!(fallback_text("CUDA_ERROR_SOMETHING_NEW").starts_with("no description"));
+    }
+
+    #[test]
+    fn every_hint_says_what_to_do() {
+        for name in [
+            "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+            "CUDA_ERROR_INVALID_PTX",
+            "CUDA_ERROR_NO_BINARY_FOR_GPU",
+            "CUDA_ERROR_OUT_OF_MEMORY",
+            "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+            "CUDA_ERROR_ILLEGAL_ADDRESS",
+            "CUDA_ERROR_LAUNCH_FAILED",
+            "CUDA_ERROR_NO_DEVICE",
+            "CUDA_ERROR_INVALID_VALUE",
+            "CUDA_ERROR_NOT_FOUND",
+            "CUDA_ERROR_UNKNOWN",
+        ] {
+            assert!(hint_for(name).len() > 20, "{name}: {}", hint_for(name));
+        }
+        assert!(hint_for("CUDA_ERROR_UNKNOWN").contains("documentation"));
+    }
+
+    #[test]
+    fn driver_too_old_and_no_driver_name_the_way_out() {
+        let e = Error::DriverTooOld {
+            detail: "it supports CUDA 11.0".into(),
+        };
+        let t = e.to_string();
+        assert!(t.contains("too old") && t.contains("CUDA 11.0") && t.contains("--backend sim"));
+        let e = Error::NoDriver {
+            detail: "libcuda.so could not be loaded".into(),
+        };
+        let t = e.to_string();
+        assert!(t.starts_with("no NVIDIA driver: libcuda.so") && t.contains("--backend cpu"));
     }
 }

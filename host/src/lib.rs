@@ -17,6 +17,7 @@
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod cli;
 pub mod error;
 pub mod npy;
 pub mod plot;

@@ -1,9 +1,17 @@
 //! `.npy` input and output with errors that name the file, the expected and
 //! the found dtype or shape.
+//!
+//! Before any data is read, the header is inspected: the number of
+//! dimensions, the dtype and the data size the shape promises are checked
+//! against what is wanted and against the file's real length, so a truncated
+//! file or a hostile header (a shape of 10^12 elements in a 100-byte file) is
+//! an error that says so, never an attempt to allocate the promised size.
+//! Both byte orders are read (`<f4` and `>f4`); Fortran-order arrays are
+//! converted to C order.
 
 use crate::error::{Error, Result};
 use ndarray::{Array1, Array2};
-use ndarray_npy::{ReadNpyExt, ReadableElement, WritableElement, WriteNpyExt};
+use ndarray_npy::{ReadNpyError, ReadNpyExt, ReadableElement, WritableElement, WriteNpyExt};
 use std::path::Path;
 
 fn file_err(path: &Path, detail: impl std::fmt::Display) -> Error {
@@ -17,22 +25,251 @@ fn open(path: &Path) -> Result<std::fs::File> {
     std::fs::File::open(path).map_err(|e| file_err(path, format!("cannot open: {e}")))
 }
 
-fn describe(e: ndarray_npy::ReadNpyError, want: &str) -> String {
-    format!("not a valid .npy of {want}: {e} (write it with numpy.save(path, arr.astype(...)))")
+const HOW_TO_WRITE: &str = "write it with numpy.save(path, arr.astype(...))";
+
+fn invalid(path: &Path, want: &str, detail: impl std::fmt::Display) -> Error {
+    file_err(
+        path,
+        format!("not a valid .npy of {want}: {detail} ({HOW_TO_WRITE})"),
+    )
 }
 
-/// Reads a 1-D array of `T` (`<f4` for f32, `<f8` for f64).
+/// What the header of a `.npy` file says, and how many data bytes follow it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NpyHeader {
+    /// The dtype descriptor, e.g. `<f4`, `>f8`, `|u1`.
+    pub descr: String,
+    /// Column-major data.
+    pub fortran_order: bool,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// Bytes after the header in the file.
+    pub data_bytes: u64,
+}
+
+impl NpyHeader {
+    /// Bytes per element from the descriptor (`<f4` -> 4), when it is a
+    /// simple numeric one.
+    pub fn item_size(&self) -> Option<usize> {
+        let d = self.descr.trim_start_matches(['<', '>', '|', '=']);
+        let kind = d.chars().next()?;
+        if !"fiucb".contains(kind) {
+            return None;
+        }
+        d[1..].parse().ok()
+    }
+    /// Elements the shape describes (`None` on overflow).
+    pub fn elements(&self) -> Option<usize> {
+        self.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
+    }
+    /// `(5, 7)` / `(5,)`, as NumPy prints a shape.
+    pub fn shape_text(&self) -> String {
+        shape_text(&self.shape)
+    }
+}
+
+fn shape_text(shape: &[usize]) -> String {
+    match shape {
+        [one] => format!("({one},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// NumPy's name for a descriptor, for messages.
+fn dtype_name(descr: &str) -> String {
+    let d = descr.trim_start_matches(['<', '>', '|', '=']);
+    let name = match d {
+        "f2" => "float16",
+        "f4" => "float32",
+        "f8" => "float64",
+        "i1" => "int8",
+        "i2" => "int16",
+        "i4" => "int32",
+        "i8" => "int64",
+        "u1" => "uint8",
+        "u2" => "uint16",
+        "u4" => "uint32",
+        "u8" => "uint64",
+        "b1" => "bool",
+        _ => return format!("'{descr}'"),
+    };
+    format!("'{descr}' ({name})")
+}
+
+/// The value of `key` in the header dict text (`'descr': '<f4'`), as the raw
+/// text up to the next top-level comma.
+fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let at = header
+        .find(&format!("'{key}'"))
+        .or_else(|| header.find(&format!("\"{key}\"")))?;
+    let rest = &header[at + key.len() + 2..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    if let Some(tuple) = rest.strip_prefix('(') {
+        return Some(&tuple[..tuple.find(')')?]);
+    }
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    Some(rest[..end].trim())
+}
+
+/// Reads and parses the header of a `.npy` file (versions 1, 2 and 3).
+/// Errors name the file and what is wrong with it.
+pub fn inspect(path: &Path) -> Result<NpyHeader> {
+    use std::io::Read;
+    let mut f = open(path)?;
+    let len = f
+        .metadata()
+        .map_err(|e| file_err(path, format!("cannot stat: {e}")))?
+        .len();
+    let bad = |d: &str| file_err(path, format!("not a valid .npy file: {d} ({HOW_TO_WRITE})"));
+    let mut pre = [0u8; 12];
+    let got = f
+        .read(&mut pre)
+        .map_err(|e| file_err(path, format!("cannot read: {e}")))?;
+    if got < 10 || &pre[..6] != b"\x93NUMPY" {
+        return Err(bad(&format!(
+            "it does not start with the .npy magic string (the file has {len} bytes)"
+        )));
+    }
+    let (hlen, start) = match pre[6] {
+        1 => (u16::from_le_bytes([pre[8], pre[9]]) as u64, 10u64),
+        2 | 3 if got >= 12 => (
+            u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]) as u64,
+            12,
+        ),
+        v => return Err(bad(&format!("unsupported format version {v}"))),
+    };
+    if start + hlen > len {
+        return Err(bad(&format!(
+            "truncated header: it announces {hlen} header bytes, the file has {len} bytes in all"
+        )));
+    }
+    let mut header = vec![0u8; hlen as usize];
+    let mut f = open(path)?;
+    let mut skip = vec![0u8; start as usize];
+    f.read_exact(&mut skip)
+        .and_then(|_| f.read_exact(&mut header))
+        .map_err(|e| file_err(path, format!("cannot read the header: {e}")))?;
+    let header = String::from_utf8_lossy(&header);
+    let descr = dict_value(&header, "descr")
+        .ok_or_else(|| bad("the header has no 'descr'"))?
+        .trim_matches(['\'', '"'])
+        .to_string();
+    let fortran_order = dict_value(&header, "fortran_order").is_some_and(|v| v == "True");
+    let shape_raw = dict_value(&header, "shape").ok_or_else(|| bad("the header has no 'shape'"))?;
+    let shape = shape_raw
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('L').parse::<usize>())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| bad(&format!("the shape ({shape_raw}) is not a tuple of sizes")))?;
+    Ok(NpyHeader {
+        descr,
+        fortran_order,
+        shape,
+        data_bytes: len - start - hlen,
+    })
+}
+
+/// Checks a header against the number of dimensions wanted and the file's
+/// length, and the data against the host memory, before anything is read.
+fn precheck(path: &Path, want: &str, ndim: usize) -> Result<NpyHeader> {
+    let h = inspect(path)?;
+    if h.shape.len() != ndim {
+        return Err(invalid(
+            path,
+            want,
+            format!(
+                "its shape {} has {} dimension(s); a {ndim}-D array is required",
+                h.shape_text(),
+                h.shape.len()
+            ),
+        ));
+    }
+    let Some(item) = h.item_size() else {
+        return Ok(h); // Not a plain numeric dtype: ndarray-npy names it.
+    };
+    let need = h.elements().and_then(|n| n.checked_mul(item));
+    match need {
+        None => {
+            return Err(invalid(
+                path,
+                want,
+                format!("its shape {} overflows a size", h.shape_text()),
+            ));
+        }
+        Some(need) if need as u64 > h.data_bytes => {
+            return Err(invalid(
+                path,
+                want,
+                format!(
+                    "the file is truncated: shape {} of {} needs {need} bytes of data, but the file \
+                     holds {}",
+                    h.shape_text(),
+                    dtype_name(&h.descr),
+                    h.data_bytes
+                ),
+            ));
+        }
+        Some(need) => {
+            crate::runtime::check_host_alloc(
+                &path.display().to_string(),
+                need as u128,
+                "use a smaller array",
+            )?;
+        }
+    }
+    Ok(h)
+}
+
+fn describe(path: &Path, e: ReadNpyError, want: &str, h: &NpyHeader) -> Error {
+    let detail = match e {
+        ReadNpyError::WrongDescriptor(_) => format!(
+            "its dtype is {}, but {want} is required",
+            dtype_name(&h.descr)
+        ),
+        ReadNpyError::WrongNdim(want_nd, got) => format!(
+            "its shape {} has {got} dimension(s); {} required",
+            h.shape_text(),
+            want_nd.map_or("another number is".to_string(), |n| format!(
+                "a {n}-D array is"
+            ))
+        ),
+        ReadNpyError::MissingData => format!(
+            "the file is truncated: shape {} needs more data than the file holds",
+            h.shape_text()
+        ),
+        ReadNpyError::ExtraBytes(n) => format!(
+            "the file has {n} bytes after the data of shape {}; it is not one array",
+            h.shape_text()
+        ),
+        other => other.to_string(),
+    };
+    invalid(path, want, detail)
+}
+
+/// Reads a 1-D array of `T` (`<f4` or `>f4` for f32, `<f8`/`>f8` for f64,
+/// `|u1` for u8, `<i4`/`<u4` for i32/u32). `want` names the type for messages.
 pub fn read_1d<T: ReadableElement>(path: &Path, want: &str) -> Result<Vec<T>> {
-    let a = Array1::<T>::read_npy(open(path)?).map_err(|e| file_err(path, describe(e, want)))?;
+    let h = precheck(path, want, 1)?;
+    let a = Array1::<T>::read_npy(open(path)?).map_err(|e| describe(path, e, want, &h))?;
     Ok(a.into_raw_vec_and_offset().0)
 }
 
-/// Reads a 2-D C-order array; returns (rows, cols, data).
+/// Reads a 2-D array (C or Fortran order); returns (rows, cols, data in C order).
 pub fn read_2d<T: ReadableElement + Clone>(
     path: &Path,
     want: &str,
 ) -> Result<(usize, usize, Vec<T>)> {
-    let a = Array2::<T>::read_npy(open(path)?).map_err(|e| file_err(path, describe(e, want)))?;
+    let h = precheck(path, want, 2)?;
+    let a = Array2::<T>::read_npy(open(path)?).map_err(|e| describe(path, e, want, &h))?;
     let (r, c) = a.dim();
     let a = a.as_standard_layout().to_owned();
     Ok((r, c, a.into_raw_vec_and_offset().0))
@@ -58,4 +295,24 @@ pub fn write_2d<T: WritableElement + Clone>(
     let f =
         std::fs::File::create(path).map_err(|e| file_err(path, format!("cannot create: {e}")))?;
     a.write_npy(f).map_err(|e| file_err(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dict_values_are_found_in_numpy_headers() {
+        let h = "{'descr': '<f4', 'fortran_order': False, 'shape': (5, 7), }";
+        assert_eq!(dict_value(h, "descr"), Some("'<f4'"));
+        assert_eq!(dict_value(h, "fortran_order"), Some("False"));
+        assert_eq!(dict_value(h, "shape"), Some("5, 7"));
+        let h = "{'descr': '|u1', 'fortran_order': True, 'shape': (3,), }";
+        assert_eq!(dict_value(h, "shape"), Some("3,"));
+        assert_eq!(dict_value(h, "fortran_order"), Some("True"));
+        assert_eq!(shape_text(&[3]), "(3,)");
+        assert_eq!(shape_text(&[5, 7]), "(5, 7)");
+        assert_eq!(shape_text(&[]), "()");
+        assert_eq!(dtype_name(">f8"), "'>f8' (float64)");
+    }
 }

@@ -94,16 +94,16 @@ pub struct LaunchConfig {
 impl LaunchConfig {
     /// A 1D launch covering `threads` threads with `block` threads per block.
     pub fn for_threads(threads: usize, block: u32) -> Result<Self> {
-        if threads == 0 {
-            return Err(Error::input(
-                "launch size",
-                "0 threads requested; the problem is empty",
-            ));
-        }
         if block == 0 {
             return Err(Error::input(
                 "block size",
                 "0 threads per block; use 32..=1024",
+            ));
+        }
+        if threads == 0 {
+            return Err(Error::input(
+                "launch size",
+                "0 threads requested; the problem is empty",
             ));
         }
         let blocks = threads.div_ceil(block as usize);
@@ -256,6 +256,76 @@ pub fn check_launch(kernel: &str, cfg: &LaunchConfig, lim: &Limits) -> Result<()
     Ok(())
 }
 
+/// Host memory, bytes: what the kernel reports as available now (Linux
+/// `MemAvailable`, lowered to the cgroup's `memory.max` headroom when a
+/// container limits it) and the total.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostMemory {
+    /// Bytes that can be allocated without swapping (or being OOM-killed).
+    pub available: u64,
+    /// Physical memory (or the cgroup limit), bytes.
+    pub total: u64,
+}
+
+/// Host memory as the OS reports it; `None` where it cannot be read (the
+/// checks that use it are then skipped).
+pub fn host_memory() -> Option<HostMemory> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = meminfo.lines().find(|l| l.starts_with(name))?;
+        let kb: u64 = line[name.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kb.saturating_mul(1024))
+    };
+    let mut m = HostMemory {
+        available: field("MemAvailable:").or_else(|| field("MemFree:"))?,
+        total: field("MemTotal:")?,
+    };
+    let read_u64 =
+        |p: &str| -> Option<u64> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+    if let Some(limit) = read_u64("/sys/fs/cgroup/memory.max") {
+        let used = read_u64("/sys/fs/cgroup/memory.current").unwrap_or(0);
+        m.total = m.total.min(limit);
+        m.available = m.available.min(limit.saturating_sub(used));
+    }
+    Some(m)
+}
+
+/// `bytes` as "N bytes (X.Y GiB)".
+pub fn fmt_bytes(bytes: u128) -> String {
+    format!(
+        "{bytes} bytes ({:.1} GiB)",
+        bytes as f64 / (1u64 << 30) as f64
+    )
+}
+
+/// Checks that `bytes` of host memory (the inputs and outputs of a run, held
+/// at once) fit in what the host has available, so an absurd size is refused
+/// with the limit instead of the process being aborted or OOM-killed.
+/// `what` names the input (`--n`), `hint` says what to do.
+pub fn check_host_alloc(what: &str, bytes: u128, hint: &str) -> Result<()> {
+    let m = host_memory().unwrap_or(HostMemory {
+        available: isize::MAX as u64,
+        total: isize::MAX as u64,
+    });
+    if bytes > m.available as u128 || bytes > isize::MAX as u128 {
+        return Err(Error::input(
+            what,
+            format!(
+                "needs {} of host memory, but {} are available (of {}); {hint}",
+                fmt_bytes(bytes),
+                fmt_bytes(m.available as u128),
+                fmt_bytes(m.total as u128)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Facts about a GPU, read from the driver.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct GpuInfo {
@@ -323,15 +393,105 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
-/// The driver's CUDA version as "major.minor".
-pub fn driver_version() -> Result<String> {
+/// `true` when `libcuda` can be loaded and exports `name`. Never calls into
+/// the driver, so it is safe on a machine without one or with a broken one
+/// (cudarc itself panics on a missing entry point).
+pub fn driver_symbol_present(name: &str) -> bool {
+    if !driver_present() {
+        return false;
+    }
+    // SAFETY: the library loads (checked above); `culib` only dlopens it,
+    // and `get` only looks up the address of `name`, which is never called
+    // through this pointer type.
+    unsafe { sys::culib().get::<*const ()>(name.as_bytes()).is_ok() }
+}
+
+/// Driver entry points the runtime calls (through cudarc). A `libcuda`
+/// without one of them is too old for this build, or not NVIDIA's.
+pub const REQUIRED_DRIVER_SYMBOLS: &[&str] = &[
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuGetErrorName",
+    "cuGetErrorString",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetAttribute",
+    "cuDeviceGetName",
+    "cuDeviceTotalMem_v2",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuCtxSetCurrent",
+    "cuCtxSynchronize",
+    "cuMemGetInfo_v2",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemAllocAsync",
+    "cuMemFreeAsync",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyDtoDAsync_v2",
+    "cuModuleLoadData",
+    "cuModuleGetFunction",
+    "cuModuleUnload",
+    "cuLaunchKernel",
+    "cuFuncGetAttribute",
+    "cuFuncSetAttribute",
+    "cuStreamCreate",
+    "cuStreamSynchronize",
+    "cuStreamDestroy_v2",
+    "cuEventCreate",
+    "cuEventRecord",
+    "cuEventElapsedTime",
+    "cuEventDestroy_v2",
+    "cuStreamBeginCapture_v2",
+    "cuStreamEndCapture",
+    "cuGraphInstantiateWithFlags",
+    "cuGraphUpload",
+    "cuGraphLaunch",
+];
+
+/// The PTX ISA version of the embedded kernels (`.version 7.8` -> (7, 8)).
+pub fn ptx_isa_version() -> Option<(u32, u32)> {
+    let line = crate::modules::KERNELS_PTX
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(".version"))?;
+    let (major, minor) = line.trim().split_once('.')?;
+    Some((major.trim().parse().ok()?, minor.trim().parse().ok()?))
+}
+
+/// The oldest driver CUDA version whose JIT accepts PTX ISA `isa`
+/// (ISA 7.x shipped with CUDA 11.x, 8.0-8.5 with 12.0-12.5, 8.6-8.8 with
+/// 12.7-12.9, 9.x with 13.x); `None` for an ISA this table does not know.
+pub fn cuda_for_ptx_isa(isa: (u32, u32)) -> Option<(u32, u32)> {
+    match isa {
+        (7, m) => Some((11, m)),
+        (8, m) if m <= 5 => Some((12, m)),
+        (8, m) if m <= 8 => Some((12, m + 1)),
+        (9, m) => Some((13, m)),
+        _ => None,
+    }
+}
+
+/// Checks that a loaded `libcuda` can run this build: it exports every entry
+/// point the runtime calls and is new enough for the embedded PTX. Returns
+/// the driver's CUDA version as "major.minor". Calls nothing but
+/// `cuDriverGetVersion` (which needs no `cuInit`).
+pub fn check_driver() -> Result<String> {
     if !driver_present() {
         return Err(Error::NoDriver {
-            detail: "libcuda.so could not be loaded".into(),
+            detail: "libcuda.so / libcuda.so.1 could not be loaded".into(),
+        });
+    }
+    if !driver_symbol_present("cuDriverGetVersion") {
+        return Err(Error::NoDriver {
+            detail: "a libcuda was loaded but it does not export cuDriverGetVersion, so it is \
+                     not a working NVIDIA driver (check LD_LIBRARY_PATH)"
+                .into(),
         });
     }
     let mut v: std::ffi::c_int = 0;
-    // SAFETY: `v` is a valid out-pointer; cuDriverGetVersion needs no cuInit.
+    // SAFETY: `v` is a valid out-pointer; cuDriverGetVersion needs no cuInit
+    // and the symbol is present (checked above).
     let r = unsafe { sys::cuDriverGetVersion(&mut v) };
     if r != sys::CUresult::CUDA_SUCCESS {
         return Err(Error::driver(
@@ -339,17 +499,44 @@ pub fn driver_version() -> Result<String> {
             cudarc::driver::DriverError(r),
         ));
     }
-    Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
+    let (major, minor) = ((v / 1000) as u32, ((v % 1000) / 10) as u32);
+    let found = format!("{major}.{minor}");
+    if let Some(isa) = ptx_isa_version()
+        && let Some(need) = cuda_for_ptx_isa(isa)
+        && (major, minor) < need
+    {
+        return Err(Error::DriverTooOld {
+            detail: format!(
+                "it supports CUDA {found}, but the kernels are PTX ISA {}.{}, which needs a driver \
+                 for CUDA {}.{} or newer",
+                isa.0, isa.1, need.0, need.1
+            ),
+        });
+    }
+    if let Some(missing) = REQUIRED_DRIVER_SYMBOLS
+        .iter()
+        .find(|s| !driver_symbol_present(s))
+    {
+        return Err(Error::DriverTooOld {
+            detail: format!(
+                "the driver (CUDA {found}) does not export {missing}, which this build calls"
+            ),
+        });
+    }
+    Ok(found)
+}
+
+/// The driver's CUDA version as "major.minor" (after [`check_driver`]).
+pub fn driver_version() -> Result<String> {
+    check_driver()
 }
 
 impl Gpu {
     /// Opens GPU `ordinal`. A missing driver or device is an error, never a panic.
     pub fn new(ordinal: usize) -> Result<Self> {
-        if !driver_present() {
-            return Err(Error::NoDriver {
-                detail: "libcuda.so / libcuda.so.1 could not be loaded".into(),
-            });
-        }
+        // A missing, broken or too-old driver is refused here, before any
+        // cudarc call (which would panic on a missing entry point).
+        let driver_cuda = check_driver()?;
         let count =
             CudaContext::device_count().map_err(|e| Error::driver("cuDeviceGetCount", e))? as usize;
         if ordinal >= count {
@@ -374,7 +561,7 @@ impl Gpu {
             total_mem: ctx
                 .total_mem()
                 .map_err(|e| Error::driver("cuDeviceTotalMem", e))? as u64,
-            driver_cuda: driver_version()?,
+            driver_cuda,
             clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32,
             mem_clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as u32,
             mem_bus_bits: attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,
@@ -793,22 +980,20 @@ impl Device {
 
     fn check_alloc<T>(&self, len: usize, what: &str) -> Result<()> {
         let bytes = (len as u128) * std::mem::size_of::<T>() as u128;
-        if let DeviceKind::Gpu(g) = &self.kind {
-            let (free, total) = g.mem_info()?;
-            if bytes > free as u128 {
-                return Err(Error::OutOfMemory {
-                    what: what.to_string(),
-                    requested: bytes.min(u64::MAX as u128) as u64,
-                    free,
-                    total,
-                });
-            }
-        } else if bytes > isize::MAX as u128 {
+        let (free, total) = match &self.kind {
+            DeviceKind::Gpu(g) => g.mem_info()?,
+            // The simulator's buffers are host memory.
+            DeviceKind::Sim => match host_memory() {
+                Some(m) => (m.available, m.total),
+                None => (isize::MAX as u64, isize::MAX as u64),
+            },
+        };
+        if bytes > free as u128 || bytes > isize::MAX as u128 {
             return Err(Error::OutOfMemory {
                 what: what.to_string(),
-                requested: u64::MAX,
-                free: 0,
-                total: 0,
+                requested: bytes.min(u64::MAX as u128) as u64,
+                free,
+                total,
             });
         }
         Ok(())

@@ -1,66 +1,9 @@
 //! Hostile inputs through the `ptxlab` binary: each ends in an error that
 //! names the input and what is allowed, never a panic.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn ptxlab(args: &[&str]) -> (i32, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_ptxlab"))
-        .args(args)
-        .output()
-        .expect("run ptxlab");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(
-        !text.contains("panicked"),
-        "ptxlab {args:?} panicked:\n{text}"
-    );
-    (o.status.code().unwrap_or(-1), text)
-}
-
-fn fails_with(args: &[&str], needles: &[&str]) {
-    let (code, text) = ptxlab(args);
-    assert_ne!(code, 0, "ptxlab {args:?} should fail:\n{text}");
-    for n in needles {
-        assert!(
-            text.contains(n),
-            "ptxlab {args:?}: expected `{n}` in:\n{text}"
-        );
-    }
-}
-
-/// A .npy file with the given header dict and raw data.
-fn npy(name: &str, descr: &str, shape: &str, data: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ptxlab-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    bytes.extend_from_slice(data);
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
-}
-
-fn f32_bytes(v: &[f32], big_endian: bool) -> Vec<u8> {
-    v.iter()
-        .flat_map(|x| {
-            if big_endian {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            }
-        })
-        .collect()
-}
+use common::*;
 
 #[test]
 fn unknown_subcommand_lists_the_valid_ones() {

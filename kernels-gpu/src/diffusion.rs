@@ -15,9 +15,11 @@
 //!    `u` in place). Racy on purpose: kept as a lesson, never as a result.
 //! 2. [`diffusion_pingpong_f32`]: race-free, one step per launch, reads `u`,
 //!    writes `lap` and `u_new` (separate buffers, swapped by the host).
-//! 3. [`diffusion_temporal_f32`]: [`TEMPORAL_STEPS`] steps per launch in
-//!    shared memory (temporal blocking); bitwise the same result as rung 2.
+//! 3. [`diffusion_temporal_f32`]: several steps per launch (temporal
+//!    blocking, the Poisson solver's body with this update); bitwise the
+//!    same result as rung 2.
 
+use crate::poisson::Stencil5;
 use ptxlab_device::prelude::*;
 
 /// Largest stable coefficient of the explicit 5-point scheme.
@@ -29,26 +31,19 @@ pub const INPLACE_TILE: u32 = 8;
 /// Block of the ping-pong kernel: 32 columns x 8 rows.
 pub const PINGPONG_BLOCK: (u32, u32) = (32, 8);
 
-/// Time steps fused in one launch of the temporally blocked kernel.
-pub const TEMPORAL_STEPS: usize = 4;
-/// Output tile columns of the temporally blocked kernel.
-pub const TEMPORAL_TX: usize = 64;
-/// Output tile rows of the temporally blocked kernel.
-pub const TEMPORAL_TY: usize = 32;
-/// Threads of the temporally blocked kernel: 32 x 8.
-pub const TEMPORAL_BLOCK: (u32, u32) = (32, 8);
-const RX: usize = TEMPORAL_TX + 2 * TEMPORAL_STEPS;
-const RY: usize = TEMPORAL_TY + 2 * TEMPORAL_STEPS;
+/// Default time steps fused in one launch of the temporally blocked kernel
+/// (its depth; any of 1..=[`crate::poisson::MAX_DEPTH`] works).
+pub const TEMPORAL_STEPS: usize = 8;
 
 /// Dynamic shared memory of [`diffusion_inplace_f32`]: one 8x8 f32 tile.
 pub const fn inplace_shared_bytes() -> usize {
     shared::shared_bytes::<f32>(0, (INPLACE_TILE * INPLACE_TILE) as usize)
 }
 
-/// Dynamic shared memory of [`diffusion_temporal_f32`]: two
-/// `(TY + 2K) x (TX + 2K)` f32 planes (72 x 40 x 2 x 4 = 23,040 bytes).
+/// Dynamic shared memory of [`diffusion_temporal_f32`]: the Poisson
+/// temporal body's two 128 x 64 f32 regions (65,536 bytes).
 pub const fn temporal_shared_bytes() -> usize {
-    shared::shared_bytes::<f32>(0, 2 * RX * RY)
+    crate::poisson::temporal_shared_bytes::<f32>()
 }
 
 /// One explicit step at one cell: `(lap, u + alpha*lap)`. Every kernel (and
@@ -56,8 +51,29 @@ pub const fn temporal_shared_bytes() -> usize {
 /// for bit.
 #[inline(always)]
 pub fn step(c: f32, e: f32, w: f32, n: f32, s: f32, alpha: f32) -> (f32, f32) {
-    let lap = (e + w) + (n + s) - 4.0 * c;
+    step_sums(c, e + w, n + s, alpha)
+}
+
+/// [`step`] from the neighbour sums `we = west + east`, `ns = north + south`
+/// (float addition is commutative, so `e + w` and `w + e` are the same bits).
+#[inline(always)]
+pub fn step_sums(c: f32, we: f32, ns: f32, alpha: f32) -> (f32, f32) {
+    let lap = we + ns - 4.0 * c;
     (lap, c + alpha * lap)
+}
+
+/// The explicit diffusion step as a [`Stencil5`] update: the new value, and
+/// the Laplacian as the auxiliary output.
+#[derive(Clone, Copy)]
+pub struct Diffuse(pub f32);
+
+impl Stencil5<f32> for Diffuse {
+    const USES_RHS: bool = false;
+    #[inline(always)]
+    fn update(self, centre: f32, we: f32, ns: f32, _rhs: f32) -> (f32, f32) {
+        let (lap, v) = step_sums(centre, we, ns, self.0);
+        (v, lap)
+    }
 }
 
 /// Rung 1, the material's kernel: 8x8 tiles, the field updated **in place**.
@@ -178,22 +194,30 @@ pub fn diffusion_pingpong_f32(
 
 /// Rung 3: temporal blocking, [`TEMPORAL_STEPS`] (K = 4) steps per launch.
 ///
-/// What changed: a block loads a `(32+2K) x (64+2K)` region of `u` (its
-/// 64x32 output tile plus a halo of K cells) into shared memory, advances it
-/// K-1 steps between two shared planes (the valid region shrinks by one cell
-/// per side and step), and the K-th step writes `lap` and `u_new` for the
-/// output tile. What it buys: global traffic per step drops about K-fold
-/// (12 bytes per cell per launch, plus the halo re-read), at the price of
-/// recomputing the halo (about 15% more stencil work for K = 4). Cells on the
-/// domain boundary stay fixed at every step; cells outside the domain are
-/// never used by an interior cell. `lap` ends as the Laplacian of the last
-/// step, as in rung 2, and the fields are bitwise equal to K launches of rung 2.
+/// Rung 3: temporal blocking, `depth` steps per launch (1..=16, default
+/// [`TEMPORAL_STEPS`]), through the same body as the Poisson solver's
+/// temporally blocked rung ([`crate::poisson::temporal_body`]) with the
+/// diffusion update ([`Diffuse`]) in place of Jacobi.
 ///
-/// Thread mapping: 32x8 threads sweep each region with strides 32 (columns)
-/// and 8 (rows): every warp touches 32 consecutive words of one row (no bank
-/// conflicts, coalesced global loads). Shared layout: plane `p` (0 or 1),
-/// cell `(ly, lx)` at `p*RX*RY + ly*RX + lx`, `RX = 72`, `RY = 40`.
-#[kernel(launch_bounds(256))]
+/// Thread mapping and shared layout: those of
+/// [`crate::poisson::poisson_temporal_f32`]. Blocks of 128 x 4 threads cover
+/// a 128 x 64 region; thread `(tx, t)` keeps the column strip `tx`, rows
+/// `16 t .. 16 t + 16`, in registers; each step stores the strips into one of
+/// two shared regions, one `sync_threads`, then updates from registers
+/// (north/south) and shared memory (west/east). A block writes its output
+/// tile of `(128 - 2 depth) x (64 - 2 depth)` cells; the halo of width
+/// `depth` is recomputed by the neighbours.
+///
+/// What changed from rung 2: a launch reads `u` and writes `lap` and `u_new`
+/// once for `depth` steps (12 bytes per cell per launch, plus halo re-reads
+/// that mostly hit L2), so the HBM floor of one step per launch no longer
+/// applies. An earlier version of this rung stepped a 72 x 40 shared plane
+/// with a 32 x 8 block (every value through shared memory, index arithmetic
+/// per cell, 4 steps) and ran 13.5 us per step at 2000^2 on an H100; keeping
+/// strips in registers and sharing the Poisson body removes most of that
+/// overhead. `lap` is the Laplacian of the last step, and the fields are
+/// bitwise equal to `depth` launches of rung 2 (same [`step_sums`]).
+#[kernel(launch_bounds(512, 2))]
 pub fn diffusion_temporal_f32(
     u: DeviceSlice<f32>,
     lap: DeviceSliceMut<f32>,
@@ -201,116 +225,8 @@ pub fn diffusion_temporal_f32(
     nx: u32,
     ny: u32,
     alpha: f32,
+    depth: u32,
 ) {
-    const K: usize = TEMPORAL_STEPS;
-    const PLANE: usize = RX * RY;
-    let s = shared::dynamic_shared::<f32>(0, 2 * PLANE);
-    let (nx, ny) = (nx as usize, ny as usize);
-    let (tx, ty) = (
-        thread::thread_idx_x() as usize,
-        thread::thread_idx_y() as usize,
-    );
-    let (bx, by) = (TEMPORAL_BLOCK.0 as usize, TEMPORAL_BLOCK.1 as usize);
-    // Global coordinates of local (0, 0); may be "negative" (wrapping), which
-    // the `< nx` / `< ny` tests below treat as outside.
-    let ox = (thread::block_idx_x() as usize * TEMPORAL_TX).wrapping_sub(K);
-    let oy = (thread::block_idx_y() as usize * TEMPORAL_TY).wrapping_sub(K);
-
-    // Load the region (zero outside the domain).
-    let mut ly = ty;
-    while ly < RY {
-        let gy = oy.wrapping_add(ly);
-        let mut lx = tx;
-        while lx < RX {
-            let gx = ox.wrapping_add(lx);
-            let v = if gx < nx && gy < ny {
-                // SAFETY: gx < nx and gy < ny, so the index is inside `u`.
-                unsafe { u.get_unchecked(gy * nx + gx) }
-            } else {
-                0.0
-            };
-            // SAFETY: ly < RY and lx < RX: inside plane 0.
-            unsafe { s.set_unchecked(ly * RX + lx, v) };
-            lx += bx;
-        }
-        ly += by;
-    }
-    sync_threads();
-
-    // K - 1 steps in shared memory, on shrinking regions [st, R - st).
-    let mut src = 0;
-    let mut st = 1;
-    while st < K {
-        let dst = PLANE - src;
-        let mut ly = st + ty;
-        while ly < RY - st {
-            let gy = oy.wrapping_add(ly);
-            let mut lx = st + tx;
-            while lx < RX - st {
-                let gx = ox.wrapping_add(lx);
-                let j = ly * RX + lx;
-                // SAFETY: 1 <= st <= ly < RY - 1 and the same for lx, so the
-                // five cells are inside the source plane; `dst + j` inside the other.
-                unsafe {
-                    let c = s.get_unchecked(src + j);
-                    let interior = gx >= 1 && gy >= 1 && gx < nx - 1 && gy < ny - 1;
-                    let v = if interior {
-                        step(
-                            c,
-                            s.get_unchecked(src + j + 1),
-                            s.get_unchecked(src + j - 1),
-                            s.get_unchecked(src + j - RX),
-                            s.get_unchecked(src + j + RX),
-                            alpha,
-                        )
-                        .1
-                    } else {
-                        c
-                    };
-                    s.set_unchecked(dst + j, v);
-                }
-                lx += bx;
-            }
-            ly += by;
-        }
-        sync_threads();
-        src = dst;
-        st += 1;
-    }
-
-    // Step K: the output tile, written to global memory.
-    let mut ly = K + ty;
-    while ly < K + TEMPORAL_TY {
-        let gy = oy.wrapping_add(ly);
-        let mut lx = K + tx;
-        while lx < K + TEMPORAL_TX {
-            let gx = ox.wrapping_add(lx);
-            if gx < nx && gy < ny {
-                let j = ly * RX + lx;
-                let i = gy * nx + gx;
-                // SAFETY: K <= ly < RY - K and K <= lx < RX - K: the five
-                // cells are in the plane; `i < nx*ny` = the output lengths.
-                unsafe {
-                    let c = s.get_unchecked(src + j);
-                    if gx >= 1 && gy >= 1 && gx < nx - 1 && gy < ny - 1 {
-                        let (l, v) = step(
-                            c,
-                            s.get_unchecked(src + j + 1),
-                            s.get_unchecked(src + j - 1),
-                            s.get_unchecked(src + j - RX),
-                            s.get_unchecked(src + j + RX),
-                            alpha,
-                        );
-                        lap.set_unchecked(i, l);
-                        u_new.set_unchecked(i, v);
-                    } else {
-                        lap.set_unchecked(i, 0.0);
-                        u_new.set_unchecked(i, c);
-                    }
-                }
-            }
-            lx += bx;
-        }
-        ly += by;
-    }
+    // `u` doubles as the (unread) right-hand side: `Diffuse` uses none.
+    crate::poisson::temporal_body(u, u, u_new, Some(lap), nx, ny, Diffuse(alpha), depth);
 }

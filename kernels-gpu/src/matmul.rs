@@ -345,6 +345,35 @@ pub fn matmul_vec_f32(
     n: u32,
     k: u32,
 ) {
+    vec_body(a, b, c, m, n, k);
+}
+
+/// Rung 4b: [`matmul_vec_f32`] with `launch_bounds(256)` only, so ptxas may
+/// use up to 255 registers: no spill, but one block (8 warps) per SM instead
+/// of two. The benchmark runs both in the same process to show which side of
+/// the registers-against-occupancy trade wins on the device at hand.
+#[kernel(launch_bounds(256))]
+pub fn matmul_vec1_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    vec_body(a, b, c, m, n, k);
+}
+
+/// The body of rungs 4 and 4b (their launch bounds differ).
+#[inline(always)]
+fn vec_body(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
     const BM: usize = VEC_BM;
     const BN: usize = VEC_BN;
     const BK: usize = VEC_BK;
@@ -538,6 +567,10 @@ fn column_chunk<const WEIGHTED: bool>(
 /// what makes the grid large enough to fill the GPU (one thread per column,
 /// the material's mapping, gives only `cols` threads). `out` must be zeroed
 /// first ([`matmul_zero2_f32`]). Memory-bound: 4 bytes read per element.
+///
+/// Tried and measured slower on an H100 (fused column sum 139 us against
+/// 131 us for this version): four columns per thread with 16-byte loads and
+/// 128-row chunks, which gave the grid a third as many threads.
 #[kernel(launch_bounds(256))]
 pub fn matmul_colsum_f32(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>, rows: u32, cols: u32) {
     column_chunk::<false>(x, x, out, rows as usize, cols as usize);

@@ -451,18 +451,55 @@ pub fn poisson_register_f64(
     register_body(p, b, out, nx, ny, k);
 }
 
+/// The point update of a temporally blocked 5-point sweep
+/// ([`temporal_body`]): Jacobi for Poisson, an explicit step for diffusion.
+/// One body serves both, so both get the same register strips, double
+/// buffering and halo handling.
+pub trait Stencil5<T: Real>: Copy {
+    /// The update reads a per-cell right-hand side (`b`), kept in registers.
+    const USES_RHS: bool;
+    /// New value of an updating cell from its centre, `west + east`,
+    /// `north + south` and right-hand side, and an auxiliary value that the
+    /// last sweep writes to the optional second output (zero on cells that
+    /// do not update). Used only when `USES_RHS` is false.
+    fn update(self, centre: T, we: T, ns: T, rhs: T) -> (T, T);
+}
+
+/// Jacobi for `lap p = b`: `p = (sum of neighbours) / 4 - k b`, `k = h^2 / 4`.
+#[derive(Clone, Copy)]
+pub struct Jacobi<T>(pub T);
+
+impl<T: Real> Stencil5<T> for Jacobi<T> {
+    const USES_RHS: bool = true;
+    #[inline(always)]
+    fn update(self, _centre: T, we: T, ns: T, rhs: T) -> (T, T) {
+        (jacobi(we + ns, rhs, self.0), T::ZERO)
+    }
+}
+
+/// Temporal blocking, generic over the point update: `depth` sweeps of
+/// `op` per pass (see [`poisson_temporal_f32`] for the mapping and layout).
+/// Reads `p` (and `b` when the update uses it), writes `out` and, when given,
+/// `aux` (the update's auxiliary value of the last sweep).
 #[inline(always)]
 #[allow(unused_assignments)] // the last unrolled row's `north = centre` is dead
-fn temporal_body<T: Real>(
+#[allow(clippy::too_many_arguments)] // a kernel body: buffers, grid, update, depth
+pub fn temporal_body<T: Real, S: Stencil5<T>>(
     p: DeviceSlice<T>,
     b: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
+    aux: Option<DeviceSliceMut<T>>,
     nx: u32,
     ny: u32,
-    k: T,
+    op: S,
     depth: u32,
 ) {
     check_lengths(&p, &b, out.len(), nx, ny);
+    if let Some(a) = &aux
+        && a.len() < nx as usize * ny as usize
+    {
+        ptxlab_device::trap("temporal: the auxiliary output is shorter than nx * ny");
+    }
     if thread::block_dim_x() != TB_X || thread::block_dim_y() != TB_Y {
         ptxlab_device::trap("poisson_temporal: the block must be TB_X x TB_Y");
     }
@@ -494,7 +531,9 @@ fn temporal_body<T: Real>(
             // SAFETY: 0 <= gx < nx and 0 <= gy < ny, so i < nx * ny (checked at entry).
             unsafe {
                 v[r] = p.get_unchecked(i);
-                bb[r] = b.get_unchecked(i);
+                if S::USES_RHS {
+                    bb[r] = b.get_unchecked(i);
+                }
             }
         }
         if col_upd && gy >= 1 && gy < nyi - 1 && (1..H - 1).contains(&ly) {
@@ -534,7 +573,12 @@ fn temporal_body<T: Real>(
                 // SAFETY: an updating cell has 1 <= tx < TB_W - 1, so row - 1 and
                 // row + 1 are in the same row of region `buf`.
                 let we = unsafe { sh.get_unchecked(row - 1) + sh.get_unchecked(row + 1) };
-                v[r] = jacobi(we + (north + south), bb[r], k);
+                let (nv, a) = op.update(centre, we, north + south, bb[r]);
+                v[r] = nv;
+                if !S::USES_RHS {
+                    // Without a right-hand side, `bb` holds the auxiliary value.
+                    bb[r] = a;
+                }
             }
             north = centre;
         });
@@ -550,8 +594,14 @@ fn temporal_body<T: Real>(
             if ly >= d && ly < H - d && gy < nyi {
                 let i = gy as usize * nx as usize + gx as usize;
                 // SAFETY: 0 <= gx < nx, and gy = block_y * oh + (ly - d) >= 0
-                // with gy < ny, so i < nx * ny (checked at entry).
-                unsafe { out.set_unchecked(i, v[r]) };
+                // with gy < ny, so i < nx * ny, within `out` and `aux`
+                // (both checked at entry).
+                unsafe {
+                    out.set_unchecked(i, v[r]);
+                    if let Some(a) = &aux {
+                        a.set_unchecked(i, bb[r]);
+                    }
+                }
             }
         });
     }
@@ -596,7 +646,7 @@ pub fn poisson_temporal_f32(
     k: f32,
     depth: u32,
 ) {
-    temporal_body(p, b, out, nx, ny, k, depth);
+    temporal_body(p, b, out, None, nx, ny, Jacobi(k), depth);
 }
 
 /// Rung 4 (f64): as [`poisson_temporal_f32`]; the two regions take 128 KiB, so
@@ -611,7 +661,7 @@ pub fn poisson_temporal_f64(
     k: f64,
     depth: u32,
 ) {
-    temporal_body(p, b, out, nx, ny, k, depth);
+    temporal_body(p, b, out, None, nx, ny, Jacobi(k), depth);
 }
 
 #[inline(always)]

@@ -28,7 +28,14 @@ pub fn regs_reference(x: &[f32]) -> Vec<f64> {
 /// Runs `demo_regs` (capped or not) on `threads` threads; returns the
 /// relative error against the CPU reference.
 pub fn regs(dev: &Device, threads: usize, capped: bool, module: ModuleKey) -> Result<f64> {
-    let hx: Vec<f32> = uniform_vec(5, threads * DEMO_WIDTH, -0.5, 0.5)
+    let len = threads.checked_mul(DEMO_WIDTH).ok_or_else(|| {
+        Error::input(
+            "demo_regs threads",
+            format!("{threads} threads x {DEMO_WIDTH} inputs overflow a length; use fewer threads"),
+        )
+    })?;
+    crate::runtime::check_host_alloc("demo_regs threads", len as u128 * 4, "use fewer threads")?;
+    let hx: Vec<f32> = uniform_vec(5, len, -0.5, 0.5)
         .into_iter()
         .map(|v| v as f32)
         .collect();
@@ -47,6 +54,7 @@ pub fn regs(dev: &Device, threads: usize, capped: bool, module: ModuleKey) -> Re
 /// Runs `demo_fast_sincos`; returns the maximum absolute error against
 /// `sin(x) cos(x)` in f64 (the SFU's error is absolute, about 1e-6).
 pub fn fast_sincos(dev: &Device, n: usize, module: ModuleKey) -> Result<f64> {
+    crate::runtime::check_host_alloc("demo_fast_sincos n", n as u128 * 8, "use a smaller n")?;
     let hx: Vec<f32> = uniform_vec(9, n, -std::f64::consts::PI, std::f64::consts::PI)
         .into_iter()
         .map(|v| v as f32)

@@ -5,6 +5,7 @@
 //! Grid: row-major `ny x nx` f32, `x` = column. Boundary cells are fixed.
 
 use super::BenchCtx;
+use super::poisson::{self, Grid};
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::report::{Row, Status, fmt_ms};
@@ -20,7 +21,7 @@ pub enum Variant {
     Inplace,
     /// Race-free ping-pong, one step per launch.
     Pingpong,
-    /// Race-free, 4 steps per launch in shared memory.
+    /// Race-free, `TEMPORAL_STEPS` (8) steps per launch (temporal blocking).
     Temporal,
 }
 
@@ -32,7 +33,7 @@ impl Variant {
         match self {
             Variant::Inplace => "material 8x8 in place (racy)",
             Variant::Pingpong => "ping-pong, 1 step/launch",
-            Variant::Temporal => "temporal blocking, 4 steps/launch",
+            Variant::Temporal => "temporal blocking, 8 steps/launch",
         }
     }
     /// Kernel name (for the resource report).
@@ -60,6 +61,22 @@ impl std::str::FromStr for Variant {
     }
 }
 
+/// Most cells of a grid (the kernels' indices are 32-bit).
+pub const MAX_CELLS: usize = i32::MAX as usize;
+/// Most rows of a grid: the launch grid's y dimension is at most 65535
+/// blocks of 8 rows.
+pub const MAX_ROWS: usize = 65535 * 8;
+
+/// `nx * ny`, or an input error when it overflows.
+fn cells(nx: usize, ny: usize) -> Result<usize> {
+    nx.checked_mul(ny).ok_or_else(|| {
+        Error::input(
+            "diffusion grid",
+            format!("{nx}x{ny} overflows the number of cells; at most {MAX_CELLS} cells"),
+        )
+    })
+}
+
 /// Checks the grid and the coefficient. `alpha > 0.25` makes the explicit
 /// 5-point scheme unstable (errors grow by up to `|1 - 8 alpha|` per step),
 /// so it is refused with the stable limit named.
@@ -72,10 +89,13 @@ pub fn check_params(nx: usize, ny: usize, alpha: f32) -> Result<()> {
             ),
         ));
     }
-    if nx > u32::MAX as usize || ny > u32::MAX as usize || nx.checked_mul(ny).is_none() {
+    if nx.checked_mul(ny).is_none_or(|c| c > MAX_CELLS) || ny > MAX_ROWS {
         return Err(Error::input(
             "diffusion grid",
-            format!("{nx}x{ny} is too large"),
+            format!(
+                "{nx}x{ny} is too large: at most {MAX_CELLS} cells and {MAX_ROWS} rows (32-bit \
+                 indices, launch grid y <= 65535 blocks of 8 rows); use a smaller --size"
+            ),
         ));
     }
     if !alpha.is_finite() || alpha < 0.0 {
@@ -114,16 +134,17 @@ pub struct Fields {
 impl Fields {
     /// Uploads `u0`; the other two buffers are poisoned with NaN.
     pub fn new(dev: &Device, u0: &[f32], nx: usize, ny: usize) -> Result<Self> {
-        if u0.len() != nx * ny {
+        let n = cells(nx, ny)?;
+        if u0.len() != n {
             return Err(Error::input(
                 "diffusion field",
-                format!("{} values for a {nx}x{ny} grid; need {}", u0.len(), nx * ny),
+                format!("{} values for a {nx}x{ny} grid; need {n}", u0.len()),
             ));
         }
         Ok(Self {
             u: dev.upload(u0)?,
-            u_new: dev.alloc_filled(nx * ny, f32::NAN)?,
-            lap: dev.alloc_filled(nx * ny, f32::NAN)?,
+            u_new: dev.alloc_filled(n, f32::NAN)?,
+            lap: dev.alloc_filled(n, f32::NAN)?,
             nx,
             ny,
         })
@@ -140,7 +161,7 @@ pub fn step_pingpong(
     ny: usize,
     alpha: f32,
 ) -> Result<()> {
-    let n = nx * ny;
+    let n = cells(nx, ny)?;
     if u.len() != n || lap.len() != n || u_new.len() != n {
         return Err(Error::input(
             "diffusion",
@@ -160,7 +181,10 @@ pub fn step_pingpong(
     )
 }
 
-/// `TEMPORAL_STEPS` steps in one launch `u -> (lap, u_new)`.
+/// `depth` steps (1..=16) in one launch `u -> (lap, u_new)`, with the
+/// launch shape of the Poisson solver's temporally blocked rung (the two
+/// share their kernel body).
+#[allow(clippy::too_many_arguments)] // buffers, grid, coefficient, depth
 pub fn pass_temporal(
     dev: &Device,
     u: &Buffer<f32>,
@@ -169,8 +193,9 @@ pub fn pass_temporal(
     nx: usize,
     ny: usize,
     alpha: f32,
+    depth: u32,
 ) -> Result<()> {
-    let n = nx * ny;
+    let n = cells(nx, ny)?;
     if u.len() != n || lap.len() != n || u_new.len() != n {
         return Err(Error::input(
             "diffusion",
@@ -182,15 +207,11 @@ pub fn pass_temporal(
             ),
         ));
     }
-    let gx = nx.div_ceil(k::TEMPORAL_TX);
-    let gy = ny.div_ceil(k::TEMPORAL_TY);
-    let (bx, by) = k::TEMPORAL_BLOCK;
-    let cfg = LaunchConfig::for_2d(gx * bx as usize, gy * by as usize, bx, by)?
-        .with_shared(k::temporal_shared_bytes());
+    let cfg = poisson::sweep_config::<f32>(poisson::Rung::Temporal, Grid::new(nx, ny)?, depth)?;
     launch!(
         dev,
         cfg,
-        diffusion::diffusion_temporal_f32(u, lap, u_new, nx as u32, ny as u32, alpha)
+        diffusion::diffusion_temporal_f32(u, lap, u_new, nx as u32, ny as u32, alpha, depth)
     )
 }
 
@@ -205,7 +226,7 @@ pub fn step_inplace(
     alpha: f32,
     block: u32,
 ) -> Result<()> {
-    let n = nx * ny;
+    let n = cells(nx, ny)?;
     if u.len() != n || lap.len() != n {
         return Err(Error::input(
             "diffusion",
@@ -244,13 +265,13 @@ pub fn run(dev: &Device, variant: Variant, f: &mut Fields, iters: usize, alpha: 
             }
         }
         Variant::Temporal => {
-            for _ in 0..iters / k::TEMPORAL_STEPS {
-                pass_temporal(dev, &f.u, &mut f.lap, &mut f.u_new, nx, ny, alpha)?;
+            // Passes of TEMPORAL_STEPS steps; the last one takes the remainder.
+            let mut left = iters;
+            while left > 0 {
+                let d = left.min(k::TEMPORAL_STEPS);
+                pass_temporal(dev, &f.u, &mut f.lap, &mut f.u_new, nx, ny, alpha, d as u32)?;
                 std::mem::swap(&mut f.u, &mut f.u_new);
-            }
-            for _ in 0..iters % k::TEMPORAL_STEPS {
-                step_pingpong(dev, &f.u, &mut f.lap, &mut f.u_new, nx, ny, alpha)?;
-                std::mem::swap(&mut f.u, &mut f.u_new);
+                left -= d;
             }
         }
     }
@@ -355,6 +376,13 @@ pub fn check(
     alpha: f32,
     seed: u64,
 ) -> Result<Check> {
+    check_params(nx, ny, alpha)?;
+    if iters == 0 {
+        return Err(Error::input(
+            "diffusion check",
+            "0 steps: the check compares the Laplacian of the last step, so it needs at least 1",
+        ));
+    }
     let u0 = initial(nx, ny, seed);
     let mut f = Fields::new(dev, &u0, nx, ny)?;
     run(dev, variant, &mut f, iters, alpha)?;
@@ -491,13 +519,13 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Grid size: `N` (N x N) or `NXxNY` (columns x rows).
-    #[arg(long, default_value = "2000")]
+    #[arg(long, default_value = "2000", allow_negative_numbers = true)]
     pub size: String,
     /// Time steps.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub iters: usize,
     /// Diffusion coefficient `dt D / dx^2` (stable for <= 0.25).
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     pub alpha: f32,
     /// pingpong, temporal or inplace (the material's racy kernel).
     #[arg(long, default_value = "temporal")]
@@ -509,6 +537,9 @@ pub struct Args {
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
 }
+
+/// Most cell updates (cells x steps) of a simulated run.
+pub const SIM_MAX_WORK: usize = 1 << 22;
 
 /// Parses `N` or `NXxNY`.
 pub fn parse_size(s: &str) -> Result<(usize, usize)> {
@@ -537,6 +568,24 @@ pub fn cli(args: &Args) -> Result<()> {
     let (nx, ny) = parse_size(&args.size)?;
     check_params(nx, ny, args.alpha)?;
     let variant: Variant = args.variant.parse()?;
+    crate::cli::check_iters("--iters", args.iters, 1)?;
+    // u, u_new, lap on the host (and on the simulator, which is host memory).
+    crate::cli::check_host_arrays("--size", nx * ny, 4, 6)?;
+    if backend == crate::Backend::Sim {
+        let work = (nx * ny).saturating_mul(args.iters);
+        if work > SIM_MAX_WORK {
+            return Err(Error::input(
+                "--size/--iters",
+                format!(
+                    "{nx}x{ny} cells x {} steps = {work} cell updates, too many for the simulator: \
+                     at most {SIM_MAX_WORK} (e.g. --size 64 --iters 50), or use --backend cpu",
+                    args.iters
+                ),
+            ));
+        }
+    }
+    // Before the field is made: a missing driver is reported at once.
+    let dev = crate::cli::open_device(backend)?;
     let u0 = initial(nx, ny, 42);
     let check_iters = args.iters.min(20);
     let result = match backend {
@@ -558,17 +607,9 @@ pub fn cli(args: &Args) -> Result<()> {
             u
         }
         crate::Backend::Gpu | crate::Backend::Sim => {
-            let dev = if backend == crate::Backend::Gpu {
-                Device::gpu(0)?
-            } else {
-                Device::sim()
+            let Some(dev) = dev else {
+                return Err(Error::input("--backend", "no device was opened"));
             };
-            if dev.is_sim() && nx * ny * args.iters > 1 << 22 {
-                return Err(Error::input(
-                    "diffusion",
-                    "too large for the simulator: use size^2 * iters <= 2^22 (e.g. --size 64 --iters 50)",
-                ));
-            }
             let c = check(
                 &dev,
                 variant,

@@ -298,6 +298,26 @@ pub fn sim_check() -> Result<()> {
     }
 }
 
+/// Most tiny kernels per launch-overhead measurement.
+pub const MAX_KERNELS: usize = 100_000;
+
+/// The tiny kernel counts in f32 (`x[i] += 1`), which is exact only up to
+/// 2^24: `kernels x (reps + 2)` launches (warm-up included) must stay there,
+/// or the check that every launch ran would fail on a correct run.
+pub fn check_counts(kernels: usize, reps: usize) -> Result<()> {
+    let total = kernels.checked_mul(reps.saturating_add(2));
+    if total.is_none_or(|t| t > 1 << 24) {
+        return Err(Error::input(
+            "--kernels/--reps",
+            format!(
+                "{kernels} kernels x ({reps} reps + 2 warm-up) launches; at most 2^24 = 16777216 in \
+                 all (each adds 1.0 to an f32 counter, exact only up to 2^24): use fewer"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Launch-overhead measurement: `(plain us/kernel, graph us/kernel)`,
 /// checking that every launch ran.
 pub fn launch_overhead(
@@ -305,6 +325,15 @@ pub fn launch_overhead(
     kernels: usize,
     reps: usize,
 ) -> Result<(Timing, Option<Timing>)> {
+    if kernels == 0 || kernels > MAX_KERNELS {
+        return Err(Error::input(
+            "--kernels",
+            format!("{kernels} kernels; allowed 1..={MAX_KERNELS}"),
+        ));
+    }
+    // The timers run at least one repetition; count what they run.
+    let reps = reps.max(1);
+    check_counts(kernels, reps)?;
     let mut x = dev.upload(&vec![0.0f32; k::TINY_THREADS as usize])?;
     let plain_t = dev.time(1, reps, |_| plain(dev, &mut x, kernels))?;
     let want = (kernels * (reps + 1)) as f32;
@@ -427,16 +456,19 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
 /// `ptxlab fusion` arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Elements.
-    #[arg(long, default_value_t = 1 << 26)]
+    /// Elements (at most 65536 on the simulator).
+    #[arg(long, default_value_t = 1 << 26, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub n: usize,
     /// gpu, sim or cpu.
     #[arg(long, default_value = "gpu")]
     pub backend: String,
-    /// Timed repetitions.
-    #[arg(long, default_value_t = 20)]
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
 }
+
+/// Largest `--n` on the simulator (one OS thread per GPU thread).
+pub const SIM_MAX_N: usize = 1 << 16;
 
 /// `ptxlab fusion`.
 pub fn cli(args: &Args) -> Result<()> {
@@ -445,27 +477,23 @@ pub fn cli(args: &Args) -> Result<()> {
     if n == 0 {
         return Err(Error::input("--n", "0 elements; give at least one"));
     }
+    crate::cli::check_reps(args.reps)?;
+    if backend == crate::Backend::Sim {
+        crate::cli::check_sim_limit("--n", n, SIM_MAX_N, "elements")?;
+    }
+    // x, w on the host; x, y, z, w on the device (the simulator's are host memory).
+    crate::cli::check_host_arrays("--n", n, 4, 6)?;
+    // Before the input is made: a missing driver is reported at once.
+    let dev = crate::cli::open_device(backend)?;
     let (a, b, c) = COEFFS;
     let hx = input(n, 42);
     let mut hw = vec![0f32; n];
     let t1 = Timing::host(0, 1, || cpu_serial(&hx, &mut hw, a, b, c));
     println!("CPU 1 thread: {} ms", fmt_ms(t1.median_ms));
-    let dev = match backend {
-        crate::Backend::Cpu => {
-            let tr = Timing::host(1, args.reps.min(5), || cpu_rayon(&hx, &mut hw, a, b, c));
-            println!("CPU rayon: {} ms", fmt_ms(tr.median_ms));
-            return Ok(());
-        }
-        crate::Backend::Gpu => Device::gpu(0)?,
-        crate::Backend::Sim => {
-            if n > 1 << 16 {
-                return Err(Error::input(
-                    "--n",
-                    format!("{n} is too large for the simulator; use at most 65536"),
-                ));
-            }
-            Device::sim()
-        }
+    let Some(dev) = dev else {
+        let tr = Timing::host(1, args.reps.min(5), || cpu_rayon(&hx, &mut hw, a, b, c));
+        println!("CPU rayon: {} ms", fmt_ms(tr.median_ms));
+        return Ok(());
     };
     let (eu, ef) = check(&dev, n.min(1 << 20), 7)?;
     if !(eu < 1e-6 && ef < 1e-6) {
@@ -500,14 +528,14 @@ pub fn cli(args: &Args) -> Result<()> {
 /// `ptxlab launch-overhead` arguments.
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
-    /// Tiny kernels per measurement.
-    #[arg(long, default_value_t = 1000)]
+    /// Tiny kernels per measurement (1..=100000; at most 200 on the simulator).
+    #[arg(long, default_value_t = 1000, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub kernels: usize,
     /// gpu or sim (sim: plain launches only).
     #[arg(long, default_value = "gpu")]
     pub backend: String,
-    /// Timed repetitions.
-    #[arg(long, default_value_t = 10)]
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
 }
 
@@ -517,6 +545,24 @@ pub fn cli_launch(args: &LaunchArgs) -> Result<()> {
     if args.kernels == 0 {
         return Err(Error::input("--kernels", "0 kernels; give at least one"));
     }
+    if args.kernels > MAX_KERNELS {
+        return Err(Error::input(
+            "--kernels",
+            format!(
+                "{} kernels; at most {MAX_KERNELS} per measurement (a graph of that many nodes)",
+                args.kernels
+            ),
+        ));
+    }
+    crate::cli::check_reps(args.reps)?;
+    check_counts(
+        args.kernels,
+        if backend == crate::Backend::Sim {
+            1
+        } else {
+            args.reps
+        },
+    )?;
     let dev = match backend {
         crate::Backend::Gpu => Device::gpu(0)?,
         crate::Backend::Sim => {

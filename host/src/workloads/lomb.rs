@@ -84,6 +84,9 @@ pub fn material_samples() -> Result<(Vec<f64>, Vec<f64>)> {
 
 /// `linspace(a, b, n)` as NumPy computes it (`a + i * step`, last = b).
 pub fn linspace(a: f64, b: f64, n: usize) -> Vec<f64> {
+    if n == 0 {
+        return Vec::new();
+    }
     if n == 1 {
         return vec![a];
     }
@@ -413,6 +416,7 @@ impl<T: Elem> Bufs<T> {
     /// is poisoned with NaN.
     pub fn new(dev: &Device, x: &[f64], y: &[f64], freqs: &[f64], opts: Options) -> Result<Self> {
         validate(x, y, freqs)?;
+        check_range::<T>(x, y, freqs)?;
         let (yy, scale) = prepare(y, opts)?;
         let cv = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
         let grid = even_grid(freqs);
@@ -964,13 +968,13 @@ pub struct Args {
     #[arg(long)]
     pub freqs: Option<std::path::PathBuf>,
     /// First frequency of an even grid.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub start: Option<f64>,
-    /// Step of an even grid.
-    #[arg(long)]
+    /// Step of an even grid (may be negative).
+    #[arg(long, allow_negative_numbers = true)]
     pub step: Option<f64>,
     /// Number of frequencies of an even grid.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub count: Option<usize>,
     /// f32 or f64.
     #[arg(long, default_value = "f32")]
@@ -988,27 +992,32 @@ pub struct Args {
     /// Normalized periodogram (SciPy's normalize).
     #[arg(long)]
     pub normalize: bool,
-    /// Blocks per SM of the launch shape (the material: 20).
-    #[arg(long, default_value_t = BLOCKS_PER_SM)]
+    /// Blocks per SM of the launch shape (the material: 20; 1..=1024).
+    #[arg(long, default_value_t = BLOCKS_PER_SM, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub blocks_per_sm: u32,
-    /// Threads per block (the material: 128; at most 128 for launch-bounds).
-    #[arg(long, default_value_t = BLOCK)]
+    /// Threads per block (the material: 128; 1..=1024, at most 128 for launch-bounds).
+    #[arg(long, default_value_t = BLOCK, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub block: u32,
-    /// Timed repetitions.
-    #[arg(long, default_value_t = 20)]
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
     /// Write the periodogram here (.npy, float64 for f64, float32 for f32).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
 }
 
+/// Reads a 1-D float64 or float32 `.npy` (either byte order), choosing by
+/// the header's dtype, so an error is about this file's real problem.
 fn read_any(path: &std::path::Path) -> Result<Vec<f64>> {
-    match crate::npy::read_1d::<f64>(path, "float64") {
-        Ok(v) => Ok(v),
-        Err(_) => Ok(crate::npy::read_1d::<f32>(path, "float64 or float32")?
+    let h = crate::npy::inspect(path)?;
+    let d = h.descr.trim_start_matches(['<', '>', '=', '|']);
+    if d == "f4" {
+        Ok(crate::npy::read_1d::<f32>(path, "float64 or float32")?
             .into_iter()
             .map(f64::from)
-            .collect()),
+            .collect())
+    } else {
+        crate::npy::read_1d::<f64>(path, "float64 or float32")
     }
 }
 
@@ -1036,6 +1045,8 @@ pub fn cli_inputs(args: &Args) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
             if n == 0 {
                 return Err(Error::input("--count", "0 frequencies; give at least one"));
             }
+            // The grid, the reference and the device's periodogram (f64).
+            crate::cli::check_host_arrays("--count", n, 8, 4)?;
             if !(s.is_finite() && s != 0.0) {
                 return Err(Error::input(
                     "--step",
@@ -1056,9 +1067,73 @@ pub fn cli_inputs(args: &Args) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
     Ok((x, y, freqs))
 }
 
+/// Most sample x frequency pairs of one simulated launch (about 10 s).
+pub const SIM_MAX_PAIRS: usize = 1 << 28;
+/// Most blocks per SM of `--blocks-per-sm`.
+pub const MAX_BLOCKS_PER_SM: u32 = 1024;
+
+/// Checks that the inputs fit the element type of the device run: every
+/// value, the largest phase `w x` and `sum y^2` must be finite in `T` (f32
+/// overflows at 3.4e38), or the kernel's result is inf/NaN.
+pub fn check_range<T: Elem>(x: &[f64], y: &[f64], freqs: &[f64]) -> Result<()> {
+    let max = if std::mem::size_of::<T>() == 4 {
+        f32::MAX as f64
+    } else {
+        f64::MAX
+    };
+    let amax = |v: &[f64]| v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
+    let (mx, my, mf) = (amax(x), amax(y), amax(freqs));
+    let yy: f64 = y.iter().map(|v| v * v).sum();
+    let bad = |what: &str, value: f64| {
+        Error::input(
+            format!("lomb-scargle {what}"),
+            format!(
+                "{value:.3e} is beyond the largest {} ({max:.3e}): too large for {} arithmetic, so \
+                 the periodogram would be inf/NaN; rescale x, y or the frequencies{}",
+                T::NAME,
+                T::NAME,
+                if std::mem::size_of::<T>() == 4 {
+                    ", or use --precision f64"
+                } else {
+                    ""
+                }
+            ),
+        )
+    };
+    if mx > max {
+        return Err(bad("x", mx));
+    }
+    if my > max {
+        return Err(bad("y", my));
+    }
+    if mf > max {
+        return Err(bad("freqs", mf));
+    }
+    if !(mf * mx <= max) {
+        return Err(bad("phase max|w| * max|x|", mf * mx));
+    }
+    if !(yy <= max) {
+        return Err(bad("sum of y^2", yy));
+    }
+    Ok(())
+}
+
 /// `ptxlab lomb-scargle`.
 pub fn cli(args: &Args) -> Result<()> {
     let backend: crate::Backend = args.backend.parse()?;
+    crate::cli::check_reps(args.reps)?;
+    if args.block == 0 || args.block > 1024 {
+        return Err(Error::input(
+            "--block",
+            format!("{} threads per block; allowed 1..=1024", args.block),
+        ));
+    }
+    if args.blocks_per_sm == 0 || args.blocks_per_sm > MAX_BLOCKS_PER_SM {
+        return Err(Error::input(
+            "--blocks-per-sm",
+            format!("{}; allowed 1..={MAX_BLOCKS_PER_SM}", args.blocks_per_sm),
+        ));
+    }
     let rungs: Vec<Rung> = if args.variant == "all" {
         Rung::LADDER.to_vec()
     } else {
@@ -1075,43 +1150,57 @@ pub fn cli(args: &Args) -> Result<()> {
 }
 
 fn cli_typed<T: Elem>(args: &Args, backend: crate::Backend, rungs: &[Rung]) -> Result<()> {
+    let dev = crate::cli::open_device(backend)?;
     let (x, y, freqs) = cli_inputs(args)?;
     let opts = Options {
         precenter: args.precenter,
         normalize: args.normalize,
     };
-    if args.block == 0 || args.block > 1024 || args.blocks_per_sm == 0 {
-        return Err(Error::input(
-            "--block/--blocks-per-sm",
-            "block must be 1..=1024 and blocks-per-sm at least 1",
-        ));
-    }
     if rungs.iter().any(|r| r.kernel() == Kernel::Rotate) && even_grid(&freqs).is_none() {
         return Err(not_even());
     }
+    if let Some(d) = &dev {
+        check_range::<T>(&x, &y, &freqs)?;
+        if d.is_sim() {
+            crate::cli::check_sim_limit(
+                "--count/--freqs",
+                x.len().saturating_mul(freqs.len()),
+                SIM_MAX_PAIRS,
+                "sample x frequency pairs",
+            )?;
+        }
+    }
     let t0 = std::time::Instant::now();
     let want = reference_rayon(&x, &y, &freqs, opts)?;
+    if let Some(i) = want.iter().position(|v| !v.is_finite()) {
+        return Err(Error::input(
+            "lomb-scargle inputs",
+            format!(
+                "the f64 periodogram at freqs[{i}] = {} is {}: the samples are degenerate there \
+                 (fewer than 2 distinct sample phases give 0/0) or too large for f64 arithmetic (a \
+                 phase w x or sum y^2 overflows); give at least 2 samples at distinct times, or \
+                 rescale x, y or the frequencies",
+                freqs[i], want[i]
+            ),
+        ));
+    }
     println!(
         "CPU reference (rayon, f64): {} ms for {} samples x {} frequencies",
         fmt_ms(t0.elapsed().as_secs_f64() * 1e3),
         x.len(),
         freqs.len()
     );
-    let dev = match backend {
-        crate::Backend::Gpu => Device::gpu(0)?,
-        crate::Backend::Sim => Device::sim(),
-        crate::Backend::Cpu => {
-            if let Some(out) = &args.out {
-                crate::npy::write_1d(out, &want)?;
-                println!("wrote {}", out.display());
-            }
-            return Ok(());
+    let Some(dev) = dev else {
+        if let Some(out) = &args.out {
+            crate::npy::write_1d(out, &want)?;
+            println!("wrote {}", out.display());
         }
+        return Ok(());
     };
     let mut shape = Shape::material(&dev);
     if let Some(g) = dev.as_gpu() {
         shape = Shape {
-            blocks: g.info().sm_count * args.blocks_per_sm,
+            blocks: g.info().sm_count.saturating_mul(args.blocks_per_sm),
             block: args.block,
         };
     } else {

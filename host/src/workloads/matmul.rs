@@ -26,11 +26,20 @@ pub enum Rung {
     Regblock,
     /// 128x128 block tile, 8x8 per thread, 16-byte loads, transposed `As`.
     Vec,
+    /// Rung 4 with `launch_bounds(256)` only: more registers, no spill, one
+    /// block per SM.
+    Vec1,
 }
 
 impl Rung {
     /// Every rung in ladder order.
-    pub const ALL: [Rung; 4] = [Rung::Naive, Rung::Tiled, Rung::Regblock, Rung::Vec];
+    pub const ALL: [Rung; 5] = [
+        Rung::Naive,
+        Rung::Tiled,
+        Rung::Regblock,
+        Rung::Vec,
+        Rung::Vec1,
+    ];
     /// The fastest rung (used by the direct column sum).
     pub const BEST: Rung = Rung::Vec;
     /// Label for reports.
@@ -40,6 +49,7 @@ impl Rung {
             Rung::Tiled => "2 shared tiles 32x32",
             Rung::Regblock => "3 register blocking 64x64, 4x4/thread",
             Rung::Vec => "4 128x128, 8x8/thread, 16-byte loads, transposed As",
+            Rung::Vec1 => "4b as 4, launch_bounds(256): 1 block/SM, no spill",
         }
     }
     /// Kernel name (for the resource report).
@@ -49,6 +59,7 @@ impl Rung {
             Rung::Tiled => "matmul_tiled_f32",
             Rung::Regblock => "matmul_regblock_f32",
             Rung::Vec => "matmul_vec_f32",
+            Rung::Vec1 => "matmul_vec1_f32",
         }
     }
     /// The launch of this rung for `C` of `m x n`.
@@ -83,7 +94,9 @@ impl Rung {
                 k::RB_THREADS,
                 k::regblock_shared_bytes(),
             ),
-            Rung::Vec => blocks(k::VEC_BN, k::VEC_BM, k::VEC_THREADS, k::vec_shared_bytes()),
+            Rung::Vec | Rung::Vec1 => {
+                blocks(k::VEC_BN, k::VEC_BM, k::VEC_THREADS, k::vec_shared_bytes())
+            }
         }
     }
 }
@@ -96,9 +109,10 @@ impl std::str::FromStr for Rung {
             "tiled" => Ok(Rung::Tiled),
             "regblock" => Ok(Rung::Regblock),
             "vec" => Ok(Rung::Vec),
+            "vec1" => Ok(Rung::Vec1),
             _ => Err(Error::input(
                 "--variant",
-                format!("`{s}`; allowed: naive, tiled, regblock, vec, all"),
+                format!("`{s}`; allowed: naive, tiled, regblock, vec, vec1, all"),
             )),
         }
     }
@@ -139,6 +153,16 @@ pub fn check_shapes(
     Ok((m, n, kk))
 }
 
+/// `a * b` as an element count, or an input error naming `what`.
+fn elems(what: &str, a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b).ok_or_else(|| {
+        Error::input(
+            "matmul",
+            format!("{what} of {a}x{b} has more elements than memory can address"),
+        )
+    })
+}
+
 fn check_len(what: &str, got: usize, want: usize) -> Result<()> {
     if got != want {
         return Err(Error::input(
@@ -172,6 +196,7 @@ pub fn gemm(
         Rung::Tiled => launch!(dev, cfg, matmul::matmul_tiled_f32(a, b, c, mu, nu, ku)),
         Rung::Regblock => launch!(dev, cfg, matmul::matmul_regblock_f32(a, b, c, mu, nu, ku)),
         Rung::Vec => launch!(dev, cfg, matmul::matmul_vec_f32(a, b, c, mu, nu, ku)),
+        Rung::Vec1 => launch!(dev, cfg, matmul::matmul_vec1_f32(a, b, c, mu, nu, ku)),
     }
 }
 
@@ -211,7 +236,8 @@ pub fn colsum_add(
     rows: usize,
     cols: usize,
 ) -> Result<()> {
-    check_len("the matrix", x.len(), rows * cols)?;
+    check_shapes(rows, cols, cols, 1)?;
+    check_len("the matrix", x.len(), elems("the matrix", rows, cols)?)?;
     check_len("the column sums", out.len(), cols)?;
     let cfg = chunk_config(rows, cols)?;
     launch!(
@@ -230,8 +256,9 @@ pub fn vecmat_add(
     kk: usize,
     n: usize,
 ) -> Result<()> {
+    check_shapes(1, kk, kk, n)?;
     check_len("v", v.len(), kk)?;
-    check_len("B", b.len(), kk * n)?;
+    check_len("B", b.len(), elems("B", kk, n)?)?;
     check_len("the output", out.len(), n)?;
     let cfg = chunk_config(kk, n)?;
     launch!(
@@ -281,7 +308,7 @@ impl ColsumBufs {
             v: dev.alloc_filled(kk, f32::NAN)?,
             out: dev.alloc_filled(n, f32::NAN)?,
             c: match how {
-                Colsum::Direct => Some(dev.alloc_filled(m * n, f32::NAN)?),
+                Colsum::Direct => Some(dev.alloc_filled(elems("C", m, n)?, f32::NAN)?),
                 Colsum::Fused => None,
             },
         })
@@ -502,10 +529,17 @@ pub fn sim_check() -> Result<()> {
             )?;
         }
     }
-    // 130 rows: three row chunks of the column-sum kernels.
-    for how in [Colsum::Fused, Colsum::Direct] {
-        let e = check_colsum(&dev, how, 130, 29, 41, 11)?;
-        verify(format!("column sum {how:?} 130x29x41 (simulator)"), e, 1e-4)?;
+    // Column sums: 130x29x41, three row chunks of 64 (the last of 2 rows);
+    // 301x36x44, five chunks (the last of 45 rows: the 4-row loop and its tail).
+    for (m, n, kk) in [(130, 29, 41), (301, 36, 44)] {
+        for how in [Colsum::Fused, Colsum::Direct] {
+            let e = check_colsum(&dev, how, m, n, kk, 11)?;
+            verify(
+                format!("column sum {how:?} {m}x{n}x{kk} (simulator)"),
+                e,
+                1e-4,
+            )?;
+        }
     }
     Ok(())
 }
@@ -675,13 +709,13 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Rows of A and C.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub m: usize,
     /// Columns of B and C.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub n: usize,
     /// Columns of A, rows of B.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub k: usize,
     /// naive, tiled, regblock, vec or all.
     #[arg(long, default_value = "all")]
@@ -692,10 +726,15 @@ pub struct Args {
     /// gpu, sim or cpu.
     #[arg(long, default_value = "gpu")]
     pub backend: String,
-    /// Timed repetitions.
-    #[arg(long, default_value_t = 10)]
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
 }
+
+/// Most multiply-adds (`m n k`) of a simulated run.
+pub const SIM_MAX_MNK: usize = 1 << 21;
+/// Most multiply-adds of a `--backend cpu` run (its one-thread baseline).
+pub const CPU_MAX_MNK: usize = 1 << 36;
 
 /// `ptxlab matmul`.
 pub fn cli(args: &Args) -> Result<()> {
@@ -707,21 +746,43 @@ pub fn cli(args: &Args) -> Result<()> {
         vec![args.variant.parse()?]
     };
     let colsum: Option<Colsum> = args.colsum.as_deref().map(str::parse).transpose()?;
+    crate::cli::check_reps(args.reps)?;
+    if backend == crate::Backend::Sim && m.saturating_mul(n).saturating_mul(kk) > SIM_MAX_MNK {
+        return Err(Error::input(
+            "matmul",
+            format!(
+                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^21 (e.g. --m 128 --n 128 \
+                 --k 128), or --backend cpu"
+            ),
+        ));
+    }
+    // A, B, C (and the f64 reference of C, and the device's copies).
+    let host_elems = [elems("A", m, kk)?, elems("B", kk, n)?, elems("C", m, n)?]
+        .iter()
+        .try_fold(0usize, |a, &b| a.checked_add(b))
+        .ok_or_else(|| {
+            Error::input(
+                "--m/--n/--k",
+                "A, B and C together overflow the address space",
+            )
+        })?;
+    crate::cli::check_host_arrays("--m/--n/--k", host_elems, 4, 4)?;
+    if backend == crate::Backend::Cpu && m.saturating_mul(n).saturating_mul(kk) > CPU_MAX_MNK {
+        return Err(Error::input(
+            "matmul",
+            format!(
+                "{m}x{n}x{kk} = {} multiply-adds is too large for the one-thread CPU baseline; at \
+                 most 2^36 (about a minute): use smaller --m/--n/--k, or --backend gpu",
+                m.saturating_mul(n).saturating_mul(kk)
+            ),
+        ));
+    }
+    // Before the inputs are made: a missing driver is reported at once.
+    let dev = crate::cli::open_device(backend)?;
     let (ha, hb) = inputs(m, n, kk, 42);
-    let dev = match backend {
-        crate::Backend::Gpu => Device::gpu(0)?,
-        crate::Backend::Sim => {
-            if m * n * kk > 1 << 21 {
-                return Err(Error::input(
-                    "matmul",
-                    format!(
-                        "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^21 (e.g. --m 128 --n 128 --k 128)"
-                    ),
-                ));
-            }
-            Device::sim()
-        }
-        crate::Backend::Cpu => {
+    let dev = match dev {
+        Some(d) => d,
+        None => {
             let t1 = Timing::host(0, 1, || {
                 std::hint::black_box(cpu_ndarray(&ha, &hb, m, n, kk));
             });

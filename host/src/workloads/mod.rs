@@ -19,6 +19,7 @@ pub mod fusion;
 pub mod lomb;
 pub mod matmul;
 pub mod poisson;
+pub mod poisson_multi;
 pub mod primitives;
 pub mod vector;
 
@@ -94,8 +95,8 @@ pub fn all() -> Vec<Workload> {
             sim_check: vector::sim_check,
         },
         Workload {
-            name: "monte-carlo-pi",
-            about: "parallel primitives: reduction ladder, histogram, Monte-Carlo pi",
+            name: "primitives",
+            about: "parallel primitives: reduction ladder (reduce), histogram, Monte-Carlo pi",
             bench: primitives::bench,
             sim_check: primitives::sim_check,
         },

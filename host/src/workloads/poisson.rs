@@ -250,7 +250,8 @@ impl Grid {
             return Err(Error::input(
                 "grid",
                 format!(
-                    "{nx}x{ny} has {cells} cells; at most {MAX_CELLS} cells and {} rows",
+                    "{nx}x{ny} has {cells} cells; at most {MAX_CELLS} cells and {} rows \
+                     (32-bit indices, launch grid y <= 65535): use a smaller grid",
                     65535 * kp::NAIVE_BY
                 ),
             ));
@@ -267,6 +268,10 @@ impl Grid {
     }
     fn dims(&self) -> (u32, u32) {
         (self.nx as u32, self.ny as u32)
+    }
+    /// Checks a grid built without [`Grid::new`] (its fields are public).
+    pub fn validate(&self) -> Result<()> {
+        Grid::new(self.nx, self.ny).map(|_| ())
     }
 }
 
@@ -285,6 +290,36 @@ fn check_h(h: f64) -> Result<()> {
         return Err(Error::input(
             "--h",
             format!("{h}; the grid spacing must be a positive finite number"),
+        ));
+    }
+    Ok(())
+}
+
+/// The range of `h` for element type `T`: `k = h^2 / 4` must be a normal `T`
+/// (the sweep multiplies `b` by it) and `1 / h^2` a finite f64 (the residual).
+pub fn h_range<T: Element>() -> (f64, f64) {
+    let (min_pos, max) = if std::mem::size_of::<T>() == 4 {
+        (f32::MIN_POSITIVE as f64, f32::MAX as f64)
+    } else {
+        (f64::MIN_POSITIVE, f64::MAX)
+    };
+    let lo = (2.0 * min_pos.sqrt()).max(1.0 / f64::MAX.sqrt());
+    let hi = 2.0 * max.sqrt();
+    (lo, hi)
+}
+
+/// `check_h` and the range of [`h_range`] for `T`.
+pub fn check_h_for<T: Element>(h: f64) -> Result<()> {
+    check_h(h)?;
+    let (lo, hi) = h_range::<T>();
+    if !(lo..=hi).contains(&h) {
+        return Err(Error::input(
+            "--h",
+            format!(
+                "{h:e}; with {} allowed {lo:.1e} <= h <= {hi:.1e} (so that h^2/4 and 1/h^2 are normal \
+                 numbers); rescale the problem so that h is nearer 1",
+                T::NAME
+            ),
         ));
     }
     Ok(())
@@ -324,6 +359,7 @@ pub fn sweep_config<T: Element>(rung: Rung, grid: Grid, depth: u32) -> Result<La
 }
 
 fn check_len<T>(what: &str, buf: &Buffer<T>, grid: Grid) -> Result<()> {
+    grid.validate()?;
     if buf.len() != grid.cells() {
         return Err(Error::input(
             what,
@@ -737,8 +773,19 @@ fn first_non_finite<T: Real>(v: &[T]) -> Option<(usize, T)> {
 impl<T: Element> Problem<T> {
     /// Checks lengths, the spacing and that `b` and `p0` are finite.
     pub fn new(grid: Grid, h: f64, b: Vec<T>, p0: Vec<T>) -> Result<Self> {
-        check_h(h)?;
-        for (name, v) in [("b", &b), ("p0", &p0)] {
+        let p = Self { grid, h, b, p0 };
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// The checks of [`Problem::new`], for a problem built from its public
+    /// fields: the grid, `h` (see [`h_range`]), the lengths, finite values,
+    /// and a sum of `b^2` that f64 can hold.
+    pub fn validate(&self) -> Result<()> {
+        let (grid, h, b, p0) = (self.grid, self.h, &self.b, &self.p0);
+        grid.validate()?;
+        check_h_for::<T>(h)?;
+        for (name, v) in [("b", b), ("p0", p0)] {
             if v.len() != grid.cells() {
                 return Err(Error::input(
                     name,
@@ -761,8 +808,39 @@ impl<T: Element> Problem<T> {
                 ));
             }
         }
-        Ok(Self { grid, h, b, p0 })
+        let b_sq = interior_norm_sq(b, grid);
+        if !b_sq.is_finite() {
+            let big = b.iter().fold(0.0f64, |m, v| m.max(v.to_f64().abs()));
+            return Err(Error::input(
+                "b",
+                format!(
+                    "the sum of b^2 over the interior overflows f64 (|b| up to {big:e}); the \
+                     relative residual cannot be measured: scale b (and p0) down"
+                ),
+            ));
+        }
+        Ok(())
     }
+}
+
+/// The error of a solve whose residual became inf or NaN: the iteration
+/// overflowed (or the inputs were too large for `T`).
+fn overflowed<T: Element>(prob: &Problem<T>, res_sq: f64, sweeps: usize) -> Error {
+    Error::input(
+        "poisson problem",
+        format!(
+            "the residual became {} after {sweeps} sweeps: b, p0 and 1/h^2 = {:e} are too large \
+             for {} arithmetic; scale b and p0 down, choose h nearer 1{}",
+            res_sq.sqrt(),
+            1.0 / (prob.h * prob.h),
+            T::NAME,
+            if std::mem::size_of::<T>() == 4 {
+                ", or use --precision f64"
+            } else {
+                ""
+            }
+        ),
+    )
 }
 
 /// Manufactured problem on a square-celled grid over `[0, (nx-1) h] x [0, (ny-1) h]`,
@@ -861,6 +939,7 @@ pub fn solve_device<T: Element>(
     opts: &SolveOptions,
 ) -> Result<(Vec<T>, SolveReport)> {
     opts.validate()?;
+    prob.validate()?;
     let grid = prob.grid;
     let b_sq = interior_norm_sq(&prob.b, grid);
     let b = dev.upload(&prob.b)?;
@@ -876,6 +955,9 @@ pub fn solve_device<T: Element>(
         if let Some(tol) = opts.tol {
             res = residual_sq(dev, grid, &f.cur, &b, prob.h, &mut acc)?;
             checks += 1;
+            if !res.is_finite() {
+                return Err(overflowed(prob, res, done));
+            }
             if rel(res, b_sq) < tol {
                 converged = true;
                 break;
@@ -895,6 +977,9 @@ pub fn solve_device<T: Element>(
     if opts.tol.is_none() {
         res = residual_sq(dev, grid, &f.cur, &b, prob.h, &mut acc)?;
         checks += 1;
+        if !res.is_finite() {
+            return Err(overflowed(prob, res, done));
+        }
     }
     dev.synchronize()?;
     let ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -918,6 +1003,7 @@ pub fn solve_cpu<T: Element>(
     opts: &SolveOptions,
 ) -> Result<(Vec<T>, SolveReport)> {
     opts.validate()?;
+    prob.validate()?;
     let grid = prob.grid;
     let b_sq = interior_norm_sq(&prob.b, grid);
     let k = T::from_f64(k_of_h(prob.h));
@@ -929,6 +1015,9 @@ pub fn solve_cpu<T: Element>(
         if let Some(tol) = opts.tol {
             res = cpu_residual_sq(&cur, &prob.b, grid, prob.h);
             checks += 1;
+            if !res.is_finite() {
+                return Err(overflowed(prob, res, done));
+            }
             if rel(res, b_sq) < tol {
                 converged = true;
                 break;
@@ -951,6 +1040,9 @@ pub fn solve_cpu<T: Element>(
     if opts.tol.is_none() {
         res = cpu_residual_sq(&cur, &prob.b, grid, prob.h);
         checks += 1;
+        if !res.is_finite() {
+            return Err(overflowed(prob, res, done));
+        }
     }
     let ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok((
@@ -1306,13 +1398,13 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Columns (x, fastest-varying). Default 2000, or the shape of --b.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub nx: Option<usize>,
     /// Rows (y). Default 2000, or the shape of --b.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub ny: Option<usize>,
     /// Square grid N x N (instead of --nx/--ny).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub size: Option<usize>,
     /// f32 or f64.
     #[arg(long, default_value = "f32")]
@@ -1321,7 +1413,7 @@ pub struct Args {
     #[arg(long, default_value = "all")]
     pub variant: String,
     /// Sweeps per pass of the temporal variant (1..=16).
-    #[arg(long, default_value_t = DEFAULT_DEPTH)]
+    #[arg(long, default_value_t = DEFAULT_DEPTH, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub depth: u32,
     /// gpu, sim or cpu.
     #[arg(long, default_value = "gpu")]
@@ -1330,16 +1422,16 @@ pub struct Args {
     /// --tol, default 100000; 5000 on the simulator). f32 cannot reach a
     /// relative residual much below 1e-7 * 4 / (h^2 |b|); past that the solve
     /// stops at this count and reports "NOT converged".
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub iters: Option<usize>,
     /// Stop when ||b - lap_h p|| / ||b|| falls below this (positive).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub tol: Option<f64>,
     /// Sweeps between residual checks (with --tol).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub check_every: usize,
     /// Grid spacing h (default 1 / (max(nx, ny) - 1)).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub h: Option<f64>,
     /// Right-hand side b (.npy, 2-D C-order, shape (ny, nx), float32/float64
     /// matching --precision). Default: the manufactured problem
@@ -1352,6 +1444,9 @@ pub struct Args {
     /// Write the result p here (.npy).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Several devices: `--gpus N`, `--no-overlap` (see `poisson_multi`).
+    #[command(flatten)]
+    pub gpus: super::poisson_multi::GpuArgs,
 }
 
 impl Default for Args {
@@ -1371,12 +1466,16 @@ impl Default for Args {
             b: None,
             p0: None,
             out: None,
+            gpus: Default::default(),
         }
     }
 }
 
 /// `ptxlab poisson`.
 pub fn cli(args: &Args) -> Result<()> {
+    if args.gpus.requested() {
+        return super::poisson_multi::cli(args);
+    }
     let backend: crate::Backend = args.backend.parse()?;
     match args.precision.as_str() {
         "f32" => cli_typed::<f32>(args, backend),
@@ -1432,8 +1531,11 @@ pub fn cli_problem<T: Element>(args: &Args) -> Result<(Problem<T>, Option<Vec<f6
     };
     let b_file = args.b.as_ref().map(|p| read(p, "--b")).transpose()?;
     let grid = cli_grid(args, b_file.as_ref().map(|(r, c, _)| (*r, *c)))?;
+    // The manufactured problem (3 f64 arrays), b and p0 in T, the solver's
+    // two fields and the device's three: about 8 f64 arrays at once.
+    crate::cli::check_host_arrays("grid (--size/--nx/--ny)", grid.cells(), 8, 8)?;
     let h = args.h.unwrap_or_else(|| default_h(grid));
-    check_h(h)?;
+    check_h_for::<T>(h)?;
     let (b, exact, p0_default) = match b_file {
         Some((_, _, b)) => (b, None, vec![T::ZERO; grid.cells()]),
         None => {
@@ -1469,7 +1571,17 @@ pub fn cli_problem<T: Element>(args: &Args) -> Result<(Problem<T>, Option<Vec<f6
     Ok((Problem::new(grid, h, b, p0)?, exact))
 }
 
+/// Most cells of a grid on the simulator (one OS thread per GPU thread).
+pub const SIM_MAX_CELLS: usize = 1 << 16;
+/// Most simulated cell updates of one `ptxlab poisson --backend sim` run:
+/// cells x (sweeps + 3) x variants (about 4 minutes on two cores).
+pub const SIM_MAX_WORK: usize = 1 << 22;
+
 fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
+    if let Some(i) = args.iters {
+        crate::cli::check_iters("--iters", i, 0)?;
+    }
+    crate::cli::check_iters("--check-every", args.check_every, 1)?;
     let rungs: Vec<Rung> = if args.variant == "all" {
         Rung::ALL.to_vec()
     } else {
@@ -1487,8 +1599,34 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
         check_every: args.check_every,
     };
     opts.validate()?;
+    let dev = crate::cli::open_device(backend)?;
     let (prob, exact) = cli_problem::<T>(args)?;
     let grid = prob.grid;
+    if backend == crate::Backend::Sim {
+        crate::cli::check_sim_limit(
+            "grid (--size/--nx/--ny)",
+            grid.cells(),
+            SIM_MAX_CELLS,
+            &format!("cells ({})", grid.label()),
+        )?;
+        let work = grid
+            .cells()
+            .saturating_mul(opts.max_iters.saturating_add(3))
+            .saturating_mul(rungs.len());
+        if work > SIM_MAX_WORK {
+            return Err(Error::input(
+                "--iters",
+                format!(
+                    "{} cells x {} sweeps x {} variant(s) = {work} cell updates on the simulator; at \
+                     most {SIM_MAX_WORK} (it runs one OS thread per GPU thread): give fewer --iters, \
+                     a smaller grid or one --variant",
+                    grid.cells(),
+                    opts.max_iters + 3,
+                    rungs.len()
+                ),
+            ));
+        }
+    }
     println!(
         "poisson {} {} h={:e}, {}",
         grid.label(),
@@ -1539,11 +1677,6 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
                 0.822 * prob.h * prob.h
             );
         }
-    };
-    let dev = match backend {
-        crate::Backend::Gpu => Some(Device::gpu(0)?),
-        crate::Backend::Sim => Some(Device::sim()),
-        crate::Backend::Cpu => None,
     };
     let result = match dev {
         None => {

@@ -502,6 +502,12 @@ impl SumCheck {
     pub fn ok(&self) -> bool {
         self.err <= self.bound
     }
+    /// The a-priori bound says nothing (`h u >= 1/2`, for example 2^28
+    /// sequential f32 atomic adds) and the sum is off by more than 1e-3
+    /// relative: the rung "passes" only because its bound is vacuous.
+    pub fn inaccurate(&self, unit_roundoff: f64) -> bool {
+        self.depth * unit_roundoff >= 0.5 && self.rel_err() > 1e-3
+    }
     /// `|got - S| / |S|`.
     pub fn rel_err(&self) -> f64 {
         self.err / self.reference.sum.abs().max(f64::MIN_POSITIVE)
@@ -540,6 +546,47 @@ pub fn check_buffer<T: SumElement>(
         bound: sum_bound::<T>(depth, hx.len(), &r),
         depth,
     })
+}
+
+/// Checks an input of a float sum: every value finite, and `sum |x|` within
+/// the type's range (otherwise a partial sum overflows to inf). Integer sums
+/// wrap by definition and need no check.
+pub fn check_values<T: SumElement>(x: &[T]) -> Result<()> {
+    if T::UNIT_ROUNDOFF == 0.0 {
+        return Ok(());
+    }
+    if let Some(i) = x.iter().position(|v| !v.as_f64().is_finite()) {
+        return Err(Error::input(
+            "reduce input",
+            format!(
+                "element {i} is {:?}; every value must be finite (a sum with NaN or inf has no \
+                 error bound to check): remove or replace it",
+                x[i]
+            ),
+        ));
+    }
+    let max = if std::mem::size_of::<T>() == 4 {
+        f32::MAX as f64
+    } else {
+        f64::MAX
+    };
+    let abs: f64 = x.iter().map(|v| v.as_f64().abs()).sum();
+    if !(abs <= max) {
+        return Err(Error::input(
+            "reduce input",
+            format!(
+                "sum |x| = {abs:.3e} is beyond the largest {} ({max:.3e}): partial sums would \
+                 overflow to inf; scale the input down{}",
+                T::NAME,
+                if std::mem::size_of::<T>() == 4 {
+                    " or use --precision f64"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Random input of length `n`, summed by `rung` on `dev`, against the reference.
@@ -693,12 +740,21 @@ pub fn histogram_into<K: HistKey>(
         ));
     }
     validate_bins::<K>(bins)?;
-    if offset + bins as usize > hist.len() || offset > u32::MAX as usize {
+    if keys.len() > MAX_KEYS {
         return Err(Error::input(
             "histogram",
             format!(
-                "bins {offset}..{} do not fit in the output of {} counters",
-                offset + bins as usize,
+                "{} keys; at most {MAX_KEYS} (the counters are u32 and would wrap): split the input",
+                keys.len()
+            ),
+        ));
+    }
+    let end = offset.checked_add(bins as usize);
+    if end.is_none_or(|e| e > hist.len()) || offset > u32::MAX as usize {
+        return Err(Error::input(
+            "histogram",
+            format!(
+                "bins {offset}..{offset}+{bins} do not fit in the output of {} counters",
                 hist.len()
             ),
         ));
@@ -728,8 +784,15 @@ pub fn histogram<K: HistKey>(
     dev.download(&hist)
 }
 
-/// CPU baseline, one thread.
+/// Most keys of one histogram: every count must fit its u32 counter.
+pub const MAX_KEYS: usize = u32::MAX as usize;
+
+/// CPU baseline, one thread. `bins` must be a power of two (see
+/// [`validate_bins`]); 0 bins give an empty histogram.
 pub fn cpu_histogram_serial<K: HistKey>(keys: &[K], bins: u32) -> Vec<u32> {
+    if bins == 0 {
+        return Vec::new();
+    }
     let mask = bins - 1;
     let mut h = vec![0u32; bins as usize];
     for &k in keys {
@@ -782,6 +845,9 @@ pub fn check_histogram<K: HistKey>(
 // Monte-Carlo pi
 // ---------------------------------------------------------------------------
 
+/// Most blocks of a Monte-Carlo layout (2^20 blocks of 256 threads).
+pub const MAX_PI_BLOCKS: u32 = 1 << 20;
+
 /// The thread layout of a Monte-Carlo run: it fixes which samples each
 /// stream draws, so the same seed and layout give the same count anywhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -807,10 +873,21 @@ impl PiLayout {
     pub fn threads(&self) -> u64 {
         self.blocks as u64 * self.block as u64
     }
-    /// Checks `samples` against the layout: at least one, at most 2^32 - 1 per thread.
+    /// Checks `samples` against the layout: at least one, at most 2^32 - 1 per
+    /// thread, and at most [`MAX_PI_BLOCKS`] blocks.
     pub fn validate(&self, samples: u64) -> Result<()> {
         if samples == 0 {
             return Err(Error::input("--samples", "0 samples; give at least 1"));
+        }
+        if self.blocks > MAX_PI_BLOCKS {
+            return Err(Error::input(
+                "--blocks",
+                format!(
+                    "{} blocks; at most {MAX_PI_BLOCKS} (the default, {}, fills every SM of a large GPU)",
+                    self.blocks,
+                    mc::DEFAULT_BLOCKS
+                ),
+            ));
         }
         if self.blocks == 0
             || self.block == 0
@@ -881,7 +958,8 @@ pub fn pi_hits(dev: &Device, layout: PiLayout, samples: u64, seed: u64) -> Resul
 pub fn cpu_pi_serial(layout: PiLayout, samples: u64, seed: u64) -> Result<u64> {
     layout.validate(samples)?;
     let t = layout.threads();
-    Ok((0..t)
+    // Streams past the `samples`-th draw nothing.
+    Ok((0..t.min(samples))
         .map(|id| mc::thread_hits(seed, id, mc::samples_for_thread(samples, t, id) as u32) as u64)
         .sum())
 }
@@ -890,7 +968,8 @@ pub fn cpu_pi_serial(layout: PiLayout, samples: u64, seed: u64) -> Result<u64> {
 pub fn cpu_pi_rayon(layout: PiLayout, samples: u64, seed: u64) -> Result<u64> {
     layout.validate(samples)?;
     let t = layout.threads();
-    Ok((0..t)
+    // Streams past the `samples`-th draw nothing.
+    Ok((0..t.min(samples))
         .into_par_iter()
         .map(|id| mc::thread_hits(seed, id, mc::samples_for_thread(samples, t, id) as u32) as u64)
         .sum())
@@ -1042,7 +1121,18 @@ fn reduce_rows<T: SumElement>(
         resources(dev, &mut row, T::kernel(rung));
         let t0 = std::time::Instant::now();
         match check_buffer(dev, rung, &hx, &x) {
-            Ok(c) if c.ok() => row.rel_err = Some(c.rel_err()),
+            Ok(c) if c.ok() => {
+                row.rel_err = Some(c.rel_err());
+                if c.inaccurate(T::UNIT_ROUNDOFF) {
+                    row.status = Status::Inaccurate(format!(
+                        "relative error {:.1e}: {} chained {} additions (h u = {:.1}) leave no usable error bound",
+                        c.rel_err(),
+                        c.depth,
+                        T::NAME,
+                        c.depth * T::UNIT_ROUNDOFF
+                    ));
+                }
+            }
             Ok(c) => {
                 row.status = Status::Failed(format!(
                     "error {:.3e} exceeds the bound {:.3e}",
@@ -1383,7 +1473,7 @@ fn print_timing(what: &str, dev: &str, t: &Timing, extra: &str) {
 #[derive(Debug, clap::Args)]
 pub struct ReduceArgs {
     /// Number of elements (ignored with --input).
-    #[arg(long, default_value_t = 1 << 24)]
+    #[arg(long, default_value_t = 1 << 24, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub n: usize,
     /// f32, f64 or i32.
     #[arg(long, default_value = "f32")]
@@ -1394,8 +1484,8 @@ pub struct ReduceArgs {
     /// gpu, sim or cpu.
     #[arg(long, default_value = "gpu")]
     pub backend: String,
-    /// Timed repetitions.
-    #[arg(long, default_value_t = 20)]
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
     /// Seed of the random input.
     #[arg(long, default_value_t = 42)]
@@ -1408,6 +1498,7 @@ pub struct ReduceArgs {
 /// `ptxlab reduce`.
 pub fn cli_reduce(args: &ReduceArgs) -> Result<()> {
     let backend: crate::Backend = args.backend.parse()?;
+    crate::cli::check_reps(args.reps)?;
     match args.precision.as_str() {
         "f32" => cli_reduce_typed::<f32>(args, backend),
         "f64" => cli_reduce_typed::<f64>(args, backend),
@@ -1425,17 +1516,40 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
     } else {
         vec![args.variant.parse()?]
     };
+    // The simulator's limit for these rungs (one OS thread per GPU thread).
+    let sim_limit = if rungs.iter().all(|r| *r == ReduceRung::GridStride) {
+        SIM_MAX_N
+    } else {
+        SIM_MAX_N_PER_ELEMENT
+    };
+    let sim_flag = |n: usize, flag: &str| -> Result<()> {
+        if backend == crate::Backend::Sim && n > sim_limit {
+            return Err(Error::input(
+                flag,
+                format!(
+                    "{n} elements with --variant {} on the simulator; at most {sim_limit} (one OS \
+                     thread per GPU thread): use a smaller input, or --backend cpu",
+                    args.variant
+                ),
+            ));
+        }
+        Ok(())
+    };
+    if args.input.is_none() {
+        if args.n == 0 {
+            return Err(Error::input(
+                "--n",
+                "0 elements; the input is empty, give at least one element",
+            ));
+        }
+        sim_flag(args.n, "--n")?;
+        crate::cli::check_host_arrays("--n", args.n, std::mem::size_of::<T>(), 2)?;
+    }
+    // Before the input is made: a missing driver is reported at once.
+    let dev = open_device(backend)?;
     let hx: Vec<T> = match &args.input {
         Some(p) => crate::npy::read_1d::<T>(p, T::NAME)?,
-        None => {
-            if args.n == 0 {
-                return Err(Error::input(
-                    "--n",
-                    "0 elements; the input is empty, give at least one element",
-                ));
-            }
-            random_inputs::<T>(args.n, args.seed)
-        }
+        None => random_inputs::<T>(args.n, args.seed),
     };
     let n = hx.len();
     if n == 0 {
@@ -1444,6 +1558,8 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
             "the input is empty (n = 0); give at least one element",
         ));
     }
+    sim_flag(n, "--input")?;
+    check_values(&hx)?;
     let r = reference(&hx);
     println!(
         "reduce {} n={n}: f64 reference sum {} (sum |x| = {})",
@@ -1459,7 +1575,7 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
         crate::report::fmt_ms(t1.median_ms),
         cpu_sum_serial(&hx)
     );
-    let Some(dev) = open_device(backend)? else {
+    let Some(dev) = dev else {
         let tr = Timing::host(1, args.reps, || {
             std::hint::black_box(cpu_sum_rayon(&hx));
         });
@@ -1472,22 +1588,6 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
     };
     let x = dev.upload(&hx)?;
     for rung in rungs {
-        if dev.is_sim() {
-            let limit = if matches!(rung, ReduceRung::GridStride) {
-                SIM_MAX_N
-            } else {
-                SIM_MAX_N_PER_ELEMENT
-            };
-            if n > limit {
-                return Err(Error::input(
-                    "--n",
-                    format!(
-                        "{n} elements with --variant {} on the simulator; at most {limit} (one OS thread per GPU thread)",
-                        rung.name()
-                    ),
-                ));
-            }
-        }
         let c = check_buffer(&dev, rung, &hx, &x)?;
         c.verify(&format!("reduce {} {} n={n}", T::NAME, rung.name()))?;
         println!(
@@ -1530,13 +1630,13 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
 #[derive(Debug, clap::Args)]
 pub struct HistogramArgs {
     /// Number of keys (ignored with --input).
-    #[arg(long, default_value_t = 1 << 24)]
+    #[arg(long, default_value_t = 1 << 24, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub n: usize,
     /// Key type: u8 or u32.
     #[arg(long, default_value = "u8")]
     pub keys: String,
     /// Bins: a power of two (key k goes to bin k & (bins - 1)).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub bins: u32,
     /// global, shared, or all.
     #[arg(long, default_value = "shared")]
@@ -1544,8 +1644,8 @@ pub struct HistogramArgs {
     /// gpu, sim or cpu.
     #[arg(long, default_value = "gpu")]
     pub backend: String,
-    /// Timed repetitions.
-    #[arg(long, default_value_t = 20)]
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
     /// Seed of the random keys.
     #[arg(long, default_value_t = 42)]
@@ -1561,6 +1661,7 @@ pub struct HistogramArgs {
 /// `ptxlab histogram`.
 pub fn cli_histogram(args: &HistogramArgs) -> Result<()> {
     let backend: crate::Backend = args.backend.parse()?;
+    crate::cli::check_reps(args.reps)?;
     match args.keys.as_str() {
         "u8" => cli_histogram_typed::<u8>(args, backend),
         "u32" => cli_histogram_typed::<u32>(args, backend),
@@ -1576,23 +1677,51 @@ fn cli_histogram_typed<K: HistKey>(args: &HistogramArgs, backend: crate::Backend
     } else {
         vec![args.variant.parse()?]
     };
+    let check_n = |n: usize, flag: &str| -> Result<()> {
+        if n == 0 {
+            return Err(Error::input(
+                "histogram",
+                "the input is empty (0 keys); give at least one key",
+            ));
+        }
+        if n > MAX_KEYS {
+            return Err(Error::input(
+                flag,
+                format!("{n} keys; at most {MAX_KEYS} (the counters are u32): use fewer keys"),
+            ));
+        }
+        if backend == crate::Backend::Sim {
+            crate::cli::check_sim_limit(flag, n, SIM_MAX_N, "keys")?;
+        }
+        Ok(())
+    };
+    if args.input.is_none() {
+        check_n(args.n, "--n")?;
+        crate::cli::check_host_arrays("--n", args.n, std::mem::size_of::<K>(), 2)?;
+    }
+    // Before the keys are made: a missing driver is reported at once.
+    let dev = open_device(backend)?;
     let keys: Vec<K> = match &args.input {
-        Some(p) => crate::npy::read_1d::<K>(p, K::NAME)?,
+        Some(p) => crate::npy::read_1d::<K>(p, K::NAME).map_err(|e| {
+            Error::input(
+                "--input",
+                format!(
+                    "{e} (--keys {} reads {} keys; --keys u8 takes uint8 files, --keys u32 uint32)",
+                    K::NAME,
+                    K::NAME
+                ),
+            )
+        })?,
         None => random_keys::<K>(args.n, args.seed),
     };
     let n = keys.len();
-    if n == 0 {
-        return Err(Error::input(
-            "histogram",
-            "the input is empty (0 keys); give at least one key",
-        ));
-    }
+    check_n(n, "--input")?;
     let t1 = Timing::host(0, 3, || {
         std::hint::black_box(cpu_histogram_serial(&keys, bins));
     });
     println!("CPU 1 thread: {} ms", crate::report::fmt_ms(t1.median_ms));
     let want = cpu_histogram_serial(&keys, bins);
-    let Some(dev) = open_device(backend)? else {
+    let Some(dev) = dev else {
         let tr = Timing::host(1, args.reps, || {
             std::hint::black_box(cpu_histogram_rayon(&keys, bins));
         });
@@ -1603,12 +1732,6 @@ fn cli_histogram_typed<K: HistKey>(args: &HistogramArgs, backend: crate::Backend
         }
         return Ok(());
     };
-    if dev.is_sim() && n > SIM_MAX_N {
-        return Err(Error::input(
-            "--n",
-            format!("{n} keys on the simulator; at most {SIM_MAX_N}"),
-        ));
-    }
     let kb = dev.upload(&keys)?;
     let mut last = Vec::new();
     for rung in rungs {
@@ -1658,37 +1781,42 @@ fn cli_histogram_typed<K: HistKey>(args: &HistogramArgs, backend: crate::Backend
 #[derive(Debug, clap::Args)]
 pub struct PiArgs {
     /// Samples (an integer or e.g. 1e9).
-    #[arg(long, default_value = "1e9", value_parser = parse_count)]
+    #[arg(long, default_value = "1e9", value_parser = parse_count, allow_negative_numbers = true)]
     pub samples: u64,
     /// Seed: each thread's generator is SplitMix64(SplitMix64(seed) ^ thread id).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Blocks of 256 threads (the layout fixes the streams; keep it to compare runs).
-    #[arg(long, default_value_t = mc::DEFAULT_BLOCKS)]
-    pub blocks: u32,
+    /// Blocks of 256 threads (the layout fixes the streams; keep it to compare
+    /// runs). Default 4224; on the simulator 4 blocks of 64 (at most 64 blocks).
+    #[arg(long, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
+    pub blocks: Option<u32>,
     /// gpu, sim or cpu.
     #[arg(long, default_value = "gpu")]
     pub backend: String,
-    /// Timed repetitions (each with its own seed, seed + i).
-    #[arg(long, default_value_t = 10)]
+    /// Timed repetitions (each with its own seed, seed + i; 1..=10000).
+    #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
 }
 
 /// `ptxlab monte-carlo-pi`.
 pub fn cli_pi(args: &PiArgs) -> Result<()> {
     let backend: crate::Backend = args.backend.parse()?;
+    crate::cli::check_reps(args.reps)?;
     let mut layout = PiLayout {
-        blocks: args.blocks,
+        blocks: args.blocks.unwrap_or(mc::DEFAULT_BLOCKS),
         block: mc::BLOCK,
     };
     if backend == crate::Backend::Sim {
-        layout.block = SIM_BLOCK;
+        layout = PiLayout {
+            blocks: args.blocks.unwrap_or(SIM_BLOCKS),
+            block: SIM_BLOCK,
+        };
         if layout.threads() > 4096 {
             return Err(Error::input(
                 "--blocks",
                 format!(
                     "{} blocks on the simulator; at most {} (one OS thread per GPU thread)",
-                    args.blocks,
+                    layout.blocks,
                     4096 / SIM_BLOCK
                 ),
             ));
@@ -1702,6 +1830,7 @@ pub fn cli_pi(args: &PiArgs) -> Result<()> {
     }
     layout.validate(args.samples)?;
     let samples = args.samples;
+    let dev = open_device(backend)?;
     let report = |what: &str, hits: u64, t: &Timing| {
         let est = estimate(hits, samples);
         println!(
@@ -1711,7 +1840,7 @@ pub fn cli_pi(args: &PiArgs) -> Result<()> {
             samples as f64 / (t.median_ms * 1e-3)
         );
     };
-    let Some(dev) = open_device(backend)? else {
+    let Some(dev) = dev else {
         let mut hits = 0;
         let t = Timing::host(0, args.reps.clamp(1, 3), || {
             hits = cpu_pi_rayon(layout, samples, args.seed).unwrap_or(0)

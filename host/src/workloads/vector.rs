@@ -186,6 +186,13 @@ pub fn inputs<T: Element>(n: usize, seed: u64) -> (Vec<T>, Vec<T>) {
     (a, b)
 }
 
+/// Bitwise equal, or both NaN (a NaN input gives a NaN sum, whose payload
+/// bits the GPU need not keep).
+pub fn same_value<T: Element>(a: T, b: T) -> bool {
+    let (a, b) = (a.to_f64(), b.to_f64());
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
 /// Result of [`check`].
 #[derive(Debug, Clone)]
 pub struct Check {
@@ -210,7 +217,7 @@ pub fn check<T: Element>(dev: &Device, n: usize, rung: Rung, seed: u64) -> Resul
     let mismatches = got
         .iter()
         .zip(&want)
-        .filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits())
+        .filter(|(g, w)| !same_value(**g, **w))
         .count();
     let g64: Vec<f64> = got.iter().map(|v| v.to_f64()).collect();
     let r64: Vec<f64> = ha
@@ -487,8 +494,8 @@ pub fn module_loads(dev: &Device) -> Result<Vec<Row>> {
 /// `ptxlab vector-add` arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Number of elements (ignored with --a/--b).
-    #[arg(long, default_value_t = 1 << 24)]
+    /// Number of elements (ignored with --a/--b; at most 65536 on the simulator).
+    #[arg(long, default_value_t = 1 << 24, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub n: usize,
     /// f32 or f64.
     #[arg(long, default_value = "f32")]
@@ -499,8 +506,8 @@ pub struct Args {
     /// gpu, sim or cpu.
     #[arg(long, default_value = "gpu")]
     pub backend: String,
-    /// Timed repetitions.
-    #[arg(long, default_value_t = 20)]
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
     /// Input a (.npy, 1-D, float32 or float64 matching --precision).
     #[arg(long)]
@@ -513,9 +520,14 @@ pub struct Args {
     pub out: Option<std::path::PathBuf>,
 }
 
+/// Largest `--n` on the simulator (one OS thread per GPU thread).
+pub const SIM_MAX_N: usize = 1 << 16;
+
 /// `ptxlab vector-add`.
 pub fn cli(args: &Args) -> Result<()> {
     let backend: crate::Backend = args.backend.parse()?;
+    let _: Rung = args.variant.parse()?;
+    crate::cli::check_reps(args.reps)?;
     match args.precision.as_str() {
         "f32" => cli_typed::<f32>(args, backend),
         "f64" => cli_typed::<f64>(args, backend),
@@ -528,18 +540,33 @@ pub fn cli(args: &Args) -> Result<()> {
 
 fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
     use crate::report::fmt_ms;
+    if args.a.is_some() != args.b.is_some() {
+        return Err(Error::input(
+            "--a/--b",
+            "give both --a and --b, or neither (random inputs of length --n)",
+        ));
+    }
+    if args.a.is_none() {
+        if args.n == 0 {
+            return Err(Error::input(
+                "vector add",
+                "--n 0: the vectors are empty; give at least one element",
+            ));
+        }
+        if backend == crate::Backend::Sim {
+            crate::cli::check_sim_limit("--n", args.n, SIM_MAX_N, "elements")?;
+        }
+        // a, b, the CPU result and the device's result.
+        crate::cli::check_host_arrays("--n", args.n, std::mem::size_of::<T>(), 4)?;
+    }
+    // Before the inputs are made: a missing driver is reported at once.
+    let dev = crate::cli::open_device(backend)?;
     let (ha, hb) = match (&args.a, &args.b) {
         (Some(a), Some(b)) => (
             crate::npy::read_1d::<T>(a, T::NAME)?,
             crate::npy::read_1d::<T>(b, T::NAME)?,
         ),
-        (None, None) => inputs::<T>(args.n, 42),
-        _ => {
-            return Err(Error::input(
-                "--a/--b",
-                "give both --a and --b, or neither (random inputs of length --n)",
-            ));
-        }
+        _ => inputs::<T>(args.n, 42),
     };
     if ha.len() != hb.len() {
         return Err(Error::input(
@@ -558,14 +585,14 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
         ));
     }
     let n = ha.len();
+    if let Some(d) = &dev
+        && d.is_sim()
+    {
+        crate::cli::check_sim_limit("--a/--b", n, SIM_MAX_N, "elements")?;
+    }
     let mut want = vec![T::ZERO; n];
     let t1 = Timing::host(0, 3, || cpu_serial(&ha, &hb, &mut want));
     println!("CPU 1 thread: {} ms", fmt_ms(t1.median_ms));
-    let dev = match backend {
-        crate::Backend::Gpu => Some(Device::gpu(0)?),
-        crate::Backend::Sim => Some(Device::sim()),
-        crate::Backend::Cpu => None,
-    };
     let result = match dev {
         None => {
             let mut c = vec![T::ZERO; n];
@@ -583,7 +610,7 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
             let bad = got
                 .iter()
                 .zip(&want)
-                .filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits())
+                .filter(|(g, w)| !same_value(**g, **w))
                 .count();
             if bad > 0 {
                 return Err(Error::Verification {

@@ -4,7 +4,6 @@ use anyhow::{Context, Result};
 use ptxlab::report::{self, Environment, Row, Status};
 use ptxlab::runtime::Device;
 use ptxlab::workloads::{self, BenchCtx, Ceilings};
-use std::io::Write;
 use std::path::PathBuf;
 
 /// `ptxlab bench` arguments.
@@ -14,7 +13,7 @@ pub struct Args {
     #[arg(long)]
     pub quick: bool,
     /// Only these workloads (repeatable): poisson, lomb-scargle, vector-add,
-    /// monte-carlo-pi, diffusion, matmul, fusion.
+    /// primitives (reduce, histogram, Monte-Carlo pi), diffusion, matmul, fusion.
     #[arg(long)]
     pub only: Vec<String>,
     /// gpu (fall back to CPU + simulator checks when there is no GPU), sim, or cpu.
@@ -80,6 +79,14 @@ fn ceilings(dev: &Device) -> Ceilings {
 }
 
 pub fn run(args: &Args) -> Result<()> {
+    // Refuse bad options before anything is created or measured.
+    if !["gpu", "sim", "cpu"].contains(&args.backend.as_str()) {
+        anyhow::bail!("--backend `{}`: allowed gpu, sim, cpu", args.backend);
+    }
+    let names: Vec<&str> = workloads::all().iter().map(|w| w.name).collect();
+    if let Some(o) = args.only.iter().find(|o| !names.contains(&o.as_str())) {
+        anyhow::bail!("--only `{o}`: allowed {}", names.join(", "));
+    }
     let stamp = std::process::Command::new("date")
         .arg("-u")
         .arg("+%Y%m%d-%H%M%S")
@@ -133,8 +140,7 @@ pub fn run(args: &Args) -> Result<()> {
     let mut rows_all: Vec<Row> = Vec::new();
     let total = chosen.len();
     for (i, w) in chosen.iter().enumerate() {
-        eprintln!("[{}/{}] {} ...", i + 1, total, w.name);
-        let _ = std::io::stderr().flush();
+        report::progress_workload(i + 1, total, w.name);
         let on_gpu = dev.as_ref().is_some_and(|d| !d.is_sim());
         let mut rows = Vec::new();
         if !on_gpu {
@@ -168,6 +174,7 @@ pub fn run(args: &Args) -> Result<()> {
                 rows.push(r);
             }
         }
+        report::progress_clear();
         let table = report::table(&rows);
         println!("\n## {} — {}\n\n{table}", w.name, w.about);
         md.push_str(&format!("## {} — {}\n\n{table}\n", w.name, w.about));

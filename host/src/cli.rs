@@ -1,0 +1,172 @@
+//! Checks shared by the `ptxlab` subcommands, so every one refuses the same
+//! hostile options the same way: a message that names the option, the value,
+//! the limit and what to do, before any large allocation or launch.
+
+use crate::Backend;
+use crate::error::{Error, Result};
+use crate::runtime::{Device, check_host_alloc};
+
+/// Most timed repetitions a subcommand accepts.
+pub const MAX_REPS: usize = 10_000;
+/// Most iterations (sweeps, time steps) a subcommand accepts.
+pub const MAX_ITERS: usize = 10_000_000;
+
+/// Parses a whole, non-negative count for clap: `1000`, `1e6` or `1_000_000`.
+/// A negative, fractional or non-numeric value is refused with an example.
+/// (Use it with `allow_negative_numbers = true`, so `-5` reaches it instead
+/// of being taken for a flag.)
+pub fn parse_whole<T: TryFrom<u64>>(s: &str) -> std::result::Result<T, String> {
+    let t = s.trim().replace('_', "");
+    let v: u64 = if let Ok(v) = t.parse::<u64>() {
+        v
+    } else {
+        match t.parse::<f64>() {
+            Ok(f) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 1.8e19 => f as u64,
+            Ok(f) if f < 0.0 => {
+                return Err(format!(
+                    "`{s}` is negative; give a whole number >= 0 (examples: 1000, 1e6)"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "`{s}` is not a whole non-negative number (examples: 1000, 1e6)"
+                ));
+            }
+        }
+    };
+    T::try_from(v).map_err(|_| {
+        format!(
+            "`{s}` is larger than the largest value this option takes ({})",
+            max_of::<T>()
+        )
+    })
+}
+
+fn max_of<T: TryFrom<u64>>() -> u64 {
+    // The largest u64 that converts: binary search over the bit width.
+    let mut lo = 0u64;
+    let mut hi = u64::MAX;
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if T::try_from(mid).is_ok() {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
+/// `--reps`: 1 to [`MAX_REPS`].
+pub fn check_reps(reps: usize) -> Result<()> {
+    if reps == 0 || reps > MAX_REPS {
+        return Err(Error::input(
+            "--reps",
+            format!("{reps} timed repetitions; allowed 1..={MAX_REPS}"),
+        ));
+    }
+    Ok(())
+}
+
+/// An iteration count (`--iters`): `min` to [`MAX_ITERS`].
+pub fn check_iters(flag: &str, iters: usize, min: usize) -> Result<()> {
+    if iters < min || iters > MAX_ITERS {
+        return Err(Error::input(
+            flag,
+            format!("{iters}; allowed {min}..={MAX_ITERS}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `arrays` arrays of `elements` values of `elem_bytes` bytes
+/// each fit in host memory at once; `flag` names the option that set the
+/// size. Refuses, for example, `--n 1e12` before anything is allocated.
+pub fn check_host_arrays(
+    flag: &str,
+    elements: usize,
+    elem_bytes: usize,
+    arrays: usize,
+) -> Result<()> {
+    let bytes = elements as u128 * elem_bytes as u128 * arrays as u128;
+    check_host_alloc(
+        flag,
+        bytes,
+        &format!(
+            "{elements} elements x {elem_bytes} bytes x {arrays} arrays held at once; use a smaller {flag}"
+        ),
+    )
+}
+
+/// A simulator limit: `value` of `flag` above `max` is refused, because the
+/// simulator runs one OS thread per GPU thread.
+pub fn check_sim_limit(flag: &str, value: usize, max: usize, unit: &str) -> Result<()> {
+    if value > max {
+        return Err(Error::input(
+            flag,
+            format!(
+                "{value} {unit} on the simulator; at most {max} (it runs one OS thread per GPU \
+                 thread): use a smaller {flag}, or --backend cpu"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Opens the device of `backend` (none for `cpu`). Subcommands call it
+/// before generating inputs, so a missing driver is reported at once.
+pub fn open_device(backend: Backend) -> Result<Option<Device>> {
+    Ok(match backend {
+        Backend::Gpu => Some(Device::gpu(0)?),
+        Backend::Sim => Some(Device::sim()),
+        Backend::Cpu => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_parse_and_the_rest_is_refused_clearly() {
+        assert_eq!(parse_whole::<usize>("1000"), Ok(1000));
+        assert_eq!(parse_whole::<usize>("1e6"), Ok(1_000_000));
+        assert_eq!(parse_whole::<usize>("1_000"), Ok(1000));
+        assert_eq!(parse_whole::<u32>("4294967295"), Ok(u32::MAX));
+        let e = parse_whole::<u32>("4294967296").unwrap_err();
+        assert!(e.contains("largest") && e.contains("4294967295"), "{e}");
+        let e = parse_whole::<usize>("-5").unwrap_err();
+        assert!(e.contains("`-5` is negative"), "{e}");
+        for bad in ["abc", "1.5", "nan", "inf", "1e30", ""] {
+            let e = parse_whole::<usize>(bad).unwrap_err();
+            assert!(e.contains("not a whole non-negative number"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn reps_and_iters_have_limits() {
+        assert!(check_reps(1).is_ok() && check_reps(MAX_REPS).is_ok());
+        let e = check_reps(0).unwrap_err().to_string();
+        assert!(e.contains("--reps") && e.contains("1..=10000"), "{e}");
+        let e = check_iters("--iters", MAX_ITERS + 1, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--iters") && e.contains("1..=10000000"), "{e}");
+    }
+
+    #[test]
+    fn absurd_host_arrays_are_refused_before_allocation() {
+        let e = check_host_arrays("--n", 1_000_000_000_000, 4, 3)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--n") && e.contains("of host memory") && e.contains("use a smaller --n"),
+            "{e}"
+        );
+        assert!(check_host_arrays("--n", 1000, 4, 3).is_ok());
+        let e = check_host_arrays("--n", usize::MAX, 8, 3)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("host memory"), "{e}");
+    }
+}

@@ -1,0 +1,409 @@
+//! Multi-GPU Poisson on simulated devices: the row-slab decomposition with
+//! its halo exchange (overlapped and not) must give the single-device field
+//! bit for bit after 1, 2 and 37 sweeps on odd sizes, for 1, 2 and 3 devices,
+//! thin slabs included; the distributed residual and the solver must agree
+//! with one device; and the GPU-only paths fail with errors that name what
+//! is missing (driver, GPUs, NCCL, launcher variables, unique id).
+
+use ptxlab::runtime::{Device, driver_present};
+use ptxlab::workloads::poisson::{self as ps, Args, Element, Grid, Problem, Rung, SolveOptions};
+use ptxlab::workloads::poisson_multi::{
+    self as pm, Decomp, GpuArgs, RankEnv, SlabElement, Team, nccl,
+};
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// Random `p0` and `b` rounded to `T`, with the checks' spacing (so `k b`
+/// matters in every sweep).
+fn random_problem<T: Element>(nx: usize, ny: usize, seed: u64) -> Problem<T> {
+    let grid = Grid::new(nx, ny).unwrap();
+    let (p0, b) = ps::random_inputs(grid, seed);
+    let conv = |v: Vec<f64>| v.into_iter().map(T::from_f64).collect::<Vec<T>>();
+    Problem::new(grid, ps::CHECK_H, conv(b), conv(p0)).unwrap()
+}
+
+/// For each device count and overlap setting, runs the slabs to each count of
+/// `sweeps` (cumulative) and compares with one device over the whole grid.
+fn check_bits<T: SlabElement>(
+    prob: &Problem<T>,
+    rung: Rung,
+    devices: &[usize],
+    overlaps: &[bool],
+    sweeps: &[usize],
+) {
+    let one = Device::sim();
+    let want: Vec<Vec<T>> = sweeps
+        .iter()
+        .map(|&s| pm::single_device(&one, prob, rung, s).unwrap())
+        .collect();
+    for &n in devices {
+        let mut team = Team::sim(n).unwrap();
+        for &overlap in overlaps {
+            let mut placed = team.place(prob, rung).unwrap();
+            placed.set_overlap(overlap);
+            let mut done = 0;
+            for (&s, want) in sweeps.iter().zip(&want) {
+                placed.iterate(s - done).unwrap();
+                done = s;
+                let c = placed.compare(want).unwrap();
+                assert_eq!(
+                    (c.differ, c.cells as usize),
+                    (0, prob.grid.cells()),
+                    "{} {} {} on {n} devices, overlap {overlap}, after {s} sweeps: first \
+                     difference at {:?}",
+                    rung.name(),
+                    T::NAME,
+                    prob.grid.label(),
+                    c.first
+                );
+                let field = placed.gather().unwrap().unwrap();
+                let same = field.iter().zip(want).all(|(a, b)| a.bits() == b.bits());
+                assert!(same, "gather differs from the compare on {n} devices");
+            }
+        }
+    }
+}
+
+#[test]
+fn decomposition_deals_rows_evenly() {
+    let g = Grid::new(37, 30).unwrap();
+    let d = Decomp::new(g, 3).unwrap();
+    assert_eq!(
+        (0..3).map(|r| d.owned(r)).collect::<Vec<_>>(),
+        vec![1..11, 11..20, 20..29]
+    );
+    assert_eq!(d.local_grid(1).unwrap(), Grid::new(37, 11).unwrap());
+    let d = Decomp::new(Grid::new(9, 6).unwrap(), 4).unwrap();
+    assert!((0..4).all(|r| d.rows(r) == 1));
+    let e = Decomp::new(Grid::new(9, 6).unwrap(), 5)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--gpus") && e.contains("4 interior row(s)") && e.contains("at most 4"),
+        "{e}"
+    );
+    let e = Decomp::new(g, 0).unwrap_err().to_string();
+    assert!(e.contains("0 devices"), "{e}");
+}
+
+/// The acceptance check: register rung, f32, 37x29, 1/2/3 devices, with and
+/// without overlap, after 1, 2 and 37 sweeps.
+#[test]
+fn register_slabs_equal_one_device_bit_for_bit_f32() {
+    let prob = random_problem::<f32>(37, 29, 21);
+    check_bits(
+        &prob,
+        Rung::Register,
+        &[1, 2, 3],
+        &[true, false],
+        &[1, 2, 37],
+    );
+}
+
+/// f64, another odd shape (more rows than columns, uneven slabs: 29 rows
+/// over 2 and 3 devices).
+#[test]
+fn register_slabs_equal_one_device_bit_for_bit_f64() {
+    let prob = random_problem::<f64>(23, 31, 22);
+    check_bits(&prob, Rung::Register, &[2, 3], &[true], &[1, 2, 37]);
+}
+
+/// The other decomposed rungs (one thread per cell, so slower on the
+/// simulator: fewer sweeps and the overlapped path only).
+#[test]
+fn naive_and_tiled_slabs_equal_one_device_bit_for_bit() {
+    let prob = random_problem::<f32>(37, 29, 23);
+    for rung in [Rung::Naive, Rung::Tiled] {
+        check_bits(&prob, rung, &[3], &[true], &[1, 2, 5]);
+    }
+    check_bits(&prob, Rung::Naive, &[2], &[false], &[1, 2]);
+}
+
+/// Slabs of one and two rows: the edge rows are the whole slab (no interior
+/// launch), and a one-row slab sends the same row up and down.
+#[test]
+fn thin_slabs_of_one_and_two_rows() {
+    let prob = random_problem::<f32>(9, 6, 24);
+    // 4 interior rows: 3 devices own 2, 1, 1; 4 devices own one each.
+    check_bits(&prob, Rung::Register, &[3, 4], &[true, false], &[1, 2, 37]);
+    let prob = random_problem::<f64>(5, 5, 25);
+    check_bits(&prob, Rung::Naive, &[3], &[true, false], &[1, 2, 37]);
+}
+
+/// The residual is reduced per slab and summed over ranks: it matches the
+/// CPU residual of the single-device field.
+#[test]
+fn distributed_residual_matches_one_device() {
+    let prob = random_problem::<f64>(37, 29, 26);
+    let want = pm::single_device(&Device::sim(), &prob, Rung::Register, 5).unwrap();
+    let cpu = ps::cpu_residual_sq(&want, &prob.b, prob.grid, prob.h);
+    for n in [1, 2, 3] {
+        let mut team = Team::sim(n).unwrap();
+        let mut placed = team.place(&prob, Rung::Register).unwrap();
+        placed.iterate(5).unwrap();
+        let got = placed.residual_sq().unwrap();
+        let e = ((got - cpu) / cpu).abs();
+        assert!(
+            e <= 1e-12,
+            "{n} devices: residual {got:e}, CPU {cpu:e}, error {e:e}"
+        );
+    }
+}
+
+/// A real solve: the manufactured problem to a tolerance, on 1 device and on
+/// slabs: same number of sweeps, same residual, same field bit for bit.
+#[test]
+fn solve_converges_to_the_same_residual() {
+    let (m, _) = ps::manufactured(Grid::new(11, 9).unwrap());
+    let prob = Problem::new(
+        m.grid,
+        m.h,
+        m.b.iter().map(|&v| v as f32).collect(),
+        m.p0.iter().map(|&v| v as f32).collect(),
+    )
+    .unwrap();
+    let opts = SolveOptions {
+        rung: Rung::Register,
+        depth: 1,
+        tol: Some(1e-2),
+        max_iters: 1000,
+        check_every: 10,
+    };
+    let (p1, r1) = ps::solve_device(&Device::sim(), &prob, &opts).unwrap();
+    assert!(r1.converged, "{r1:?}");
+    for (n, overlap) in [(3, true), (2, false)] {
+        let mut team = Team::sim(n).unwrap();
+        let (pn, rn) = pm::solve_multi(&mut team, &prob, &opts, overlap).unwrap();
+        assert!(rn.converged, "{n} devices: {rn:?}");
+        assert_eq!(rn.iterations, r1.iterations, "{n} devices");
+        assert_eq!(rn.residual_checks, r1.residual_checks);
+        let e = ((rn.residual_norm - r1.residual_norm) / r1.residual_norm).abs();
+        assert!(e <= 1e-12, "{n} devices: ||r|| {rn:?} vs {r1:?}");
+        let pn = pn.unwrap();
+        assert!(pn.iter().zip(&p1).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}
+
+#[test]
+fn temporal_rung_is_refused_with_the_reason() {
+    let prob = random_problem::<f32>(9, 9, 27);
+    let mut team = Team::sim(2).unwrap();
+    let e = team.place(&prob, Rung::Temporal).unwrap_err().to_string();
+    assert!(
+        e.contains("temporal") && e.contains("halo rows") && e.contains("register"),
+        "{e}"
+    );
+}
+
+fn args(backend: &str, gpus: usize) -> Args {
+    Args {
+        backend: backend.into(),
+        nx: Some(21),
+        ny: Some(17),
+        iters: Some(3),
+        variant: "register".into(),
+        gpus: GpuArgs {
+            count: Some(gpus),
+            no_overlap: false,
+        },
+        ..Args::default()
+    }
+}
+
+#[test]
+fn cli_on_simulated_devices_checks_against_one_device() {
+    ps::cli(&args("sim", 3)).unwrap();
+    let mut a = args("sim", 2);
+    a.gpus.no_overlap = true;
+    a.precision = "f64".into();
+    ps::cli(&a).unwrap();
+}
+
+#[test]
+fn cli_refuses_what_it_cannot_run() {
+    let err = |a: Args| ps::cli(&a).unwrap_err().to_string();
+    let e = err(args("cpu", 2));
+    assert!(e.contains("--gpus") && e.contains("--backend sim"), "{e}");
+    let mut a = args("sim", 2);
+    a.variant = "temporal".into();
+    assert!(err(a).contains("not decomposed"));
+    let e = err(args("sim", 40));
+    assert!(e.contains("15 interior row(s)"), "{e}");
+    let mut a = args("sim", 2);
+    a.gpus.count = None;
+    a.gpus.no_overlap = true;
+    assert!(err(a).contains("add --gpus N"));
+    let mut a = args("sim", 2);
+    a.size = Some(1000);
+    (a.nx, a.ny) = (None, None);
+    assert!(err(a).contains("simulated devices"));
+}
+
+/// Without a driver, `--backend gpu --gpus 2` is one error naming the driver;
+/// with one GPU it names the GPU count. (On a machine with two GPUs there is
+/// nothing missing, and the GPU run is the device's job, not this test's.)
+#[test]
+fn gpu_backend_names_what_is_missing() {
+    let r = ps::cli(&args("gpu", 2));
+    if !driver_present() {
+        let e = r.unwrap_err().to_string();
+        let first = e.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("no NVIDIA driver") && first.contains("--gpus 2"),
+            "{e}"
+        );
+        assert!(e.contains("--backend sim"), "{e}");
+        return;
+    }
+    let count = pm::visible_gpus().unwrap_or(0);
+    if count < 2 {
+        let e = r.unwrap_err().to_string();
+        assert!(
+            e.contains("2 GPUs asked for") && e.contains(&format!("reports {count}")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn missing_nccl_names_the_library_and_how_to_get_it() {
+    let e = nccl::load_from(&["/nonexistent/ptxlab/libnccl.so.2".to_string()])
+        .unwrap_err()
+        .to_string();
+    for needle in [
+        "libnccl.so.2",
+        "/nonexistent/ptxlab/libnccl.so.2",
+        "pip install nvidia-nccl-cu12",
+        "PTXLAB_NCCL",
+        "LD_LIBRARY_PATH",
+        "--backend sim",
+    ] {
+        assert!(e.contains(needle), "`{needle}` missing from: {e}");
+    }
+    // A library that loads but is not NCCL: the missing entry point is named.
+    let e = nccl::load_from(&["libc.so.6".to_string()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("libc.so.6 has no symbol ncclGetVersion"), "{e}");
+    let dir = std::env::temp_dir();
+    let c = nccl::candidates(Some(dir.to_str().unwrap()));
+    assert_eq!(c[0], dir.join("libnccl.so.2").display().to_string());
+    assert_eq!(&c[c.len() - 2..], ["libnccl.so.2", "libnccl.so"]);
+    assert_eq!(nccl::candidates(None), ["libnccl.so.2", "libnccl.so"]);
+}
+
+#[test]
+fn nvls_must_be_off_before_nccl() {
+    match std::env::var("NCCL_NVLS_ENABLE").as_deref() {
+        Ok("0") => assert!(nccl::require_nvls_off().is_ok()),
+        _ => {
+            let e = nccl::require_nvls_off().unwrap_err().to_string();
+            assert!(e.contains("NCCL_NVLS_ENABLE=0"), "{e}");
+        }
+    }
+}
+
+fn lookup(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let m: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| m.get(k).cloned()
+}
+
+#[test]
+fn launcher_variables_give_rank_and_world() {
+    assert_eq!(RankEnv::from_lookup(lookup(&[])).unwrap(), None);
+    let torchrun = RankEnv::from_lookup(lookup(&[
+        ("RANK", "1"),
+        ("WORLD_SIZE", "2"),
+        ("LOCAL_RANK", "1"),
+    ]))
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        (torchrun.rank, torchrun.world, torchrun.local_rank),
+        (1, 2, Some(1))
+    );
+    let mpi = RankEnv::from_lookup(lookup(&[
+        ("OMPI_COMM_WORLD_RANK", "3"),
+        ("OMPI_COMM_WORLD_SIZE", "4"),
+    ]))
+    .unwrap()
+    .unwrap();
+    assert_eq!((mpi.rank, mpi.world, mpi.local_rank), (3, 4, None));
+    // ptxlab's own variables win over a launcher's.
+    let own = RankEnv::from_lookup(lookup(&[
+        ("PTXLAB_RANK", "0"),
+        ("PTXLAB_WORLD_SIZE", "2"),
+        ("RANK", "5"),
+        ("WORLD_SIZE", "8"),
+    ]))
+    .unwrap()
+    .unwrap();
+    assert_eq!((own.rank, own.world), (0, 2));
+    assert!(own.source.contains("PTXLAB_RANK"));
+    let err = |v: &[(&str, &str)]| RankEnv::from_lookup(lookup(v)).unwrap_err().to_string();
+    let e = err(&[("RANK", "2"), ("WORLD_SIZE", "2")]);
+    assert!(e.contains("below the world size"), "{e}");
+    let e = err(&[("RANK", "x"), ("WORLD_SIZE", "2")]);
+    assert!(e.contains("RANK") && e.contains("`x`"), "{e}");
+    let e = err(&[("WORLD_SIZE", "2")]);
+    assert!(e.contains("RANK") && e.contains("unset"), "{e}");
+}
+
+#[test]
+fn unique_id_travels_as_hex_through_a_file() {
+    let mut id = nccl::UniqueId { internal: [0; 128] };
+    for (i, b) in id.internal.iter_mut().enumerate() {
+        *b = (i as u8).wrapping_mul(37) as _;
+    }
+    let hex = nccl::id_to_hex(&id);
+    assert_eq!(hex.len(), 256);
+    assert_eq!(nccl::id_from_hex(&hex).unwrap().internal, id.internal);
+    let e = nccl::id_from_hex("abc").unwrap_err().to_string();
+    assert!(e.contains("256 hex digits"), "{e}");
+    let dir = std::env::temp_dir().join(format!("ptxlab-multi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("nccl-id");
+    nccl::write_id_file(&path, &id).unwrap();
+    let back = nccl::read_id_file(&path, Duration::from_millis(100)).unwrap();
+    assert_eq!(back.internal, id.internal);
+    let e = nccl::read_id_file(&dir.join("absent"), Duration::from_millis(100))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("rank 0") && e.contains("PTXLAB_NCCL_ID_TIMEOUT"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn scaling_benchmark_runs_on_simulated_devices() {
+    let a = pm::ScalingArgs {
+        sizes: vec![17],
+        gpus: 2,
+        iters: 2,
+        reps: 1,
+        warmup: 1,
+        backend: "sim".into(),
+        no_check: true,
+        ..pm::ScalingArgs::default()
+    };
+    pm::cli_scaling(&a).unwrap();
+    let rows = vec![pm::ScalingRow {
+        kind: "strong",
+        grid: Grid::new(8192, 8192).unwrap(),
+        gpus: 2,
+        mode: "overlapped".into(),
+        ms: 0.125,
+        speedup: Some(1.9),
+        efficiency: Some(0.95),
+    }];
+    let t = pm::scaling_table(&rows, "f32", Rung::Register);
+    assert!(
+        t.contains("| strong | 8192x8192 | 2 | overlapped | 0.1250 | 536.9 | 1.90x | 95.0% |"),
+        "{t}"
+    );
+}
