@@ -676,54 +676,41 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
             &["--start", "0.5", "--step", "0.25", "--count", "1e12"],
             &["--count: needs", "of host memory", "use a smaller --count"],
         );
-        with(
-            &xs_,
-            &ys_,
-            &[&grid[..], &["--variant", "bogus"]].concat(),
-            &["`bogus`", "allowed: baseline, cached"],
-        );
-        with(
-            &xs_,
-            &ys_,
-            &[&grid[..], &["--variant", "regcap8"]].concat(),
-            &["`regcap8`", "regcapN (16..=255)"],
-        );
-        with(
-            &xs_,
-            &ys_,
-            &[&grid[..], &["--block", "0"]].concat(),
-            &["--block", "0 threads per block; allowed 1..=1024"],
-        );
-        with(
-            &xs_,
-            &ys_,
-            &[&grid[..], &["--block", "2000"]].concat(),
-            &["--block", "2000 threads per block"],
-        );
-        with(
-            &xs_,
-            &ys_,
-            &[&grid[..], &["--blocks-per-sm", "0"]].concat(),
-            &["--blocks-per-sm", "allowed 1..=1024"],
-        );
-        with(
-            &xs_,
-            &ys_,
-            &[&grid[..], &["--blocks-per-sm", "4294967295"]].concat(),
-            &["--blocks-per-sm", "allowed 1..=1024"],
-        );
-        with(
-            &xs_,
-            &ys_,
-            &[&grid[..], &["--reps", "0"]].concat(),
-            &["--reps", "allowed 1..=10000"],
-        );
-        with(
-            &xs_,
-            &ys_,
-            &[&grid[..], &["--precision", "f16"]].concat(),
-            &["`f16`", "allowed: f32, f64"],
-        );
+        // Options that are wrong whatever the inputs: after a valid grid.
+        let bad_options: [(&[&str], &[&str]); 8] = [
+            (
+                &["--variant", "bogus"][..],
+                &["`bogus`", "allowed: baseline, cached"][..],
+            ),
+            (
+                &["--variant", "regcap8"][..],
+                &["`regcap8`", "regcapN (16..=255)"][..],
+            ),
+            (
+                &["--block", "0"][..],
+                &["--block", "0 threads per block; allowed 1..=1024"][..],
+            ),
+            (
+                &["--block", "2000"][..],
+                &["--block", "2000 threads per block"][..],
+            ),
+            (
+                &["--blocks-per-sm", "0"][..],
+                &["--blocks-per-sm", "allowed 1..=1024"][..],
+            ),
+            (
+                &["--blocks-per-sm", "4294967295"][..],
+                &["--blocks-per-sm", "allowed 1..=1024"][..],
+            ),
+            (&["--reps", "0"][..], &["--reps", "allowed 1..=10000"][..]),
+            (
+                &["--precision", "f16"][..],
+                &["`f16`", "allowed: f32, f64"][..],
+            ),
+        ];
+        for (extra, needles) in bad_options {
+            with(&xs_, &ys_, &[&grid[..], extra].concat(), needles);
+        }
         with(&xs_, &s(&empty), &[], &["x has 9 values and y has 0"]);
         fails_with(
             &on(be, &["lomb-scargle", "--x", &xs_]),

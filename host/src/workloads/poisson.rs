@@ -129,99 +129,65 @@ pub trait Element:
     ) -> Result<()>;
 }
 
-impl Element for f32 {
-    const NAME: &'static str = "f32";
-    fn launch_sweep(
-        dev: &Device,
-        cfg: LaunchConfig,
-        rung: Rung,
-        p: &Buffer<f32>,
-        b: &Buffer<f32>,
-        out: &mut Buffer<f32>,
-        nx: u32,
-        ny: u32,
-        k: f32,
-        depth: u32,
-    ) -> Result<()> {
-        match rung {
-            Rung::Naive => launch!(dev, cfg, poisson::poisson_naive_f32(p, b, out, nx, ny, k)),
-            Rung::Tiled => launch!(dev, cfg, poisson::poisson_tiled_f32(p, b, out, nx, ny, k)),
-            Rung::Register => launch!(
-                dev,
-                cfg,
-                poisson::poisson_register_f32(p, b, out, nx, ny, k)
-            ),
-            Rung::Temporal => launch!(
-                dev,
-                cfg,
-                poisson::poisson_temporal_f32(p, b, out, nx, ny, k, depth)
-            ),
+/// `Element` for one type: its kernels, one per rung, and its residual.
+macro_rules! element_impl {
+    ($t:ty, $name:literal, $naive:ident, $tiled:ident, $register:ident, $temporal:ident, $residual:ident) => {
+        impl Element for $t {
+            const NAME: &'static str = $name;
+            fn launch_sweep(
+                dev: &Device,
+                cfg: LaunchConfig,
+                rung: Rung,
+                p: &Buffer<$t>,
+                b: &Buffer<$t>,
+                out: &mut Buffer<$t>,
+                nx: u32,
+                ny: u32,
+                k: $t,
+                depth: u32,
+            ) -> Result<()> {
+                match rung {
+                    Rung::Naive => launch!(dev, cfg, poisson::$naive(p, b, out, nx, ny, k)),
+                    Rung::Tiled => launch!(dev, cfg, poisson::$tiled(p, b, out, nx, ny, k)),
+                    Rung::Register => launch!(dev, cfg, poisson::$register(p, b, out, nx, ny, k)),
+                    Rung::Temporal => {
+                        launch!(dev, cfg, poisson::$temporal(p, b, out, nx, ny, k, depth))
+                    }
+                }
+            }
+            fn launch_residual(
+                dev: &Device,
+                cfg: LaunchConfig,
+                p: &Buffer<$t>,
+                b: &Buffer<$t>,
+                acc: &mut Buffer<f64>,
+                nx: u32,
+                ny: u32,
+                inv_h2: f64,
+            ) -> Result<()> {
+                launch!(dev, cfg, poisson::$residual(p, b, acc, nx, ny, inv_h2))
+            }
         }
-    }
-    fn launch_residual(
-        dev: &Device,
-        cfg: LaunchConfig,
-        p: &Buffer<f32>,
-        b: &Buffer<f32>,
-        acc: &mut Buffer<f64>,
-        nx: u32,
-        ny: u32,
-        inv_h2: f64,
-    ) -> Result<()> {
-        launch!(
-            dev,
-            cfg,
-            poisson::poisson_residual_f32(p, b, acc, nx, ny, inv_h2)
-        )
-    }
+    };
 }
-
-impl Element for f64 {
-    const NAME: &'static str = "f64";
-    fn launch_sweep(
-        dev: &Device,
-        cfg: LaunchConfig,
-        rung: Rung,
-        p: &Buffer<f64>,
-        b: &Buffer<f64>,
-        out: &mut Buffer<f64>,
-        nx: u32,
-        ny: u32,
-        k: f64,
-        depth: u32,
-    ) -> Result<()> {
-        match rung {
-            Rung::Naive => launch!(dev, cfg, poisson::poisson_naive_f64(p, b, out, nx, ny, k)),
-            Rung::Tiled => launch!(dev, cfg, poisson::poisson_tiled_f64(p, b, out, nx, ny, k)),
-            Rung::Register => launch!(
-                dev,
-                cfg,
-                poisson::poisson_register_f64(p, b, out, nx, ny, k)
-            ),
-            Rung::Temporal => launch!(
-                dev,
-                cfg,
-                poisson::poisson_temporal_f64(p, b, out, nx, ny, k, depth)
-            ),
-        }
-    }
-    fn launch_residual(
-        dev: &Device,
-        cfg: LaunchConfig,
-        p: &Buffer<f64>,
-        b: &Buffer<f64>,
-        acc: &mut Buffer<f64>,
-        nx: u32,
-        ny: u32,
-        inv_h2: f64,
-    ) -> Result<()> {
-        launch!(
-            dev,
-            cfg,
-            poisson::poisson_residual_f64(p, b, acc, nx, ny, inv_h2)
-        )
-    }
-}
+element_impl!(
+    f32,
+    "f32",
+    poisson_naive_f32,
+    poisson_tiled_f32,
+    poisson_register_f32,
+    poisson_temporal_f32,
+    poisson_residual_f32
+);
+element_impl!(
+    f64,
+    "f64",
+    poisson_naive_f64,
+    poisson_tiled_f64,
+    poisson_register_f64,
+    poisson_temporal_f64,
+    poisson_residual_f64
+);
 
 /// A validated grid: `nx` columns (x, fastest) by `ny` rows, both >= 3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -159,53 +159,18 @@ pub fn raw(name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
-pub fn f32_bytes(v: &[f32], big_endian: bool) -> Vec<u8> {
-    v.iter()
-        .flat_map(|x| {
-            if big_endian {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            }
-        })
-        .collect()
+/// `to_bytes(v, big_endian)` for each element type the tests write: the
+/// data of an `.npy` in either byte order.
+macro_rules! bytes_fns {
+    ($($name:ident: $t:ty),*) => {$(
+        pub fn $name(v: &[$t], big_endian: bool) -> Vec<u8> {
+            v.iter()
+                .flat_map(|x| if big_endian { x.to_be_bytes() } else { x.to_le_bytes() })
+                .collect()
+        }
+    )*};
 }
-
-pub fn f64_bytes(v: &[f64], big_endian: bool) -> Vec<u8> {
-    v.iter()
-        .flat_map(|x| {
-            if big_endian {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            }
-        })
-        .collect()
-}
-
-pub fn i32_bytes(v: &[i32], big_endian: bool) -> Vec<u8> {
-    v.iter()
-        .flat_map(|x| {
-            if big_endian {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            }
-        })
-        .collect()
-}
-
-pub fn u32_bytes(v: &[u32], big_endian: bool) -> Vec<u8> {
-    v.iter()
-        .flat_map(|x| {
-            if big_endian {
-                x.to_be_bytes()
-            } else {
-                x.to_le_bytes()
-            }
-        })
-        .collect()
-}
+bytes_fns!(f32_bytes: f32, f64_bytes: f64, i32_bytes: i32, u32_bytes: u32);
 
 /// The data of a little-endian float32 .npy written by ptxlab (the last
 /// `n * 4` bytes).
