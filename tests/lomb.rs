@@ -285,8 +285,9 @@ fn sim_scipy_fixture_every_rung() {
 }
 
 #[test]
-fn sim_rotation_on_material_grid() {
-    // The material's samples on a 1000-point slice of its 2^20 grid (same step).
+fn sim_recurrences_on_material_grid() {
+    // The material's samples on a 1000-point slice of its 2^20 grid (same
+    // step): the rotation and the three-term recurrence, f32 and f64.
     let dev = Device::sim();
     let shape = Shape::material(&dev);
     let (x, y) = lomb::material_samples().unwrap();
@@ -294,33 +295,65 @@ fn sim_rotation_on_material_grid() {
     let f: Vec<f64> = (0..1000)
         .map(|k| 3.0 + k as f64 * full_step * 37.0)
         .collect();
+    // The step angles of this grid are small: one shift centres them all.
+    assert!(lomb::cheby_shift(&x, full_step * 37.0).is_some());
     let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
-    let a32 = lomb::check::<f32>(
-        &dev,
-        Rung::Rotate,
-        &x,
-        &y,
-        &f,
-        Options::default(),
-        &want,
-        shape,
-    )
-    .unwrap();
-    let a64 = lomb::check::<f64>(
-        &dev,
-        Rung::Rotate,
-        &x,
-        &y,
-        &f,
-        Options::default(),
-        &want,
-        shape,
-    )
-    .unwrap();
-    println!(
-        "rotate: f32 {:.2e}, f64 {:.2e}",
-        a32.err_over_peak, a64.err_over_peak
-    );
+    for rung in [Rung::Rotate, Rung::Cheby] {
+        let o = Options::default();
+        let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
+        let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
+        assert!(
+            a32.err_over_peak < 1e-4,
+            "{rung:?} f32 {:e}",
+            a32.err_over_peak
+        );
+        assert!(
+            a64.err_over_peak < 1e-9,
+            "{rung:?} f64 {:e}",
+            a64.err_over_peak
+        );
+        println!(
+            "{rung:?}: f32 {:.2e}, f64 {:.2e}",
+            a32.err_over_peak, a64.err_over_peak
+        );
+    }
+}
+
+#[test]
+fn sim_cheby_shift_and_fallback() {
+    // A coarse grid over long times: the step angles span many turns, so no
+    // shift keeps every sin p_j >= 1/2 and the Cheby rung runs the rotation
+    // kernel instead; the result must still be within the bounds.
+    let dev = Device::sim();
+    let shape = Shape::material(&dev);
+    let x: Vec<f64> = (0..61)
+        .map(|j| 0.37 + 3.1 * j as f64 + (j % 7) as f64 * 0.21)
+        .collect();
+    let y: Vec<f64> = x
+        .iter()
+        .map(|&t| (0.9 * t).sin() + 0.3 * (2.3 * t).cos())
+        .collect();
+    let step = 0.05;
+    let f: Vec<f64> = (0..203).map(|k| 0.1 + k as f64 * step).collect();
+    assert!(lomb::cheby_shift(&x, step).is_none());
+    let (_, tab) = lomb::recurrence_tables::<f64>(&x, &y, step);
+    assert!(tab.is_none());
+    // The shift centres the angles on pi/2 when they fit.
+    let g = lomb::cheby_shift(&x, 1e-4).unwrap();
+    let (lo, hi) = (1e-4 * x[0] + g, 1e-4 * x[60] + g);
+    assert!((0.5 * (lo + hi) - std::f64::consts::FRAC_PI_2).abs() < 1e-12);
+    let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
+    let o = Options {
+        precenter: true,
+        normalize: true,
+    };
+    let want_o = lomb::reference(&x, &y, &f, o).unwrap();
+    for (opts, want) in [(Options::default(), &want), (o, &want_o)] {
+        let a32 = lomb::check::<f32>(&dev, Rung::Cheby, &x, &y, &f, opts, want, shape).unwrap();
+        let a64 = lomb::check::<f64>(&dev, Rung::Cheby, &x, &y, &f, opts, want, shape).unwrap();
+        assert!(a32.err_over_peak < 1e-4, "f32 {:e}", a32.err_over_peak);
+        assert!(a64.err_over_peak < 1e-9, "f64 {:e}", a64.err_over_peak);
+    }
 }
 
 // ---- hostile inputs ------------------------------------------------------------------

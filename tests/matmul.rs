@@ -1,8 +1,9 @@
 //! SGEMM ladder and column sum: simulator correctness at odd sizes, hostile
 //! inputs, and (when a driver is present) every rung on the GPU.
 
+use kernels_gpu::matmul as km;
 use ptxlab::runtime::Device;
-use ptxlab::workloads::matmul::{self, Colsum, Rung};
+use ptxlab::workloads::matmul::{self, Colsum, FusedPlan, Loads, Rung};
 
 #[test]
 fn sim_check_passes() {
@@ -23,6 +24,127 @@ fn rung4_covers_two_block_tiles_and_several_k_tiles() {
     // 130 rows and 133 columns: two block tiles each way, 19 k tiles (odd).
     let e = matmul::check_rung(&Device::sim(), Rung::Vec, 130, 133, 150, 2).unwrap();
     assert!(e < matmul::TOL, "relative error {e:e}");
+}
+
+#[test]
+fn k16_rungs_cover_ragged_and_vector_paths() {
+    let dev = Device::sim();
+    // 130x133x150: two block tiles each way, 10 k tiles of 16 (the last of
+    // 6: zero fill), nothing a multiple of 4 (scalar loads and stores).
+    // 132x136x72: k and n multiples of 4 (the 16-byte paths), 5 k tiles (odd,
+    // so the last tile is in stage 0), m ragged.
+    for (m, n, k) in [(130, 133, 150), (132, 136, 72)] {
+        for rung in [Rung::Vec16, Rung::Vec16x2, Rung::Vec16s] {
+            let e = matmul::check_rung(&dev, rung, m, n, k, 6).unwrap();
+            assert!(
+                e < matmul::TOL,
+                "{rung:?} {m}x{n}x{k}: relative error {e:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn grouped_order_covers_every_tile_once() {
+    // 10 block rows (a group of 8 and a last group of 2) x 2 block columns;
+    // C is poisoned with NaN, so a tile never computed fails the check, and
+    // a tile computed twice by the wrong block would be another's values.
+    let (m, n, k) = (128 * 9 + 5, 133, 20);
+    let e = matmul::check_rung(&Device::sim(), Rung::Vec16s, m, n, k, 8).unwrap();
+    assert!(e < matmul::TOL, "relative error {e:e}");
+}
+
+#[test]
+fn vec_rungs_fit_in_default_shared_memory() {
+    assert_eq!(km::vec16_shared_bytes(), 33_280);
+    for rung in Rung::ALL {
+        let cfg = rung.config(4096, 4096).unwrap();
+        // No opt-in needed (48 KiB), and two blocks fit on any sm_80+ SM.
+        assert!(
+            cfg.shared_bytes <= 48 * 1024,
+            "{rung:?}: {}",
+            cfg.shared_bytes
+        );
+    }
+    let cfg = Rung::Vec16.config(1000, 1000).unwrap();
+    assert_eq!(cfg.shared_bytes, km::vec16_shared_bytes());
+    assert_eq!((cfg.grid.x, cfg.grid.y, cfg.block.x), (8, 8, 256));
+}
+
+#[test]
+fn rung_names_round_trip() {
+    for rung in Rung::ALL {
+        assert_eq!(rung.name().parse::<Rung>().unwrap(), rung);
+    }
+}
+
+#[test]
+fn fused_plans_match_the_reference_on_the_simulator() {
+    let dev = Device::sim();
+    // k = 520: three blocks of 256 columns of A (the last ragged); chunks that
+    // divide nothing; one-launch chunks of B that straddle two column blocks
+    // of A (rows 200..300 need v[0..256] and v[256..512]).
+    let (m, n, k) = (203, 41, 520);
+    let plans = [
+        FusedPlan::rows(24, Loads::Four),
+        FusedPlan::rows(24, Loads::Eight),
+        FusedPlan::rows(1, Loads::Eight),
+        FusedPlan::rows(1000, Loads::Four),
+        FusedPlan::one_wave(&dev, Loads::Eight, m, n, k).unwrap(),
+        FusedPlan::rows(40, Loads::Eight).with_memset(),
+        FusedPlan {
+            chunk_a: 48,
+            chunk_b: 100,
+            ..FusedPlan::one_launch(1)
+        },
+        FusedPlan::one_launch(7),
+    ];
+    for plan in plans {
+        let e = matmul::check_fused(&dev, &plan, m, n, k, 21).unwrap();
+        assert!(e < 1e-4, "{}: relative error {e:e}", plan.label());
+    }
+}
+
+#[test]
+fn fused_plan_labels_name_what_differs() {
+    assert_eq!(
+        FusedPlan::DEFAULT.label(),
+        "colsum fused: colsum(A) B (16-row chunks, 8 loads/thread)"
+    );
+    assert_eq!(
+        FusedPlan::rows(128, Loads::Eight).label(),
+        "colsum fused, 128-row chunks, 8 loads/thread"
+    );
+    assert!(FusedPlan::one_launch(64).label().contains("1 launch"));
+    assert!(FusedPlan::DEFAULT.with_memset().label().contains("memset"));
+    let dev = Device::sim();
+    let p = FusedPlan::one_wave(&dev, Loads::Four, 10000, 7000, 5000).unwrap();
+    assert!(p.label().contains("one wave"), "{}", p.label());
+    assert!(
+        p.chunk_a.is_multiple_of(8) && p.chunk_b.is_multiple_of(8),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn bad_fused_plans_are_clear_errors() {
+    let dev = Device::sim();
+    let (m, n, k) = (8, 8, 8);
+    let e = matmul::check_fused(&dev, &FusedPlan::rows(0, Loads::Four), m, n, k, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("0 rows per chunk"), "{e}");
+    let e = matmul::check_fused(&dev, &FusedPlan::one_launch(8).with_memset(), m, n, k, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("one-launch plan"), "{e}");
+    // More chunks than a grid's y dimension holds.
+    let x = dev.upload(&vec![1.0f32; 70_000]).unwrap();
+    let mut out = dev.upload(&[0.0f32]).unwrap();
+    let e = matmul::colsum_add_with(&dev, &x, &mut out, 70_000, 1, 1, Loads::Four)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at most 65535"), "{e}");
 }
 
 #[test]
@@ -104,5 +226,9 @@ fn gpu_every_rung_and_both_column_sums() {
     for how in [Colsum::Direct, Colsum::Fused] {
         let e = matmul::check_colsum(&dev, how, 1003, 701, 509, 4).unwrap();
         assert!(e < 1e-4, "{how:?}: {e:e}");
+    }
+    for plan in matmul::bench_plans(&dev, 1003, 701, 509).unwrap() {
+        let e = matmul::check_fused(&dev, &plan, 1003, 701, 509, 4).unwrap();
+        assert!(e < 1e-4, "{}: {e:e}", plan.label());
     }
 }

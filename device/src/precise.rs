@@ -65,6 +65,8 @@ pub const F64_CW_MAX: f64 = 1_048_576.0;
 // ---- f64 ------------------------------------------------------------------
 
 const TWO_OVER_PI: f64 = f64::from_bits(0x3FE4_5F30_6DC9_C883);
+/// 1.5 * 2^52: adding it rounds a double below 2^51 in magnitude to an integer.
+const ROUND_MAGIC: f64 = 6_755_399_441_055_744.0;
 const PIO2_1: f64 = f64::from_bits(0x3FF9_21FB_5440_0000);
 const PIO2_2: f64 = f64::from_bits(0x3DD0_B461_1A60_0000);
 const PIO2_3: f64 = f64::from_bits(0x3BA3_198A_2E00_0000);
@@ -238,27 +240,116 @@ pub fn rem_pio2_large(x: f64) -> (i32, f64, f64) {
     (q, rh, rl)
 }
 
-/// sin on `[-pi/4, pi/4]` (no correction term: fdlibm's `iy = 0` form).
+/// The constants of the f64 fast path of `sincos` (2/pi, the three parts of
+/// pi/2, fdlibm's sin and cos coefficients), as [`sincos_f64_with`] takes
+/// them.
+///
+/// Why a loop should hoist them ([`Trig::trig_consts`]): written as
+/// literals, each 64-bit constant of a `DFMA` is rebuilt by ptxas (sm_90)
+/// with two `UMOV`s at every use, 26 extra instructions per `sincos`, which
+/// makes an f64 loop around it issue-bound (about 75 issue slots per pair
+/// against 50 cycles of the FP64 pipe). Loaded once from a table before the
+/// loop ([`sincos64_consts`]), they sit in 32 registers instead.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+pub struct SinCos64Consts(pub [f64; 16]);
+
+/// The literal table ([`sincos_f64`] uses it; constant-folded).
+const SINCOS64: SinCos64Consts = SinCos64Consts([
+    TWO_OVER_PI,
+    PIO2_1,
+    PIO2_2,
+    PIO2_3,
+    S1,
+    S2,
+    S3,
+    S4,
+    S5,
+    S6,
+    C1,
+    C2,
+    C3,
+    C4,
+    C5,
+    C6,
+]);
+
+/// The same table in memory, for [`sincos64_consts`].
+static SINCOS64_MEM: SinCos64Consts = SINCOS64;
+
+/// [`SinCos64Consts`] as values LLVM and ptxas cannot fold back into
+/// literals: on the GPU the table's address goes through an empty `mov`
+/// (inline PTX), so the 16 values are loaded from global memory; call it
+/// before a loop. On the host it is the literal table.
 #[inline(always)]
-fn k_sin64_0(x: f64) -> f64 {
-    let z = x * x;
-    let v = z * x;
-    let r = fma64(z, fma64(z, fma64(z, fma64(z, S6, S5), S4), S3), S2);
-    fma64(v, fma64(z, r, S1), x)
+pub fn sincos64_consts() -> SinCos64Consts {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let p: *const SinCos64Consts = &SINCOS64_MEM;
+        let q: *const SinCos64Consts;
+        // SAFETY: a register move; no memory access, no side effect.
+        unsafe {
+            core::arch::asm!("mov.b64 {q}, {p};", q = out(reg64) q, p = in(reg64) p,
+                options(pure, nomem, nostack, preserves_flags));
+        }
+        // SAFETY: `q` is the address of the static table: valid, aligned,
+        // never written.
+        unsafe { core::ptr::read(q) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        SINCOS64_MEM
+    }
 }
 
-/// cos on `[-pi/4, pi/4]` (no correction term).
+/// sin on `[-pi/4, pi/4]` (no correction term: fdlibm's `iy = 0` form);
+/// `k` is [`SinCos64Consts`].
 #[inline(always)]
-fn k_cos64_0(x: f64) -> f64 {
+fn k_sin64_0(x: f64, k: &[f64; 16]) -> f64 {
     let z = x * x;
-    let r = z * fma64(
+    let v = z * x;
+    let r = fma64(
         z,
-        fma64(z, fma64(z, fma64(z, fma64(z, C6, C5), C4), C3), C2),
-        C1,
+        fma64(z, fma64(z, fma64(z, k[9], k[8]), k[7]), k[6]),
+        k[5],
     );
-    let hz = 0.5 * z;
-    let w = 1.0 - hz;
-    w + (((1.0 - w) - hz) + z * r)
+    fma64(v, fma64(z, r, k[4]), x)
+}
+
+/// cos on `[-pi/4, pi/4]` (no correction term): `1 + z (-1/2 + z P(z))`
+/// as two FMAs after the Horner chain. fdlibm splits `1 - z/2` to keep its
+/// low bits (a 1-ulp kernel); here the inner `-1/2 + z P` is rounded once
+/// (at most 2^-55 absolute, times `z <= 0.62`) and the outer FMA once, so
+/// the result (in `[0.70, 1]`) stays within 1 ulp plus the polynomial's own
+/// 2^-58, and the kernel costs 7 double operations instead of 11.
+#[inline(always)]
+fn k_cos64_0(x: f64, k: &[f64; 16]) -> f64 {
+    let z = x * x;
+    let p = fma64(
+        z,
+        fma64(
+            z,
+            fma64(z, fma64(z, fma64(z, k[15], k[14]), k[13]), k[12]),
+            k[11],
+        ),
+        k[10],
+    );
+    fma64(z, fma64(z, p, -0.5), 1.0)
+}
+
+/// [`quadrant`] for f64 with the sign changes as XORs of the sign bit
+/// (integer `LOP3`s on the high word) instead of negations (which ptxas
+/// emits as `DADD`s on the FP64 pipe).
+#[inline(always)]
+fn quadrant64(q: i32, s: f64, c: f64) -> (f64, f64) {
+    let (s1, c1) = if q & 1 != 0 { (c, s) } else { (s, c) };
+    // sin changes sign in quadrants 2 and 3; cos in quadrants 1 and 2.
+    let ssign = ((q as u64 >> 1) & 1) << 63;
+    let csign = (((q ^ (q >> 1)) as u64) & 1) << 63;
+    (
+        f64::from_bits(s1.to_bits() ^ ssign),
+        f64::from_bits(c1.to_bits() ^ csign),
+    )
 }
 
 /// The huge-argument path of [`sincos_f64`]: Payne-Hanek, then the kernels
@@ -273,15 +364,32 @@ fn sincos_f64_large(x: f64) -> (f64, f64) {
 /// `(sin x, cos x)` in f64. NaN for NaN and infinities.
 #[inline(always)]
 pub fn sincos_f64(x: f64) -> (f64, f64) {
+    sincos_f64_with(x, &SINCOS64)
+}
+
+/// The Cody-Waite path of [`sincos_f64`] (no UB for any `x`; meaningless
+/// beyond `F64_CW_MAX`).
+#[inline(always)]
+fn cw64(x: f64, c: &[f64; 16]) -> (f64, f64) {
+    // Round to nearest with the 1.5 * 2^52 trick: `t` has no bits below
+    // 2^0, so `t - MAGIC` is `round(x 2/pi)` exactly and the low word of
+    // `t` holds it as a two's complement integer (`2^51` vanishes mod
+    // 2^32). Two double operations instead of `cvt.rni` and `cvt.rzi`,
+    // which run on the quarter-rate conversion unit.
+    let t = fma64(x, c[0], ROUND_MAGIC);
+    let kf = t - ROUND_MAGIC;
+    let k = t.to_bits() as u32 as i32;
+    let r = fma64(-kf, c[1], x);
+    let r = fma64(-kf, c[2], r);
+    let r = fma64(-kf, c[3], r);
+    quadrant64(k & 3, k_sin64_0(r, c), k_cos64_0(r, c))
+}
+
+/// [`sincos_f64`] with its constants passed in (see [`SinCos64Consts`]).
+#[inline(always)]
+pub fn sincos_f64_with(x: f64, consts: &SinCos64Consts) -> (f64, f64) {
     if x.abs() <= F64_CW_MAX {
-        // `cvt.rni.f64.f64`, then `cvt.rzi.s32.f64` without saturation code.
-        let kf = core::intrinsics::round_ties_even_f64(x * TWO_OVER_PI);
-        // SAFETY: `|kf| <= 2^20 * 2/pi + 1`, an integer well inside i32.
-        let k = unsafe { kf.to_int_unchecked::<i32>() };
-        let r = fma64(-kf, PIO2_1, x);
-        let r = fma64(-kf, PIO2_2, r);
-        let r = fma64(-kf, PIO2_3, r);
-        quadrant(k & 3, k_sin64_0(r), k_cos64_0(r))
+        cw64(x, &consts.0)
     } else if x.is_finite() {
         sincos_f64_large(x)
     } else {
@@ -429,15 +537,38 @@ pub fn sincos_f32(x: f32) -> (f32, f32) {
         let kf = core::intrinsics::round_ties_even_f32(x * TWO_OVER_PI_F32);
         // SAFETY: `|kf| <= 1e5 * 2/pi + 1`, an integer well inside i32.
         let k = unsafe { kf.to_int_unchecked::<i32>() };
-        let r = fma32(-kf, PIO2_F1, x);
-        let r = fma32(-kf, PIO2_F2, r);
-        let r = fma32(-kf, PIO2_F3, r);
-        quadrant(k & 3, k_sin32(r), k_cos32(r))
+        cw32(x, kf, k)
     } else if x.is_finite() {
         sincos_f32_large(x)
     } else {
         (f32::NAN, f32::NAN)
     }
+}
+
+/// The Cody-Waite path of [`sincos_f32`] after the quadrant `k = kf`.
+#[inline(always)]
+fn cw32(x: f32, kf: f32, k: i32) -> (f32, f32) {
+    let r = fma32(-kf, PIO2_F1, x);
+    let r = fma32(-kf, PIO2_F2, r);
+    let r = fma32(-kf, PIO2_F3, r);
+    quadrant(k & 3, k_sin32(r), k_cos32(r))
+}
+
+/// The branch-free part of [`sincos_f32`]: correct (same bound) for
+/// `|x| <= F32_CW_MAX`, a meaningless value (no UB) otherwise. For loops that
+/// compute it ahead, in the same basic block as other work, and fix the rare
+/// large argument afterwards (see [`Trig::sincos_cw`]).
+#[inline(always)]
+pub fn sincos_f32_cw(x: f32) -> (f32, f32) {
+    let kf = core::intrinsics::round_ties_even_f32(x * TWO_OVER_PI_F32);
+    cw32(x, kf, kf as i32)
+}
+
+/// The branch-free part of [`sincos_f64`], as [`sincos_f32_cw`]: correct for
+/// `|x| <= F64_CW_MAX`, meaningless otherwise.
+#[inline(always)]
+pub fn sincos_f64_cw(x: f64) -> (f64, f64) {
+    cw64(x, &SINCOS64.0)
 }
 
 /// `sin x` in f32.
@@ -505,6 +636,20 @@ pub trait Trig: Real {
     fn sincos(self) -> (Self, Self);
     /// `atan2(self, x)`: the angle of the point `(x, self)`.
     fn atan2(self, x: Self) -> Self;
+    /// Constants of `sincos` that a loop should load once, before it
+    /// (f64: [`SinCos64Consts`]; f32: nothing, its constants are 32-bit
+    /// immediates of the instructions).
+    type Consts: Copy;
+    /// The constants for [`Trig::sincos_with`]; call it outside the loop.
+    fn trig_consts() -> Self::Consts;
+    /// [`Trig::sincos`] with hoisted constants.
+    fn sincos_with(self, consts: &Self::Consts) -> (Self, Self);
+    /// Largest `|x|` for which [`Trig::sincos_cw`] is [`Trig::sincos`].
+    const CW_MAX: Self;
+    /// The branch-free Cody-Waite part of `sincos`: the same value for
+    /// `|self| <= CW_MAX`, meaningless (but no UB) beyond; callers check
+    /// and fall back to [`Trig::sincos`].
+    fn sincos_cw(self) -> (Self, Self);
 }
 
 impl Trig for f64 {
@@ -523,6 +668,20 @@ impl Trig for f64 {
     #[inline(always)]
     fn atan2(self, x: Self) -> Self {
         atan2_f64(self, x)
+    }
+    type Consts = SinCos64Consts;
+    #[inline(always)]
+    fn trig_consts() -> SinCos64Consts {
+        sincos64_consts()
+    }
+    #[inline(always)]
+    fn sincos_with(self, consts: &SinCos64Consts) -> (Self, Self) {
+        sincos_f64_with(self, consts)
+    }
+    const CW_MAX: f64 = F64_CW_MAX;
+    #[inline(always)]
+    fn sincos_cw(self) -> (Self, Self) {
+        sincos_f64_cw(self)
     }
 }
 
@@ -563,5 +722,24 @@ impl Trig for f32 {
     #[inline(always)]
     fn atan2(self, x: Self) -> Self {
         atan2_f32(self, x)
+    }
+    type Consts = ();
+    #[inline(always)]
+    fn trig_consts() {}
+    #[inline(always)]
+    fn sincos_with(self, _: &()) -> (Self, Self) {
+        self.sincos()
+    }
+    const CW_MAX: f32 = F32_CW_MAX;
+    #[inline(always)]
+    fn sincos_cw(self) -> (Self, Self) {
+        #[cfg(feature = "fast-math")]
+        {
+            self.sincos()
+        }
+        #[cfg(not(feature = "fast-math"))]
+        {
+            sincos_f32_cw(self)
+        }
     }
 }

@@ -12,6 +12,10 @@
 //!    registers.
 //! 4. [`matmul_vec_f32`]: 128x128 block tile, 8x8 outputs per thread, 16-byte
 //!    loads, `A` transposed (and padded) in shared memory, double-buffered.
+//!    4b [`matmul_vec1_f32`]: the same with one block per SM and no spill.
+//!    4c [`matmul_vec16_f32`]: tiles 16 deep (one barrier per 1024 FMAs per
+//!    thread); 4d [`matmul_vec16x2_f32`]: 4c with two blocks per SM;
+//!    4e [`matmul_vec16s_f32`]: 4c with grouped block order for L2 reuse.
 //!
 //! Every rung handles ragged edges: loads outside the matrices read zero,
 //! stores outside are skipped, so `m`, `n`, `k` need not be tile multiples.
@@ -19,8 +23,13 @@
 //! The column sum: [`matmul_colsum_f32`] (column reduction of a matrix, rows
 //! split in chunks, one atomic per column and chunk), [`matmul_vecmat_f32`]
 //! (`out += v B`, the same shape of work with a weight per row) and
-//! [`matmul_zero2_f32`] (clears the two accumulators first).
+//! [`matmul_zero2_f32`] (clears the two accumulators first). Variants timed
+//! beside them: eight loads in flight ([`matmul_colsum8_f32`],
+//! [`matmul_vecmat8_f32`]; the chunk length is a run-time parameter of all
+//! four) and both halves in one ticketed launch
+//! ([`matmul_colsum_product_f32`] after [`matmul_zero3_f32`]).
 
+use core::sync::atomic::{AtomicU32, Ordering, fence};
 use ptxlab_device::mem::F32x4;
 use ptxlab_device::prelude::*;
 
@@ -55,8 +64,12 @@ pub const VEC_THREADS: u32 = 256;
 
 /// Threads per block of the column-sum kernels.
 pub const COLSUM_BLOCK: u32 = 256;
-/// Rows each block of the column-sum kernels reduces (one atomic per column per chunk).
-pub const COLSUM_ROWS: usize = 64;
+/// Rows each block of the column-sum kernels reduces by default (one atomic
+/// per column per chunk). 16 measured best on an H100 (with eight loads in
+/// flight: 90.0% of the bytes floor against 84.3% for 64 rows and four
+/// loads, `docs/results/2026-11-23-h100-lomb-matmul`): small chunks give
+/// many short-lived blocks and keep every SM streaming to the end.
+pub const COLSUM_ROWS: usize = 16;
 
 /// Dynamic shared memory of rung 2: one `A` tile and one `B` tile of 32x32 f32.
 pub const fn tiled_shared_bytes() -> usize {
@@ -75,6 +88,15 @@ const VEC_BS_LEN: usize = 2 * VEC_BK * VEC_BN;
 /// then two stages of `Bs[BK][BN]`.
 pub const fn vec_shared_bytes() -> usize {
     shared::shared_bytes::<f32>(0, VEC_AS_LEN + VEC_BS_LEN)
+}
+
+/// Rungs 4c to 4e: `k` per tile.
+pub const VEC16_BK: usize = 16;
+
+/// Dynamic shared memory of rungs 4c to 4e: rung 4's layout with tiles
+/// [`VEC16_BK`] deep (33,280 bytes).
+pub const fn vec16_shared_bytes() -> usize {
+    shared::shared_bytes::<f32>(0, 2 * VEC16_BK * VEC_AS_LD + 2 * VEC16_BK * VEC_BN)
 }
 
 /// Rung 1: naive. One thread per output `C[row, col]`; the `k` loop reads a
@@ -324,8 +346,10 @@ fn outer_step(
 ///   per tile. Global latency hides behind 512 FMAs per thread.
 /// * `launch_bounds(256, 2)`: ptxas must fit 128 registers so two blocks
 ///   (16 warps) share an SM. Measured with ptxas 13.0 for sm_90: 128
-///   registers and a 44-byte spill; without the `2` it takes 155 registers
-///   and no spill but only one block per SM.
+///   registers and a 16-byte spill (44 bytes before the body became generic
+///   over the tile depth, for rungs 4c-4e; the same algorithm, different
+///   code order); without the `2` it takes 155 registers and no spill but
+///   only one block per SM.
 ///
 /// Thread mapping: `tx = rank % 16`, `ty = rank / 16`. The 8x8 patch is split
 /// in 2x2 blocks of 4x4: rows `4ty..4ty+4` and `64+4ty..64+4ty+4`, columns
@@ -345,7 +369,7 @@ pub fn matmul_vec_f32(
     n: u32,
     k: u32,
 ) {
-    vec_body(a, b, c, m, n, k);
+    vec_body::<VEC_BK, false>(a, b, c, m, n, k);
 }
 
 /// Rung 4b: [`matmul_vec_f32`] with `launch_bounds(256)` only, so ptxas may
@@ -361,12 +385,152 @@ pub fn matmul_vec1_f32(
     n: u32,
     k: u32,
 ) {
-    vec_body(a, b, c, m, n, k);
+    vec_body::<VEC_BK, false>(a, b, c, m, n, k);
 }
 
-/// The body of rungs 4 and 4b (their launch bounds differ).
+/// Rung 4c: [`matmul_vec1_f32`] with tiles 16 deep instead of 8.
+///
+/// What changed: `BK = 16`. A tile is now 128x16 of `A` and 16x128 of `B`;
+/// each thread fetches two float4 of each (two passes of rung 4's mapping:
+/// `A[bm + t/2, k0 + 4(t%2) + 8j..+4]` and `B[k0 + t/32 + 8j, bn + 4(t%32)..+4]`
+/// for `j = 0, 1`), and between two barriers it does 16 outer-product steps,
+/// 1024 FMAs, instead of 8 (512).
+///
+/// Why it should be faster: with one block (8 warps) per SM, every
+/// `bar.sync` drains the SM: the warps that arrive first idle until the last
+/// one has stored its share of the next tile, and after the barrier every
+/// warp restarts with shared loads before its first FMA. Rung 4b pays that
+/// bubble (tens of cycles) once per 512 FMAs per thread (about 1000 issue
+/// cycles per scheduler); here once per 1024, and the per-tile overhead
+/// (global loads, stores to shared, loop, index arithmetic) is amortised over
+/// twice the FMAs. The cost: two stages of 16-deep tiles are 33,280 bytes of
+/// shared memory (rung 4: 16,640), still under the 48 KiB default, and 8 more
+/// registers for the prefetched tile.
+///
+/// Shared layout (floats): `As[stage][p][r]` at `stage*16*132 + p*132 + r`,
+/// then `Bs[stage][p][c]` at `2*16*132 + stage*16*128 + p*128 + c`. The
+/// transposed `As` stores of a warp (16 rows x 2 column groups, for each of
+/// the four floats of a group) still fall in 32 distinct banks.
+///
+/// Registers (ptxas 13.0): 189 on sm_90 (175 on sm_80), no spill (rung 4b:
+/// 155); one block of 256 threads per SM either way (two would need <= 128).
+#[kernel(launch_bounds(256))]
+pub fn matmul_vec16_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    vec_body::<VEC16_BK, false>(a, b, c, m, n, k);
+}
+
+/// Rung 4d: [`matmul_vec16_f32`] with `launch_bounds(256, 2)`, as rung 4 is to
+/// rung 4b: ptxas must fit 128 registers so two blocks share an SM, and the
+/// barrier bubble of one block is filled by the other block's FMAs. Two
+/// blocks take 66,560 bytes of shared memory (an H100 SM has up to 228 KiB).
+///
+/// Registers (ptxas 13.0, sm_90): 128, with 40 bytes of spill stores and 52
+/// of spill loads (sm_80: 72 and 120), against rung 4's 16 and 16; whether
+/// 16 warps per SM pay for that local-memory traffic is the question this
+/// rung asks the device.
+#[kernel(launch_bounds(256, 2))]
+pub fn matmul_vec16x2_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    vec_body::<VEC16_BK, false>(a, b, c, m, n, k);
+}
+
+/// Rung 4e: [`matmul_vec16_f32`] with grouped block rasterization.
+///
+/// What changed: the block-tile a block computes is no longer
+/// `(blockIdx.y, blockIdx.x)`. The linear block id `L = y*gx + x` (the order
+/// in which the hardware dispatches blocks) walks down a group of
+/// [`VEC_GROUP`] block rows first, then moves one block column right:
+/// `group = L / (8 gx)`, `by = 8 group + (L % (8 gx)) % rows_in_group`,
+/// `bx = (L % (8 gx)) / rows_in_group` (the last group may have fewer rows).
+/// It is a bijection on the grid, so every tile is still computed once.
+///
+/// Why it could be faster: the blocks resident at one time (one per SM, 132
+/// on an H100) then cover about 8 block rows x 17 block columns of `C`
+/// instead of 4 rows x 32 columns, so together they read about 25 panels of
+/// `A` and `B` instead of 36: less L2 traffic per FMA and, where the working
+/// set would not fit in L2, less DRAM traffic. At 4096^3 the row-major order
+/// already hits L2 well (the blocks move along `k` roughly together), so
+/// this rung measures how much is left to gain from the order alone.
+///
+/// Registers (ptxas 13.0): 181 on sm_90 (167 on sm_80), no spill.
+#[kernel(launch_bounds(256))]
+pub fn matmul_vec16s_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    vec_body::<VEC16_BK, true>(a, b, c, m, n, k);
+}
+
+/// Block rows per group of the grouped rasterization of rung 4e.
+pub const VEC_GROUP: usize = 8;
+
+/// `(bx, by)`, the block tile of this block: `(blockIdx.x, blockIdx.y)`, or
+/// with `GROUPED` the grouped order of rung 4e (a bijection on the grid).
 #[inline(always)]
-fn vec_body(
+fn block_tile<const GROUPED: bool>() -> (usize, usize) {
+    let (bx, by) = (
+        thread::block_idx_x() as usize,
+        thread::block_idx_y() as usize,
+    );
+    if !GROUPED {
+        return (bx, by);
+    }
+    let (gx, gy) = (thread::grid_dim_x() as usize, thread::grid_dim_y() as usize);
+    let linear = by * gx + bx;
+    // `gx >= 1` and `first <= by < gy` on every launch; the `max(1)`s only
+    // tell the compiler the divisors are not zero (no panic path in the PTX).
+    let per_group = (VEC_GROUP * gx).max(1);
+    let first = (linear / per_group) * VEC_GROUP;
+    let rows = gy.saturating_sub(first).clamp(1, VEC_GROUP);
+    let local = linear % per_group;
+    (local / rows, first + local % rows)
+}
+
+/// Eight steps `p0..p0+8` of a tile, written out (512 FMAs, 32 shared loads,
+/// straight-line code).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn steps8(
+    acc: &mut [[f32; 8]; 8],
+    sa4: SharedSlice<F32x4>,
+    sb4: SharedSlice<F32x4>,
+    abase: usize,
+    bbase: usize,
+    p0: usize,
+    tx: usize,
+    ty: usize,
+) {
+    outer_step(acc, sa4, sb4, abase, bbase, p0, tx, ty);
+    outer_step(acc, sa4, sb4, abase, bbase, p0 + 1, tx, ty);
+    outer_step(acc, sa4, sb4, abase, bbase, p0 + 2, tx, ty);
+    outer_step(acc, sa4, sb4, abase, bbase, p0 + 3, tx, ty);
+    outer_step(acc, sa4, sb4, abase, bbase, p0 + 4, tx, ty);
+    outer_step(acc, sa4, sb4, abase, bbase, p0 + 5, tx, ty);
+    outer_step(acc, sa4, sb4, abase, bbase, p0 + 6, tx, ty);
+    outer_step(acc, sa4, sb4, abase, bbase, p0 + 7, tx, ty);
+}
+
+/// The body of rungs 4 to 4e: `BK` is the tile depth (8 or 16), `GROUPED`
+/// selects the grouped block order of rung 4e.
+#[inline(always)]
+fn vec_body<const BK: usize, const GROUPED: bool>(
     a: DeviceSlice<f32>,
     b: DeviceSlice<f32>,
     c: DeviceSliceMut<f32>,
@@ -376,20 +540,27 @@ fn vec_body(
 ) {
     const BM: usize = VEC_BM;
     const BN: usize = VEC_BN;
-    const BK: usize = VEC_BK;
     const LDA: usize = VEC_AS_LD;
-    let sa = shared::dynamic_shared::<f32>(0, VEC_AS_LEN);
-    let sa4 = shared::dynamic_shared::<F32x4>(0, VEC_AS_LEN / 4);
-    let sb4 = shared::dynamic_shared::<F32x4>(VEC_AS_LEN * 4, VEC_BS_LEN / 4);
+    const { assert!(BK == 8 || BK == 16) };
+    // Passes of the tile load: each thread fetches one float4 of `A` and one
+    // of `B` per 8 of depth.
+    let passes = BK / 8;
+    let as_len = 2 * BK * LDA;
+    let bs_len = 2 * BK * BN;
+    let sa = shared::dynamic_shared::<f32>(0, as_len);
+    let sa4 = shared::dynamic_shared::<F32x4>(0, as_len / 4);
+    let sb4 = shared::dynamic_shared::<F32x4>(as_len * 4, bs_len / 4);
     let (m, n, k) = (m as usize, n as usize, k as usize);
     let t = thread::thread_idx_x() as usize;
     let tx = t % 16;
     let ty = t / 16;
-    let bm = thread::block_idx_y() as usize * BM;
-    let bn = thread::block_idx_x() as usize * BN;
+    let (bx, by) = block_tile::<GROUPED>();
+    let bm = by * BM;
+    let bn = bx * BN;
     let a_vec_ok = k % 4 == 0;
     let b_vec_ok = n % 4 == 0;
-    // This thread's share of each tile load.
+    // This thread's share of each tile load (pass `j` adds `8j` to the
+    // column of `A` and to the row of `B`).
     let a_row = bm + t / 2;
     let a_col = (t % 2) * 4;
     let b_row = t / 32;
@@ -427,46 +598,53 @@ fn vec_body(
             v
         }
     };
-    let store = |stage: usize, av: [f32; 4], bv: [f32; 4]| {
+    // Fetches pass `j` of the tile starting at depth `k0`.
+    let load = |k0: usize, j: usize| (load_a(k0 + 8 * j), load_b(k0 + 8 * j));
+    let store = |stage: usize, j: usize, av: [f32; 4], bv: [f32; 4]| {
         let base = stage * BK * LDA;
         for q in 0..4 {
-            // SAFETY: `a_col + q < 8` and `t/2 < 128`: inside one stage of `As`.
-            unsafe { sa.set_unchecked(base + (a_col + q) * LDA + t / 2, av[q]) };
+            // SAFETY: `a_col + 8j + q < BK` and `t/2 < 128 <= LDA`: inside
+            // one stage of `As` (`BK x LDA`), and `stage < 2`.
+            unsafe { sa.set_unchecked(base + (a_col + 8 * j + q) * LDA + t / 2, av[q]) };
         }
-        // SAFETY: float4 index `(stage*8*128 + b_row*128 + 4(t%32)) / 4` is
-        // inside the `Bs` view (two stages of 8x128).
-        unsafe { sb4.set_unchecked((stage * BK * BN + b_row * BN) / 4 + t % 32, F32x4(bv)) };
+        // SAFETY: float4 index `(stage*BK*128 + (b_row + 8j)*128 + 4(t%32)) / 4`
+        // with `b_row + 8j < BK`: inside the `Bs` view (two stages of BK x 128).
+        unsafe {
+            sb4.set_unchecked(
+                (stage * BK * BN + (b_row + 8 * j) * BN) / 4 + t % 32,
+                F32x4(bv),
+            )
+        };
     };
 
     let mut acc = [[0.0f32; 8]; 8];
     let ntiles = k.div_ceil(BK);
-    let av = load_a(0);
-    let bv = load_b(0);
-    store(0, av, bv);
+    for j in 0..passes {
+        let (av, bv) = load(0, j);
+        store(0, j, av, bv);
+    }
     sync_threads();
     let mut tile = 0;
     while tile < ntiles {
         let stage = tile % 2;
         let has_next = tile + 1 < ntiles;
-        let (mut nav, mut nbv) = ([0.0f32; 4], [0.0f32; 4]);
+        // Two register slots for the prefetch; `BK = 8` uses the first only.
+        let mut next = [([0.0f32; 4], [0.0f32; 4]); 2];
         if has_next {
-            nav = load_a((tile + 1) * BK);
-            nbv = load_b((tile + 1) * BK);
+            for j in 0..passes {
+                next[j] = load((tile + 1) * BK, j);
+            }
         }
         let abase = stage * BK * LDA / 4;
         let bbase = stage * BK * BN / 4;
-        // The 8 steps of the tile written out, so the whole tile is
-        // straight-line code (512 FMAs, 32 shared loads, no loop overhead).
-        outer_step(&mut acc, sa4, sb4, abase, bbase, 0, tx, ty);
-        outer_step(&mut acc, sa4, sb4, abase, bbase, 1, tx, ty);
-        outer_step(&mut acc, sa4, sb4, abase, bbase, 2, tx, ty);
-        outer_step(&mut acc, sa4, sb4, abase, bbase, 3, tx, ty);
-        outer_step(&mut acc, sa4, sb4, abase, bbase, 4, tx, ty);
-        outer_step(&mut acc, sa4, sb4, abase, bbase, 5, tx, ty);
-        outer_step(&mut acc, sa4, sb4, abase, bbase, 6, tx, ty);
-        outer_step(&mut acc, sa4, sb4, abase, bbase, 7, tx, ty);
+        steps8(&mut acc, sa4, sb4, abase, bbase, 0, tx, ty);
+        if BK == 16 {
+            steps8(&mut acc, sa4, sb4, abase, bbase, 8, tx, ty);
+        }
         if has_next {
-            store(1 - stage, nav, nbv);
+            for j in 0..passes {
+                store(1 - stage, j, next[j].0, next[j].1);
+            }
         }
         sync_threads();
         tile += 1;
@@ -510,78 +688,136 @@ fn store_row(c: DeviceSliceMut<f32>, r: usize, c0: usize, m: usize, n: usize, v:
     }
 }
 
+/// The sum over rows `r0..r1` of column `col` of a row-major matrix `x` with
+/// `cols` columns, each row weighted by `w(r)` when `WEIGHTED`. `U` independent
+/// partial sums: each step issues `U` loads (rows `r..r+U`, all in flight at
+/// once) before it adds them; the partial sums are combined pairwise at the
+/// end (`(s0 + s1) + (s2 + s3)` for `U = 4`).
+///
+/// The caller guarantees `r1 <= rows` of `x` and `col < cols`.
 #[inline(always)]
-fn column_chunk<const WEIGHTED: bool>(
-    w: DeviceSlice<f32>,
+fn column_partial<const U: usize, const WEIGHTED: bool>(
     x: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    rows: usize,
     cols: usize,
-) {
-    let col = thread::index_1d();
-    if col >= cols {
-        return;
-    }
-    let r0 = thread::block_idx_y() as usize * COLSUM_ROWS;
-    let r1 = if r0 + COLSUM_ROWS < rows {
-        r0 + COLSUM_ROWS
-    } else {
-        rows
-    };
-    // Four independent partial sums keep four loads in flight per thread.
-    let mut s = [0.0f32; 4];
+    col: usize,
+    r0: usize,
+    r1: usize,
+    w: impl Fn(usize) -> f32,
+) -> f32 {
+    const { assert!(U.is_power_of_two()) };
+    let mut s = [0.0f32; U];
     let mut r = r0;
-    while r + 4 <= r1 {
-        for (q, acc) in s.iter_mut().enumerate() {
-            // SAFETY: `r + q < r1 <= rows` and `col < cols`, so the index is
-            // inside the `rows x cols` matrix the launcher checked.
-            let v = unsafe { x.get_unchecked((r + q) * cols + col) };
-            *acc = if WEIGHTED {
-                w.get(r + q).mul_add(v, *acc)
+    while r + U <= r1 {
+        let mut v = [0.0f32; U];
+        for q in 0..U {
+            // SAFETY: `r + q < r1 <= rows` and `col < cols` (caller), so the
+            // index is inside the `rows x cols` matrix the launcher checked.
+            v[q] = unsafe { x.get_unchecked((r + q) * cols + col) };
+        }
+        for q in 0..U {
+            s[q] = if WEIGHTED {
+                w(r + q).mul_add(v[q], s[q])
             } else {
-                *acc + v
+                s[q] + v[q]
             };
         }
-        r += 4;
+        r += U;
     }
     while r < r1 {
         let v = x.get(r * cols + col);
         s[0] = if WEIGHTED {
-            w.get(r).mul_add(v, s[0])
+            w(r).mul_add(v, s[0])
         } else {
             s[0] + v
         };
         r += 1;
     }
+    let mut width = U;
+    while width > 1 {
+        for i in 0..width / 2 {
+            s[i] = s[2 * i] + s[2 * i + 1];
+        }
+        width /= 2;
+    }
+    s[0]
+}
+
+/// One block of the column-sum kernels: the column of this thread
+/// (`blockIdx.x * 256 + threadIdx.x`) over the rows of chunk `blockIdx.y`
+/// (`chunk` rows), added into `out[col]` with one atomic.
+#[inline(always)]
+fn column_chunk<const U: usize, const WEIGHTED: bool>(
+    w: DeviceSlice<f32>,
+    x: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    rows: usize,
+    cols: usize,
+    chunk: usize,
+) {
+    let col = thread::index_1d();
+    if col >= cols {
+        return;
+    }
+    let r0 = thread::block_idx_y() as usize * chunk;
+    let r1 = if r0 + chunk < rows { r0 + chunk } else { rows };
     if r0 < r1 {
-        out.atomic_add(col, (s[0] + s[1]) + (s[2] + s[3]));
+        let s = column_partial::<U, WEIGHTED>(x, cols, col, r0, r1, |r| w.get(r));
+        out.atomic_add(col, s);
     }
 }
 
 /// Column sum of a row-major `rows x cols` matrix: `out[j] += sum_i x[i, j]`.
 ///
 /// Thread mapping: `x` = column (consecutive threads read consecutive words of
-/// a row: coalesced), `blockIdx.y` = a chunk of [`COLSUM_ROWS`] rows. A thread
-/// sums its column over the chunk with four independent accumulators, then
+/// a row: coalesced), `blockIdx.y` = a chunk of `chunk` rows (a run-time
+/// parameter; the default is [`COLSUM_ROWS`]). A thread sums its column over
+/// the chunk with four independent accumulators (four loads in flight), then
 /// adds the partial sum into `out[j]` with one atomic. Splitting the rows is
 /// what makes the grid large enough to fill the GPU (one thread per column,
 /// the material's mapping, gives only `cols` threads). `out` must be zeroed
 /// first ([`matmul_zero2_f32`]). Memory-bound: 4 bytes read per element.
 ///
+/// The chunk length trades the atomics (one per column and chunk) against
+/// the tail of the grid: a thread's chunk is `chunk / 4` dependent round trips
+/// to memory, and the last blocks of the grid run alone for that long.
+///
 /// Tried and measured slower on an H100 (fused column sum 139 us against
 /// 131 us for this version): four columns per thread with 16-byte loads and
 /// 128-row chunks, which gave the grid a third as many threads.
 #[kernel(launch_bounds(256))]
-pub fn matmul_colsum_f32(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>, rows: u32, cols: u32) {
-    column_chunk::<false>(x, x, out, rows as usize, cols as usize);
+pub fn matmul_colsum_f32(
+    x: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    rows: u32,
+    cols: u32,
+    chunk: u32,
+) {
+    column_chunk::<4, false>(x, x, out, rows as usize, cols as usize, chunk as usize);
+}
+
+/// [`matmul_colsum_f32`] with eight partial sums: eight loads in flight per
+/// thread, so a chunk is half as many dependent round trips to memory (the
+/// tail of the grid is shorter) and a resident block keeps twice as many
+/// bytes in flight. Registers (ptxas 13.0, sm_90 and sm_80): 32, no spill
+/// (the four-load kernel: 32 on sm_90, 25 on sm_80); still eight blocks of
+/// 256 threads per SM.
+#[kernel(launch_bounds(256))]
+pub fn matmul_colsum8_f32(
+    x: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    rows: u32,
+    cols: u32,
+    chunk: u32,
+) {
+    column_chunk::<8, false>(x, x, out, rows as usize, cols as usize, chunk as usize);
 }
 
 /// Vector-matrix product `out[j] += sum_i v[i] B[i, j]`, `B` row-major `k x n`.
 ///
 /// The second half of the fused column sum `colsum(A B) = colsum(A) B`: the
 /// same mapping as [`matmul_colsum_f32`] (thread = output column, reading `B`
-/// row by row, coalesced; `blockIdx.y` = chunk of rows, one atomic per column
-/// and chunk) with each row weighted by `v[i]` (a broadcast load).
+/// row by row, coalesced; `blockIdx.y` = chunk of `chunk` rows, one atomic per
+/// column and chunk) with each row weighted by `v[i]` (a broadcast load).
 #[kernel(launch_bounds(256))]
 pub fn matmul_vecmat_f32(
     v: DeviceSlice<f32>,
@@ -589,8 +825,23 @@ pub fn matmul_vecmat_f32(
     out: DeviceSliceMut<f32>,
     k: u32,
     n: u32,
+    chunk: u32,
 ) {
-    column_chunk::<true>(v, b, out, k as usize, n as usize);
+    column_chunk::<4, true>(v, b, out, k as usize, n as usize, chunk as usize);
+}
+
+/// [`matmul_vecmat_f32`] with eight loads in flight per thread (as
+/// [`matmul_colsum8_f32`] is to [`matmul_colsum_f32`]).
+#[kernel(launch_bounds(256))]
+pub fn matmul_vecmat8_f32(
+    v: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    k: u32,
+    n: u32,
+    chunk: u32,
+) {
+    column_chunk::<8, true>(v, b, out, k as usize, n as usize, chunk as usize);
 }
 
 /// Sets two buffers to zero (the accumulators of the column-sum kernels),
@@ -604,6 +855,227 @@ pub fn matmul_zero2_f32(x: DeviceSliceMut<f32>, y: DeviceSliceMut<f32>) {
         }
         if i < y.len() {
             y.set(i, 0.0);
+        }
+    }
+}
+
+/// [`matmul_zero2_f32`] plus a buffer of `u32` counters: clears `v`, `out`
+/// and the counters of [`matmul_colsum_product_f32`] in one launch.
+#[kernel(launch_bounds(256))]
+pub fn matmul_zero3_f32(x: DeviceSliceMut<f32>, y: DeviceSliceMut<f32>, z: DeviceSliceMut<u32>) {
+    let mut n = if x.len() > y.len() { x.len() } else { y.len() };
+    if z.len() > n {
+        n = z.len();
+    }
+    for i in thread::grid_stride(n) {
+        if i < x.len() {
+            x.set(i, 0.0);
+        }
+        if i < y.len() {
+            y.set(i, 0.0);
+        }
+        if i < z.len() {
+            z.set(i, 0);
+        }
+    }
+}
+
+/// Blocks of [`matmul_colsum_product_f32`] for `A` of `m x k`, `B` of `k x n`
+/// and chunks of `chunk_a` rows of `A`, `chunk_b` rows of `B`:
+/// `(blocks on A, blocks on B)`. The launch must have exactly their sum
+/// (the kernel does nothing otherwise). Chunks of 0 rows give `(0, 0)`.
+pub const fn colsum_product_blocks(
+    m: usize,
+    n: usize,
+    k: usize,
+    chunk_a: usize,
+    chunk_b: usize,
+) -> (usize, usize) {
+    if chunk_a == 0 || chunk_b == 0 {
+        return (0, 0);
+    }
+    let blk = COLSUM_BLOCK as usize;
+    (
+        k.div_ceil(blk) * m.div_ceil(chunk_a),
+        n.div_ceil(blk) * k.div_ceil(chunk_b),
+    )
+}
+
+/// Length of the counter buffer of [`matmul_colsum_product_f32`] for `k`
+/// columns of `A`: the ticket, one completion count per 256 columns of `A`,
+/// and a word that counts spin-waits that gave up (always 0 in a correct run).
+pub const fn colsum_product_sync_len(k: usize) -> usize {
+    k.div_ceil(COLSUM_BLOCK as usize) + 2
+}
+
+/// Dynamic shared memory of [`matmul_colsum_product_f32`]: the block's
+/// ticket (16 bytes, for alignment), then the `chunk_b` weights `v[r0..r1]`.
+pub const fn colsum_product_shared_bytes(chunk_b: usize) -> usize {
+    shared::shared_bytes::<f32>(16, chunk_b)
+}
+
+/// Polls of one spin-wait on the GPU before it gives up and counts a timeout
+/// (tens of seconds; a correct launch waits at most one block's run time).
+const SPIN_LIMIT: u32 = 1 << 26;
+
+/// A relaxed (strong, L1-bypassing on the GPU) load of `s[i]`'s bits.
+#[inline(always)]
+fn load_relaxed(s: DeviceSliceMut<u32>, i: usize) -> u32 {
+    if i >= s.len() {
+        return 0;
+    }
+    // SAFETY: `i < len` (checked), the launcher guarantees the buffer is
+    // valid and 4-byte aligned for the whole launch, and every concurrent
+    // access to it is atomic or a relaxed access of the same width
+    // (the simulator's plain accesses are relaxed atomics too).
+    unsafe { AtomicU32::from_ptr(s.as_mut_ptr().add(i)) }.load(Ordering::Relaxed)
+}
+
+/// A relaxed load of `s[i]` (an f32 read through its bits).
+#[inline(always)]
+fn load_relaxed_f32(s: DeviceSliceMut<f32>, i: usize) -> f32 {
+    if i >= s.len() {
+        return 0.0;
+    }
+    // SAFETY: as in `load_relaxed`; f32 and u32 have the same size and
+    // alignment, and every other access to `s` is an atomic add or a store
+    // of the same width.
+    let bits =
+        unsafe { AtomicU32::from_ptr(s.as_mut_ptr().add(i) as *mut u32) }.load(Ordering::Relaxed);
+    f32::from_bits(bits)
+}
+
+/// The fused column sum `colsum(A B) = colsum(A) B` in ONE launch: blocks
+/// that reduce columns of `A` into `v`, then blocks that compute `out += v B`,
+/// ordered by a ticket so that the second kind never waits for a block that
+/// has not started.
+///
+/// Why: the three-launch version ([`matmul_zero2_f32`], [`matmul_colsum_f32`],
+/// [`matmul_vecmat_f32`]) drains the GPU twice: the last blocks of the
+/// column sum of `A` run with the SMs half empty, then the launch of `v B`
+/// waits for all of them. Here the blocks of `v B` fill the SMs as soon as
+/// the blocks of `A` leave, and start as soon as the part of `v` they need
+/// is complete.
+///
+/// How (all counters in `sync`, zeroed by [`matmul_zero3_f32`] first):
+/// * Thread 0 takes a ticket (`atomicAdd(&sync[0], 1)`) and shares it through
+///   shared memory. The grid is 1D, [`colsum_product_blocks`] blocks; a grid
+///   of another size returns at once (no block would wait forever).
+/// * Tickets `0..na` reduce `A`, column-block-major: ticket `t` takes the
+///   256 columns `cb = t / ya` and row chunk `t % ya` (`ya` chunks of
+///   `chunk_a` rows), adds its sums into `v` with one atomic per column,
+///   then (after a barrier, then a fence by thread 0) counts itself in
+///   `sync[1 + cb]`. Column-block-major means `v[0..256]` is complete first,
+///   then `v[256..512]`, and so on.
+/// * Tickets `na..na+nb` compute `v B`, row-chunk-major: ticket `na + u`
+///   takes row chunk `u / gb` of `B` (`chunk_b` rows) and the 256 columns
+///   `u % gb`. Thread 0 spins until `sync[1 + c] = ya` for the column blocks
+///   `c` of `A` that cover those rows (relaxed loads), fences, and after a
+///   barrier the block copies `v[r0..r1]` to shared memory with relaxed
+///   loads (not cached in L1) and runs the weighted column sum.
+///
+/// Why it cannot deadlock: a block only takes its ticket once it runs, so
+/// every ticket below a waiting block's belongs to a block that is resident
+/// or finished; the blocks it waits for (tickets below `na`) never wait
+/// themselves, so they finish. No assumption on how many blocks fit on the
+/// GPU at once or in which order the hardware dispatches them. (The fence
+/// pattern is that of cooperative groups' grid barrier.) As a guard on the
+/// GPU only, a spin gives up after [`SPIN_LIMIT`] polls and counts that in
+/// the last word of `sync`; the host checks that word when it verifies.
+///
+/// Eight loads in flight per thread (as [`matmul_colsum8_f32`]).
+/// `launch_bounds(256, 8)`: without the `8` ptxas takes 40 registers, which
+/// leaves room for six blocks of 256 threads per SM; with it, 32 registers
+/// and no spill (ptxas 13.0, sm_90 and sm_80), so eight blocks (64 warps,
+/// full occupancy) as for the three-launch kernels.
+#[kernel(launch_bounds(256, 8))]
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_colsum_product_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    v: DeviceSliceMut<f32>,
+    out: DeviceSliceMut<f32>,
+    sync: DeviceSliceMut<u32>,
+    m: u32,
+    n: u32,
+    k: u32,
+    chunk_a: u32,
+    chunk_b: u32,
+) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let (ca, cb) = (chunk_a as usize, chunk_b as usize);
+    let blk = COLSUM_BLOCK as usize;
+    let (na, nb) = colsum_product_blocks(m, n, k, ca, cb);
+    if ca == 0
+        || cb == 0
+        || na == 0
+        || thread::grid_dim_x() as usize != na + nb
+        || sync.len() < colsum_product_sync_len(k)
+    {
+        return;
+    }
+    // Both are at least 1 here (`na > 0` needs `m, k >= 1`, and `n >= 1` on
+    // every launch); `max(1)` tells the compiler so (no panic path).
+    let ya = m.div_ceil(ca).max(1);
+    let gb = n.div_ceil(blk).max(1);
+    let t = thread::thread_idx_x() as usize;
+    let ticket_sh = shared::dynamic_shared::<u32>(0, 1);
+    let wsh = shared::dynamic_shared::<f32>(16, cb);
+    if t == 0 {
+        ticket_sh.set(0, sync.atomic_add(0, 1));
+    }
+    sync_threads();
+    let ticket = ticket_sh.get(0) as usize;
+    if ticket < na {
+        // Column sums of A: 256 columns, one chunk of rows.
+        let (cblk, ch) = (ticket / ya, ticket % ya);
+        let col = cblk * blk + t;
+        let r0 = ch * ca;
+        let r1 = if r0 + ca < m { r0 + ca } else { m };
+        if col < k {
+            let s = column_partial::<8, false>(a, k, col, r0, r1, |_| 1.0);
+            v.atomic_add(col, s);
+        }
+        // Every thread's atomic is ordered before the barrier; thread 0's
+        // fence then makes them visible before the count.
+        sync_threads();
+        if t == 0 {
+            fence(Ordering::SeqCst);
+            sync.atomic_add(1 + cblk, 1);
+        }
+    } else if ticket < na + nb {
+        // `out += v B` over one chunk of rows of B and 256 columns.
+        let u = ticket - na;
+        let (rc, cblk) = (u / gb, u % gb);
+        let r0 = rc * cb;
+        let r1 = if r0 + cb < k { r0 + cb } else { k };
+        if t == 0 {
+            let mut c = r0 / blk;
+            while c <= (r1 - 1) / blk {
+                let mut polls = 0u32;
+                while load_relaxed(sync, 1 + c) < ya as u32 {
+                    polls += 1;
+                    if cfg!(target_arch = "nvptx64") && polls >= SPIN_LIMIT {
+                        sync.atomic_add(sync.len() - 1, 1);
+                        break;
+                    }
+                    core::hint::spin_loop();
+                }
+                c += 1;
+            }
+            fence(Ordering::SeqCst);
+        }
+        sync_threads();
+        let mut i = t;
+        while i < r1 - r0 {
+            wsh.set(i, load_relaxed_f32(v, r0 + i));
+            i += blk;
+        }
+        sync_threads();
+        let col = cblk * blk + t;
+        if col < n {
+            let s = column_partial::<8, true>(b, n, col, r0, r1, |r| wsh.get(r - r0));
+            out.atomic_add(col, s);
         }
     }
 }

@@ -26,7 +26,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("inspect", "<kernel> [--arch sm_XX] [--fast]"),
     ("doctor", ""),
     ("test", "[extra cargo test args]"),
-    ("bundle", "[--out DIR] [--tests name,name]"),
+    ("bundle", "[--out DIR] [--tests name,name] [--no-benches]"),
     (
         "sanitize",
         "[--tool memcheck|racecheck|synccheck|initcheck] [<test-name-filter>]",
@@ -535,6 +535,38 @@ fn bundle(args: &[String]) -> Result<()> {
             names.push(file);
         }
     }
+    // The Criterion benches (`bench_main`): run `benches/bench_main --bench` there.
+    let mut benches = 0;
+    if !args.iter().any(|a| a == "--no-benches") {
+        let o = cargo()
+            .args([
+                "bench",
+                "--no-run",
+                "--message-format=json",
+                "--bench",
+                "bench_main",
+            ])
+            .output()?;
+        if !o.status.success() {
+            bail!(
+                "building the bench binary failed:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::fs::create_dir_all(out.join("benches"))?;
+        for l in String::from_utf8_lossy(&o.stdout).lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(l) else {
+                continue;
+            };
+            if v["reason"] != "compiler-artifact" || v["target"]["name"] != "bench_main" {
+                continue;
+            }
+            if let Some(exe) = v["executable"].as_str() {
+                std::fs::copy(exe, out.join("benches/bench_main"))?;
+                benches += 1;
+            }
+        }
+    }
     copy_dir(&root().join("peers"), &out.join("peers"))?;
     copy_dir(
         &root().join("tests/fixtures/lomb"),
@@ -580,9 +612,14 @@ exit $fail
         )?;
     }
     println!(
-        "bundle in {} ({} test binaries); run it with ./run.sh",
+        "bundle in {} ({} test binaries{}); run it with ./run.sh",
         out.display(),
-        names.len()
+        names.len(),
+        if benches > 0 {
+            ", benches/bench_main: the Criterion benches, run with --bench"
+        } else {
+            ""
+        }
     );
     Ok(())
 }
@@ -668,7 +705,7 @@ fn sanitize(args: &[String]) -> Result<()> {
              run `cargo xtask bundle`, copy bundle/ to the GPU machine and run `./sanitize.sh memcheck racecheck synccheck` there"
         );
     }
-    bundle(&[])?;
+    bundle(&["--no-benches".into()])?;
     let mut cmd = Command::new(root().join("bundle/sanitize.sh"));
     if let Some(t) = tool {
         cmd.arg(t);

@@ -12,7 +12,9 @@ use crate::runtime::{
     Buffer, Device, DeviceKind, Form, KernelArg, LaunchConfig, ModuleKey, Timing, Variant,
 };
 use cudarc::driver::DeviceRepr;
-use kernels_gpu::lomb::{BLOCK, BLOCKS_PER_SM, ROT_RUN_F32, ROT_RUN_F64, lomb_shared_bytes};
+use kernels_gpu::lomb::{
+    BLOCK, BLOCKS_PER_SM, CHEBY_RUN_F32, CHEBY_RUN_F64, ROT_RUN_F32, ROT_RUN_F64, lomb_shared_bytes,
+};
 use ptxlab_device::math::Real;
 use ptxlab_device::precise::Trig;
 use rayon::prelude::*;
@@ -293,6 +295,8 @@ pub trait Elem:
     const NAME: &'static str;
     /// Frequencies per thread of the rotation kernel.
     const ROT_RUN: usize;
+    /// Frequencies per thread of the three-term recurrence kernel.
+    const CHEBY_RUN: usize;
     /// Tolerance (max abs error over the peak).
     const TOL: f64;
     /// Kernel name of `kind`.
@@ -304,8 +308,14 @@ pub trait Elem:
         kind: Kernel,
         b: &mut Bufs<Self>,
     ) -> Result<()>;
-    /// Launches the rotation kernel.
-    fn launch_rotate(dev: &Device, cfg: LaunchConfig, b: &mut Bufs<Self>) -> Result<()>;
+    /// Launches a recurrence kernel (`Rotate` or `Cheby`; `Cheby` runs the
+    /// rotation kernel where the grid does not suit it, see [`Bufs::cheby`]).
+    fn launch_recurrence(
+        dev: &Device,
+        cfg: LaunchConfig,
+        kind: Kernel,
+        b: &mut Bufs<Self>,
+    ) -> Result<()>;
 }
 
 /// The source-level kernels (the build-time rungs reuse `Direct`).
@@ -319,6 +329,15 @@ pub enum Kernel {
     Shared,
     /// `lomb_rotate_*`.
     Rotate,
+    /// `lomb_cheby_*`.
+    Cheby,
+}
+
+impl Kernel {
+    /// Whether it needs an evenly spaced frequency grid (the recurrences).
+    pub fn needs_even_grid(&self) -> bool {
+        matches!(self, Kernel::Rotate | Kernel::Cheby)
+    }
 }
 
 /// Device buffers and scalars of one periodogram.
@@ -329,8 +348,14 @@ pub struct Bufs<T> {
     pub y: Buffer<T>,
     /// Frequencies.
     pub freqs: Buffer<T>,
-    /// `1 - cos(step x_j)`, `sin(step x_j)` interleaved (rotation kernel), when the grid is even.
+    /// The rotation kernel's table, when the grid is even: `(x_j, y_j,
+    /// 1 - cos(step x_j), sin(step x_j))` per sample.
     pub rot: Option<Buffer<T>>,
+    /// The three-term recurrence kernel's table, when the grid is even and
+    /// the shifted angles `p_j = step x_j + gamma` span at most 2 pi / 3:
+    /// `(x_j, y_j, cos p_j, sin p_j)` per sample. `None` otherwise: the
+    /// `Cheby` rung then runs the rotation kernel (same accuracy class).
+    pub cheby: Option<Buffer<T>>,
     /// The periodogram.
     pub out: Buffer<T>,
     /// 0.5 or `1 / sum y^2`.
@@ -340,10 +365,11 @@ pub struct Bufs<T> {
 }
 
 macro_rules! elem_impl {
-    ($t:ty, $name:literal, $run:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident) => {
+    ($t:ty, $name:literal, $run:expr, $crun:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident, $cheby:ident) => {
         impl Elem for $t {
             const NAME: &'static str = $name;
             const ROT_RUN: usize = $run;
+            const CHEBY_RUN: usize = $crun;
             const TOL: f64 = $tol;
             fn kernel(kind: Kernel) -> &'static str {
                 match kind {
@@ -351,6 +377,7 @@ macro_rules! elem_impl {
                     Kernel::Bounds => stringify!($bounds),
                     Kernel::Shared => stringify!($shared),
                     Kernel::Rotate => stringify!($rotate),
+                    Kernel::Cheby => stringify!($cheby),
                 }
             }
             fn launch_direct(
@@ -364,20 +391,29 @@ macro_rules! elem_impl {
                     Kernel::Direct => launch!(dev, cfg, lomb::$direct(x, y, f, out, s)),
                     Kernel::Bounds => launch!(dev, cfg, lomb::$bounds(x, y, f, out, s)),
                     Kernel::Shared => launch!(dev, cfg, lomb::$shared(x, y, f, out, s)),
-                    Kernel::Rotate => Self::launch_rotate(dev, cfg, b),
+                    Kernel::Rotate | Kernel::Cheby => Self::launch_recurrence(dev, cfg, kind, b),
                 }
             }
-            fn launch_rotate(dev: &Device, cfg: LaunchConfig, b: &mut Bufs<$t>) -> Result<()> {
+            fn launch_recurrence(
+                dev: &Device,
+                cfg: LaunchConfig,
+                kind: Kernel,
+                b: &mut Bufs<$t>,
+            ) -> Result<()> {
                 let Some((start, step)) = b.grid else {
                     return Err(not_even());
                 };
-                let rot = b.rot.as_ref().ok_or_else(not_even)?;
-                let (x, y, out, s) = (&b.x, &b.y, &mut b.out, b.scale);
-                launch!(
-                    dev,
-                    cfg,
-                    lomb::$rotate(x, y, rot, out, start as $t, step as $t, s)
-                )
+                let (out, s) = (&mut b.out, b.scale);
+                let (start, step) = (start as $t, step as $t);
+                match (kind, b.cheby.as_ref()) {
+                    (Kernel::Cheby, Some(tab)) => {
+                        launch!(dev, cfg, lomb::$cheby(tab, out, start, step, s))
+                    }
+                    _ => {
+                        let tab = b.rot.as_ref().ok_or_else(not_even)?;
+                        launch!(dev, cfg, lomb::$rotate(tab, out, start, step, s))
+                    }
+                }
             }
         }
     };
@@ -386,21 +422,25 @@ elem_impl!(
     f32,
     "f32",
     ROT_RUN_F32,
+    CHEBY_RUN_F32,
     TOL_F32,
     lomb_direct_f32,
     lomb_bounds_f32,
     lomb_shared_f32,
-    lomb_rotate_f32
+    lomb_rotate_f32,
+    lomb_cheby_f32
 );
 elem_impl!(
     f64,
     "f64",
     ROT_RUN_F64,
+    CHEBY_RUN_F64,
     TOL_F64,
     lomb_direct_f64,
     lomb_bounds_f64,
     lomb_shared_f64,
-    lomb_rotate_f64
+    lomb_rotate_f64,
+    lomb_cheby_f64
 );
 
 fn not_even() -> Error {
@@ -409,6 +449,44 @@ fn not_even() -> Error {
         "the rotation variant needs an evenly spaced frequency grid (give --start/--step/--count, \
          or freqs with a constant step); this grid is not evenly spaced, use another variant",
     )
+}
+
+/// Largest span of the shifted angles `p_j` for which the three-term
+/// recurrence is used: centred on pi/2, `sin p_j >= 1/2` for every sample.
+pub const CHEBY_MAX_SPAN: f64 = 2.0 * std::f64::consts::FRAC_PI_3;
+
+/// The shift `gamma` of the three-term recurrence for step angles `step x_j`:
+/// it centres them on pi/2 (`None` when they span more than
+/// [`CHEBY_MAX_SPAN`], where no single shift keeps every `sin p_j >= 1/2`).
+pub fn cheby_shift(x: &[f64], step: f64) -> Option<f64> {
+    let (lo, hi) = x
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(step * v), hi.max(step * v))
+        });
+    (hi - lo <= CHEBY_MAX_SPAN).then_some(std::f64::consts::FRAC_PI_2 - 0.5 * (lo + hi))
+}
+
+/// The per-sample tables of the recurrence kernels, computed in f64 and
+/// rounded once: the rotation's `(x, y, 1 - cos a, sin a)` with `a = step x`
+/// (`1 - cos a = 2 sin^2(a/2)` keeps the small angle's bits), and, when
+/// [`cheby_shift`] finds a shift, the recurrence's `(x, y, cos p, sin p)`
+/// with `p = a + gamma`.
+pub fn recurrence_tables<T: Real>(x: &[f64], y: &[f64], step: f64) -> (Vec<T>, Option<Vec<T>>) {
+    let mut rot = Vec::with_capacity(4 * x.len());
+    for (&xj, &yj) in x.iter().zip(y) {
+        let h = 0.5 * step * xj;
+        rot.extend([xj, yj, 2.0 * h.sin() * h.sin(), (step * xj).sin()].map(T::from_f64));
+    }
+    let cheby = cheby_shift(x, step).map(|gamma| {
+        let mut c = Vec::with_capacity(4 * x.len());
+        for (&xj, &yj) in x.iter().zip(y) {
+            let (s, co) = (step * xj + gamma).sin_cos();
+            c.extend([xj, yj, co, s].map(T::from_f64));
+        }
+        c
+    });
+    (rot, cheby)
 }
 
 impl<T: Elem> Bufs<T> {
@@ -420,23 +498,22 @@ impl<T: Elem> Bufs<T> {
         let (yy, scale) = prepare(y, opts)?;
         let cv = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
         let grid = even_grid(freqs);
-        let rot = match grid {
+        let (rot, cheby) = match grid {
             Some((_, step)) => {
-                let mut r = Vec::with_capacity(2 * x.len());
-                for &xj in x {
-                    let h = 0.5 * step * xj;
-                    r.push(T::from_f64(2.0 * h.sin() * h.sin()));
-                    r.push(T::from_f64((step * xj).sin()));
-                }
-                Some(dev.upload(&r)?)
+                let (r, c) = recurrence_tables::<T>(x, &yy, step);
+                (
+                    Some(dev.upload(&r)?),
+                    c.map(|c| dev.upload(&c)).transpose()?,
+                )
             }
-            None => None,
+            None => (None, None),
         };
         Ok(Self {
             x: dev.upload(&cv(x))?,
             y: dev.upload(&cv(&yy))?,
             freqs: dev.upload(&cv(freqs))?,
             rot,
+            cheby,
             out: dev.alloc_filled(freqs.len(), T::from_f64(f64::NAN))?,
             scale: T::from_f64(scale),
             grid,
@@ -476,11 +553,13 @@ pub enum Rung {
     Rotate,
     /// Rotation recurrence from the fast-math module (SFU anchors for f32).
     RotateFast,
+    /// Three-term recurrence on shifted angles (even grid; precise anchors).
+    Cheby,
 }
 
 impl Rung {
     /// The default ladder, in order.
-    pub const LADDER: [Rung; 11] = [
+    pub const LADDER: [Rung; 12] = [
         Rung::Baseline,
         Rung::Cached,
         Rung::FastMath,
@@ -492,6 +571,7 @@ impl Rung {
         Rung::Shared,
         Rung::Rotate,
         Rung::RotateFast,
+        Rung::Cheby,
     ];
     /// CLI name.
     pub fn name(&self) -> String {
@@ -507,6 +587,7 @@ impl Rung {
             Rung::Shared => "shared".into(),
             Rung::Rotate => "rotate".into(),
             Rung::RotateFast => "rotate-fast".into(),
+            Rung::Cheby => "cheby".into(),
         }
     }
     /// Report label.
@@ -523,6 +604,7 @@ impl Rung {
             Rung::Shared => "8 x,y in shared memory".into(),
             Rung::Rotate => "9 rotation recurrence (even grid)".into(),
             Rung::RotateFast => "9b rotation + fast-math anchors".into(),
+            Rung::Cheby => "10 three-term recurrence, shifted angle (even grid)".into(),
         }
     }
     /// The kernel it launches.
@@ -531,6 +613,7 @@ impl Rung {
             Rung::Bounds | Rung::BoundsFast => Kernel::Bounds,
             Rung::Shared => Kernel::Shared,
             Rung::Rotate | Rung::RotateFast => Kernel::Rotate,
+            Rung::Cheby => Kernel::Cheby,
             _ => Kernel::Direct,
         }
     }
@@ -557,7 +640,7 @@ impl std::str::FromStr for Rung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         let allowed = "baseline, cached, fast-math, fast-math-fit, regcapN (16..=255), cubin, launch-bounds, \
-                       launch-bounds-fast, shared, rotate, rotate-fast, all";
+                       launch-bounds-fast, shared, rotate, rotate-fast, cheby, all";
         Ok(match s {
             "baseline" => Rung::Baseline,
             "cached" => Rung::Cached,
@@ -569,6 +652,7 @@ impl std::str::FromStr for Rung {
             "shared" => Rung::Shared,
             "rotate" => Rung::Rotate,
             "rotate-fast" => Rung::RotateFast,
+            "cheby" => Rung::Cheby,
             _ => match s.strip_prefix("regcap").and_then(|r| r.parse::<u32>().ok()) {
                 Some(r) if (16..=255).contains(&r) => Rung::RegCap(r),
                 _ => {
@@ -613,8 +697,13 @@ pub fn config<T: Elem>(rung: Rung, nf: usize, shape: Shape) -> Result<LaunchConf
     let block = shape.block;
     let mut cfg = match rung {
         Rung::FastMathFit => LaunchConfig::for_threads(nf, block)?,
-        Rung::Rotate | Rung::RotateFast => {
-            let runs = nf.div_ceil(T::ROT_RUN);
+        Rung::Rotate | Rung::RotateFast | Rung::Cheby => {
+            let run = if rung == Rung::Cheby {
+                T::CHEBY_RUN
+            } else {
+                T::ROT_RUN
+            };
+            let runs = nf.div_ceil(run);
             let blocks = runs
                 .div_ceil(block as usize)
                 .min(shape.blocks.max(1) as usize * 4)
@@ -650,7 +739,9 @@ pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape
             g.launch_function(&f, name, &cfg, &p)?;
             g.synchronize()
         }
-        (Rung::Rotate | Rung::RotateFast, _) => T::launch_rotate(dev, cfg, b),
+        (Rung::Rotate | Rung::RotateFast | Rung::Cheby, _) => {
+            T::launch_recurrence(dev, cfg, rung.kernel(), b)
+        }
         (r, _) => T::launch_direct(dev, cfg, r.kernel(), b),
     }
 }
@@ -681,7 +772,7 @@ pub fn periodogram<T: Elem>(
     shape: Shape,
 ) -> Result<Vec<f64>> {
     let mut b = Bufs::<T>::new(dev, x, y, freqs, opts)?;
-    if rung.kernel() == Kernel::Rotate && b.grid.is_none() {
+    if rung.kernel().needs_even_grid() && b.grid.is_none() {
         return Err(not_even());
     }
     run_rung(dev, rung, &mut b, shape)?;
@@ -736,7 +827,13 @@ pub fn sim_check() -> Result<()> {
     for (i, f) in uneven.iter_mut().enumerate() {
         *f += 1e-3 * ((i * 7919) % 13) as f64;
     }
-    let rungs = [Rung::Cached, Rung::Bounds, Rung::Shared, Rung::Rotate];
+    let rungs = [
+        Rung::Cached,
+        Rung::Bounds,
+        Rung::Shared,
+        Rung::Rotate,
+        Rung::Cheby,
+    ];
     type Case<'a> = (&'a [f64], &'a [f64], &'a [f64], Options);
     let cases: [Case; 4] = [
         (&rx, &ry, &even, Options::default()),
@@ -771,7 +868,7 @@ pub fn sim_check() -> Result<()> {
     for (x, y, f, opts) in cases {
         let want = reference_rayon(x, y, f, opts)?;
         for rung in rungs {
-            if rung.kernel() == Kernel::Rotate && even_grid(f).is_none() {
+            if rung.kernel().needs_even_grid() && even_grid(f).is_none() {
                 continue;
             }
             check::<f32>(&dev, rung, x, y, f, opts, &want, shape)?;
@@ -917,6 +1014,7 @@ fn bench_ladder<T: Elem>(
                     | Rung::BoundsFast
                     | Rung::Rotate
                     | Rung::RotateFast
+                    | Rung::Cheby
             )
             && let Some(sfu) = ctx.ceilings.sfu_per_s
         {
@@ -1156,7 +1254,7 @@ fn cli_typed<T: Elem>(args: &Args, backend: crate::Backend, rungs: &[Rung]) -> R
         precenter: args.precenter,
         normalize: args.normalize,
     };
-    if rungs.iter().any(|r| r.kernel() == Kernel::Rotate) && even_grid(&freqs).is_none() {
+    if rungs.iter().any(|r| r.kernel().needs_even_grid()) && even_grid(&freqs).is_none() {
         return Err(not_even());
     }
     if let Some(d) = &dev {

@@ -29,16 +29,25 @@ pub enum Rung {
     /// Rung 4 with `launch_bounds(256)` only: more registers, no spill, one
     /// block per SM.
     Vec1,
+    /// Rung 4b with tiles 16 deep: one barrier per 1024 FMAs per thread.
+    Vec16,
+    /// Rung 4c with `launch_bounds(256, 2)`: two blocks per SM, 128 registers.
+    Vec16x2,
+    /// Rung 4c with grouped block order (8 block rows per group, for L2 reuse).
+    Vec16s,
 }
 
 impl Rung {
     /// Every rung in ladder order.
-    pub const ALL: [Rung; 5] = [
+    pub const ALL: [Rung; 8] = [
         Rung::Naive,
         Rung::Tiled,
         Rung::Regblock,
         Rung::Vec,
         Rung::Vec1,
+        Rung::Vec16,
+        Rung::Vec16x2,
+        Rung::Vec16s,
     ];
     /// The fastest rung (used by the direct column sum).
     pub const BEST: Rung = Rung::Vec;
@@ -50,6 +59,22 @@ impl Rung {
             Rung::Regblock => "3 register blocking 64x64, 4x4/thread",
             Rung::Vec => "4 128x128, 8x8/thread, 16-byte loads, transposed As",
             Rung::Vec1 => "4b as 4, launch_bounds(256): 1 block/SM, no spill",
+            Rung::Vec16 => "4c as 4b, k tile 16: 1 barrier per 1024 FMAs",
+            Rung::Vec16x2 => "4d as 4c, launch_bounds(256,2): 2 blocks/SM",
+            Rung::Vec16s => "4e as 4c, grouped block order (8 block rows)",
+        }
+    }
+    /// Short name: the `--variant` spelling (`vec16`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Rung::Naive => "naive",
+            Rung::Tiled => "tiled",
+            Rung::Regblock => "regblock",
+            Rung::Vec => "vec",
+            Rung::Vec1 => "vec1",
+            Rung::Vec16 => "vec16",
+            Rung::Vec16x2 => "vec16x2",
+            Rung::Vec16s => "vec16s",
         }
     }
     /// Kernel name (for the resource report).
@@ -60,6 +85,9 @@ impl Rung {
             Rung::Regblock => "matmul_regblock_f32",
             Rung::Vec => "matmul_vec_f32",
             Rung::Vec1 => "matmul_vec1_f32",
+            Rung::Vec16 => "matmul_vec16_f32",
+            Rung::Vec16x2 => "matmul_vec16x2_f32",
+            Rung::Vec16s => "matmul_vec16s_f32",
         }
     }
     /// The launch of this rung for `C` of `m x n`.
@@ -97,6 +125,12 @@ impl Rung {
             Rung::Vec | Rung::Vec1 => {
                 blocks(k::VEC_BN, k::VEC_BM, k::VEC_THREADS, k::vec_shared_bytes())
             }
+            Rung::Vec16 | Rung::Vec16x2 | Rung::Vec16s => blocks(
+                k::VEC_BN,
+                k::VEC_BM,
+                k::VEC_THREADS,
+                k::vec16_shared_bytes(),
+            ),
         }
     }
 }
@@ -104,15 +138,14 @@ impl Rung {
 impl std::str::FromStr for Rung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "naive" => Ok(Rung::Naive),
-            "tiled" => Ok(Rung::Tiled),
-            "regblock" => Ok(Rung::Regblock),
-            "vec" => Ok(Rung::Vec),
-            "vec1" => Ok(Rung::Vec1),
-            _ => Err(Error::input(
+        match Rung::ALL.iter().find(|r| r.name() == s) {
+            Some(r) => Ok(*r),
+            None => Err(Error::input(
                 "--variant",
-                format!("`{s}`; allowed: naive, tiled, regblock, vec, vec1, all"),
+                format!(
+                    "`{s}`; allowed: {}, all",
+                    Rung::ALL.map(|r| r.name()).join(", ")
+                ),
             )),
         }
     }
@@ -197,6 +230,9 @@ pub fn gemm(
         Rung::Regblock => launch!(dev, cfg, matmul::matmul_regblock_f32(a, b, c, mu, nu, ku)),
         Rung::Vec => launch!(dev, cfg, matmul::matmul_vec_f32(a, b, c, mu, nu, ku)),
         Rung::Vec1 => launch!(dev, cfg, matmul::matmul_vec1_f32(a, b, c, mu, nu, ku)),
+        Rung::Vec16 => launch!(dev, cfg, matmul::matmul_vec16_f32(a, b, c, mu, nu, ku)),
+        Rung::Vec16x2 => launch!(dev, cfg, matmul::matmul_vec16x2_f32(a, b, c, mu, nu, ku)),
+        Rung::Vec16s => launch!(dev, cfg, matmul::matmul_vec16s_f32(a, b, c, mu, nu, ku)),
     }
 }
 
@@ -208,16 +244,62 @@ pub fn zero2(dev: &Device, x: &mut Buffer<f32>, y: &mut Buffer<f32>) -> Result<(
     launch!(dev, cfg, matmul::matmul_zero2_f32(x, y))
 }
 
-fn chunk_config(rows: usize, cols: usize) -> Result<LaunchConfig> {
+/// Zeroes two f32 buffers and the counters of the one-launch column sum.
+fn zero3(
+    dev: &Device,
+    x: &mut Buffer<f32>,
+    y: &mut Buffer<f32>,
+    z: &mut Buffer<u32>,
+) -> Result<()> {
+    let n = x.len().max(y.len()).max(z.len()).max(1);
+    let threads = n.min(256 * 1024);
+    let cfg = LaunchConfig::for_threads(threads, k::COLSUM_BLOCK)?;
+    launch!(dev, cfg, matmul::matmul_zero3_f32(x, y, z))
+}
+
+/// `true` when the driver exports `cuMemsetD8Async` (looked up once).
+fn memset_available() -> bool {
+    static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OK.get_or_init(|| crate::runtime::driver_symbol_present("cuMemsetD8Async"))
+}
+
+/// Zeroes `x` with the driver's memset on the stream every launch goes to
+/// (on the simulator: a host write of zeros).
+fn memset_zero(dev: &Device, x: &mut Buffer<f32>) -> Result<()> {
+    match (dev.as_gpu(), x.cuda_slice_mut()) {
+        (Some(g), Some(s)) => {
+            if !memset_available() {
+                return Err(Error::Unsupported {
+                    what: "cuMemsetD8Async".into(),
+                    backend: "gpu".into(),
+                    hint: "this driver does not export it; use the zero kernel (the default plan)"
+                        .into(),
+                });
+            }
+            g.stream()
+                .memset_zeros(s)
+                .map_err(|e| Error::driver("cuMemsetD8Async", e))
+        }
+        _ => {
+            let zeros = vec![0.0f32; x.len()];
+            dev.write(x, &zeros)
+        }
+    }
+}
+
+fn chunk_config(rows: usize, cols: usize, chunk: usize) -> Result<LaunchConfig> {
+    if chunk == 0 || chunk > u32::MAX as usize {
+        return Err(Error::input(
+            "column sum",
+            format!("{chunk} rows per chunk; allowed 1..={}", u32::MAX),
+        ));
+    }
     let gx = cols.div_ceil(k::COLSUM_BLOCK as usize);
-    let gy = rows.div_ceil(k::COLSUM_ROWS);
+    let gy = rows.div_ceil(chunk);
     if gy > 65535 {
         return Err(Error::input(
             "column sum",
-            format!(
-                "{rows} rows need {gy} chunks of {}; at most 65535",
-                k::COLSUM_ROWS
-            ),
+            format!("{rows} rows need {gy} chunks of {chunk}; at most 65535"),
         ));
     }
     Ok(LaunchConfig {
@@ -228,7 +310,26 @@ fn chunk_config(rows: usize, cols: usize) -> Result<LaunchConfig> {
     })
 }
 
-/// `out[j] += sum_i x[i, j]` for a `rows x cols` matrix (`out` zeroed first).
+/// Loads in flight per thread of the column-sum kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loads {
+    /// Four partial sums (`matmul_colsum_f32`, `matmul_vecmat_f32`).
+    Four,
+    /// Eight partial sums (`matmul_colsum8_f32`, `matmul_vecmat8_f32`).
+    Eight,
+}
+
+impl Loads {
+    fn count(self) -> usize {
+        match self {
+            Loads::Four => 4,
+            Loads::Eight => 8,
+        }
+    }
+}
+
+/// `out[j] += sum_i x[i, j]` for a `rows x cols` matrix (`out` zeroed first),
+/// in chunks of [`COLSUM_ROWS`](k::COLSUM_ROWS) rows, eight loads in flight.
 pub fn colsum_add(
     dev: &Device,
     x: &Buffer<f32>,
@@ -236,18 +337,32 @@ pub fn colsum_add(
     rows: usize,
     cols: usize,
 ) -> Result<()> {
+    colsum_add_with(dev, x, out, rows, cols, k::COLSUM_ROWS, Loads::Eight)
+}
+
+/// [`colsum_add`] with `chunk` rows per block and `loads` in flight.
+pub fn colsum_add_with(
+    dev: &Device,
+    x: &Buffer<f32>,
+    out: &mut Buffer<f32>,
+    rows: usize,
+    cols: usize,
+    chunk: usize,
+    loads: Loads,
+) -> Result<()> {
     check_shapes(rows, cols, cols, 1)?;
     check_len("the matrix", x.len(), elems("the matrix", rows, cols)?)?;
     check_len("the column sums", out.len(), cols)?;
-    let cfg = chunk_config(rows, cols)?;
-    launch!(
-        dev,
-        cfg,
-        matmul::matmul_colsum_f32(x, out, rows as u32, cols as u32)
-    )
+    let cfg = chunk_config(rows, cols, chunk)?;
+    let (r, c, ch) = (rows as u32, cols as u32, chunk as u32);
+    match loads {
+        Loads::Four => launch!(dev, cfg, matmul::matmul_colsum_f32(x, out, r, c, ch)),
+        Loads::Eight => launch!(dev, cfg, matmul::matmul_colsum8_f32(x, out, r, c, ch)),
+    }
 }
 
-/// `out[j] += sum_i v[i] b[i, j]`, `b` of `kk x n` (`out` zeroed first).
+/// `out[j] += sum_i v[i] b[i, j]`, `b` of `kk x n` (`out` zeroed first), in
+/// chunks of [`COLSUM_ROWS`](k::COLSUM_ROWS) rows, eight loads in flight.
 pub fn vecmat_add(
     dev: &Device,
     v: &Buffer<f32>,
@@ -256,16 +371,31 @@ pub fn vecmat_add(
     kk: usize,
     n: usize,
 ) -> Result<()> {
+    vecmat_add_with(dev, v, b, out, kk, n, k::COLSUM_ROWS, Loads::Eight)
+}
+
+/// [`vecmat_add`] with `chunk` rows per block and `loads` in flight.
+#[allow(clippy::too_many_arguments)]
+pub fn vecmat_add_with(
+    dev: &Device,
+    v: &Buffer<f32>,
+    b: &Buffer<f32>,
+    out: &mut Buffer<f32>,
+    kk: usize,
+    n: usize,
+    chunk: usize,
+    loads: Loads,
+) -> Result<()> {
     check_shapes(1, kk, kk, n)?;
     check_len("v", v.len(), kk)?;
     check_len("B", b.len(), elems("B", kk, n)?)?;
     check_len("the output", out.len(), n)?;
-    let cfg = chunk_config(kk, n)?;
-    launch!(
-        dev,
-        cfg,
-        matmul::matmul_vecmat_f32(v, b, out, kk as u32, n as u32)
-    )
+    let cfg = chunk_config(kk, n, chunk)?;
+    let (kr, nc, ch) = (kk as u32, n as u32, chunk as u32);
+    match loads {
+        Loads::Four => launch!(dev, cfg, matmul::matmul_vecmat_f32(v, b, out, kr, nc, ch)),
+        Loads::Eight => launch!(dev, cfg, matmul::matmul_vecmat8_f32(v, b, out, kr, nc, ch)),
+    }
 }
 
 /// How the column sum of `A B` is computed.
@@ -273,7 +403,8 @@ pub fn vecmat_add(
 pub enum Colsum {
     /// SGEMM into `C`, then a column reduction of `C` (`2mnk` FLOP).
     Direct,
-    /// `colsum(A) B`: a column reduction of `A`, then `v B` (memory-bound).
+    /// `colsum(A) B`: a column reduction of `A`, then `v B` (memory-bound),
+    /// with [`FusedPlan::DEFAULT`].
     Fused,
 }
 
@@ -291,31 +422,198 @@ impl std::str::FromStr for Colsum {
     }
 }
 
-/// Scratch of the column sum: `v` (k), `out` (n), and `C` (m x n) for the direct way.
+/// How the fused column sum `colsum(A) B` runs: the variants the benchmark
+/// times side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FusedPlan {
+    /// Rows of `A` per block (one atomic per column per chunk).
+    pub chunk_a: usize,
+    /// Rows of `B` per block.
+    pub chunk_b: usize,
+    /// Loads in flight per thread (the one-launch kernel always has eight).
+    pub loads: Loads,
+    /// Clear `v` and `out` with the driver's memset (two calls) instead of
+    /// the `matmul_zero2_f32` kernel (three-launch plans only).
+    pub memset: bool,
+    /// One ticketed launch for both halves (`matmul_colsum_product_f32`,
+    /// after `matmul_zero3_f32`) instead of two.
+    pub one_launch: bool,
+    /// The chunks were sized so each kernel's grid is one wave (labels only).
+    pub one_wave: bool,
+}
+
+impl FusedPlan {
+    /// Today's default: chunks of [`COLSUM_ROWS`](k::COLSUM_ROWS) rows, eight
+    /// loads in flight, the zero kernel, three launches.
+    pub const DEFAULT: FusedPlan = FusedPlan {
+        chunk_a: k::COLSUM_ROWS,
+        chunk_b: k::COLSUM_ROWS,
+        loads: Loads::Eight,
+        memset: false,
+        one_launch: false,
+        one_wave: false,
+    };
+
+    /// Three launches with chunks of `chunk` rows on both matrices.
+    pub const fn rows(chunk: usize, loads: Loads) -> Self {
+        FusedPlan {
+            chunk_a: chunk,
+            chunk_b: chunk,
+            loads,
+            memset: false,
+            one_launch: false,
+            one_wave: false,
+        }
+    }
+
+    /// One ticketed launch (after the zero kernel) with chunks of `chunk` rows.
+    pub const fn one_launch(chunk: usize) -> Self {
+        FusedPlan {
+            chunk_a: chunk,
+            chunk_b: chunk,
+            loads: Loads::Eight,
+            memset: false,
+            one_launch: true,
+            one_wave: false,
+        }
+    }
+
+    /// This plan with the accumulators cleared by the driver's memset.
+    pub const fn with_memset(mut self) -> Self {
+        self.memset = true;
+        self
+    }
+
+    /// Three launches whose column-sum grids are each one wave: as many
+    /// blocks as the GPU holds at once (`SMs x` resident blocks per SM, from
+    /// the driver's occupancy calculator; 8 where it is missing, and 4 SMs
+    /// on the simulator), so every block starts at once and none runs in a
+    /// tail. Chunks are rounded up to a multiple of 8 rows.
+    pub fn one_wave(dev: &Device, loads: Loads, m: usize, n: usize, kk: usize) -> Result<Self> {
+        check_shapes(m, kk, kk, n)?;
+        let (colsum, vecmat) = match loads {
+            Loads::Four => ("matmul_colsum_f32", "matmul_vecmat_f32"),
+            Loads::Eight => ("matmul_colsum8_f32", "matmul_vecmat8_f32"),
+        };
+        let resident = |kernel: &str| -> Result<usize> {
+            let Some(g) = dev.as_gpu() else {
+                return Ok(4 * 8);
+            };
+            let per_sm = if crate::runtime::driver_symbol_present(
+                "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+            ) {
+                g.function(ModuleKey::default(), kernel)?
+                    .occupancy_max_active_blocks_per_multiprocessor(k::COLSUM_BLOCK, 0, None)
+                    .map_err(|e| Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
+            } else {
+                8
+            };
+            Ok(g.info().sm_count.max(1) as usize * per_sm.max(1) as usize)
+        };
+        let chunk = |rows: usize, cols: usize, resident: usize| -> usize {
+            let gx = cols.div_ceil(k::COLSUM_BLOCK as usize);
+            let gy = (resident / gx).max(1);
+            rows.div_ceil(gy).div_ceil(8) * 8
+        };
+        Ok(FusedPlan {
+            chunk_a: chunk(m, kk, resident(colsum)?),
+            chunk_b: chunk(kk, n, resident(vecmat)?),
+            loads,
+            memset: false,
+            one_launch: false,
+            one_wave: true,
+        })
+    }
+
+    /// Label for reports (the default keeps the historical one).
+    pub fn label(&self) -> String {
+        if *self == FusedPlan::DEFAULT {
+            return "colsum fused: colsum(A) B (16-row chunks, 8 loads/thread)".into();
+        }
+        let chunks = if self.chunk_a == self.chunk_b {
+            format!("{}-row chunks", self.chunk_a)
+        } else {
+            format!("chunks {}/{} rows", self.chunk_a, self.chunk_b)
+        };
+        if self.one_launch {
+            return format!("colsum fused, 1 launch (ticketed), {chunks}, 8 loads/thread");
+        }
+        format!(
+            "colsum fused, {chunks}{}, {} loads/thread{}",
+            if self.one_wave { " (one wave)" } else { "" },
+            self.loads.count(),
+            if self.memset { ", memset zero" } else { "" }
+        )
+    }
+
+    fn validate(&self) -> Result<()> {
+        for (what, c) in [("A", self.chunk_a), ("B", self.chunk_b)] {
+            if c == 0 || c > u32::MAX as usize {
+                return Err(Error::input(
+                    "column sum",
+                    format!("{c} rows per chunk of {what}; allowed 1..={}", u32::MAX),
+                ));
+            }
+        }
+        if self.one_launch && (self.memset || self.loads != Loads::Eight) {
+            return Err(Error::input(
+                "column sum",
+                "the one-launch plan clears with its own kernel and has 8 loads in flight \
+                 (use FusedPlan::one_launch)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Scratch of the column sum: `v` (k), `out` (n), the counters of the
+/// one-launch plan, and `C` (m x n) for the direct way.
 pub struct ColsumBufs {
     /// `colsum(A)`, length `k`.
     pub v: Buffer<f32>,
     /// The result, length `n`.
     pub out: Buffer<f32>,
+    /// Counters of the one-launch plan (ticket, one per 256 columns of `A`,
+    /// timeouts), length [`colsum_product_sync_len`](k::colsum_product_sync_len).
+    pub sync: Buffer<u32>,
     /// `C = A B` (direct way only).
     pub c: Option<Buffer<f32>>,
 }
 
 impl ColsumBufs {
-    /// Buffers for shapes `m, n, k` (outputs poisoned with NaN).
+    /// Buffers for shapes `m, n, k` (outputs poisoned with NaN, counters with
+    /// `u32::MAX`: every call must clear what it uses).
     pub fn new(dev: &Device, how: Colsum, m: usize, n: usize, kk: usize) -> Result<Self> {
         Ok(Self {
             v: dev.alloc_filled(kk, f32::NAN)?,
             out: dev.alloc_filled(n, f32::NAN)?,
+            sync: dev.alloc_filled(k::colsum_product_sync_len(kk), u32::MAX)?,
             c: match how {
                 Colsum::Direct => Some(dev.alloc_filled(elems("C", m, n)?, f32::NAN)?),
                 Colsum::Fused => None,
             },
         })
     }
+
+    /// After a one-launch column sum: an error if a spin-wait gave up (the
+    /// kernel's guard against a hang; never in a correct run). Synchronises.
+    pub fn check_no_timeout(&self, dev: &Device) -> Result<()> {
+        let sync = dev.download(&self.sync)?;
+        match sync.last() {
+            Some(&0) => Ok(()),
+            other => Err(Error::Verification {
+                what: "one-launch column sum".into(),
+                detail: format!(
+                    "spin-wait timeouts word is {other:?}, not 0: a block of v B gave up \
+                     waiting for the column sums of A"
+                ),
+            }),
+        }
+    }
 }
 
-/// `colsum(A B)` into `bufs.out`, the direct or the fused way.
+/// `colsum(A B)` into `bufs.out`, the direct way or the fused way with
+/// [`FusedPlan::DEFAULT`].
 #[allow(clippy::too_many_arguments)]
 pub fn colsum_of_product(
     dev: &Device,
@@ -327,16 +625,14 @@ pub fn colsum_of_product(
     n: usize,
     kk: usize,
 ) -> Result<()> {
-    check_shapes(m, kk, kk, n)?;
-    check_len("A", a.len(), m * kk)?;
-    check_len("B", b.len(), kk * n)?;
-    zero2(dev, &mut bufs.v, &mut bufs.out)?;
     match how {
-        Colsum::Fused => {
-            colsum_add(dev, a, &mut bufs.v, m, kk)?;
-            vecmat_add(dev, &bufs.v, b, &mut bufs.out, kk, n)
-        }
+        Colsum::Fused => fused_colsum(dev, &FusedPlan::DEFAULT, a, b, bufs, m, n, kk),
         Colsum::Direct => {
+            check_shapes(m, kk, kk, n)?;
+            check_len("A", a.len(), m * kk)?;
+            check_len("B", b.len(), kk * n)?;
+            check_len("v", bufs.v.len(), kk)?;
+            check_len("the output", bufs.out.len(), n)?;
             let c = match bufs.c.as_mut() {
                 Some(c) => c,
                 None => {
@@ -346,10 +642,108 @@ pub fn colsum_of_product(
                     ));
                 }
             };
+            zero2(dev, &mut bufs.v, &mut bufs.out)?;
             gemm(dev, Rung::BEST, a, b, c, m, n, kk)?;
             colsum_add(dev, c, &mut bufs.out, m, n)
         }
     }
+}
+
+/// `colsum(A B) = colsum(A) B` into `bufs.out` with `plan`.
+#[allow(clippy::too_many_arguments)]
+pub fn fused_colsum(
+    dev: &Device,
+    plan: &FusedPlan,
+    a: &Buffer<f32>,
+    b: &Buffer<f32>,
+    bufs: &mut ColsumBufs,
+    m: usize,
+    n: usize,
+    kk: usize,
+) -> Result<()> {
+    check_shapes(m, kk, kk, n)?;
+    check_len("A", a.len(), m * kk)?;
+    check_len("B", b.len(), kk * n)?;
+    check_len("v", bufs.v.len(), kk)?;
+    check_len("the output", bufs.out.len(), n)?;
+    plan.validate()?;
+    if plan.one_launch {
+        return one_launch_colsum(dev, plan, a, b, bufs, m, n, kk);
+    }
+    if plan.memset {
+        memset_zero(dev, &mut bufs.v)?;
+        memset_zero(dev, &mut bufs.out)?;
+    } else {
+        zero2(dev, &mut bufs.v, &mut bufs.out)?;
+    }
+    colsum_add_with(dev, a, &mut bufs.v, m, kk, plan.chunk_a, plan.loads)?;
+    vecmat_add_with(
+        dev,
+        &bufs.v,
+        b,
+        &mut bufs.out,
+        kk,
+        n,
+        plan.chunk_b,
+        plan.loads,
+    )
+}
+
+/// The one-launch plan: `matmul_zero3_f32`, then `matmul_colsum_product_f32`
+/// on a 1D grid of exactly [`colsum_product_blocks`](k::colsum_product_blocks)
+/// blocks (shapes, lengths and the plan checked by the caller).
+#[allow(clippy::too_many_arguments)]
+fn one_launch_colsum(
+    dev: &Device,
+    plan: &FusedPlan,
+    a: &Buffer<f32>,
+    b: &Buffer<f32>,
+    bufs: &mut ColsumBufs,
+    m: usize,
+    n: usize,
+    kk: usize,
+) -> Result<()> {
+    check_len(
+        "the counters",
+        bufs.sync.len(),
+        k::colsum_product_sync_len(kk),
+    )?;
+    let (na, nb) = k::colsum_product_blocks(m, n, kk, plan.chunk_a, plan.chunk_b);
+    let blocks = na + nb;
+    if blocks > i32::MAX as usize {
+        return Err(Error::input(
+            "column sum",
+            format!(
+                "the one-launch plan needs {blocks} blocks; at most {}",
+                i32::MAX
+            ),
+        ));
+    }
+    let cfg = LaunchConfig {
+        grid: Dim3::x(blocks as u32),
+        block: Dim3::x(k::COLSUM_BLOCK),
+        shared_bytes: k::colsum_product_shared_bytes(plan.chunk_b),
+        module: ModuleKey::default(),
+    };
+    zero3(dev, &mut bufs.v, &mut bufs.out, &mut bufs.sync)?;
+    let (mu, nu, ku) = (m as u32, n as u32, kk as u32);
+    let (ca, cb) = (plan.chunk_a as u32, plan.chunk_b as u32);
+    launch!(
+        dev,
+        cfg,
+        matmul::matmul_colsum_product_f32(
+            a,
+            b,
+            &mut bufs.v,
+            &mut bufs.out,
+            &mut bufs.sync,
+            mu,
+            nu,
+            ku,
+            ca,
+            cb
+        )
+    )
 }
 
 /// Bytes the fused column sum must read: `A` and `B` once.
@@ -484,6 +878,67 @@ pub fn check_colsum(
     Ok(rel_err_norm(&got, &colsum_reference(&ha, &hb, m, n, kk)))
 }
 
+/// Relative error of the fused column sum with `plan` at `m x n x k` against
+/// f64, computed twice on the same (poisoned) buffers: the second call checks
+/// that each call clears what the previous one left. A one-launch plan must
+/// also report no spin-wait timeout.
+pub fn check_fused(
+    dev: &Device,
+    plan: &FusedPlan,
+    m: usize,
+    n: usize,
+    kk: usize,
+    seed: u64,
+) -> Result<f64> {
+    let (ha, hb) = inputs(m, n, kk, seed);
+    let a = dev.upload(&ha)?;
+    let b = dev.upload(&hb)?;
+    let want = colsum_reference(&ha, &hb, m, n, kk);
+    let mut bufs = ColsumBufs::new(dev, Colsum::Fused, m, n, kk)?;
+    let mut worst = 0.0f64;
+    for _ in 0..2 {
+        fused_colsum(dev, plan, &a, &b, &mut bufs, m, n, kk)?;
+        if plan.one_launch {
+            bufs.check_no_timeout(dev)?;
+        }
+        let got: Vec<f64> = dev
+            .download(&bufs.out)?
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let e = rel_err_norm(&got, &want);
+        // NaN (a poisoned slot never written) must win over any number.
+        worst = if e.is_nan() { e } else { worst.max(e) };
+    }
+    Ok(worst)
+}
+
+/// The fused plans the benchmark times at the material's shape, the default
+/// first. The sweep is centred where H100 runs of a wider one (8 to 256
+/// rows, 4 and 8 loads, one wave, memset, one launch) put the best: small
+/// chunks with eight loads in flight; one wave and one launch stay as the
+/// lessons they are.
+pub fn bench_plans(dev: &Device, m: usize, n: usize, kk: usize) -> Result<Vec<FusedPlan>> {
+    let mut plans = vec![FusedPlan::DEFAULT];
+    let mut push = |p: FusedPlan| {
+        if !plans.contains(&p) {
+            plans.push(p);
+        }
+    };
+    for chunk in [8, 16, 24, 32, 48] {
+        push(FusedPlan::rows(chunk, Loads::Eight));
+    }
+    // 64 rows and four loads: the default before that run.
+    for chunk in [16, 64] {
+        push(FusedPlan::rows(chunk, Loads::Four));
+    }
+    push(FusedPlan::rows(16, Loads::Eight).with_memset());
+    push(FusedPlan::rows(32, Loads::Eight).with_memset());
+    push(FusedPlan::one_wave(dev, Loads::Eight, m, n, kk)?);
+    push(FusedPlan::one_launch(64));
+    Ok(plans)
+}
+
 /// Tolerance of the SGEMM checks (f32 sums of up to a few thousand terms).
 pub const TOL: f64 = 1e-4;
 
@@ -540,6 +995,18 @@ pub fn sim_check() -> Result<()> {
                 1e-4,
             )?;
         }
+    }
+    // Every fused plan the benchmark times, at a shape where A has two
+    // blocks of columns (k = 300 > 256) and B a ragged one, and no chunk
+    // size divides a row count (the 8-row loop and its tail).
+    let (m, n, kk) = (301, 37, 300);
+    for plan in bench_plans(&dev, m, n, kk)? {
+        let e = check_fused(&dev, &plan, m, n, kk, 12)?;
+        verify(
+            format!("{} {m}x{n}x{kk} (simulator)", plan.label()),
+            e,
+            1e-4,
+        )?;
     }
     Ok(())
 }
@@ -666,18 +1133,56 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
     let a = dev.upload(&ha)?;
     let b = dev.upload(&hb)?;
     let bytes = colsum_bytes(m, n, kk);
-    for how in [Colsum::Direct, Colsum::Fused] {
-        let label = match how {
-            Colsum::Direct => "colsum direct: SGEMM (rung 4) + column sum",
-            Colsum::Fused => "colsum fused: colsum(A) B",
+    // The direct way, then every fused plan (the default first, with its
+    // historical label). A plan that fails gives a failed row, not an
+    // aborted benchmark.
+    let mut ways: Vec<(String, Option<FusedPlan>)> = vec![(
+        "colsum direct: SGEMM (rung 4) + column sum".to_string(),
+        None,
+    )];
+    match bench_plans(dev, m, n, kk) {
+        Ok(plans) => ways.extend(plans.into_iter().map(|p| (p.label(), Some(p)))),
+        Err(e) => {
+            ways.push((FusedPlan::DEFAULT.label(), Some(FusedPlan::DEFAULT)));
+            let mut row = Row::new("matmul", "colsum fused plans", "gpu", &size, "f32");
+            row.status = Status::Failed(format!("could not size the one-wave plans: {e}"));
+            rows.push(row);
+        }
+    }
+    for (label, plan) in ways {
+        let how = if plan.is_some() {
+            Colsum::Fused
+        } else {
+            Colsum::Direct
         };
-        let mut row = Row::new("matmul", label, "gpu", &size, "f32");
+        let mut row = Row::new("matmul", &label, "gpu", &size, "f32");
+        if plan.is_some_and(|p| p.one_launch)
+            && let Some(res) = crate::modules::resource("matmul_colsum_product_f32", &arch, false)
+        {
+            row.registers = Some(res.registers);
+            row.spills = Some(res.spill_stores + res.spill_loads);
+        }
         let mut bufs = ColsumBufs::new(dev, how, m, n, kk)?;
+        let call = |bufs: &mut ColsumBufs| match &plan {
+            Some(p) => fused_colsum(dev, p, &a, &b, bufs, m, n, kk),
+            None => colsum_of_product(dev, how, &a, &b, bufs, m, n, kk),
+        };
         let t0 = std::time::Instant::now();
-        colsum_of_product(dev, how, &a, &b, &mut bufs, m, n, kk)?;
-        dev.synchronize()?;
+        let first = call(&mut bufs).and_then(|()| dev.synchronize());
+        if let Err(e) = first {
+            row.status = Status::Failed(e.to_string());
+            rows.push(row);
+            continue;
+        }
         let first = t0.elapsed().as_secs_f64() * 1e3;
         row.first_ms = Some(first);
+        if plan.is_some_and(|p| p.one_launch)
+            && let Err(e) = bufs.check_no_timeout(dev)
+        {
+            row.status = Status::Failed(e.to_string());
+            rows.push(row);
+            continue;
+        }
         let got: Vec<f64> = dev
             .download(&bufs.out)?
             .into_iter()
@@ -690,11 +1195,16 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             rows.push(row);
             continue;
         }
-        let t = dev.time(2, reps_for(first, ctx.reps()), |_| {
-            colsum_of_product(dev, how, &a, &b, &mut bufs, m, n, kk)
-        })?;
+        let t = match dev.time(2, reps_for(first, ctx.reps()), |_| call(&mut bufs)) {
+            Ok(t) => t,
+            Err(e) => {
+                row.status = Status::Failed(e.to_string());
+                rows.push(row);
+                continue;
+            }
+        };
         // Throughput against the fused way's floor (A and B read once), so
-        // both rows compare with the copy bandwidth.
+        // every row compares with the copy bandwidth.
         let gbs = bytes / (t.median_ms * 1e-3) / 1e9;
         row.throughput = Some(gbs);
         row.unit = "GB/s".into();
@@ -717,7 +1227,7 @@ pub struct Args {
     /// Columns of A, rows of B.
     #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub k: usize,
-    /// naive, tiled, regblock, vec or all.
+    /// naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s or all.
     #[arg(long, default_value = "all")]
     pub variant: String,
     /// Also compute colsum(A B): direct or fused.
