@@ -916,7 +916,7 @@ pub const fn colsum_product_shared_bytes(chunk_b: usize) -> usize {
 
 /// Polls of one spin-wait on the GPU before it gives up and counts a timeout
 /// (tens of seconds; a correct launch waits at most one block's run time).
-const SPIN_LIMIT: u32 = 1 << 26;
+pub const SPIN_LIMIT: u32 = 1 << 26;
 
 /// A relaxed (strong, L1-bypassing on the GPU) load of `s[i]`'s bits.
 #[inline(always)]
