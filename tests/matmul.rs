@@ -45,6 +45,33 @@ fn k16_rungs_cover_ragged_and_vector_paths() {
 }
 
 #[test]
+fn async_rungs_cover_the_copy_paths_and_short_pipelines() {
+    let dev = Device::sim();
+    // 132x136x72: both operands by cp.async (k, n multiples of 4), 9 k
+    // tiles (more than the 4 stages: every stage reused). 130x133x150:
+    // neither (element-by-element stores). 130x136x70: A element by element,
+    // B by cp.async; 132x133x72: the other way round. 33x36x5: one k tile,
+    // so the prologue commits empty groups. Ragged m and n everywhere but
+    // one case: zero-filled groups outside the matrix.
+    for (m, n, k) in [
+        (132, 136, 72),
+        (130, 133, 150),
+        (130, 136, 70),
+        (132, 133, 72),
+        (33, 36, 5),
+        (128, 128, 24),
+    ] {
+        for rung in [Rung::Async, Rung::Async2] {
+            let e = matmul::check_rung(&dev, rung, m, n, k, 6).unwrap();
+            assert!(
+                e < matmul::TOL,
+                "{rung:?} {m}x{n}x{k}: relative error {e:e}"
+            );
+        }
+    }
+}
+
+#[test]
 fn grouped_order_covers_every_tile_once() {
     // 10 block rows (a group of 8 and a last group of 2) x 2 block columns;
     // C is poisoned with NaN, so a tile never computed fails the check, and

@@ -160,15 +160,17 @@ impl Builder {
         }
     }
 
-    /// Checks an arch name: `sm_NN` with NN >= 70 (`sm_90a` allowed).
+    /// Checks an arch name: `sm_NN` with NN >= 80 (`sm_90a` allowed). The
+    /// floor is sm_80 because kernels use its instructions (`cp.async` in the
+    /// SGEMM ladder's rung 5), so one module serves every supported GPU.
     pub fn validate_arch(arch: &str) -> Result<u32, BuildError> {
         let num = arch.strip_prefix("sm_").map(|s| s.trim_end_matches('a'));
         match num.and_then(|n| n.parse::<u32>().ok()) {
-            Some(n) if n >= 70 => Ok(n),
+            Some(n) if n >= 80 => Ok(n),
             _ => Err(err(
                 "arch check",
                 format!("`{arch}` is not a supported target"),
-                "use sm_70, sm_75, sm_80, sm_86, sm_89, sm_90 (or sm_90a) and up",
+                "use sm_80, sm_86, sm_89, sm_90 (or sm_90a) and up (Ampere or newer)",
             )),
         }
     }
@@ -844,5 +846,8 @@ mod tests {
         let e = Builder::validate_arch("sm_35").unwrap_err().to_string();
         assert!(e.contains("sm_35") && e.contains("sm_80"), "{e}");
         assert!(Builder::validate_arch("sm_90a").is_ok());
+        // Below Ampere: the kernels use sm_80 instructions (`cp.async`).
+        let e = Builder::validate_arch("sm_75").unwrap_err().to_string();
+        assert!(e.contains("sm_75") && e.contains("Ampere"), "{e}");
     }
 }

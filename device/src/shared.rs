@@ -135,6 +135,103 @@ impl<T: DeviceCopy> SharedSlice<T> {
     }
 }
 
+impl<V: DeviceCopy> SharedSlice<V> {
+    /// Starts an asynchronous 16-byte copy of group `j` of `src` (the `j`-th
+    /// `V` of it, as [`DeviceSlice::get_vec_unchecked`](crate::mem::DeviceSlice::get_vec_unchecked) reads it) into
+    /// element `i` of this view: `cp.async.cg.shared.global` (sm_80+), which
+    /// moves the bytes from L2 to shared memory without passing through
+    /// registers. With `valid == false` nothing is read and the element is
+    /// filled with zeros (the instruction's `src-size` is 0), for groups
+    /// outside the matrix.
+    ///
+    /// The copy is complete, for this thread, once a
+    /// [`wait_async_copies`] has covered the group it was committed in
+    /// ([`commit_async_copies`]); other threads see it after that wait and a
+    /// barrier. The simulator copies at once (a valid schedule of the same
+    /// program).
+    ///
+    /// # Safety
+    /// `size_of::<V>() == 16`; `i < self.len()`; when `valid`, group `j` lies
+    /// inside `src` and `src` is 16-byte aligned (device allocations are
+    /// 256-byte aligned). Nothing may read or write element `i` between this
+    /// call and the wait that completes it.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn copy_async<T: DeviceCopy>(
+        &self,
+        i: usize,
+        src: crate::mem::DeviceSlice<'_, T>,
+        j: usize,
+        valid: bool,
+    ) {
+        const { assert!(core::mem::size_of::<V>() == 16) };
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller guarantees `i < len` (so `dst` is inside
+            // the block's shared memory) and, when `valid`, that the 16
+            // bytes at `from` are inside `src` and aligned; with
+            // `valid == false` the source size is 0 and nothing is read.
+            unsafe {
+                let dst = self.ptr.add(i);
+                let from = if valid {
+                    (src.as_ptr() as *const V).add(j)
+                } else {
+                    src.as_ptr() as *const V
+                };
+                let bytes: u32 = if valid { 16 } else { 0 };
+                core::arch::asm!(
+                    "{{ .reg .u64 sd, gs; cvta.to.shared.u64 sd, {d}; cvta.to.global.u64 gs, {g}; \
+                     cp.async.cg.shared.global [sd], [gs], 16, {n}; }}",
+                    d = in(reg64) dst,
+                    g = in(reg64) from,
+                    n = in(reg32) bytes,
+                );
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let v = if valid {
+                // SAFETY: the caller guarantees the group is inside `src` and
+                // aligned (the simulator checks both).
+                unsafe { src.get_vec_unchecked::<V>(j) }
+            } else {
+                // SAFETY: `DeviceCopy` types are plain numbers and arrays of
+                // them, for which all-zero bytes are a valid value.
+                unsafe { core::mem::zeroed() }
+            };
+            self.set(i, v);
+        }
+    }
+}
+
+/// Closes the group of [`SharedSlice::copy_async`] copies this thread has
+/// started since the last commit (`cp.async.commit_group`). A commit with no
+/// copies makes an empty group, which keeps group counting uniform in a
+/// pipeline's last iterations.
+#[inline(always)]
+pub fn commit_async_copies() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands; the asm is a compiler barrier for memory (no
+    // `nomem`), so no shared access moves across it.
+    unsafe {
+        core::arch::asm!("cp.async.commit_group;")
+    };
+}
+
+/// Waits until at most `N` of this thread's committed copy groups are still
+/// in flight (`cp.async.wait_group N`): with `S` stages and one group per
+/// stage, `N = S - 2` means the oldest tile has landed. Follow it with a
+/// barrier before other threads read what this thread copied.
+#[inline(always)]
+pub fn wait_async_copies<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands besides the immediate; the asm is a compiler
+    // barrier for memory, so shared reads after it are not hoisted above it.
+    unsafe {
+        core::arch::asm!("cp.async.wait_group {n};", n = const N)
+    };
+}
+
 impl<T: crate::atomic::AtomicAdd + DeviceCopy> SharedSlice<T> {
     /// Atomic add on shared element `i` (`atom.shared.add`); returns the old value.
     #[inline(always)]

@@ -16,6 +16,9 @@
 //!    4c [`matmul_vec16_f32`]: tiles 16 deep (one barrier per 1024 FMAs per
 //!    thread); 4d [`matmul_vec16x2_f32`]: 4c with two blocks per SM;
 //!    4e [`matmul_vec16s_f32`]: 4c with grouped block order for L2 reuse.
+//! 5. [`matmul_async_f32`]: rung 4b's tile with asynchronous copies
+//!    (`cp.async`) four stages deep, `A` row-major in shared memory;
+//!    5b [`matmul_async2_f32`]: the same with two blocks per SM.
 //!
 //! Every rung handles ragged edges: loads outside the matrices read zero,
 //! stores outside are skipped, so `m`, `n`, `k` need not be tile multiples.
@@ -478,6 +481,229 @@ pub fn matmul_vec16s_f32(
     vec_body::<VEC16_BK, true>(a, b, c, m, n, k);
 }
 
+/// `x[row, col..col+4]` of a row-major `rows x cols` matrix, zero outside
+/// it: one 16-byte load when the group is inside and `vec_ok` (`cols % 4 ==
+/// 0`, so the group is aligned), element by element otherwise. A macro, not
+/// a function, so rung 4's loads expand to exactly the code that was
+/// measured (as a function, ptxas 13.0 spilled 36 bytes instead of 16).
+macro_rules! load_group {
+    ($x:ident, $row:ident, $rows:ident, $col:ident, $cols:ident, $vec_ok:expr) => {
+        if $row < $rows && $col + 4 <= $cols && $vec_ok {
+            // SAFETY: the group `x[row, col..col+4]` is inside `x` (checked
+            // above) and starts at a multiple of 4 because `cols % 4 == 0`
+            // and callers pass `col % 4 == 0`.
+            unsafe { $x.get_vec_unchecked::<F32x4>(($row * $cols + $col) / 4).0 }
+        } else {
+            let mut v = [0.0f32; 4];
+            for q in 0..4 {
+                if $row < $rows && $col + q < $cols {
+                    v[q] = $x.get($row * $cols + $col + q);
+                }
+            }
+            v
+        }
+    };
+}
+
+/// Rung 5: stages in flight (tiles copied ahead of the one being multiplied).
+pub const ASYNC_STAGES: usize = 4;
+/// Rung 5: `k` per tile.
+pub const ASYNC_BK: usize = 8;
+
+/// Dynamic shared memory of rung 5: [`ASYNC_STAGES`] stages of `As[128][8]`
+/// (row-major, as in global memory) then as many of `Bs[8][128]` (32 KiB).
+pub const fn async_shared_bytes() -> usize {
+    shared::shared_bytes::<f32>(0, 2 * ASYNC_STAGES * ASYNC_BK * VEC_BM)
+}
+
+/// Rung 5: rung 4b's 128x128 tile and 8x8 outputs per thread, with the
+/// tiles brought in by asynchronous copies (`cp.async`, sm_80+), four stages
+/// deep, and `A` kept row-major in shared memory.
+///
+/// What changed from rung 4:
+/// * Global to shared without registers: each thread starts one 16-byte
+///   `cp.async` for `A` and one for `B` per tile
+///   ([`SharedSlice::copy_async`]); rung 4 loaded them into 8 registers,
+///   kept them live across the tile's 512 FMAs, then stored them.
+/// * Four stages instead of two: tiles `t+1..t+3` are in flight while tile
+///   `t` is multiplied, so a tile has three tiles' worth of FMAs (about
+///   3000 issue cycles per scheduler) to arrive from L2 instead of one.
+///   Per tile: `wait_group 2` (this thread's copies of tile `t` landed),
+///   one barrier (everyone's landed, and everyone is done with tile `t-1`,
+///   whose stage the next copies overwrite), start tile `t+3`, commit.
+/// * `A` is not transposed: `cp.async` copies bytes as they are, so `As`
+///   keeps `A`'s layout, `As[r][p]`. A thread reads, per half tile (4 of
+///   depth), one float4 `As[r][4h..4h+4]` for each of its 8 rows: 8
+///   `ld.shared.v4` per 4 steps, two per step as in rung 4, at the price of
+///   32 registers holding 4 steps of `A` (the 8 staging registers are gone).
+///   The two rows a warp reads at once are in different quarter-warps of the
+///   16-byte access, so there is no bank conflict.
+///
+/// Thread mapping as rung 4 (`tx = rank % 16`, `ty = rank / 16`; rows
+/// `4ty..4ty+4` and `64+4ty..+4`, columns `4tx..4tx+4` and `64+4tx..+4`).
+/// Copies: thread `t` copies `A[bm + t/2, k0 + 4(t%2)..+4]` to float4
+/// `t` of the `A` stage and `B[k0 + t/32, bn + 4(t%32)..+4]` to float4 `t`
+/// of the `B` stage (a warp writes 512 contiguous bytes). Groups outside
+/// the matrix are zero-filled (`src-size` 0). When `k` (or `n`) is not a
+/// multiple of 4 the rows of `A` (or `B`) are not 16-byte aligned; that
+/// operand is then loaded element by element and stored synchronously,
+/// which the same wait-and-barrier orders.
+///
+/// Shared layout (float4 units): `As[s]` at `512 s + 2 r + h`, then `Bs[s]`
+/// at `512 S + 256 s + 32 p + c4` for stage `s < S = 4`.
+///
+/// Measured (H100, 2026-11-23): 36.8 TFLOP/s at 4096^3 against rung 4's 37.8
+/// in the same run: the deeper pipeline does not pay, which says rung 4 is
+/// not waiting on global memory. The rung stays as that lesson. Registers
+/// (ptxas 13.0, sm_90): 179, no spill (the measured build: 187, before its
+/// element-by-element fallback became the shared `copy_group`).
+#[kernel(launch_bounds(256))]
+pub fn matmul_async_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    async_body(a, b, c, m, n, k);
+}
+
+/// Rung 5b: [`matmul_async_f32`] with `launch_bounds(256, 2)`: two blocks
+/// (16 warps) per SM if ptxas fits the body in 128 registers. Rung 5 holds
+/// no prefetched tile in registers, but the 32 registers of `A` fragments
+/// cost more than the 8 staging registers they replace: 128 registers and
+/// 60 bytes of spill stores (ptxas 13.0, sm_90); measured 32.9 TFLOP/s at
+/// 4096^3 (H100), the slowest of rungs 4-5.
+#[kernel(launch_bounds(256, 2))]
+pub fn matmul_async2_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    async_body(a, b, c, m, n, k);
+}
+
+/// One step `p` of rung 5: `A` for this step from the registers `av`
+/// (column `q` of the half tile), two float4 of `Bs[p]`, 64 FMAs.
+#[inline(always)]
+fn async_step(
+    acc: &mut [[f32; 8]; 8],
+    av: &[[f32; 4]; 8],
+    q: usize,
+    sb4: SharedSlice<F32x4>,
+    bbase: usize,
+    tx: usize,
+) {
+    let b0 = ld4(sb4, bbase + tx);
+    let b1 = ld4(sb4, bbase + 16 + tx);
+    let bf = [b0[0], b0[1], b0[2], b0[3], b1[0], b1[1], b1[2], b1[3]];
+    for i in 0..8 {
+        for j in 0..8 {
+            acc[i][j] = av[i][q].mul_add(bf[j], acc[i][j]);
+        }
+    }
+}
+
+/// Half `h` of a rung-5 tile (depth `4h..4h+4`): 8 float4 of `As`, then
+/// four steps.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn async_half(
+    acc: &mut [[f32; 8]; 8],
+    sa4: SharedSlice<F32x4>,
+    sb4: SharedSlice<F32x4>,
+    abase: usize,
+    bbase: usize,
+    h: usize,
+    tx: usize,
+    ty: usize,
+) {
+    let mut av = [[0.0f32; 4]; 8];
+    for i in 0..8 {
+        let r = (i / 4) * 64 + 4 * ty + i % 4;
+        av[i] = ld4(sa4, abase + 2 * r + h);
+    }
+    let b = bbase + 4 * h * (VEC_BN / 4);
+    async_step(acc, &av, 0, sb4, b, tx);
+    async_step(acc, &av, 1, sb4, b + VEC_BN / 4, tx);
+    async_step(acc, &av, 2, sb4, b + 2 * (VEC_BN / 4), tx);
+    async_step(acc, &av, 3, sb4, b + 3 * (VEC_BN / 4), tx);
+}
+
+/// The body of rungs 5 and 5b.
+#[inline(always)]
+fn async_body(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    const S: usize = ASYNC_STAGES;
+    const BK: usize = ASYNC_BK;
+    const BM: usize = VEC_BM;
+    const BN: usize = VEC_BN;
+    // float4 per stage of each operand.
+    const A4: usize = BM * BK / 4;
+    const B4: usize = BK * BN / 4;
+    let sa4 = shared::dynamic_shared::<F32x4>(0, S * A4);
+    let sb4 = shared::dynamic_shared::<F32x4>(S * A4 * 16, S * B4);
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let t = thread::thread_idx_x() as usize;
+    let tx = t % 16;
+    let ty = t / 16;
+    let bm = thread::block_idx_y() as usize * BM;
+    let bn = thread::block_idx_x() as usize * BN;
+    let a_vec_ok = k % 4 == 0;
+    let b_vec_ok = n % 4 == 0;
+    let a_row = bm + t / 2;
+    let a_col = (t % 2) * 4;
+    let b_row = t / 32;
+    let b_col = bn + (t % 32) * 4;
+
+    // Starts (or, for unaligned rows, performs) the copies of tile `tile`
+    // into stage `stage`: float4 `t` of each operand's stage (`stage * A4 +
+    // t < S * A4`, `stage * B4 + t < S * B4`).
+    let issue = |stage: usize, tile: usize| {
+        let k0 = tile * BK;
+        copy_group(sa4, stage * A4 + t, a, a_row, m, k0 + a_col, k, a_vec_ok);
+        copy_group(sb4, stage * B4 + t, b, k0 + b_row, k, b_col, n, b_vec_ok);
+    };
+
+    let mut acc = [[0.0f32; 8]; 8];
+    let ntiles = k.div_ceil(BK);
+    // Prologue: tiles 0..S-1 in flight, one commit group each (empty groups
+    // past the last tile keep the count uniform).
+    for s in 0..S - 1 {
+        if s < ntiles {
+            issue(s, s);
+        }
+        shared::commit_async_copies();
+    }
+    let mut tile = 0;
+    while tile < ntiles {
+        // Groups committed: S - 1 + tile; at most S - 2 pending means the
+        // first tile + 1 are complete, tile `tile` included.
+        shared::wait_async_copies::<{ (ASYNC_STAGES - 2) as u32 }>();
+        sync_threads();
+        let next = tile + S - 1;
+        if next < ntiles {
+            issue(next % S, next);
+        }
+        shared::commit_async_copies();
+        let stage = tile % S;
+        async_half(&mut acc, sa4, sb4, stage * A4, stage * B4, 0, tx, ty);
+        async_half(&mut acc, sa4, sb4, stage * A4, stage * B4, 1, tx, ty);
+        tile += 1;
+    }
+    store_patch(c, bm + ty * 4, bn + tx * 4, m, n, &acc);
+}
+
 /// Block rows per group of the grouped rasterization of rung 4e.
 pub const VEC_GROUP: usize = 8;
 
@@ -568,35 +794,11 @@ fn vec_body<const BK: usize, const GROUPED: bool>(
 
     let load_a = |k0: usize| -> [f32; 4] {
         let gc = k0 + a_col;
-        if a_row < m && gc + 4 <= k && a_vec_ok {
-            // SAFETY: the group `A[a_row, gc..gc+4]` is inside `A` (checked
-            // above) and starts at a multiple of 4 because `k % 4 == 0`.
-            unsafe { a.get_vec_unchecked::<F32x4>((a_row * k + gc) / 4).0 }
-        } else {
-            let mut v = [0.0f32; 4];
-            for q in 0..4 {
-                if a_row < m && gc + q < k {
-                    v[q] = a.get(a_row * k + gc + q);
-                }
-            }
-            v
-        }
+        load_group!(a, a_row, m, gc, k, a_vec_ok)
     };
     let load_b = |k0: usize| -> [f32; 4] {
         let gr = k0 + b_row;
-        if gr < k && b_col + 4 <= n && b_vec_ok {
-            // SAFETY: `B[gr, b_col..b_col+4]` is inside `B` and 16-byte
-            // aligned because `n % 4 == 0` and `b_col % 4 == 0`.
-            unsafe { b.get_vec_unchecked::<F32x4>((gr * n + b_col) / 4).0 }
-        } else {
-            let mut v = [0.0f32; 4];
-            for q in 0..4 {
-                if gr < k && b_col + q < n {
-                    v[q] = b.get(gr * n + b_col + q);
-                }
-            }
-            v
-        }
+        load_group!(b, gr, k, b_col, n, b_vec_ok)
     };
     // Fetches pass `j` of the tile starting at depth `k0`.
     let load = |k0: usize, j: usize| (load_a(k0 + 8 * j), load_b(k0 + 8 * j));
@@ -653,6 +855,59 @@ fn vec_body<const BK: usize, const GROUPED: bool>(
     // `acc` is never indexed dynamically and stays in registers.
     let row0 = bm + ty * 4;
     let col0 = bn + tx * 4;
+    store_row(c, row0, col0, m, n, acc[0]);
+    store_row(c, row0 + 1, col0, m, n, acc[1]);
+    store_row(c, row0 + 2, col0, m, n, acc[2]);
+    store_row(c, row0 + 3, col0, m, n, acc[3]);
+    store_row(c, row0 + 64, col0, m, n, acc[4]);
+    store_row(c, row0 + 65, col0, m, n, acc[5]);
+    store_row(c, row0 + 66, col0, m, n, acc[6]);
+    store_row(c, row0 + 67, col0, m, n, acc[7]);
+}
+
+/// Puts `x[row, col..col+4]` (zero outside the matrix, as `load_group!`)
+/// into float4 `i` of shared memory: by `cp.async` when `vec_ok`, else
+/// loaded element by element and stored at once. `col % 4 == 0`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn copy_group(
+    dst: SharedSlice<F32x4>,
+    i: usize,
+    x: DeviceSlice<f32>,
+    row: usize,
+    rows: usize,
+    col: usize,
+    cols: usize,
+    vec_ok: bool,
+) {
+    if vec_ok {
+        let valid = row < rows && col < cols;
+        let j = if valid { (row * cols + col) / 4 } else { 0 };
+        // SAFETY: callers pass `i` inside `dst`; when `valid`, `col < cols`
+        // with both multiples of 4 gives `col + 4 <= cols`, so the group is
+        // inside `x` and 16-byte aligned; callers read float4 `i` only after
+        // the wait and barrier that complete the copy.
+        unsafe { dst.copy_async(i, x, j, valid) };
+    } else {
+        let v = load_group!(x, row, rows, col, cols, false);
+        // SAFETY: callers pass `i` inside `dst`.
+        unsafe { dst.set_unchecked(i, F32x4(v)) };
+    }
+}
+
+/// Stores a thread's 8x8 patch of rungs 4 and 5: rows `row0..row0+4` and
+/// `row0+64..+4`, columns `col0..col0+4` and `col0+64..+4`. One call per
+/// row with a constant index, so `acc` is never indexed dynamically and
+/// stays in registers.
+#[inline(always)]
+fn store_patch(
+    c: DeviceSliceMut<f32>,
+    row0: usize,
+    col0: usize,
+    m: usize,
+    n: usize,
+    acc: &[[f32; 8]; 8],
+) {
     store_row(c, row0, col0, m, n, acc[0]);
     store_row(c, row0 + 1, col0, m, n, acc[1]);
     store_row(c, row0 + 2, col0, m, n, acc[2]);

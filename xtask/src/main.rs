@@ -567,6 +567,17 @@ fn bundle(args: &[String]) -> Result<()> {
             }
         }
     }
+    // Debug info is most of a test binary's size; the device tool carries at
+    // most 64 MiB, so strip what `strip` (binutils) can, when it is there.
+    let mut bins = vec![out.join("ptxlab")];
+    bins.extend(names.iter().map(|f| out.join("tests").join(f)));
+    if benches > 0 {
+        bins.push(out.join("benches/bench_main"));
+    }
+    match Command::new("strip").args(&bins).status() {
+        Ok(s) if s.success() => {}
+        _ => eprintln!("note: `strip` unavailable or failed; the bundle keeps debug info"),
+    }
     copy_dir(&root().join("peers"), &out.join("peers"))?;
     copy_dir(
         &root().join("tests/fixtures/lomb"),

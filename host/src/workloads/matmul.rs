@@ -35,11 +35,15 @@ pub enum Rung {
     Vec16x2,
     /// Rung 4c with grouped block order (8 block rows per group, for L2 reuse).
     Vec16s,
+    /// Rung 4b's tile fed by `cp.async`, four stages, `A` row-major in shared memory.
+    Async,
+    /// Rung 5 with `launch_bounds(256, 2)`: two blocks per SM.
+    Async2,
 }
 
 impl Rung {
     /// Every rung in ladder order.
-    pub const ALL: [Rung; 8] = [
+    pub const ALL: [Rung; 10] = [
         Rung::Naive,
         Rung::Tiled,
         Rung::Regblock,
@@ -48,6 +52,8 @@ impl Rung {
         Rung::Vec16,
         Rung::Vec16x2,
         Rung::Vec16s,
+        Rung::Async,
+        Rung::Async2,
     ];
     /// The fastest rung (used by the direct column sum).
     pub const BEST: Rung = Rung::Vec;
@@ -62,6 +68,8 @@ impl Rung {
             Rung::Vec16 => "4c as 4b, k tile 16: 1 barrier per 1024 FMAs",
             Rung::Vec16x2 => "4d as 4c, launch_bounds(256,2): 2 blocks/SM",
             Rung::Vec16s => "4e as 4c, grouped block order (8 block rows)",
+            Rung::Async => "5 as 4b, cp.async 4 stages, As row-major",
+            Rung::Async2 => "5b as 5, launch_bounds(256,2): 2 blocks/SM",
         }
     }
     /// Short name: the `--variant` spelling (`vec16`).
@@ -75,6 +83,8 @@ impl Rung {
             Rung::Vec16 => "vec16",
             Rung::Vec16x2 => "vec16x2",
             Rung::Vec16s => "vec16s",
+            Rung::Async => "async",
+            Rung::Async2 => "async2",
         }
     }
     /// Kernel name (for the resource report).
@@ -88,6 +98,8 @@ impl Rung {
             Rung::Vec16 => "matmul_vec16_f32",
             Rung::Vec16x2 => "matmul_vec16x2_f32",
             Rung::Vec16s => "matmul_vec16s_f32",
+            Rung::Async => "matmul_async_f32",
+            Rung::Async2 => "matmul_async2_f32",
         }
     }
     /// The launch of this rung for `C` of `m x n`.
@@ -130,6 +142,12 @@ impl Rung {
                 k::VEC_BM,
                 k::VEC_THREADS,
                 k::vec16_shared_bytes(),
+            ),
+            Rung::Async | Rung::Async2 => blocks(
+                k::VEC_BN,
+                k::VEC_BM,
+                k::VEC_THREADS,
+                k::async_shared_bytes(),
             ),
         }
     }
@@ -233,6 +251,8 @@ pub fn gemm(
         Rung::Vec16 => launch!(dev, cfg, matmul::matmul_vec16_f32(a, b, c, mu, nu, ku)),
         Rung::Vec16x2 => launch!(dev, cfg, matmul::matmul_vec16x2_f32(a, b, c, mu, nu, ku)),
         Rung::Vec16s => launch!(dev, cfg, matmul::matmul_vec16s_f32(a, b, c, mu, nu, ku)),
+        Rung::Async => launch!(dev, cfg, matmul::matmul_async_f32(a, b, c, mu, nu, ku)),
+        Rung::Async2 => launch!(dev, cfg, matmul::matmul_async2_f32(a, b, c, mu, nu, ku)),
     }
 }
 
@@ -1227,7 +1247,7 @@ pub struct Args {
     /// Columns of A, rows of B.
     #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub k: usize,
-    /// naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s or all.
+    /// naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, async, async2 or all.
     #[arg(long, default_value = "all")]
     pub variant: String,
     /// Also compute colsum(A B): direct or fused.
