@@ -61,7 +61,7 @@ fn async_rungs_cover_the_copy_paths_and_short_pipelines() {
         (33, 36, 5),
         (128, 128, 24),
     ] {
-        for rung in [Rung::Async, Rung::Async2] {
+        for rung in [Rung::Async, Rung::Async2, Rung::Asyncs2, Rung::Asyncs] {
             let e = matmul::check_rung(&dev, rung, m, n, k, 6).unwrap();
             assert!(
                 e < matmul::TOL,

@@ -18,7 +18,10 @@
 //!    4e [`matmul_vec16s_f32`]: 4c with grouped block order for L2 reuse.
 //! 5. [`matmul_async_f32`]: rung 4b's tile with asynchronous copies
 //!    (`cp.async`) four stages deep, `A` row-major in shared memory;
-//!    5b [`matmul_async2_f32`]: the same with two blocks per SM.
+//!    5b [`matmul_async2_f32`]: the same with two blocks per SM;
+//!    5c [`matmul_asyncs2_f32`]: `A` read per step (8 registers, not 32) so
+//!    two blocks per SM fit without a spill; 5d [`matmul_asyncs_f32`]: 5c
+//!    with one block per SM.
 //!
 //! Every rung handles ragged edges: loads outside the matrices read zero,
 //! stores outside are skipped, so `m`, `n`, `k` need not be tile multiples.
@@ -510,10 +513,18 @@ pub const ASYNC_STAGES: usize = 4;
 /// Rung 5: `k` per tile.
 pub const ASYNC_BK: usize = 8;
 
-/// Dynamic shared memory of rung 5: [`ASYNC_STAGES`] stages of `As[128][8]`
-/// (row-major, as in global memory) then as many of `Bs[8][128]` (32 KiB).
-pub const fn async_shared_bytes() -> usize {
-    shared::shared_bytes::<f32>(0, 2 * ASYNC_STAGES * ASYNC_BK * VEC_BM)
+/// Rung 5: floats per row of `As` (`A`'s 8 columns, unpadded).
+pub const ASYNC_AS_LD: usize = 8;
+/// Rungs 5c and 5d: floats per row of `As`, padded from 8 to 12 so the two
+/// rows a warp reads with one scalar load (4 apart: 192 bytes) fall in
+/// different banks; still a multiple of 4 (16-byte `cp.async` targets).
+pub const ASYNC_AS_LD_SCALAR: usize = 12;
+
+/// Dynamic shared memory of rungs 5 to 5d: [`ASYNC_STAGES`] stages of
+/// `As[128][a_ld]` (row-major, as in global memory) then as many of
+/// `Bs[8][128]`: 32 KiB with `a_ld = 8`, 40 KiB with 12.
+pub const fn async_shared_bytes(a_ld: usize) -> usize {
+    shared::shared_bytes::<f32>(0, ASYNC_STAGES * (VEC_BM * a_ld + ASYNC_BK * VEC_BN))
 }
 
 /// Rung 5: rung 4b's 128x128 tile and 8x8 outputs per thread, with the
@@ -552,9 +563,9 @@ pub const fn async_shared_bytes() -> usize {
 /// Shared layout (float4 units): `As[s]` at `512 s + 2 r + h`, then `Bs[s]`
 /// at `512 S + 256 s + 32 p + c4` for stage `s < S = 4`.
 ///
-/// Measured (H100, 2026-11-23): 36.8 TFLOP/s at 4096^3 against rung 4's 37.8
-/// in the same run: the deeper pipeline does not pay, which says rung 4 is
-/// not waiting on global memory. The rung stays as that lesson. Registers
+/// Measured (H100, 2026-11-23, two runs): 36.8 and 36.1 TFLOP/s at 4096^3
+/// against rung 4's 37.8 and 38.1 in the same runs: the deeper pipeline
+/// does not pay, which says rung 4 is not waiting on global memory. The rung stays as that lesson. Registers
 /// (ptxas 13.0, sm_90): 179, no spill (the measured build: 187, before its
 /// element-by-element fallback became the shared `copy_group`).
 #[kernel(launch_bounds(256))]
@@ -566,7 +577,7 @@ pub fn matmul_async_f32(
     n: u32,
     k: u32,
 ) {
-    async_body(a, b, c, m, n, k);
+    async_body::<false>(a, b, c, m, n, k);
 }
 
 /// Rung 5b: [`matmul_async_f32`] with `launch_bounds(256, 2)`: two blocks
@@ -584,7 +595,82 @@ pub fn matmul_async2_f32(
     n: u32,
     k: u32,
 ) {
-    async_body(a, b, c, m, n, k);
+    async_body::<false>(a, b, c, m, n, k);
+}
+
+/// Rung 5c: rung 5 with `A` read one float per row and step (8 scalar
+/// `ld.shared` per step, rows padded to 12 floats) instead of a float4 per
+/// row and half tile, and `launch_bounds(256, 2)`.
+///
+/// Why: rung 5b has to hold 4 steps of `A` (32 registers) and spills at
+/// 128. Reading `A` per step needs 8 registers, so the body should fit in
+/// 128 without a spill and two blocks (16 warps) share an SM, twice the
+/// warps to hide shared-load and barrier latency. The price: 10 shared
+/// loads per 64 FMAs instead of 4.
+///
+/// Measured (H100, 2026-11-23): 32.6 TFLOP/s at 4096^3, rung 5d 36.7, rung 4
+/// 38.1 in the same run. It did not fit: LLVM merges the per-step loads of
+/// a row back into `ld.shared.v4` and ptxas hoists them, so at 128
+/// registers it spills 68 bytes (outside the main loop). Two blocks per SM
+/// do not pay here.
+#[kernel(launch_bounds(256, 2))]
+pub fn matmul_asyncs2_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    async_body::<true>(a, b, c, m, n, k);
+}
+
+/// Rung 5d: [`matmul_asyncs2_f32`] with `launch_bounds(256)` (one block per
+/// SM), to separate the effect of the scalar `A` reads from that of the
+/// occupancy.
+#[kernel(launch_bounds(256))]
+pub fn matmul_asyncs_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    async_body::<true>(a, b, c, m, n, k);
+}
+
+/// One step `p` of rungs 5c/5d: the 8 `A` values of this thread's rows at
+/// depth `p` (scalar loads from `As[r][p]`, row stride `ld`), two float4 of
+/// `Bs[p]`, 64 FMAs.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn async_step_scalar(
+    acc: &mut [[f32; 8]; 8],
+    sa: SharedSlice<f32>,
+    abase: usize,
+    ld: usize,
+    p: usize,
+    sb4: SharedSlice<F32x4>,
+    bbase: usize,
+    tx: usize,
+    ty: usize,
+) {
+    let mut af = [0.0f32; 8];
+    for i in 0..8 {
+        let r = (i / 4) * 64 + 4 * ty + i % 4;
+        // SAFETY: `abase + r*ld + p` is inside one stage of `As` (`r < 128`,
+        // `p < 8 <= ld`), and the view holds every stage.
+        af[i] = unsafe { sa.get_unchecked(abase + r * ld + p) };
+    }
+    let b0 = ld4(sb4, bbase + p * (VEC_BN / 4) + tx);
+    let b1 = ld4(sb4, bbase + p * (VEC_BN / 4) + 16 + tx);
+    let bf = [b0[0], b0[1], b0[2], b0[3], b1[0], b1[1], b1[2], b1[3]];
+    for i in 0..8 {
+        for j in 0..8 {
+            acc[i][j] = af[i].mul_add(bf[j], acc[i][j]);
+        }
+    }
 }
 
 /// One step `p` of rung 5: `A` for this step from the registers `av`
@@ -625,7 +711,7 @@ fn async_half(
     let mut av = [[0.0f32; 4]; 8];
     for i in 0..8 {
         let r = (i / 4) * 64 + 4 * ty + i % 4;
-        av[i] = ld4(sa4, abase + 2 * r + h);
+        av[i] = ld4(sa4, abase + (ASYNC_AS_LD / 4) * r + h);
     }
     let b = bbase + 4 * h * (VEC_BN / 4);
     async_step(acc, &av, 0, sb4, b, tx);
@@ -634,9 +720,10 @@ fn async_half(
     async_step(acc, &av, 3, sb4, b + 3 * (VEC_BN / 4), tx);
 }
 
-/// The body of rungs 5 and 5b.
+/// The body of rungs 5 to 5d; `SCALAR_A` selects 5c/5d's per-step scalar
+/// `A` reads and padded `As` rows.
 #[inline(always)]
-fn async_body(
+fn async_body<const SCALAR_A: bool>(
     a: DeviceSlice<f32>,
     b: DeviceSlice<f32>,
     c: DeviceSliceMut<f32>,
@@ -648,11 +735,17 @@ fn async_body(
     const BK: usize = ASYNC_BK;
     const BM: usize = VEC_BM;
     const BN: usize = VEC_BN;
-    // float4 per stage of each operand.
-    const A4: usize = BM * BK / 4;
+    // Floats per row of `As`, and float4 per stage of each operand.
+    let ld = if SCALAR_A {
+        ASYNC_AS_LD_SCALAR
+    } else {
+        ASYNC_AS_LD
+    };
+    let a4 = BM * ld / 4;
     const B4: usize = BK * BN / 4;
-    let sa4 = shared::dynamic_shared::<F32x4>(0, S * A4);
-    let sb4 = shared::dynamic_shared::<F32x4>(S * A4 * 16, S * B4);
+    let sa4 = shared::dynamic_shared::<F32x4>(0, S * a4);
+    let sa = shared::dynamic_shared::<f32>(0, S * a4 * 4);
+    let sb4 = shared::dynamic_shared::<F32x4>(S * a4 * 16, S * B4);
     let (m, n, k) = (m as usize, n as usize, k as usize);
     let t = thread::thread_idx_x() as usize;
     let tx = t % 16;
@@ -667,11 +760,21 @@ fn async_body(
     let b_col = bn + (t % 32) * 4;
 
     // Starts (or, for unaligned rows, performs) the copies of tile `tile`
-    // into stage `stage`: float4 `t` of each operand's stage (`stage * A4 +
-    // t < S * A4`, `stage * B4 + t < S * B4`).
+    // into stage `stage`: float4 `(t/2)(ld/4) + t%2` of the `A` stage (row
+    // `t/2`, half `t%2`; `< a4`) and float4 `t` of the `B` stage (`< B4`).
+    let a_dst = (t / 2) * (ld / 4) + t % 2;
     let issue = |stage: usize, tile: usize| {
         let k0 = tile * BK;
-        copy_group(sa4, stage * A4 + t, a, a_row, m, k0 + a_col, k, a_vec_ok);
+        copy_group(
+            sa4,
+            stage * a4 + a_dst,
+            a,
+            a_row,
+            m,
+            k0 + a_col,
+            k,
+            a_vec_ok,
+        );
         copy_group(sb4, stage * B4 + t, b, k0 + b_row, k, b_col, n, b_vec_ok);
     };
 
@@ -697,8 +800,20 @@ fn async_body(
         }
         shared::commit_async_copies();
         let stage = tile % S;
-        async_half(&mut acc, sa4, sb4, stage * A4, stage * B4, 0, tx, ty);
-        async_half(&mut acc, sa4, sb4, stage * A4, stage * B4, 1, tx, ty);
+        if SCALAR_A {
+            let (ab, bb) = (stage * a4 * 4, stage * B4);
+            async_step_scalar(&mut acc, sa, ab, ld, 0, sb4, bb, tx, ty);
+            async_step_scalar(&mut acc, sa, ab, ld, 1, sb4, bb, tx, ty);
+            async_step_scalar(&mut acc, sa, ab, ld, 2, sb4, bb, tx, ty);
+            async_step_scalar(&mut acc, sa, ab, ld, 3, sb4, bb, tx, ty);
+            async_step_scalar(&mut acc, sa, ab, ld, 4, sb4, bb, tx, ty);
+            async_step_scalar(&mut acc, sa, ab, ld, 5, sb4, bb, tx, ty);
+            async_step_scalar(&mut acc, sa, ab, ld, 6, sb4, bb, tx, ty);
+            async_step_scalar(&mut acc, sa, ab, ld, 7, sb4, bb, tx, ty);
+        } else {
+            async_half(&mut acc, sa4, sb4, stage * a4, stage * B4, 0, tx, ty);
+            async_half(&mut acc, sa4, sb4, stage * a4, stage * B4, 1, tx, ty);
+        }
         tile += 1;
     }
     store_patch(c, bm + ty * 4, bn + tx * 4, m, n, &acc);

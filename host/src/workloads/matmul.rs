@@ -39,11 +39,16 @@ pub enum Rung {
     Async,
     /// Rung 5 with `launch_bounds(256, 2)`: two blocks per SM.
     Async2,
+    /// Rung 5 with `A` read per step (scalar shared loads, padded rows) and
+    /// `launch_bounds(256, 2)`.
+    Asyncs2,
+    /// Rung 5c with one block per SM.
+    Asyncs,
 }
 
 impl Rung {
     /// Every rung in ladder order.
-    pub const ALL: [Rung; 10] = [
+    pub const ALL: [Rung; 12] = [
         Rung::Naive,
         Rung::Tiled,
         Rung::Regblock,
@@ -54,6 +59,8 @@ impl Rung {
         Rung::Vec16s,
         Rung::Async,
         Rung::Async2,
+        Rung::Asyncs2,
+        Rung::Asyncs,
     ];
     /// The fastest rung (used by the direct column sum).
     pub const BEST: Rung = Rung::Vec;
@@ -70,6 +77,8 @@ impl Rung {
             Rung::Vec16s => "4e as 4c, grouped block order (8 block rows)",
             Rung::Async => "5 as 4b, cp.async 4 stages, As row-major",
             Rung::Async2 => "5b as 5, launch_bounds(256,2): 2 blocks/SM",
+            Rung::Asyncs2 => "5c as 5b, A per step (8 regs): 2 blocks/SM",
+            Rung::Asyncs => "5d as 5c, launch_bounds(256): 1 block/SM",
         }
     }
     /// Short name: the `--variant` spelling (`vec16`).
@@ -85,6 +94,8 @@ impl Rung {
             Rung::Vec16s => "vec16s",
             Rung::Async => "async",
             Rung::Async2 => "async2",
+            Rung::Asyncs2 => "asyncs2",
+            Rung::Asyncs => "asyncs",
         }
     }
     /// Kernel name (for the resource report).
@@ -100,6 +111,8 @@ impl Rung {
             Rung::Vec16s => "matmul_vec16s_f32",
             Rung::Async => "matmul_async_f32",
             Rung::Async2 => "matmul_async2_f32",
+            Rung::Asyncs2 => "matmul_asyncs2_f32",
+            Rung::Asyncs => "matmul_asyncs_f32",
         }
     }
     /// The launch of this rung for `C` of `m x n`.
@@ -147,7 +160,13 @@ impl Rung {
                 k::VEC_BN,
                 k::VEC_BM,
                 k::VEC_THREADS,
-                k::async_shared_bytes(),
+                k::async_shared_bytes(k::ASYNC_AS_LD),
+            ),
+            Rung::Asyncs2 | Rung::Asyncs => blocks(
+                k::VEC_BN,
+                k::VEC_BM,
+                k::VEC_THREADS,
+                k::async_shared_bytes(k::ASYNC_AS_LD_SCALAR),
             ),
         }
     }
@@ -253,6 +272,8 @@ pub fn gemm(
         Rung::Vec16s => launch!(dev, cfg, matmul::matmul_vec16s_f32(a, b, c, mu, nu, ku)),
         Rung::Async => launch!(dev, cfg, matmul::matmul_async_f32(a, b, c, mu, nu, ku)),
         Rung::Async2 => launch!(dev, cfg, matmul::matmul_async2_f32(a, b, c, mu, nu, ku)),
+        Rung::Asyncs2 => launch!(dev, cfg, matmul::matmul_asyncs2_f32(a, b, c, mu, nu, ku)),
+        Rung::Asyncs => launch!(dev, cfg, matmul::matmul_asyncs_f32(a, b, c, mu, nu, ku)),
     }
 }
 
@@ -1247,7 +1268,7 @@ pub struct Args {
     /// Columns of A, rows of B.
     #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub k: usize,
-    /// naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, async, async2 or all.
+    /// naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, async, async2, asyncs2, asyncs or all.
     #[arg(long, default_value = "all")]
     pub variant: String,
     /// Also compute colsum(A B): direct or fused.
