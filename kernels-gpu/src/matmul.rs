@@ -323,9 +323,17 @@ fn outer_step(
 ) {
     let a0 = ld4(sa4, abase + p * VEC_AS_LD / 4 + ty);
     let a1 = ld4(sa4, abase + p * VEC_AS_LD / 4 + 16 + ty);
-    let b0 = ld4(sb4, bbase + p * VEC_BN / 4 + tx);
-    let b1 = ld4(sb4, bbase + p * VEC_BN / 4 + 16 + tx);
     let af = [a0[0], a0[1], a0[2], a0[3], a1[0], a1[1], a1[2], a1[3]];
+    outer8(acc, af, sb4, bbase + p * VEC_BN / 4, tx);
+}
+
+/// The 8x8 outer product of one step of rungs 4 and 5: this thread's 8 `A`
+/// values `af` times the two float4 of `Bs` row `brow` (float4 index of the
+/// row's start) it owns, columns `4tx..4tx+4` and `64+4tx..+4`, into `acc`.
+#[inline(always)]
+fn outer8(acc: &mut [[f32; 8]; 8], af: [f32; 8], sb4: SharedSlice<F32x4>, brow: usize, tx: usize) {
+    let b0 = ld4(sb4, brow + tx);
+    let b1 = ld4(sb4, brow + 16 + tx);
     let bf = [b0[0], b0[1], b0[2], b0[3], b1[0], b1[1], b1[2], b1[3]];
     for i in 0..8 {
         for j in 0..8 {
@@ -663,14 +671,7 @@ fn async_step_scalar(
         // `p < 8 <= ld`), and the view holds every stage.
         af[i] = unsafe { sa.get_unchecked(abase + r * ld + p) };
     }
-    let b0 = ld4(sb4, bbase + p * (VEC_BN / 4) + tx);
-    let b1 = ld4(sb4, bbase + p * (VEC_BN / 4) + 16 + tx);
-    let bf = [b0[0], b0[1], b0[2], b0[3], b1[0], b1[1], b1[2], b1[3]];
-    for i in 0..8 {
-        for j in 0..8 {
-            acc[i][j] = af[i].mul_add(bf[j], acc[i][j]);
-        }
-    }
+    outer8(acc, af, sb4, bbase + p * (VEC_BN / 4), tx);
 }
 
 /// One step `p` of rung 5: `A` for this step from the registers `av`
@@ -684,14 +685,10 @@ fn async_step(
     bbase: usize,
     tx: usize,
 ) {
-    let b0 = ld4(sb4, bbase + tx);
-    let b1 = ld4(sb4, bbase + 16 + tx);
-    let bf = [b0[0], b0[1], b0[2], b0[3], b1[0], b1[1], b1[2], b1[3]];
-    for i in 0..8 {
-        for j in 0..8 {
-            acc[i][j] = av[i][q].mul_add(bf[j], acc[i][j]);
-        }
-    }
+    let af = [
+        av[0][q], av[1][q], av[2][q], av[3][q], av[4][q], av[5][q], av[6][q], av[7][q],
+    ];
+    outer8(acc, af, sb4, bbase, tx);
 }
 
 /// Half `h` of a rung-5 tile (depth `4h..4h+4`): 8 float4 of `As`, then
@@ -966,18 +963,7 @@ fn vec_body<const BK: usize, const GROUPED: bool>(
         sync_threads();
         tile += 1;
     }
-    // Epilogue: one call per row of the patch with a constant index, so
-    // `acc` is never indexed dynamically and stays in registers.
-    let row0 = bm + ty * 4;
-    let col0 = bn + tx * 4;
-    store_row(c, row0, col0, m, n, acc[0]);
-    store_row(c, row0 + 1, col0, m, n, acc[1]);
-    store_row(c, row0 + 2, col0, m, n, acc[2]);
-    store_row(c, row0 + 3, col0, m, n, acc[3]);
-    store_row(c, row0 + 64, col0, m, n, acc[4]);
-    store_row(c, row0 + 65, col0, m, n, acc[5]);
-    store_row(c, row0 + 66, col0, m, n, acc[6]);
-    store_row(c, row0 + 67, col0, m, n, acc[7]);
+    store_patch(c, bm + ty * 4, bn + tx * 4, m, n, &acc);
 }
 
 /// Puts `x[row, col..col+4]` (zero outside the matrix, as `load_group!`)
