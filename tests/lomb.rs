@@ -298,7 +298,7 @@ fn sim_recurrences_on_material_grid() {
     // The step angles of this grid are small: one shift centres them all.
     assert!(lomb::cheby_shift(&x, full_step * 37.0).is_some());
     let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
-    for rung in [Rung::Rotate, Rung::Cheby] {
+    for rung in [Rung::Rotate, Rung::Cheby, Rung::ChebyTab] {
         let o = Options::default();
         let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
         let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
@@ -349,11 +349,97 @@ fn sim_cheby_shift_and_fallback() {
     };
     let want_o = lomb::reference(&x, &y, &f, o).unwrap();
     for (opts, want) in [(Options::default(), &want), (o, &want_o)] {
-        let a32 = lomb::check::<f32>(&dev, Rung::Cheby, &x, &y, &f, opts, want, shape).unwrap();
-        let a64 = lomb::check::<f64>(&dev, Rung::Cheby, &x, &y, &f, opts, want, shape).unwrap();
-        assert!(a32.err_over_peak < 1e-4, "f32 {:e}", a32.err_over_peak);
-        assert!(a64.err_over_peak < 1e-9, "f64 {:e}", a64.err_over_peak);
+        for rung in [Rung::Cheby, Rung::ChebyTab] {
+            let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, opts, want, shape).unwrap();
+            let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, opts, want, shape).unwrap();
+            assert!(
+                a32.err_over_peak < 1e-4,
+                "{rung:?} f32 {:e}",
+                a32.err_over_peak
+            );
+            assert!(
+                a64.err_over_peak < 1e-9,
+                "{rung:?} f64 {:e}",
+                a64.err_over_peak
+            );
+        }
     }
+}
+
+#[test]
+fn finish_without_trig_matches_finish() {
+    // Rung 11's finish (half-angle formulas) against the atan2/sincos one on
+    // random sums, and on the corners: no preferred angle (CS = 0, CC = SS),
+    // a double angle of exactly pi (both signs of zero), and of pi/2.
+    use kernels_gpu::lomb::{finish, finish_half};
+    let mut rng = ptxlab::rng::SplitMix64(7);
+    // Sums of real samples: 40 random phases (spread by a random amount, so
+    // some sets are nearly aligned) and values.
+    let mut cases: Vec<[f64; 5]> = (0..5_000)
+        .map(|_| {
+            let spread = 6.3 * rng.next_f64();
+            let mut sums = [0.0; 5];
+            for _ in 0..40 {
+                let (s, c) = (spread * rng.next_f64()).sin_cos();
+                let y = 2.0 * rng.next_f64() - 1.0;
+                sums[0] += y * c;
+                sums[1] += y * s;
+                sums[2] += c * c;
+                sums[3] += s * s;
+                sums[4] += c * s;
+            }
+            sums
+        })
+        .collect();
+    cases.extend([
+        [3.0, -2.0, 50.0, 50.0, 0.0],
+        [3.0, -2.0, 10.0, 90.0, 0.0],
+        [3.0, -2.0, 10.0, 90.0, -0.0],
+        [3.0, -2.0, 50.0, 50.0, 7.0],
+        [3.0, -2.0, 50.0, 50.0, -7.0],
+        [3.0, -2.0, 90.0, 10.0, 0.0],
+    ]);
+    for [xc, xs, cc, ss, cs] in cases {
+        let a = finish(xc, xs, cc, ss, cs, 0.5);
+        let b = finish_half(xc, xs, cc, ss, cs, 0.5);
+        assert!(
+            (a - b).abs() <= 1e-12 * a.abs().max(1.0),
+            "{a} {b} at {xc} {xs} {cc} {ss} {cs}"
+        );
+        let a32 = finish(xc as f32, xs as f32, cc as f32, ss as f32, cs as f32, 0.5);
+        let b32 = finish_half(xc as f32, xs as f32, cc as f32, ss as f32, cs as f32, 0.5);
+        let d32 = (f64::from(a32) - f64::from(b32)).abs();
+        assert!(d32 <= 1e-4 * a.abs().max(1.0), "{a32} {b32} ({a})");
+    }
+}
+
+#[test]
+fn sim_table_anchors_across_chunks_and_groups() {
+    // Rung 11 with more samples than one shared chunk (130 = 64 + 64 + 2)
+    // and more groups of 128 runs than blocks (one block asked for: the
+    // launch caps the grid at 4 blocks, so every block takes several
+    // groups, and the last group is partial); random samples and values.
+    let dev = Device::sim();
+    let shape = Shape {
+        blocks: 1,
+        block: 128,
+    };
+    let (x, y) = lomb::random_samples(130, 11);
+    let step = 1.3e-3;
+    let f: Vec<f64> = (0..12_001).map(|k| 0.2 + k as f64 * step).collect();
+    let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
+    let o = Options::default();
+    let a32 = lomb::check::<f32>(&dev, Rung::ChebyTab, &x, &y, &f, o, &want, shape).unwrap();
+    let a64 = lomb::check::<f64>(&dev, Rung::ChebyTab, &x, &y, &f, o, &want, shape).unwrap();
+    assert!(a32.err_over_peak < 1e-4, "f32 {:e}", a32.err_over_peak);
+    assert!(a64.err_over_peak < 1e-9, "f64 {:e}", a64.err_over_peak);
+    // Blocks of another size are refused with a clear error, not a trap.
+    let bad = Shape {
+        blocks: 1,
+        block: 64,
+    };
+    let e = lomb::periodogram::<f32>(&dev, Rung::ChebyTab, &x, &y, &f, o, bad).unwrap_err();
+    assert!(e.to_string().contains("blocks of 128 threads"), "{e}");
 }
 
 // ---- hostile inputs ------------------------------------------------------------------

@@ -13,7 +13,8 @@ use crate::runtime::{
 };
 use cudarc::driver::DeviceRepr;
 use kernels_gpu::lomb::{
-    BLOCK, BLOCKS_PER_SM, CHEBY_RUN_F32, CHEBY_RUN_F64, ROT_RUN_F32, ROT_RUN_F64, lomb_shared_bytes,
+    BLOCK, BLOCKS_PER_SM, CHEBY_RUN_F32, CHEBY_RUN_F64, ROT_RUN_F32, ROT_RUN_F64, TAB_LO,
+    TAB_RUN_F32, TAB_RUN_F64, lomb_shared_bytes, lomb_tab_shared_bytes,
 };
 use ptxlab_device::math::Real;
 use ptxlab_device::precise::Trig;
@@ -297,6 +298,8 @@ pub trait Elem:
     const ROT_RUN: usize;
     /// Frequencies per thread of the three-term recurrence kernel.
     const CHEBY_RUN: usize;
+    /// Frequencies per thread of the table-anchored kernels (rung 11).
+    const TAB_RUN: usize;
     /// Tolerance (max abs error over the peak).
     const TOL: f64;
     /// Kernel name of `kind`.
@@ -331,12 +334,15 @@ pub enum Kernel {
     Rotate,
     /// `lomb_cheby_*`.
     Cheby,
+    /// `lomb_cheby_tab_*` (`lomb_rotate_tab_*` where the grid does not suit
+    /// the three-term recurrence): anchors from tables.
+    ChebyTab,
 }
 
 impl Kernel {
     /// Whether it needs an evenly spaced frequency grid (the recurrences).
     pub fn needs_even_grid(&self) -> bool {
-        matches!(self, Kernel::Rotate | Kernel::Cheby)
+        matches!(self, Kernel::Rotate | Kernel::Cheby | Kernel::ChebyTab)
     }
 }
 
@@ -356,6 +362,10 @@ pub struct Bufs<T> {
     /// `(x_j, y_j, cos p_j, sin p_j)` per sample. `None` otherwise: the
     /// `Cheby` rung then runs the rotation kernel (same accuracy class).
     pub cheby: Option<Buffer<T>>,
+    /// The low-part anchor factors of the table-anchored kernels, when the
+    /// grid is even: per sample `cos(l R step x_j)` for `l < 16`, then the
+    /// 16 `sin` ([`anchor_table`]).
+    pub lo: Option<Buffer<T>>,
     /// The periodogram.
     pub out: Buffer<T>,
     /// 0.5 or `1 / sum y^2`.
@@ -365,11 +375,12 @@ pub struct Bufs<T> {
 }
 
 macro_rules! elem_impl {
-    ($t:ty, $name:literal, $run:expr, $crun:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident, $cheby:ident) => {
+    ($t:ty, $name:literal, $run:expr, $crun:expr, $trun:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident, $cheby:ident, $rtab:ident, $ctab:ident) => {
         impl Elem for $t {
             const NAME: &'static str = $name;
             const ROT_RUN: usize = $run;
             const CHEBY_RUN: usize = $crun;
+            const TAB_RUN: usize = $trun;
             const TOL: f64 = $tol;
             fn kernel(kind: Kernel) -> &'static str {
                 match kind {
@@ -378,6 +389,7 @@ macro_rules! elem_impl {
                     Kernel::Shared => stringify!($shared),
                     Kernel::Rotate => stringify!($rotate),
                     Kernel::Cheby => stringify!($cheby),
+                    Kernel::ChebyTab => stringify!($ctab),
                 }
             }
             fn launch_direct(
@@ -391,7 +403,9 @@ macro_rules! elem_impl {
                     Kernel::Direct => launch!(dev, cfg, lomb::$direct(x, y, f, out, s)),
                     Kernel::Bounds => launch!(dev, cfg, lomb::$bounds(x, y, f, out, s)),
                     Kernel::Shared => launch!(dev, cfg, lomb::$shared(x, y, f, out, s)),
-                    Kernel::Rotate | Kernel::Cheby => Self::launch_recurrence(dev, cfg, kind, b),
+                    Kernel::Rotate | Kernel::Cheby | Kernel::ChebyTab => {
+                        Self::launch_recurrence(dev, cfg, kind, b)
+                    }
                 }
             }
             fn launch_recurrence(
@@ -409,6 +423,18 @@ macro_rules! elem_impl {
                     (Kernel::Cheby, Some(tab)) => {
                         launch!(dev, cfg, lomb::$cheby(tab, out, start, step, s))
                     }
+                    (Kernel::ChebyTab, cheby) => {
+                        let lo = b.lo.as_ref().ok_or_else(not_even)?;
+                        match cheby {
+                            Some(tab) => {
+                                launch!(dev, cfg, lomb::$ctab(tab, lo, out, start, step, s))
+                            }
+                            None => {
+                                let tab = b.rot.as_ref().ok_or_else(not_even)?;
+                                launch!(dev, cfg, lomb::$rtab(tab, lo, out, start, step, s))
+                            }
+                        }
+                    }
                     _ => {
                         let tab = b.rot.as_ref().ok_or_else(not_even)?;
                         launch!(dev, cfg, lomb::$rotate(tab, out, start, step, s))
@@ -423,24 +449,30 @@ elem_impl!(
     "f32",
     ROT_RUN_F32,
     CHEBY_RUN_F32,
+    TAB_RUN_F32,
     TOL_F32,
     lomb_direct_f32,
     lomb_bounds_f32,
     lomb_shared_f32,
     lomb_rotate_f32,
-    lomb_cheby_f32
+    lomb_cheby_f32,
+    lomb_rotate_tab_f32,
+    lomb_cheby_tab_f32
 );
 elem_impl!(
     f64,
     "f64",
     ROT_RUN_F64,
     CHEBY_RUN_F64,
+    TAB_RUN_F64,
     TOL_F64,
     lomb_direct_f64,
     lomb_bounds_f64,
     lomb_shared_f64,
     lomb_rotate_f64,
-    lomb_cheby_f64
+    lomb_cheby_f64,
+    lomb_rotate_tab_f64,
+    lomb_cheby_tab_f64
 );
 
 fn not_even() -> Error {
@@ -489,6 +521,19 @@ pub fn recurrence_tables<T: Real>(x: &[f64], y: &[f64], step: f64) -> (Vec<T>, O
     (rot, cheby)
 }
 
+/// The low-part anchor factors of the table-anchored kernels for runs of
+/// `run` frequencies: per sample `j`, `cos(l run step x_j)` for `l` in
+/// `0..TAB_LO`, then the `TAB_LO` sines, computed in f64 and rounded once.
+pub fn anchor_table<T: Real>(x: &[f64], run: usize, step: f64) -> Vec<T> {
+    let mut lo = Vec::with_capacity(2 * TAB_LO * x.len());
+    for &xj in x {
+        let a = (0..TAB_LO).map(|l| (l * run) as f64 * step * xj);
+        lo.extend(a.clone().map(|a| T::from_f64(a.cos())));
+        lo.extend(a.map(|a| T::from_f64(a.sin())));
+    }
+    lo
+}
+
 impl<T: Elem> Bufs<T> {
     /// Validates, applies the options, converts to `T` and uploads; the output
     /// is poisoned with NaN.
@@ -498,15 +543,16 @@ impl<T: Elem> Bufs<T> {
         let (yy, scale) = prepare(y, opts)?;
         let cv = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
         let grid = even_grid(freqs);
-        let (rot, cheby) = match grid {
+        let (rot, cheby, lo) = match grid {
             Some((_, step)) => {
                 let (r, c) = recurrence_tables::<T>(x, &yy, step);
                 (
                     Some(dev.upload(&r)?),
                     c.map(|c| dev.upload(&c)).transpose()?,
+                    Some(dev.upload(&anchor_table::<T>(x, T::TAB_RUN, step))?),
                 )
             }
-            None => (None, None),
+            None => (None, None, None),
         };
         Ok(Self {
             x: dev.upload(&cv(x))?,
@@ -514,6 +560,7 @@ impl<T: Elem> Bufs<T> {
             freqs: dev.upload(&cv(freqs))?,
             rot,
             cheby,
+            lo,
             out: dev.alloc_filled(freqs.len(), T::from_f64(f64::NAN))?,
             scale: T::from_f64(scale),
             grid,
@@ -555,11 +602,13 @@ pub enum Rung {
     RotateFast,
     /// Three-term recurrence on shifted angles (even grid; precise anchors).
     Cheby,
+    /// Three-term recurrence with anchors from tables (even grid).
+    ChebyTab,
 }
 
 impl Rung {
     /// The default ladder, in order.
-    pub const LADDER: [Rung; 12] = [
+    pub const LADDER: [Rung; 13] = [
         Rung::Baseline,
         Rung::Cached,
         Rung::FastMath,
@@ -572,6 +621,7 @@ impl Rung {
         Rung::Rotate,
         Rung::RotateFast,
         Rung::Cheby,
+        Rung::ChebyTab,
     ];
     /// CLI name.
     pub fn name(&self) -> String {
@@ -588,6 +638,7 @@ impl Rung {
             Rung::Rotate => "rotate".into(),
             Rung::RotateFast => "rotate-fast".into(),
             Rung::Cheby => "cheby".into(),
+            Rung::ChebyTab => "cheby-tab".into(),
         }
     }
     /// Report label.
@@ -605,6 +656,7 @@ impl Rung {
             Rung::Rotate => "9 rotation recurrence (even grid)".into(),
             Rung::RotateFast => "9b rotation + fast-math anchors".into(),
             Rung::Cheby => "10 three-term recurrence, shifted angle (even grid)".into(),
+            Rung::ChebyTab => "11 three-term recurrence, anchors from tables".into(),
         }
     }
     /// The kernel it launches.
@@ -614,6 +666,7 @@ impl Rung {
             Rung::Shared => Kernel::Shared,
             Rung::Rotate | Rung::RotateFast => Kernel::Rotate,
             Rung::Cheby => Kernel::Cheby,
+            Rung::ChebyTab => Kernel::ChebyTab,
             _ => Kernel::Direct,
         }
     }
@@ -640,7 +693,7 @@ impl std::str::FromStr for Rung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         let allowed = "baseline, cached, fast-math, fast-math-fit, regcapN (16..=255), cubin, launch-bounds, \
-                       launch-bounds-fast, shared, rotate, rotate-fast, cheby, all";
+                       launch-bounds-fast, shared, rotate, rotate-fast, cheby, cheby-tab, all";
         Ok(match s {
             "baseline" => Rung::Baseline,
             "cached" => Rung::Cached,
@@ -653,6 +706,7 @@ impl std::str::FromStr for Rung {
             "rotate" => Rung::Rotate,
             "rotate-fast" => Rung::RotateFast,
             "cheby" => Rung::Cheby,
+            "cheby-tab" => Rung::ChebyTab,
             _ => match s.strip_prefix("regcap").and_then(|r| r.parse::<u32>().ok()) {
                 Some(r) if (16..=255).contains(&r) => Rung::RegCap(r),
                 _ => {
@@ -697,11 +751,20 @@ pub fn config<T: Elem>(rung: Rung, nf: usize, shape: Shape) -> Result<LaunchConf
     let block = shape.block;
     let mut cfg = match rung {
         Rung::FastMathFit => LaunchConfig::for_threads(nf, block)?,
-        Rung::Rotate | Rung::RotateFast | Rung::Cheby => {
-            let run = if rung == Rung::Cheby {
-                T::CHEBY_RUN
-            } else {
-                T::ROT_RUN
+        Rung::Rotate | Rung::RotateFast | Rung::Cheby | Rung::ChebyTab => {
+            if rung == Rung::ChebyTab && block != BLOCK {
+                return Err(Error::input(
+                    "lomb-scargle launch shape",
+                    format!(
+                        "the cheby-tab variant needs blocks of {BLOCK} threads (its anchor \
+                         tables are laid out for them), got {block}"
+                    ),
+                ));
+            }
+            let run = match rung {
+                Rung::Cheby => T::CHEBY_RUN,
+                Rung::ChebyTab => T::TAB_RUN,
+                _ => T::ROT_RUN,
             };
             let runs = nf.div_ceil(run);
             let blocks = runs
@@ -714,6 +777,9 @@ pub fn config<T: Elem>(rung: Rung, nf: usize, shape: Shape) -> Result<LaunchConf
     };
     if rung == Rung::Shared {
         cfg = cfg.with_shared(lomb_shared_bytes::<T>(block as usize));
+    }
+    if rung == Rung::ChebyTab {
+        cfg = cfg.with_shared(lomb_tab_shared_bytes::<T>());
     }
     Ok(cfg.with_module(rung.module()))
 }
@@ -739,7 +805,7 @@ pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape
             g.launch_function(&f, name, &cfg, &p)?;
             g.synchronize()
         }
-        (Rung::Rotate | Rung::RotateFast | Rung::Cheby, _) => {
+        (Rung::Rotate | Rung::RotateFast | Rung::Cheby | Rung::ChebyTab, _) => {
             T::launch_recurrence(dev, cfg, rung.kernel(), b)
         }
         (r, _) => T::launch_direct(dev, cfg, r.kernel(), b),
@@ -833,6 +899,7 @@ pub fn sim_check() -> Result<()> {
         Rung::Shared,
         Rung::Rotate,
         Rung::Cheby,
+        Rung::ChebyTab,
     ];
     type Case<'a> = (&'a [f64], &'a [f64], &'a [f64], Options);
     let cases: [Case; 4] = [
@@ -1015,6 +1082,7 @@ fn bench_ladder<T: Elem>(
                     | Rung::Rotate
                     | Rung::RotateFast
                     | Rung::Cheby
+                    | Rung::ChebyTab
             )
             && let Some(sfu) = ctx.ceilings.sfu_per_s
         {
