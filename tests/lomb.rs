@@ -298,7 +298,12 @@ fn sim_recurrences_on_material_grid() {
     // The step angles of this grid are small: one shift centres them all.
     assert!(lomb::cheby_shift(&x, full_step * 37.0).is_some());
     let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
-    for rung in [Rung::Rotate, Rung::Cheby, Rung::ChebyTab] {
+    for rung in [
+        Rung::Rotate,
+        Rung::Cheby,
+        Rung::ChebyTab,
+        Rung::ChebyTabPipe,
+    ] {
         let o = Options::default();
         let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
         let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
@@ -349,7 +354,7 @@ fn sim_cheby_shift_and_fallback() {
     };
     let want_o = lomb::reference(&x, &y, &f, o).unwrap();
     for (opts, want) in [(Options::default(), &want), (o, &want_o)] {
-        for rung in [Rung::Cheby, Rung::ChebyTab] {
+        for rung in [Rung::Cheby, Rung::ChebyTab, Rung::ChebyTabPipe] {
             let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, opts, want, shape).unwrap();
             let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, opts, want, shape).unwrap();
             assert!(
@@ -429,17 +434,27 @@ fn sim_table_anchors_across_chunks_and_groups() {
     let f: Vec<f64> = (0..12_001).map(|k| 0.2 + k as f64 * step).collect();
     let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
     let o = Options::default();
-    let a32 = lomb::check::<f32>(&dev, Rung::ChebyTab, &x, &y, &f, o, &want, shape).unwrap();
-    let a64 = lomb::check::<f64>(&dev, Rung::ChebyTab, &x, &y, &f, o, &want, shape).unwrap();
-    assert!(a32.err_over_peak < 1e-4, "f32 {:e}", a32.err_over_peak);
-    assert!(a64.err_over_peak < 1e-9, "f64 {:e}", a64.err_over_peak);
+    for rung in [Rung::ChebyTab, Rung::ChebyTabPipe] {
+        let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
+        let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
+        assert!(
+            a32.err_over_peak < 1e-4,
+            "{rung:?} f32 {:e}",
+            a32.err_over_peak
+        );
+        assert!(
+            a64.err_over_peak < 1e-9,
+            "{rung:?} f64 {:e}",
+            a64.err_over_peak
+        );
+    }
     // Blocks of another size are refused with a clear error, not a trap.
     let bad = Shape {
         blocks: 1,
         block: 64,
     };
     let e = lomb::periodogram::<f32>(&dev, Rung::ChebyTab, &x, &y, &f, o, bad).unwrap_err();
-    assert!(e.to_string().contains("blocks of 128 threads"), "{e}");
+    assert!(e.to_string().contains("need blocks of 128 threads"), "{e}");
 }
 
 // ---- hostile inputs ------------------------------------------------------------------

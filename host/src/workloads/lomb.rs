@@ -337,12 +337,18 @@ pub enum Kernel {
     /// `lomb_cheby_tab_*` (`lomb_rotate_tab_*` where the grid does not suit
     /// the three-term recurrence): anchors from tables.
     ChebyTab,
+    /// `lomb_cheby_tabp_*` / `lomb_rotate_tabp_*`: `ChebyTab` with the sample
+    /// loop software pipelined.
+    ChebyTabPipe,
 }
 
 impl Kernel {
     /// Whether it needs an evenly spaced frequency grid (the recurrences).
     pub fn needs_even_grid(&self) -> bool {
-        matches!(self, Kernel::Rotate | Kernel::Cheby | Kernel::ChebyTab)
+        matches!(
+            self,
+            Kernel::Rotate | Kernel::Cheby | Kernel::ChebyTab | Kernel::ChebyTabPipe
+        )
     }
 }
 
@@ -375,7 +381,7 @@ pub struct Bufs<T> {
 }
 
 macro_rules! elem_impl {
-    ($t:ty, $name:literal, $run:expr, $crun:expr, $trun:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident, $cheby:ident, $rtab:ident, $ctab:ident) => {
+    ($t:ty, $name:literal, $run:expr, $crun:expr, $trun:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident, $cheby:ident, $rtab:ident, $ctab:ident, $rtabp:ident, $ctabp:ident) => {
         impl Elem for $t {
             const NAME: &'static str = $name;
             const ROT_RUN: usize = $run;
@@ -390,6 +396,7 @@ macro_rules! elem_impl {
                     Kernel::Rotate => stringify!($rotate),
                     Kernel::Cheby => stringify!($cheby),
                     Kernel::ChebyTab => stringify!($ctab),
+                    Kernel::ChebyTabPipe => stringify!($ctabp),
                 }
             }
             fn launch_direct(
@@ -403,7 +410,7 @@ macro_rules! elem_impl {
                     Kernel::Direct => launch!(dev, cfg, lomb::$direct(x, y, f, out, s)),
                     Kernel::Bounds => launch!(dev, cfg, lomb::$bounds(x, y, f, out, s)),
                     Kernel::Shared => launch!(dev, cfg, lomb::$shared(x, y, f, out, s)),
-                    Kernel::Rotate | Kernel::Cheby | Kernel::ChebyTab => {
+                    Kernel::Rotate | Kernel::Cheby | Kernel::ChebyTab | Kernel::ChebyTabPipe => {
                         Self::launch_recurrence(dev, cfg, kind, b)
                     }
                 }
@@ -423,15 +430,23 @@ macro_rules! elem_impl {
                     (Kernel::Cheby, Some(tab)) => {
                         launch!(dev, cfg, lomb::$cheby(tab, out, start, step, s))
                     }
-                    (Kernel::ChebyTab, cheby) => {
+                    (Kernel::ChebyTab | Kernel::ChebyTabPipe, cheby) => {
                         let lo = b.lo.as_ref().ok_or_else(not_even)?;
-                        match cheby {
-                            Some(tab) => {
+                        let pipe = kind == Kernel::ChebyTabPipe;
+                        match (cheby, pipe) {
+                            (Some(tab), false) => {
                                 launch!(dev, cfg, lomb::$ctab(tab, lo, out, start, step, s))
                             }
-                            None => {
+                            (Some(tab), true) => {
+                                launch!(dev, cfg, lomb::$ctabp(tab, lo, out, start, step, s))
+                            }
+                            (None, pipe) => {
                                 let tab = b.rot.as_ref().ok_or_else(not_even)?;
-                                launch!(dev, cfg, lomb::$rtab(tab, lo, out, start, step, s))
+                                if pipe {
+                                    launch!(dev, cfg, lomb::$rtabp(tab, lo, out, start, step, s))
+                                } else {
+                                    launch!(dev, cfg, lomb::$rtab(tab, lo, out, start, step, s))
+                                }
                             }
                         }
                     }
@@ -457,7 +472,9 @@ elem_impl!(
     lomb_rotate_f32,
     lomb_cheby_f32,
     lomb_rotate_tab_f32,
-    lomb_cheby_tab_f32
+    lomb_cheby_tab_f32,
+    lomb_rotate_tabp_f32,
+    lomb_cheby_tabp_f32
 );
 elem_impl!(
     f64,
@@ -472,7 +489,9 @@ elem_impl!(
     lomb_rotate_f64,
     lomb_cheby_f64,
     lomb_rotate_tab_f64,
-    lomb_cheby_tab_f64
+    lomb_cheby_tab_f64,
+    lomb_rotate_tabp_f64,
+    lomb_cheby_tabp_f64
 );
 
 fn not_even() -> Error {
@@ -604,11 +623,13 @@ pub enum Rung {
     Cheby,
     /// Three-term recurrence with anchors from tables (even grid).
     ChebyTab,
+    /// `ChebyTab` with the sample loop software pipelined.
+    ChebyTabPipe,
 }
 
 impl Rung {
     /// The default ladder, in order.
-    pub const LADDER: [Rung; 13] = [
+    pub const LADDER: [Rung; 14] = [
         Rung::Baseline,
         Rung::Cached,
         Rung::FastMath,
@@ -622,6 +643,7 @@ impl Rung {
         Rung::RotateFast,
         Rung::Cheby,
         Rung::ChebyTab,
+        Rung::ChebyTabPipe,
     ];
     /// CLI name.
     pub fn name(&self) -> String {
@@ -639,6 +661,7 @@ impl Rung {
             Rung::RotateFast => "rotate-fast".into(),
             Rung::Cheby => "cheby".into(),
             Rung::ChebyTab => "cheby-tab".into(),
+            Rung::ChebyTabPipe => "cheby-tabp".into(),
         }
     }
     /// Report label.
@@ -657,6 +680,7 @@ impl Rung {
             Rung::RotateFast => "9b rotation + fast-math anchors".into(),
             Rung::Cheby => "10 three-term recurrence, shifted angle (even grid)".into(),
             Rung::ChebyTab => "11 three-term recurrence, anchors from tables".into(),
+            Rung::ChebyTabPipe => "11b as 11, sample loop pipelined".into(),
         }
     }
     /// The kernel it launches.
@@ -667,6 +691,7 @@ impl Rung {
             Rung::Rotate | Rung::RotateFast => Kernel::Rotate,
             Rung::Cheby => Kernel::Cheby,
             Rung::ChebyTab => Kernel::ChebyTab,
+            Rung::ChebyTabPipe => Kernel::ChebyTabPipe,
             _ => Kernel::Direct,
         }
     }
@@ -693,7 +718,7 @@ impl std::str::FromStr for Rung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         let allowed = "baseline, cached, fast-math, fast-math-fit, regcapN (16..=255), cubin, launch-bounds, \
-                       launch-bounds-fast, shared, rotate, rotate-fast, cheby, cheby-tab, all";
+                       launch-bounds-fast, shared, rotate, rotate-fast, cheby, cheby-tab, cheby-tabp, all";
         Ok(match s {
             "baseline" => Rung::Baseline,
             "cached" => Rung::Cached,
@@ -707,6 +732,7 @@ impl std::str::FromStr for Rung {
             "rotate-fast" => Rung::RotateFast,
             "cheby" => Rung::Cheby,
             "cheby-tab" => Rung::ChebyTab,
+            "cheby-tabp" => Rung::ChebyTabPipe,
             _ => match s.strip_prefix("regcap").and_then(|r| r.parse::<u32>().ok()) {
                 Some(r) if (16..=255).contains(&r) => Rung::RegCap(r),
                 _ => {
@@ -751,19 +777,20 @@ pub fn config<T: Elem>(rung: Rung, nf: usize, shape: Shape) -> Result<LaunchConf
     let block = shape.block;
     let mut cfg = match rung {
         Rung::FastMathFit => LaunchConfig::for_threads(nf, block)?,
-        Rung::Rotate | Rung::RotateFast | Rung::Cheby | Rung::ChebyTab => {
-            if rung == Rung::ChebyTab && block != BLOCK {
+        Rung::Rotate | Rung::RotateFast | Rung::Cheby | Rung::ChebyTab | Rung::ChebyTabPipe => {
+            let tabled = matches!(rung, Rung::ChebyTab | Rung::ChebyTabPipe);
+            if tabled && block != BLOCK {
                 return Err(Error::input(
                     "lomb-scargle launch shape",
                     format!(
-                        "the cheby-tab variant needs blocks of {BLOCK} threads (its anchor \
+                        "the cheby-tab variants need blocks of {BLOCK} threads (its anchor \
                          tables are laid out for them), got {block}"
                     ),
                 ));
             }
             let run = match rung {
                 Rung::Cheby => T::CHEBY_RUN,
-                Rung::ChebyTab => T::TAB_RUN,
+                Rung::ChebyTab | Rung::ChebyTabPipe => T::TAB_RUN,
                 _ => T::ROT_RUN,
             };
             let runs = nf.div_ceil(run);
@@ -778,7 +805,7 @@ pub fn config<T: Elem>(rung: Rung, nf: usize, shape: Shape) -> Result<LaunchConf
     if rung == Rung::Shared {
         cfg = cfg.with_shared(lomb_shared_bytes::<T>(block as usize));
     }
-    if rung == Rung::ChebyTab {
+    if matches!(rung, Rung::ChebyTab | Rung::ChebyTabPipe) {
         cfg = cfg.with_shared(lomb_tab_shared_bytes::<T>());
     }
     Ok(cfg.with_module(rung.module()))
@@ -805,9 +832,10 @@ pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape
             g.launch_function(&f, name, &cfg, &p)?;
             g.synchronize()
         }
-        (Rung::Rotate | Rung::RotateFast | Rung::Cheby | Rung::ChebyTab, _) => {
-            T::launch_recurrence(dev, cfg, rung.kernel(), b)
-        }
+        (
+            Rung::Rotate | Rung::RotateFast | Rung::Cheby | Rung::ChebyTab | Rung::ChebyTabPipe,
+            _,
+        ) => T::launch_recurrence(dev, cfg, rung.kernel(), b),
         (r, _) => T::launch_direct(dev, cfg, r.kernel(), b),
     }
 }
@@ -900,6 +928,7 @@ pub fn sim_check() -> Result<()> {
         Rung::Rotate,
         Rung::Cheby,
         Rung::ChebyTab,
+        Rung::ChebyTabPipe,
     ];
     type Case<'a> = (&'a [f64], &'a [f64], &'a [f64], Options);
     let cases: [Case; 4] = [
@@ -1083,6 +1112,7 @@ fn bench_ladder<T: Elem>(
                     | Rung::RotateFast
                     | Rung::Cheby
                     | Rung::ChebyTab
+                    | Rung::ChebyTabPipe
             )
             && let Some(sfu) = ctx.ceilings.sfu_per_s
         {
@@ -1146,7 +1176,8 @@ pub struct Args {
     #[arg(long, default_value = "f32")]
     pub precision: String,
     /// Rung: baseline, cached, fast-math, fast-math-fit, regcapN, cubin,
-    /// launch-bounds, launch-bounds-fast, shared, rotate, rotate-fast, or all.
+    /// launch-bounds, launch-bounds-fast, shared, rotate, rotate-fast, cheby,
+    /// cheby-tab, cheby-tabp, or all.
     #[arg(long, default_value = "cached")]
     pub variant: String,
     /// gpu, sim or cpu.
