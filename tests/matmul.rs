@@ -72,6 +72,56 @@ fn async_rungs_cover_the_copy_paths_and_short_pipelines() {
 }
 
 #[test]
+fn fast_path_rungs_mix_interior_and_edge_blocks() {
+    let dev = Device::sim();
+    // (interior blocks, edge blocks) of a launch, by the kernel's own test.
+    let split = |m: usize, n: usize, k: usize| {
+        let (gx, gy) = (n.div_ceil(km::VEC_BN), m.div_ceil(km::VEC_BM));
+        let fast = (0..gy)
+            .flat_map(|y| (0..gx).map(move |x| (y, x)))
+            .filter(|&(y, x)| km::vecf_fast_tile(y * km::VEC_BM, x * km::VEC_BN, m, n, k))
+            .count();
+        (fast, gx * gy - fast)
+    };
+    // 257x256x40: four interior blocks and, in the same launch, a block row
+    // of one row of C on the checked path; 5 k tiles (odd: the last in
+    // stage 0). 256x260x24: the last block column is 4 wide. 128x128x8: one
+    // interior block with one k tile (the first tile is the last).
+    // 200x136x44 and 256x256x20: k not a multiple of 8, every block checked
+    // (16-byte loads where k % 4 == 0, scalar where not).
+    for (m, n, k, fast, edge) in [
+        (257, 256, 40, 4, 2),
+        (256, 260, 24, 4, 2),
+        (128, 128, 8, 1, 0),
+        (200, 136, 44, 0, 4),
+        (256, 256, 20, 0, 4),
+    ] {
+        assert_eq!(split(m, n, k), (fast, edge), "{m}x{n}x{k}");
+        for rung in [Rung::Vecf, Rung::Vecf2] {
+            let e = matmul::check_rung(&dev, rung, m, n, k, 13).unwrap();
+            assert!(
+                e < matmul::TOL,
+                "{rung:?} {m}x{n}x{k}: relative error {e:e}"
+            );
+        }
+    }
+    // Both paths do rung 4b's FMAs in rung 4b's order: bitwise equal output.
+    let (m, n, k) = (257, 256, 40);
+    let (ha, hb) = matmul::inputs(m, n, k, 14);
+    let (a, b) = (dev.upload(&ha).unwrap(), dev.upload(&hb).unwrap());
+    let run = |rung: Rung| {
+        let mut c = dev.alloc_filled(m * n, f32::NAN).unwrap();
+        matmul::gemm(&dev, rung, &a, &b, &mut c, m, n, k).unwrap();
+        dev.download(&c).unwrap()
+    };
+    let want: Vec<u32> = run(Rung::Vec1).iter().map(|v| v.to_bits()).collect();
+    for rung in [Rung::Vecf, Rung::Vecf2] {
+        let got: Vec<u32> = run(rung).iter().map(|v| v.to_bits()).collect();
+        assert!(got == want, "{rung:?} differs from rung 4b");
+    }
+}
+
+#[test]
 fn grouped_order_covers_every_tile_once() {
     // 10 block rows (a group of 8 and a last group of 2) x 2 block columns;
     // C is poisoned with NaN, so a tile never computed fails the check, and

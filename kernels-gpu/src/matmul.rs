@@ -16,6 +16,9 @@
 //!    4c [`matmul_vec16_f32`]: tiles 16 deep (one barrier per 1024 FMAs per
 //!    thread); 4d [`matmul_vec16x2_f32`]: 4c with two blocks per SM;
 //!    4e [`matmul_vec16s_f32`]: 4c with grouped block order for L2 reuse.
+//!    4f [`matmul_vecf_f32`]: 4b with a branch-free fast path for interior
+//!    blocks (unchecked 16-byte loads and stores, indices advanced by
+//!    constants); 4g [`matmul_vecf2_f32`]: 4f with two blocks per SM.
 //! 5. [`matmul_async_f32`]: rung 4b's tile with asynchronous copies
 //!    (`cp.async`) four stages deep, `A` row-major in shared memory;
 //!    5b [`matmul_async2_f32`]: the same with two blocks per SM;
@@ -492,6 +495,92 @@ pub fn matmul_vec16s_f32(
     vec_body::<VEC16_BK, true>(a, b, c, m, n, k);
 }
 
+/// Rung 4f: rung 4b with a fast path for interior blocks: every block whose
+/// 128x128 tile of `C` lies inside `C`, when `k % 8 == 0` and `n % 4 == 0`,
+/// runs a main loop with no bounds check at all; the other blocks (the last
+/// block row and column when `m` or `n` is not a multiple of 128, or every
+/// block when `k` or `n` breaks the alignment) run rung 4b's checked body,
+/// unchanged.
+///
+/// Why: in rung 4b's main loop ptxas emits, per tile, the checked loads of
+/// `load_group!` (a compare pair per condition on 64-bit indices, a branch to
+/// the element-by-element fallback with its `BSSY`/`BSYNC` convergence
+/// barriers) and recomputes the 64-bit load addresses from products, about
+/// 100 instructions besides the 512 FFMA and 32 LDS.128 when every load is
+/// in bounds. They take issue slots from the FFMAs, and the branches cut the
+/// tile into basic blocks across which ptxas does not move instructions.
+///
+/// What changed, for interior blocks (`vec_interior`):
+/// * The tile loads are `get_vec_unchecked` with no condition: every group
+///   is inside its matrix and 16-byte aligned for the whole `k` loop (the
+///   interior test below is the proof).
+/// * Float4 indices advance by constants per tile (`A`: 2 float4 along the
+///   row, `B`: 8 rows, `2n` float4) instead of being recomputed from
+///   `row * cols + col`.
+/// * The last tile's prefetch is not skipped by a branch: the indices stop
+///   advancing (a select) and the last tile's groups are loaded again and
+///   stored into the idle stage, which nobody reads any more. So the loop
+///   body, 8 steps of 64 FMAs with the prefetch and the stores to shared
+///   memory, is one basic block that ptxas may schedule as a whole.
+/// * `C` is written with 16 unchecked 16-byte stores per thread.
+///
+/// The decision is block-uniform (it depends on `blockIdx`, `m`, `n`, `k`
+/// and the buffer lengths only), so no warp diverges on it. Thread mapping,
+/// shared layout (two stages of `As[8][132]` transposed, `Bs[8][128]`) and
+/// arithmetic are rung 4's, so results are bitwise those of rung 4b.
+///
+/// Measured with ptxas 13.0 for sm_90 (`cargo xtask build-ptx --cubin
+/// sm_90`, `cuobjdump -sass`): 153 registers, no spill (rung 4b: 155). The
+/// interior `k` loop is 577 instructions per tile: 512 FFMA (88.7%), 32
+/// LDS.128, 2 LDG.128, 4 STS + 1 STS.128, one BAR and 25 integer and
+/// control instructions (3 selects, a 32-bit counter, one branch). Rung
+/// 4b's loop is 707 instructions, of which about 624 run when every load is
+/// in bounds (82% FFMA): 80 besides the LDS against 33 here.
+///
+/// Tried and not kept (no better by the same proxies): writing the step
+/// loop with explicit register double-buffering of the fragments (ptxas
+/// already loads step `p + 1`'s float4 between step `p`'s FFMAs once the
+/// tile is one basic block, and it hoisted the FFMAs meant to cover the
+/// first loads after the barrier back above `BAR.SYNC`: 581 instructions);
+/// issuing the loads two tiles ahead, before the barrier (ptxas had sunk
+/// them about 175 FFMAs into the tile; ahead, they get a whole tile to
+/// arrive, at the same 577 instructions here, but rung 4g then spills
+/// inside the loop).
+#[kernel(launch_bounds(256))]
+pub fn matmul_vecf_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    vec_fast_body(a, b, c, m, n, k);
+}
+
+/// Rung 4g: [`matmul_vecf_f32`] with `launch_bounds(256, 2)` (two blocks per
+/// SM if the body fits 128 registers), as rung 4 is to rung 4b: the fast
+/// path needs no registers for bounds, indices of the fallback or its
+/// predicates.
+///
+/// Measured with ptxas 13.0 for sm_90: 128 registers, 40 bytes of spill
+/// stores and 48 of spill loads, all of them in the checked path of edge
+/// blocks (the kernel's one register count covers both paths); the interior
+/// path has no local-memory access, and its loop is the same 577
+/// instructions as rung 4f's (512 FFMA). Rung 4 (the checked body alone at
+/// 128 registers) spills 16 bytes, some of it in its main loop.
+#[kernel(launch_bounds(256, 2))]
+pub fn matmul_vecf2_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    vec_fast_body(a, b, c, m, n, k);
+}
+
 /// `x[row, col..col+4]` of a row-major `rows x cols` matrix, zero outside
 /// it: one 16-byte load when the group is inside and `vec_ok` (`cols % 4 ==
 /// 0`, so the group is aligned), element by element otherwise. A macro, not
@@ -964,6 +1053,158 @@ fn vec_body<const BK: usize, const GROUPED: bool>(
         tile += 1;
     }
     store_patch(c, bm + ty * 4, bn + tx * 4, m, n, &acc);
+}
+
+/// Whether rungs 4f and 4g take the fast path for the block tile at row
+/// `bm`, column `bn` of an `m x n x k` product (besides the buffer lengths,
+/// which the kernel also checks): the 128x128 tile lies inside `C`, `k` is a
+/// positive multiple of 8 (whole tiles along `k`, rows of `A` 16-byte
+/// aligned) and `n` a multiple of 4 (rows of `B` and `C` 16-byte aligned).
+/// Public so tests can tell which blocks of a launch run which path.
+pub const fn vecf_fast_tile(bm: usize, bn: usize, m: usize, n: usize, k: usize) -> bool {
+    bm + VEC_BM <= m
+        && bn + VEC_BN <= n
+        && k >= VEC_BK
+        && k.is_multiple_of(VEC_BK)
+        && n.is_multiple_of(4)
+}
+
+/// The body of rungs 4f and 4g: interior blocks take `vec_interior`, the
+/// others rung 4b's checked `vec_body`.
+#[inline(always)]
+fn vec_fast_body(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    let bm = thread::block_idx_y() as usize * VEC_BM;
+    let bn = thread::block_idx_x() as usize * VEC_BN;
+    // Block-uniform: every operand of the test is the same for the whole
+    // block. The lengths make the unchecked accesses' bounds a local fact
+    // (the launcher passes exactly `m k`, `k n` and `m n` elements).
+    let interior = vecf_fast_tile(bm, bn, mu, nu, ku)
+        && a.len() >= mu * ku
+        && b.len() >= ku * nu
+        && c.len() >= mu * nu;
+    if interior {
+        vec_interior(a, b, c, nu, ku, bm, bn);
+    } else {
+        vec_body::<VEC_BK, false>(a, b, c, m, n, k);
+    }
+}
+
+/// Rung 4f's interior block: the tile `C[bm..bm+128, bn..bn+128]`.
+///
+/// Contract (checked by `vec_fast_body`): `bm + 128 <= m`, `bn + 128 <= n`,
+/// `k >= 8`, `k % 8 == 0`, `n % 4 == 0`, and `a`, `b`, `c` hold at least
+/// `m k`, `k n` and `m n` elements and are 16-byte aligned (device
+/// allocations are 256-byte aligned; the simulator checks it).
+#[inline(always)]
+fn vec_interior(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    n: usize,
+    k: usize,
+    bm: usize,
+    bn: usize,
+) {
+    const LDA: usize = VEC_AS_LD;
+    // Floats per stage of `As`, float4 per stage of `Bs`.
+    const A_STAGE: usize = VEC_BK * VEC_AS_LD;
+    const B_STAGE4: usize = VEC_BK * VEC_BN / 4;
+    let sa = shared::dynamic_shared::<f32>(0, VEC_AS_LEN);
+    let sa4 = shared::dynamic_shared::<F32x4>(0, VEC_AS_LEN / 4);
+    let sb4 = shared::dynamic_shared::<F32x4>(VEC_AS_LEN * 4, VEC_BS_LEN / 4);
+    let t = thread::thread_idx_x() as usize;
+    let tx = t % 16;
+    let ty = t / 16;
+    let (k4, n4) = (k / 4, n / 4);
+    // Float4 indices of this thread's groups of tile 0: `A[bm + t/2, 4(t%2)..+4]`
+    // and `B[t/32, bn + 4(t%32)..+4]`; per tile `A` moves 8 columns (2
+    // float4) and `B` 8 rows (`8 n/4` float4).
+    let mut ga = (bm + t / 2) * k4 + t % 2;
+    let mut gb = (t / 32) * n4 + bn / 4 + t % 32;
+    let gb_step = VEC_BK * n4;
+    // This thread's first element of `As` in stage 0 (column `4(t%2)`,
+    // row `t/2`, transposed), and its float4 of `Bs` (`t`).
+    let a_dst = (t % 2) * 4 * LDA + t / 2;
+    let load = |ga: usize, gb: usize| -> ([f32; 4], [f32; 4]) {
+        // SAFETY: by the contract, row `bm + t/2 < m` and columns
+        // `k0 + 4(t%2)..+4 <= k` of `A`, and row `k0 + t/32 < k` and columns
+        // `bn + 4(t%32)..+4 <= n` of `B`, for every tile `k0 = 8 i < k`
+        // (`k % 8 == 0`); the lengths are at least `m k` and `k n`, and the
+        // groups start at multiples of 4 floats of 16-byte aligned buffers
+        // (`k % 4 == 0`, `n % 4 == 0`).
+        let (av, bv) = unsafe {
+            (
+                a.get_vec_unchecked::<F32x4>(ga).0,
+                b.get_vec_unchecked::<F32x4>(gb).0,
+            )
+        };
+        (av, [bv[0], bv[1], bv[2], bv[3]])
+    };
+    let store = |stage: usize, av: [f32; 4], bv: [f32; 4]| {
+        for q in 0..4 {
+            // SAFETY: `stage < 2`, `4(t%2) + q < 8` and `t/2 < 128 <= 132`:
+            // inside stage `stage` of `As` (two stages of 8 x 132 floats).
+            unsafe { sa.set_unchecked(stage * A_STAGE + a_dst + q * LDA, av[q]) };
+        }
+        // SAFETY: `stage < 2` and `t < 256`: float4 `t` of stage `stage` of
+        // `Bs` (two stages of 256 float4).
+        unsafe { sb4.set_unchecked(stage * B_STAGE4 + t, F32x4([bv[0], bv[1], bv[2], bv[3]])) };
+    };
+
+    let mut acc = [[0.0f32; 8]; 8];
+    let (av, bv) = load(ga, gb);
+    store(0, av, bv);
+    sync_threads();
+    let mut left = (k / VEC_BK) as u32;
+    let mut stage = 0;
+    loop {
+        // Next tile's groups; on the last tile the indices stay put and the
+        // same groups are fetched again into the idle stage (never read): a
+        // select, not a branch.
+        let more = left > 1;
+        ga += if more { 2 } else { 0 };
+        gb += if more { gb_step } else { 0 };
+        let (av, bv) = load(ga, gb);
+        steps8(
+            &mut acc,
+            sa4,
+            sb4,
+            stage * (A_STAGE / 4),
+            stage * B_STAGE4,
+            0,
+            tx,
+            ty,
+        );
+        stage ^= 1;
+        store(stage, av, bv);
+        sync_threads();
+        left -= 1;
+        if left == 0 {
+            break;
+        }
+    }
+    // Rows `bm + 4ty + i` and `bm + 64 + 4ty + i`, columns `bn + 4tx..+4`
+    // (float4 `gc`) and `bn + 64 + 4tx..+4` (`gc + 16`).
+    let gc = (bm + 4 * ty) * n4 + bn / 4 + tx;
+    for i in 0..8 {
+        let row = gc + ((i / 4) * 64 + i % 4) * n4;
+        let v = acc[i];
+        // SAFETY: rows `< bm + 128 <= m`, columns `< bn + 128 <= n`, `c`
+        // holds at least `m n` floats, and `n % 4 == 0` with columns at
+        // multiples of 4: both groups are inside `C` and 16-byte aligned.
+        unsafe {
+            c.set_vec_unchecked(row, F32x4([v[0], v[1], v[2], v[3]]));
+            c.set_vec_unchecked(row + 16, F32x4([v[4], v[5], v[6], v[7]]));
+        }
+    }
 }
 
 /// Puts `x[row, col..col+4]` (zero outside the matrix, as `load_group!`)

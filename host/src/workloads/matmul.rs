@@ -35,6 +35,11 @@ pub enum Rung {
     Vec16x2,
     /// Rung 4c with grouped block order (8 block rows per group, for L2 reuse).
     Vec16s,
+    /// Rung 4b with a fast path for interior blocks: unchecked 16-byte loads
+    /// and stores, no branch in the `k` loop; edge blocks run rung 4b's body.
+    Vecf,
+    /// Rung 4f with `launch_bounds(256, 2)`: two blocks per SM.
+    Vecf2,
     /// Rung 4b's tile fed by `cp.async`, four stages, `A` row-major in shared memory.
     Async,
     /// Rung 5 with `launch_bounds(256, 2)`: two blocks per SM.
@@ -48,7 +53,7 @@ pub enum Rung {
 
 impl Rung {
     /// Every rung in ladder order.
-    pub const ALL: [Rung; 12] = [
+    pub const ALL: [Rung; 14] = [
         Rung::Naive,
         Rung::Tiled,
         Rung::Regblock,
@@ -57,6 +62,8 @@ impl Rung {
         Rung::Vec16,
         Rung::Vec16x2,
         Rung::Vec16s,
+        Rung::Vecf,
+        Rung::Vecf2,
         Rung::Async,
         Rung::Async2,
         Rung::Asyncs2,
@@ -75,6 +82,8 @@ impl Rung {
             Rung::Vec16 => "4c as 4b, k tile 16: 1 barrier per 1024 FMAs",
             Rung::Vec16x2 => "4d as 4c, launch_bounds(256,2): 2 blocks/SM",
             Rung::Vec16s => "4e as 4c, grouped block order (8 block rows)",
+            Rung::Vecf => "4f as 4b, interior blocks: no bounds checks in the k loop",
+            Rung::Vecf2 => "4g as 4f, launch_bounds(256,2): 2 blocks/SM",
             Rung::Async => "5 as 4b, cp.async 4 stages, As row-major",
             Rung::Async2 => "5b as 5, launch_bounds(256,2): 2 blocks/SM",
             Rung::Asyncs2 => "5c as 5b, A per step (8 regs): 2 blocks/SM",
@@ -92,6 +101,8 @@ impl Rung {
             Rung::Vec16 => "vec16",
             Rung::Vec16x2 => "vec16x2",
             Rung::Vec16s => "vec16s",
+            Rung::Vecf => "vecf",
+            Rung::Vecf2 => "vecf2",
             Rung::Async => "async",
             Rung::Async2 => "async2",
             Rung::Asyncs2 => "asyncs2",
@@ -109,6 +120,8 @@ impl Rung {
             Rung::Vec16 => "matmul_vec16_f32",
             Rung::Vec16x2 => "matmul_vec16x2_f32",
             Rung::Vec16s => "matmul_vec16s_f32",
+            Rung::Vecf => "matmul_vecf_f32",
+            Rung::Vecf2 => "matmul_vecf2_f32",
             Rung::Async => "matmul_async_f32",
             Rung::Async2 => "matmul_async2_f32",
             Rung::Asyncs2 => "matmul_asyncs2_f32",
@@ -147,7 +160,7 @@ impl Rung {
                 k::RB_THREADS,
                 k::regblock_shared_bytes(),
             ),
-            Rung::Vec | Rung::Vec1 => {
+            Rung::Vec | Rung::Vec1 | Rung::Vecf | Rung::Vecf2 => {
                 blocks(k::VEC_BN, k::VEC_BM, k::VEC_THREADS, k::vec_shared_bytes())
             }
             Rung::Vec16 | Rung::Vec16x2 | Rung::Vec16s => blocks(
@@ -270,6 +283,8 @@ pub fn gemm(
         Rung::Vec16 => launch!(dev, cfg, matmul::matmul_vec16_f32(a, b, c, mu, nu, ku)),
         Rung::Vec16x2 => launch!(dev, cfg, matmul::matmul_vec16x2_f32(a, b, c, mu, nu, ku)),
         Rung::Vec16s => launch!(dev, cfg, matmul::matmul_vec16s_f32(a, b, c, mu, nu, ku)),
+        Rung::Vecf => launch!(dev, cfg, matmul::matmul_vecf_f32(a, b, c, mu, nu, ku)),
+        Rung::Vecf2 => launch!(dev, cfg, matmul::matmul_vecf2_f32(a, b, c, mu, nu, ku)),
         Rung::Async => launch!(dev, cfg, matmul::matmul_async_f32(a, b, c, mu, nu, ku)),
         Rung::Async2 => launch!(dev, cfg, matmul::matmul_async2_f32(a, b, c, mu, nu, ku)),
         Rung::Asyncs2 => launch!(dev, cfg, matmul::matmul_asyncs2_f32(a, b, c, mu, nu, ku)),
@@ -1268,7 +1283,7 @@ pub struct Args {
     /// Columns of A, rows of B.
     #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub k: usize,
-    /// naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, async, async2, asyncs2, asyncs or all.
+    /// naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, vecf, vecf2, async, async2, asyncs2, asyncs or all.
     #[arg(long, default_value = "all")]
     pub variant: String,
     /// Also compute colsum(A B): direct or fused.
