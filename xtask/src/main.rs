@@ -429,6 +429,21 @@ fn update_docs(dir: &Path) -> Result<()> {
             continue;
         };
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let mine: Vec<&serde_json::Value> = rows
+            .iter()
+            .filter(|r| {
+                let w = r["workload"].as_str().unwrap_or("");
+                w == stem
+                    || (stem == "primitives"
+                        && matches!(w, "reduce" | "histogram" | "monte-carlo-pi"))
+                    || stem.starts_with(w)
+                    || w.starts_with(stem)
+            })
+            .collect();
+        // A partial run (`--only`) leaves the other workloads' tables alone.
+        if mine.is_empty() {
+            continue;
+        }
         let mut table = format!(
             "\n\nRecorded on {} (driver {}), {}; `{}`.\n\n| workload | variant | backend | size | prec | regs | median ms | throughput | % of ceiling | status |\n|---|---|---|---|---|---|---|---|---|---|\n",
             env["gpu"].as_str().unwrap_or("?"),
@@ -436,13 +451,7 @@ fn update_docs(dir: &Path) -> Result<()> {
             env["date"].as_str().unwrap_or("?"),
             env["command"].as_str().unwrap_or("")
         );
-        for r in rows.iter().filter(|r| {
-            let w = r["workload"].as_str().unwrap_or("");
-            w == stem
-                || (stem == "primitives" && matches!(w, "reduce" | "histogram" | "monte-carlo-pi"))
-                || stem.starts_with(w)
-                || w.starts_with(stem)
-        }) {
+        for r in mine {
             let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
             let f = |v: &serde_json::Value, d: usize| {
                 v.as_f64().map(|x| format!("{x:.d$}")).unwrap_or_default()
