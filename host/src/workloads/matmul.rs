@@ -69,8 +69,9 @@ impl Rung {
         Rung::Asyncs2,
         Rung::Asyncs,
     ];
-    /// The fastest rung (used by the direct column sum).
-    pub const BEST: Rung = Rung::Vec;
+    /// The fastest rung (used by the direct column sum): 4g, measured on an
+    /// H100 at 45.9 TFLOP/s against rung 4's 37.8 in the same run.
+    pub const BEST: Rung = Rung::Vecf2;
     /// Label for reports.
     pub fn label(&self) -> &'static str {
         match self {
@@ -1193,7 +1194,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
     // historical label). A plan that fails gives a failed row, not an
     // aborted benchmark.
     let mut ways: Vec<(String, Option<FusedPlan>)> = vec![(
-        "colsum direct: SGEMM (rung 4) + column sum".to_string(),
+        "colsum direct: SGEMM (rung 4g) + column sum".to_string(),
         None,
     )];
     match bench_plans(dev, m, n, kk) {
