@@ -910,7 +910,7 @@ pub fn check<T: Elem>(
 
 /// Every kernel of the workload on the simulator, f32 and f64, on random and
 /// on the material's samples (57 and 114 samples, about 1000 frequencies,
-/// even and uneven grids, every option), against the CPU reference.
+/// even, uneven and coarse grids, every option), against the CPU reference.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     let shape = Shape::material(&dev);
@@ -921,6 +921,17 @@ pub fn sim_check() -> Result<()> {
     for (i, f) in uneven.iter_mut().enumerate() {
         *f += 1e-3 * ((i * 7919) % 13) as f64;
     }
+    // A coarse grid over long times: the step angles span many turns, no
+    // shift suits the three-term recurrence, so its rungs run the rotation
+    // kernels (`lomb_rotate_tab*` included).
+    let cx: Vec<f64> = (0..61)
+        .map(|j| 0.37 + 3.1 * j as f64 + (j % 7) as f64 * 0.21)
+        .collect();
+    let cy: Vec<f64> = cx
+        .iter()
+        .map(|&t| (0.9 * t).sin() + 0.3 * (2.3 * t).cos())
+        .collect();
+    let coarse: Vec<f64> = (0..203).map(|k| 0.1 + k as f64 * 0.05).collect();
     let rungs = [
         Rung::Cached,
         Rung::Bounds,
@@ -931,8 +942,9 @@ pub fn sim_check() -> Result<()> {
         Rung::ChebyTabPipe,
     ];
     type Case<'a> = (&'a [f64], &'a [f64], &'a [f64], Options);
-    let cases: [Case; 4] = [
+    let cases: [Case; 5] = [
         (&rx, &ry, &even, Options::default()),
+        (&cx, &cy, &coarse, Options::default()),
         (
             &mx,
             &my,
