@@ -303,6 +303,7 @@ fn sim_recurrences_on_material_grid() {
         Rung::Cheby,
         Rung::ChebyTab,
         Rung::ChebyTabPipe,
+        Rung::Taylor,
     ] {
         let o = Options::default();
         let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
@@ -354,7 +355,12 @@ fn sim_cheby_shift_and_fallback() {
     };
     let want_o = lomb::reference(&x, &y, &f, o).unwrap();
     for (opts, want) in [(Options::default(), &want), (o, &want_o)] {
-        for rung in [Rung::Cheby, Rung::ChebyTab, Rung::ChebyTabPipe] {
+        for rung in [
+            Rung::Cheby,
+            Rung::ChebyTab,
+            Rung::ChebyTabPipe,
+            Rung::Taylor,
+        ] {
             let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, opts, want, shape).unwrap();
             let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, opts, want, shape).unwrap();
             assert!(
@@ -419,6 +425,62 @@ fn finish_without_trig_matches_finish() {
 }
 
 #[test]
+fn sim_taylor_long_runs_on_the_material_grid() {
+    // Rung 12 at the material's own step (runs of 64, the plan it gets at
+    // full size): 9000 frequencies around the peak (9 blocks of 1024, the
+    // last one partial), and the random samples on a step that gives runs
+    // of 16 and 32 in f32 and f64; plus the plan's limits.
+    let dev = Device::sim();
+    let shape = Shape::material(&dev);
+    let (x, y) = lomb::material_samples().unwrap();
+    let step = (10.0 - 0.01) / ((1u64 << 20) - 1) as f64;
+    let plan32 = lomb::taylor_plan(&x, step, lomb::TAYLOR_2TAU_MAX_F32);
+    let plan64 = lomb::taylor_plan(&x, step, lomb::TAYLOR_2TAU_MAX_F64);
+    assert_eq!((plan32.run, plan64.run), (64, 64));
+    let f: Vec<f64> = (0..9000)
+        .map(|k| 0.01 + (100_000 + k) as f64 * step)
+        .collect();
+    let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
+    let o = Options::default();
+    let a32 = lomb::check::<f32>(&dev, Rung::Taylor, &x, &y, &f, o, &want, shape).unwrap();
+    let a64 = lomb::check::<f64>(&dev, Rung::Taylor, &x, &y, &f, o, &want, shape).unwrap();
+    assert!(a32.err_over_peak < 1e-4, "f32 {:e}", a32.err_over_peak);
+    assert!(a64.err_over_peak < 1e-9, "f64 {:e}", a64.err_over_peak);
+    println!(
+        "material grid, runs of 64: f32 {:.2e}, f64 {:.2e}",
+        a32.err_over_peak, a64.err_over_peak
+    );
+    let (rx, ry) = lomb::random_samples(301, 3);
+    let step = 1.1e-4;
+    let (p32, p64) = (
+        lomb::taylor_plan(&rx, step, lomb::TAYLOR_2TAU_MAX_F32),
+        lomb::taylor_plan(&rx, step, lomb::TAYLOR_2TAU_MAX_F64),
+    );
+    assert!(p32.run >= 2 && p32.run < p64.run, "{p32:?} {p64:?}");
+    let f: Vec<f64> = (0..3001).map(|k| 0.3 + k as f64 * step).collect();
+    let want = lomb::reference(&rx, &ry, &f, o).unwrap();
+    let a32 = lomb::check::<f32>(&dev, Rung::Taylor, &rx, &ry, &f, o, &want, shape).unwrap();
+    let a64 = lomb::check::<f64>(&dev, Rung::Taylor, &rx, &ry, &f, o, &want, shape).unwrap();
+    assert!(a32.err_over_peak < 1e-4, "f32 {:e}", a32.err_over_peak);
+    assert!(a64.err_over_peak < 1e-9, "f64 {:e}", a64.err_over_peak);
+    println!(
+        "random samples, runs of {} / {}: f32 {:.2e}, f64 {:.2e}",
+        p32.run, p64.run, a32.err_over_peak, a64.err_over_peak
+    );
+    // Blocks of another size are refused with a clear error.
+    let bad = Shape {
+        blocks: 1,
+        block: 256,
+    };
+    let e = lomb::periodogram::<f32>(&dev, Rung::Taylor, &rx, &ry, &f, o, bad).unwrap_err();
+    assert!(e.to_string().contains("needs blocks of 128 threads"), "{e}");
+    // A grid too coarse for any expansion: runs of 1 (exact, direct).
+    assert_eq!(lomb::taylor_plan(&x, 1.0, 0.05).run, 1);
+    // All times equal: h = 1, and any run is exact (tau v = 0).
+    assert_eq!(lomb::taylor_plan(&[2.0, 2.0], 1e-3, 0.05).h, 1.0);
+}
+
+#[test]
 fn sim_table_anchors_across_chunks_and_groups() {
     // Rung 11 with more samples than one shared chunk (130 = 64 + 64 + 2)
     // and more groups of 128 runs than blocks (one block asked for: the
@@ -434,7 +496,7 @@ fn sim_table_anchors_across_chunks_and_groups() {
     let f: Vec<f64> = (0..12_001).map(|k| 0.2 + k as f64 * step).collect();
     let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
     let o = Options::default();
-    for rung in [Rung::ChebyTab, Rung::ChebyTabPipe] {
+    for rung in [Rung::ChebyTab, Rung::ChebyTabPipe, Rung::Taylor] {
         let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
         let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
         assert!(

@@ -2229,7 +2229,7 @@ mod library {
             block: 0,
         };
         has(
-            &err(lomb::config::<f32>(lomb::Rung::Cached, 3, shape)),
+            &err(lomb::config::<f32>(lomb::Rung::Cached, 3, shape, 1)),
             &["block size", "0 threads per block"],
         );
         let shape = lomb::Shape {

@@ -14,7 +14,8 @@ use crate::runtime::{
 use cudarc::driver::DeviceRepr;
 use kernels_gpu::lomb::{
     BLOCK, BLOCKS_PER_SM, CHEBY_RUN_F32, CHEBY_RUN_F64, ROT_RUN_F32, ROT_RUN_F64, TAB_LO,
-    TAB_RUN_F32, TAB_RUN_F64, lomb_shared_bytes, lomb_tab_shared_bytes,
+    TAB_RUN_F32, TAB_RUN_F64, TAYLOR_BLOCK, TAYLOR_MAX_RUN, TAYLOR_P_F32, TAYLOR_P_F64,
+    lomb_shared_bytes, lomb_tab_shared_bytes, lomb_taylor_shared_bytes, taylor_shape,
 };
 use ptxlab_device::math::Real;
 use ptxlab_device::precise::Trig;
@@ -300,6 +301,11 @@ pub trait Elem:
     const CHEBY_RUN: usize;
     /// Frequencies per thread of the table-anchored kernels (rung 11).
     const TAB_RUN: usize;
+    /// Taylor terms of the rung-12 kernel.
+    const TAYLOR_P: usize;
+    /// Largest `|2 tau|` the rung-12 kernel's series may see (see
+    /// [`taylor_plan`]).
+    const TAYLOR_2TAU_MAX: f64;
     /// Tolerance (max abs error over the peak).
     const TOL: f64;
     /// Kernel name of `kind`.
@@ -340,6 +346,8 @@ pub enum Kernel {
     /// `lomb_cheby_tabp_*` / `lomb_rotate_tabp_*`: `ChebyTab` with the sample
     /// loop software pipelined.
     ChebyTabPipe,
+    /// `lomb_taylor_*`: Taylor moments per run of frequencies.
+    Taylor,
 }
 
 impl Kernel {
@@ -347,7 +355,11 @@ impl Kernel {
     pub fn needs_even_grid(&self) -> bool {
         matches!(
             self,
-            Kernel::Rotate | Kernel::Cheby | Kernel::ChebyTab | Kernel::ChebyTabPipe
+            Kernel::Rotate
+                | Kernel::Cheby
+                | Kernel::ChebyTab
+                | Kernel::ChebyTabPipe
+                | Kernel::Taylor
         )
     }
 }
@@ -372,6 +384,8 @@ pub struct Bufs<T> {
     /// grid is even: per sample `cos(l R step x_j)` for `l < 16`, then the
     /// 16 `sin` ([`anchor_table`]).
     pub lo: Option<Buffer<T>>,
+    /// The Taylor kernels' table and plan, when the grid is even.
+    pub taylor: Option<(Buffer<T>, TaylorPlan)>,
     /// The periodogram.
     pub out: Buffer<T>,
     /// 0.5 or `1 / sum y^2`.
@@ -381,12 +395,14 @@ pub struct Bufs<T> {
 }
 
 macro_rules! elem_impl {
-    ($t:ty, $name:literal, $run:expr, $crun:expr, $trun:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident, $cheby:ident, $rtab:ident, $ctab:ident, $rtabp:ident, $ctabp:ident) => {
+    ($t:ty, $name:literal, $run:expr, $crun:expr, $trun:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident, $cheby:ident, $rtab:ident, $ctab:ident, $rtabp:ident, $ctabp:ident, $taylor:ident, $tp:expr, $ttau:expr) => {
         impl Elem for $t {
             const NAME: &'static str = $name;
             const ROT_RUN: usize = $run;
             const CHEBY_RUN: usize = $crun;
             const TAB_RUN: usize = $trun;
+            const TAYLOR_P: usize = $tp;
+            const TAYLOR_2TAU_MAX: f64 = $ttau;
             const TOL: f64 = $tol;
             fn kernel(kind: Kernel) -> &'static str {
                 match kind {
@@ -397,6 +413,7 @@ macro_rules! elem_impl {
                     Kernel::Cheby => stringify!($cheby),
                     Kernel::ChebyTab => stringify!($ctab),
                     Kernel::ChebyTabPipe => stringify!($ctabp),
+                    Kernel::Taylor => stringify!($taylor),
                 }
             }
             fn launch_direct(
@@ -410,9 +427,11 @@ macro_rules! elem_impl {
                     Kernel::Direct => launch!(dev, cfg, lomb::$direct(x, y, f, out, s)),
                     Kernel::Bounds => launch!(dev, cfg, lomb::$bounds(x, y, f, out, s)),
                     Kernel::Shared => launch!(dev, cfg, lomb::$shared(x, y, f, out, s)),
-                    Kernel::Rotate | Kernel::Cheby | Kernel::ChebyTab | Kernel::ChebyTabPipe => {
-                        Self::launch_recurrence(dev, cfg, kind, b)
-                    }
+                    Kernel::Rotate
+                    | Kernel::Cheby
+                    | Kernel::ChebyTab
+                    | Kernel::ChebyTabPipe
+                    | Kernel::Taylor => Self::launch_recurrence(dev, cfg, kind, b),
                 }
             }
             fn launch_recurrence(
@@ -426,6 +445,12 @@ macro_rules! elem_impl {
                 };
                 let (out, s) = (&mut b.out, b.scale);
                 let (start, step) = (start as $t, step as $t);
+                if kind == Kernel::Taylor {
+                    let (tab, plan) = b.taylor.as_ref().ok_or_else(not_even)?;
+                    let h = plan.h as $t;
+                    let run = plan.run;
+                    return launch!(dev, cfg, lomb::$taylor(tab, out, start, step, h, run, s));
+                }
                 match (kind, b.cheby.as_ref()) {
                     (Kernel::Cheby, Some(tab)) => {
                         launch!(dev, cfg, lomb::$cheby(tab, out, start, step, s))
@@ -474,7 +499,10 @@ elem_impl!(
     lomb_rotate_tab_f32,
     lomb_cheby_tab_f32,
     lomb_rotate_tabp_f32,
-    lomb_cheby_tabp_f32
+    lomb_cheby_tabp_f32,
+    lomb_taylor_f32,
+    TAYLOR_P_F32,
+    TAYLOR_2TAU_MAX_F32
 );
 elem_impl!(
     f64,
@@ -491,7 +519,10 @@ elem_impl!(
     lomb_rotate_tab_f64,
     lomb_cheby_tab_f64,
     lomb_rotate_tabp_f64,
-    lomb_cheby_tabp_f64
+    lomb_cheby_tabp_f64,
+    lomb_taylor_f64,
+    TAYLOR_P_F64,
+    TAYLOR_2TAU_MAX_F64
 );
 
 fn not_even() -> Error {
@@ -553,6 +584,60 @@ pub fn anchor_table<T: Real>(x: &[f64], run: usize, step: f64) -> Vec<T> {
     lo
 }
 
+/// Largest `|2 tau|` of the f32 Taylor kernel: with 4 terms the first term
+/// left out, `|2 tau|^4 / 4!` (times `e^{|2 tau|}` for the rest), is below
+/// 2e-9 of `sum |y|`.
+pub const TAYLOR_2TAU_MAX_F32: f64 = 0.0147;
+/// Largest `|2 tau|` of the f64 Taylor kernel: with 8 terms the first term
+/// left out is below 1e-15 of `sum |y|`.
+pub const TAYLOR_2TAU_MAX_F64: f64 = 0.05;
+
+/// How the Taylor kernels split the grid: runs of `run` frequencies (a
+/// power of two up to 64), times centred on `x0` and scaled by `h` (the
+/// half-span, so `|v_j| <= 1`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TaylorPlan {
+    /// Frequencies per run.
+    pub run: u32,
+    /// Centre of the sample times.
+    pub x0: f64,
+    /// Half-span of the sample times (1 when they are all equal).
+    pub h: f64,
+}
+
+/// The largest run whose series stays within `two_tau_max`: a run of `R`
+/// frequencies reaches `|2 tau| = (R - 1) |step| h` at its ends. Runs of 1
+/// (no expansion: the series is its first term, exact) when even 2 is too
+/// many.
+pub fn taylor_plan(x: &[f64], step: f64, two_tau_max: f64) -> TaylorPlan {
+    let (lo, hi) = x
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let h = if hi > lo { 0.5 * (hi - lo) } else { 1.0 };
+    let mut run = TAYLOR_MAX_RUN;
+    while run > 1 && (run - 1) as f64 * step.abs() * h > two_tau_max {
+        run /= 2;
+    }
+    TaylorPlan {
+        run,
+        x0: 0.5 * (lo + hi),
+        h,
+    }
+}
+
+/// The Taylor kernels' per-sample table `(u_j, v_j, y_j, 0)`, `u = x - x0`,
+/// `v = u / h`, computed in f64 and rounded once.
+pub fn taylor_table<T: Real>(x: &[f64], y: &[f64], plan: &TaylorPlan) -> Vec<T> {
+    let mut t = Vec::with_capacity(4 * x.len());
+    for (&xj, &yj) in x.iter().zip(y) {
+        let u = xj - plan.x0;
+        t.extend([u, u / plan.h, yj, 0.0].map(T::from_f64));
+    }
+    t
+}
+
 impl<T: Elem> Bufs<T> {
     /// Validates, applies the options, converts to `T` and uploads; the output
     /// is poisoned with NaN.
@@ -562,16 +647,18 @@ impl<T: Elem> Bufs<T> {
         let (yy, scale) = prepare(y, opts)?;
         let cv = |v: &[f64]| v.iter().map(|&a| T::from_f64(a)).collect::<Vec<T>>();
         let grid = even_grid(freqs);
-        let (rot, cheby, lo) = match grid {
+        let (rot, cheby, lo, taylor) = match grid {
             Some((_, step)) => {
                 let (r, c) = recurrence_tables::<T>(x, &yy, step);
+                let plan = taylor_plan(x, step, T::TAYLOR_2TAU_MAX);
                 (
                     Some(dev.upload(&r)?),
                     c.map(|c| dev.upload(&c)).transpose()?,
                     Some(dev.upload(&anchor_table::<T>(x, T::TAB_RUN, step))?),
+                    Some((dev.upload(&taylor_table::<T>(x, &yy, &plan))?, plan)),
                 )
             }
-            None => (None, None, None),
+            None => (None, None, None, None),
         };
         Ok(Self {
             x: dev.upload(&cv(x))?,
@@ -580,6 +667,7 @@ impl<T: Elem> Bufs<T> {
             rot,
             cheby,
             lo,
+            taylor,
             out: dev.alloc_filled(freqs.len(), T::from_f64(f64::NAN))?,
             scale: T::from_f64(scale),
             grid,
@@ -625,11 +713,13 @@ pub enum Rung {
     ChebyTab,
     /// `ChebyTab` with the sample loop software pipelined.
     ChebyTabPipe,
+    /// Taylor moments per run of frequencies (even grid).
+    Taylor,
 }
 
 impl Rung {
     /// The default ladder, in order.
-    pub const LADDER: [Rung; 14] = [
+    pub const LADDER: [Rung; 15] = [
         Rung::Baseline,
         Rung::Cached,
         Rung::FastMath,
@@ -644,6 +734,7 @@ impl Rung {
         Rung::Cheby,
         Rung::ChebyTab,
         Rung::ChebyTabPipe,
+        Rung::Taylor,
     ];
     /// CLI name.
     pub fn name(&self) -> String {
@@ -662,6 +753,7 @@ impl Rung {
             Rung::Cheby => "cheby".into(),
             Rung::ChebyTab => "cheby-tab".into(),
             Rung::ChebyTabPipe => "cheby-tabp".into(),
+            Rung::Taylor => "taylor".into(),
         }
     }
     /// Report label.
@@ -681,6 +773,7 @@ impl Rung {
             Rung::Cheby => "10 three-term recurrence, shifted angle (even grid)".into(),
             Rung::ChebyTab => "11 three-term recurrence, anchors from tables".into(),
             Rung::ChebyTabPipe => "11b as 11, sample loop pipelined".into(),
+            Rung::Taylor => "12 Taylor moments per run of frequencies".into(),
         }
     }
     /// The kernel it launches.
@@ -692,6 +785,7 @@ impl Rung {
             Rung::Cheby => Kernel::Cheby,
             Rung::ChebyTab => Kernel::ChebyTab,
             Rung::ChebyTabPipe => Kernel::ChebyTabPipe,
+            Rung::Taylor => Kernel::Taylor,
             _ => Kernel::Direct,
         }
     }
@@ -718,7 +812,7 @@ impl std::str::FromStr for Rung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         let allowed = "baseline, cached, fast-math, fast-math-fit, regcapN (16..=255), cubin, launch-bounds, \
-                       launch-bounds-fast, shared, rotate, rotate-fast, cheby, cheby-tab, cheby-tabp, all";
+                       launch-bounds-fast, shared, rotate, rotate-fast, cheby, cheby-tab, cheby-tabp, taylor, all";
         Ok(match s {
             "baseline" => Rung::Baseline,
             "cached" => Rung::Cached,
@@ -733,6 +827,7 @@ impl std::str::FromStr for Rung {
             "cheby" => Rung::Cheby,
             "cheby-tab" => Rung::ChebyTab,
             "cheby-tabp" => Rung::ChebyTabPipe,
+            "taylor" => Rung::Taylor,
             _ => match s.strip_prefix("regcap").and_then(|r| r.parse::<u32>().ok()) {
                 Some(r) if (16..=255).contains(&r) => Rung::RegCap(r),
                 _ => {
@@ -772,11 +867,33 @@ impl Shape {
     }
 }
 
-/// The launch configuration of `rung` for `nf` frequencies.
-pub fn config<T: Elem>(rung: Rung, nf: usize, shape: Shape) -> Result<LaunchConfig> {
+/// The launch configuration of `rung` for `nf` frequencies (`taylor_run`:
+/// the run of the Taylor plan, used by that rung only).
+pub fn config<T: Elem>(
+    rung: Rung,
+    nf: usize,
+    shape: Shape,
+    taylor_run: u32,
+) -> Result<LaunchConfig> {
     let block = shape.block;
     let mut cfg = match rung {
         Rung::FastMathFit => LaunchConfig::for_threads(nf, block)?,
+        Rung::Taylor => {
+            if block != TAYLOR_BLOCK {
+                return Err(Error::input(
+                    "lomb-scargle launch shape",
+                    format!(
+                        "the taylor variant needs blocks of {TAYLOR_BLOCK} threads, got {block}"
+                    ),
+                ));
+            }
+            // One block per `128 run / lanes` frequencies (1024 for runs of
+            // 8 or more).
+            let (_, groups) = taylor_shape(taylor_run);
+            let blocks = nf.div_ceil((groups * taylor_run) as usize).max(1);
+            LaunchConfig::for_threads(blocks * block as usize, block)?
+                .with_shared(lomb_taylor_shared_bytes::<T>(T::TAYLOR_P))
+        }
         Rung::Rotate | Rung::RotateFast | Rung::Cheby | Rung::ChebyTab | Rung::ChebyTabPipe => {
             let tabled = matches!(rung, Rung::ChebyTab | Rung::ChebyTabPipe);
             if tabled && block != BLOCK {
@@ -815,7 +932,8 @@ pub fn config<T: Elem>(rung: Rung, nf: usize, shape: Shape) -> Result<LaunchConf
 /// which loads the module, launches and waits before unloading it).
 pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape) -> Result<()> {
     let nf = b.out.len();
-    let cfg = config::<T>(rung, nf, shape)?;
+    let run = b.taylor.as_ref().map_or(1, |(_, p)| p.run);
+    let cfg = config::<T>(rung, nf, shape, run)?;
     match (rung, dev.kind()) {
         (Rung::Baseline, DeviceKind::Gpu(g)) => {
             let name = T::kernel(Kernel::Direct);
@@ -833,7 +951,12 @@ pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape
             g.synchronize()
         }
         (
-            Rung::Rotate | Rung::RotateFast | Rung::Cheby | Rung::ChebyTab | Rung::ChebyTabPipe,
+            Rung::Rotate
+            | Rung::RotateFast
+            | Rung::Cheby
+            | Rung::ChebyTab
+            | Rung::ChebyTabPipe
+            | Rung::Taylor,
             _,
         ) => T::launch_recurrence(dev, cfg, rung.kernel(), b),
         (r, _) => T::launch_direct(dev, cfg, r.kernel(), b),
@@ -940,6 +1063,7 @@ pub fn sim_check() -> Result<()> {
         Rung::Cheby,
         Rung::ChebyTab,
         Rung::ChebyTabPipe,
+        Rung::Taylor,
     ];
     type Case<'a> = (&'a [f64], &'a [f64], &'a [f64], Options);
     let cases: [Case; 5] = [
@@ -1125,6 +1249,7 @@ fn bench_ladder<T: Elem>(
                     | Rung::Cheby
                     | Rung::ChebyTab
                     | Rung::ChebyTabPipe
+                    | Rung::Taylor
             )
             && let Some(sfu) = ctx.ceilings.sfu_per_s
         {
@@ -1189,7 +1314,7 @@ pub struct Args {
     pub precision: String,
     /// Rung: baseline, cached, fast-math, fast-math-fit, regcapN, cubin,
     /// launch-bounds, launch-bounds-fast, shared, rotate, rotate-fast, cheby,
-    /// cheby-tab, cheby-tabp, or all.
+    /// cheby-tab, cheby-tabp, taylor, or all.
     #[arg(long, default_value = "cached")]
     pub variant: String,
     /// gpu, sim or cpu.
