@@ -73,7 +73,8 @@ pub fn finish_half<T: Real + Trig>(xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) 
     let r = u.mul_add(u, v * v).sqrt();
     let half = T::from_f64(0.5);
     let (ct, st) = if r > T::ZERO {
-        let (c2, s2) = (u / r, v / r);
+        let inv = T::ONE / r;
+        let (c2, s2) = (u * inv, v * inv);
         if c2 >= T::ZERO {
             let ct = half.mul_add(c2, half).sqrt();
             (ct, s2 / (ct + ct))
@@ -905,11 +906,11 @@ pub fn lomb_rotate_tabp_f64(
 /// Threads per block of the Taylor kernels.
 pub const TAYLOR_BLOCK: u32 = 128;
 /// Taylor terms of the f32 kernel.
-pub const TAYLOR_P_F32: usize = 4;
+pub const TAYLOR_P_F32: usize = 5;
 /// Taylor terms of the f64 kernel.
 pub const TAYLOR_P_F64: usize = 8;
 /// Largest run (frequencies per Taylor expansion) the host may ask for.
-pub const TAYLOR_MAX_RUN: u32 = 64;
+pub const TAYLOR_MAX_RUN: u32 = 128;
 
 /// Dynamic shared memory of the Taylor kernels with `p` terms: the moments
 /// of up to 128 runs, `4 p` values each (`M1` real and imaginary, `M2` real
@@ -947,7 +948,7 @@ fn taylor<T: Pack4 + warp::ShuffleValue, const P: usize>(
         ptxlab_device::trap("lomb taylor: blocks must have 128 threads");
     }
     if run == 0 || run > TAYLOR_MAX_RUN || !run.is_power_of_two() {
-        ptxlab_device::trap("lomb taylor: the run must be a power of two up to 64");
+        ptxlab_device::trap("lomb taylor: the run must be a power of two up to 128");
     }
     const GMAX: usize = TAYLOR_BLOCK as usize;
     let mom = shared::dynamic_shared::<T>(0, 4 * P * GMAX);
@@ -1028,15 +1029,17 @@ fn taylor<T: Pack4 + warp::ShuffleValue, const P: usize>(
                 let at = |q: usize, p: usize| unsafe { mom.get_unchecked((q * P + p) * GMAX + gi) };
                 let (mut s1r, mut s1i) = (at(0, P - 1), at(1, P - 1));
                 let (mut s2r, mut s2i) = (at(2, P - 1), at(3, P - 1));
-                let mut p = P - 1;
-                while p > 0 {
-                    p -= 1;
-                    // S = M[p] + S (i tau / (p + 1)): two FMAs per sum.
-                    let c1 = tau / T::from_f64((p + 1) as f64);
-                    let c2 = c1 + c1;
-                    (s1r, s1i) = ((-s1i).mul_add(c1, at(0, p)), s1r.mul_add(c1, at(1, p)));
-                    (s2r, s2i) = ((-s2i).mul_add(c2, at(2, p)), s2r.mul_add(c2, at(3, p)));
-                }
+                // S = M[p] + S (i tau / (p + 1)), p = P-2 down to 0: two
+                // FMAs per sum and term (1 / (p + 1) a constant).
+                unroll16!(q, {
+                    if q + 1 < P {
+                        let p = P - 2 - q;
+                        let c1 = tau * T::from_f64(1.0 / (p + 1) as f64);
+                        let c2 = c1 + c1;
+                        (s1r, s1i) = ((-s1i).mul_add(c1, at(0, p)), s1r.mul_add(c1, at(1, p)));
+                        (s2r, s2i) = ((-s2i).mul_add(c2, at(2, p)), s2r.mul_add(c2, at(3, p)));
+                    }
+                });
                 // S2 = CC - SS + 2 i CS, and CC + SS = n.
                 let half = T::from_f64(0.5);
                 let cc = half * (nt + s2r);
@@ -1069,16 +1072,17 @@ fn taylor<T: Pack4 + warp::ShuffleValue, const P: usize>(
 /// (one precise `sincos` per sample and run), and every frequency of the
 /// run is a Taylor series in `tau` over them: `XC + i XS = sum_p M1[p] (i
 /// tau)^p / p!`, `CC - SS + 2 i CS` the same with `M2` and `2 tau`. The
-/// series is cut after [`TAYLOR_P_F32`] = 4 terms: the host picks the
-/// largest run (a power of two up to 64) with `|2 tau| <= 0.0147`, where
+/// series is cut after [`TAYLOR_P_F32`] = 5 terms: the host picks the
+/// largest run (a power of two up to 128) with `|2 tau| <= 0.047`, where
 /// the first term left out is below `2e-9` of `sum |y|` (at the material's
-/// grid: runs of 64). Per frequency the work is `4 (N / R)` sincos-and-
-/// moment steps plus a 4-term series and the finish, instead of `N` pairs.
+/// grid: runs of 128, `|2 tau| <= 0.019`). Per frequency the work is `N /
+/// R` sincos-and-moment steps (a ninth of a pair each, at `R = 128`) plus
+/// a 5-term series and the finish, instead of `N` pairs.
 ///
 /// Thread mapping: a block of 128 threads takes `128 / L` runs (`L = R / 8`
 /// lanes per run, at least 1): in phase 1 lane `l` of run `g` sums samples
 /// `l, l + L, ...`, the `L` lanes combine by `shfl.xor`, and lane 0 writes
-/// the run's 16 moments to shared memory (value-major, `[16][128]`, so
+/// the run's `4 P` moments to shared memory (value-major, `[4 P][128]`, so
 /// phase 2's reads are broadcasts or consecutive words); after a barrier,
 /// phase 2 gives each thread frequencies `t, t + 128, ...` of the block
 /// (coalesced stores). `tab[4j..4j+4] = (u_j, v_j, y_j, 0)`, `h` the

@@ -584,16 +584,16 @@ pub fn anchor_table<T: Real>(x: &[f64], run: usize, step: f64) -> Vec<T> {
     lo
 }
 
-/// Largest `|2 tau|` of the f32 Taylor kernel: with 4 terms the first term
-/// left out, `|2 tau|^4 / 4!` (times `e^{|2 tau|}` for the rest), is below
+/// Largest `|2 tau|` of the f32 Taylor kernel: with 5 terms the first term
+/// left out, `|2 tau|^5 / 5!` (times `e^{|2 tau|}` for the rest), is below
 /// 2e-9 of `sum |y|`.
-pub const TAYLOR_2TAU_MAX_F32: f64 = 0.0147;
+pub const TAYLOR_2TAU_MAX_F32: f64 = 0.047;
 /// Largest `|2 tau|` of the f64 Taylor kernel: with 8 terms the first term
 /// left out is below 1e-15 of `sum |y|`.
 pub const TAYLOR_2TAU_MAX_F64: f64 = 0.05;
 
 /// How the Taylor kernels split the grid: runs of `run` frequencies (a
-/// power of two up to 64), times centred on `x0` and scaled by `h` (the
+/// power of two up to 128), times centred on `x0` and scaled by `h` (the
 /// half-span, so `|v_j| <= 1`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TaylorPlan {
