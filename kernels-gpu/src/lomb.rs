@@ -1,5 +1,7 @@
-//! Lomb-Scargle periodogram: the ladder of the material, and a rotation
-//! variant below the SFU floor.
+//! Lomb-Scargle periodogram: the ladder of the material, and, for evenly
+//! spaced frequencies, variants below the SFU floor: recurrences per
+//! (sample, frequency) pair (rungs 9-11) and Taylor moments per run of
+//! frequencies (rung 12).
 //!
 //! For each angular frequency `w` and samples `(x_j, y_j)` (SciPy's
 //! definition, Townsend's one-pass form):
@@ -1088,6 +1090,11 @@ fn taylor<T: Pack4 + warp::ShuffleValue, const P: usize>(
 /// (coalesced stores). `tab[4j..4j+4] = (u_j, v_j, y_j, 0)`, `h` the
 /// half-span of the times, from the host ([`TAYLOR_BLOCK`] threads; the
 /// kernel traps on another block size or a bad run).
+///
+/// Registers (ptxas 13.0, sm_90): 64, no spill (f64: 118). On an H100
+/// (2026-11-23, same run as rung 11 and CuPy): 16.2 us at the material's
+/// 114 x 2^20 (rung 11: 52.3 us, CuPy's fast-math kernel 84.0 us), 0.251 ms
+/// at 10^4 x 2^20 (rung 11: 3.10 ms); f64 29.6 us and 0.631 ms.
 #[kernel(launch_bounds(128))]
 pub fn lomb_taylor_f32(
     tab: DeviceSlice<f32>,
