@@ -284,6 +284,34 @@ fn sim_scipy_fixture_every_rung() {
     }
 }
 
+/// `rung` in f32 and f64 against `want`, asserting the bounds (1e-4
+/// and 1e-9 of the peak); the two errors over the peak.
+#[allow(clippy::too_many_arguments)]
+fn check_both(
+    dev: &Device,
+    rung: Rung,
+    x: &[f64],
+    y: &[f64],
+    f: &[f64],
+    opts: Options,
+    want: &[f64],
+    shape: Shape,
+) -> (f64, f64) {
+    let a32 = lomb::check::<f32>(dev, rung, x, y, f, opts, want, shape).unwrap();
+    let a64 = lomb::check::<f64>(dev, rung, x, y, f, opts, want, shape).unwrap();
+    assert!(
+        a32.err_over_peak < 1e-4,
+        "{rung:?} f32 {:e}",
+        a32.err_over_peak
+    );
+    assert!(
+        a64.err_over_peak < 1e-9,
+        "{rung:?} f64 {:e}",
+        a64.err_over_peak
+    );
+    (a32.err_over_peak, a64.err_over_peak)
+}
+
 #[test]
 fn sim_recurrences_on_material_grid() {
     // The material's samples on a 1000-point slice of its 2^20 grid (same
@@ -306,22 +334,8 @@ fn sim_recurrences_on_material_grid() {
         Rung::Taylor,
     ] {
         let o = Options::default();
-        let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
-        let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
-        assert!(
-            a32.err_over_peak < 1e-4,
-            "{rung:?} f32 {:e}",
-            a32.err_over_peak
-        );
-        assert!(
-            a64.err_over_peak < 1e-9,
-            "{rung:?} f64 {:e}",
-            a64.err_over_peak
-        );
-        println!(
-            "{rung:?}: f32 {:.2e}, f64 {:.2e}",
-            a32.err_over_peak, a64.err_over_peak
-        );
+        let (e32, e64) = check_both(&dev, rung, &x, &y, &f, o, &want, shape);
+        println!("{rung:?}: f32 {e32:.2e}, f64 {e64:.2e}");
     }
 }
 
@@ -332,15 +346,8 @@ fn sim_cheby_shift_and_fallback() {
     // kernel instead; the result must still be within the bounds.
     let dev = Device::sim();
     let shape = Shape::material(&dev);
-    let x: Vec<f64> = (0..61)
-        .map(|j| 0.37 + 3.1 * j as f64 + (j % 7) as f64 * 0.21)
-        .collect();
-    let y: Vec<f64> = x
-        .iter()
-        .map(|&t| (0.9 * t).sin() + 0.3 * (2.3 * t).cos())
-        .collect();
+    let (x, y, f) = lomb::coarse_case();
     let step = 0.05;
-    let f: Vec<f64> = (0..203).map(|k| 0.1 + k as f64 * step).collect();
     assert!(lomb::cheby_shift(&x, step).is_none());
     let (_, tab) = lomb::recurrence_tables::<f64>(&x, &y, step);
     assert!(tab.is_none());
@@ -361,18 +368,7 @@ fn sim_cheby_shift_and_fallback() {
             Rung::ChebyTabPipe,
             Rung::Taylor,
         ] {
-            let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, opts, want, shape).unwrap();
-            let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, opts, want, shape).unwrap();
-            assert!(
-                a32.err_over_peak < 1e-4,
-                "{rung:?} f32 {:e}",
-                a32.err_over_peak
-            );
-            assert!(
-                a64.err_over_peak < 1e-9,
-                "{rung:?} f64 {:e}",
-                a64.err_over_peak
-            );
+            check_both(&dev, rung, &x, &y, &f, opts, want, shape);
         }
     }
 }
@@ -442,14 +438,8 @@ fn sim_taylor_long_runs_on_the_material_grid() {
         .collect();
     let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
     let o = Options::default();
-    let a32 = lomb::check::<f32>(&dev, Rung::Taylor, &x, &y, &f, o, &want, shape).unwrap();
-    let a64 = lomb::check::<f64>(&dev, Rung::Taylor, &x, &y, &f, o, &want, shape).unwrap();
-    assert!(a32.err_over_peak < 1e-4, "f32 {:e}", a32.err_over_peak);
-    assert!(a64.err_over_peak < 1e-9, "f64 {:e}", a64.err_over_peak);
-    println!(
-        "material grid, runs of 128: f32 {:.2e}, f64 {:.2e}",
-        a32.err_over_peak, a64.err_over_peak
-    );
+    let (e32, e64) = check_both(&dev, Rung::Taylor, &x, &y, &f, o, &want, shape);
+    println!("material grid, runs of 128: f32 {e32:.2e}, f64 {e64:.2e}");
     let (rx, ry) = lomb::random_samples(301, 3);
     let step = 1.1e-4;
     let (p32, p64) = (
@@ -459,13 +449,10 @@ fn sim_taylor_long_runs_on_the_material_grid() {
     assert!(p32.run >= 2 && p32.run <= p64.run, "{p32:?} {p64:?}");
     let f: Vec<f64> = (0..3001).map(|k| 0.3 + k as f64 * step).collect();
     let want = lomb::reference(&rx, &ry, &f, o).unwrap();
-    let a32 = lomb::check::<f32>(&dev, Rung::Taylor, &rx, &ry, &f, o, &want, shape).unwrap();
-    let a64 = lomb::check::<f64>(&dev, Rung::Taylor, &rx, &ry, &f, o, &want, shape).unwrap();
-    assert!(a32.err_over_peak < 1e-4, "f32 {:e}", a32.err_over_peak);
-    assert!(a64.err_over_peak < 1e-9, "f64 {:e}", a64.err_over_peak);
+    let (e32, e64) = check_both(&dev, Rung::Taylor, &rx, &ry, &f, o, &want, shape);
     println!(
-        "random samples, runs of {} / {}: f32 {:.2e}, f64 {:.2e}",
-        p32.run, p64.run, a32.err_over_peak, a64.err_over_peak
+        "random samples, runs of {} / {}: f32 {e32:.2e}, f64 {e64:.2e}",
+        p32.run, p64.run
     );
     // Blocks of another size are refused with a clear error.
     let bad = Shape {
@@ -497,18 +484,7 @@ fn sim_table_anchors_across_chunks_and_groups() {
     let want = lomb::reference(&x, &y, &f, Options::default()).unwrap();
     let o = Options::default();
     for rung in [Rung::ChebyTab, Rung::ChebyTabPipe, Rung::Taylor] {
-        let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
-        let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, o, &want, shape).unwrap();
-        assert!(
-            a32.err_over_peak < 1e-4,
-            "{rung:?} f32 {:e}",
-            a32.err_over_peak
-        );
-        assert!(
-            a64.err_over_peak < 1e-9,
-            "{rung:?} f64 {:e}",
-            a64.err_over_peak
-        );
+        check_both(&dev, rung, &x, &y, &f, o, &want, shape);
     }
     // Blocks of another size are refused with a clear error, not a trap.
     let bad = Shape {

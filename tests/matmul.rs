@@ -33,9 +33,20 @@ fn k16_rungs_cover_ragged_and_vector_paths() {
     // 6: zero fill), nothing a multiple of 4 (scalar loads and stores).
     // 132x136x72: k and n multiples of 4 (the 16-byte paths), 5 k tiles (odd,
     // so the last tile is in stage 0), m ragged.
-    for (m, n, k) in [(130, 133, 150), (132, 136, 72)] {
-        for rung in [Rung::Vec16, Rung::Vec16x2, Rung::Vec16s] {
-            let e = matmul::check_rung(&dev, rung, m, n, k, 6).unwrap();
+    check_sizes(
+        &dev,
+        &[Rung::Vec16, Rung::Vec16x2, Rung::Vec16s],
+        &[(130, 133, 150), (132, 136, 72)],
+        6,
+    );
+}
+
+/// Every rung of `rungs` at every `(m, n, k)` of `sizes` against the f64
+/// reference (inputs from `seed`), within `matmul::TOL`.
+fn check_sizes(dev: &Device, rungs: &[Rung], sizes: &[(usize, usize, usize)], seed: u64) {
+    for &(m, n, k) in sizes {
+        for &rung in rungs {
+            let e = matmul::check_rung(dev, rung, m, n, k, seed).unwrap();
             assert!(
                 e < matmul::TOL,
                 "{rung:?} {m}x{n}x{k}: relative error {e:e}"
@@ -53,22 +64,19 @@ fn async_rungs_cover_the_copy_paths_and_short_pipelines() {
     // B by cp.async; 132x133x72: the other way round. 33x36x5: one k tile,
     // so the prologue commits empty groups. Ragged m and n everywhere but
     // one case: zero-filled groups outside the matrix.
-    for (m, n, k) in [
-        (132, 136, 72),
-        (130, 133, 150),
-        (130, 136, 70),
-        (132, 133, 72),
-        (33, 36, 5),
-        (128, 128, 24),
-    ] {
-        for rung in [Rung::Async, Rung::Async2, Rung::Asyncs2, Rung::Asyncs] {
-            let e = matmul::check_rung(&dev, rung, m, n, k, 6).unwrap();
-            assert!(
-                e < matmul::TOL,
-                "{rung:?} {m}x{n}x{k}: relative error {e:e}"
-            );
-        }
-    }
+    check_sizes(
+        &dev,
+        &[Rung::Async, Rung::Async2, Rung::Asyncs2, Rung::Asyncs],
+        &[
+            (132, 136, 72),
+            (130, 133, 150),
+            (130, 136, 70),
+            (132, 133, 72),
+            (33, 36, 5),
+            (128, 128, 24),
+        ],
+        6,
+    );
 }
 
 #[test]
@@ -97,13 +105,7 @@ fn fast_path_rungs_mix_interior_and_edge_blocks() {
         (256, 256, 20, 0, 4),
     ] {
         assert_eq!(split(m, n, k), (fast, edge), "{m}x{n}x{k}");
-        for rung in [Rung::Vecf, Rung::Vecf2] {
-            let e = matmul::check_rung(&dev, rung, m, n, k, 13).unwrap();
-            assert!(
-                e < matmul::TOL,
-                "{rung:?} {m}x{n}x{k}: relative error {e:e}"
-            );
-        }
+        check_sizes(&dev, &[Rung::Vecf, Rung::Vecf2], &[(m, n, k)], 13);
     }
     // Both paths do rung 4b's FMAs in rung 4b's order: bitwise equal output.
     let (m, n, k) = (257, 256, 40);

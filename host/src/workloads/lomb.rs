@@ -1031,6 +1031,23 @@ pub fn check<T: Elem>(
     Ok(acc)
 }
 
+/// A coarse even grid over long times, `(x, y, freqs)`: 61 samples spread
+/// over about 190 time units, 203 frequencies 0.05 apart. The step angles
+/// `0.05 x_j` span many turns, so no single shift suits the three-term
+/// recurrence ([`cheby_shift`] is `None`) and the Taylor plan takes short
+/// runs.
+pub fn coarse_case() -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let x: Vec<f64> = (0..61)
+        .map(|j| 0.37 + 3.1 * j as f64 + (j % 7) as f64 * 0.21)
+        .collect();
+    let y = x
+        .iter()
+        .map(|&t| (0.9 * t).sin() + 0.3 * (2.3 * t).cos())
+        .collect();
+    let f = (0..203).map(|k| 0.1 + k as f64 * 0.05).collect();
+    (x, y, f)
+}
+
 /// Every kernel of the workload on the simulator, f32 and f64, on random and
 /// on the material's samples (57 and 114 samples, about 1000 frequencies,
 /// even, uneven and coarse grids, every option), against the CPU reference.
@@ -1044,17 +1061,10 @@ pub fn sim_check() -> Result<()> {
     for (i, f) in uneven.iter_mut().enumerate() {
         *f += 1e-3 * ((i * 7919) % 13) as f64;
     }
-    // A coarse grid over long times: the step angles span many turns, no
-    // shift suits the three-term recurrence, so its rungs run the rotation
-    // kernels (`lomb_rotate_tab*` included).
-    let cx: Vec<f64> = (0..61)
-        .map(|j| 0.37 + 3.1 * j as f64 + (j % 7) as f64 * 0.21)
-        .collect();
-    let cy: Vec<f64> = cx
-        .iter()
-        .map(|&t| (0.9 * t).sin() + 0.3 * (2.3 * t).cos())
-        .collect();
-    let coarse: Vec<f64> = (0..203).map(|k| 0.1 + k as f64 * 0.05).collect();
+    // A coarse grid over long times: no shift suits the three-term
+    // recurrence, so its rungs run the rotation kernels (`lomb_rotate_tab*`
+    // included).
+    let (cx, cy, coarse) = coarse_case();
     let rungs = [
         Rung::Cached,
         Rung::Bounds,
