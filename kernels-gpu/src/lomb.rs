@@ -68,7 +68,7 @@ pub fn finish<T: Real + Trig>(xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) -> T 
 /// That picks `w tau` or `w tau + pi`, and `P` does not see the difference
 /// (it depends on `ct^2`, `st^2` and `ct st` only). `r = 0` (no preferred
 /// angle) gives `tau = 0`, as `atan2(0, 0) = 0` does in [`finish`]. Costs two
-/// square roots and three divisions instead of an `atan2` and a `sincos`.
+/// square roots and two divisions instead of an `atan2` and a `sincos`.
 #[inline(always)]
 pub fn finish_half<T: Real + Trig>(xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) -> T {
     let (u, v) = (cc - ss, cs + cs);
@@ -422,7 +422,8 @@ impl<T: Real + Trig, const R: usize> Sums<T, R> {
     }
 
     /// Writes the periodogram of the run's frequencies `first..first + R`
-    /// that exist (`n` samples: `SS = n - CC`). `HALF` selects [`finish_half`] instead of [`finish`].
+    /// that exist (`n` samples: `SS = n - CC`). `HALF` selects
+    /// [`finish_half`] instead of [`finish`].
     #[inline(always)]
     fn store<const HALF: bool>(self, out: &DeviceSliceMut<T>, first: usize, n: T, scale: T) {
         let Sums { xc, xs, cc, cs } = self;

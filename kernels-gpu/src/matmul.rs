@@ -671,8 +671,8 @@ pub const fn async_shared_bytes(a_ld: usize) -> usize {
 ///
 /// Measured (H100, 2026-11-23, two runs): 36.8 and 36.1 TFLOP/s at 4096^3
 /// against rung 4's 37.8 and 38.1 in the same runs: the deeper pipeline
-/// does not pay, which says rung 4 is not waiting on global memory. The rung stays as that lesson. Registers
-/// (ptxas 13.0, sm_90): 179, no spill (the measured build: 187, before its
+/// does not pay, which says rung 4 is not waiting on global memory. The
+/// rung stays as that lesson. Registers (ptxas 13.0, sm_90): 179, no spill (the measured build: 187, before its
 /// element-by-element fallback became the shared `copy_group`).
 #[kernel(launch_bounds(256))]
 pub fn matmul_async_f32(
