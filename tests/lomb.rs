@@ -268,7 +268,7 @@ fn sim_scipy_fixture_every_rung() {
     let (_, cols, p) = npy2("random_pgram.npy");
     for (r, opts) in OPTS.iter().enumerate() {
         let want = &p[r * cols..(r + 1) * cols];
-        for rung in [Rung::Cached, Rung::Bounds, Rung::Shared] {
+        for rung in [Rung::Cached, Rung::FastLean, Rung::Bounds, Rung::Shared] {
             let a32 = lomb::check::<f32>(&dev, rung, &x, &y, &f, *opts, want, shape).unwrap();
             let a64 = lomb::check::<f64>(&dev, rung, &x, &y, &f, *opts, want, shape).unwrap();
             assert!(
@@ -378,7 +378,7 @@ fn finish_without_trig_matches_finish() {
     // Rung 11's finish (half-angle formulas) against the atan2/sincos one on
     // random sums, and on the corners: no preferred angle (CS = 0, CC = SS),
     // a double angle of exactly pi (both signs of zero), and of pi/2.
-    use kernels_gpu::lomb::{finish, finish_half};
+    use kernels_gpu::lomb::{finish, finish_half, finish_ls};
     let mut rng = ptxlab::rng::SplitMix64(7);
     // Sums of real samples: 40 random phases (spread by a random amount, so
     // some sets are nearly aligned) and values.
@@ -417,6 +417,16 @@ fn finish_without_trig_matches_finish() {
         let b32 = finish_half(xc as f32, xs as f32, cc as f32, ss as f32, cs as f32, 0.5);
         let d32 = (f64::from(a32) - f64::from(b32)).abs();
         assert!(d32 <= 1e-4 * a.abs().max(1.0), "{a32} {b32} ({a})");
+        // Rung 4c's least-squares finish: the same value without tau (a
+        // singular M, CC SS = CS^2, is not among the cases: both are 0/0).
+        let c = finish_ls(xc, xs, cc, ss, cs, 0.5);
+        assert!(
+            (a - c).abs() <= 1e-11 * a.abs().max(1.0),
+            "{a} {c} at {xc} {xs} {cc} {ss} {cs}"
+        );
+        let c32 = finish_ls(xc as f32, xs as f32, cc as f32, ss as f32, cs as f32, 0.5);
+        let e32 = (f64::from(a32) - f64::from(c32)).abs();
+        assert!(e32 <= 1e-4 * a.abs().max(1.0), "{a32} {c32} ({a})");
     }
 }
 

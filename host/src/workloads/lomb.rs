@@ -13,8 +13,8 @@ use crate::runtime::{
 };
 use cudarc::driver::DeviceRepr;
 use kernels_gpu::lomb::{
-    BLOCK, BLOCKS_PER_SM, CHEBY_RUN_F32, CHEBY_RUN_F64, ROT_RUN_F32, ROT_RUN_F64, TAB_LO,
-    TAB_RUN_F32, TAB_RUN_F64, TAYLOR_BLOCK, TAYLOR_MAX_RUN, TAYLOR_P_F32, TAYLOR_P_F64,
+    BLOCK, BLOCKS_PER_SM, CHEBY_RUN_F32, CHEBY_RUN_F64, LEAN_FREQS, ROT_RUN_F32, ROT_RUN_F64,
+    TAB_LO, TAB_RUN_F32, TAB_RUN_F64, TAYLOR_BLOCK, TAYLOR_MAX_RUN, TAYLOR_P_F32, TAYLOR_P_F64,
     lomb_shared_bytes, lomb_tab_shared_bytes, lomb_taylor_shared_bytes, taylor_shape,
 };
 use ptxlab_device::math::Real;
@@ -348,6 +348,9 @@ pub enum Kernel {
     ChebyTabPipe,
     /// `lomb_taylor_*`: Taylor moments per run of frequencies.
     Taylor,
+    /// `lomb_lean_*`: `LEAN_FREQS` frequencies per thread, four sums, the
+    /// least-squares finish.
+    Lean,
 }
 
 impl Kernel {
@@ -395,7 +398,7 @@ pub struct Bufs<T> {
 }
 
 macro_rules! elem_impl {
-    ($t:ty, $name:literal, $run:expr, $crun:expr, $trun:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident, $cheby:ident, $rtab:ident, $ctab:ident, $rtabp:ident, $ctabp:ident, $taylor:ident, $tp:expr, $ttau:expr) => {
+    ($t:ty, $name:literal, $run:expr, $crun:expr, $trun:expr, $tol:expr, $direct:ident, $bounds:ident, $shared:ident, $rotate:ident, $cheby:ident, $rtab:ident, $ctab:ident, $rtabp:ident, $ctabp:ident, $taylor:ident, $lean:ident, $tp:expr, $ttau:expr) => {
         impl Elem for $t {
             const NAME: &'static str = $name;
             const ROT_RUN: usize = $run;
@@ -414,6 +417,7 @@ macro_rules! elem_impl {
                     Kernel::ChebyTab => stringify!($ctab),
                     Kernel::ChebyTabPipe => stringify!($ctabp),
                     Kernel::Taylor => stringify!($taylor),
+                    Kernel::Lean => stringify!($lean),
                 }
             }
             fn launch_direct(
@@ -427,6 +431,7 @@ macro_rules! elem_impl {
                     Kernel::Direct => launch!(dev, cfg, lomb::$direct(x, y, f, out, s)),
                     Kernel::Bounds => launch!(dev, cfg, lomb::$bounds(x, y, f, out, s)),
                     Kernel::Shared => launch!(dev, cfg, lomb::$shared(x, y, f, out, s)),
+                    Kernel::Lean => launch!(dev, cfg, lomb::$lean(x, y, f, out, s)),
                     Kernel::Rotate
                     | Kernel::Cheby
                     | Kernel::ChebyTab
@@ -501,6 +506,7 @@ elem_impl!(
     lomb_rotate_tabp_f32,
     lomb_cheby_tabp_f32,
     lomb_taylor_f32,
+    lomb_lean_f32,
     TAYLOR_P_F32,
     TAYLOR_2TAU_MAX_F32
 );
@@ -521,6 +527,7 @@ elem_impl!(
     lomb_rotate_tabp_f64,
     lomb_cheby_tabp_f64,
     lomb_taylor_f64,
+    lomb_lean_f64,
     TAYLOR_P_F64,
     TAYLOR_2TAU_MAX_F64
 );
@@ -693,6 +700,9 @@ pub enum Rung {
     FastMath,
     /// 4b: fast math, one frequency per thread (`ceil(nf/128)` blocks).
     FastMathFit,
+    /// 4c: fast math, lean kernel (`LEAN_FREQS` frequencies per thread,
+    /// four sums, least-squares finish).
+    FastLean,
     /// 5: `.maxnreg N` written into the PTX of the precise module.
     RegCap(u32),
     /// 6: the precompiled sm_90 cubin (no JIT).
@@ -719,11 +729,12 @@ pub enum Rung {
 
 impl Rung {
     /// The default ladder, in order.
-    pub const LADDER: [Rung; 15] = [
+    pub const LADDER: [Rung; 16] = [
         Rung::Baseline,
         Rung::Cached,
         Rung::FastMath,
         Rung::FastMathFit,
+        Rung::FastLean,
         Rung::RegCap(32),
         Rung::Cubin,
         Rung::Bounds,
@@ -743,6 +754,7 @@ impl Rung {
             Rung::Cached => "cached".into(),
             Rung::FastMath => "fast-math".into(),
             Rung::FastMathFit => "fast-math-fit".into(),
+            Rung::FastLean => "fast-lean".into(),
             Rung::RegCap(r) => format!("regcap{r}"),
             Rung::Cubin => "cubin".into(),
             Rung::Bounds => "launch-bounds".into(),
@@ -763,6 +775,7 @@ impl Rung {
             Rung::Cached => "2 cached module (precise Rust sincos)".into(),
             Rung::FastMath => "4 fast math (SFU)".into(),
             Rung::FastMathFit => "4b fast math, 1 freq/thread grid".into(),
+            Rung::FastLean => "4c fast math, lean (4 sums, least-squares finish)".into(),
             Rung::RegCap(r) => format!("5 register cap {r}"),
             Rung::Cubin => "6 precompiled cubin".into(),
             Rung::Bounds => "7 launch bounds 128".into(),
@@ -786,15 +799,18 @@ impl Rung {
             Rung::ChebyTab => Kernel::ChebyTab,
             Rung::ChebyTabPipe => Kernel::ChebyTabPipe,
             Rung::Taylor => Kernel::Taylor,
+            Rung::FastLean => Kernel::Lean,
             _ => Kernel::Direct,
         }
     }
     /// The module it launches from.
     pub fn module(&self) -> ModuleKey {
         match self {
-            Rung::FastMath | Rung::FastMathFit | Rung::BoundsFast | Rung::RotateFast => {
-                ModuleKey::FAST
-            }
+            Rung::FastMath
+            | Rung::FastMathFit
+            | Rung::FastLean
+            | Rung::BoundsFast
+            | Rung::RotateFast => ModuleKey::FAST,
             Rung::RegCap(r) => ModuleKey {
                 reg_cap: Some(*r),
                 ..ModuleKey::PRECISE
@@ -811,13 +827,14 @@ impl Rung {
 impl std::str::FromStr for Rung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        let allowed = "baseline, cached, fast-math, fast-math-fit, regcapN (16..=255), cubin, launch-bounds, \
+        let allowed = "baseline, cached, fast-math, fast-math-fit, fast-lean, regcapN (16..=255), cubin, launch-bounds, \
                        launch-bounds-fast, shared, rotate, rotate-fast, cheby, cheby-tab, cheby-tabp, taylor, all";
         Ok(match s {
             "baseline" => Rung::Baseline,
             "cached" => Rung::Cached,
             "fast-math" => Rung::FastMath,
             "fast-math-fit" => Rung::FastMathFit,
+            "fast-lean" => Rung::FastLean,
             "cubin" => Rung::Cubin,
             "launch-bounds" => Rung::Bounds,
             "launch-bounds-fast" => Rung::BoundsFast,
@@ -878,6 +895,7 @@ pub fn config<T: Elem>(
     let block = shape.block;
     let mut cfg = match rung {
         Rung::FastMathFit => LaunchConfig::for_threads(nf, block)?,
+        Rung::FastLean => LaunchConfig::for_threads(nf.div_ceil(LEAN_FREQS), block)?,
         Rung::Taylor => {
             if block != TAYLOR_BLOCK {
                 return Err(Error::input(
@@ -1067,6 +1085,7 @@ pub fn sim_check() -> Result<()> {
     let (cx, cy, coarse) = coarse_case();
     let rungs = [
         Rung::Cached,
+        Rung::FastLean,
         Rung::Bounds,
         Rung::Shared,
         Rung::Rotate,
@@ -1253,6 +1272,7 @@ fn bench_ladder<T: Elem>(
                 rung,
                 Rung::FastMath
                     | Rung::FastMathFit
+                    | Rung::FastLean
                     | Rung::BoundsFast
                     | Rung::Rotate
                     | Rung::RotateFast
@@ -1322,7 +1342,7 @@ pub struct Args {
     /// f32 or f64.
     #[arg(long, default_value = "f32")]
     pub precision: String,
-    /// Rung: baseline, cached, fast-math, fast-math-fit, regcapN, cubin,
+    /// Rung: baseline, cached, fast-math, fast-math-fit, fast-lean, regcapN, cubin,
     /// launch-bounds, launch-bounds-fast, shared, rotate, rotate-fast, cheby,
     /// cheby-tab, cheby-tabp, taylor, or all.
     #[arg(long, default_value = "cached")]
