@@ -2,9 +2,8 @@
 //! f64 reference, the material's 114 samples x 2^12 frequencies) and
 //! `lomb-scargle/gpu/<rung>-{f32,f64}` for every rung of `Rung::LADDER`, by
 //! its `--variant` name (`baseline`, `cached`, `fast-math`, `fast-math-fit`,
-//! `fast-lean`,
-//! `regcap32`, `cubin`, `launch-bounds`, `launch-bounds-fast`, `shared`,
-//! `rotate`, `rotate-fast`, ...) at the material's 114 samples x 2^20
+//! `fast-lean`, `regcap32`, `cubin`, `launch-bounds`, `launch-bounds-fast`,
+//! `shared`, `rotate`, `rotate-fast`, ...) at the material's 114 samples x 2^20
 //! frequencies; throughput in (sample, frequency) pairs, as the workload's
 //! Gpairs/s rows.
 
