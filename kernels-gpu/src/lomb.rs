@@ -527,9 +527,10 @@ fn lean<T: Pack4, const F: usize>(
 ///   two divisions (five SFU operations and about fifty instructions, a
 ///   twentieth of a 114-sample frequency) with one division.
 ///
-/// Measured and rejected (docs/results): one or four frequencies per thread,
-/// a one-wave persistent grid, per-warp balanced frequency ranges, and two
-/// chunks per loop iteration were all slower.
+/// Measured and rejected (docs/results/2026-11-23-h100-lomb-lean): one or
+/// four frequencies per thread, a one-wave persistent grid, per-warp
+/// balanced frequency ranges, and two chunks per loop iteration were all
+/// slower.
 #[kernel]
 pub fn lomb_lean_f32(
     x: DeviceSlice<f32>,
