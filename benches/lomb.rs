@@ -49,7 +49,9 @@ fn gpu_ladder<T: Elem>(
     for rung in Rung::LADDER {
         g.bench_function(format!("{}-{}", rung.name(), T::NAME), |bch| {
             bch.iter_custom(|iters| {
-                crate::gpu_time(dev, iters, || lomb::run_rung(dev, rung, &mut bufs, shape))
+                crate::gpu_time(dev, iters, || {
+                    lomb::run_rung(dev, rung, &mut bufs, shape.for_rung(rung))
+                })
             })
         });
     }

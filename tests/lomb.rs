@@ -616,3 +616,28 @@ fn bench_without_gpu_gives_cpu_rows_and_a_skip() {
             .any(|r| matches!(r.status, ptxlab::report::Status::Skipped(_)))
     );
 }
+
+#[test]
+fn lean_rung_has_its_own_block_size() {
+    // Rung 4c launches the block size it was tuned for; every other rung
+    // keeps the shape it is given, and the rung runs on any block size.
+    let dev = Device::sim();
+    let shape = Shape::material(&dev);
+    assert_eq!(
+        shape.for_rung(Rung::FastLean).block,
+        kernels_gpu::lomb::LEAN_BLOCK
+    );
+    for rung in Rung::LADDER {
+        if rung != Rung::FastLean {
+            assert_eq!(shape.for_rung(rung).block, shape.block, "{rung:?}");
+        }
+    }
+    let (x, y) = lomb::random_samples(37, 11);
+    let f = lomb::material_freqs(1003);
+    let o = Options::default();
+    let want = lomb::reference_rayon(&x, &y, &f, o).unwrap();
+    for block in [shape.for_rung(Rung::FastLean).block, 96, 33] {
+        let s = Shape { block, ..shape };
+        check_both(&dev, Rung::FastLean, &x, &y, &f, o, &want, s);
+    }
+}

@@ -13,9 +13,9 @@ use crate::runtime::{
 };
 use cudarc::driver::DeviceRepr;
 use kernels_gpu::lomb::{
-    BLOCK, BLOCKS_PER_SM, CHEBY_RUN_F32, CHEBY_RUN_F64, LEAN_FREQS, ROT_RUN_F32, ROT_RUN_F64,
-    TAB_LO, TAB_RUN_F32, TAB_RUN_F64, TAYLOR_BLOCK, TAYLOR_MAX_RUN, TAYLOR_P_F32, TAYLOR_P_F64,
-    lomb_shared_bytes, lomb_tab_shared_bytes, lomb_taylor_shared_bytes, taylor_shape,
+    BLOCK, BLOCKS_PER_SM, CHEBY_RUN_F32, CHEBY_RUN_F64, LEAN_BLOCK, LEAN_FREQS, ROT_RUN_F32,
+    ROT_RUN_F64, TAB_LO, TAB_RUN_F32, TAB_RUN_F64, TAYLOR_BLOCK, TAYLOR_MAX_RUN, TAYLOR_P_F32,
+    TAYLOR_P_F64, lomb_shared_bytes, lomb_tab_shared_bytes, lomb_taylor_shared_bytes, taylor_shape,
 };
 use ptxlab_device::math::Real;
 use ptxlab_device::precise::Trig;
@@ -868,6 +868,18 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// `self` with the block size `rung` was tuned for, where it has its own
+    /// (rung 4c: [`LEAN_BLOCK`]); the other rungs keep `self`.
+    pub fn for_rung(self, rung: Rung) -> Shape {
+        match rung {
+            Rung::FastLean => Shape {
+                block: LEAN_BLOCK,
+                ..self
+            },
+            _ => self,
+        }
+    }
+
     /// The material's shape on `dev`: SM count x 20 blocks of 128 (on the
     /// simulator: 3 blocks, so a launch stays small).
     pub fn material(dev: &Device) -> Self {
@@ -1212,6 +1224,7 @@ fn bench_ladder<T: Elem>(
     };
     let mut bufs = Bufs::<T>::new(dev, x, y, &freqs, Options::default())?;
     for rung in Rung::LADDER {
+        let shape = shape.for_rung(rung);
         let mut row = Row::new(WORKLOAD, &rung.label(), "gpu", &size, T::NAME);
         let name = T::kernel(rung.kernel());
         let fast = rung.module().variant == Variant::FastMath;
@@ -1359,9 +1372,10 @@ pub struct Args {
     /// Blocks per SM of the launch shape (the material: 20; 1..=1024).
     #[arg(long, default_value_t = BLOCKS_PER_SM, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub blocks_per_sm: u32,
-    /// Threads per block (the material: 128; 1..=1024, at most 128 for launch-bounds).
-    #[arg(long, default_value_t = BLOCK, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
-    pub block: u32,
+    /// Threads per block (1..=1024, at most 128 for launch-bounds). Default:
+    /// the material's 128; fast-lean 512, the shape it was tuned for.
+    #[arg(long, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
+    pub block: Option<u32>,
     /// Timed repetitions (1..=10000).
     #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
@@ -1486,10 +1500,12 @@ pub fn check_range<T: Elem>(x: &[f64], y: &[f64], freqs: &[f64]) -> Result<()> {
 pub fn cli(args: &Args) -> Result<()> {
     let backend: crate::Backend = args.backend.parse()?;
     crate::cli::check_reps(args.reps)?;
-    if args.block == 0 || args.block > 1024 {
+    if let Some(b) = args.block
+        && (b == 0 || b > 1024)
+    {
         return Err(Error::input(
             "--block",
-            format!("{} threads per block; allowed 1..=1024", args.block),
+            format!("{b} threads per block; allowed 1..=1024"),
         ));
     }
     if args.blocks_per_sm == 0 || args.blocks_per_sm > MAX_BLOCKS_PER_SM {
@@ -1561,17 +1577,17 @@ fn cli_typed<T: Elem>(args: &Args, backend: crate::Backend, rungs: &[Rung]) -> R
         }
         return Ok(());
     };
-    let mut shape = Shape::material(&dev);
+    let mut base = Shape::material(&dev);
     if let Some(g) = dev.as_gpu() {
-        shape = Shape {
-            blocks: g.info().sm_count.saturating_mul(args.blocks_per_sm),
-            block: args.block,
-        };
-    } else {
-        shape.block = args.block;
+        base.blocks = g.info().sm_count.saturating_mul(args.blocks_per_sm);
     }
     let mut last = Vec::new();
     for &rung in rungs {
+        // `--block` where given, else the rung's own default.
+        let shape = match args.block {
+            Some(block) => Shape { block, ..base },
+            None => base.for_rung(rung),
+        };
         let acc = check::<T>(&dev, rung, &x, &y, &freqs, opts, &want, shape)?;
         println!(
             "PASS lomb-scargle {} {} on {}: max |err|/peak {:.2e}, material check max rel {:.2e}",
