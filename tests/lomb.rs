@@ -312,6 +312,12 @@ fn check_both(
     (a32.err_over_peak, a64.err_over_peak)
 }
 
+/// The step of the material's grid (`material_freqs(MATERIAL_FREQS)`).
+fn material_step() -> f64 {
+    let (lo, hi) = lomb::MATERIAL_F_RANGE;
+    (hi - lo) / (lomb::MATERIAL_FREQS - 1) as f64
+}
+
 #[test]
 fn sim_recurrences_on_material_grid() {
     // The material's samples on a 1000-point slice of its 2^20 grid (same
@@ -319,7 +325,7 @@ fn sim_recurrences_on_material_grid() {
     let dev = Device::sim();
     let shape = Shape::material(&dev);
     let (x, y) = lomb::material_samples().unwrap();
-    let full_step = (10.0 - 0.01) / ((1u64 << 20) - 1) as f64;
+    let full_step = material_step();
     let f: Vec<f64> = (0..1000)
         .map(|k| 3.0 + k as f64 * full_step * 37.0)
         .collect();
@@ -439,7 +445,7 @@ fn sim_taylor_long_runs_on_the_material_grid() {
     let dev = Device::sim();
     let shape = Shape::material(&dev);
     let (x, y) = lomb::material_samples().unwrap();
-    let step = (10.0 - 0.01) / ((1u64 << 20) - 1) as f64;
+    let step = material_step();
     let plan32 = lomb::taylor_plan(&x, step, lomb::TAYLOR_2TAU_MAX_F32);
     let plan64 = lomb::taylor_plan(&x, step, lomb::TAYLOR_2TAU_MAX_F64);
     assert_eq!((plan32.run, plan64.run), (128, 128));

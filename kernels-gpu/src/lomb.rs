@@ -109,6 +109,71 @@ fn check_lengths<T: Copy>(x: &DeviceSlice<T>, y: &DeviceSlice<T>) {
     }
 }
 
+/// Frequencies a kernel computes: the shorter of `freqs` and `out`.
+#[inline(always)]
+fn freq_count<T: Copy>(freqs: &DeviceSlice<T>, out: &DeviceSliceMut<T>) -> usize {
+    if freqs.len() < out.len() {
+        freqs.len()
+    } else {
+        out.len()
+    }
+}
+
+/// The samples `(x_j, y_j)` of the direct and lean kernels, walked in order:
+/// four at a time with 16-byte loads when both arrays start on a 16-byte
+/// boundary (device allocations do), with a 32-bit counter, then the rest
+/// one at a time. Per pair that is half a load and a quarter of a loop step,
+/// not two loads and a 64-bit compare. On the SFU-bound fast-math rungs the
+/// issue slots this frees are what lets the two `MUFU` per pair run back to
+/// back.
+struct Samples<'a, T: Copy> {
+    x: DeviceSlice<'a, T>,
+    y: DeviceSlice<'a, T>,
+    /// Chunks of four for the 16-byte loads (0 when not aligned).
+    n4: u32,
+}
+
+impl<'a, T: Pack4> Samples<'a, T> {
+    /// Traps when `x` and `y` differ in length.
+    #[inline(always)]
+    fn new(x: DeviceSlice<'a, T>, y: DeviceSlice<'a, T>) -> Self {
+        check_lengths(&x, &y);
+        let aligned = (x.as_ptr() as usize | y.as_ptr() as usize).is_multiple_of(16);
+        let n4 = if aligned { (x.len() / 4) as u32 } else { 0 };
+        Samples { x, y, n4 }
+    }
+
+    /// Number of samples.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Calls `visit(x_j, y_j)` for every sample, in order.
+    #[inline(always)]
+    fn for_each(&self, mut visit: impl FnMut(T, T)) {
+        let mut q = 0u32;
+        while q < self.n4 {
+            // SAFETY: `4q + 4 <= 4 n4 <= x.len() = y.len()` (`new`), and
+            // both start on a 16-byte boundary when `n4 > 0`.
+            let (xv, yv) =
+                unsafe { (T::load4(&self.x, q as usize), T::load4(&self.y, q as usize)) };
+            visit(xv[0], yv[0]);
+            visit(xv[1], yv[1]);
+            visit(xv[2], yv[2]);
+            visit(xv[3], yv[3]);
+            q += 1;
+        }
+        let mut j = 4 * self.n4 as usize;
+        while j < self.x.len() {
+            // SAFETY: `j < x.len() = y.len()` (`new`).
+            let (xj, yj) = unsafe { (self.x.get_unchecked(j), self.y.get_unchecked(j)) };
+            visit(xj, yj);
+            j += 1;
+        }
+    }
+}
+
 /// Four consecutive values with 16-byte loads (one for f32, two for f64)
 /// instead of four scalar loads: `x`, `y` in the direct kernels, the packed
 /// per-sample table of the recurrence kernels.
@@ -156,14 +221,8 @@ fn pair<T: Real + Trig>(w: T, xj: T, yj: T, acc: &mut [T; 5], k: &T::Consts) {
     acc[4] = c.mul_add(s, acc[4]);
 }
 
-/// The direct body: one frequency per thread at a time, grid-stride.
-///
-/// The sample loop reads `x` and `y` four at a time with 16-byte loads when
-/// both start on a 16-byte boundary (device allocations do), with a 32-bit
-/// counter: per pair that is half a load and a quarter of a loop step, not
-/// two loads and a 64-bit compare. On the SFU-bound fast-math rung the issue
-/// slots this frees are what lets the two `MUFU` operations per pair run
-/// back to back.
+/// The direct body: one frequency per thread at a time, grid-stride, the
+/// samples through [`Samples`].
 #[inline(always)]
 fn direct<T: Pack4>(
     x: DeviceSlice<T>,
@@ -172,15 +231,8 @@ fn direct<T: Pack4>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    check_lengths(&x, &y);
-    let n = x.len();
-    let nf = if freqs.len() < out.len() {
-        freqs.len()
-    } else {
-        out.len()
-    };
-    let aligned = (x.as_ptr() as usize | y.as_ptr() as usize).is_multiple_of(16);
-    let n4 = if aligned { (n / 4) as u32 } else { 0 };
+    let samples = Samples::new(x, y);
+    let nf = freq_count(&freqs, &out);
     // The sincos constants in registers for the whole kernel (f64: see
     // `precise::SinCos64Consts`).
     let k = T::trig_consts();
@@ -188,24 +240,7 @@ fn direct<T: Pack4>(
         // SAFETY: `i < nf <= freqs.len()`.
         let w = unsafe { freqs.get_unchecked(i) };
         let mut acc = [T::ZERO; 5];
-        let mut q = 0u32;
-        while q < n4 {
-            // SAFETY: `4q + 4 <= 4 n4 <= n = x.len() = y.len()`, and both
-            // start on a 16-byte boundary (checked above).
-            let (xv, yv) = unsafe { (T::load4(&x, q as usize), T::load4(&y, q as usize)) };
-            pair(w, xv[0], yv[0], &mut acc, &k);
-            pair(w, xv[1], yv[1], &mut acc, &k);
-            pair(w, xv[2], yv[2], &mut acc, &k);
-            pair(w, xv[3], yv[3], &mut acc, &k);
-            q += 1;
-        }
-        let mut j = 4 * n4 as usize;
-        while j < n {
-            // SAFETY: `j < n = x.len() = y.len()` (checked above).
-            let (xj, yj) = unsafe { (x.get_unchecked(j), y.get_unchecked(j)) };
-            pair(w, xj, yj, &mut acc, &k);
-            j += 1;
-        }
+        samples.for_each(|xj, yj| pair(w, xj, yj, &mut acc, &k));
         let [xc, xs, cc, ss, cs] = acc;
         // SAFETY: `i < nf <= out.len()`.
         unsafe { out.set_unchecked(i, finish(xc, xs, cc, ss, cs, scale)) };
@@ -296,11 +331,7 @@ fn shared_body<T: Real + Trig>(
 ) {
     check_lengths(&x, &y);
     let n = x.len();
-    let nf = if freqs.len() < out.len() {
-        freqs.len()
-    } else {
-        out.len()
-    };
+    let nf = freq_count(&freqs, &out);
     let bd = thread::block_dim_x() as usize;
     let tid = thread::thread_idx_x() as usize;
     let sx = shared::dynamic_shared::<T>(0, bd);
@@ -433,10 +464,8 @@ fn pair4<T: Real + Trig>(w: T, xj: T, yj: T, acc: &mut [T; 4], k: &T::Consts) {
 }
 
 /// The lean body: `F` consecutive frequencies per thread, grid-stride over
-/// groups of `F`, see [`lomb_lean_f32`].
+/// groups of `F`, the samples through [`Samples`], see [`lomb_lean_f32`].
 #[inline(always)]
-// `unroll16!` instantiates `xv[j]` for `j` up to 15 behind `if j < 4`.
-#[allow(clippy::out_of_bounds_indexing)]
 fn lean<T: Pack4, const F: usize>(
     x: DeviceSlice<T>,
     y: DeviceSlice<T>,
@@ -444,16 +473,9 @@ fn lean<T: Pack4, const F: usize>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    check_lengths(&x, &y);
-    let n = x.len();
-    let nf = if freqs.len() < out.len() {
-        freqs.len()
-    } else {
-        out.len()
-    };
-    let aligned = (x.as_ptr() as usize | y.as_ptr() as usize).is_multiple_of(16);
-    let n4 = if aligned { (n / 4) as u32 } else { 0 };
-    let nt = T::from_f64(n as f64);
+    let samples = Samples::new(x, y);
+    let nf = freq_count(&freqs, &out);
+    let nt = T::from_f64(samples.len() as f64);
     let k = T::trig_consts();
     for g in thread::grid_stride(nf.div_ceil(F)) {
         let i0 = g * F;
@@ -468,36 +490,16 @@ fn lean<T: Pack4, const F: usize>(
             }
         });
         let mut acc = [[T::ZERO; 4]; F];
-        // One chunk of four samples per iteration: unrolling further (by
-        // hand: two chunks) takes 40 registers, 12 blocks per SM instead of
-        // 16, and measured 2% slower.
-        let mut q = 0u32;
-        while q < n4 {
-            // SAFETY: `4q + 4 <= 4 n4 <= n = x.len() = y.len()`, and both
-            // start on a 16-byte boundary (checked above).
-            let (xv, yv) = unsafe { (T::load4(&x, q as usize), T::load4(&y, q as usize)) };
-            unroll16!(j, {
-                if j < 4 {
-                    unroll16!(f, {
-                        if f < F {
-                            pair4(w[f], xv[j], yv[j], &mut acc[f], &k);
-                        }
-                    });
-                }
-            });
-            q += 1;
-        }
-        let mut j = 4 * n4 as usize;
-        while j < n {
-            // SAFETY: `j < n = x.len() = y.len()` (checked above).
-            let (xj, yj) = unsafe { (x.get_unchecked(j), y.get_unchecked(j)) };
+        // One chunk of four samples per loop iteration: unrolling further
+        // (by hand: two chunks) takes 40 registers, 12 blocks per SM instead
+        // of 16, and measured 2% slower.
+        samples.for_each(|xj, yj| {
             unroll16!(f, {
                 if f < F {
                     pair4(w[f], xj, yj, &mut acc[f], &k);
                 }
             });
-            j += 1;
-        }
+        });
         unroll16!(f, {
             if f < F && i0 + f < nf {
                 let [xc, xs, cc, cs] = acc[f];
