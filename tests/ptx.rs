@@ -5,7 +5,7 @@
 //! `ptxas` is optional for users; CI installs it and sets
 //! `PTXLAB_REQUIRE_PTXAS=1` so the `ptxas` checks cannot silently skip there.
 
-use ptxlab::modules::{KERNELS_FAST_PTX, KERNELS_PTX};
+use ptxlab::modules::ptx;
 use ptxlab_builder::{assemble, find_ptxas, kernels_in_ptx};
 
 fn project_kernels() -> Vec<&'static ptxlab_device::KernelInfo> {
@@ -35,7 +35,7 @@ fn every_kernel_is_exported_with_its_directives() {
         "expected the project's kernels, found {}",
         kernels.len()
     );
-    for (label, ptx) in [("precise", KERNELS_PTX), ("fast-math", KERNELS_FAST_PTX)] {
+    for (label, ptx) in [("precise", ptx(false)), ("fast-math", ptx(true))] {
         let found = kernels_in_ptx(ptx);
         for k in &kernels {
             let m = found.iter().find(|m| m.name == k.name).unwrap_or_else(|| {
@@ -85,15 +85,15 @@ fn every_kernel_is_exported_with_its_directives() {
 
 #[test]
 fn launch_bounds_directive_present_for_demo_kernels() {
-    let e = entry(KERNELS_PTX, "demo_regs_capped");
+    let e = entry(ptx(false), "demo_regs_capped");
     assert!(e.contains(".maxntid 256, 1, 1"), "{e}");
     assert!(e.contains(".maxnreg 32"), "{e}");
-    assert!(!entry(KERNELS_PTX, "demo_regs").contains(".maxnreg"));
+    assert!(!entry(ptx(false), "demo_regs").contains(".maxnreg"));
 }
 
 #[test]
 fn fast_math_kernels_use_the_sfu() {
-    for ptx in [KERNELS_PTX, KERNELS_FAST_PTX] {
+    for ptx in [ptx(false), ptx(true)] {
         let e = entry(ptx, "demo_fast_sincos");
         assert!(
             e.contains("sin.approx"),
@@ -105,7 +105,7 @@ fn fast_math_kernels_use_the_sfu() {
         );
     }
     // The vector kernels use 16-byte accesses in the wide rung.
-    let e = entry(KERNELS_PTX, "vector_add_x4_f32");
+    let e = entry(ptx(false), "vector_add_x4_f32");
     assert!(
         e.contains("ld.global.v4") && e.contains("st.global.v4"),
         "vector_add_x4_f32 lacks 16-byte accesses:\n{e}"
@@ -131,7 +131,7 @@ fn ptxas_accepts_the_modules_and_honours_register_caps() {
     let Some(ptxas) = ptxas_or_skip() else { return };
     let dir = std::env::temp_dir().join(format!("ptxlab-ptx-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (label, ptx) in [("precise", KERNELS_PTX), ("fast", KERNELS_FAST_PTX)] {
+    for (label, ptx) in [("precise", ptx(false)), ("fast", ptx(true))] {
         let src = dir.join(format!("{label}.ptx"));
         std::fs::write(&src, ptx).unwrap();
         for arch in ["sm_80", "sm_90"] {
@@ -177,11 +177,11 @@ fn ptxas_accepts_the_modules_and_honours_register_caps() {
 
 #[test]
 fn register_cap_rung_rewrites_every_entry() {
-    let capped = ptxlab::runtime::with_register_cap(KERNELS_PTX, 24).unwrap();
+    let capped = ptxlab::runtime::with_register_cap(ptx(false), 24).unwrap();
     for k in kernels_in_ptx(&capped) {
         assert_eq!(k.max_registers, 24, "{}", k.name);
     }
-    let e = ptxlab::runtime::with_register_cap(KERNELS_PTX, 7)
+    let e = ptxlab::runtime::with_register_cap(ptx(false), 7)
         .unwrap_err()
         .to_string();
     assert!(e.contains("7 registers") && e.contains("16..=255"), "{e}");

@@ -1,9 +1,9 @@
 //! The report files: `results.json` validates against `docs/results-schema.json`,
 //! the CSV has one line per row, and every plot is a valid SVG and PNG.
 
+use ptxlab::report::Ceilings;
 use ptxlab::report::{Environment, Row, Status, write_outputs};
 use ptxlab::runtime::Timing;
-use ptxlab::workloads::Ceilings;
 use serde_json::Value;
 
 /// A small JSON-Schema subset: type (with unions), required, properties, items, enum.

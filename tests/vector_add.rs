@@ -152,9 +152,15 @@ fn gpu_demo_kernels_and_modules() {
     assert!(e < 1e-5, "fast sincos max abs err {e}");
     // Register caps as the driver sees them.
     let capped = g
-        .num_regs(ModuleKey::default(), "demo_regs_capped")
+        .num_regs(
+            &ptxlab::modules::KERNELS,
+            ModuleKey::default(),
+            "demo_regs_capped",
+        )
         .unwrap();
-    let free = g.num_regs(ModuleKey::default(), "demo_regs").unwrap();
+    let free = g
+        .num_regs(&ptxlab::modules::KERNELS, ModuleKey::default(), "demo_regs")
+        .unwrap();
     assert!(
         capped <= 32 && free > 32,
         "capped {capped}, uncapped {free}"
@@ -164,7 +170,7 @@ fn gpu_demo_kernels_and_modules() {
         form: ptxlab::Form::Cubin,
         ..ModuleKey::default()
     };
-    match g.module(cubin) {
+    match g.load_uncached(&ptxlab::modules::KERNELS, cubin) {
         Ok(_) => assert!(
             vector::check::<f32>(&dev, 1 << 20, Rung::Wide, 3)
                 .unwrap()

@@ -1,55 +1,48 @@
-//! # ptxlab: run, check and time Rust GPU kernels
+//! # ptxlab: the lab
 //!
-//! The host side of the workspace:
-//! * [`runtime`]: a [`Device`] that is either a GPU (through `cudarc`, driver
-//!   loaded at run time, so nothing CUDA is needed to build) or the CPU
-//!   simulator; typed [`Buffer`]s; launches checked against the device and the
-//!   kernel's own launch bounds; the module cache (PTX JIT or cubin, timed);
-//!   event timing.
-//! * [`workloads`]: one module per workload, each with its typed launchers,
-//!   CPU baselines, a correctness check against an f64 reference, and a
-//!   benchmark that returns report rows.
-//! * [`report`]: result rows, tables and the environment block.
-//!
-//! The kernels themselves are in the `kernels-gpu` crate; `build.rs` compiles
-//! them to PTX with `ptxlab-builder` and [`modules`] embeds the result.
+//! The workloads of the GPU material, written as Rust kernels and run, checked
+//! and timed on top of [`ptxlab_runtime`] (re-exported as [`runtime`]), which
+//! knows nothing about them:
+//! * [`modules`]: the lab's kernel crate (`kernels-gpu`) as `build.rs`
+//!   embedded it, exactly as any host crate embeds its own;
+//! * [`workloads`]: one folder per workload: its kernels' launchers (the
+//!   library API), CPU references, checks against an f64 reference, bench
+//!   rows and CLI arguments;
+//! * [`report`]: plain result rows, tables, the environment block and plots
+//!   (it needs nothing from the workloads);
+//! * [`cli`]: the option checks every `ptxlab` subcommand shares;
+//! * [`npy`], [`rng`]: `.npy` files and reproducible inputs.
 #![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod cli;
-pub mod error;
+pub mod modules;
 pub mod npy;
-pub mod plot;
 pub mod report;
 pub mod rng;
-pub mod runtime;
 pub mod workloads;
 
-pub use error::{Error, Result};
-pub use runtime::{Buffer, Device, Form, LaunchConfig, ModuleKey, Timing, Variant};
+pub use ptxlab_runtime as runtime;
+pub use ptxlab_runtime::error;
+pub use ptxlab_runtime::{
+    Buffer, Device, Error, Form, LaunchConfig, ModuleKey, Result, Timing, Variant,
+};
 
-/// The kernels built by `build.rs`: PTX (precise and fast-math), cubins and
-/// the `ptxas` resource report.
-pub mod modules {
-    include!(concat!(env!("OUT_DIR"), "/modules.rs"));
-
-    /// The `ptxas` resource report of a module (empty when ptxas was absent).
-    pub fn resources(fast: bool) -> Vec<ptxlab_builder::ResourceUsage> {
-        let json = if fast {
-            KERNELS_FAST_RESOURCES_JSON
-        } else {
-            KERNELS_RESOURCES_JSON
-        };
-        serde_json::from_str(json).unwrap_or_default()
-    }
-
-    /// Registers and spill bytes of a kernel for an arch, from the report.
-    pub fn resource(kernel: &str, arch: &str, fast: bool) -> Option<ptxlab_builder::ResourceUsage> {
-        resources(fast)
-            .into_iter()
-            .find(|r| r.kernel == kernel && r.arch == arch)
-    }
+/// Launches a kernel of the lab's kernel crate (`kernels-gpu`):
+/// `launch!(dev, cfg, vector::vector_add_f32(&a, &b, &mut c))` is
+/// `ptxlab_runtime::launch!` with [`modules::KERNELS`] and the path
+/// `kernels_gpu::vector::vector_add_f32`.
+#[macro_export]
+macro_rules! launch {
+    ($dev:expr, $cfg:expr, $module:ident :: $kernel:ident ( $($arg:expr),* $(,)? )) => {
+        $crate::runtime::launch!(
+            $dev,
+            &$crate::modules::KERNELS,
+            $cfg,
+            ::kernels_gpu::$module::$kernel($($arg),*)
+        )
+    };
 }
 
 /// Which backend a workload runs on.

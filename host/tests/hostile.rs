@@ -1851,7 +1851,8 @@ fn broken_or_too_old_driver_is_refused_clearly() {
     // A driver for CUDA 10.2: older than the embedded PTX needs.
     let old = "int cuDriverGetVersion(int *v) { *v = 10020; return 0; }\n";
     let dir = stub_driver("old", old).unwrap();
-    let isa = ptxlab::runtime::ptx_isa_version().expect("the PTX has a .version");
+    let isa = ptxlab::runtime::ptx_isa_version(ptxlab::modules::ptx(false))
+        .expect("the PTX has a .version");
     let need = ptxlab::runtime::cuda_for_ptx_isa(isa).expect("a known PTX ISA");
     assert_one_error_line(
         &run,

@@ -7,8 +7,7 @@ use crate::error::{Error, Result};
 use crate::launch;
 use crate::report::{Row, Status, fmt_ms};
 use crate::rng::{rel_err_norm, uniform_vec};
-use crate::runtime::{Buffer, Device, LaunchConfig, ModuleKey, Timing};
-use cudarc::driver::sys;
+use crate::runtime::{Buffer, Device, KernelArg, LaunchConfig, Timing};
 use kernels_gpu::fusion as k;
 use rayon::prelude::*;
 
@@ -137,15 +136,10 @@ pub fn plain(dev: &Device, x: &mut Buffer<f32>, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// The name of the tiny kernel, for the graph path (which launches through
-/// cudarc directly on its own stream; `launch!` goes to the legacy default
-/// stream, which cannot be captured).
-const TINY: &str = "fusion_tiny_f32";
-
-/// `n` tiny launches captured once into a CUDA graph, on a stream of its own.
+/// `n` tiny launches captured once into a CUDA graph (on a stream of its
+/// own: `launch!` goes to the legacy default stream, which cannot be captured).
 pub struct TinyGraph {
-    graph: cudarc::driver::CudaGraph,
-    stream: std::sync::Arc<cudarc::driver::CudaStream>,
+    graph: crate::runtime::Graph,
     /// Kernels in the graph.
     pub kernels: usize,
 }
@@ -168,102 +162,31 @@ impl TinyGraph {
                 format!("{} elements; allowed 1..={}", x.len(), k::TINY_THREADS),
             ));
         }
-        let f = g.function(ModuleKey::default(), TINY)?;
-        dev.synchronize()?;
-        let stream = g
-            .context()
-            .new_stream()
-            .map_err(|e| Error::driver("cuStreamCreate", e))?;
-        let len = x.len() as u64;
-        let ptr = {
-            let s = x
-                .cuda_slice_mut()
-                .ok_or_else(|| Error::input("buffer", "not a GPU buffer"))?;
-            let (p, _sync) = cudarc::driver::DevicePtr::device_ptr(&*s, &stream);
-            p
-        };
-        let cfg = cudarc::driver::LaunchConfig {
-            grid_dim: (1, 1, 1),
-            block_dim: (len as u32, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        use cudarc::driver::PushKernelArg;
-        stream
-            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(|e| Error::driver("cuStreamBeginCapture", e))?;
-        let mut failed = None;
-        for _ in 0..n {
-            let mut b = stream.launch_builder(&f);
-            b.arg(&ptr).arg(&len);
-            // SAFETY: `fusion_tiny_f32(x: DeviceSliceMut<f32>)` takes (pointer,
-            // length) in PTX; `ptr` is a live allocation of `len` f32 that
-            // outlives the graph's use (the caller keeps `x`).
-            if let Err(e) = unsafe { b.launch(cfg) } {
-                failed = Some(e);
-                break;
+        let cfg = LaunchConfig::for_threads(x.len(), x.len() as u32)?;
+        let mut params = Vec::new();
+        KernelArg::push_params(&x, &mut params);
+        let graph = crate::runtime::Graph::capture(g, |cap| {
+            for _ in 0..n {
+                cap.launch(&crate::modules::KERNELS, "fusion_tiny_f32", &cfg, &params)?;
             }
-        }
-        let graph = stream
-            .end_capture(sys::CUgraphInstantiate_flags(0))
-            .map_err(|e| Error::driver("cuStreamEndCapture", e))?;
-        if let Some(e) = failed {
-            return Err(Error::driver("cuLaunchKernel (capture)", e));
-        }
-        let graph = graph.ok_or_else(|| Error::Unsupported {
-            what: "an empty CUDA graph".into(),
-            backend: "gpu".into(),
-            hint: "the capture recorded nothing".into(),
+            Ok(())
         })?;
-        graph
-            .upload()
-            .map_err(|e| Error::driver("cuGraphUpload", e))?;
-        Ok(Self {
-            graph,
-            stream,
-            kernels: n,
-        })
+        Ok(Self { graph, kernels: n })
     }
 
     /// Replays the graph once (asynchronously).
     pub fn replay(&self) -> Result<()> {
-        self.graph
-            .launch()
-            .map_err(|e| Error::driver("cuGraphLaunch", e))
+        self.graph.replay()
     }
 
     /// Waits for the graph's stream.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream
-            .synchronize()
-            .map_err(|e| Error::driver("cuStreamSynchronize", e))
+        self.graph.synchronize()
     }
 
     /// Times `reps` replays with events on the graph's stream (ms per replay).
     pub fn time(&self, warmup: usize, reps: usize) -> Result<Timing> {
-        for _ in 0..warmup {
-            self.replay()?;
-        }
-        let ctx = self.stream.context();
-        let mut ms = Vec::new();
-        for _ in 0..reps.max(1) {
-            let ev = || {
-                ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-                    .map_err(|e| Error::driver("cuEventCreate", e))
-            };
-            let (a, b) = (ev()?, ev()?);
-            a.record(&self.stream)
-                .map_err(|e| Error::driver("cuEventRecord", e))?;
-            self.replay()?;
-            b.record(&self.stream)
-                .map_err(|e| Error::driver("cuEventRecord", e))?;
-            b.synchronize()
-                .map_err(|e| Error::driver("cuEventSynchronize", e))?;
-            ms.push(
-                a.elapsed_ms(&b)
-                    .map_err(|e| Error::driver("cuEventElapsedTime", e))? as f64,
-            );
-        }
-        Ok(Timing::from_samples(ms))
+        self.graph.time(warmup, reps)
     }
 }
 

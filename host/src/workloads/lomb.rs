@@ -967,7 +967,7 @@ pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape
     match (rung, dev.kind()) {
         (Rung::Baseline, DeviceKind::Gpu(g)) => {
             let name = T::kernel(Kernel::Direct);
-            let (module, _ms) = g.load_uncached(ModuleKey::PRECISE)?;
+            let (module, _ms) = g.load_uncached(&crate::modules::KERNELS, ModuleKey::PRECISE)?;
             let f = module
                 .load_function(name)
                 .map_err(|e| Error::driver(format!("cuModuleGetFunction({name})"), e))?;
@@ -1228,7 +1228,10 @@ fn bench_ladder<T: Elem>(
         let mut row = Row::new(WORKLOAD, &rung.label(), "gpu", &size, T::NAME);
         let name = T::kernel(rung.kernel());
         let fast = rung.module().variant == Variant::FastMath;
-        row.registers = g.num_regs(rung.module(), name).ok().map(|r| r as u32);
+        row.registers = g
+            .num_regs(&crate::modules::KERNELS, rung.module(), name)
+            .ok()
+            .map(|r| r as u32);
         if let Some(res) = crate::modules::resource(name, &arch, fast) {
             row.registers = row.registers.or(Some(res.registers));
             if rung.module().reg_cap.is_none() {

@@ -559,7 +559,7 @@ impl FusedPlan {
             let per_sm = if crate::runtime::driver_symbol_present(
                 "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             ) {
-                g.function(ModuleKey::default(), kernel)?
+                g.function(&crate::modules::KERNELS, ModuleKey::default(), kernel)?
                     .occupancy_max_active_blocks_per_multiprocessor(k::COLSUM_BLOCK, 0, None)
                     .map_err(|e| Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor", e))?
             } else {

@@ -9,9 +9,8 @@
 //! * `Args` and `cli(&Args)`: the `ptxlab <workload>` subcommand.
 
 use crate::error::Result;
-use crate::report::Row;
+use crate::report::{Ceilings, Row};
 use crate::runtime::Device;
-use serde::Serialize;
 
 pub mod demo;
 pub mod diffusion;
@@ -22,17 +21,6 @@ pub mod poisson;
 pub mod poisson_multi;
 pub mod primitives;
 pub mod vector;
-
-/// Ceilings measured (or computed from clocks read) on the device in the same run.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Ceilings {
-    /// Device-to-device copy, read + write bytes per second, GB/s.
-    pub copy_gbs: Option<f64>,
-    /// SFU transcendental rate (16 per clock per SM), operations per second.
-    pub sfu_per_s: Option<f64>,
-    /// FP32 FMA rate x 2, FLOP/s.
-    pub fp32_flops: Option<f64>,
-}
 
 /// What a workload's benchmark gets.
 pub struct BenchCtx<'a> {

@@ -471,7 +471,7 @@ pub fn module_loads(dev: &Device) -> Result<Vec<Row>> {
         let mut samples = Vec::new();
         let mut failure = None;
         for _ in 0..5 {
-            match g.load_uncached(key) {
+            match g.load_uncached(&crate::modules::KERNELS, key) {
                 Ok((_, ms)) => samples.push(ms),
                 Err(e) => {
                     failure = Some(e.to_string());

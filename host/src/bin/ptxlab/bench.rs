@@ -1,9 +1,10 @@
 //! `ptxlab info` and `ptxlab bench`: every workload, checked then timed.
 
 use anyhow::{Context, Result};
+use ptxlab::report::Ceilings;
 use ptxlab::report::{self, Environment, Row, Status};
 use ptxlab::runtime::Device;
-use ptxlab::workloads::{self, BenchCtx, Ceilings};
+use ptxlab::workloads::{self, BenchCtx};
 use std::path::PathBuf;
 
 /// `ptxlab bench` arguments.
@@ -50,14 +51,14 @@ pub fn info() -> Result<()> {
     }
     println!(
         "embedded PTX: {} ({} kernels)",
-        ptxlab::modules::PTX_ARCH,
+        ptxlab::modules::ptx_arch(),
         ptxlab_device::KERNELS.len()
     );
     let res = ptxlab::modules::resources(false);
     if res.is_empty() {
         println!("resource report: none (ptxas was not available at build time)");
     } else {
-        print!("{}", ptxlab_builder::report_table(&res));
+        print!("{}", ptxlab::report::resource_table(res));
     }
     Ok(())
 }

@@ -577,8 +577,8 @@ impl Team {
             let dev = &mem.dev;
             let (gs, gr) = match dev.as_gpu() {
                 Some(g) => (
-                    Some(g.function(ModuleKey::PRECISE, name)?),
-                    Some(g.function(ModuleKey::PRECISE, rname)?),
+                    Some(g.function(&crate::modules::KERNELS, ModuleKey::PRECISE, name)?),
+                    Some(g.function(&crate::modules::KERNELS, ModuleKey::PRECISE, rname)?),
                 ),
                 None => (None, None),
             };
@@ -1699,8 +1699,16 @@ fn cli_typed<T: SlabElement>(args: &Args, n: usize, backend: Backend) -> Result<
         let o = SolveOptions { rung, ..opts };
         if let Some(g) = refdev.as_gpu() {
             // Load the module now, so the timed solve does not include the JIT.
-            g.function(ModuleKey::PRECISE, &rung.kernel::<T>())?;
-            g.function(ModuleKey::PRECISE, T::residual_kernel().0)?;
+            g.function(
+                &crate::modules::KERNELS,
+                ModuleKey::PRECISE,
+                &rung.kernel::<T>(),
+            )?;
+            g.function(
+                &crate::modules::KERNELS,
+                ModuleKey::PRECISE,
+                T::residual_kernel().0,
+            )?;
         }
         let (p1, r1) = ps::solve_device(&refdev, &prob, &o)?;
         let fmt = |r: &SolveReport| {

@@ -1,4 +1,4 @@
-//! One error type for the host library. Every variant says what was wrong,
+//! The runtime's one error type. Every variant says what was wrong,
 //! the value and the limit where there is one, and what to do.
 
 use cudarc::driver::DriverError;
@@ -136,7 +136,7 @@ impl Error {
     /// [`fallback_text`]. Never panics, with or without a driver.
     pub fn driver(call: impl Into<String>, e: DriverError) -> Self {
         let name = format!("{:?}", e.0);
-        let from_driver = if crate::runtime::driver_symbol_present("cuGetErrorString") {
+        let from_driver = if crate::probe::driver_symbol_present("cuGetErrorString") {
             e.error_string()
                 .ok()
                 .map(|c| c.to_string_lossy().into_owned())
@@ -221,7 +221,7 @@ mod tests {
     /// fallback table's (which holds the driver's own wording).
     fn expected_text(code: CUresult) -> String {
         let name = format!("{code:?}");
-        if crate::runtime::driver_symbol_present("cuGetErrorString") {
+        if crate::probe::driver_symbol_present("cuGetErrorString") {
             DriverError(code)
                 .error_string()
                 .map(|c| c.to_string_lossy().into_owned())

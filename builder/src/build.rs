@@ -1,0 +1,532 @@
+//! [`Builder`]: one kernel crate to one PTX module (plus cubins and the
+//! resource report), through rustc's NVPTX backend and the LLVM tools.
+
+use crate::directives::{KernelMeta, apply_directives, kernel_names_in_ir, kernels_in_ptx};
+use crate::ptxas::{ResourceUsage, assemble};
+use crate::tools::{LlvmTools, Toolchain, find_ptxas, run};
+use crate::{BuildError, DEFAULT_ARCH, DEFAULT_PTX_ISA, err};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Options of one build: one kernel crate, one arch, one module.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    /// The kernel crate: the folder that holds its `Cargo.toml`.
+    pub crate_dir: PathBuf,
+    /// PTX target arch (`sm_80`; `sm_90a` for Hopper-only instructions).
+    pub arch: String,
+    /// PTX ISA version (78 = PTX 7.8).
+    pub ptx_isa: u32,
+    /// Optimisation level for `opt`/`llc` (0..=3).
+    pub opt_level: u8,
+    /// Build the fast-math variant (turns on the crate's `fast-math` feature
+    /// and `llc`'s approximate division, square root and flush-to-zero).
+    pub fast_math: bool,
+    /// Other cargo features of the kernel crate to turn on.
+    pub features: Vec<String>,
+    /// Where the builder keeps its cargo target dir (one per arch inside).
+    pub target_dir: PathBuf,
+    /// Output directory for PTX, cubins and reports.
+    pub out_dir: PathBuf,
+    /// Output file stem (`kernels` gives `kernels.ptx`).
+    pub stem: String,
+    /// Archs to assemble cubins for with `ptxas` (empty: none).
+    pub cubin_archs: Vec<String>,
+    /// Explicit `ptxas` (otherwise [`find_ptxas`]).
+    pub ptxas: Option<PathBuf>,
+}
+
+/// Result of a build.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BuildOutput {
+    /// The PTX file.
+    pub ptx_path: PathBuf,
+    /// Kernels found, with their directives and parameter types.
+    pub kernels: Vec<KernelMeta>,
+    /// Cubins written, by arch.
+    pub cubins: Vec<(String, PathBuf)>,
+    /// Resource report (empty without `ptxas`).
+    pub resources: Vec<ResourceUsage>,
+    /// Why there is no report or cubin, when there is none.
+    pub ptxas_note: Option<String>,
+    /// Source files the build read (from rustc's dep-info), for
+    /// `cargo:rerun-if-changed`; the toolchain's own sources excluded.
+    #[serde(default)]
+    pub sources: Vec<PathBuf>,
+}
+
+impl Builder {
+    /// A builder for the kernel crate in `crate_dir`, writing into `out_dir`.
+    /// Its cargo target directory defaults to `target/ptx` beside the crate's
+    /// workspace (see [`Builder::target_dir`]).
+    pub fn new(crate_dir: impl Into<PathBuf>, out_dir: impl Into<PathBuf>) -> Self {
+        let crate_dir = crate_dir.into();
+        Self {
+            target_dir: default_target_dir(&crate_dir),
+            crate_dir,
+            arch: DEFAULT_ARCH.into(),
+            ptx_isa: DEFAULT_PTX_ISA,
+            opt_level: 3,
+            fast_math: false,
+            features: Vec::new(),
+            out_dir: out_dir.into(),
+            stem: "kernels".into(),
+            cubin_archs: Vec::new(),
+            ptxas: None,
+        }
+    }
+
+    /// Checks an arch name: `sm_NN` with NN >= 80 (`sm_90a` allowed). The
+    /// floor is sm_80 because kernels use its instructions (`cp.async` in the
+    /// SGEMM ladder's rung 5), so one module serves every supported GPU.
+    pub fn validate_arch(arch: &str) -> Result<u32, BuildError> {
+        let num = arch.strip_prefix("sm_").map(|s| s.trim_end_matches('a'));
+        match num.and_then(|n| n.parse::<u32>().ok()) {
+            Some(n) if n >= 80 => Ok(n),
+            _ => Err(err(
+                "arch check",
+                format!("`{arch}` is not a supported target"),
+                "use sm_80, sm_86, sm_89, sm_90 (or sm_90a) and up (Ampere or newer)",
+            )),
+        }
+    }
+
+    /// The kernel crate's manifest.
+    pub fn manifest(&self) -> PathBuf {
+        self.crate_dir.join("Cargo.toml")
+    }
+
+    /// Runs the whole pipeline.
+    pub fn build(&self) -> Result<BuildOutput, BuildError> {
+        Self::validate_arch(&self.arch)?;
+        for a in &self.cubin_archs {
+            Self::validate_arch(a)?;
+        }
+        if !self.manifest().is_file() {
+            return Err(err(
+                "find the kernel crate",
+                format!("{} does not exist", self.manifest().display()),
+                "point the builder at the folder that holds the kernel crate's Cargo.toml",
+            ));
+        }
+        std::fs::create_dir_all(&self.out_dir)
+            .map_err(|e| err("create output dir", e.to_string(), ""))?;
+        let toolchain = Toolchain::detect()?;
+        let tools = LlvmTools::in_toolchain(&toolchain)?;
+        let built = self.cargo_build(&toolchain)?;
+        let work = self
+            .target_dir
+            .join(format!("link-{}-{}", self.arch, self.stem));
+        std::fs::create_dir_all(&work).map_err(|e| err("create work dir", e.to_string(), ""))?;
+
+        let ptx_path = self.out_dir.join(format!("{}.ptx", self.stem));
+        let mut inputs = vec![built.bitcode.clone()];
+        inputs.extend(built.dep_rlibs.iter().cloned());
+        let stamp = self.out_dir.join(format!("{}.stamp", self.stem));
+        let stamp_text = self.stamp_text(&inputs);
+        let up_to_date = ptx_path.exists()
+            && std::fs::read_to_string(&stamp)
+                .map(|s| s == stamp_text)
+                .unwrap_or(false);
+        if !up_to_date {
+            self.link(&tools, &built, &work, &ptx_path)?;
+            let _ = std::fs::write(&stamp, stamp_text);
+        }
+        let ptx =
+            std::fs::read_to_string(&ptx_path).map_err(|e| err("read PTX", e.to_string(), ""))?;
+        let kernels = kernels_in_ptx(&ptx);
+
+        let mut out = BuildOutput {
+            ptx_path: ptx_path.clone(),
+            kernels,
+            cubins: Vec::new(),
+            resources: Vec::new(),
+            ptxas_note: None,
+            sources: built.sources,
+        };
+        if !self.cubin_archs.is_empty() {
+            match self.ptxas.clone().map(Ok).unwrap_or_else(find_ptxas) {
+                Ok(ptxas) => {
+                    for arch in &self.cubin_archs {
+                        let cubin = self.out_dir.join(format!("{}.{arch}.cubin", self.stem));
+                        let res = assemble(&ptxas, &ptx_path, arch, &cubin)?;
+                        out.resources.extend(res);
+                        out.cubins.push((arch.clone(), cubin));
+                    }
+                }
+                Err(note) => out.ptxas_note = Some(note),
+            }
+        }
+        let report = self.out_dir.join(format!("{}.report.json", self.stem));
+        let _ = std::fs::write(
+            &report,
+            serde_json::to_string_pretty(&out).unwrap_or_default(),
+        );
+        Ok(out)
+    }
+
+    /// Steps 2 and 3: link the bitcode, optimise, emit PTX, write directives.
+    fn link(
+        &self,
+        tools: &LlvmTools,
+        built: &Built,
+        work: &Path,
+        ptx_path: &Path,
+    ) -> Result<(), BuildError> {
+        let members = extract_bitcode(tools, &built.dep_rlibs, work)?;
+        let linked = work.join("linked.bc");
+        let mut link = Command::new(&tools.llvm_link);
+        link.arg(&built.bitcode)
+            .arg("--only-needed")
+            .args(&members)
+            .arg("-o")
+            .arg(&linked);
+        run(&mut link, "llvm-link")?;
+        let ll = work.join("linked.ll");
+        run(
+            Command::new(&tools.llvm_dis)
+                .arg(&linked)
+                .arg("-o")
+                .arg(&ll),
+            "llvm-dis",
+        )?;
+        let ir =
+            std::fs::read_to_string(&ll).map_err(|e| err("read linked IR", e.to_string(), ""))?;
+        let mut public = kernel_names_in_ir(&ir);
+        if public.is_empty() {
+            return Err(err(
+                "kernel discovery",
+                "no `ptx_kernel` function in the linked module",
+                "mark kernels with #[kernel] and make their module public",
+            ));
+        }
+        public.extend(ir.lines().filter_map(|l| {
+            l.strip_prefix("@__ptxlab_meta_")
+                .map(|r| format!("__ptxlab_meta_{}", r.split([' ', '=']).next().unwrap_or("")))
+        }));
+        let opt_bc = work.join("opt.bc");
+        let o = self.opt_level.min(3);
+        run(
+            Command::new(&tools.opt)
+                .arg(format!(
+                    "--internalize-public-api-list={}",
+                    public.join(",")
+                ))
+                .arg(format!("-passes=internalize,default<O{o}>,globaldce"))
+                .arg(&linked)
+                .arg("-o")
+                .arg(&opt_bc),
+            "opt",
+        )?;
+        let raw_ptx = work.join("raw.ptx");
+        let mut llc = Command::new(&tools.llc);
+        llc.arg(format!("-O{o}"))
+            .arg(format!("-mcpu={}", self.arch))
+            .arg(format!("-mattr=+ptx{}", self.ptx_isa));
+        if self.fast_math {
+            llc.args([
+                "-nvptx-prec-divf32=0",
+                "-nvptx-prec-sqrtf32=0",
+                "--denormal-fp-math-f32=preserve-sign",
+            ]);
+        }
+        llc.arg(&opt_bc).arg("-o").arg(&raw_ptx);
+        run(&mut llc, "llc")?;
+        let raw =
+            std::fs::read_to_string(&raw_ptx).map_err(|e| err("read PTX", e.to_string(), ""))?;
+        let (ptx, _) = apply_directives(&raw)?;
+        std::fs::write(ptx_path, ptx).map_err(|e| err("write PTX", e.to_string(), ""))
+    }
+
+    fn stamp_text(&self, inputs: &[PathBuf]) -> String {
+        let mut s = format!(
+            "arch={} isa={} opt={} fast={}\n",
+            self.arch, self.ptx_isa, self.opt_level, self.fast_math
+        );
+        for p in inputs {
+            let m = std::fs::metadata(p).and_then(|m| m.modified()).ok();
+            s.push_str(&format!("{} {:?}\n", p.display(), m));
+        }
+        s
+    }
+
+    /// Step 1: the nested cargo build. Returns the kernel crate's bitcode,
+    /// its dependencies' rlibs and the sources they were built from.
+    fn cargo_build(&self, toolchain: &Toolchain) -> Result<Built, BuildError> {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        // A clean environment: the outer cargo's (or clippy's) variables must
+        // not leak into a build for another target.
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy().to_string();
+            let keep = k == "CARGO_HOME" || k == "CARGO_NET_OFFLINE" || k == "CARGO_TERM_COLOR";
+            if (k.starts_with("CARGO_") && !keep)
+                || k.starts_with("RUSTC")
+                || k.starts_with("RUSTFLAGS")
+                || k.starts_with("RUSTDOC")
+                || matches!(
+                    k.as_str(),
+                    "TARGET"
+                        | "HOST"
+                        | "OUT_DIR"
+                        | "OPT_LEVEL"
+                        | "PROFILE"
+                        | "DEBUG"
+                        | "NUM_JOBS"
+                        | "MAKEFLAGS"
+                        | "MFLAGS"
+                )
+            {
+                cmd.env_remove(&k);
+            }
+        }
+        // The PTX ISA version is an llc attribute (-mattr=+ptxNN below); as a
+        // rustc target feature it is unstable and only produces a warning.
+        let flags = [format!("-Ctarget-cpu={}", self.arch.trim_end_matches('a'))];
+        cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"));
+        let manifest = self.manifest();
+        cmd.current_dir(&self.crate_dir)
+            .args([
+                "rustc",
+                "--release",
+                "--target",
+                "nvptx64-nvidia-cuda",
+                "-Zbuild-std=core",
+            ])
+            .args(["--message-format=json-render-diagnostics", "--lib"])
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .arg("--target-dir")
+            .arg(self.target_dir.join(&self.arch))
+            .args(["--config", "profile.release.panic=\"abort\""])
+            .args(["--config", "profile.release.codegen-units=1"])
+            .args(["--config", "profile.release.lto=false"])
+            .args(["--config", "profile.release.debug=false"])
+            .args(["--config", "profile.release.overflow-checks=false"]);
+        let mut features = self.features.clone();
+        if self.fast_math {
+            features.push("fast-math".into());
+        }
+        if !features.is_empty() {
+            cmd.args(["--features", &features.join(",")]);
+        }
+        let bc_dir = self.target_dir.join(&self.arch).join("bc");
+        std::fs::create_dir_all(&bc_dir)
+            .map_err(|e| err("create bitcode dir", e.to_string(), ""))?;
+        let bc = bc_dir.join(format!("{}.bc", self.stem));
+        cmd.arg("--")
+            .arg(format!("--emit=llvm-bc={}", bc.display()));
+        let out = cmd.output().map_err(|e| {
+            err(
+                "cargo (kernel build)",
+                e.to_string(),
+                "is cargo on PATH? run `rustup toolchain install` in the repo root",
+            )
+        })?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let hint = if stderr.contains("rust-src") || stderr.contains("build-std") {
+                "the toolchain needs the rust-src component: `rustup component add rust-src`".into()
+            } else if stderr.contains("fast-math") && self.fast_math {
+                "the kernel crate has no `fast-math` feature: add `[features] fast-math = \
+                 [\"ptxlab-device/fast-math\"]` to its Cargo.toml, or build without fast math"
+                    .into()
+            } else {
+                format!(
+                    "fix the kernel crate's compile errors above (they are for the \
+                     nvptx64-nvidia-cuda target; toolchain {})",
+                    toolchain.version
+                )
+            };
+            return Err(err(
+                format!(
+                    "kernel build of {} for nvptx64-nvidia-cuda",
+                    manifest.display()
+                ),
+                stderr.to_string(),
+                hint,
+            ));
+        }
+        let wanted = std::fs::canonicalize(&manifest).unwrap_or(manifest.clone());
+        let mut built = Built {
+            bitcode: bc.clone(),
+            dep_rlibs: Vec::new(),
+            sources: Vec::new(),
+        };
+        let mut found_kernel = false;
+        let mut dep_infos = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if v["reason"] != "compiler-artifact" {
+                continue;
+            }
+            let is_kernel = v["manifest_path"]
+                .as_str()
+                .map(|p| std::fs::canonicalize(p).unwrap_or(PathBuf::from(p)) == wanted)
+                .unwrap_or(false)
+                && v["target"]["kind"]
+                    .as_array()
+                    .is_some_and(|k| k.iter().any(|x| x == "lib" || x == "rlib"));
+            for f in v["filenames"].as_array().into_iter().flatten() {
+                let Some(f) = f.as_str() else { continue };
+                let path = PathBuf::from(f);
+                if let Some(d) = dep_info_of(&path) {
+                    dep_infos.push(d);
+                }
+                // Host artifacts (proc-macros and their deps) live outside the
+                // target triple's directory; only device rlibs hold NVPTX bitcode.
+                if f.ends_with(".rlib") && f.contains("nvptx64-nvidia-cuda") {
+                    if is_kernel {
+                        found_kernel = true;
+                    } else {
+                        built.dep_rlibs.push(path);
+                    }
+                }
+            }
+        }
+        if !found_kernel {
+            return Err(err(
+                "kernel build",
+                format!("cargo reported no library for {}", manifest.display()),
+                "the kernel crate must be a library (src/lib.rs)",
+            ));
+        }
+        if !bc.exists() {
+            return Err(err(
+                "kernel build",
+                format!("{} was not written", bc.display()),
+                "",
+            ));
+        }
+        built.sources = sources_from_dep_info(&dep_infos, &toolchain.sysroot);
+        Ok(built)
+    }
+}
+
+/// What the nested cargo build produced.
+struct Built {
+    bitcode: PathBuf,
+    dep_rlibs: Vec<PathBuf>,
+    sources: Vec<PathBuf>,
+}
+
+/// `target/ptx` of the kernel crate's workspace: the nearest ancestor of
+/// `crate_dir` (itself included) whose `Cargo.toml` declares `[workspace]`,
+/// else the crate's own folder.
+fn default_target_dir(crate_dir: &Path) -> PathBuf {
+    let mut dir = Some(crate_dir);
+    while let Some(d) = dir {
+        if std::fs::read_to_string(d.join("Cargo.toml"))
+            .map(|t| t.lines().any(|l| l.trim() == "[workspace]"))
+            .unwrap_or(false)
+        {
+            return d.join("target").join("ptx");
+        }
+        dir = d.parent();
+    }
+    crate_dir.join("target").join("ptx")
+}
+
+/// `deps/libfoo-HASH.rlib` (or `.so`, `.rmeta`) -> `deps/foo-HASH.d`.
+fn dep_info_of(artifact: &Path) -> Option<PathBuf> {
+    let name = artifact.file_stem()?.to_str()?;
+    let stem = name.strip_prefix("lib").unwrap_or(name);
+    let d = artifact.with_file_name(format!("{stem}.d"));
+    d.exists().then_some(d)
+}
+
+/// Every source file named by the dep-info files, minus the toolchain's own
+/// (`core`'s sources) and registry crates (which do not change).
+fn sources_from_dep_info(dep_infos: &[PathBuf], sysroot: &Path) -> Vec<PathBuf> {
+    let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from);
+    let mut out: Vec<PathBuf> = Vec::new();
+    for d in dep_infos {
+        let Ok(text) = std::fs::read_to_string(d) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Some((target, deps)) = line.split_once(": ") else {
+                continue;
+            };
+            if !target.ends_with(".d") && !target.ends_with(".rlib") && !target.ends_with(".rmeta")
+            {
+                continue;
+            }
+            for p in deps.split_whitespace().map(PathBuf::from) {
+                let foreign = p.starts_with(sysroot)
+                    || cargo_home.as_ref().is_some_and(|h| p.starts_with(h))
+                    || p.components().any(|c| c.as_os_str() == ".cargo");
+                if !foreign && p.is_absolute() && !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn extract_bitcode(
+    tools: &LlvmTools,
+    rlibs: &[PathBuf],
+    work: &Path,
+) -> Result<Vec<PathBuf>, BuildError> {
+    let mut members = Vec::new();
+    for (i, rlib) in rlibs.iter().enumerate() {
+        let dir = work.join(format!("dep{i}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| err("extract bitcode", e.to_string(), ""))?;
+        run(
+            Command::new(&tools.llvm_ar)
+                .current_dir(&dir)
+                .arg("x")
+                .arg(rlib),
+            "llvm-ar x",
+        )?;
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map_err(|e| err("extract bitcode", e.to_string(), ""))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "o"))
+            .collect();
+        found.sort();
+        members.extend(found);
+    }
+    Ok(members)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_arch_is_rejected_with_the_allowed_ones() {
+        let e = Builder::validate_arch("sm_35").unwrap_err().to_string();
+        assert!(e.contains("sm_35") && e.contains("sm_80"), "{e}");
+        assert!(Builder::validate_arch("sm_90a").is_ok());
+        // Below Ampere: the kernels use sm_80 instructions (`cp.async`).
+        let e = Builder::validate_arch("sm_75").unwrap_err().to_string();
+        assert!(e.contains("sm_75") && e.contains("Ampere"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_kernel_crate_is_named() {
+        let b = Builder::new("/nonexistent/kernels", std::env::temp_dir());
+        let e = b.build().unwrap_err().to_string();
+        assert!(
+            e.contains("/nonexistent/kernels/Cargo.toml") && e.contains("does not exist"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_target_dir_is_beside_the_workspace() {
+        let ws = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        assert_eq!(
+            default_target_dir(&ws.join("kernels-gpu")),
+            ws.join("target/ptx")
+        );
+    }
+}

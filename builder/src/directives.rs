@@ -1,0 +1,249 @@
+//! What the builder reads from and writes into the PTX: the kernels' launch
+//! bounds and register caps (carried by `__ptxlab_meta_<kernel>` statics that
+//! `#[kernel]` leaves behind, turned into `.maxntid`/`.minnctapersm`/
+//! `.maxnreg` directives), and each entry's parameter list (so the runtime
+//! can check a launch's arguments against the PTX it loads).
+
+use crate::{BuildError, META_MAGIC, err};
+use serde::{Deserialize, Serialize};
+
+/// One `.entry` of a PTX module: its directives (as written in the kernel's
+/// source) and its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelMeta {
+    /// Entry name.
+    pub name: String,
+    /// `.maxntid` (0: none).
+    pub max_threads: u32,
+    /// `.minnctapersm` (0: none).
+    pub min_blocks: u32,
+    /// `.maxnreg` (0: none).
+    pub max_registers: u32,
+    /// PTX parameter types in order: `u32`, `u64`, `f32`, `f64`, ... or
+    /// `bytes:SIZE:ALIGN` for a by-value aggregate.
+    #[serde(default)]
+    pub params: Vec<String>,
+}
+
+/// Names of the `ptx_kernel` functions defined in textual LLVM IR.
+pub fn kernel_names_in_ir(ir: &str) -> Vec<String> {
+    ir.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("define ")?;
+            if !rest.contains("ptx_kernel ") {
+                return None;
+            }
+            let at = rest.find('@')?;
+            let name: String = rest[at + 1..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.' || *c == '$')
+                .collect();
+            Some(name)
+        })
+        .collect()
+}
+
+fn entry_name(line: &str) -> Option<String> {
+    let t = line.trim_start();
+    let rest = t
+        .strip_prefix(".visible .entry ")
+        .or_else(|| t.strip_prefix(".entry "))?;
+    Some(
+        rest.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+            .collect(),
+    )
+}
+
+/// Reads every `__ptxlab_meta_<kernel>` global from the PTX, removes it, and
+/// writes the directives it encodes before the kernel's body. Returns the new
+/// PTX and the metadata (without parameters: see [`kernels_in_ptx`]).
+pub fn apply_directives(ptx: &str) -> Result<(String, Vec<KernelMeta>), BuildError> {
+    let mut metas = Vec::new();
+    let mut kept = Vec::new();
+    for line in ptx.lines() {
+        if let Some(pos) = line.find("__ptxlab_meta_") {
+            let rest = &line[pos + "__ptxlab_meta_".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let bytes: Vec<u8> = line
+                .split_once('{')
+                .map(|(_, b)| {
+                    b.trim_end_matches(['}', ';', ' '])
+                        .split(',')
+                        .filter_map(|x| x.trim().parse::<u8>().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if line.contains(".global") {
+                let mut words = [0u32; 4];
+                for (i, b) in bytes.iter().enumerate().take(16) {
+                    words[i / 4] |= (*b as u32) << (8 * (i % 4));
+                }
+                if words[3] != META_MAGIC {
+                    return Err(err(
+                        "read kernel metadata",
+                        format!("bad metadata for `{name}`: {line}"),
+                        "",
+                    ));
+                }
+                metas.push(KernelMeta {
+                    name,
+                    max_threads: words[0],
+                    min_blocks: words[1],
+                    max_registers: words[2],
+                    params: Vec::new(),
+                });
+                continue;
+            }
+        }
+        kept.push(line);
+    }
+    let mut out = String::with_capacity(ptx.len() + 256);
+    let mut pending: Option<&KernelMeta> = None;
+    for line in kept {
+        if let Some(name) = entry_name(line) {
+            pending = metas.iter().find(|m| m.name == name);
+        }
+        if line.trim() == "{"
+            && let Some(m) = pending.take()
+        {
+            if m.max_threads > 0 {
+                out.push_str(&format!(".maxntid {}, 1, 1\n", m.max_threads));
+            }
+            if m.min_blocks > 0 {
+                out.push_str(&format!(".minnctapersm {}\n", m.min_blocks));
+            }
+            if m.max_registers > 0 {
+                out.push_str(&format!(".maxnreg {}\n", m.max_registers));
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    Ok((out, metas))
+}
+
+/// The type of one `.param` line of an entry: `.param .u64 .ptr .global
+/// .align 4 k_param_0` gives `u64`; `.param .align 64 .b8 k_param_0[128]`
+/// gives `bytes:128:64`.
+fn param_type(line: &str) -> Option<String> {
+    let rest = line.trim().strip_prefix(".param")?;
+    let toks: Vec<&str> = rest.split_whitespace().collect();
+    let mut align = 0u32;
+    let mut i = 0;
+    while i < toks.len() {
+        match toks[i] {
+            ".align" => {
+                align = toks.get(i + 1)?.parse().ok()?;
+                i += 2;
+            }
+            t if t.starts_with('.') && t != ".ptr" && !t.starts_with(".global") => {
+                let ty = t.trim_start_matches('.').to_string();
+                let name = toks.get(i + 1).copied().unwrap_or("");
+                if let Some(open) = name.find('[') {
+                    let n: u32 = name[open + 1..].trim_end_matches([']', ',']).parse().ok()?;
+                    let elem = match ty.as_str() {
+                        "b8" | "u8" | "s8" => 1,
+                        "b16" | "u16" | "s16" | "f16" => 2,
+                        "b32" | "u32" | "s32" | "f32" => 4,
+                        _ => 8,
+                    };
+                    return Some(format!("bytes:{}:{}", n * elem, align.max(elem)));
+                }
+                return Some(ty);
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Parameter types of entry `kernel` in a PTX module (see [`KernelMeta::params`]),
+/// or `None` when the module has no such entry.
+pub fn entry_params(ptx: &str, kernel: &str) -> Option<Vec<String>> {
+    kernels_in_ptx(ptx)
+        .into_iter()
+        .find(|k| k.name == kernel)
+        .map(|k| k.params)
+}
+
+/// Kernels (`.entry`) in a PTX file, with the directives and the parameter
+/// types of each.
+pub fn kernels_in_ptx(ptx: &str) -> Vec<KernelMeta> {
+    let mut out: Vec<KernelMeta> = Vec::new();
+    let mut current: Option<KernelMeta> = None;
+    for line in ptx.lines() {
+        let t = line.trim();
+        if let Some(name) = entry_name(line) {
+            current = Some(KernelMeta {
+                name,
+                max_threads: 0,
+                min_blocks: 0,
+                max_registers: 0,
+                params: Vec::new(),
+            });
+            continue;
+        }
+        if let Some(k) = current.as_mut() {
+            let num = |s: &str| {
+                s.split([',', ' '])
+                    .find_map(|x| x.trim().parse::<u32>().ok())
+                    .unwrap_or(0)
+            };
+            if t.starts_with(".param") {
+                if let Some(p) = param_type(t) {
+                    k.params.push(p);
+                }
+            } else if let Some(v) = t.strip_prefix(".maxntid") {
+                k.max_threads = num(v);
+            } else if let Some(v) = t.strip_prefix(".minnctapersm") {
+                k.min_blocks = num(v);
+            } else if let Some(v) = t.strip_prefix(".maxnreg") {
+                k.max_registers = num(v);
+            } else if t == "{" {
+                out.extend(current.take());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directives_are_inserted_and_meta_removed() {
+        let ptx = ".visible .global .align 4 .b8 __ptxlab_meta_k[16] = {0, 1, 0, 0, 2, 0, 0, 0, 32, 0, 0, 0, 76, 88, 84, 80};\n\
+                   .visible .entry k(\n\t.param .u64 .ptr .global .align 4 k_param_0,\n\t.param .u64 k_param_1,\n\t.param .f32 k_param_2,\n\t.param .align 64 .b8 k_param_3[128]\n)\n{\n\tret;\n}\n";
+        let (out, metas) = apply_directives(ptx).unwrap();
+        assert_eq!(
+            metas,
+            vec![KernelMeta {
+                name: "k".into(),
+                max_threads: 256,
+                min_blocks: 2,
+                max_registers: 32,
+                params: vec![],
+            }]
+        );
+        assert!(!out.contains("__ptxlab_meta_"));
+        assert!(out.contains(".maxntid 256, 1, 1\n.minnctapersm 2\n.maxnreg 32\n{"));
+        let found = kernels_in_ptx(&out);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (
+                found[0].max_threads,
+                found[0].min_blocks,
+                found[0].max_registers
+            ),
+            (256, 2, 32)
+        );
+        assert_eq!(found[0].params, ["u64", "u64", "f32", "bytes:128:64"]);
+        assert_eq!(entry_params(&out, "k").unwrap(), found[0].params);
+        assert_eq!(entry_params(&out, "nope"), None);
+    }
+}

@@ -1,0 +1,39 @@
+//! The lab's kernels: `kernels-gpu`, built by `build.rs` with
+//! `ptxlab_builder::Embed` (a precise and a fast-math module, plus cubins and
+//! the `ptxas` resource report when `ptxas` is present) and embedded here as
+//! [`KERNELS`], the way any host crate embeds its own kernel crate.
+
+use ptxlab_runtime::{Resources, Variant};
+
+ptxlab_runtime::include_kernels!();
+
+fn variant(fast: bool) -> Variant {
+    if fast {
+        Variant::FastMath
+    } else {
+        Variant::Precise
+    }
+}
+
+/// The PTX of the precise (`fast == false`) or fast-math module.
+pub fn ptx(fast: bool) -> &'static str {
+    KERNELS.module(variant(fast)).map(|m| m.ptx).unwrap_or("")
+}
+
+/// The PTX target of the embedded modules (`sm_80`).
+pub fn ptx_arch() -> &'static str {
+    KERNELS.modules.first().map(|m| m.arch).unwrap_or("")
+}
+
+/// The `ptxas` resource report of a module (empty when ptxas was absent).
+pub fn resources(fast: bool) -> &'static [Resources] {
+    KERNELS
+        .module(variant(fast))
+        .map(|m| m.resources)
+        .unwrap_or(&[])
+}
+
+/// Registers and spill bytes of a kernel for an arch, from the report.
+pub fn resource(kernel: &str, arch: &str, fast: bool) -> Option<&'static Resources> {
+    KERNELS.resources(kernel, arch, variant(fast))
+}

@@ -1,0 +1,117 @@
+//! Plain result data: a [`Row`] per measured variant, its [`Status`], and
+//! the [`Ceilings`] of a run. Workloads fill rows; the rest of the report
+//! layer reads them and needs nothing else from the workloads.
+
+use super::progress::progress_variant;
+use crate::runtime::Timing;
+use serde::Serialize;
+
+/// Outcome of one row.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "kind", content = "detail", rename_all = "lowercase")]
+pub enum Status {
+    /// Checked and timed.
+    Ok,
+    /// The correctness check failed (the row's time is not trustworthy).
+    Failed(String),
+    /// Not run, and why.
+    Skipped(String),
+    /// Within its stated bound, but the bound says nothing at this size, and
+    /// the answer is far from the reference: shown, never hidden as `ok`,
+    /// and not a failure of the kernel (the anti-pattern rungs show it).
+    Inaccurate(String),
+}
+
+/// One measured variant of one workload.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// Workload (`vector-add`).
+    pub workload: String,
+    /// Variant or rung (`x4 (16-byte loads)`).
+    pub variant: String,
+    /// `gpu`, `sim`, `cpu`, or a peer (`torch`).
+    pub backend: String,
+    /// Problem size, human-readable.
+    pub size: String,
+    /// `f32` / `f64`.
+    pub precision: String,
+    /// Registers per thread (ptxas report or driver).
+    pub registers: Option<u32>,
+    /// Spill bytes (stores + loads).
+    pub spills: Option<u32>,
+    /// First call, ms (module load and JIT included where that applies).
+    pub first_ms: Option<f64>,
+    /// Timed calls.
+    pub timing: Option<Timing>,
+    /// Speed-up over the CPU one-thread baseline.
+    pub speedup: Option<f64>,
+    /// Throughput value.
+    pub throughput: Option<f64>,
+    /// Unit of `throughput` (`GB/s`, `GFLOP/s`, `GCells/s`).
+    pub unit: String,
+    /// Percent of the ceiling measured in the same run.
+    pub pct_of_ceiling: Option<f64>,
+    /// Relative error against the f64 reference.
+    pub rel_err: Option<f64>,
+    /// Outcome.
+    pub status: Status,
+}
+
+impl Row {
+    /// A row with only the identifying fields set.
+    pub fn new(workload: &str, variant: &str, backend: &str, size: &str, precision: &str) -> Self {
+        progress_variant(workload, variant, size, precision);
+        Self {
+            workload: workload.into(),
+            variant: variant.into(),
+            backend: backend.into(),
+            size: size.into(),
+            precision: precision.into(),
+            registers: None,
+            spills: None,
+            first_ms: None,
+            timing: None,
+            speedup: None,
+            throughput: None,
+            unit: String::new(),
+            pct_of_ceiling: None,
+            rel_err: None,
+            status: Status::Ok,
+        }
+    }
+    /// A skipped row with its one-line reason.
+    pub fn skipped(workload: &str, variant: &str, backend: &str, reason: &str) -> Self {
+        let mut r = Self::new(workload, variant, backend, "", "");
+        r.status = Status::Skipped(reason.into());
+        r
+    }
+}
+
+pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:.digits$}"),
+        _ => "".into(),
+    }
+}
+
+/// Formats a time in ms with enough digits for microsecond kernels.
+pub fn fmt_ms(ms: f64) -> String {
+    if ms < 0.1 {
+        format!("{ms:.4}")
+    } else if ms < 10.0 {
+        format!("{ms:.3}")
+    } else {
+        format!("{ms:.1}")
+    }
+}
+
+/// Ceilings measured (or computed from clocks read) on the device in the same run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Ceilings {
+    /// Device-to-device copy, read + write bytes per second, GB/s.
+    pub copy_gbs: Option<f64>,
+    /// SFU transcendental rate (16 per clock per SM), operations per second.
+    pub sfu_per_s: Option<f64>,
+    /// FP32 FMA rate x 2, FLOP/s.
+    pub fp32_flops: Option<f64>,
+}

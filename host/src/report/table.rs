@@ -1,0 +1,158 @@
+//! Markdown: the results table in the material's style, and the
+//! environment block (where and with what a run happened).
+
+use super::row::{Row, Status, fmt_ms, opt};
+use serde::Serialize;
+
+/// A Markdown table of rows, in the material's style.
+pub fn table(rows: &[Row]) -> String {
+    let mut s = String::from(
+        "| variant | backend | size | prec | regs | spills | first ms | median ms (min-max) | speed-up vs CPU 1T | throughput | % of ceiling | rel err | status |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let timing = r
+            .timing
+            .as_ref()
+            .map(|t| {
+                format!(
+                    "{} ({}-{})",
+                    fmt_ms(t.median_ms),
+                    fmt_ms(t.min_ms),
+                    fmt_ms(t.max_ms)
+                )
+            })
+            .unwrap_or_default();
+        let status = match &r.status {
+            Status::Ok => "ok".to_string(),
+            Status::Failed(d) => format!("FAILED: {d}"),
+            Status::Skipped(d) => format!("skipped: {d}"),
+            Status::Inaccurate(d) => format!("INACCURATE: {d}"),
+        };
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            r.variant,
+            r.backend,
+            r.size,
+            r.precision,
+            r.registers.map(|v| v.to_string()).unwrap_or_default(),
+            r.spills.map(|v| v.to_string()).unwrap_or_default(),
+            r.first_ms.map(fmt_ms).unwrap_or_default(),
+            timing,
+            opt(r.speedup, 1),
+            r.throughput
+                .map(|t| format!("{t:.1} {}", r.unit))
+                .unwrap_or_default(),
+            opt(r.pct_of_ceiling, 1),
+            r.rel_err.map(|e| format!("{e:.1e}")).unwrap_or_default(),
+            status
+        ));
+    }
+    s
+}
+
+/// Where and with what a run happened.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Environment {
+    /// GPU name, or why there is none.
+    pub gpu: String,
+    /// Compute capability.
+    pub compute_capability: String,
+    /// SMs.
+    pub sm_count: u32,
+    /// SM clock, MHz.
+    pub clock_mhz: u32,
+    /// Driver CUDA version.
+    pub driver_cuda: String,
+    /// `nvidia-smi` driver version, when available.
+    pub driver_version: String,
+    /// rustc version of the kernels.
+    pub rustc: String,
+    /// Git commit.
+    pub git_sha: String,
+    /// UTC date and time.
+    pub date: String,
+    /// PTX arch of the embedded module.
+    pub ptx_arch: String,
+    /// Command line.
+    pub command: String,
+}
+
+impl Environment {
+    /// Collects what can be known here; `dev` adds the GPU's facts.
+    pub fn collect(dev: Option<&crate::runtime::Gpu>) -> Self {
+        let sh = |cmd: &str, args: &[&str]| {
+            std::process::Command::new(cmd)
+                .args(args)
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_default()
+        };
+        let mut e = Self {
+            rustc: option_env!("PTXLAB_RUSTC_VERSION")
+                .unwrap_or("")
+                .to_string(),
+            git_sha: option_env!("PTXLAB_GIT_SHA").unwrap_or("").to_string(),
+            date: sh("date", &["-u", "+%Y-%m-%d %H:%M:%S UTC"]),
+            ptx_arch: crate::modules::ptx_arch().to_string(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            driver_version: sh(
+                "nvidia-smi",
+                &["--query-gpu=driver_version", "--format=csv,noheader"],
+            ),
+            ..Default::default()
+        };
+        match dev {
+            Some(g) => {
+                let i = g.info();
+                e.gpu = i.name.clone();
+                e.compute_capability =
+                    format!("{}.{}", i.compute_capability.0, i.compute_capability.1);
+                e.sm_count = i.sm_count;
+                e.clock_mhz = i.clock_khz / 1000;
+                e.driver_cuda = i.driver_cuda.clone();
+            }
+            None => e.gpu = "none".into(),
+        }
+        e
+    }
+    /// Markdown block.
+    pub fn markdown(&self) -> String {
+        format!(
+            "| | |\n|---|---|\n| GPU | {} |\n| compute capability | {} |\n| SMs | {} |\n| SM clock (max) | {} MHz |\n| driver | {} (CUDA {}) |\n| PTX arch | {} |\n| rustc | {} |\n| git | {} |\n| date | {} |\n| command | `{}` |\n",
+            self.gpu,
+            self.compute_capability,
+            self.sm_count,
+            self.clock_mhz,
+            self.driver_version,
+            self.driver_cuda,
+            self.ptx_arch,
+            self.rustc,
+            self.git_sha,
+            self.date,
+            self.command
+        )
+    }
+}
+
+/// The `ptxas` resource report as a Markdown table.
+pub fn resource_table(rows: &[crate::runtime::Resources]) -> String {
+    let mut s = String::from(
+        "| kernel | arch | registers | spill stores (B) | spill loads (B) | stack (B) | static smem (B) |\n|---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            r.kernel,
+            r.arch,
+            r.registers,
+            r.spill_stores,
+            r.spill_loads,
+            r.stack_frame,
+            r.shared_bytes
+        ));
+    }
+    s
+}

@@ -1,0 +1,459 @@
+//! A GPU through cudarc: the context and its stream, device facts, the
+//! module cache (each load timed: PTX through the driver's JIT, or a cubin),
+//! launches checked against the device, the kernel's launch bounds and its
+//! PTX parameter list, and event timing.
+
+use crate::config::{LaunchConfig, Limits, check_launch};
+use crate::driver::{check_driver, check_ptx_isa, driver_cuda_version, ptx_isa_version};
+use crate::error::{Error, Result};
+use crate::launch::Param;
+use crate::module::{Entry, Form, Kernels, ModuleImage, ModuleKey, with_register_cap};
+use crate::timing::Timing;
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
+    LaunchConfig as CuLaunchConfig, sys,
+};
+use cudarc::nvrtc::Ptx;
+use ptxlab_device::Dim3;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Facts about a GPU, read from the driver.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GpuInfo {
+    /// Device name.
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// L2 cache, bytes.
+    pub l2_bytes: u64,
+    /// Device memory, bytes.
+    pub total_mem: u64,
+    /// Driver's CUDA version, e.g. "13.0".
+    pub driver_cuda: String,
+    /// SM clock, kHz (as reported: the maximum boost clock).
+    pub clock_khz: u32,
+    /// Memory clock, kHz.
+    pub mem_clock_khz: u32,
+    /// Memory bus width, bits.
+    pub mem_bus_bits: u32,
+    /// Launch limits.
+    #[serde(skip)]
+    pub limits: Limits,
+}
+
+impl GpuInfo {
+    /// `sm_90` for compute capability 9.0.
+    pub fn arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+}
+
+/// A record of one module load.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoadRecord {
+    /// Module label.
+    pub module: String,
+    /// Wall time of `cuModuleLoadData`, ms (JIT included for PTX).
+    pub ms: f64,
+}
+
+/// A GPU, its default stream and the module cache.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: GpuInfo,
+    /// Loaded modules, by image (its address in the binary) and key.
+    modules: Mutex<HashMap<(usize, ModuleKey), Arc<CudaModule>>>,
+    /// Functions, by image and key, then name.
+    functions: Mutex<HashMap<(usize, ModuleKey), HashMap<String, CudaFunction>>>,
+    loads: Mutex<Vec<LoadRecord>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("info", &self.info).finish()
+    }
+}
+
+fn image_id(img: &'static ModuleImage) -> usize {
+    img as *const ModuleImage as usize
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal`. A missing driver or device is an error, never a panic.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        // A missing, broken or too-old driver is refused here, before any
+        // cudarc call (which would panic on a missing entry point).
+        let driver_cuda = check_driver()?;
+        let count =
+            CudaContext::device_count().map_err(|e| Error::driver("cuDeviceGetCount", e))? as usize;
+        if ordinal >= count {
+            return Err(Error::NoDevice { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::driver("cuCtxCreate", e))?;
+        let stream = ctx.default_stream();
+        use sys::CUdevice_attribute as A;
+        let attr = |a: A| {
+            ctx.attribute(a)
+                .map_err(|e| Error::driver("cuDeviceGetAttribute", e))
+        };
+        let info = GpuInfo {
+            name: ctx
+                .name()
+                .map_err(|e| Error::driver("cuDeviceGetName", e))?,
+            compute_capability: ctx
+                .compute_capability()
+                .map_err(|e| Error::driver("cuDeviceGetAttribute", e))?,
+            sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
+            l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
+            total_mem: ctx
+                .total_mem()
+                .map_err(|e| Error::driver("cuDeviceTotalMem", e))? as u64,
+            driver_cuda,
+            clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32,
+            mem_clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as u32,
+            mem_bus_bits: attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as u32,
+            limits: Limits {
+                max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as u32,
+                max_block: Dim3::new(
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)? as u32,
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)? as u32,
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)? as u32,
+                ),
+                max_grid: Dim3::new(
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)? as u32,
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)? as u32,
+                    attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)? as u32,
+                ),
+                max_shared_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                    as usize,
+            },
+        };
+        Ok(Self {
+            ctx,
+            stream,
+            info,
+            modules: Mutex::new(HashMap::new()),
+            functions: Mutex::new(HashMap::new()),
+            loads: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Device facts.
+    pub fn info(&self) -> &GpuInfo {
+        &self.info
+    }
+    /// The stream every launch of this handle goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+    /// The context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+    /// Module loads so far (label and ms).
+    pub fn load_records(&self) -> Vec<LoadRecord> {
+        self.loads.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// The image to load for a module key: PTX text (with the register cap
+    /// written in) or the cubin for this GPU's arch.
+    fn image(&self, img: &ModuleImage, key: ModuleKey) -> Result<Ptx> {
+        match key.form {
+            Form::Ptx => {
+                let text = match key.reg_cap {
+                    Some(cap) => with_register_cap(img.ptx, cap)?,
+                    None => img.ptx.to_string(),
+                };
+                Ok(Ptx::from_src(text))
+            }
+            Form::Cubin => {
+                if key.reg_cap.is_some() {
+                    return Err(Error::input(
+                        "module",
+                        "a register cap applies to PTX modules only (the cubin is already assembled)",
+                    ));
+                }
+                let arch = self.info.arch();
+                let want = if img.arch.ends_with('a') {
+                    img.arch.to_string()
+                } else {
+                    arch.clone()
+                };
+                let built: Vec<&str> = img.cubins.iter().map(|(a, _)| *a).collect();
+                let (_, bytes) = img.cubins.iter().find(|(a, _)| *a == want).ok_or_else(|| Error::Unsupported {
+                    what: format!("a cubin for {arch}"),
+                    backend: "gpu".into(),
+                    hint: format!(
+                        "cubins were built for {built:?}; rebuild with PTXLAB_CUBIN_ARCHS={arch} and ptxas \
+                         available, or use the PTX module"
+                    ),
+                })?;
+                Ok(Ptx::from_binary(bytes.to_vec()))
+            }
+        }
+    }
+
+    /// The module of `kernels` that a whole-module load of `key` means: the
+    /// portable module of that variant (the one every supported GPU can load).
+    pub fn portable_module(
+        &self,
+        kernels: &Kernels,
+        key: ModuleKey,
+    ) -> Result<&'static ModuleImage> {
+        let cc = self.info.compute_capability;
+        kernels
+            .modules
+            .iter()
+            .find(|m| m.variant == key.variant && !m.arch.ends_with('a') && m.runs_on(cc))
+            .ok_or_else(|| Error::Unsupported {
+                what: format!("a {:?} module of `{}`", key.variant, kernels.crate_name),
+                backend: format!("gpu ({})", self.info.arch()),
+                hint: "build the kernel crate for this variant and an arch at or below this GPU's"
+                    .into(),
+            })
+    }
+
+    /// Loads a module without the cache (the "JIT on every call" rung), timing it.
+    pub fn load_uncached(
+        &self,
+        kernels: &Kernels,
+        key: ModuleKey,
+    ) -> Result<(Arc<CudaModule>, f64)> {
+        let img = self.portable_module(kernels, key)?;
+        self.load_image(img, key)
+    }
+
+    fn load_image(
+        &self,
+        img: &'static ModuleImage,
+        key: ModuleKey,
+    ) -> Result<(Arc<CudaModule>, f64)> {
+        if key.form == Form::Ptx
+            && let Some(isa) = ptx_isa_version(img.ptx)
+        {
+            check_ptx_isa(driver_cuda_version()?, isa)?;
+        }
+        let image = self.image(img, key)?;
+        let t = Instant::now();
+        let m = self
+            .ctx
+            .load_module(image)
+            .map_err(|e| Error::driver("cuModuleLoadData", e))?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        if let Ok(mut l) = self.loads.lock() {
+            l.push(LoadRecord {
+                module: key.label(),
+                ms,
+            });
+        }
+        Ok((m, ms))
+    }
+
+    /// The module `img` in the form `key`, loaded once and cached.
+    pub fn module(&self, img: &'static ModuleImage, key: ModuleKey) -> Result<Arc<CudaModule>> {
+        let id = (image_id(img), key);
+        if let Some(m) = self.modules.lock().ok().and_then(|m| m.get(&id).cloned()) {
+            return Ok(m);
+        }
+        let (m, _) = self.load_image(img, key)?;
+        if let Ok(mut c) = self.modules.lock() {
+            c.insert(id, m.clone());
+        }
+        Ok(m)
+    }
+
+    /// Drops cached modules and functions (so the next launch loads again).
+    pub fn clear_cache(&self) {
+        if let Ok(mut f) = self.functions.lock() {
+            f.clear();
+        }
+        if let Ok(mut m) = self.modules.lock() {
+            m.clear();
+        }
+    }
+
+    /// Kernel `name` of `kernels` in the form `key`, from the module that
+    /// holds it and runs on this GPU (see [`Kernels::select`]), with its entry.
+    pub fn entry(
+        &self,
+        kernels: &Kernels,
+        key: ModuleKey,
+        name: &str,
+    ) -> Result<(CudaFunction, &'static Entry)> {
+        let img = kernels.select(key.variant, name, self.info.compute_capability)?;
+        let entry = img
+            .entry(name)
+            .ok_or_else(|| Error::input("kernel", name.to_string()))?;
+        let id = (image_id(img), key);
+        if let Some(f) = self
+            .functions
+            .lock()
+            .ok()
+            .and_then(|f| f.get(&id).and_then(|m| m.get(name)).cloned())
+        {
+            return Ok((f, entry));
+        }
+        let m = self.module(img, key)?;
+        let f = m
+            .load_function(name)
+            .map_err(|e| Error::driver(format!("cuModuleGetFunction({name})"), e))?;
+        if let Ok(mut c) = self.functions.lock() {
+            c.entry(id).or_default().insert(name.to_string(), f.clone());
+        }
+        Ok((f, entry))
+    }
+
+    /// Kernel `name` of `kernels` in the form `key` (see [`Gpu::entry`]).
+    pub fn function(&self, kernels: &Kernels, key: ModuleKey, name: &str) -> Result<CudaFunction> {
+        self.entry(kernels, key, name).map(|(f, _)| f)
+    }
+
+    /// Registers of a kernel as the driver reports them after loading.
+    pub fn num_regs(&self, kernels: &Kernels, key: ModuleKey, name: &str) -> Result<i32> {
+        self.function(kernels, key, name)?
+            .num_regs()
+            .map_err(|e| Error::driver("cuFuncGetAttribute", e))
+    }
+
+    /// Launches kernel `name` of `kernels` with raw parameters, after checking
+    /// the launch shape and the parameters against the entry's PTX signature.
+    pub fn launch(
+        &self,
+        kernels: &Kernels,
+        name: &str,
+        cfg: &LaunchConfig,
+        params: &[Param],
+    ) -> Result<()> {
+        let (f, entry) = self.entry(kernels, cfg.module, name)?;
+        check_params(entry, params)?;
+        self.launch_function(&f, name, cfg, params)
+    }
+
+    /// Launches an already-loaded function (no parameter check: the caller
+    /// vouches that `params` match its signature).
+    pub fn launch_function(
+        &self,
+        f: &CudaFunction,
+        name: &str,
+        cfg: &LaunchConfig,
+        params: &[Param],
+    ) -> Result<()> {
+        check_launch(name, cfg, &self.info.limits)?;
+        if cfg.shared_bytes > 48 * 1024 {
+            f.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                cfg.shared_bytes as i32,
+            )
+            .map_err(|e| Error::driver("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", e))?;
+        }
+        let lc = CuLaunchConfig {
+            grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
+            block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
+            shared_mem_bytes: cfg.shared_bytes as u32,
+        };
+        let mut b = self.stream.launch_builder(f);
+        for p in params {
+            p.push(&mut b);
+        }
+        // SAFETY: the parameters come from `KernelArg` (live buffers as
+        // pointer + length, scalars) in the order of the kernel's Rust
+        // signature, which the `launch!` macro type-checks through its
+        // simulator branch; `Gpu::launch` also checks them against the PTX
+        // entry's parameter list.
+        unsafe { b.launch(lc) }.map_err(|e| Error::driver(format!("cuLaunchKernel({name})"), e))?;
+        Ok(())
+    }
+
+    /// Waits for all work on the stream; reports asynchronous kernel errors.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(|e| Error::driver("cuStreamSynchronize", e))
+    }
+
+    /// Device-to-device copy of `bytes` bytes (used as the bandwidth ceiling).
+    pub fn copy_dtod(&self, src: &CudaSlice<u8>, dst: &mut CudaSlice<u8>) -> Result<()> {
+        self.stream
+            .memcpy_dtod(src, dst)
+            .map_err(|e| Error::driver("cuMemcpyDtoDAsync", e))
+    }
+
+    /// Free and total device memory, bytes.
+    pub fn mem_info(&self) -> Result<(u64, u64)> {
+        let (f, t) = self
+            .ctx
+            .mem_get_info()
+            .map_err(|e| Error::driver("cuMemGetInfo", e))?;
+        Ok((f as u64, t as u64))
+    }
+
+    fn event(&self) -> Result<CudaEvent> {
+        self.ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| Error::driver("cuEventCreate", e))
+    }
+
+    /// Times `f` with device events: `warmup` untimed calls, then `reps` calls
+    /// each between its own pair of events. Returns every sample.
+    pub fn time(
+        &self,
+        warmup: usize,
+        reps: usize,
+        mut f: impl FnMut(usize) -> Result<()>,
+    ) -> Result<Timing> {
+        for i in 0..warmup {
+            f(i)?;
+        }
+        let reps = reps.max(1);
+        let mut evs = Vec::with_capacity(reps);
+        for i in 0..reps {
+            let (a, b) = (self.event()?, self.event()?);
+            a.record(&self.stream)
+                .map_err(|e| Error::driver("cuEventRecord", e))?;
+            f(warmup + i)?;
+            b.record(&self.stream)
+                .map_err(|e| Error::driver("cuEventRecord", e))?;
+            evs.push((a, b));
+        }
+        self.synchronize()?;
+        let mut ms = Vec::with_capacity(reps);
+        for (a, b) in &evs {
+            ms.push(
+                a.elapsed_ms(b)
+                    .map_err(|e| Error::driver("cuEventElapsedTime", e))? as f64,
+            );
+        }
+        Ok(Timing::from_samples(ms))
+    }
+}
+
+/// Checks launch parameters against an entry's PTX parameter list: the same
+/// count, and each of the declared type (a stale embedded PTX, or a hand-made
+/// parameter list, is refused before the driver sees it).
+pub fn check_params(entry: &Entry, params: &[Param]) -> Result<()> {
+    let ok = entry.params.len() == params.len()
+        && entry.params.iter().zip(params).all(|(k, p)| p.matches(*k));
+    if ok {
+        return Ok(());
+    }
+    let want: Vec<String> = entry.params.iter().map(|k| k.ptx()).collect();
+    let got: Vec<String> = params.iter().map(|p| p.ptx()).collect();
+    Err(Error::Launch {
+        kernel: entry.name.to_string(),
+        what: "the parameter list".into(),
+        value: format!("({})", got.join(", ")),
+        limit: format!(
+            "the PTX entry takes ({}); rebuild if the kernel's signature changed (the embedded \
+             PTX is stale)",
+            want.join(", ")
+        ),
+    })
+}

@@ -1,0 +1,316 @@
+//! Modules: the PTX (and cubins) a kernel crate was built into, as
+//! `ptxlab-builder` embeds them in a host binary, and which of them a launch
+//! loads.
+//!
+//! A [`Kernels`] value is what `ptxlab_builder::Embed` generates from a
+//! kernel crate (`ptxlab_runtime::include_kernels!()` brings it in): one
+//! [`ModuleImage`] per build of the crate (precise, fast math, an
+//! arch-specific `sm_90a` one), each with its PTX text, its cubins, every
+//! [`Entry`] with its parameter types and directives, and the `ptxas`
+//! [`Resources`] report. A launch names the kernel and a [`ModuleKey`]
+//! (variant, PTX or cubin, register cap); [`Kernels::select`] picks the
+//! module of that variant that holds the entry and runs on the GPU, or says
+//! in one line why none does.
+
+use crate::error::{Error, Result};
+
+/// Which build of the kernels a launch uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Variant {
+    /// IEEE-accurate math (`div.rn`, `sqrt.rn`, precise `math::` functions).
+    #[default]
+    Precise,
+    /// The fast-math build: SFU approximations, approximate division, FTZ.
+    FastMath,
+}
+
+/// How a module reaches the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Form {
+    /// PTX, compiled by the driver's JIT at load time.
+    #[default]
+    Ptx,
+    /// A cubin assembled ahead of time by `ptxas` (no JIT).
+    Cubin,
+}
+
+/// One loadable module: variant, form, and an optional register cap applied
+/// to every kernel (`.maxnreg`, written into the PTX before the JIT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ModuleKey {
+    /// Precise or fast math.
+    pub variant: Variant,
+    /// PTX or cubin.
+    pub form: Form,
+    /// Register cap for every kernel of the module (PTX only).
+    pub reg_cap: Option<u32>,
+}
+
+impl ModuleKey {
+    /// The fast-math PTX module.
+    pub const FAST: ModuleKey = ModuleKey {
+        variant: Variant::FastMath,
+        form: Form::Ptx,
+        reg_cap: None,
+    };
+    /// The default module (precise PTX).
+    pub const PRECISE: ModuleKey = ModuleKey {
+        variant: Variant::Precise,
+        form: Form::Ptx,
+        reg_cap: None,
+    };
+    /// A short label for reports.
+    pub fn label(&self) -> String {
+        let mut s = match self.variant {
+            Variant::Precise => "precise".to_string(),
+            Variant::FastMath => "fast-math".to_string(),
+        };
+        if self.form == Form::Cubin {
+            s.push_str(", cubin");
+        }
+        if let Some(r) = self.reg_cap {
+            s.push_str(&format!(", maxnreg {r}"));
+        }
+        s
+    }
+}
+
+/// The type of one kernel parameter, as its `.param` line in the PTX declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// `.u8`/`.s8`/`.b8`.
+    U8,
+    /// `.u16`/`.s16`/`.b16`/`.f16`.
+    U16,
+    /// `.u32`/`.s32`/`.b32`.
+    U32,
+    /// `.u64`/`.s64`/`.b64` (pointers and lengths too).
+    U64,
+    /// `.f32`.
+    F32,
+    /// `.f64`.
+    F64,
+    /// A by-value aggregate (`.align A .b8 name[SIZE]`), such as a TMA tensor map.
+    Bytes {
+        /// Bytes.
+        size: u32,
+        /// Alignment.
+        align: u32,
+    },
+}
+
+impl ParamKind {
+    /// The PTX spelling, for messages.
+    pub fn ptx(&self) -> String {
+        match self {
+            ParamKind::U8 => ".u8".into(),
+            ParamKind::U16 => ".u16".into(),
+            ParamKind::U32 => ".u32".into(),
+            ParamKind::U64 => ".u64".into(),
+            ParamKind::F32 => ".f32".into(),
+            ParamKind::F64 => ".f64".into(),
+            ParamKind::Bytes { size, align } => format!(".align {align} .b8[{size}]"),
+        }
+    }
+}
+
+/// One `.entry` of a module: name, parameter types, and the directives its
+/// `#[kernel(...)]` attribute asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Entry (kernel) name.
+    pub name: &'static str,
+    /// Parameter types, in order (a `DeviceSlice` is a pointer and a length).
+    pub params: &'static [ParamKind],
+    /// `.maxntid` (0: none).
+    pub max_threads: u32,
+    /// `.minnctapersm` (0: none).
+    pub min_blocks: u32,
+    /// `.maxnreg` (0: none).
+    pub max_registers: u32,
+}
+
+/// `ptxas -v`'s report for one kernel on one arch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resources {
+    /// Kernel.
+    pub kernel: &'static str,
+    /// Arch (`sm_90`).
+    pub arch: &'static str,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Bytes of spill stores.
+    pub spill_stores: u32,
+    /// Bytes of spill loads.
+    pub spill_loads: u32,
+    /// Stack frame (local memory) per thread, bytes.
+    pub stack_frame: u32,
+    /// Static shared memory, bytes.
+    pub shared_bytes: u32,
+}
+
+/// One PTX module of a kernel crate, embedded in the host binary.
+#[derive(Debug, Clone, Copy)]
+pub struct ModuleImage {
+    /// File stem (`kernels`, `kernels_fast`).
+    pub stem: &'static str,
+    /// Precise or fast math.
+    pub variant: Variant,
+    /// PTX target (`sm_80`; `sm_90a` runs on sm_90 only).
+    pub arch: &'static str,
+    /// The PTX text.
+    pub ptx: &'static str,
+    /// Cubins assembled by `ptxas`, by arch.
+    pub cubins: &'static [(&'static str, &'static [u8])],
+    /// Every entry.
+    pub entries: &'static [Entry],
+    /// The resource report (empty without `ptxas`).
+    pub resources: &'static [Resources],
+}
+
+impl ModuleImage {
+    /// The entry called `name`.
+    pub fn entry(&self, name: &str) -> Option<&'static Entry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+    /// `sm_90a` -> (9, 0, true); `sm_80` -> (8, 0, false).
+    fn target(&self) -> Option<(i32, i32, bool)> {
+        let n = self.arch.strip_prefix("sm_")?;
+        let specific = n.ends_with('a');
+        let n: i32 = n.trim_end_matches('a').parse().ok()?;
+        Some((n / 10, n % 10, specific))
+    }
+    /// Whether a GPU of compute capability `cc` can load this module: an
+    /// `sm_XY` module runs on XY and newer (the driver JITs it), an `sm_XYa`
+    /// module on XY only.
+    pub fn runs_on(&self, cc: (i32, i32)) -> bool {
+        match self.target() {
+            Some((ma, mi, true)) => (ma, mi) == cc,
+            Some((ma, mi, false)) => (ma, mi) <= cc,
+            None => false,
+        }
+    }
+}
+
+/// The modules built from one kernel crate (what `ptxlab_builder::Embed` generates).
+#[derive(Debug, Clone, Copy)]
+pub struct Kernels {
+    /// The kernel crate's package name.
+    pub crate_name: &'static str,
+    /// Its modules.
+    pub modules: &'static [ModuleImage],
+}
+
+impl Kernels {
+    /// The first module of `variant` (the portable one), if any.
+    pub fn module(&self, variant: Variant) -> Option<&'static ModuleImage> {
+        self.modules.iter().find(|m| m.variant == variant)
+    }
+
+    /// The module of `variant` that holds `entry` and runs on a GPU of
+    /// compute capability `cc`: an arch-specific module for exactly this GPU
+    /// first, then the newest portable one. When none fits, the error says
+    /// why in one line: no such kernel (a typo, or a stale build), or a
+    /// kernel built only for another arch (Hopper-only instructions).
+    pub fn select(
+        &self,
+        variant: Variant,
+        entry: &str,
+        cc: (i32, i32),
+    ) -> Result<&'static ModuleImage> {
+        let holding: Vec<&'static ModuleImage> = self
+            .modules
+            .iter()
+            .filter(|m| m.variant == variant && m.entry(entry).is_some())
+            .collect();
+        let best = holding
+            .iter()
+            .filter(|m| m.runs_on(cc))
+            .max_by_key(|m| m.target().map(|(a, b, s)| (s, a, b)));
+        if let Some(m) = best {
+            return Ok(m);
+        }
+        if holding.is_empty() {
+            let other = self
+                .modules
+                .iter()
+                .find(|m| m.entry(entry).is_some())
+                .map(|m| format!(" (it is in the {:?} module `{}`)", m.variant, m.stem))
+                .unwrap_or_default();
+            return Err(Error::input(
+                "kernel",
+                format!(
+                    "`{entry}` is not an entry of the {variant:?} modules of `{}`{other}: check the \
+                     name, or rebuild if the embedded PTX is stale",
+                    self.crate_name
+                ),
+            ));
+        }
+        let archs: Vec<&str> = holding.iter().map(|m| m.arch).collect();
+        Err(Error::Unsupported {
+            what: format!("kernel `{entry}` (built for {})", archs.join(", ")),
+            backend: format!("gpu (compute capability {}.{})", cc.0, cc.1),
+            hint: "it uses instructions of another architecture (an `a` target such as sm_90a \
+                   runs on that GPU only: wgmma and TMA need an H100/H200); run it on that GPU or \
+                   on the simulator (`--backend sim`)"
+                .into(),
+        })
+    }
+
+    /// Every entry name, once (the union over the modules).
+    pub fn entry_names(&self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = Vec::new();
+        for m in self.modules {
+            for e in m.entries {
+                if !v.contains(&e.name) {
+                    v.push(e.name);
+                }
+            }
+        }
+        v
+    }
+
+    /// The resource report of `kernel` on `arch` in the module of `variant`.
+    pub fn resources(
+        &self,
+        kernel: &str,
+        arch: &str,
+        variant: Variant,
+    ) -> Option<&'static Resources> {
+        self.modules
+            .iter()
+            .filter(|m| m.variant == variant)
+            .flat_map(|m| m.resources.iter())
+            .find(|r| r.kernel == kernel && r.arch == arch)
+    }
+}
+
+/// Writes `.maxnreg cap` into every `.entry` of a PTX module (replacing an
+/// existing one), as `max_registers` would: the register-cap rung without
+/// recompiling the kernels.
+pub fn with_register_cap(ptx: &str, cap: u32) -> Result<String> {
+    if !(16..=255).contains(&cap) {
+        return Err(Error::input(
+            "register cap",
+            format!("{cap} registers; allowed 16..=255"),
+        ));
+    }
+    let mut out = String::with_capacity(ptx.len() + 1024);
+    let mut in_header = false;
+    for line in ptx.lines() {
+        let t = line.trim();
+        if t.starts_with(".visible .entry") || t.starts_with(".entry") {
+            in_header = true;
+        }
+        if in_header && t.starts_with(".maxnreg") {
+            continue;
+        }
+        if in_header && t == "{" {
+            out.push_str(&format!(".maxnreg {cap}\n"));
+            in_header = false;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    Ok(out)
+}
