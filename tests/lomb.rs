@@ -167,18 +167,35 @@ fn precise_atan2_bounds() {
 
 use ptxlab::workloads::lomb::{self, Options, Rung, Shape};
 use ptxlab::{Device, Error};
-use std::path::PathBuf;
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/lomb")
-        .join(name)
+/// The SciPy fixtures (`tests/fixtures/lomb`, made by `make_fixture.py`),
+/// embedded so the test binary runs anywhere (a bundle on a GPU machine has
+/// no source tree).
+fn fixture(name: &str) -> &'static [u8] {
+    macro_rules! table {
+        ($($f:literal),*) => {
+            match name {
+                $($f => include_bytes!(concat!("fixtures/lomb/", $f)),)*
+                _ => panic!("no fixture {name}"),
+            }
+        };
+    }
+    table!(
+        "material_x.npy",
+        "material_y.npy",
+        "material_freqs.npy",
+        "material_pgram.npy",
+        "random_x.npy",
+        "random_y.npy",
+        "random_freqs.npy",
+        "random_pgram.npy"
+    )
 }
 fn npy(name: &str) -> Vec<f64> {
-    ptxlab::npy::read_1d::<f64>(&fixture(name), "float64").expect("fixture")
+    ptxlab::npy::parse_1d::<f64>(fixture(name), name).expect("fixture")
 }
 fn npy2(name: &str) -> (usize, usize, Vec<f64>) {
-    ptxlab::npy::read_2d::<f64>(&fixture(name), "float64").expect("fixture")
+    ptxlab::npy::parse_2d::<f64>(fixture(name), name).expect("fixture")
 }
 const OPTS: [Options; 4] = [
     Options {

@@ -275,6 +275,25 @@ pub fn read_2d<T: ReadableElement + Clone>(
     Ok((r, c, a.into_raw_vec_and_offset().0))
 }
 
+/// Parses a 1-D array from the bytes of a `.npy` file held in memory (for
+/// example embedded with `include_bytes!`, so a binary needs no data files).
+pub fn parse_1d<T: ReadableElement>(bytes: &[u8], what: &str) -> Result<Vec<T>> {
+    let a = Array1::<T>::read_npy(bytes).map_err(|e| Error::input(what, e.to_string()))?;
+    Ok(a.into_raw_vec_and_offset().0)
+}
+
+/// Parses a 2-D array (C or Fortran order) from the bytes of a `.npy` file
+/// held in memory; returns (rows, cols, data in C order).
+pub fn parse_2d<T: ReadableElement + Clone>(
+    bytes: &[u8],
+    what: &str,
+) -> Result<(usize, usize, Vec<T>)> {
+    let a = Array2::<T>::read_npy(bytes).map_err(|e| Error::input(what, e.to_string()))?;
+    let (r, c) = a.dim();
+    let a = a.as_standard_layout().to_owned();
+    Ok((r, c, a.into_raw_vec_and_offset().0))
+}
+
 /// Writes a 1-D array.
 pub fn write_1d<T: WritableElement + Clone>(path: &Path, data: &[T]) -> Result<()> {
     let f =
