@@ -120,8 +120,7 @@ fn results_json_matches_the_documented_schema_and_plots_are_valid() {
     write_outputs(&dir, &Environment::collect(None), &ceil, &rows, "# test\n").unwrap();
 
     // Embedded, so the test binary runs without the source tree (bundles).
-    let schema: Value =
-        serde_json::from_str(include_str!("../docs/results-schema.json")).unwrap();
+    let schema: Value = serde_json::from_str(include_str!("../docs/results-schema.json")).unwrap();
     let json: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     let errs = validate(&json, &schema, "$");
