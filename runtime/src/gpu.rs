@@ -71,8 +71,9 @@ pub struct Gpu {
     info: GpuInfo,
     /// Loaded modules, by image (its address in the binary) and key.
     modules: Mutex<HashMap<(usize, ModuleKey), Arc<CudaModule>>>,
-    /// Functions, by image and key, then name.
-    functions: Mutex<HashMap<(usize, ModuleKey), HashMap<String, CudaFunction>>>,
+    /// Functions with their entries, by kernel set (its address) and key,
+    /// then name: a launch finds its function without searching the modules.
+    functions: Mutex<FunctionCache>,
     loads: Mutex<Vec<LoadRecord>>,
 }
 
@@ -81,6 +82,8 @@ impl std::fmt::Debug for Gpu {
         f.debug_struct("Gpu").field("info", &self.info).finish()
     }
 }
+
+type FunctionCache = HashMap<(usize, ModuleKey), HashMap<String, (CudaFunction, &'static Entry)>>;
 
 fn image_id(img: &'static ModuleImage) -> usize {
     img as *const ModuleImage as usize
@@ -288,25 +291,27 @@ impl Gpu {
         key: ModuleKey,
         name: &str,
     ) -> Result<(CudaFunction, &'static Entry)> {
-        let img = kernels.select(key.variant, name, self.info.compute_capability)?;
-        let entry = img
-            .entry(name)
-            .ok_or_else(|| Error::input("kernel", name.to_string()))?;
-        let id = (image_id(img), key);
-        if let Some(f) = self
+        let id = (kernels as *const Kernels as usize, key);
+        if let Some(hit) = self
             .functions
             .lock()
             .ok()
             .and_then(|f| f.get(&id).and_then(|m| m.get(name)).cloned())
         {
-            return Ok((f, entry));
+            return Ok(hit);
         }
+        let img = kernels.select(key.variant, name, self.info.compute_capability)?;
+        let entry = img
+            .entry(name)
+            .ok_or_else(|| Error::input("kernel", name.to_string()))?;
         let m = self.module(img, key)?;
         let f = m
             .load_function(name)
             .map_err(|e| Error::driver(format!("cuModuleGetFunction({name})"), e))?;
         if let Ok(mut c) = self.functions.lock() {
-            c.entry(id).or_default().insert(name.to_string(), f.clone());
+            c.entry(id)
+                .or_default()
+                .insert(name.to_string(), (f.clone(), entry));
         }
         Ok((f, entry))
     }
