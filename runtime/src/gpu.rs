@@ -462,3 +462,34 @@ pub fn check_params(entry: &Entry, params: &[Param]) -> Result<()> {
         ),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module::ParamKind;
+
+    #[test]
+    fn parameters_are_checked_against_the_ptx_entry() {
+        let entry = Entry {
+            name: "saxpy",
+            params: &[ParamKind::F32, ParamKind::U64, ParamKind::U64],
+            max_threads: 256,
+            min_blocks: 0,
+            max_registers: 0,
+        };
+        assert!(check_params(&entry, &[Param::F32(2.0), Param::U64(1), Param::U64(2)]).is_ok());
+        let e = check_params(&entry, &[Param::F64(2.0), Param::U64(1), Param::U64(2)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`saxpy`")
+                && e.contains("(.f64, .u64, .u64)")
+                && e.contains("(.f32, .u64, .u64)"),
+            "{e}"
+        );
+        let e = check_params(&entry, &[Param::F32(2.0)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("stale"), "{e}");
+    }
+}

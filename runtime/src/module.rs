@@ -314,3 +314,113 @@ pub fn with_register_cap(ptx: &str, cap: u32) -> Result<String> {
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &[ParamKind] = &[ParamKind::U64, ParamKind::U64];
+    static PORTABLE: &[Entry] = &[Entry {
+        name: "saxpy",
+        params: P,
+        max_threads: 256,
+        min_blocks: 0,
+        max_registers: 32,
+    }];
+    static HOPPER: &[Entry] = &[Entry {
+        name: "gemm_wgmma",
+        params: P,
+        max_threads: 384,
+        min_blocks: 1,
+        max_registers: 0,
+    }];
+    fn image(stem: &'static str, arch: &'static str, entries: &'static [Entry]) -> ModuleImage {
+        ModuleImage {
+            stem,
+            variant: Variant::Precise,
+            arch,
+            ptx: "",
+            cubins: &[],
+            entries,
+            resources: &[],
+        }
+    }
+    static MODULES: [ModuleImage; 2] = [
+        ModuleImage {
+            stem: "kernels",
+            variant: Variant::Precise,
+            arch: "sm_80",
+            ptx: "",
+            cubins: &[],
+            entries: PORTABLE,
+            resources: &[],
+        },
+        ModuleImage {
+            stem: "kernels_sm90a",
+            variant: Variant::Precise,
+            arch: "sm_90a",
+            ptx: "",
+            cubins: &[],
+            entries: HOPPER,
+            resources: &[],
+        },
+    ];
+    static KERNELS: Kernels = Kernels {
+        crate_name: "demo",
+        modules: &MODULES,
+    };
+
+    #[test]
+    fn arch_specific_modules_run_on_their_arch_only() {
+        let a = image("a", "sm_90a", HOPPER);
+        assert!(a.runs_on((9, 0)) && !a.runs_on((8, 0)) && !a.runs_on((10, 0)));
+        let p = image("p", "sm_80", PORTABLE);
+        assert!(p.runs_on((8, 0)) && p.runs_on((9, 0)) && !p.runs_on((7, 5)));
+    }
+
+    #[test]
+    fn select_picks_the_module_that_holds_the_kernel_and_runs_here() {
+        let m = KERNELS.select(Variant::Precise, "saxpy", (9, 0)).unwrap();
+        assert_eq!(m.stem, "kernels");
+        let m = KERNELS
+            .select(Variant::Precise, "gemm_wgmma", (9, 0))
+            .unwrap();
+        assert_eq!(m.stem, "kernels_sm90a");
+        // On an A100 the Hopper kernel is refused in one line that says why.
+        let e = KERNELS
+            .select(Variant::Precise, "gemm_wgmma", (8, 0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("gemm_wgmma") && e.contains("sm_90a") && e.contains("8.0"),
+            "{e}"
+        );
+        assert!(
+            !e.trim_end().contains('\n') || e.lines().count() <= 2,
+            "{e}"
+        );
+        // A typo or a stale build.
+        let e = KERNELS
+            .select(Variant::Precise, "saxpi", (9, 0))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`saxpi`") && e.contains("rebuild"), "{e}");
+        // A kernel missing from the fast-math build names the module it is in.
+        let e = KERNELS
+            .select(Variant::FastMath, "saxpy", (9, 0))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("Precise") && e.contains("`kernels`"), "{e}");
+        assert_eq!(KERNELS.entry_names(), ["saxpy", "gemm_wgmma"]);
+    }
+
+    #[test]
+    fn register_caps_are_written_into_every_entry() {
+        let ptx = ".visible .entry a(\n.param .u64 a_p\n)\n.maxnreg 64\n{\nret;\n}\n.visible .entry b(\n)\n{\nret;\n}\n";
+        let capped = with_register_cap(ptx, 40).unwrap();
+        assert_eq!(capped.matches(".maxnreg 40").count(), 2);
+        assert!(!capped.contains(".maxnreg 64"));
+        let e = with_register_cap(ptx, 8).unwrap_err().to_string();
+        assert!(e.contains("16..=255"), "{e}");
+    }
+}
