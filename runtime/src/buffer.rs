@@ -9,7 +9,7 @@ pub(crate) enum BufInner<T> {
     Sim(Box<[UnsafeCell<T>]>),
 }
 
-/// A typed buffer on a [`Device`].
+/// A typed buffer on a [`Device`](crate::Device).
 pub struct Buffer<T> {
     pub(crate) inner: BufInner<T>,
 }

@@ -1,5 +1,5 @@
 //! Launching a kernel: the arguments a Rust kernel call turns into (GPU
-//! parameters, or the simulator's values), and [`launch!`](crate::launch),
+//! parameters, or the simulator's values), and [`launch!`](crate::launch!),
 //! which runs one call of a `#[kernel]` function on either backend.
 //!
 //! ```ignore

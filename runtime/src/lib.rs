@@ -11,7 +11,7 @@
 //! | [`device`] | [`Device`]: GPU or simulator; uploads, downloads, synchronisation, timing |
 //! | [`buffer`] | [`Buffer`]: typed device memory |
 //! | [`config`] | [`LaunchConfig`] and the launch checks shared by both backends |
-//! | [`launch`] | [`launch!`]: one call of a `#[kernel]` fn on either backend, arguments checked |
+//! | [`mod@launch`] | [`launch!`]: one call of a `#[kernel]` fn on either backend, arguments checked |
 //! | [`gpu`] | [`Gpu`]: context, stream, module cache (JIT or cubin, timed), events |
 //! | [`graph`] | [`Graph`]: CUDA graph capture and replay |
 //! | [`timing`] | [`Timing`]: median, min, max of samples |
