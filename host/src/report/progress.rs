@@ -14,7 +14,7 @@ struct Progress {
 static PROGRESS: Mutex<Option<Progress>> = Mutex::new(None);
 
 /// Starts workload `index` (1-based) of `total` on stderr. On a terminal the
-/// line is then redrawn in place for every variant (each [`Row::new`] names
+/// line is then redrawn in place for every variant (each [`Row::new`](super::Row::new) names
 /// the variant about to run); elsewhere (CI logs) one line per workload.
 pub fn progress_workload(index: usize, total: usize, name: &str) {
     let tty = std::io::stderr().is_terminal();
