@@ -400,6 +400,15 @@ pub fn sync_threads(site: &'static Location<'static>) {
     }
 }
 
+/// A scheduling point: lets the other simulated threads of the block run.
+/// Device code that spins on a condition another thread will make true (an
+/// `mbarrier` try-wait loop, a flag in shared or global memory) calls it in
+/// every turn of the loop, so the simulator makes progress whatever its
+/// scheduling model is.
+pub fn yield_point() {
+    std::thread::yield_now();
+}
+
 /// Warp rendezvous: every lane of `mask` deposits `value`; each gets all the
 /// values and the set of lanes that took part (`mask` ∩ lanes that exist).
 #[track_caller]
