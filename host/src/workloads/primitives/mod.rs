@@ -19,7 +19,7 @@
 //! | `pi.rs` | Monte-Carlo pi: [`PiLayout`], [`pi_into`], [`pi_hits`], [`estimate`] |
 //! | `cpu.rs` | CPU baselines (one thread, rayon), the f64 sum reference, random inputs and keys |
 //! | `check.rs` | the error bound of a sum, [`SumCheck`], the input checks and [`sim_check`] |
-//! | `bench.rs` | the benchmark rows ([`bench`]) |
+//! | `bench.rs` | the benchmark rows ([`bench()`]) |
 //! | `cli.rs` | `ptxlab reduce`, `ptxlab histogram`, `ptxlab monte-carlo-pi` |
 
 mod bench;
