@@ -34,7 +34,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("inspect", "<kernel> [--arch sm_XX] [--fast]"),
     (
         "ptx-diff",
-        "[--base REV (default HEAD)] [--arch sm_XX] [--ignore-registers] | --files OLD.ptx NEW.ptx",
+        "[--base REV (default HEAD)] [--arch sm_XX] [--ignore-numbering] | --files OLD.ptx NEW.ptx",
     ),
     ("doctor", ""),
     ("new-kernel-crate", "<path> [--name NAME]"),

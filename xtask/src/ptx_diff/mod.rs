@@ -11,7 +11,7 @@
 //!
 //! The modules are then compared item by item after normalising what is not
 //! code ([`normalize`]: comments, blank lines, layout, symbol hashes, label
-//! indices; registers too with `--ignore-registers`). Each kernel is printed
+//! indices; register and block numbers too with `--ignore-numbering`). Each kernel is printed
 //! as identical, differs (with its first differing lines), added or removed;
 //! functions and variables only when not identical. The exit code is 1 when
 //! an item present on both sides differs, 0 otherwise (added and removed
@@ -34,15 +34,15 @@ const MODULES: &[(&str, &[&str])] = &[("precise", &[]), ("fast-math", &["--fast"
 /// Runs the command; `Ok(true)` when nothing present on both sides differs.
 pub(crate) fn ptx_diff(args: &[String]) -> Result<bool> {
     let opts = Options {
-        registers: args.iter().any(|a| a == "--ignore-registers"),
+        numbering: args.iter().any(|a| a == "--ignore-numbering"),
     };
     for a in args {
         if a.starts_with("--")
-            && !["--base", "--arch", "--files", "--ignore-registers"].contains(&a.as_str())
+            && !["--base", "--arch", "--files", "--ignore-numbering"].contains(&a.as_str())
         {
             bail!(
                 "unknown option `{a}`; usage: cargo xtask ptx-diff [--base REV] [--arch sm_XX] \
-                 [--ignore-registers] | --files OLD.ptx NEW.ptx [--ignore-registers]"
+                 [--ignore-numbering] | --files OLD.ptx NEW.ptx [--ignore-numbering]"
             );
         }
     }
@@ -114,8 +114,10 @@ pub(crate) fn ptx_diff(args: &[String]) -> Result<bool> {
     drop(wt);
     println!("ptx-diff: base {rev} ({short}), {rustc_base}");
     println!("ptx-diff: current working tree, {rustc_here}");
-    if opts.registers {
-        println!("ptx-diff: registers renumbered by first use (--ignore-registers)");
+    if opts.numbering {
+        println!(
+            "ptx-diff: registers and block labels renumbered by first use (--ignore-numbering)"
+        );
     }
     for ((label, _), (b, c)) in MODULES.iter().zip(base.into_iter().zip(current)) {
         pairs.push((label.to_string(), b, c));

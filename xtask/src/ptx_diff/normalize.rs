@@ -15,18 +15,20 @@
 //! * the function index in block labels (`$L__BB12_3` becomes `$L__BB_3`)
 //!   and in `__local_depot12` goes: it is the item's position in the module,
 //!   which changes when a kernel is added before it;
-//! * with [`Options::registers`], virtual registers are renumbered by first
-//!   use within the item (`%r17` becomes `%r0` if it is the first `%r` used)
-//!   and the counts of `.reg` declarations become `<*>`: two allocations of
-//!   the same code then compare equal.
+//! * with [`Options::numbering`], virtual registers and block labels are
+//!   renumbered by first use within the item (`%r17` becomes `%r0` if it is
+//!   the first `%r` used, `$L__BB_12` becomes `$L__BB_0` if it is the first
+//!   label named) and the counts of `.reg` declarations become `<*>`: the
+//!   same code with other register and block numbers then compares equal.
 
 use std::collections::HashMap;
 
 /// What to normalise beyond comments, blanks, symbol hashes and label indices.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {
-    /// Renumber virtual registers by first use within each item.
-    pub registers: bool,
+    /// Renumber virtual registers and block labels by first use within
+    /// each item.
+    pub numbering: bool,
 }
 
 /// Kinds of top-level PTX items.
@@ -237,6 +239,8 @@ fn normalise_line(line: &str, regs: Option<&mut Renumber>) -> String {
         if let Some(r) = regs.as_deref_mut() {
             if let Some((class, n)) = register(&t) {
                 t = format!("%{class}{}", r.get(class, n));
+            } else if let Some(n) = t.strip_prefix("$L__BB_").and_then(|n| n.parse().ok()) {
+                t = format!("$L__BB_{}", r.get("$L__BB_", n));
             } else if t
                 .strip_prefix('%')
                 .is_some_and(|c| REG_CLASSES.contains(&c))
@@ -340,7 +344,7 @@ pub fn parse(ptx: &str, opts: Options) -> Vec<Item> {
         if line.is_empty() || line.starts_with(".loc") || line.starts_with(".file") {
             continue;
         }
-        let norm = normalise_line(line, opts.registers.then_some(&mut regs));
+        let norm = normalise_line(line, opts.numbering.then_some(&mut regs));
         let header = depth == 0
             && cur.is_empty()
             && [".version", ".target", ".address_size"]
@@ -672,7 +676,7 @@ $L__BB0_2:
     }
 
     #[test]
-    fn register_numbering_counts_unless_asked_not_to() {
+    fn register_and_label_numbering_count_unless_asked_not_to() {
         // The same code with other register numbers and counts.
         let other = BASE
             .replace("%r3", "%r9")
@@ -683,8 +687,20 @@ $L__BB0_2:
             &parse(&other, Options::default()),
         );
         assert!(matches!(plain[5].status, Status::Differs { .. }));
-        let regs = Options { registers: true };
+        let regs = Options { numbering: true };
         let renum = compare(&parse(BASE, regs), &parse(&other, regs));
+        assert!(
+            renum.iter().all(|o| o.status == Status::Identical),
+            "{renum:?}"
+        );
+        // Block labels too, but only with the option.
+        let relabelled = other.replace("$L__BB0_2", "$L__BB0_9");
+        let plain = compare(
+            &parse(BASE, Options::default()),
+            &parse(&relabelled, Options::default()),
+        );
+        assert!(matches!(plain[5].status, Status::Differs { .. }));
+        let renum = compare(&parse(BASE, regs), &parse(&relabelled, regs));
         assert!(
             renum.iter().all(|o| o.status == Status::Identical),
             "{renum:?}"
