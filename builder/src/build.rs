@@ -321,7 +321,7 @@ impl Builder {
             err(
                 "cargo (kernel build)",
                 e.to_string(),
-                "is cargo on PATH? run `rustup toolchain install` in the repo root",
+                "is cargo on PATH? run `rustup toolchain install` in the folder of your rust-toolchain.toml",
             )
         })?;
         if !out.status.success() {

@@ -122,7 +122,7 @@ impl LlvmTools {
                     "find LLVM tools",
                     format!("{} is missing", p.display()),
                     "install the llvm-tools component: `rustup component add llvm-tools` (or \
-                     `rustup toolchain install` in the repo root: rust-toolchain.toml lists it)",
+                     `rustup toolchain install` in a folder whose rust-toolchain.toml lists it)",
                 ));
             }
         }

@@ -13,7 +13,8 @@ pub enum Error {
     /// `libcuda` could not be loaded.
     #[error(
         "no NVIDIA driver: {detail}\nhint: install the NVIDIA driver (it provides libcuda.so.1), \
-         or use `--backend sim` (CPU simulator) or `--backend cpu` (CPU baselines)"
+         or run on the CPU simulator (`Device::sim()`; `--backend sim` in ptxlab and in projects \
+         made by new-kernel-crate)"
     )]
     NoDriver {
         /// What was tried.
@@ -23,7 +24,8 @@ pub enum Error {
     /// point the runtime calls).
     #[error(
         "the NVIDIA driver is too old for this build: {detail}\nhint: update the NVIDIA driver, \
-         or use `--backend sim` (CPU simulator) or `--backend cpu` (CPU baselines)"
+         or run on the CPU simulator (`Device::sim()`; `--backend sim` in ptxlab and in projects \
+         made by new-kernel-crate)"
     )]
     DriverTooOld {
         /// The version found, the version needed, or the missing entry point.
@@ -332,6 +334,8 @@ mod tests {
             detail: "libcuda.so could not be loaded".into(),
         };
         let t = e.to_string();
-        assert!(t.starts_with("no NVIDIA driver: libcuda.so") && t.contains("--backend cpu"));
+        assert!(t.starts_with("no NVIDIA driver: libcuda.so") && t.contains("Device::sim()"));
+        // The runtime knows no command line: no option of the lab's alone.
+        assert!(!t.contains("--backend cpu"), "{t}");
     }
 }

@@ -40,8 +40,80 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Names a new project cannot take: Rust keywords (as `cargo new` refuses
+/// them), the built-in crates, and the crates the project itself uses (its
+/// host calls the kernel crate `kernels`).
+const RESERVED: &[&str] = &[
+    "as",
+    "async",
+    "await",
+    "break",
+    "const",
+    "continue",
+    "crate",
+    "dyn",
+    "else",
+    "enum",
+    "extern",
+    "false",
+    "fn",
+    "for",
+    "if",
+    "impl",
+    "in",
+    "let",
+    "loop",
+    "match",
+    "mod",
+    "move",
+    "mut",
+    "pub",
+    "ref",
+    "return",
+    "self",
+    "static",
+    "struct",
+    "super",
+    "trait",
+    "true",
+    "type",
+    "unsafe",
+    "use",
+    "where",
+    "while",
+    "abstract",
+    "become",
+    "box",
+    "do",
+    "final",
+    "gen",
+    "macro",
+    "override",
+    "priv",
+    "try",
+    "typeof",
+    "unsized",
+    "virtual",
+    "yield",
+    "core",
+    "std",
+    "alloc",
+    "proc_macro",
+    "proc-macro",
+    "test",
+    "kernels",
+    "ptxlab-runtime",
+    "ptxlab_runtime",
+    "ptxlab-builder",
+    "ptxlab_builder",
+    "ptxlab-device",
+    "ptxlab_device",
+    "ptxlab-macros",
+    "ptxlab_macros",
+];
+
 /// A package name from a folder name: lowercase ASCII letters, digits, `-`
-/// and `_`, starting with a letter.
+/// and `_`, starting with a letter, and not one of [`RESERVED`].
 fn package_name(raw: &str) -> Result<String> {
     let name: String = raw
         .chars()
@@ -57,6 +129,12 @@ fn package_name(raw: &str) -> Result<String> {
             "`{raw}` does not make a package name (it must start with a letter); pass --name NAME"
         );
     }
+    if RESERVED.contains(&name.as_str()) {
+        bail!(
+            "`{name}` cannot name the project: it is a Rust keyword, a built-in crate or a crate \
+             the project depends on; pass --name NAME with another name"
+        );
+    }
     Ok(name)
 }
 
@@ -67,6 +145,12 @@ fn toml_escape(s: &str) -> String {
 
 /// Writes the project into `dir` (which must not exist or be empty).
 pub(crate) fn scaffold(dir: &Path, name: &str, ptxlab: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "{} exists and is not a folder; give a new folder",
+            dir.display()
+        );
+    }
     if dir.exists()
         && std::fs::read_dir(dir)
             .with_context(|| format!("reading {}", dir.display()))?
@@ -256,6 +340,19 @@ mod tests {
         assert_eq!(package_name("saxpy_lab").unwrap(), "saxpy_lab");
         assert!(package_name("1abc").is_err());
         assert!(package_name("").is_err());
+        for bad in [
+            "fn",
+            "Self",
+            "test",
+            "core",
+            "kernels",
+            "ptxlab-runtime",
+            "ptxlab_device",
+        ] {
+            let e = package_name(bad).unwrap_err().to_string();
+            assert!(e.contains("cannot name the project"), "{bad}: {e}");
+        }
+        assert_eq!(package_name("kernels2").unwrap(), "kernels2");
     }
 
     #[test]
@@ -271,6 +368,9 @@ mod tests {
         assert!(dir.join("rust-toolchain.toml").exists());
         let e = scaffold(&dir, "demo", &root()).unwrap_err().to_string();
         assert!(e.contains("not empty"), "{e}");
+        let file = dir.join("Cargo.toml");
+        let e = scaffold(&file, "demo", &root()).unwrap_err().to_string();
+        assert!(e.contains("is not a folder"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
