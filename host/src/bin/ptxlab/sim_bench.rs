@@ -1,14 +1,15 @@
 //! `ptxlab sim-bench`: how fast the CPU simulator runs kernels, in simulated
 //! GPU threads per second, for one kernel of each class: no barrier (vector
 //! add, naive Jacobi), block barriers (tiled Jacobi, shared-memory tree
-//! reduction) and warp shuffles (warp-aggregated reduction). Each kernel is
-//! checked against a CPU reference once, then launched repeatedly; the
-//! figure is the median launch. The sizes are fixed so that figures from
-//! different versions of the simulator compare directly.
+//! reduction) and warp shuffles (warp-aggregated reduction), with race
+//! detection on and off. Each kernel is checked against a CPU reference
+//! once, then launched repeatedly; the figure is the median launch. The
+//! sizes are fixed so that figures from different versions of the simulator
+//! compare directly.
 
 use anyhow::{Result, bail};
 use ptxlab::launch;
-use ptxlab::runtime::{Device, LaunchConfig};
+use ptxlab::runtime::{Device, LaunchConfig, SimOptions};
 use ptxlab::workloads::poisson::{self, Grid};
 use std::time::Instant;
 
@@ -22,7 +23,15 @@ pub struct Args {
     /// Only the kernels whose name contains this text.
     #[arg(long)]
     pub only: Option<String>,
+    /// Race detection: on, off, or both (one row each).
+    #[arg(long, default_value = "both")]
+    pub race: String,
 }
+
+/// Launches a case's kernel once on a device.
+type RunFn = Box<dyn FnMut(&Device) -> Result<()>>;
+/// Compares a case's last output with the CPU reference.
+type CheckFn = Box<dyn Fn(&Device) -> Result<()>>;
 
 /// Elements of the vector add and the reductions (2^16).
 const N: usize = 1 << 16;
@@ -33,10 +42,8 @@ struct Case {
     class: &'static str,
     kernel: &'static str,
     cfg: LaunchConfig,
-    /// Launches the kernel once.
-    run: Box<dyn FnMut(&Device) -> Result<()>>,
-    /// Compares the last launch's output with the CPU reference.
-    check: Box<dyn Fn(&Device) -> Result<()>>,
+    run: RunFn,
+    check: CheckFn,
 }
 
 fn data(n: usize, seed: u64) -> Vec<f32> {
@@ -47,7 +54,8 @@ fn data(n: usize, seed: u64) -> Vec<f32> {
 }
 
 fn close(what: &str, got: f64, want: f64, tol: f64) -> Result<()> {
-    if !((got - want).abs() <= tol * want.abs().max(1.0)) {
+    let err = (got - want).abs();
+    if err.is_nan() || err > tol * want.abs().max(1.0) {
         bail!("{what}: got {got}, expected {want} (tolerance {tol:e})");
     }
     Ok(())
@@ -172,6 +180,12 @@ pub fn run(args: &Args) -> Result<()> {
             args.min_seconds
         );
     }
+    let modes: &[bool] = match args.race.as_str() {
+        "on" => &[true],
+        "off" => &[false],
+        "both" => &[true, false],
+        other => bail!("--race `{other}`: give on, off or both"),
+    };
     let dev = Device::sim();
     let cases = vec![
         vector_add(&dev)?,
@@ -181,42 +195,48 @@ pub fn run(args: &Args) -> Result<()> {
         reduction(&dev, "reduce_atomic_warp_f32")?,
     ];
     println!(
-        "simulated GPU threads per second on {} CPU threads (median launch; min-max)\n",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        "simulated GPU threads per second, {} worker threads (median launch; min-max)\n",
+        rayon::current_num_threads()
     );
-    println!("| class | kernel | grid x block | threads | launches | ms per launch | threads/s |");
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| class | kernel | grid x block | threads | race check | launches | ms per launch | threads/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for mut c in cases {
         if args.only.as_deref().is_some_and(|o| !c.kernel.contains(o)) {
             continue;
         }
-        (c.run)(&dev)?;
-        (c.check)(&dev)?;
-        let mut times = Vec::new();
-        let start = Instant::now();
-        while times.len() < 3 || start.elapsed().as_secs_f64() < args.min_seconds {
-            let t = Instant::now();
+        for &race in modes {
+            let dev = Device::sim_with(SimOptions { race_check: race });
             (c.run)(&dev)?;
-            times.push(t.elapsed().as_secs_f64());
-            if times.len() >= 10_000 {
-                break;
+            (c.check)(&dev)?;
+            let mut times = Vec::new();
+            let start = Instant::now();
+            while times.len() < 3 || start.elapsed().as_secs_f64() < args.min_seconds {
+                let t = Instant::now();
+                (c.run)(&dev)?;
+                times.push(t.elapsed().as_secs_f64());
+                if times.len() >= 10_000 {
+                    break;
+                }
             }
+            times.sort_by(f64::total_cmp);
+            let median = times[times.len() / 2];
+            let threads = c.cfg.grid.volume() * c.cfg.block.volume();
+            println!(
+                "| {} | {} | {} x {} | {threads} | {} | {} | {:.3} ({:.3}-{:.3}) | {:.3e} |",
+                c.class,
+                c.kernel,
+                c.cfg.grid,
+                c.cfg.block,
+                if race { "on" } else { "off" },
+                times.len(),
+                median * 1e3,
+                times[0] * 1e3,
+                times[times.len() - 1] * 1e3,
+                threads as f64 / median
+            );
         }
-        times.sort_by(f64::total_cmp);
-        let median = times[times.len() / 2];
-        let threads = c.cfg.grid.volume() * c.cfg.block.volume();
-        println!(
-            "| {} | {} | {} x {} | {threads} | {} | {:.3} ({:.3}-{:.3}) | {:.3e} |",
-            c.class,
-            c.kernel,
-            c.cfg.grid,
-            c.cfg.block,
-            times.len(),
-            median * 1e3,
-            times[0] * 1e3,
-            times[times.len() - 1] * 1e3,
-            threads as f64 / median
-        );
     }
     Ok(())
 }
