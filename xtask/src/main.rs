@@ -9,7 +9,7 @@
 //! | `doctor` | toolchain, components, `ptxas`, driver, GPU, Python peers: each OK or what to do |
 //! | `new-kernel-crate <path>` | a standalone project with its own kernel crate, `build.rs` and a host binary (SAXPY + a shared-memory stencil), depending on this checkout |
 //! | `test` | the test suite (`cargo test --workspace`) |
-//! | `bundle` | test and bench binaries, PTX, cubins, peers and a run script in one folder, for a GPU machine without Rust |
+//! | `bundle` | test and bench binaries, PTX, cubins, peers and a run script in one folder, for a GPU machine without Rust; `--scaffold`: a project made by `new-kernel-crate` instead, its binary, PTX, cubins and a run script |
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -39,7 +39,10 @@ const COMMANDS: &[(&str, &str)] = &[
     ("doctor", ""),
     ("new-kernel-crate", "<path> [--name NAME]"),
     ("test", "[extra cargo test args]"),
-    ("bundle", "[--out DIR] [--tests name,name] [--no-benches]"),
+    (
+        "bundle",
+        "[--out DIR] [--tests name,name] [--no-benches] | --scaffold [--out DIR]",
+    ),
     (
         "sanitize",
         "[--tool memcheck|racecheck|synccheck|initcheck] [<test-name-filter>]",
