@@ -66,7 +66,7 @@ mod sched;
 mod spec;
 mod warp;
 
-pub use collective::{sync_threads, warp_exchange};
+pub use collective::{sync_threads, warp_ballot, warp_exchange, warp_shuffle};
 pub use error::{Fault, Race, RaceAccess, SimError};
 pub use launch::{launch, launch_with, launched_kernels};
 pub(crate) use race::{global_access, shared_access};

@@ -72,6 +72,7 @@ std::thread_local! {
 /// # Panics
 /// When called outside a simulated launch (a device function used from plain
 /// host code), with a message saying so.
+#[inline]
 pub fn with_thread<R>(f: impl FnOnce(&ThreadCtx) -> R) -> R {
     let p = CURRENT.with(|c| c.get());
     assert!(
@@ -102,6 +103,7 @@ pub(crate) fn try_with_block<R>(f: impl FnOnce(&ThreadCtx, &Block<'static>) -> R
 }
 
 /// `f(thread, block)` for the current thread (panics outside a launch).
+#[inline]
 pub(crate) fn with_block<R>(f: impl FnOnce(&ThreadCtx, &Block<'static>) -> R) -> R {
     with_thread(|t| {
         // SAFETY: see `try_with_block`.

@@ -114,8 +114,14 @@ impl Word {
 
 /// The launch's shadow of global memory.
 pub(crate) struct GlobalShadow {
-    pages: Mutex<HashMap<usize, Box<[Word]>>>,
+    pages: Mutex<HashMap<usize, Box<[Word]>, BuildPageHasher>>,
 }
+
+/// Pages kept for the next launches (zeroed when taken), at most
+/// [`POOL_PAGES`]: reusing them is cheaper than fresh, page-faulting memory.
+static POOL: Mutex<Vec<Box<[Word]>>> = Mutex::new(Vec::new());
+/// 256 pages of 96 KiB: 24 MiB.
+const POOL_PAGES: usize = 256;
 
 impl GlobalShadow {
     /// Blocks a launch may have for its global shadow (their indices + 1
@@ -124,7 +130,7 @@ impl GlobalShadow {
 
     pub(crate) fn new() -> Self {
         Self {
-            pages: Mutex::new(HashMap::new()),
+            pages: Mutex::new(HashMap::with_hasher(BuildPageHasher)),
         }
     }
 
@@ -132,14 +138,72 @@ impl GlobalShadow {
         let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
         pages
             .entry(page)
-            .or_insert_with(|| (0..PAGE_WORDS).map(|_| Word::default()).collect())
+            .or_insert_with(|| {
+                let pooled = POOL.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                match pooled {
+                    Some(mut p) => {
+                        for w in p.iter_mut() {
+                            *w.state.get_mut() = 0;
+                            for s in &mut w.side {
+                                *s.get_mut() = 0;
+                            }
+                        }
+                        p
+                    }
+                    None => (0..PAGE_WORDS).map(|_| Word::default()).collect(),
+                }
+            })
             .as_ptr()
     }
 }
 
+impl Drop for GlobalShadow {
+    fn drop(&mut self) {
+        let pages = self.pages.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, p) in pages.drain() {
+            if pool.len() >= POOL_PAGES {
+                break;
+            }
+            pool.push(p);
+        }
+    }
+}
+
+/// Page numbers are spread enough to hash by one multiplication.
+#[derive(Default, Clone, Copy)]
+struct BuildPageHasher;
+
+#[derive(Default)]
+struct PageHasher(u64);
+
+impl core::hash::BuildHasher for BuildPageHasher {
+    type Hasher = PageHasher;
+    fn build_hasher(&self) -> PageHasher {
+        PageHasher(0)
+    }
+}
+
+impl core::hash::Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.0 = (v as u64 ^ self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Entries of a block's page cache.
+const CACHE: usize = 64;
+
 /// A block's cache of shadow pages (page number, first word).
 pub(crate) struct GlobalCache {
-    entries: [Cell<(usize, *const Word)>; 8],
+    entries: [Cell<(usize, *const Word)>; CACHE],
 }
 
 impl Default for GlobalCache {
@@ -152,9 +216,11 @@ impl Default for GlobalCache {
 
 impl GlobalCache {
     /// The shadow of the word at byte address `4 * word`.
+    #[inline]
     pub(crate) fn word<'s>(&self, g: &'s GlobalShadow, word: usize) -> &'s Word {
         let page = word / PAGE_WORDS;
-        let e = &self.entries[page % 8];
+        let slot = (page as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE.ilog2());
+        let e = &self.entries[slot as usize];
         let (p, base) = e.get();
         let base = if p == page {
             base
@@ -183,8 +249,7 @@ static LOCS: Mutex<Locations> = Mutex::new(Locations {
 });
 
 std::thread_local! {
-    static LOC_CACHE: [Cell<(usize, u32)>; 32] =
-        core::array::from_fn(|_| Cell::new((0, 0)));
+    static LOC_CACHE: [Cell<(usize, u32)>; 32] = const { [const { Cell::new((0, 0)) }; 32] };
 }
 
 /// Packs a side record: (line id + 1) << 10 | rank (0 when the line cannot
