@@ -43,7 +43,7 @@
 //! count. The report ([`Fault::Race`]) names both threads, both source lines
 //! and the interval. It costs time (about half the speed on kernels that
 //! are mostly memory accesses; `ptxlab sim-bench` measures it) and a shadow
-//! record per touched word (24 bytes per 4-byte global word, freed after the
+//! record per touched word (32 bytes per 4-byte global word, freed after the
 //! launch). The detector sees the accesses of the kernel views, not those of
 //! the raw accessors in [`mem`].
 //!
