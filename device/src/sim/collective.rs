@@ -12,7 +12,10 @@ use super::sched::{self, Wait};
 use super::warp::Exchange;
 use std::panic::Location;
 
-/// Block barrier with divergence detection (see [`super::barrier`]).
+/// Block barrier: the thread waits until every thread of the block has
+/// arrived at this same call site. Threads that arrive at another call site,
+/// or that exit while others wait, fail the launch with a *divergent
+/// barrier* error instead of hanging.
 pub fn sync_threads(site: &'static Location<'static>) {
     sched::with_block(|t, b| {
         if b.is_aborted() {
