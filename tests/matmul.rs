@@ -10,6 +10,18 @@ fn sim_check_passes() {
     matmul::sim_check().unwrap();
 }
 
+/// Every rung over several block tiles in both dimensions, ragged at both
+/// far edges and with an odd depth: 259x261 is 3x3 tiles of 128x128, 5x5 of
+/// 64x64 and 9x9 of 32x32; k = 67 is a few k-tiles and a partial one.
+#[test]
+fn every_rung_covers_several_block_tiles_on_the_simulator_259x261x67() {
+    let dev = Device::sim();
+    for rung in Rung::ALL {
+        let e = matmul::check_rung(&dev, rung, 259, 261, 67, 21).unwrap();
+        assert!(e < matmul::TOL, "{rung:?}: relative error {e:e}");
+    }
+}
+
 #[test]
 fn every_rung_matches_the_reference_on_the_simulator_37x29x41() {
     let dev = Device::sim();

@@ -234,7 +234,7 @@ fn cli_refuses_what_it_cannot_run() {
     a.gpus.no_overlap = true;
     assert!(err(a).contains("add --gpus N"));
     let mut a = args("sim", 2);
-    a.size = Some(1000);
+    a.size = Some(4096);
     (a.nx, a.ny) = (None, None);
     assert!(err(a).contains("simulated devices"));
 }

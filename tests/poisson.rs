@@ -11,8 +11,7 @@ use ptxlab::workloads::poisson::{
 use std::path::PathBuf;
 
 /// Every rung after each count of `sweeps`; the temporal rung at each of
-/// `depths` (the simulator runs its 512-thread blocks slowly, so the tests
-/// spread the depths over the cases).
+/// `depths`.
 fn check_depths<T: Element>(
     dev: &Device,
     nx: usize,
@@ -70,20 +69,9 @@ fn sim_every_rung_64x48_f32() {
     check_rungs::<f32>(&Device::sim(), 64, 48, 3, &[1, 2, 37], &Rung::ALL);
 }
 
-/// f64 at 64x48: the one-thread-per-cell rungs (slow on the simulator) to 9
-/// sweeps, the others to 37.
 #[test]
 fn sim_every_rung_64x48_f64() {
-    let dev = Device::sim();
-    check_rungs::<f64>(&dev, 64, 48, 4, &[1, 2, 9], &[Rung::Naive, Rung::Tiled]);
-    check_rungs::<f64>(
-        &dev,
-        64,
-        48,
-        4,
-        &[1, 2, 37],
-        &[Rung::Register, Rung::Temporal],
-    );
+    check_rungs::<f64>(&Device::sim(), 64, 48, 4, &[1, 2, 37], &Rung::ALL);
 }
 
 #[test]
@@ -98,14 +86,14 @@ fn sim_tiny_grids() {
     }
 }
 
-/// Several blocks of the register and temporal rungs, partial tiles on both
-/// axes (the rungs with few simulated threads per cell).
+/// Several block tiles of every rung on both axes, partial tiles at both
+/// far edges: 250x131 is 8x17 tiles of 32x8 (naive, tiled), 8x5 register
+/// strips of 32x32, and 3x3 temporal tiles of 128x64 at depth 8.
 #[test]
-fn sim_multi_block_register_and_temporal() {
+fn sim_multi_block_every_rung() {
     let dev = Device::sim();
-    let rungs = [Rung::Register, Rung::Temporal];
-    check_depths::<f32>(&dev, 250, 131, 5, &[1, 2, 19], &rungs, &[3, 16]);
-    check_depths::<f64>(&dev, 250, 131, 6, &[2, 5], &rungs, &[5]);
+    check_depths::<f32>(&dev, 250, 131, 5, &[1, 2, 19], &Rung::ALL, &[1, 3, 8, 16]);
+    check_depths::<f64>(&dev, 250, 131, 6, &[2, 5], &Rung::ALL, &[5]);
 }
 
 #[test]

@@ -60,9 +60,8 @@ proptest! {
     }
 }
 
-// More workloads through the CPU and simulator paths, at random shapes. The
-// simulator runs one OS thread per GPU thread, so sizes stay small and the
-// case counts low.
+// More workloads through the CPU and simulator paths, at random shapes.
+// Sizes stay small and the case counts low, so CI stays fast.
 mod workloads {
     use proptest::prelude::*;
     use ptxlab::runtime::{Device, LaunchConfig};

@@ -385,8 +385,9 @@ fn a_panicking_kernel_is_reported_with_its_message() {
 }
 
 /// The planted shared-memory race (a tile reversal without its barrier) is
-/// reported with both threads and both source lines: the read of slot 63 by
-/// thread 0, which runs first, and the later write of that slot by thread 63.
+/// reported with both threads and both source lines: a thread reads the slot
+/// of a thread that writes it later (on the simulator, thread 31 reads slot
+/// 32 before thread 32, in another warp, writes it).
 #[test]
 fn a_missing_barrier_is_reported_as_a_shared_memory_race() {
     let e = match ptxlab::workloads::demo::planted_race(&Device::sim(), 100, 64) {
@@ -409,6 +410,7 @@ fn a_missing_barrier_is_reported_as_a_shared_memory_race() {
         "the interval is named: {e}"
     );
     let text = e.to_string();
+    println!("{text}");
     assert!(
         text.contains("demo_race_missing_sync") && text.contains("data race on shared memory"),
         "{text}"

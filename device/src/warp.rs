@@ -150,7 +150,6 @@ fn shuffle<T: ShuffleValue>(mode: Mode, mask: u32, v: T, b: u32) -> T {
     {
         let (lo, hi) = v.to_words();
         let mine = lo as u64 | ((hi as u64) << 32);
-        let (all, present) = crate::sim::warp_exchange(mask, mine);
         let lane = lane_id();
         let src = match mode {
             Mode::Idx => Some(b % 32),
@@ -158,10 +157,7 @@ fn shuffle<T: ShuffleValue>(mode: Mode, mask: u32, v: T, b: u32) -> T {
             Mode::Down => Some(lane + b).filter(|s| *s < 32),
             Mode::Xor => Some(lane ^ b).filter(|s| *s < 32),
         };
-        let bits = match src {
-            Some(s) if present & (1 << s) != 0 => all[s as usize],
-            _ => mine,
-        };
+        let bits = crate::sim::warp_shuffle(mask, mine, src);
         T::from_words(bits as u32, (bits >> 32) as u32)
     }
 }
@@ -201,10 +197,7 @@ pub fn ballot(mask: u32, pred: bool) -> u32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        let (all, present) = crate::sim::warp_exchange(mask, pred as u64);
-        (0..32)
-            .filter(|&l| present & (1 << l) != 0 && all[l] != 0)
-            .fold(0, |m, l| m | (1 << l))
+        crate::sim::warp_ballot(mask, pred)
     }
 }
 /// `__all_sync`: true when `pred` holds on every lane of `mask`.

@@ -98,15 +98,17 @@ pub fn check_host_arrays(
     )
 }
 
-/// A simulator limit: `value` of `flag` above `max` is refused, because the
-/// simulator runs one OS thread per GPU thread.
+/// A simulator limit: `value` of `flag` above `max` is refused. The
+/// simulator runs a few million GPU threads per second on two cores, and its
+/// race detector keeps 32 bytes of shadow per 4-byte word a launch touches,
+/// so its limits keep a run to about a minute and its memory reasonable.
 pub fn check_sim_limit(flag: &str, value: usize, max: usize, unit: &str) -> Result<()> {
     if value > max {
         return Err(Error::input(
             flag,
             format!(
-                "{value} {unit} on the simulator; at most {max} (it runs one OS thread per GPU \
-                 thread): use a smaller {flag}, or --backend cpu"
+                "{value} {unit} on the simulator; at most {max} (it runs on the CPU, with a \
+                 race detector): use a smaller {flag}, or --backend cpu"
             ),
         ));
     }

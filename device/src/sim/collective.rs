@@ -12,7 +12,10 @@ use super::sched::{self, Wait};
 use super::warp::Exchange;
 use std::panic::Location;
 
-/// Block barrier with divergence detection (see [`super::barrier`]).
+/// Block barrier: the thread waits until every thread of the block has
+/// arrived at this same call site. Threads that arrive at another call site,
+/// or that exit while others wait, fail the launch with a *divergent
+/// barrier* error instead of hanging.
 pub fn sync_threads(site: &'static Location<'static>) {
     sched::with_block(|t, b| {
         if b.is_aborted() {
@@ -39,7 +42,43 @@ pub fn sync_threads(site: &'static Location<'static>) {
 /// values and the set of lanes that took part (`mask` ∩ lanes that exist).
 #[track_caller]
 pub fn warp_exchange(mask: u32, value: u64) -> ([u64; 32], u32) {
-    let site = Location::caller();
+    exchange(mask, value, Location::caller(), |v| *v)
+}
+
+/// A shuffle: the rendezvous of [`warp_exchange`], of which this lane only
+/// needs the value of lane `src` (its own `value` when `src` is `None` or
+/// did not take part). Cheaper than copying all 32 values.
+#[track_caller]
+pub fn warp_shuffle(mask: u32, value: u64, src: Option<u32>) -> u64 {
+    let (v, present) = exchange(mask, value, Location::caller(), |v| {
+        src.map(|s| v[(s % 32) as usize])
+    });
+    match (src, v) {
+        (Some(s), Some(v)) if present & (1 << (s % 32)) != 0 => v,
+        _ => value,
+    }
+}
+
+/// A vote: bit `l` is set when lane `l` took part with `pred` true.
+#[track_caller]
+pub fn warp_ballot(mask: u32, pred: bool) -> u32 {
+    let (bits, present) = exchange(mask, pred as u64, Location::caller(), |v| {
+        v.iter()
+            .enumerate()
+            .fold(0u32, |m, (l, &p)| m | (((p != 0) as u32) << l))
+    });
+    bits & present
+}
+
+/// The rendezvous: deposits `value`, waits for the other lanes of `mask`,
+/// and returns `read(values)` with the lanes that took part.
+#[inline]
+fn exchange<R>(
+    mask: u32,
+    value: u64,
+    site: &'static Location<'static>,
+    read: impl FnOnce(&[u64; 32]) -> R,
+) -> (R, u32) {
     sched::with_block(|t, b| {
         if b.is_aborted() {
             sched::unwind()
@@ -52,18 +91,21 @@ pub fn warp_exchange(mask: u32, value: u64) -> ([u64; 32], u32) {
             .arrive(warp, lane, mask, participants, value, t.fiber_id());
         match outcome {
             Err(detail) => sched::fail_at(Fault::WarpMask { detail }, site),
-            Ok(Exchange::Done { values, wake, n }) => {
+            Ok(Exchange::Done { buf, wake, n }) => {
                 if let Some(r) = &b.race {
                     cell.borrow_mut().ordered(participants, r.next_tick());
                 }
                 for &f in &wake[..n] {
                     b.wake(f);
                 }
-                (values, participants)
+                (read(cell.borrow().values(buf)), participants)
             }
             Ok(Exchange::Wait) => {
                 sched::suspend(t, b, Wait::Warp(site));
-                (cell.borrow().result(lane), participants)
+                let mut w = cell.borrow_mut();
+                let r = read(w.result(lane));
+                w.release(lane);
+                (r, participants)
             }
         }
     })

@@ -11,7 +11,7 @@ use crate::dim3::Dim3;
 use std::format;
 use std::string::{String, ToString};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::vec::Vec;
 
 fn validate(spec: &LaunchSpec) -> Result<(), String> {
@@ -84,15 +84,7 @@ pub fn launch_with<F: Fn() + Sync>(
     };
     let workers = (rayon::current_num_threads() as u64).clamp(1, nblocks);
     let next = AtomicU64::new(0);
-    let work = || {
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= nblocks || state.aborted.load(Ordering::Relaxed) {
-                break;
-            }
-            sched::run_block(&state, i);
-        }
-    };
+    let work = || sched::run_worker(&state, &next);
     if workers == 1 {
         work();
     } else {

@@ -43,7 +43,7 @@
 //! count. The report ([`Fault::Race`]) names both threads, both source lines
 //! and the interval. It costs time (about half the speed on kernels that
 //! are mostly memory accesses; `ptxlab sim-bench` measures it) and a shadow
-//! record per touched word (24 bytes per 4-byte global word, freed after the
+//! record per touched word (32 bytes per 4-byte global word, freed after the
 //! launch). The detector sees the accesses of the kernel views, not those of
 //! the raw accessors in [`mem`].
 //!
@@ -66,7 +66,7 @@ mod sched;
 mod spec;
 mod warp;
 
-pub use collective::{sync_threads, warp_exchange};
+pub use collective::{sync_threads, warp_ballot, warp_exchange, warp_shuffle};
 pub use error::{Fault, Race, RaceAccess, SimError};
 pub use launch::{launch, launch_with, launched_kernels};
 pub(crate) use race::{global_access, shared_access};

@@ -27,6 +27,7 @@ use std::collections::VecDeque;
 use std::format;
 use std::panic::{AssertUnwindSafe, Location};
 use std::string::{String, ToString};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::vec::Vec;
 
 /// Per-thread view of the launch, reachable from device functions.
@@ -72,6 +73,7 @@ std::thread_local! {
 /// # Panics
 /// When called outside a simulated launch (a device function used from plain
 /// host code), with a message saying so.
+#[inline]
 pub fn with_thread<R>(f: impl FnOnce(&ThreadCtx) -> R) -> R {
     let p = CURRENT.with(|c| c.get());
     assert!(
@@ -102,6 +104,7 @@ pub(crate) fn try_with_block<R>(f: impl FnOnce(&ThreadCtx, &Block<'static>) -> R
 }
 
 /// `f(thread, block)` for the current thread (panics outside a launch).
+#[inline]
 pub(crate) fn with_block<R>(f: impl FnOnce(&ThreadCtx, &Block<'static>) -> R) -> R {
     with_thread(|t| {
         // SAFETY: see `try_with_block`.
@@ -118,6 +121,15 @@ pub(crate) enum Wait {
     Barrier,
     /// In a warp collective, called at this line.
     Warp(&'static Location<'static>),
+    /// No thread: the block had none left to start.
+    Idle,
+}
+
+impl Wait {
+    /// Waiting for other threads of the block.
+    fn is_blocked(self) -> bool {
+        matches!(self, Wait::Barrier | Wait::Warp(_))
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -244,11 +256,7 @@ impl<'l> Block<'l> {
         if self.aborted.get() {
             return true;
         }
-        if self
-            .launch
-            .aborted
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
+        if self.launch.aborted.load(Ordering::Relaxed) {
             self.aborted.set(true);
             return true;
         }
@@ -299,7 +307,7 @@ impl<'l> Block<'l> {
             .fibers
             .iter()
             .copied()
-            .filter(|f| f.wait != Wait::Run)
+            .filter(|f| f.wait.is_blocked())
             .collect();
         let at_barrier = waiting.iter().filter(|f| f.wait == Wait::Barrier).count();
         let mut parts = Vec::new();
@@ -462,52 +470,112 @@ fn thread_exited(b: &Block<'_>, t: &ThreadCtx) {
     }
 }
 
-/// Runs block `id` of the launch on this OS thread.
-pub(crate) fn run_block(launch: &LaunchState<'_>, id: u64) {
-    let block = Block::new(launch, id);
-    run_fibers(&block);
-    block.recycle();
+/// One OS thread's share of a launch: the block it runs now. Its fibers go
+/// from one block to the next: a fiber whose block has no thread left to
+/// start waits, idle, for the next block (a block of 256 threads with a
+/// barrier needs 256 fibers, and the next block reuses them).
+struct Worker<'l> {
+    block: Cell<*const Block<'l>>,
+    /// No block left: idle fibers return.
+    done: Cell<bool>,
 }
 
-fn run_fibers(b: &Block<'_>) {
-    // A fiber's body: threads one after the other until the block has none
-    // left to start (or failed).
-    let body = |fiber: u32, s: Suspender| {
-        while let Some(rank) = b.next_thread() {
-            run_thread(b, rank, fiber, s);
+/// Runs blocks of the launch on this OS thread, taking their indices from
+/// `next` (in index order, shared with the other workers) until none is left
+/// or the launch failed.
+pub(crate) fn run_worker(launch: &LaunchState<'_>, next: &AtomicU64) {
+    let nblocks = launch.spec.grid.volume();
+    let worker = Worker {
+        block: Cell::new(core::ptr::null()),
+        done: Cell::new(false),
+    };
+    let worker = &worker;
+    // A fiber's body: threads of the current block one after the other; idle
+    // when the block has none left to start, until the next block or the end.
+    let body = move |fiber: u32, s: Suspender| {
+        loop {
+            if worker.done.get() {
+                return;
+            }
+            // SAFETY: `block` points to the block `run_worker` is running: it
+            // is set before any fiber is resumed for that block, and the
+            // block lives until `run_fibers` has returned, after which no
+            // fiber runs until the pointer is set to the next block (or
+            // `done` is set).
+            let b = unsafe { &*worker.block.get() };
+            match b.next_thread() {
+                Some(rank) => run_thread(b, rank, fiber, s),
+                None => {
+                    b.sched.borrow_mut().fibers[fiber as usize].wait = Wait::Idle;
+                    s.suspend();
+                }
+            }
         }
     };
     let body = &body;
-    let mut fibers: Vec<Option<Fiber<'_>>> = Vec::new();
+    let mut fibers: Vec<Fiber<'_>> = Vec::new();
+    let mut idle: Vec<u32> = Vec::new();
+    loop {
+        let id = next.fetch_add(1, Ordering::Relaxed);
+        if id >= nblocks || launch.aborted.load(Ordering::Relaxed) {
+            break;
+        }
+        let block = Block::new(launch, id);
+        block.sched.borrow_mut().fibers.resize(fibers.len(), IDLE);
+        worker.block.set(&block);
+        run_fibers(&block, &mut fibers, &mut idle, body);
+        block.recycle();
+    }
+    worker.done.set(true);
+    for f in &mut fibers {
+        f.resume();
+    }
+}
+
+const IDLE: FiberInfo = FiberInfo {
+    rank: 0,
+    wait: Wait::Idle,
+};
+
+fn run_fibers<'f>(
+    b: &Block<'_>,
+    fibers: &mut Vec<Fiber<'f>>,
+    idle: &mut Vec<u32>,
+    body: &'f (impl Fn(u32, Suspender) + 'f),
+) {
+    // Fibers holding a thread of this block.
     let mut live = 0usize;
     loop {
-        let next = {
-            let mut s = b.sched.borrow_mut();
-            s.ready.pop_front()
-        };
+        let next = b.sched.borrow_mut().ready.pop_front();
         let f = match next {
             Some(f) => f,
             None if b.sched.borrow().next_rank < b.total && !b.is_aborted() => {
-                let id = fibers.len() as u32;
-                match Fiber::new(move |s| body(id, s)) {
-                    Ok(fiber) => {
-                        fibers.push(Some(fiber));
-                        b.sched.borrow_mut().fibers.push(FiberInfo {
-                            rank: 0,
-                            wait: Wait::Run,
-                        });
-                        live += 1;
-                        id
-                    }
-                    Err(e) => {
-                        b.record(
-                            b.thread_of(b.sched.borrow().next_rank),
-                            Fault::InvalidLaunch {
-                                detail: format!("could not map a simulator stack: {e}"),
-                            },
-                            None,
-                        );
-                        continue;
+                if let Some(f) = idle.pop() {
+                    b.sched.borrow_mut().fibers[f as usize].wait = Wait::Run;
+                    live += 1;
+                    f
+                } else {
+                    let id = fibers.len() as u32;
+                    match Fiber::new(move |s| body(id, s)) {
+                        Ok(fiber) => {
+                            fibers.push(fiber);
+                            b.sched.borrow_mut().fibers.push(FiberInfo {
+                                rank: 0,
+                                wait: Wait::Run,
+                            });
+                            live += 1;
+                            id
+                        }
+                        Err(e) => {
+                            b.record(
+                                b.thread_of(b.sched.borrow().next_rank),
+                                Fault::InvalidLaunch {
+                                    detail: format!("could not map a simulator stack: {e}"),
+                                },
+                                None,
+                            );
+                            continue;
+                        }
                     }
                 }
             }
@@ -525,10 +593,7 @@ fn run_fibers(b: &Block<'_>) {
                         let waiting: Vec<u32> = {
                             let s = b.sched.borrow();
                             (0..s.fibers.len() as u32)
-                                .filter(|&i| {
-                                    s.fibers[i as usize].wait != Wait::Run
-                                        && fibers[i as usize].is_some()
-                                })
+                                .filter(|&i| s.fibers[i as usize].wait.is_blocked())
                                 .collect()
                         };
                         if waiting.is_empty() {
@@ -542,10 +607,9 @@ fn run_fibers(b: &Block<'_>) {
                 }
             }
         };
-        if let Some(fiber) = fibers[f as usize].as_mut()
-            && fiber.resume()
-        {
-            fibers[f as usize] = None;
+        fibers[f as usize].resume();
+        if b.sched.borrow().fibers[f as usize].wait == Wait::Idle {
+            idle.push(f);
             live -= 1;
         }
     }

@@ -32,7 +32,7 @@ pub struct SimOptions {
     /// Report data races (shared memory within a barrier interval, global
     /// memory across the blocks of a launch). It costs time and memory: a
     /// shadow record for every shared-memory word of a block and for every
-    /// global word a launch touches (24 bytes per 4-byte word, freed after
+    /// global word a launch touches (32 bytes per 4-byte word, freed after
     /// the launch); `ptxlab sim-bench` measures the cost per kernel.
     pub race_check: bool,
 }

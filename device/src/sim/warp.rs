@@ -10,6 +10,7 @@
 
 use std::format;
 use std::string::String;
+use std::vec::Vec;
 
 /// The rendezvous of one warp, and its lanes' ordering facts for the race
 /// detector.
@@ -19,17 +20,27 @@ pub(crate) struct WarpState {
     pub(crate) arrived: u32,
     /// Lanes the exchange in progress needs (mask ∩ lanes that exist).
     pub(crate) expected: u32,
-    values: [u64; 32],
+    /// Value buffers: the exchange in progress collects into `bufs[cur]`;
+    /// a completed exchange's buffer stays until its waiting lanes have
+    /// read it (`readers` counts them down). Usually two buffers.
+    bufs: Vec<Buf>,
+    cur: usize,
     /// Fiber of each waiting lane.
     fiber: [u32; 32],
-    /// What each lane gets from the exchange that released it.
-    results: [[u64; 32]; 32],
+    /// The buffer each waiting lane reads when it is woken.
+    slot: [u8; 32],
     exited: u32,
     /// Race detector: id of the last collective each lane took part in.
     pub(crate) last: [u64; 32],
     /// Race detector: `joint[l][a]` = id of the last collective lanes `l`
     /// and `a` both took part in.
     pub(crate) joint: [[u64; 32]; 32],
+}
+
+#[derive(Clone, Copy)]
+struct Buf {
+    values: [u64; 32],
+    readers: u32,
 }
 
 impl WarpState {
@@ -42,6 +53,16 @@ impl WarpState {
         self.expected = 0;
         self.exited = 0;
         self.last = [tick; 32];
+        if self.bufs.is_empty() {
+            self.bufs.push(Buf {
+                values: [0; 32],
+                readers: 0,
+            });
+        }
+        for b in &mut self.bufs {
+            b.readers = 0;
+        }
+        self.cur = 0;
     }
 
     /// Lane `lane` exited; an error when lanes wait for it in an exchange.
@@ -107,45 +128,65 @@ impl WarpState {
                 participants & self.exited
             ));
         }
-        self.values[lane as usize] = value;
+        self.bufs[self.cur].values[lane as usize] = value;
         self.arrived |= bit;
         if self.arrived != self.expected {
             self.fiber[lane as usize] = fiber;
             return Ok(Exchange::Wait);
         }
-        // The last lane: hand the values to the waiting lanes.
-        let values = self.values;
+        // The last lane: the waiting lanes will read this buffer; collect
+        // the next exchange in a free one.
+        let done = self.cur;
         let mut waiting = self.arrived & !bit;
         let mut wake = [0u32; 32];
         let mut n = 0;
         while waiting != 0 {
             let l = waiting.trailing_zeros() as usize;
             waiting &= waiting - 1;
-            self.results[l] = values;
+            self.slot[l] = done as u8;
             wake[n] = self.fiber[l];
             n += 1;
         }
+        self.bufs[done].readers = n as u32;
         self.arrived = 0;
-        Ok(Exchange::Done { values, wake, n })
+        self.cur = match self.bufs.iter().position(|b| b.readers == 0) {
+            Some(i) => i,
+            None => {
+                self.bufs.push(Buf {
+                    values: [0; 32],
+                    readers: 0,
+                });
+                self.bufs.len() - 1
+            }
+        };
+        Ok(Exchange::Done { buf: done, wake, n })
     }
 
-    /// What the exchange that released waiting lane `lane` gave it.
-    pub(crate) fn result(&self, lane: u32) -> [u64; 32] {
-        self.results[lane as usize]
+    /// The values of a completed exchange, for the lane that completed it.
+    pub(crate) fn values(&self, buf: usize) -> &[u64; 32] {
+        &self.bufs[buf].values
+    }
+
+    /// What the exchange that released waiting lane `lane` gave it; valid
+    /// until [`Self::release`].
+    pub(crate) fn result(&self, lane: u32) -> &[u64; 32] {
+        &self.bufs[self.slot[lane as usize] as usize].values
+    }
+
+    /// Waiting lane `lane` has read its result.
+    pub(crate) fn release(&mut self, lane: u32) {
+        self.bufs[self.slot[lane as usize] as usize].readers -= 1;
     }
 }
 
 /// What an arrival at a warp exchange leads to.
-// Returned by value once per arrival: boxing `Done` would allocate on every
-// exchange.
-#[allow(clippy::large_enum_variant)]
 pub(crate) enum Exchange {
     /// Wait for the other lanes.
     Wait,
-    /// The last lane: these are the values; wake the first `n` fibers of
-    /// `wake` (the lanes that waited).
+    /// The last lane: the values are in buffer `buf`; wake the first `n`
+    /// fibers of `wake` (the lanes that waited).
     Done {
-        values: [u64; 32],
+        buf: usize,
         wake: [u32; 32],
         n: usize,
     },

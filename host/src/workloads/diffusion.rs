@@ -577,8 +577,9 @@ pub struct Args {
     pub out: Option<std::path::PathBuf>,
 }
 
-/// Most cell updates (cells x steps) of a simulated run.
-pub const SIM_MAX_WORK: usize = 1 << 22;
+/// Most cell updates (cells x steps) of a simulated run (one to two minutes
+/// on two cores, with race detection).
+pub const SIM_MAX_WORK: usize = 1 << 28;
 
 /// Parses `N` or `NXxNY`.
 pub fn parse_size(s: &str) -> Result<(usize, usize)> {

@@ -89,10 +89,10 @@ fn diffusion_hostile_options_and_valid_edges() {
         );
     }
     fails_with(
-        &on(SIM, &["diffusion", "--size", "300", "--iters", "100"]),
+        &on(SIM, &["diffusion", "--size", "2000", "--iters", "100"]),
         &[
             "--size/--iters",
-            "300x300 cells x 100 steps",
+            "2000x2000 cells x 100 steps",
             "too many for the simulator",
             "--backend cpu",
         ],
@@ -102,6 +102,33 @@ fn diffusion_hostile_options_and_valid_edges() {
     for be in [CPU, SIM] {
         succeeds(&on(be, &["diffusion", "--size", "3", "--iters", "1"]));
     }
+    // The material's racy kernel on the simulator: the race detector names
+    // it (a RACE line with both blocks and lines), and the run goes on
+    // without detection; with `--race-check off`, only the warning.
+    let racy = [
+        "diffusion",
+        "--size",
+        "37x29",
+        "--iters",
+        "2",
+        "--variant",
+        "inplace",
+    ];
+    let text = succeeds(&on(SIM, &racy));
+    assert!(
+        text.contains("RACE (the material's bug")
+            && text.contains("data race on global memory")
+            && text.contains("kernels-gpu/src/diffusion.rs:")
+            && text.contains("WARNING: the in-place kernel is racy"),
+        "{text}"
+    );
+    let mut quiet = racy.to_vec();
+    quiet.extend(["--race-check", "off"]);
+    let text = succeeds(&on(SIM, &quiet));
+    assert!(
+        !text.contains("RACE") && text.contains("WARNING: the in-place kernel is racy"),
+        "{text}"
+    );
     let mut fields = Vec::new();
     for (be, v) in [(CPU, "pingpong"), (SIM, "pingpong"), (SIM, "temporal")] {
         let out = tmp(&format!("df_out_{be}_{v}.npy"));

@@ -39,12 +39,12 @@ fn fusion_and_launch_overhead_hostile_options() {
         &["--n: needs", "of host memory", "use a smaller --n"],
     );
     fails_with(
-        &on(SIM, &["fusion", "--n", "100000"]),
-        &["--n", "100000 elements on the simulator; at most 65536"],
+        &on(SIM, &["fusion", "--n", "5000000"]),
+        &["--n", "5000000 elements on the simulator; at most 4194304"],
     );
     fails_with(
-        &on(SIM, &["launch-overhead", "--kernels", "201"]),
-        &["--kernels", "at most 200 on the simulator"],
+        &on(SIM, &["launch-overhead", "--kernels", "20001"]),
+        &["--kernels", "20001; at most 20000 on the simulator"],
     );
     fails_with(
         &on(CPU, &["launch-overhead", "--kernels", "5"]),

@@ -89,13 +89,13 @@ fn matmul_hostile_options_and_valid_edges() {
     for (m, n, k) in [
         ("1000000", "1000000", "1000000"),
         ("4294967295", "4294967295", "4294967295"),
-        ("129", "128", "128"),
+        ("513", "512", "512"),
     ] {
         fails_with(
             &on(SIM, &["matmul", "--m", m, "--n", n, "--k", k]),
             &[
                 "too large for the simulator",
-                "m*n*k <= 2^21",
+                "m*n*k <= 2^27",
                 "--backend cpu",
             ],
         );

@@ -77,12 +77,11 @@ fn poisson_hostile_options() {
             ],
         );
     }
-    // The simulator runs one OS thread per GPU thread: big grids and long
-    // runs are refused with the limit.
+    // Big grids and long runs on the simulator are refused with the limit.
     fails_with(
-        &on(SIM, &["poisson", "--size", "2000"]),
+        &on(SIM, &["poisson", "--size", "4096"]),
         &[
-            "4000000 cells (2000x2000) on the simulator; at most 65536",
+            "16777216 cells (4096x4096) on the simulator; at most 4194304",
             "--backend cpu",
         ],
     );
@@ -92,7 +91,7 @@ fn poisson_hostile_options() {
             &[
                 "poisson",
                 "--size",
-                "64",
+                "1024",
                 "--variant",
                 "naive",
                 "--tol",
@@ -102,7 +101,7 @@ fn poisson_hostile_options() {
         &[
             "--iters",
             "cell updates on the simulator",
-            "at most 4194304",
+            "at most 268435456",
             "fewer --iters",
         ],
     );

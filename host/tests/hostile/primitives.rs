@@ -92,14 +92,14 @@ fn reduce_hostile_inputs_and_valid_edges() {
     );
     fails_with(
         &on(SIM, &["reduce", "--n", "1e12"]),
-        &["--n", "on the simulator; at most 1048576", "--backend cpu"],
+        &["--n", "on the simulator; at most 8388608", "--backend cpu"],
     );
     fails_with(
         &on(
             SIM,
-            &["reduce", "--n", "65537", "--variant", "atomic-thread"],
+            &["reduce", "--n", "4194305", "--variant", "atomic-thread"],
         ),
-        &["65537 elements with --variant atomic-thread on the simulator; at most 65536"],
+        &["4194305 elements with --variant atomic-thread on the simulator; at most 4194304"],
     );
     // Valid: a big-endian file summed exactly by every rung; size 1; the
     // i32 sum wraps as documented.
@@ -229,8 +229,8 @@ fn histogram_hostile_inputs_and_valid_edges() {
         );
     }
     fails_with(
-        &on(SIM, &["histogram", "--n", "2000000"]),
-        &["--n", "2000000 keys on the simulator; at most 1048576"],
+        &on(SIM, &["histogram", "--n", "9000000"]),
+        &["--n", "9000000 keys on the simulator; at most 8388608"],
     );
     // Valid: exact counts for uint8 keys and for big-endian uint32 keys, on
     // both backends and both rungs; a single key.
@@ -369,18 +369,18 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
     fails_with(
         &on(
             SIM,
-            &["monte-carlo-pi", "--samples", "1000", "--blocks", "100"],
+            &["monte-carlo-pi", "--samples", "1000", "--blocks", "20000"],
         ),
-        &["--blocks", "100 blocks on the simulator; at most 64"],
+        &["--blocks", "20000 blocks on the simulator; at most 16384"],
     );
     fails_with(
         &on(
             SIM,
-            &["monte-carlo-pi", "--samples", "2e8", "--blocks", "1"],
+            &["monte-carlo-pi", "--samples", "2e9", "--blocks", "1"],
         ),
-        &["--samples", "on the simulator; at most 1e8"],
+        &["--samples", "on the simulator; at most 1e9"],
     );
-    // Valid: one sample; the simulator's default layout; many idle streams
+    // Valid: one sample; a small layout on the simulator; many idle streams
     // (more threads than samples) on the CPU.
     for be in [CPU, SIM] {
         let text = succeeds(&on(
@@ -399,12 +399,44 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
     }
     let text = succeeds(&on(
         SIM,
-        &["monte-carlo-pi", "--samples", "1000", "--reps", "1"],
+        &[
+            "monte-carlo-pi",
+            "--samples",
+            "1000",
+            "--blocks",
+            "8",
+            "--reps",
+            "1",
+        ],
     ));
     assert!(
         text.contains("PASS monte-carlo-pi on CPU simulator"),
         "{text}"
     );
+    // One default layout on every backend: a seed gives the same count on
+    // the simulator and the CPU, and the layout is printed.
+    let hits = |be: &str| {
+        let text = succeeds(&on(
+            be,
+            &[
+                "monte-carlo-pi",
+                "--samples",
+                "1e6",
+                "--seed",
+                "7",
+                "--reps",
+                "1",
+            ],
+        ));
+        assert!(
+            text.contains("layout: 4224 blocks x 256 threads = 1081344 streams, seed 7"),
+            "{text}"
+        );
+        let i = text.find(" hits of 1000000").expect("a count");
+        let start = text[..i].rfind(' ').map_or(0, |j| j + 1);
+        text[start..i].to_string()
+    };
+    assert_eq!(hits(SIM), hits(CPU));
     let text = succeeds(&on(
         CPU,
         &[

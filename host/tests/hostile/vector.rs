@@ -54,11 +54,11 @@ fn vector_add_hostile_options() {
     }
     fails_with(
         &on(SIM, &["vector-add", "--n", "1e12"]),
-        &["--n", "on the simulator; at most 65536", "--backend cpu"],
+        &["--n", "on the simulator; at most 4194304", "--backend cpu"],
     );
     fails_with(
-        &on(SIM, &["vector-add", "--n", "65537"]),
-        &["65537 elements on the simulator; at most 65536"],
+        &on(SIM, &["vector-add", "--n", "4194305"]),
+        &["4194305 elements on the simulator; at most 4194304"],
     );
     fails_with(
         &["vector-add", "--backend", "tpu"],

@@ -3,39 +3,40 @@
 //! Blocks run in parallel on several OS threads, so the shadow is
 //! concurrent: one `AtomicU64` per 4-byte word holds the block (index + 1)
 //! that wrote it and up to two blocks that read it, 21 bits each, updated by
-//! compare-and-swap; three `AtomicU32` beside it keep, for the report, the
-//! thread and source line of each of those accesses. A write by block B
+//! compare-and-swap; three more beside it keep, for the report, the thread
+//! and source line of each of those accesses (32 bytes per word). A write by block B
 //! conflicts with a writer or reader other than B; a read by B with a
 //! writer other than B. A second reader block is recorded so that a later
 //! write by the first one is still caught.
 //!
 //! The shadow lives only for the launch, in pages of 4096 words allocated
 //! when a page of memory is first touched (so it follows whatever buffers
-//! the kernel reaches, registered or not); the launch frees them. Each block
-//! finds its pages through a small cache, and takes the launch's lock only
-//! on a miss.
+//! the kernel reaches, registered or not); the launch frees them, into a
+//! small pool for the next launches. Each block finds its pages through a
+//! small cache, and takes the launch's lock only on a miss.
 
 use core::cell::Cell;
 use std::boxed::Box;
 use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::vec::Vec;
 
 const BITS: u32 = 21;
 const MASK: u64 = (1 << BITS) - 1;
 /// Words per page (16 KiB of memory).
 const PAGE_WORDS: usize = 4096;
-/// Source lines a side record can name.
-const MAX_LOCS: u32 = (1 << 22) - 1;
+/// A side record: the address of the access's `Location` (user-space
+/// addresses fit in 54 bits) with the thread's rank in the 10 bits above.
+const RANK_SHIFT: u32 = 54;
 
 #[derive(Default)]
 pub(crate) struct Word {
     /// writer | reader1 << 21 | reader2 << 42 (block index + 1, 0 = none).
     state: AtomicU64,
-    /// (line id + 1) << 10 | thread rank, of the writer and the two readers.
-    side: [AtomicU32; 3],
+    /// Side records of the writer and the two readers (see [`side`]).
+    side: [AtomicU64; 3],
 }
 
 /// The other access of a conflict.
@@ -103,19 +104,29 @@ impl Word {
             v = self.side[slot].load(Relaxed);
             spins += 1;
         }
+        let loc = (v & ((1 << RANK_SHIFT) - 1)) as usize as *const Location<'static>;
         Other {
             block: block - 1,
-            rank: (v != 0).then_some(v & 0x3ff),
+            rank: (v != 0).then_some((v >> RANK_SHIFT) as u32),
+            // SAFETY: a non-zero side record holds the address of a
+            // `&'static Location` stored by `side` (user-space addresses
+            // are below 2^54, so masking the rank off gives it back).
+            loc: (v != 0).then(|| unsafe { &*loc }),
             write,
-            loc: (v != 0).then(|| location(v >> 10)).flatten(),
         }
     }
 }
 
 /// The launch's shadow of global memory.
 pub(crate) struct GlobalShadow {
-    pages: Mutex<HashMap<usize, Box<[Word]>>>,
+    pages: Mutex<HashMap<usize, Box<[Word]>, BuildPageHasher>>,
 }
+
+/// Pages kept for the next launches (cleared when taken), at most
+/// [`POOL_PAGES`]: reusing them is cheaper than fresh, page-faulting memory.
+static POOL: Mutex<Vec<Box<[Word]>>> = Mutex::new(Vec::new());
+/// 256 pages of 128 KiB: 32 MiB.
+const POOL_PAGES: usize = 256;
 
 impl GlobalShadow {
     /// Blocks a launch may have for its global shadow (their indices + 1
@@ -124,7 +135,7 @@ impl GlobalShadow {
 
     pub(crate) fn new() -> Self {
         Self {
-            pages: Mutex::new(HashMap::new()),
+            pages: Mutex::new(HashMap::with_hasher(BuildPageHasher)),
         }
     }
 
@@ -132,14 +143,69 @@ impl GlobalShadow {
         let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
         pages
             .entry(page)
-            .or_insert_with(|| (0..PAGE_WORDS).map(|_| Word::default()).collect())
+            .or_insert_with(|| {
+                let pooled = POOL.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                match pooled {
+                    Some(mut p) => {
+                        for w in p.iter_mut() {
+                            *w = Word::default();
+                        }
+                        p
+                    }
+                    None => (0..PAGE_WORDS).map(|_| Word::default()).collect(),
+                }
+            })
             .as_ptr()
     }
 }
 
+impl Drop for GlobalShadow {
+    fn drop(&mut self) {
+        let pages = self.pages.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, p) in pages.drain() {
+            if pool.len() >= POOL_PAGES {
+                break;
+            }
+            pool.push(p);
+        }
+    }
+}
+
+/// Page numbers are spread enough to hash by one multiplication.
+#[derive(Default, Clone, Copy)]
+struct BuildPageHasher;
+
+#[derive(Default)]
+struct PageHasher(u64);
+
+impl core::hash::BuildHasher for BuildPageHasher {
+    type Hasher = PageHasher;
+    fn build_hasher(&self) -> PageHasher {
+        PageHasher(0)
+    }
+}
+
+impl core::hash::Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.0 = (v as u64 ^ self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Entries of a block's page cache.
+const CACHE: usize = 64;
+
 /// A block's cache of shadow pages (page number, first word).
 pub(crate) struct GlobalCache {
-    entries: [Cell<(usize, *const Word)>; 8],
+    entries: [Cell<(usize, *const Word)>; CACHE],
 }
 
 impl Default for GlobalCache {
@@ -152,9 +218,11 @@ impl Default for GlobalCache {
 
 impl GlobalCache {
     /// The shadow of the word at byte address `4 * word`.
+    #[inline]
     pub(crate) fn word<'s>(&self, g: &'s GlobalShadow, word: usize) -> &'s Word {
         let page = word / PAGE_WORDS;
-        let e = &self.entries[page % 8];
+        let slot = (page as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - CACHE.ilog2());
+        let e = &self.entries[slot as usize];
         let (p, base) = e.get();
         let base = if p == page {
             base
@@ -171,52 +239,10 @@ impl GlobalCache {
     }
 }
 
-/// Source lines named by side records: id `i + 1` is `list[i]`.
-struct Locations {
-    list: Vec<&'static Location<'static>>,
-    ids: Option<HashMap<usize, u32>>,
-}
-
-static LOCS: Mutex<Locations> = Mutex::new(Locations {
-    list: Vec::new(),
-    ids: None,
-});
-
-std::thread_local! {
-    static LOC_CACHE: [Cell<(usize, u32)>; 32] =
-        core::array::from_fn(|_| Cell::new((0, 0)));
-}
-
-/// Packs a side record: (line id + 1) << 10 | rank (0 when the line cannot
-/// be named).
-fn side(rank: u32, loc: &'static Location<'static>) -> u32 {
-    let key = loc as *const Location<'static> as usize;
-    let id = LOC_CACHE.with(|c| {
-        let e = &c[(key >> 3) % 32];
-        let (k, id) = e.get();
-        if k == key {
-            return id;
-        }
-        let mut l = LOCS.lock().unwrap_or_else(|e| e.into_inner());
-        let Locations { list, ids } = &mut *l;
-        let id = *ids
-            .get_or_insert_with(HashMap::new)
-            .entry(key)
-            .or_insert_with(|| {
-                list.push(loc);
-                list.len() as u32
-            });
-        e.set((key, id));
-        id
-    });
-    if id > MAX_LOCS {
-        0
-    } else {
-        id << 10 | (rank & 0x3ff)
-    }
-}
-
-fn location(id: u32) -> Option<&'static Location<'static>> {
-    let l = LOCS.lock().unwrap_or_else(|e| e.into_inner());
-    l.list.get((id as usize).checked_sub(1)?).copied()
+/// Packs a side record: the `Location`'s address, and `rank` above it (0
+/// only for "not recorded").
+fn side(rank: u32, loc: &'static Location<'static>) -> u64 {
+    let addr = loc as *const Location<'static> as usize as u64;
+    debug_assert!(addr < 1 << RANK_SHIFT);
+    addr | (rank as u64 & 0x3ff) << RANK_SHIFT
 }

@@ -21,7 +21,10 @@ pub(crate) mod global;
 pub(crate) mod shared;
 
 use super::error::{Fault, Race, RaceAccess};
-use super::sched;
+use super::sched::{self, Block, ThreadCtx};
+use crate::dim3::Dim3;
+use global::Other;
+use shared::{Access, SharedRace};
 use std::boxed::Box;
 use std::panic::Location;
 use std::string::ToString;
@@ -43,24 +46,7 @@ pub(crate) fn shared_access(
         let warp = b.warps[(t.rank / 32) as usize].borrow();
         for word in off / 4..=(off + size.max(1) - 1) / 4 {
             if let Err(other) = r.access(word, t.rank, write, loc, &warp.last, &warp.joint[lane]) {
-                let fault = Fault::Race(Box::new(Race {
-                    space: "shared memory",
-                    word: std::format!("word {word} (byte offset {})", word * 4),
-                    first: RaceAccess {
-                        block: b.idx,
-                        thread: b.thread_of(other.rank as u32),
-                        write: other.write,
-                        location: other.loc.map_or_else(Default::default, |l| l.to_string()),
-                    },
-                    second: RaceAccess {
-                        block: b.idx,
-                        thread: t.thread_idx,
-                        write,
-                        location: loc.to_string(),
-                    },
-                    interval: r.interval(),
-                }));
-                return Some(fault);
+                return Some(shared_race(t, b, r, word, other, write, loc));
             }
         }
         None
@@ -68,6 +54,35 @@ pub(crate) fn shared_access(
     if let Some(Some(fault)) = conflict {
         sched::fail_at(fault, loc)
     }
+}
+
+#[cold]
+fn shared_race(
+    t: &ThreadCtx,
+    b: &Block<'_>,
+    r: &SharedRace,
+    word: usize,
+    other: Access,
+    write: bool,
+    loc: &'static Location<'static>,
+) -> Fault {
+    Fault::Race(Box::new(Race {
+        space: "shared memory",
+        word: std::format!("word {word} (byte offset {})", word * 4),
+        first: RaceAccess {
+            block: b.idx,
+            thread: b.thread_of(other.rank as u32),
+            write: other.write,
+            location: other.loc.map_or_else(Default::default, |l| l.to_string()),
+        },
+        second: RaceAccess {
+            block: b.idx,
+            thread: t.thread_idx,
+            write,
+            location: loc.to_string(),
+        },
+        interval: r.interval(),
+    }))
 }
 
 /// Records a global-memory access of `size` bytes at `addr` (element
@@ -87,42 +102,7 @@ pub(crate) fn global_access(
         for word in addr / 4..=(addr + size.max(1) - 1) / 4 {
             let shadow = b.gcache.word(g, word);
             if let Err(other) = shadow.access(me, write, t.rank, loc) {
-                let spec = b.launch.spec;
-                let gx = spec.grid.x as u64;
-                let gy = spec.grid.y as u64;
-                let ob = other.block;
-                let bd = spec.block;
-                let first = RaceAccess {
-                    block: crate::dim3::Dim3::new(
-                        (ob % gx) as u32,
-                        ((ob / gx) % gy) as u32,
-                        (ob / (gx * gy)) as u32,
-                    ),
-                    thread: match other.rank {
-                        Some(r) => {
-                            crate::dim3::Dim3::new(r % bd.x, (r / bd.x) % bd.y, r / (bd.x * bd.y))
-                        }
-                        None => crate::dim3::Dim3::default(),
-                    },
-                    write: other.write,
-                    location: other
-                        .loc
-                        .map_or_else(|| "(line not recorded)".into(), |l| l.to_string()),
-                };
-                return Some(Fault::Race(Box::new(Race {
-                    space: "global memory",
-                    word: std::format!("element {index} (address {addr:#x})"),
-                    first,
-                    second: RaceAccess {
-                        block: b.idx,
-                        thread: t.thread_idx,
-                        write,
-                        location: loc.to_string(),
-                    },
-                    interval: "in one launch: the blocks of a launch run in no fixed order \
-                               (write to another buffer, or split the work into two launches)"
-                        .into(),
-                })));
+                return Some(global_race(t, b, other, addr, index, write, loc));
             }
         }
         None
@@ -130,4 +110,48 @@ pub(crate) fn global_access(
     if let Some(Some(fault)) = conflict {
         sched::fail_at(fault, loc)
     }
+}
+
+#[cold]
+fn global_race(
+    t: &ThreadCtx,
+    b: &Block<'_>,
+    other: Other,
+    addr: usize,
+    index: usize,
+    write: bool,
+    loc: &'static Location<'static>,
+) -> Fault {
+    let spec = b.launch.spec;
+    let (gx, gy) = (spec.grid.x as u64, spec.grid.y as u64);
+    let ob = other.block;
+    let bd = spec.block;
+    let first = RaceAccess {
+        block: Dim3::new(
+            (ob % gx) as u32,
+            ((ob / gx) % gy) as u32,
+            (ob / (gx * gy)) as u32,
+        ),
+        thread: other.rank.map_or_else(Dim3::default, |r| {
+            Dim3::new(r % bd.x, (r / bd.x) % bd.y, r / (bd.x * bd.y))
+        }),
+        write: other.write,
+        location: other
+            .loc
+            .map_or_else(|| "(line not recorded)".into(), |l| l.to_string()),
+    };
+    Fault::Race(Box::new(Race {
+        space: "global memory",
+        word: std::format!("element {index} (address {addr:#x})"),
+        first,
+        second: RaceAccess {
+            block: b.idx,
+            thread: t.thread_idx,
+            write,
+            location: loc.to_string(),
+        },
+        interval: "in one launch: the blocks of a launch run in no fixed order (write to \
+                   another buffer, or split the work into two launches)"
+            .into(),
+    }))
 }

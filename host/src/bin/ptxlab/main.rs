@@ -22,6 +22,11 @@ mod sim_bench;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// Data-race detection of the CPU simulator (`--backend sim`): on (the
+    /// default; it costs up to half the speed, `ptxlab sim-bench` measures
+    /// it) or off. Overrides the environment variable PTXLAB_SIM_RACECHECK.
+    #[arg(long, global = true, value_name = "on|off", value_parser = ["on", "off"])]
+    race_check: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -88,6 +93,9 @@ fn main() {
         }
         Err(e) => e.exit(),
     };
+    if let Some(r) = &cli.race_check {
+        ptxlab_device::sim::set_race_check(Some(r == "on"));
+    }
     let r: anyhow::Result<()> = match &cli.cmd {
         Cmd::Info => bench::info(),
         Cmd::Bench(a) => bench::run(a),

@@ -172,6 +172,21 @@ fn reduction(dev: &Device, kernel: &'static str) -> Result<Case> {
     })
 }
 
+/// CPU time of the whole process (every thread), in seconds.
+fn process_cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` through the pointer,
+    // which points to a live, writable `timespec` on this stack.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    if r != 0 {
+        return f64::NAN;
+    }
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
 /// `ptxlab sim-bench`.
 pub fn run(args: &Args) -> Result<()> {
     if !(args.min_seconds.is_finite() && args.min_seconds > 0.0 && args.min_seconds <= 600.0) {
@@ -195,13 +210,16 @@ pub fn run(args: &Args) -> Result<()> {
         reduction(&dev, "reduce_atomic_warp_f32")?,
     ];
     println!(
-        "simulated GPU threads per second, {} worker threads (median launch; min-max)\n",
+        "simulated GPU threads per second, {} worker threads: per second of wall time (median \
+         launch; min-max) and per second of CPU time (all launches, all threads; robust to \
+         other load on the machine)\n",
         rayon::current_num_threads()
     );
     println!(
-        "| class | kernel | grid x block | threads | race check | launches | ms per launch | threads/s |"
+        "| class | kernel | grid x block | threads | race check | launches | ms per launch | \
+         threads/s | threads/CPU-s |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for mut c in cases {
         if args.only.as_deref().is_some_and(|o| !c.kernel.contains(o)) {
             continue;
@@ -211,6 +229,7 @@ pub fn run(args: &Args) -> Result<()> {
             (c.run)(&dev)?;
             (c.check)(&dev)?;
             let mut times = Vec::new();
+            let cpu0 = process_cpu_seconds();
             let start = Instant::now();
             while times.len() < 3 || start.elapsed().as_secs_f64() < args.min_seconds {
                 let t = Instant::now();
@@ -220,11 +239,12 @@ pub fn run(args: &Args) -> Result<()> {
                     break;
                 }
             }
+            let cpu = process_cpu_seconds() - cpu0;
             times.sort_by(f64::total_cmp);
             let median = times[times.len() / 2];
             let threads = c.cfg.grid.volume() * c.cfg.block.volume();
             println!(
-                "| {} | {} | {} x {} | {threads} | {} | {} | {:.3} ({:.3}-{:.3}) | {:.3e} |",
+                "| {} | {} | {} x {} | {threads} | {} | {} | {:.3} ({:.3}-{:.3}) | {:.3e} | {:.3e} |",
                 c.class,
                 c.kernel,
                 c.cfg.grid,
@@ -234,7 +254,8 @@ pub fn run(args: &Args) -> Result<()> {
                 median * 1e3,
                 times[0] * 1e3,
                 times[times.len() - 1] * 1e3,
-                threads as f64 / median
+                threads as f64 / median,
+                (threads * times.len() as u64) as f64 / cpu
             );
         }
     }

@@ -22,8 +22,10 @@ pub struct Args {
     pub reps: usize,
 }
 
-/// Largest `--n` on the simulator (one OS thread per GPU thread).
-pub const SIM_MAX_N: usize = 1 << 16;
+/// Largest `--n` on the simulator (a few arrays and their race shadow).
+pub const SIM_MAX_N: usize = 1 << 22;
+/// Most `--kernels` of `launch-overhead` on the simulator.
+pub const SIM_MAX_KERNELS: usize = 20_000;
 
 /// `ptxlab fusion`.
 pub fn cli(args: &Args) -> Result<()> {
@@ -83,7 +85,7 @@ pub fn cli(args: &Args) -> Result<()> {
 /// `ptxlab launch-overhead` arguments.
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
-    /// Tiny kernels per measurement (1..=100000; at most 200 on the simulator).
+    /// Tiny kernels per measurement (1..=100000; at most 20000 on the simulator).
     #[arg(long, default_value_t = 1000, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub kernels: usize,
     /// gpu or sim (sim: plain launches only).
@@ -121,10 +123,14 @@ pub fn cli_launch(args: &LaunchArgs) -> Result<()> {
     let dev = match backend {
         crate::Backend::Gpu => Device::gpu(0)?,
         crate::Backend::Sim => {
-            if args.kernels > 200 {
+            if args.kernels > SIM_MAX_KERNELS {
                 return Err(Error::input(
                     "--kernels",
-                    "at most 200 on the simulator (each launch starts OS threads)",
+                    format!(
+                        "{}; at most {SIM_MAX_KERNELS} on the simulator (each launch hands its \
+                         blocks to the CPU cores and waits for them)",
+                        args.kernels
+                    ),
                 ));
             }
             Device::sim()

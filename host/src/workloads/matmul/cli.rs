@@ -36,8 +36,8 @@ pub struct Args {
     pub reps: usize,
 }
 
-/// Most multiply-adds (`m n k`) of a simulated run.
-pub const SIM_MAX_MNK: usize = 1 << 21;
+/// Most multiply-adds (`m n k`) of a simulated run (512^3).
+pub const SIM_MAX_MNK: usize = 1 << 27;
 /// Most multiply-adds of a `--backend cpu` run (its one-thread baseline).
 pub const CPU_MAX_MNK: usize = 1 << 36;
 
@@ -56,8 +56,8 @@ pub fn cli(args: &Args) -> Result<()> {
         return Err(Error::input(
             "matmul",
             format!(
-                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^21 (e.g. --m 128 --n 128 \
-                 --k 128), or --backend cpu"
+                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^27 (e.g. --m 512 --n 512 \
+                 --k 512), or --backend cpu"
             ),
         ));
     }

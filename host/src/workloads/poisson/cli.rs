@@ -29,11 +29,13 @@ pub fn cli(args: &Args) -> Result<()> {
     }
 }
 
-/// Most cells of a grid on the simulator (one OS thread per GPU thread).
-pub const SIM_MAX_CELLS: usize = 1 << 16;
+/// Most cells of a grid on the simulator (2048 x 2048: three grids and their
+/// race shadow, about 400 MB).
+pub const SIM_MAX_CELLS: usize = 1 << 22;
 /// Most simulated cell updates of one `ptxlab poisson --backend sim` run:
-/// cells x (sweeps + 3) x variants (about 4 minutes on two cores).
-pub const SIM_MAX_WORK: usize = 1 << 22;
+/// cells x (sweeps + 3) x variants (one to two minutes on two cores, with
+/// race detection).
+pub const SIM_MAX_WORK: usize = 1 << 28;
 
 fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
     if let Some(i) = args.iters {
@@ -76,7 +78,7 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
                 "--iters",
                 format!(
                     "{} cells x {} sweeps x {} variant(s) = {work} cell updates on the simulator; at \
-                     most {SIM_MAX_WORK} (it runs one OS thread per GPU thread): give fewer --iters, \
+                     most {SIM_MAX_WORK} (one to two minutes on two cores): give fewer --iters, \
                      a smaller grid or one --variant",
                     grid.cells(),
                     opts.max_iters + 3,

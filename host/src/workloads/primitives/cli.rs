@@ -3,10 +3,10 @@
 //! and timings.
 
 use super::{
-    HistKey, HistRung, MAX_KEYS, PiLayout, ReduceRung, SIM_BLOCK, SIM_BLOCKS, SumElement, SumPlan,
-    check_buffer, check_values, cpu_histogram_rayon, cpu_histogram_serial, cpu_pi_rayon,
-    cpu_sum_rayon, cpu_sum_serial, estimate, histogram, histogram_into, pi_hits, pi_into,
-    random_inputs, random_keys, reference, validate_bins,
+    HistKey, HistRung, MAX_KEYS, PiLayout, ReduceRung, SumElement, SumPlan, check_buffer,
+    check_values, cpu_histogram_rayon, cpu_histogram_serial, cpu_pi_rayon, cpu_sum_rayon,
+    cpu_sum_serial, estimate, histogram, histogram_into, pi_hits, pi_into, random_inputs,
+    random_keys, reference, validate_bins,
 };
 use crate::error::{Error, Result};
 use crate::runtime::{Device, Timing};
@@ -19,11 +19,11 @@ fn open_device(backend: crate::Backend) -> Result<Option<Device>> {
     })
 }
 
-/// Largest problem the simulator accepts from the command line (it runs one
-/// OS thread per GPU thread).
-const SIM_MAX_N: usize = 1 << 20;
+/// Largest problem the simulator accepts from the command line (the input
+/// and its race shadow: about 300 MB at the limit).
+const SIM_MAX_N: usize = 1 << 23;
 /// Largest problem of the one-element-per-thread rungs on the simulator.
-const SIM_MAX_N_PER_ELEMENT: usize = 1 << 16;
+const SIM_MAX_N_PER_ELEMENT: usize = 1 << 22;
 
 fn print_timing(what: &str, dev: &str, t: &Timing, extra: &str) {
     use crate::report::fmt_ms;
@@ -83,7 +83,8 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
     } else {
         vec![args.variant.parse()?]
     };
-    // The simulator's limit for these rungs (one OS thread per GPU thread).
+    // The simulator's limit for these rungs (one thread per element for all
+    // but the grid-stride rung).
     let sim_limit = if rungs.iter().all(|r| *r == ReduceRung::GridStride) {
         SIM_MAX_N
     } else {
@@ -344,6 +345,11 @@ fn cli_histogram_typed<K: HistKey>(args: &HistogramArgs, backend: crate::Backend
     Ok(())
 }
 
+/// Most `--blocks` of a simulated Monte-Carlo run (4M threads).
+const SIM_MAX_PI_BLOCKS: usize = 1 << 14;
+/// Most `--samples` of a simulated Monte-Carlo run.
+const SIM_MAX_PI_SAMPLES: u64 = 1_000_000_000;
+
 /// `ptxlab monte-carlo-pi` arguments.
 #[derive(Debug, clap::Args)]
 pub struct PiArgs {
@@ -354,7 +360,8 @@ pub struct PiArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Blocks of 256 threads (the layout fixes the streams; keep it to compare
-    /// runs). Default 4224; on the simulator 4 blocks of 64 (at most 64 blocks).
+    /// runs). Default 4224 on every backend, so a seed gives the same count on
+    /// the GPU, the simulator and the CPU (at most 16384 on the simulator).
     #[arg(long, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub blocks: Option<u32>,
     /// gpu, sim or cpu.
@@ -369,35 +376,38 @@ pub struct PiArgs {
 pub fn cli_pi(args: &PiArgs) -> Result<()> {
     let backend: crate::Backend = args.backend.parse()?;
     crate::cli::check_reps(args.reps)?;
-    let mut layout = PiLayout {
+    // One layout on every backend: the layout fixes the streams.
+    let layout = PiLayout {
         blocks: args.blocks.unwrap_or(mc::DEFAULT_BLOCKS),
         block: mc::BLOCK,
     };
     if backend == crate::Backend::Sim {
-        layout = PiLayout {
-            blocks: args.blocks.unwrap_or(SIM_BLOCKS),
-            block: SIM_BLOCK,
-        };
-        if layout.threads() > 4096 {
-            return Err(Error::input(
-                "--blocks",
-                format!(
-                    "{} blocks on the simulator; at most {} (one OS thread per GPU thread)",
-                    layout.blocks,
-                    4096 / SIM_BLOCK
-                ),
-            ));
-        }
-        if args.samples > 100_000_000 {
+        crate::cli::check_sim_limit(
+            "--blocks",
+            layout.blocks as usize,
+            SIM_MAX_PI_BLOCKS,
+            "blocks",
+        )?;
+        if args.samples > SIM_MAX_PI_SAMPLES {
             return Err(Error::input(
                 "--samples",
-                format!("{} samples on the simulator; at most 1e8", args.samples),
+                format!(
+                    "{} samples on the simulator; at most 1e9 (or use --backend cpu)",
+                    args.samples
+                ),
             ));
         }
     }
     layout.validate(args.samples)?;
     let samples = args.samples;
     let dev = open_device(backend)?;
+    println!(
+        "layout: {} blocks x {} threads = {} streams, seed {} (the same on every backend)",
+        layout.blocks,
+        layout.block,
+        layout.threads(),
+        args.seed
+    );
     let report = |what: &str, hits: u64, t: &Timing| {
         let est = estimate(hits, samples);
         println!(

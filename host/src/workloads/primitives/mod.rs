@@ -45,8 +45,8 @@ pub use reduce::{ReduceRung, SumElement, SumPlan, sum};
 
 use crate::report::Row;
 use crate::runtime::Device;
-/// Blocks the simulator uses for the fixed-grid kernels (it runs one OS
-/// thread per GPU thread, so grids stay small there).
+/// Blocks the simulator uses for the fixed-grid kernels (its checks run
+/// small problems, which the GPU's grid would leave mostly idle).
 pub(super) const SIM_BLOCKS: u32 = 4;
 /// Threads per block of every launch on the simulator.
 pub(super) const SIM_BLOCK: u32 = 64;

@@ -34,8 +34,9 @@ pub struct Args {
     pub out: Option<std::path::PathBuf>,
 }
 
-/// Largest `--n` on the simulator (one OS thread per GPU thread).
-pub const SIM_MAX_N: usize = 1 << 16;
+/// Largest `--n` on the simulator (three arrays and their race shadow:
+/// about 400 MB at the limit).
+pub const SIM_MAX_N: usize = 1 << 22;
 
 /// `ptxlab vector-add`.
 pub fn cli(args: &Args) -> Result<()> {

@@ -15,10 +15,10 @@ use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 use crate::runtime::{Device, ModuleKey};
 
-/// Most cells of a grid on simulated devices (one OS thread per GPU thread).
-pub const SIM_MAX_CELLS: usize = 1 << 16;
+/// Most cells of a grid on simulated devices (as one simulated device).
+pub const SIM_MAX_CELLS: usize = crate::workloads::poisson::SIM_MAX_CELLS;
 /// Most simulated cell updates of one run on simulated devices.
-pub const SIM_MAX_WORK: usize = 1 << 22;
+pub const SIM_MAX_WORK: usize = crate::workloads::poisson::SIM_MAX_WORK;
 
 pub(super) fn sim_limits(grid: Grid, work: usize) -> Result<()> {
     if grid.cells() > SIM_MAX_CELLS || work > SIM_MAX_WORK {
@@ -26,8 +26,8 @@ pub(super) fn sim_limits(grid: Grid, work: usize) -> Result<()> {
             "grid/--iters",
             format!(
                 "{} cells ({}) and {work} cell updates on simulated devices; at most \
-                 {SIM_MAX_CELLS} cells and {SIM_MAX_WORK} updates (the simulator runs one OS \
-                 thread per GPU thread): use a smaller grid or fewer sweeps",
+                 {SIM_MAX_CELLS} cells and {SIM_MAX_WORK} updates (one to two minutes on two \
+                 cores): use a smaller grid or fewer sweeps",
                 grid.cells(),
                 grid.label()
             ),
