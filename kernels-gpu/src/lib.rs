@@ -26,4 +26,5 @@ pub mod matmul;
 pub mod montecarlo;
 pub mod poisson;
 pub mod reduce;
+pub mod tensor;
 pub mod vector;
