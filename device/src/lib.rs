@@ -19,6 +19,8 @@
 //! | [`warp`] | shuffles, votes, warp reductions | `__shfl_down_sync`, `__ballot_sync` |
 //! | [`atomic`] | atomic add/CAS on global and shared memory | `atomicAdd`, `atomicCAS` |
 //! | [`math`] | [`Real`](math::Real) for f32/f64 kernels; fast approximations | `__sinf`, `__expf`, `sqrtf` |
+//! | [`hopper`] | sm_90: mbarriers with transaction counts, TMA (`cp.async.bulk.tensor`), proxy fences, `setmaxnreg` | `cuda::barrier`, `cp.async.bulk.tensor` |
+//! | [`wgmma`] | sm_90a: warpgroup tensor cores (`wgmma.mma_async`), shared-memory matrix descriptors | CUTLASS's `GMMA` atoms |
 //! | [`mma`] | warp-level tensor cores: `mma.sync` (BF16, FP16, TF32), `ldmatrix`, fragments, conversions | `mma.h` / inline PTX, `__float2bfloat16_rn` |
 //!
 //! Kernels are declared with [`kernel`] (`#[kernel(launch_bounds(256, 2), max_registers = 32)]`).
@@ -41,6 +43,7 @@
 extern crate std;
 
 pub mod atomic;
+pub mod hopper;
 pub mod math;
 pub mod mem;
 pub mod mma;
@@ -50,6 +53,7 @@ pub mod shared;
 pub mod sim;
 pub mod thread;
 pub mod warp;
+pub mod wgmma;
 
 pub use mem::{DeviceSlice, DeviceSliceMut};
 pub use ptxlab_macros::kernel;

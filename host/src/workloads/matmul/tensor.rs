@@ -58,6 +58,33 @@ impl Half {
     }
 }
 
+/// The precision of `ptxlab matmul --precision`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// f32 in and out on the FP32 units: the SGEMM ladder.
+    F32,
+    /// A 16-bit type in and out, f32 accumulation: the tensor-core ladder.
+    Half(Half),
+    /// f32 in and out from three TF32 tensor-core products.
+    Tf32x3,
+}
+
+impl std::str::FromStr for Precision {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "f32" => Ok(Precision::F32),
+            "bf16" => Ok(Precision::Half(Half::Bf16)),
+            "f16" => Ok(Precision::Half(Half::F16)),
+            "tf32x3" => Ok(Precision::Tf32x3),
+            _ => Err(Error::input(
+                "--precision",
+                format!("`{s}`; allowed: f32, bf16, f16, tf32x3"),
+            )),
+        }
+    }
+}
+
 /// The rungs of the BF16/FP16 tensor-core ladder, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TcRung {
