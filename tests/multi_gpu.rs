@@ -6,10 +6,10 @@
 //! is missing (driver, GPUs, NCCL, launcher variables, unique id).
 
 use ptxlab::runtime::{Device, driver_present};
-use ptxlab::workloads::poisson::{self as ps, Args, Element, Grid, Problem, Rung, SolveOptions};
-use ptxlab::workloads::poisson_multi::{
-    self as pm, Decomp, GpuArgs, RankEnv, SlabElement, Team, nccl,
+use ptxlab::workloads::poisson::multi::{
+    self as pm, Decomp, GpuArgs, RankEnv, SlabElement, Team, bootstrap, nccl,
 };
+use ptxlab::workloads::poisson::{self as ps, Args, Element, Grid, Problem, Rung, SolveOptions};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -358,18 +358,18 @@ fn unique_id_travels_as_hex_through_a_file() {
     for (i, b) in id.internal.iter_mut().enumerate() {
         *b = (i as u8).wrapping_mul(37) as _;
     }
-    let hex = nccl::id_to_hex(&id);
+    let hex = bootstrap::id_to_hex(&id);
     assert_eq!(hex.len(), 256);
-    assert_eq!(nccl::id_from_hex(&hex).unwrap().internal, id.internal);
-    let e = nccl::id_from_hex("abc").unwrap_err().to_string();
+    assert_eq!(bootstrap::id_from_hex(&hex).unwrap().internal, id.internal);
+    let e = bootstrap::id_from_hex("abc").unwrap_err().to_string();
     assert!(e.contains("256 hex digits"), "{e}");
     let dir = std::env::temp_dir().join(format!("ptxlab-multi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("nccl-id");
-    nccl::write_id_file(&path, &id).unwrap();
-    let back = nccl::read_id_file(&path, Duration::from_millis(100)).unwrap();
+    bootstrap::write_id_file(&path, &id).unwrap();
+    let back = bootstrap::read_id_file(&path, Duration::from_millis(100)).unwrap();
     assert_eq!(back.internal, id.internal);
-    let e = nccl::read_id_file(&dir.join("absent"), Duration::from_millis(100))
+    let e = bootstrap::read_id_file(&dir.join("absent"), Duration::from_millis(100))
         .unwrap_err()
         .to_string();
     assert!(

@@ -248,6 +248,20 @@ fn store_frag32(c: DeviceSliceMut<f32>, acc: &FragC, row0: usize, col0: usize, m
     }
 }
 
+/// `x[row, col]` and `x[row, col + 1]` of a `rows x cols` row-major matrix
+/// of 16-bit values as one word (low half first), zeros outside.
+#[inline(always)]
+fn pair(x: DeviceSlice<u16>, row: usize, rows: usize, col: usize, cols: usize) -> u32 {
+    let at = |c: usize| {
+        if row < rows && c < cols {
+            x.get(row * cols + c) as u32
+        } else {
+            0
+        }
+    };
+    at(col) | at(col + 1) << 16
+}
+
 /// Rung 1, BF16: see [`mma_body`].
 #[kernel(launch_bounds(128))]
 pub fn matmul_mma_bf16(
@@ -308,9 +322,9 @@ fn mma_body<T: Half16>(
     const BK: usize = MMA_BK;
     let (m, n, k) = (m as usize, n as usize, k as usize);
     check_lengths(a, b, c, m, n, k);
-    let sa = shared::dynamic_shared::<u16>(0, BM * BK);
     let sa32 = shared::dynamic_shared::<u32>(0, BM * BK / 2);
     let sb = shared::dynamic_shared::<u16>(2 * BM * BK, BK * BN);
+    let sb32 = shared::dynamic_shared::<u32>(2 * BM * BK, BK * BN / 2);
     let t = thread::thread_idx_x() as usize;
     let lane = warp::lane_id();
     let w = t / 32;
@@ -320,28 +334,13 @@ fn mma_body<T: Half16>(
     let mut acc = [[FragC::default(); 4]; 2];
     let mut k0 = 0;
     while k0 < k {
-        for j in 0..8 {
-            let e = t + 128 * j;
-            let (r, q) = (e / BK, e % BK);
-            let (gr, gc) = (bm + r, k0 + q);
-            sa.set(
-                e,
-                if gr < m && gc < k {
-                    a.get(gr * k + gc)
-                } else {
-                    0
-                },
-            );
-            let (r, q) = (e / BN, e % BN);
-            let (gr, gc) = (k0 + r, bn + q);
-            sb.set(
-                e,
-                if gr < k && gc < n {
-                    b.get(gr * n + gc)
-                } else {
-                    0
-                },
-            );
+        // Word `wd` of each tile is elements `2 wd`, `2 wd + 1` of one row.
+        for j in 0..4 {
+            let wd = t + 128 * j;
+            let (r, q) = ((2 * wd) / BK, (2 * wd) % BK);
+            sa32.set(wd, pair(a, bm + r, m, k0 + q, k));
+            let (r, q) = ((2 * wd) / BN, (2 * wd) % BN);
+            sb32.set(wd, pair(b, k0 + r, k, bn + q, n));
         }
         sync_threads();
         let mut fa = [FragA16::default(); 2];

@@ -18,7 +18,6 @@ pub mod fusion;
 pub mod lomb;
 pub mod matmul;
 pub mod poisson;
-pub mod poisson_multi;
 pub mod primitives;
 pub mod vector;
 

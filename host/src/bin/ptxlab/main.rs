@@ -8,11 +8,10 @@
 
 use clap::{Parser, Subcommand};
 
-use ptxlab::workloads::{
-    diffusion, fusion, lomb, matmul, poisson, poisson_multi, primitives, vector,
-};
+use ptxlab::workloads::{diffusion, fusion, lomb, matmul, poisson, primitives, vector};
 
 mod bench;
+mod sim_bench;
 
 #[derive(Parser)]
 #[command(
@@ -36,7 +35,7 @@ enum Cmd {
     /// 2D Poisson by Jacobi iteration (the stencil ladder and a real solve).
     Poisson(poisson::Args),
     /// Multi-GPU Poisson: ms per sweep on 1 and N GPUs, strong and weak scaling.
-    PoissonScaling(poisson_multi::ScalingArgs),
+    PoissonScaling(poisson::multi::ScalingArgs),
     /// Lomb-Scargle periodogram (the optimisation ladder).
     LombScargle(lomb::Args),
     /// Sum reduction ladder.
@@ -53,6 +52,8 @@ enum Cmd {
     Fusion(fusion::Args),
     /// Many small launches, plain and replayed from a CUDA graph.
     LaunchOverhead(fusion::LaunchArgs),
+    /// Speed of the CPU simulator: simulated GPU threads per second.
+    SimBench(sim_bench::Args),
 }
 
 /// Let a closed stdout (`cargo xtask inspect k | head`) end the process
@@ -73,7 +74,7 @@ fn main() {
     default_sigpipe();
     // SAFETY: first thing in `main` after the signal set-up: no other thread
     // exists yet, so nothing reads the environment concurrently.
-    unsafe { poisson_multi::disable_nvls_in_env() };
+    unsafe { poisson::multi::disable_nvls_in_env() };
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::InvalidSubcommand => {
@@ -92,7 +93,7 @@ fn main() {
         Cmd::Bench(a) => bench::run(a),
         Cmd::VectorAdd(a) => vector::cli(a).map_err(Into::into),
         Cmd::Poisson(a) => poisson::cli(a).map_err(Into::into),
-        Cmd::PoissonScaling(a) => poisson_multi::cli_scaling(a).map_err(Into::into),
+        Cmd::PoissonScaling(a) => poisson::multi::cli_scaling(a).map_err(Into::into),
         Cmd::LombScargle(a) => lomb::cli(a).map_err(Into::into),
         Cmd::Reduce(a) => primitives::cli_reduce(a).map_err(Into::into),
         Cmd::Histogram(a) => primitives::cli_histogram(a).map_err(Into::into),
@@ -101,6 +102,7 @@ fn main() {
         Cmd::Matmul(a) => matmul::cli(a).map_err(Into::into),
         Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
         Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),
+        Cmd::SimBench(a) => sim_bench::run(a),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");

@@ -1,0 +1,193 @@
+//! `ptxlab poisson`: dispatches to the multi-device run (`--gpus`) or solves
+//! on one device (or the CPU), after checking the kernel on the problem.
+
+use super::args::Args;
+use super::check::CheckCase;
+use super::check::verify;
+use super::cpu::reference;
+use super::input::cli_problem;
+use super::multi;
+use super::problem::{SolveOptions, SolveReport};
+use super::solve::{solve_cpu, solve_device};
+use super::types::{Element, Rung, k_of_h};
+use crate::error::{Error, Result};
+use crate::report::fmt_ms;
+
+/// `ptxlab poisson`.
+pub fn cli(args: &Args) -> Result<()> {
+    if args.gpus.requested() {
+        return multi::cli(args);
+    }
+    let backend: crate::Backend = args.backend.parse()?;
+    match args.precision.as_str() {
+        "f32" => cli_typed::<f32>(args, backend),
+        "f64" => cli_typed::<f64>(args, backend),
+        p => Err(Error::input(
+            "--precision",
+            format!("`{p}`; allowed: f32, f64"),
+        )),
+    }
+}
+
+/// Most cells of a grid on the simulator (one OS thread per GPU thread).
+pub const SIM_MAX_CELLS: usize = 1 << 16;
+/// Most simulated cell updates of one `ptxlab poisson --backend sim` run:
+/// cells x (sweeps + 3) x variants (about 4 minutes on two cores).
+pub const SIM_MAX_WORK: usize = 1 << 22;
+
+fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
+    if let Some(i) = args.iters {
+        crate::cli::check_iters("--iters", i, 0)?;
+    }
+    crate::cli::check_iters("--check-every", args.check_every, 1)?;
+    let rungs: Vec<Rung> = if args.variant == "all" {
+        Rung::ALL.to_vec()
+    } else {
+        vec![args.variant.parse()?]
+    };
+    let opts = SolveOptions {
+        rung: rungs[0],
+        depth: args.depth,
+        tol: args.tol,
+        max_iters: args.iters.unwrap_or(match (args.tol, backend) {
+            (None, _) => 100,
+            (Some(_), crate::Backend::Sim) => 5_000,
+            (Some(_), _) => 100_000,
+        }),
+        check_every: args.check_every,
+    };
+    opts.validate()?;
+    let dev = crate::cli::open_device(backend)?;
+    let (prob, exact) = cli_problem::<T>(args)?;
+    let grid = prob.grid;
+    if backend == crate::Backend::Sim {
+        crate::cli::check_sim_limit(
+            "grid (--size/--nx/--ny)",
+            grid.cells(),
+            SIM_MAX_CELLS,
+            &format!("cells ({})", grid.label()),
+        )?;
+        let work = grid
+            .cells()
+            .saturating_mul(opts.max_iters.saturating_add(3))
+            .saturating_mul(rungs.len());
+        if work > SIM_MAX_WORK {
+            return Err(Error::input(
+                "--iters",
+                format!(
+                    "{} cells x {} sweeps x {} variant(s) = {work} cell updates on the simulator; at \
+                     most {SIM_MAX_WORK} (it runs one OS thread per GPU thread): give fewer --iters, \
+                     a smaller grid or one --variant",
+                    grid.cells(),
+                    opts.max_iters + 3,
+                    rungs.len()
+                ),
+            ));
+        }
+    }
+    println!(
+        "poisson {} {} h={:e}, {}",
+        grid.label(),
+        T::NAME,
+        prob.h,
+        match opts.tol {
+            Some(t) => format!(
+                "until ||r||/||b|| < {t:e} (at most {} sweeps, checked every {})",
+                opts.max_iters, opts.check_every
+            ),
+            None => format!("{} sweeps", opts.max_iters),
+        }
+    );
+    let report = |who: &str, p: &[T], r: &SolveReport| {
+        let per_us = if r.iterations > 0 {
+            1e3 * r.ms / r.iterations as f64
+        } else {
+            f64::NAN
+        };
+        println!(
+            "{who}: {} sweeps, ||r||/||b|| = {:.3e} (||r|| = {:.3e}), {} ms{}{}",
+            r.iterations,
+            r.rel_residual,
+            r.residual_norm,
+            fmt_ms(r.ms),
+            if per_us.is_finite() {
+                format!(
+                    ", {per_us:.2} us/sweep, {:.2} GCells/s",
+                    grid.cells() as f64 / per_us / 1e3
+                )
+            } else {
+                String::new()
+            },
+            match (opts.tol, r.converged) {
+                (Some(_), true) => ", converged".to_string(),
+                (Some(_), false) => format!(", NOT converged within {} sweeps", opts.max_iters),
+                (None, _) => String::new(),
+            }
+        );
+        if let Some(e) = &exact {
+            let err = p
+                .iter()
+                .zip(e)
+                .map(|(a, b)| (a.to_f64() - b).abs())
+                .fold(0.0, f64::max);
+            println!(
+                "  max |p - p*| = {err:.3e} (discretisation error of the manufactured problem is about {:.3e})",
+                0.822 * prob.h * prob.h
+            );
+        }
+    };
+    let result = match dev {
+        None => {
+            let (p, r) = solve_cpu(&prob, &opts)?;
+            report(
+                &format!("CPU rayon ({} threads)", rayon::current_num_threads()),
+                &p,
+                &r,
+            );
+            p
+        }
+        Some(dev) => {
+            let mut last = None;
+            for rung in rungs {
+                // Check the kernel on this problem first: 2 sweeps against the CPU f64 reference.
+                let case = CheckCase {
+                    grid,
+                    p0: prob.p0.iter().map(|v| v.to_f64()).collect(),
+                    b: prob.b.iter().map(|v| v.to_f64()).collect(),
+                    k: T::from_f64(k_of_h(prob.h)).to_f64(),
+                    refs: Vec::new(),
+                };
+                let k = case.k;
+                let case = CheckCase {
+                    refs: vec![(2, reference(&case.p0, &case.b, grid, k, 2))],
+                    ..case
+                };
+                let e = verify::<T>(&dev, rung, args.depth.min(2), &case)?;
+                println!(
+                    "PASS {} {}: 2 sweeps match the CPU f64 reference (relative error {e:.1e})",
+                    rung.label(args.depth),
+                    T::NAME
+                );
+                let (p, r) = solve_device(&dev, &prob, &SolveOptions { rung, ..opts })?;
+                report(
+                    &format!("{} on {}", rung.label(args.depth), dev.name()),
+                    &p,
+                    &r,
+                );
+                last = Some(p);
+            }
+            last.unwrap_or_default()
+        }
+    };
+    if let Some(out) = &args.out {
+        crate::npy::write_2d(out, grid.ny, grid.nx, &result)?;
+        println!(
+            "wrote {} ({}x{} {}, shape (ny, nx))",
+            out.display(),
+            grid.ny,
+            grid.nx,
+            T::NAME
+        );
+    }
+    Ok(())
+}

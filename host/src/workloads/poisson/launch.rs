@@ -1,0 +1,205 @@
+//! Typed launchers of the Jacobi ladder and the residual reduction: the
+//! only place the kernels are named. [`Element`] is implemented here for
+//! f32 and f64; [`sweep`] checks lengths and computes the launch shape;
+//! [`Field`] is the ping-pong pair a solve iterates on.
+
+use super::types::{Element, Grid, Rung, check_depth};
+use crate::error::{Error, Result};
+use crate::launch;
+use crate::runtime::{Buffer, Device, LaunchConfig};
+use kernels_gpu::poisson as kp;
+
+/// `Element` for one type: its kernels, one per rung, and its residual.
+macro_rules! element_impl {
+    ($t:ty, $name:literal, $naive:ident, $tiled:ident, $register:ident, $temporal:ident, $residual:ident) => {
+        impl Element for $t {
+            const NAME: &'static str = $name;
+            fn launch_sweep(
+                dev: &Device,
+                cfg: LaunchConfig,
+                rung: Rung,
+                p: &Buffer<$t>,
+                b: &Buffer<$t>,
+                out: &mut Buffer<$t>,
+                nx: u32,
+                ny: u32,
+                k: $t,
+                depth: u32,
+            ) -> Result<()> {
+                match rung {
+                    Rung::Naive => launch!(dev, cfg, poisson::$naive(p, b, out, nx, ny, k)),
+                    Rung::Tiled => launch!(dev, cfg, poisson::$tiled(p, b, out, nx, ny, k)),
+                    Rung::Register => launch!(dev, cfg, poisson::$register(p, b, out, nx, ny, k)),
+                    Rung::Temporal => {
+                        launch!(dev, cfg, poisson::$temporal(p, b, out, nx, ny, k, depth))
+                    }
+                }
+            }
+            fn launch_residual(
+                dev: &Device,
+                cfg: LaunchConfig,
+                p: &Buffer<$t>,
+                b: &Buffer<$t>,
+                acc: &mut Buffer<f64>,
+                nx: u32,
+                ny: u32,
+                inv_h2: f64,
+            ) -> Result<()> {
+                launch!(dev, cfg, poisson::$residual(p, b, acc, nx, ny, inv_h2))
+            }
+        }
+    };
+}
+element_impl!(
+    f32,
+    "f32",
+    poisson_naive_f32,
+    poisson_tiled_f32,
+    poisson_register_f32,
+    poisson_temporal_f32,
+    poisson_residual_f32
+);
+element_impl!(
+    f64,
+    "f64",
+    poisson_naive_f64,
+    poisson_tiled_f64,
+    poisson_register_f64,
+    poisson_temporal_f64,
+    poisson_residual_f64
+);
+
+/// The launch configuration of one sweep of `rung` (`depth` for rung 4).
+pub fn sweep_config<T: Element>(rung: Rung, grid: Grid, depth: u32) -> Result<LaunchConfig> {
+    let (nx, ny) = (grid.nx, grid.ny);
+    match rung {
+        Rung::Naive => LaunchConfig::for_2d(nx, ny, kp::NAIVE_BX, kp::NAIVE_BY),
+        Rung::Tiled => Ok(LaunchConfig::for_2d(nx, ny, kp::TILE_X, kp::TILE_Y)?
+            .with_shared(kp::tiled_shared_bytes::<T>())),
+        Rung::Register => LaunchConfig::for_2d(nx, ny.div_ceil(kp::REG_RY), kp::REG_BX, kp::REG_BY),
+        Rung::Temporal => {
+            check_depth(depth)?;
+            let (ow, oh) = kp::temporal_out_tile(depth);
+            let (bx, by) = (nx.div_ceil(ow), ny.div_ceil(oh));
+            Ok(LaunchConfig::for_2d(
+                bx * kp::TB_X as usize,
+                by * kp::TB_Y as usize,
+                kp::TB_X,
+                kp::TB_Y,
+            )?
+            .with_shared(kp::temporal_shared_bytes::<T>()))
+        }
+    }
+}
+
+fn check_len<T>(what: &str, buf: &Buffer<T>, grid: Grid) -> Result<()> {
+    grid.validate()?;
+    if buf.len() != grid.cells() {
+        return Err(Error::input(
+            what,
+            format!(
+                "{} elements, but the grid {} has {} cells",
+                buf.len(),
+                grid.label(),
+                grid.cells()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// One launch of `rung`: `out = J(p)` (one sweep), or `depth` sweeps for the
+/// temporal rung. Every cell of `out` is written.
+pub fn sweep<T: Element>(
+    dev: &Device,
+    rung: Rung,
+    grid: Grid,
+    p: &Buffer<T>,
+    b: &Buffer<T>,
+    out: &mut Buffer<T>,
+    k: T,
+    depth: u32,
+) -> Result<()> {
+    check_len("p", p, grid)?;
+    check_len("b", b, grid)?;
+    check_len("out", out, grid)?;
+    let cfg = sweep_config::<T>(rung, grid, depth)?;
+    let (nx, ny) = grid.dims();
+    T::launch_sweep(dev, cfg, rung, p, b, out, nx, ny, k, depth)
+}
+
+/// Ping-pong pair of fields on a device: `cur` holds the current iterate.
+pub struct Field<T> {
+    /// The current iterate.
+    pub cur: Buffer<T>,
+    next: Buffer<T>,
+}
+
+impl<T: Element> Field<T> {
+    /// Uploads `p0`; the second buffer starts poisoned (NaN), which every
+    /// sweep overwrites completely.
+    pub fn new(dev: &Device, p0: &[T]) -> Result<Self> {
+        Ok(Self {
+            cur: dev.upload(p0)?,
+            next: dev.alloc_filled(p0.len(), T::from_f64(f64::NAN))?,
+        })
+    }
+
+    /// `iters` Jacobi sweeps with `rung`; the temporal rung does them in
+    /// `ceil(iters / depth)` passes, the last with the remainder as its depth.
+    pub fn run(
+        &mut self,
+        dev: &Device,
+        rung: Rung,
+        grid: Grid,
+        b: &Buffer<T>,
+        k: T,
+        iters: usize,
+        depth: u32,
+    ) -> Result<()> {
+        let mut left = iters;
+        while left > 0 {
+            let d = if rung == Rung::Temporal {
+                (depth as usize).min(left)
+            } else {
+                1
+            };
+            sweep(dev, rung, grid, &self.cur, b, &mut self.next, k, d as u32)?;
+            std::mem::swap(&mut self.cur, &mut self.next);
+            left -= d;
+        }
+        Ok(())
+    }
+}
+
+/// Sum over interior cells of `r^2`, `r = b - lap_h p`, by the GPU reduction
+/// (one atomic per block into `acc`, which is zeroed first).
+pub fn residual_sq<T: Element>(
+    dev: &Device,
+    grid: Grid,
+    p: &Buffer<T>,
+    b: &Buffer<T>,
+    h: f64,
+    acc: &mut Buffer<f64>,
+) -> Result<f64> {
+    check_len("p", p, grid)?;
+    check_len("b", b, grid)?;
+    if acc.len() != 1 {
+        return Err(Error::input(
+            "residual accumulator",
+            format!("{} elements; it must have exactly 1", acc.len()),
+        ));
+    }
+    dev.write(acc, &[0.0])?;
+    let gx = (grid.nx - 2).div_ceil(kp::RES_BLOCK as usize);
+    let blocks_wanted = match dev.as_gpu() {
+        Some(g) => 8 * g.info().sm_count as usize,
+        None => 4,
+    };
+    let gy = (grid.ny - 2).min(blocks_wanted.div_ceil(gx)).max(1);
+    let cfg = LaunchConfig::for_2d(gx * kp::RES_BLOCK as usize, gy, kp::RES_BLOCK, 1)?
+        .with_shared(kp::residual_shared_bytes());
+    let (nx, ny) = grid.dims();
+    T::launch_residual(dev, cfg, p, b, acc, nx, ny, 1.0 / (h * h))?;
+    Ok(dev.download(acc)?[0])
+}

@@ -1,0 +1,98 @@
+//! The multi-GPU arguments: `--gpus N` / `--no-overlap` of `ptxlab poisson`
+//! and `ptxlab poisson-scaling`.
+
+use super::nccl;
+use std::path::PathBuf;
+
+/// The multi-GPU options of `ptxlab poisson` (flattened into its `Args`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct GpuArgs {
+    /// Split the grid into N row slabs, one per device, with a halo exchange
+    /// every sweep (NCCL between GPUs; --backend sim: N simulated devices).
+    /// Under a launcher (PTXLAB_RANK/PTXLAB_WORLD_SIZE, torchrun's RANK/
+    /// WORLD_SIZE, mpirun's OMPI_COMM_WORLD_*), this process is one of N
+    /// ranks with one GPU each.
+    #[arg(long = "gpus", value_name = "N")]
+    pub count: Option<usize>,
+    /// Exchange halos after the whole slab is updated, instead of overlapping
+    /// the exchange with the interior update (for comparison).
+    #[arg(long)]
+    pub no_overlap: bool,
+}
+
+impl GpuArgs {
+    /// `true` when a multi-device option was given (`ptxlab poisson` then
+    /// dispatches to [`super::run::cli`]).
+    pub fn requested(&self) -> bool {
+        self.count.is_some() || self.no_overlap
+    }
+}
+
+/// Sets `NCCL_NVLS_ENABLE=0` (NVLink multicast off, see [`nccl`]).
+///
+/// # Safety
+/// No other thread may read or write the environment while this runs (call
+/// it first thing in `main`, before any thread exists).
+pub unsafe fn disable_nvls_in_env() {
+    let (k, v) = nccl::NVLS_ENV;
+    // SAFETY: forwarded from the caller: the process is single-threaded here.
+    unsafe { std::env::set_var(k, v) };
+}
+
+/// `ptxlab poisson-scaling` arguments.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ScalingArgs {
+    /// Square sizes S: strong scaling on S x S, weak scaling on S columns x
+    /// N*S rows (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "8192,16384")]
+    pub sizes: Vec<usize>,
+    /// GPUs (or simulated devices) to scale to.
+    #[arg(long, default_value_t = 2)]
+    pub gpus: usize,
+    /// Sweeps per timed batch.
+    #[arg(long, default_value_t = 200)]
+    pub iters: usize,
+    /// Timed batches (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub reps: usize,
+    /// Untimed sweeps first.
+    #[arg(long, default_value_t = 20)]
+    pub warmup: usize,
+    /// f32 or f64.
+    #[arg(long, default_value = "f32")]
+    pub precision: String,
+    /// naive, tiled or register.
+    #[arg(long, default_value = "register")]
+    pub variant: String,
+    /// gpu or sim (sim: a smoke test at small sizes).
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Skip the weak-scaling rows.
+    #[arg(long)]
+    pub no_weak: bool,
+    /// Skip the bit-for-bit checks (odd grid after 1, 2, 37 sweeps, and each
+    /// strong-scaling grid after the timed sweeps).
+    #[arg(long)]
+    pub no_check: bool,
+    /// Also write the Markdown table to this file.
+    #[arg(long)]
+    pub md: Option<PathBuf>,
+}
+
+impl Default for ScalingArgs {
+    fn default() -> Self {
+        Self {
+            sizes: vec![8192, 16384],
+            gpus: 2,
+            iters: 200,
+            reps: 5,
+            warmup: 20,
+            precision: "f32".into(),
+            variant: "register".into(),
+            backend: "gpu".into(),
+            no_weak: false,
+            no_check: false,
+            md: None,
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! Multi-GPU Poisson: the Jacobi sweep of [`super`] (the single-device workload) on a grid split
+//! into row slabs, one per device, with a halo exchange every sweep.
+//!
+//! # Decomposition
+//! The global grid has `ny` rows; rows `0` and `ny - 1` are Dirichlet
+//! boundary. The `ny - 2` interior rows are dealt out in contiguous blocks,
+//! as evenly as possible ([`Decomp`]): rank `r` owns rows `r0 .. r1`
+//! (`m = r1 - r0` of them) and stores rows `r0 - 1 ..= r1`: its own rows plus
+//! one *halo row* on each side, `m + 2` rows in all. To the single-GPU sweep
+//! kernels such a slab is just a grid whose first and last rows are boundary
+//! (copied, never updated), which is exactly how a halo row must behave. So the
+//! kernels run unchanged on slabs, and a slab sweep computes every owned cell
+//! from the same four neighbours with the same arithmetic (explicit `.rn`
+//! roundings, no contraction) as the whole-grid sweep: the result is the same
+//! bit for bit, provided the halo rows hold the neighbours' current rows.
+//!
+//! # Halo exchange
+//! After each sweep rank `r` sends its first owned row to rank `r - 1` (which
+//! stores it as its bottom halo) and its last owned row to rank `r + 1`, and
+//! receives their edge rows into its own halo rows: NCCL point-to-point
+//! (`ncclSend`/`ncclRecv`), all four calls of every local slab in one group.
+//! The ranks at the ends have the global boundary row in place of one halo;
+//! it never changes, so it is never exchanged (both ping-pong buffers start
+//! with it). The residual norm is a local reduction per slab (over its owned
+//! rows, whose neighbours are all present) followed by an NCCL all-reduce.
+//!
+//! # Overlap
+//! Without overlap a sweep is: update the whole slab, then exchange. The
+//! exchange then sits on the critical path every sweep. With overlap
+//! (the default) each slab uses two streams:
+//!
+//! * stream A (high priority): the two edge rows first, each as a 3-row grid
+//!   (halo, edge, next row) written into a small scratch buffer; then the NCCL
+//!   group sends those rows and receives the neighbours' into the halo rows;
+//! * stream B (normal priority): the interior rows `2 ..= m - 1` as one
+//!   `m`-row grid (owned rows `1 ..= m`, whose first and last are copied),
+//!   at the same time;
+//! * then A waits for B (an event) and copies the two edge rows from the
+//!   scratch buffer into place, over the stale copies B wrote.
+//!
+//! All of them are the same sweep kernels launched on sub-ranges of the
+//! buffers: a launch takes a pointer and a length, so a pointer offset by
+//! `row * nx` elements with `rows * nx` elements is a smaller grid. The
+//! transfer of 2 rows hides behind the update of `m - 2`.
+//!
+//! # Rungs
+//! The rungs of depth 1 (naive, tiled, register) are decomposed. The temporal
+//! rung is not: a pass of depth `d` needs `d` halo rows per side and an
+//! exchange every `d` sweeps; asking for it with several devices is an error
+//! that says so.
+//!
+//! # Where the devices are
+//! A [`Team`] is the devices this process drives and the [`Transport`] between
+//! all ranks of the job: [`Team::sim`] (several simulated devices, in-process
+//! copies: what CI tests), [`Team::gpus`] (one process driving N GPUs of a
+//! host, NCCL), [`Team::from_launcher`] (one process per GPU started by
+//! mpirun, torchrun or srun, joined through an NCCL unique id passed in a
+//! file or a variable; runs across hosts). [`Team::place`] puts a problem on a
+//! team ([`Placed`]), which iterates, computes the residual, solves, compares
+//! with a single-device result and gathers the field.
+//!
+//! # Files
+//! `element.rs` (what a slab needs of an element type), `decomp.rs` (which
+//! rows each rank owns), `team.rs` (devices, streams, transport),
+//! `span.rs` (sub-range views and launches on a stream), `slab.rs` (one
+//! rank's sweep, halo operations and residual), `placed.rs` (a problem on a
+//! team: iterate, solve, compare, gather), `transport.rs` and `nccl.rs` (how
+//! ranks exchange rows), `args.rs`, `run.rs` and `scaling.rs` (the
+//! subcommands).
+
+pub mod args;
+pub mod bootstrap;
+pub mod decomp;
+pub mod element;
+pub mod nccl;
+pub mod placed;
+pub mod run;
+pub mod scaling;
+mod slab;
+mod span;
+pub mod team;
+pub mod transport;
+
+pub use args::{GpuArgs, ScalingArgs, disable_nvls_in_env};
+pub use bootstrap::RankEnv;
+pub use decomp::Decomp;
+pub use element::{ResidualFn, SlabElement, SweepFn};
+pub use nccl::NcclTransport;
+pub use placed::{Comparison, Placed, single_device, solve_multi};
+pub use run::{SIM_MAX_CELLS, SIM_MAX_WORK, cli};
+pub use scaling::{ScalingRow, cli_scaling, scaling_table};
+pub use team::{Member, Team, visible_gpus};
+pub use transport::{Dtype, HaloOp, LocalTransport, Rows, Transport};

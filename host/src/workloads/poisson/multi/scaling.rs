@@ -1,0 +1,342 @@
+//! `ptxlab poisson-scaling`: ms per sweep on one device and on N, strong and
+//! weak scaling, overlapped and not, each checked bit for bit.
+
+use super::super::check::{CHECK_GRID_GPU, CHECK_H, CHECK_SWEEPS, bench_inputs, random_inputs};
+use super::super::launch::Field;
+use super::super::problem::Problem;
+use super::super::types::{Grid, Rung, default_h, k_of_h};
+use super::args::ScalingArgs;
+use super::bootstrap::RankEnv;
+use super::element::SlabElement;
+use super::placed::{Placed, single_device};
+use super::run::{reference_device, rungs_of, sim_limits};
+use super::team::Team;
+use crate::Backend;
+use crate::error::{Error, Result};
+use crate::runtime::{Buffer, Device, Timing};
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+pub struct ScalingRow {
+    /// `"strong"` or `"weak"`.
+    pub kind: &'static str,
+    /// Global grid.
+    pub grid: Grid,
+    /// Devices.
+    pub gpus: usize,
+    /// What ran: whole grid, slab code, overlapped, not overlapped.
+    pub mode: String,
+    /// Median ms per sweep.
+    pub ms: f64,
+    /// Speedup over one device on S x S (strong) or `None`.
+    pub speedup: Option<f64>,
+    /// Efficiency: speedup / devices (strong), or t1 / tN (weak).
+    pub efficiency: Option<f64>,
+}
+
+/// The scaling table as Markdown.
+pub fn scaling_table(rows: &[ScalingRow], precision: &str, rung: Rung) -> String {
+    let mut s = format!(
+        "| scaling | grid ({precision}, {}) | GPUs | halo exchange | ms/sweep | GCells/s | speedup | efficiency |\n|---|---|---|---|---|---|---|---|\n",
+        rung.name()
+    );
+    for r in rows {
+        let gcells = r.grid.cells() as f64 / (r.ms * 1e-3) / 1e9;
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {:.4} | {:.1} | {} | {} |\n",
+            r.kind,
+            r.grid.label(),
+            r.gpus,
+            r.mode,
+            r.ms,
+            gcells,
+            r.speedup.map_or("".into(), |v| format!("{v:.2}x")),
+            r.efficiency
+                .map_or("".into(), |v| format!("{:.1}%", 100.0 * v)),
+        ));
+    }
+    s
+}
+
+/// `ptxlab poisson-scaling`: ms per sweep on one device and on N, strong
+/// (same global grid) and weak (N times the rows) scaling, with and without
+/// the overlap; prints a Markdown table.
+pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
+    let backend: Backend = args.backend.parse()?;
+    if backend == Backend::Cpu {
+        return Err(Error::input("--backend", "cpu; gpu or sim"));
+    }
+    if backend == Backend::Gpu && RankEnv::from_env()?.is_some() {
+        return Err(Error::input(
+            "poisson-scaling",
+            "runs as one process driving every GPU; unset the launcher's rank variables \
+             (use `ptxlab poisson --gpus N` for one process per GPU)",
+        ));
+    }
+    if args.sizes.is_empty() || args.iters == 0 {
+        return Err(Error::input(
+            "--sizes/--iters",
+            "at least one size and one sweep per batch",
+        ));
+    }
+    let rung = rungs_of(&args.variant)?;
+    let [rung] = rung[..] else {
+        return Err(Error::input(
+            "--variant",
+            "one rung (naive, tiled or register)",
+        ));
+    };
+    match args.precision.as_str() {
+        "f32" => scaling_typed::<f32>(args, backend, rung),
+        "f64" => scaling_typed::<f64>(args, backend, rung),
+        p => Err(Error::input(
+            "--precision",
+            format!("`{p}`; allowed: f32, f64"),
+        )),
+    }
+}
+
+fn time_single<T: SlabElement>(
+    dev: &Device,
+    f: &mut Field<T>,
+    b: &Buffer<T>,
+    grid: Grid,
+    k: T,
+    rung: Rung,
+    args: &ScalingArgs,
+) -> Result<Timing> {
+    f.run(dev, rung, grid, b, k, args.warmup, 1)?;
+    dev.synchronize()?;
+    let mut ms = Vec::new();
+    for _ in 0..args.reps.max(1) {
+        let t = Instant::now();
+        f.run(dev, rung, grid, b, k, args.iters, 1)?;
+        dev.synchronize()?;
+        ms.push(t.elapsed().as_secs_f64() * 1e3 / args.iters as f64);
+    }
+    Ok(Timing::from_samples(ms))
+}
+
+fn check_equal<T: SlabElement>(
+    placed: &mut Placed<'_, T>,
+    want: &[T],
+    what: &str,
+) -> Result<String> {
+    let c = placed.compare(want)?;
+    if c.differ > 0 {
+        return Err(Error::Verification {
+            what: what.to_string(),
+            detail: format!(
+                "{} of {} cells differ from the single-device field after {} sweeps{}",
+                c.differ,
+                c.cells,
+                placed.iterations(),
+                c.first
+                    .map(|(x, y)| format!(" (first at x={x}, y={y})"))
+                    .unwrap_or_default()
+            ),
+        });
+    }
+    Ok(format!(
+        "PASS {what}: bit-identical to one device after {} sweeps ({} cells)",
+        placed.iterations(),
+        c.cells
+    ))
+}
+
+fn scaling_typed<T: SlabElement>(args: &ScalingArgs, backend: Backend, rung: Rung) -> Result<()> {
+    let n = args.gpus;
+    let sim = backend == Backend::Sim;
+    if sim {
+        for &s in &args.sizes {
+            let grid = Grid::new(s, n.max(1) * s)?;
+            let sweeps = (args.warmup + args.reps.max(1) * args.iters).saturating_mul(6);
+            sim_limits(grid, grid.cells().saturating_mul(sweeps))?;
+        }
+    }
+    let mut team = if sim { Team::sim(n)? } else { Team::gpus(n)? };
+    let mut team1 = if sim { Team::sim(1)? } else { Team::gpus(1)? };
+    let dev = reference_device(&team)?;
+    println!(
+        "poisson-scaling: {} {} on {} x {}; {}; {} warm-up sweeps, then {} batches of {} sweeps \
+         (median ms per sweep, wall clock between synchronisations)",
+        rung.label(1),
+        T::NAME,
+        n,
+        dev.name(),
+        team.describe(),
+        args.warmup,
+        args.reps,
+        args.iters
+    );
+    if !args.no_check {
+        let (cx, cy) = if sim { (37, 29) } else { CHECK_GRID_GPU };
+        let grid = Grid::new(cx, cy)?;
+        let (p0, b) = random_inputs(grid, 9);
+        let conv = |v: Vec<f64>| v.into_iter().map(T::from_f64).collect::<Vec<T>>();
+        let prob = Problem::new(grid, CHECK_H, conv(b), conv(p0))?;
+        for overlap in [true, false] {
+            let mut placed = team.place(&prob, rung)?;
+            placed.set_overlap(overlap);
+            let mut done = 0;
+            for s in CHECK_SWEEPS {
+                placed.iterate(s - done)?;
+                done = s;
+                let want = single_device(&dev, &prob, rung, s)?;
+                println!(
+                    "{}",
+                    check_equal(
+                        &mut placed,
+                        &want,
+                        &format!(
+                            "{} GPUs {}, {}",
+                            n,
+                            grid.label(),
+                            if overlap {
+                                "overlapped"
+                            } else {
+                                "not overlapped"
+                            }
+                        )
+                    )?
+                );
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for &s in &args.sizes {
+        let grid = Grid::new(s, s)?;
+        let (p0, bh) = bench_inputs::<T>(grid);
+        let h = default_h(grid);
+        let k = T::from_f64(k_of_h(h));
+        let b = dev.upload(&bh)?;
+        let mut f = Field::new(&dev, &p0)?;
+        let t1 = time_single(&dev, &mut f, &b, grid, k, rung, args)?.median_ms;
+        println!("{} 1 device, whole grid: {t1:.4} ms/sweep", grid.label());
+        rows.push(ScalingRow {
+            kind: "strong",
+            grid,
+            gpus: 1,
+            mode: "none (whole grid, single-GPU code)".into(),
+            ms: t1,
+            speedup: Some(1.0),
+            efficiency: Some(1.0),
+        });
+        let prob = Problem { grid, h, b: bh, p0 };
+        {
+            let mut placed = team1.place(&prob, rung)?;
+            let t = placed
+                .time_sweeps(args.warmup, args.reps, args.iters)?
+                .median_ms;
+            println!("{} 1 device, slab code: {t:.4} ms/sweep", grid.label());
+            rows.push(ScalingRow {
+                kind: "strong",
+                grid,
+                gpus: 1,
+                mode: "none (slab code, no peers)".into(),
+                ms: t,
+                speedup: Some(t1 / t),
+                efficiency: Some(t1 / t),
+            });
+        }
+        {
+            let mut placed = team.place(&prob, rung)?;
+            for overlap in [true, false] {
+                placed.set_overlap(overlap);
+                let t = placed
+                    .time_sweeps(args.warmup, args.reps, args.iters)?
+                    .median_ms;
+                let mode = if overlap {
+                    "overlapped"
+                } else {
+                    "not overlapped"
+                };
+                println!(
+                    "{} {n} devices, {mode}: {t:.4} ms/sweep, speedup {:.2}x",
+                    grid.label(),
+                    t1 / t
+                );
+                rows.push(ScalingRow {
+                    kind: "strong",
+                    grid,
+                    gpus: n,
+                    mode: mode.into(),
+                    ms: t,
+                    speedup: Some(t1 / t),
+                    efficiency: Some(t1 / t / n as f64),
+                });
+                if !args.no_check {
+                    // Bring the single-device field to the same sweep count
+                    // (it ran one timing's worth; the slabs now ran one or two).
+                    if !overlap {
+                        let w = args.warmup + args.reps.max(1) * args.iters;
+                        f.run(&dev, rung, grid, &b, k, w, 1)?;
+                    }
+                    let want = dev.download(&f.cur)?;
+                    println!(
+                        "{}",
+                        check_equal(
+                            &mut placed,
+                            &want,
+                            &format!("{n} GPUs {}, {mode}", grid.label())
+                        )?
+                    );
+                }
+            }
+        }
+        drop(f);
+        drop(b);
+        if !args.no_weak && n > 1 {
+            let wgrid = match Grid::new(s, n * s) {
+                Ok(g) => g,
+                Err(e) => {
+                    println!("weak scaling at {s} x {}: skipped ({e})", n * s);
+                    continue;
+                }
+            };
+            let (p0, bh) = bench_inputs::<T>(wgrid);
+            let prob = Problem {
+                grid: wgrid,
+                h,
+                b: bh,
+                p0,
+            };
+            let mut placed = team.place(&prob, rung)?;
+            for overlap in [true, false] {
+                placed.set_overlap(overlap);
+                let t = placed
+                    .time_sweeps(args.warmup, args.reps, args.iters)?
+                    .median_ms;
+                let mode = if overlap {
+                    "overlapped"
+                } else {
+                    "not overlapped"
+                };
+                println!(
+                    "{} {n} devices, {mode}: {t:.4} ms/sweep, weak-scaling efficiency {:.1}%",
+                    wgrid.label(),
+                    100.0 * t1 / t
+                );
+                rows.push(ScalingRow {
+                    kind: "weak",
+                    grid: wgrid,
+                    gpus: n,
+                    mode: mode.into(),
+                    ms: t,
+                    speedup: None,
+                    efficiency: Some(t1 / t),
+                });
+            }
+        }
+    }
+    let table = scaling_table(&rows, T::NAME, rung);
+    println!("\n{table}");
+    if let Some(md) = &args.md {
+        std::fs::write(md, &table).map_err(|e| Error::File {
+            path: md.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        println!("wrote {}", md.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,343 @@
+//! The devices of a run: a [`Member`] per device (with its two streams on a
+//! GPU) and the [`Team`] of them with the transport between all ranks.
+
+use super::bootstrap::{RankEnv, unique_id};
+use super::nccl::{self, NcclTransport};
+use super::transport::{LocalTransport, Transport};
+use crate::error::{Error, Result};
+use crate::runtime::{Device, driver_present};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream, sys};
+use std::sync::Arc;
+
+/// The two streams of a GPU slab and the events that order them.
+pub(super) struct Streams {
+    /// Edge rows, transfers, fix-ups, residual (high priority).
+    pub(super) a: Arc<CudaStream>,
+    /// Interior rows.
+    pub(super) b: Arc<CudaStream>,
+    /// Recorded on A at the end of each sweep.
+    pub(super) a_done: CudaEvent,
+    /// Recorded on B after the interior update.
+    pub(super) b_done: CudaEvent,
+}
+
+/// One device of a [`Team`] and its global rank.
+pub struct Member {
+    pub(super) rank: usize,
+    pub(super) dev: Device,
+    pub(super) streams: Option<Streams>,
+}
+
+impl std::fmt::Debug for Member {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Member(rank {}, {})", self.rank, self.dev.name())
+    }
+}
+
+/// Makes the stream's context current on this thread (raw driver calls act
+/// on the current context; one thread drives several GPUs).
+pub(super) fn bind(s: &CudaStream) -> Result<()> {
+    s.context().bind_to_thread().map_err(drv("cuCtxSetCurrent"))
+}
+
+pub(super) fn drv(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> Error {
+    move |e| Error::driver(call, e)
+}
+
+impl Member {
+    fn sim(rank: usize) -> Self {
+        Self {
+            rank,
+            dev: Device::sim(),
+            streams: None,
+        }
+    }
+
+    fn gpu(rank: usize, ordinal: usize) -> Result<Self> {
+        let dev = Device::gpu(ordinal)?;
+        let ctx = dev
+            .as_gpu()
+            .ok_or_else(|| Error::input("device", "not a GPU"))?
+            .context()
+            .clone();
+        // SAFETY: cudarc's automatic event tracking is turned off for the
+        // buffers of this context (all allocated after this call, by this
+        // module). Its contract then holds by construction here: uploads go
+        // through the legacy default stream and are followed by a device
+        // synchronisation before streams A and B use the buffers; A and B are
+        // ordered with the events below; downloads and frees happen only after
+        // A and B are synchronised (`Placed::synchronize`, `Drop for Placed`);
+        // A and B never write the same rows concurrently (module docs).
+        unsafe { ctx.disable_event_tracking() };
+        ctx.bind_to_thread().map_err(drv("cuCtxSetCurrent"))?;
+        let (least, greatest) = cudarc::driver::result::stream::get_priority_range()
+            .map_err(drv("cuCtxGetStreamPriorityRange"))?;
+        let a = ctx
+            .new_stream_with_priority(greatest)
+            .map_err(drv("cuStreamCreateWithPriority"))?;
+        let b = ctx
+            .new_stream_with_priority(least)
+            .map_err(drv("cuStreamCreateWithPriority"))?;
+        let ev = || {
+            ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .map_err(drv("cuEventCreate"))
+        };
+        let (a_done, b_done) = (ev()?, ev()?);
+        Ok(Self {
+            rank,
+            dev,
+            streams: Some(Streams {
+                a,
+                b,
+                a_done,
+                b_done,
+            }),
+        })
+    }
+    /// Global rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+    /// The device.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+    /// Waits for everything queued on the device's streams.
+    pub(super) fn synchronize(&self) -> Result<()> {
+        if let Some(s) = &self.streams {
+            s.a.synchronize().map_err(drv("cuStreamSynchronize"))?;
+            s.b.synchronize().map_err(drv("cuStreamSynchronize"))?;
+        }
+        self.dev.synchronize()
+    }
+}
+
+/// The devices this process drives and the transport between all ranks.
+pub struct Team {
+    // Declared first so it is dropped first: the communicators go (after
+    // their streams finish) before the devices.
+    pub(super) transport: Box<dyn Transport>,
+    pub(super) members: Vec<Member>,
+}
+
+impl std::fmt::Debug for Team {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Team")
+            .field("members", &self.members)
+            .field("transport", &self.transport.describe())
+            .finish()
+    }
+}
+
+fn visible_devices() -> String {
+    std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_else(|_| "unset".into())
+}
+
+fn gpu_count(n: usize, what: &str) -> Result<usize> {
+    if !driver_present() {
+        return Err(Error::NoDriver {
+            detail: format!(
+                "{what} needs libcuda.so.1 and {n} GPU(s); libcuda.so / libcuda.so.1 could not be \
+                 loaded"
+            ),
+        });
+    }
+    Ok(CudaContext::device_count().map_err(drv("cuDeviceGetCount"))? as usize)
+}
+
+/// Lets every GPU of the team read and write the others' stream-ordered
+/// allocations. The runtime's buffers come from each device's default memory
+/// pool (`cuMemAllocAsync`), which other GPUs cannot reach unless the pool
+/// grants them access, and NCCL, between GPUs of one process, may read or
+/// write the user buffers of the peer directly ("P2P/direct pointer"). Where
+/// two GPUs cannot reach each other at all, NCCL does not take that path,
+/// and nothing is granted.
+fn share_pools(members: &[Member]) -> Result<()> {
+    use cudarc::driver::sys::{
+        CUmemAccess_flags, CUmemAccessDesc, CUmemLocation, CUmemLocationType, CUmemoryPool,
+        CUresult,
+    };
+    let ordinals: Vec<usize> = members
+        .iter()
+        .filter_map(|m| m.dev.as_gpu().map(|g| g.context().ordinal()))
+        .collect();
+    let devs = ordinals
+        .iter()
+        .map(|&o| cudarc::driver::result::device::get(o as i32).map_err(drv("cuDeviceGet")))
+        .collect::<Result<Vec<_>>>()?;
+    for (m, (&owner, &dev)) in members.iter().zip(ordinals.iter().zip(&devs)) {
+        if let Some(s) = &m.streams {
+            bind(&s.a)?;
+        }
+        let mut pool: CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: `pool` is a valid out-pointer and `dev` a device handle
+        // from cuDeviceGet.
+        let r = unsafe { cudarc::driver::sys::cuDeviceGetDefaultMemPool(&mut pool, dev) };
+        if r != CUresult::CUDA_SUCCESS {
+            continue;
+        }
+        for (&peer, &peer_dev) in ordinals.iter().zip(&devs) {
+            if peer == owner {
+                continue;
+            }
+            let mut can = 0;
+            // SAFETY: `can` is a valid out-pointer; both are device handles.
+            let r = unsafe { cudarc::driver::sys::cuDeviceCanAccessPeer(&mut can, peer_dev, dev) };
+            if r != CUresult::CUDA_SUCCESS || can == 0 {
+                continue;
+            }
+            let desc = CUmemAccessDesc {
+                location: CUmemLocation {
+                    type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                    id: peer as i32,
+                },
+                flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            };
+            // SAFETY: `pool` is the owner's default pool, `desc` one valid
+            // access descriptor (count 1) naming a peer device that can access
+            // the owner. A failure only leaves NCCL without direct access.
+            let _ = unsafe { cudarc::driver::sys::cuMemPoolSetAccess(pool, &desc, 1) };
+        }
+    }
+    Ok(())
+}
+
+/// GPUs the driver reports (honouring `CUDA_VISIBLE_DEVICES`); an error when
+/// there is no driver.
+pub fn visible_gpus() -> Result<usize> {
+    gpu_count(1, "counting GPUs")
+}
+
+impl Team {
+    /// `n` simulated devices in this process (in-process transport).
+    pub fn sim(n: usize) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::input("--gpus", "0 devices; at least 1"));
+        }
+        Ok(Self {
+            members: (0..n).map(Member::sim).collect(),
+            transport: Box::new(LocalTransport::new(n)),
+        })
+    }
+
+    /// GPUs `0..n` of this host, driven by this process; NCCL between them
+    /// (`ncclCommInitAll`) when `n > 1`. Errors name what is missing: the
+    /// driver, GPUs, or NCCL.
+    pub fn gpus(n: usize) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::input("--gpus", "0 GPUs; at least 1"));
+        }
+        let what = format!("--gpus {n}");
+        let count = gpu_count(n, &what)?;
+        if count < n {
+            let nccl_note = if n > 1 {
+                match nccl::load() {
+                    Ok(l) => format!("NCCL {} is present", l.version()),
+                    Err(_) => format!("NCCL ({}) is missing as well", nccl::LIB_NAME),
+                }
+            } else {
+                String::new()
+            };
+            return Err(Error::input(
+                "--gpus",
+                format!(
+                    "{n} GPUs asked for, but the driver reports {count} \
+                     (CUDA_VISIBLE_DEVICES={}){}{nccl_note}; ask for at most {count}, or run the \
+                     same decomposition on simulated devices with --backend sim",
+                    visible_devices(),
+                    if nccl_note.is_empty() { "" } else { "; " },
+                ),
+            ));
+        }
+        let lib = if n > 1 {
+            nccl::require_nvls_off()?;
+            Some(nccl::load()?)
+        } else {
+            None
+        };
+        let members = (0..n)
+            .map(|i| Member::gpu(i, i))
+            .collect::<Result<Vec<_>>>()?;
+        if n > 1 {
+            share_pools(&members)?;
+        }
+        let transport: Box<dyn Transport> = match lib {
+            Some(lib) => Box::new(NcclTransport::init_all(
+                lib,
+                members
+                    .iter()
+                    .filter_map(|m| m.streams.as_ref().map(|s| s.a.clone()))
+                    .collect(),
+            )?),
+            None => Box::new(LocalTransport::new(1)),
+        };
+        Ok(Self { members, transport })
+    }
+
+    /// This process as one rank of a job started by a launcher (one process
+    /// per GPU): the GPU is `local_rank` (or `rank`) modulo the GPUs visible
+    /// to the process; the NCCL unique id comes from `PTXLAB_NCCL_ID_FILE` or
+    /// `PTXLAB_NCCL_ID` ([`unique_id`]). `gpus`, when given, must equal
+    /// the job's world size.
+    pub fn from_launcher(env: &RankEnv, gpus: Option<usize>) -> Result<Self> {
+        if let Some(n) = gpus
+            && n != env.world
+        {
+            return Err(Error::input(
+                "--gpus",
+                format!(
+                    "{n}, but the launcher ({}) started {} process(es); one process drives one GPU, \
+                     so --gpus must equal the world size (or unset the launcher's variables to \
+                     drive {n} GPUs from one process)",
+                    env.source, env.world
+                ),
+            ));
+        }
+        let what = format!("rank {} of {}", env.rank, env.world);
+        let count = gpu_count(1, &what)?;
+        if count == 0 {
+            return Err(Error::NoDevice { ordinal: 0, count });
+        }
+        nccl::require_nvls_off()?;
+        let lib = nccl::load()?;
+        let ordinal = env.local_rank.unwrap_or(env.rank) % count;
+        let member = Member::gpu(env.rank, ordinal)?;
+        let (id, id_file) = unique_id(lib, env.rank, |k| std::env::var(k).ok())?;
+        let stream = member
+            .streams
+            .as_ref()
+            .map(|s| s.a.clone())
+            .ok_or_else(|| Error::input("device", "not a GPU"))?;
+        let transport = NcclTransport::init_rank(lib, stream, env.rank, env.world, id)?;
+        if let Some(f) = id_file {
+            // Every rank has joined (communicator set-up is collective), so
+            // the id has been read; a stale file would mislead the next job.
+            let _ = std::fs::remove_file(f);
+        }
+        Ok(Self {
+            members: vec![member],
+            transport: Box::new(transport),
+        })
+    }
+
+    /// Ranks in the whole job.
+    pub fn world_size(&self) -> usize {
+        self.transport.world_size()
+    }
+    /// Global ranks of the devices of this process.
+    pub fn local_ranks(&self) -> Vec<usize> {
+        self.members.iter().map(|m| m.rank).collect()
+    }
+    /// The devices of this process.
+    pub fn members(&self) -> &[Member] {
+        &self.members
+    }
+    /// How the ranks talk, for reports.
+    pub fn describe(&self) -> String {
+        self.transport.describe()
+    }
+    /// `true` when this process holds rank 0 (the one that prints).
+    pub fn is_lead(&self) -> bool {
+        self.members.first().is_some_and(|m| m.rank == 0)
+    }
+}
