@@ -203,6 +203,26 @@ impl Mbarrier {
         #[cfg(not(target_arch = "nvptx64"))]
         sim::update(self.addr, 1, 0);
     }
+    /// [`arrive`](Self::arrive) when `pred` holds, as one predicated
+    /// instruction: no branch, so the compiler keeps a loop that arrives
+    /// on all but its first turn as one loop (a peeled first turn would
+    /// copy `wgmma` accumulators still being written).
+    #[inline(always)]
+    #[track_caller]
+    pub fn arrive_if(self, pred: bool) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: as `arrive`.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; .reg .b64 st; setp.ne.b32 p, {c}, 0; \
+                 @p mbarrier.arrive.shared::cta.b64 st, [{a}]; }}",
+                a = in(reg32) self.addr, c = in(reg32) pred as u32, options(nostack));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        if pred {
+            sim::update(self.addr, 1, 0);
+        }
+    }
     /// `mbarrier.arrive.expect_tx.shared::cta.b64 [bar], bytes`: raises the
     /// phase's transaction count by `bytes` (the copies this thread starts
     /// will complete them), then arrives.
@@ -241,12 +261,27 @@ impl Mbarrier {
         #[cfg(not(target_arch = "nvptx64"))]
         sim::phase_done(self.addr, parity)
     }
-    /// Spins until the phase of parity `parity` has completed.
+    /// Spins until the phase of parity `parity` has completed. On the GPU
+    /// the loop is inside one `asm` block (as CUTLASS writes it), so the
+    /// compiler sees a single instruction and no divergent loop before the
+    /// `wgmma` that follow; the simulator yields between tries.
     #[inline(always)]
     #[track_caller]
+    // PTX labels are local to the `{ }` block they are in, so the named
+    // labels stay unique however often this is inlined (PTX has no
+    // numeric local labels, the lint's advice).
+    #[allow(named_asm_labels)]
     pub fn wait(self, parity: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: reads the barrier's word until its phase flips.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {q}; \
+                 @p bra DONE; bra WAIT; DONE: }}",
+                a = in(reg32) self.addr, q = in(reg32) parity, options(nostack));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
         while !self.try_wait(parity) {
-            #[cfg(not(target_arch = "nvptx64"))]
             crate::sim::yield_point();
         }
     }

@@ -594,42 +594,49 @@ fn pipe_body<T: Half16>(
     n: u32,
     k: u32,
 ) {
+    pipe_generic::<T, PIPE_BN, PIPE_BK, PIPE_STAGES, { PIPE_STAGES as u32 - 2 }>(a, b, c, m, n, k);
+}
+
+/// Rung 3's structure for a 128 x `BN` block tile (four warps per 128
+/// columns, each 64 x 64), tiles `BK` deep (32 or 64) and `S` stages
+/// (`WAIT = S - 2`, the groups still in flight when a tile is needed).
+#[inline(always)]
+fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize, const WAIT: u32>(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
     const BM: usize = PIPE_BM;
-    const BN: usize = PIPE_BN;
-    const BK: usize = PIPE_BK;
-    const { assert!(BK == 32) };
-    const S: usize = PIPE_STAGES;
-    const ALD: usize = LDSM_A_LD / 8;
-    const BLD: usize = PIPE_B_LD / 8;
-    const ACH: usize = BM * ALD;
-    const STAGE: usize = PIPE_STAGE / 8;
+    const { assert!((BK == 32 || BK == 64) && (BN == 128 || BN == 256) && WAIT as usize + 2 == S) };
+    let threads = 128 * (BN / 128);
+    let (ald, bld) = ((BK + 8) / 8, (BN + 8) / 8);
+    let ach = BM * ald;
+    let stage = ach + BK * bld;
     let (m, n, k) = (m as usize, n as usize, k as usize);
     check_lengths(a, b, c, m, n, k);
-    let sm = shared::dynamic_shared::<U32x4>(0, S * STAGE);
+    let sm = shared::dynamic_shared::<U32x4>(0, S * stage);
     let t = thread::thread_idx_x() as usize;
     let w = t / 32;
-    let (wm, wn) = (w / 2, w % 2);
+    let (wm, wn) = (w / (BN / 64), w % (BN / 64));
     let bm = thread::block_idx_y() as usize * BM;
     let bn = thread::block_idx_x() as usize * BN;
     let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
-    let issue = |stage: usize, tile: usize| {
+    let issue = |st: usize, tile: usize| {
         let k0 = tile * BK;
-        let base = stage * STAGE;
-        for j in 0..4 {
-            let ch = t + 128 * j;
+        let base = st * stage;
+        for j in 0..BM * BK / 8 / threads {
+            let ch = t + threads * j;
             let (r, q) = (ch / (BK / 8), ch % (BK / 8));
-            copy_chunk16(sm, base + r * ALD + q, a, bm + r, m, k0 + 8 * q, k, a_al);
+            copy_chunk16(sm, base + r * ald + q, a, bm + r, m, k0 + 8 * q, k, a_al);
+        }
+        for j in 0..BK * BN / 8 / threads {
+            let ch = t + threads * j;
             let (r, q) = (ch / (BN / 8), ch % (BN / 8));
-            copy_chunk16(
-                sm,
-                base + ACH + r * BLD + q,
-                b,
-                k0 + r,
-                k,
-                bn + 8 * q,
-                n,
-                b_al,
-            );
+            let at = base + ach + r * bld + q;
+            copy_chunk16(sm, at, b, k0 + r, k, bn + 8 * q, n, b_al);
         }
     };
     let mut acc = [[FragC::default(); 8]; 4];
@@ -642,21 +649,88 @@ fn pipe_body<T: Half16>(
     }
     let mut tile = 0;
     while tile < ntiles {
-        shared::wait_async_copies::<{ (PIPE_STAGES - 2) as u32 }>();
+        shared::wait_async_copies::<WAIT>();
         sync_threads();
         let next = tile + S - 1;
         if next < ntiles {
             issue(next % S, next);
         }
         shared::commit_async_copies();
-        let base = (tile % S) * STAGE;
-        unroll!(kk in [0, 1] {
-            let (kc, kr) = (2 * kk, 16 * kk);
-            warp_step16::<T, 4, 8>(&mut acc, sm, base, ALD, 64 * wm, kc, base + ACH, BLD, 8 * wn, kr);
+        let base = (tile % S) * stage;
+        unroll!(kk in [0, 1, 2, 3] {
+            if kk < BK / 16 {
+                let (kc, kr, b_at) = (2 * kk, 16 * kk, base + ach);
+                warp_step16::<T, 4, 8>(&mut acc, sm, base, ald, 64 * wm, kc, b_at, bld, 8 * wn, kr);
+            }
         });
         tile += 1;
     }
     store_warp16::<T, 4, 8>(c, &acc, bm + 64 * wm, bn + 64 * wn, m, n);
+}
+
+/// Rung 3b, BF16: see [`matmul_pipek_f16`].
+#[kernel(launch_bounds(128))]
+pub fn matmul_pipek_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_generic::<Bf16, 128, 64, 3, 1>(a, b, c, m, n, k);
+}
+
+/// Rung 3b: rung 3 with tiles 64 deep and three stages (107,520 bytes of
+/// shared memory): one barrier and one `cp.async` wait per four `k16`
+/// steps instead of two, and a longer straight run of `ldmatrix` and
+/// `mma` for the scheduler to interleave.
+#[kernel(launch_bounds(128))]
+pub fn matmul_pipek_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_generic::<F16, 128, 64, 3, 1>(a, b, c, m, n, k);
+}
+
+/// Rung 3c, BF16: see [`matmul_pipew_f16`].
+#[kernel(launch_bounds(256))]
+pub fn matmul_pipew_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_generic::<Bf16, 256, 32, 3, 1>(a, b, c, m, n, k);
+}
+
+/// Rung 3c: rung 3 with 128 x 256 block tiles and eight warps (still
+/// 64 x 64 each), three stages (81,408 bytes): each element brought to
+/// shared memory feeds twice as many multiply-adds along `B`, and a block
+/// has eight warps to hide `ldmatrix` and barrier latency.
+#[kernel(launch_bounds(256))]
+pub fn matmul_pipew_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_generic::<F16, 256, 32, 3, 1>(a, b, c, m, n, k);
+}
+
+/// Dynamic shared memory of a rung-3 variant: `S` stages of a 128 x `bk`
+/// `A` tile (rows padded by 8 values) and a `bk` x `bn` `B` tile (padded
+/// likewise).
+pub const fn pipe_shared_bytes_for(bn: usize, bk: usize, stages: usize) -> usize {
+    shared::shared_bytes::<u16>(0, stages * (PIPE_BM * (bk + 8) + bk * (bn + 8)))
 }
 
 /// 3xTF32 on `mma.sync`: `C = A B` in f32 from TF32 tensor-core products.
@@ -677,6 +751,13 @@ fn pipe_body<T: Half16>(
 /// each, exactly [`FragATf32`]) and 4 `B` fragments by scalar loads
 /// (`Bs` rows of 136 words: conflict-free), splits them (24 `cvt.rna` +
 /// 24 subtractions) and issues 48 `mma.m16n8k8`.
+///
+/// Accuracy: the tensor core accumulates with truncation, so a chain of
+/// accumulating `mma` over all of `k` drifts one way (measured on an
+/// H100: error growing linearly with `k`, 6.2e-5 at `k = 8192` against
+/// SGEMM's 1.8e-6). So each 16-deep tile's six products go into fresh
+/// accumulators and are added to the running sum with an ordinary f32
+/// add (round to nearest): the biased chains are six long whatever `k`.
 ///
 /// Shared layout per stage (16-byte chunks): `As[128][5]` then `Bs[16][34]`.
 #[kernel(launch_bounds(256))]
@@ -749,36 +830,47 @@ pub fn matmul_tf32x3_f32(
         shared::commit_async_copies();
         let base = (tile % S) * STAGE;
         let bw = 4 * (base + ACH);
+        // Both 8-deep steps' fragments first (A: 2 x 4 x 2 parts, B: 2 x 4
+        // x 2 parts), split in registers.
+        let lr = l as usize;
+        let mut a_big = [[FragATf32::default(); 4]; 2];
+        let mut a_small = [[FragATf32::default(); 4]; 2];
+        let mut b_big = [[FragBTf32::default(); 4]; 2];
+        let mut b_small = [[FragBTf32::default(); 4]; 2];
         unroll!(kk in [0, 1] {
-            let lr = l as usize;
-            let mut a_big = [FragATf32::default(); 4];
-            let mut a_small = [FragATf32::default(); 4];
             unroll!(mi in [0, 1, 2, 3] {
                 let row = 64 * wm + 16 * mi + lr % 16;
                 let r = mma::ldmatrix_x4(sm, base + row * ALD + 2 * kk + lr / 16);
                 unroll!(i in [0, 1, 2, 3] {
                     let (hi, lo) = mma::tf32_split(f32::from_bits(r[i]));
-                    a_big[mi].0[i] = hi.to_bits();
-                    a_small[mi].0[i] = lo.to_bits();
+                    a_big[kk][mi].0[i] = hi.to_bits();
+                    a_small[kk][mi].0[i] = lo.to_bits();
                 });
             });
             unroll!(ni in [0, 1, 2, 3] {
-                let mut b_big = FragBTf32::default();
-                let mut b_small = FragBTf32::default();
                 unroll!(i in [0, 1] {
                     let (r, q) = (8 * kk + tig + 4 * i, 32 * wn + 8 * ni + gid);
                     // SAFETY: `r < 16` rows of `TF32_B_LD` words and
                     // `q < 128`: inside the stage's `Bs`, inside `sw`.
                     let v = unsafe { sw.get_unchecked(bw + r * TF32_B_LD + q) };
                     let (hi, lo) = mma::tf32_split(v);
-                    b_big.0[i] = hi.to_bits();
-                    b_small.0[i] = lo.to_bits();
+                    b_big[kk][ni].0[i] = hi.to_bits();
+                    b_small[kk][ni].0[i] = lo.to_bits();
                 });
-                unroll!(mi in [0, 1, 2, 3] {
-                    let d = &mut acc[mi][ni];
-                    mma::mma_m16n8k8_tf32(d, &a_small[mi], &b_big);
-                    mma::mma_m16n8k8_tf32(d, &a_big[mi], &b_small);
-                    mma::mma_m16n8k8_tf32(d, &a_big[mi], &b_big);
+            });
+        });
+        // Per 16 x 8 output tile: the tile's 6 products into fresh
+        // accumulators, then one rounded f32 add into the running sum.
+        unroll!(mi in [0, 1, 2, 3] {
+            unroll!(ni in [0, 1, 2, 3] {
+                let mut part = FragC::default();
+                unroll!(kk in [0, 1] {
+                    mma::mma_m16n8k8_tf32(&mut part, &a_small[kk][mi], &b_big[kk][ni]);
+                    mma::mma_m16n8k8_tf32(&mut part, &a_big[kk][mi], &b_small[kk][ni]);
+                    mma::mma_m16n8k8_tf32(&mut part, &a_big[kk][mi], &b_big[kk][ni]);
+                });
+                unroll!(i in [0, 1, 2, 3] {
+                    acc[mi][ni].0[i] += part.0[i];
                 });
             });
         });
@@ -790,6 +882,72 @@ pub fn matmul_tf32x3_f32(
             store_frag32(c, &acc[mi][ni], r0, c0, m, n);
         });
     });
+}
+
+/// Threads per block of the split kernels (32 x 8).
+pub const SPLIT_BLOCK: (u32, u32) = (32, 8);
+
+/// Dynamic shared memory of [`matmul_split_tf32_t_f32`]: a 32 x 33 tile.
+pub const fn split_t_shared_bytes() -> usize {
+    shared::shared_bytes::<f32>(0, 32 * 33)
+}
+
+/// 3xTF32's operand split, for the `wgmma` kernel
+/// ([`matmul_tf32x3w_f32`](crate::hopper::matmul_tf32x3w_f32)):
+/// `hi[i] = rna(x[i])`, `lo[i] = rna(x[i] - hi[i])` ([`mma::tf32_split`]).
+/// One thread per element, grid-stride, coalesced: memory-bound (12 bytes
+/// per element).
+#[kernel(launch_bounds(256))]
+pub fn matmul_split_tf32_f32(x: DeviceSlice<f32>, hi: DeviceSliceMut<f32>, lo: DeviceSliceMut<f32>) {
+    if hi.len() < x.len() || lo.len() < x.len() {
+        ptxlab_device::trap("split: an output is shorter than the input");
+    }
+    for i in thread::grid_stride(x.len()) {
+        let (h, l) = mma::tf32_split(x.get(i));
+        hi.set(i, h);
+        lo.set(i, l);
+    }
+}
+
+/// [`matmul_split_tf32_f32`] of a `rows x cols` row-major `x` into its
+/// transpose: `hi`, `lo` are `cols x rows` (TF32 `wgmma` reads `B` only
+/// K-major, so `B` (`k x n`) goes in as `B^T`, `n x k`).
+///
+/// Thread mapping: blocks of 32 x 8 threads, one 32 x 32 tile each; the
+/// tile goes through shared memory (rows padded to 33 floats, so the
+/// column reads of the transposed write-out hit 32 banks), both global
+/// sides coalesced.
+#[kernel(launch_bounds(256))]
+pub fn matmul_split_tf32_t_f32(
+    x: DeviceSlice<f32>,
+    hi: DeviceSliceMut<f32>,
+    lo: DeviceSliceMut<f32>,
+    rows: u32,
+    cols: u32,
+) {
+    let (rows, cols) = (rows as usize, cols as usize);
+    if x.len() < rows * cols || hi.len() < rows * cols || lo.len() < rows * cols {
+        ptxlab_device::trap("split: a buffer is shorter than its matrix");
+    }
+    let s = shared::dynamic_shared::<f32>(0, 32 * 33);
+    let (tx, ty) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);
+    let (c0, r0) = (thread::block_idx_x() as usize * 32, thread::block_idx_y() as usize * 32);
+    for j in 0..4 {
+        let (r, c) = (r0 + ty + 8 * j, c0 + tx);
+        if r < rows && c < cols {
+            s.set((ty + 8 * j) * 33 + tx, x.get(r * cols + c));
+        }
+    }
+    sync_threads();
+    for j in 0..4 {
+        // Output row `c0 + ty + 8j` (a column of `x`), column `r0 + tx`.
+        let (orow, ocol) = (c0 + ty + 8 * j, r0 + tx);
+        if orow < cols && ocol < rows {
+            let (h, l) = mma::tf32_split(s.get(tx * 33 + ty + 8 * j));
+            hi.set(orow * rows + ocol, h);
+            lo.set(orow * rows + ocol, l);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -42,7 +42,10 @@ pub use launch::{
     Loads, check_shapes, colsum_add, colsum_add_with, gemm, vecmat_add, vecmat_add_with, zero2,
 };
 pub use rung::Rung;
-pub use tensor::{Half, Precision, TcRung, Tf32x3, gemm_half, gemm_tf32x3};
+pub use tensor::{
+    Half, HalfPlan, Precision, SIM_PERSISTENT_BLOCKS, TcRung, Tf32x3, Tf32x3Plan, gemm_half,
+    gemm_tf32x3, tf32x3_scratch,
+};
 pub use tensor_bench::tensor_shapes;
 pub use tensor_check::{
     POISON_16, check_half, check_tf32x3, half_inputs, sim_check_tensor, sim_shapes, widen,

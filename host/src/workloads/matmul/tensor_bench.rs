@@ -9,9 +9,9 @@ use super::check::{TOL, sample_check, verify};
 use super::cpu::{flops, inputs};
 use super::launch::gemm;
 use super::rung::Rung;
-use super::tensor::{Half, TcRung, Tf32x3, gemm_half, gemm_tf32x3};
+use super::tensor::{Half, HalfPlan, TcRung, Tf32x3, Tf32x3Plan, tf32x3_scratch};
 use super::tensor_check::{POISON_16, check_half, check_tf32x3, widen};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::report::{Row, Status};
 use crate::runtime::{Buffer, Device, Timing};
 use crate::workloads::BenchCtx;
@@ -54,7 +54,10 @@ fn measure<T>(
     check: impl FnOnce(&Buffer<T>) -> Result<std::result::Result<f64, String>>,
 ) -> Result<()> {
     let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
-    if let Some(res) = crate::modules::resource(kernel, &arch, false) {
+    // Hopper kernels are reported for the arch-specific target (sm_90a).
+    let res = crate::modules::resource(kernel, &arch, false)
+        .or_else(|| crate::modules::resource(kernel, &format!("{arch}a"), false));
+    if let Some(res) = res {
         row.registers = Some(res.registers);
         row.spills = Some(res.spill_stores + res.spill_loads);
     }
@@ -67,7 +70,7 @@ fn measure<T>(
     }
     let t0 = std::time::Instant::now();
     if let Err(e) = call(c).and_then(|()| dev.synchronize()) {
-        row.status = Status::Failed(e.to_string());
+        row.status = status_of(e);
         return Ok(());
     }
     let first = t0.elapsed().as_secs_f64() * 1e3;
@@ -87,6 +90,16 @@ fn measure<T>(
     row.unit = "GFLOP/s".into();
     row.timing = Some(t);
     Ok(())
+}
+
+/// A failure's row status: skipped (with the one-line reason) when this
+/// GPU cannot run the kernel at all (an sm_90a kernel elsewhere), failed
+/// otherwise.
+fn status_of(e: Error) -> Status {
+    match e {
+        Error::Unsupported { .. } => Status::Skipped(e.to_string().replace('\n', " ")),
+        e => Status::Failed(e.to_string()),
+    }
 }
 
 /// The sampled error of a product, or why it fails: a poisoned (NaN)
@@ -125,6 +138,8 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
         .iter()
         .flat_map(|&h| TcRung::ALL.map(|r| (h, r)))
         .map(|(h, r)| {
+            // The TMA rungs need k and n multiples of 8: 517 x 392 x 304.
+            let (on, ok) = if r.uses_tma() { (392, 304) } else { (on, ok) };
             let e = check_half(dev, r, h, om, on, ok, 3).and_then(|e| {
                 verify(
                     format!("matmul {} {} {om}x{on}x{ok}", h.name(), r.label()),
@@ -138,6 +153,7 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
     let odd_tf32: Vec<(Tf32x3, Result<f64>)> = Tf32x3::ALL
         .into_iter()
         .map(|v| {
+            let ok = if v.uses_tma() { 304 } else { ok };
             let e = check_tf32x3(dev, v, om, on, ok, 3)
                 .and_then(|e| verify(format!("matmul {} {om}x{on}x{ok}", v.label()), e, TOL));
             (v, e)
@@ -157,6 +173,14 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
             for (_, rung, odd) in odd_half.iter().filter(|(h, _, _)| *h == half) {
                 let mut row = Row::new("matmul", rung.label(), "gpu", &size, half.name());
                 dev.write(&mut c, &vec![POISON_16; m * n])?;
+                let plan = match HalfPlan::new(dev, *rung, half, &a, &b, m, n, kk) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        row.status = status_of(e);
+                        rows.push(row);
+                        continue;
+                    }
+                };
                 measure(
                     ctx,
                     dev,
@@ -165,7 +189,7 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
                     rung.kernel(half),
                     flop,
                     &mut c,
-                    |c| gemm_half(dev, *rung, half, &a, &b, c, m, n, kk),
+                    |c| plan.run(dev, c),
                     |c| {
                         let got = widen(half, &dev.download(c)?);
                         Ok(judge(&got, &wa, &wb, m, n, kk, half.tol()))
@@ -181,6 +205,19 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
         for (v, odd) in &odd_tf32 {
             let mut row = Row::new("matmul", v.label(), "gpu", &size, "f32");
             dev.write(&mut c, &vec![f32::NAN; m * n])?;
+            let mut scratch = if v.uses_tma() {
+                Some(tf32x3_scratch(dev, m, n, kk)?)
+            } else {
+                None
+            };
+            let mut plan = match Tf32x3Plan::new(dev, *v, &a, &b, scratch.as_mut(), m, n, kk) {
+                Ok(p) => p,
+                Err(e) => {
+                    row.status = status_of(e);
+                    rows.push(row);
+                    continue;
+                }
+            };
             measure(
                 ctx,
                 dev,
@@ -189,7 +226,7 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
                 v.kernel(),
                 flop,
                 &mut c,
-                |c| gemm_tf32x3(dev, *v, &a, &b, c, m, n, kk),
+                |c| plan.run(dev, c),
                 f32_check,
             )?;
             rows.push(row);

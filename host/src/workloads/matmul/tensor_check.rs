@@ -70,13 +70,26 @@ pub fn check_tf32x3(
     Ok(rel_err_norm(&got, &reference_f64(&ha, &hb, m, n, kk)))
 }
 
-/// Shapes of the simulator checks for a block tile of `tile` rows and
-/// columns: two tiles each way with ragged edges, once with every row
-/// 16-byte aligned (`k`, `n` multiples of 8: the asynchronous copies) and
-/// once with none (element-by-element copies), `k` not a multiple of the
-/// tile depth. `n` stays even: see [`sim_check_tensor`] for odd `n`.
-pub fn sim_shapes(tile: usize) -> [(usize, usize, usize); 2] {
-    [(tile + 22, tile + 8, 40), (tile + 3, tile + 6, 37)]
+/// Shapes of the simulator checks of `rung`: two block tiles each way
+/// (for rung 5's 128 x 256 tiles, two tile rows and two columns over a
+/// persistent grid of two blocks) with ragged edges, and:
+/// * without TMA: once with every row 16-byte aligned (`k`, `n` multiples
+///   of 8: the asynchronous copies) and once with none (element-by-element
+///   copies), `k` not a multiple of the tile depth; `n` stays even (see
+///   [`sim_check_tensor`] for odd `n`);
+/// * with TMA (rows must be 16-byte aligned): `k` of 6 tiles (more than
+///   the stages: every stage refilled, both barrier phases), and an odd
+///   `m` with a short `k`.
+pub fn sim_shapes(rung: TcRung) -> [(usize, usize, usize); 2] {
+    let t = rung.tile();
+    match rung {
+        TcRung::Wgmma => [(t + 22, t + 8, 328), (t + 3, 2 * t + 8, 72)],
+        TcRung::Ws => [(t + 22, 2 * t + 8, 328), (t + 3, t + 8, 72)],
+        // Two 256-column tiles; k of 3 and 2 tiles of 64.
+        TcRung::PipeW => [(t + 22, 2 * t + 8, 72), (t + 3, 2 * t + 6, 37)],
+        TcRung::PipeK => [(t + 22, t + 8, 136), (t + 3, t + 6, 37)],
+        _ => [(t + 22, t + 8, 40), (t + 3, t + 6, 37)],
+    }
 }
 
 /// Every tensor-core kernel on the simulator at the shapes of
@@ -90,8 +103,9 @@ pub fn sim_check_tensor() -> Result<()> {
     let dev = &Device::sim();
     let no_race_check = &Device::sim_with(SimOptions { race_check: false });
     for rung in TcRung::ALL {
-        let odd_n = (rung.tile() + 3, rung.tile() + 5, 37);
-        let runs = sim_shapes(rung.tile())
+        // TMA rungs need even n (16-byte rows): no odd-n case for them.
+        let odd_n = (!rung.uses_tma()).then_some((rung.tile() + 3, rung.tile() + 5, 37));
+        let runs = sim_shapes(rung)
             .into_iter()
             .enumerate()
             // Both types on the aligned shape, one on the ragged ones.
@@ -99,7 +113,7 @@ pub fn sim_check_tensor() -> Result<()> {
                 let halves: &[Half] = if i == 0 { &Half::ALL } else { &[Half::Bf16] };
                 halves.iter().map(move |h| (dev, *h, s))
             })
-            .chain([(no_race_check, Half::F16, odd_n)]);
+            .chain(odd_n.map(|s| (no_race_check, Half::F16, s)));
         for (d, half, (m, n, kk)) in runs {
             let e = check_half(d, rung, half, m, n, kk, 5)?;
             verify(
@@ -114,7 +128,13 @@ pub fn sim_check_tensor() -> Result<()> {
         }
     }
     for variant in Tf32x3::ALL {
-        for (m, n, kk) in sim_shapes(kernels_gpu::tensor::TF32_BM) {
+        // wgmma: k of 4 tiles of 32 (more than its 3 stages), a multiple of 4.
+        let t = variant.tile();
+        let shapes = match variant {
+            Tf32x3::Mma => [(t + 22, t + 8, 40), (t + 3, t + 6, 37)],
+            Tf32x3::Wgmma => [(t + 22, t + 8, 100), (t + 3, t + 5, 36)],
+        };
+        for (m, n, kk) in shapes {
             let e = check_tf32x3(dev, variant, m, n, kk, 6)?;
             verify(
                 format!("matmul {} {m}x{n}x{kk} (simulator)", variant.label()),

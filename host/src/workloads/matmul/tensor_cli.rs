@@ -6,7 +6,7 @@ use super::check::{TOL, sample_check, verify};
 use super::cli::{Args, SIM_MAX_MNK};
 use super::cpu::{flops, inputs, reference_f64};
 use super::launch::elems;
-use super::tensor::{Half, Precision, TcRung, Tf32x3, gemm_half, gemm_tf32x3};
+use super::tensor::{Half, HalfPlan, Precision, TcRung, Tf32x3, Tf32x3Plan, tf32x3_scratch};
 use super::tensor_check::{POISON_16, widen};
 use crate::Backend;
 use crate::error::{Error, Result};
@@ -120,14 +120,15 @@ pub fn cli_tensor(
             let b = dev.upload(&hb)?;
             let mut c: Buffer<u16> = dev.alloc_filled(m * n, POISON_16)?;
             for rung in rungs {
+                let label = format!("{} {}", half_name(half), rung.label());
                 dev.write(&mut c, &vec![POISON_16; m * n])?;
-                gemm_half(&dev, rung, half, &a, &b, &mut c, m, n, kk)?;
+                let plan = HalfPlan::new(&dev, rung, half, &a, &b, m, n, kk)?;
+                if skipped(&label, plan.run(&dev, &mut c))? {
+                    continue;
+                }
                 let got = widen(half, &dev.download(&c)?);
                 let e = error_of(&got, &wa, &wb, want.as_deref(), m, n, kk);
-                let t = dev.time(1, reps, |_| {
-                    gemm_half(&dev, rung, half, &a, &b, &mut c, m, n, kk)
-                })?;
-                let label = format!("{} {}", half_name(half), rung.label());
+                let t = dev.time(1, reps, |_| plan.run(&dev, &mut c))?;
                 report(&dev, &label, e, half.tol(), t.median_ms, m, n, kk)?;
             }
         }
@@ -143,15 +144,36 @@ pub fn cli_tensor(
             let mut c = dev.alloc_filled(m * n, f32::NAN)?;
             for v in variants {
                 dev.write(&mut c, &vec![f32::NAN; m * n])?;
-                gemm_tf32x3(&dev, v, &a, &b, &mut c, m, n, kk)?;
+                let mut scratch = if v.uses_tma() {
+                    Some(tf32x3_scratch(&dev, m, n, kk)?)
+                } else {
+                    None
+                };
+                let mut plan = Tf32x3Plan::new(&dev, v, &a, &b, scratch.as_mut(), m, n, kk)?;
+                if skipped(v.label(), plan.run(&dev, &mut c))? {
+                    continue;
+                }
                 let got = dev.download(&c)?;
                 let e = error_of(&got, &fa, &fb, want.as_deref(), m, n, kk);
-                let t = dev.time(1, reps, |_| gemm_tf32x3(&dev, v, &a, &b, &mut c, m, n, kk))?;
+                let t = dev.time(1, reps, |_| plan.run(&dev, &mut c))?;
                 report(&dev, v.label(), e, TOL, t.median_ms, m, n, kk)?;
             }
         }
     }
     Ok(())
+}
+
+/// `Ok(true)` after printing a SKIP line when the kernel cannot run on this
+/// GPU (an sm_90a kernel elsewhere); other errors pass through.
+fn skipped(label: &str, first: Result<()>) -> Result<bool> {
+    match first {
+        Ok(()) => Ok(false),
+        Err(e @ Error::Unsupported { .. }) => {
+            println!("SKIP {label}: {}", e.to_string().replace('\n', " "));
+            Ok(true)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn half_name(half: Half) -> &'static str {
