@@ -1,6 +1,7 @@
 //! Builds the lab's kernel crate (`kernels-gpu`) to PTX with ptxlab-builder
-//! (a precise and a fast-math module; sm_90 cubins and the resource report
-//! when `ptxas` is found) and embeds it: `src/modules.rs` includes the result.
+//! (a precise and a fast-math module for sm_80 and newer, and an sm_90a
+//! module with the Hopper kernels; cubins and the resource report when
+//! `ptxas` is found) and embeds it: `src/modules.rs` includes the result.
 //! `PTXLAB_ARCH`, `PTXLAB_CUBIN_ARCHS` and `PTXLAB_PTXAS` override the
 //! defaults (see `ptxlab_builder::Embed`).
 use std::path::PathBuf;
@@ -8,6 +9,7 @@ use std::path::PathBuf;
 fn main() {
     ptxlab_builder::Embed::new("../kernels-gpu")
         .fast_math()
+        .arch_specific("sm_90a", "sm90a")
         .run();
     // Provenance for reports.
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());

@@ -1,13 +1,16 @@
-"""Matmul peers: torch.matmul FP32 (TF32 off) at 4096^3 and the material's
-shape, matmul then column sum, the fused algebra A.sum(0) @ B, and CuPy's
-einsum('ij,jk->k')."""
+"""Matmul peers: torch.matmul FP32 with TF32 off (the SGEMM ladder's peer,
+and the accuracy the 3xTF32 rows must match) and on (the speed of the
+3xTF32 rows' closest library peer), BF16 and FP16 (cuBLAS, the tensor-core
+ladder's peers) at 4096^3, 8192^3 and the material's shape, each with its
+error against the f64 product of the same inputs; matmul then column sum,
+the fused algebra A.sum(0) @ B, and CuPy's einsum('ij,jk->k')."""
 from common import try_import, time_cuda
 
 W = "matmul"
 
 
-def _row(variant, backend, size, t, throughput=None, unit="", rel_err=None):
-    d = {"workload": W, "variant": variant, "backend": backend, "size": size, "precision": "f32", **t}
+def _row(variant, backend, size, t, throughput=None, unit="", rel_err=None, precision="f32"):
+    d = {"workload": W, "variant": variant, "backend": backend, "size": size, "precision": precision, **t}
     if throughput is not None:
         d["throughput"] = throughput
         d["unit"] = unit
@@ -22,17 +25,37 @@ def _torch(quick):
         return [{"workload": W, "variant": "torch", "backend": "torch", "skipped": why or "torch has no CUDA device"}]
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
     rows = []
-    shapes = [(2048, 2048, 2048)] if quick else [(4096, 4096, 4096), (10000, 7000, 5000)]
+    shapes = [(2048, 2048, 2048)] if quick else [(4096, 4096, 4096), (8192, 8192, 8192), (10000, 7000, 5000)]
     g = torch.Generator(device="cuda").manual_seed(0)
+
+    def rel(got, want):
+        return float((got.double() - want).norm() / want.norm())
+
     for m, n, k in shapes:
         a = torch.rand(m, k, device="cuda", generator=g) * 2 - 1
         b = torch.rand(k, n, device="cuda", generator=g) * 2 - 1
         size = f"{m}^3" if m == n == k else f"({m}x{k})({k}x{n})"
-        reps = 10 if m * n * k > 1e11 else 30
-        t = time_cuda(lambda: torch.matmul(a, b), reps=reps, warmup=3)
-        rows.append(_row("torch.matmul FP32, TF32 off", "torch", size, t, 2 * m * n * k / (t["median_ms"] * 1e-3) / 1e9, "GFLOP/s"))
+        flop = 2 * m * n * k
+        reps = 10 if flop > 2e11 else 30
+        want = a.double() @ b.double()
+        for allow, label in [(False, "torch.matmul FP32, TF32 off"), (True, "torch.matmul FP32, TF32 on")]:
+            torch.backends.cuda.matmul.allow_tf32 = allow
+            err = rel(torch.matmul(a, b), want)
+            t = time_cuda(lambda: torch.matmul(a, b), reps=reps, warmup=3)
+            rows.append(_row(label, "torch", size, t, flop / (t["median_ms"] * 1e-3) / 1e9, "GFLOP/s", err))
+        torch.backends.cuda.matmul.allow_tf32 = False
+        del want
+        for dtype, name, label in [(torch.bfloat16, "bf16", "BF16"), (torch.float16, "f16", "FP16")]:
+            ah, bh = a.to(dtype), b.to(dtype)
+            want = ah.double() @ bh.double()
+            err = rel(torch.matmul(ah, bh), want)
+            del want
+            t = time_cuda(lambda: torch.matmul(ah, bh), reps=max(reps, 20), warmup=5)
+            rows.append(_row(f"torch.matmul {label} (cuBLAS)", "torch", size, t,
+                             flop / (t["median_ms"] * 1e-3) / 1e9, "GFLOP/s", err, precision=name))
+        del a, b
+        torch.cuda.empty_cache()
     m, n, k = (4000, 3000, 2000) if quick else (10000, 7000, 5000)
     size = f"({m}x{k})({k}x{n})"
     a = torch.rand(m, k, device="cuda", generator=g) * 2 - 1

@@ -23,7 +23,12 @@ fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
         .find(&format!(".entry {name}("))
         .unwrap_or_else(|| panic!("kernel `{name}` is not exported in the PTX"));
     let rest = &ptx[start..];
-    let end = rest.find("\n}\n").map(|e| e + 3).unwrap_or(rest.len());
+    // LLVM closes every function with this comment; a plain "}" line can
+    // also close a scope inside an inline-asm block (wgmma's).
+    let end = rest
+        .find("// -- End function")
+        .or_else(|| rest.find("\n}\n").map(|e| e + 3))
+        .unwrap_or(rest.len());
     &rest[..end]
 }
 
@@ -35,9 +40,16 @@ fn every_kernel_is_exported_with_its_directives() {
         "expected the project's kernels, found {}",
         kernels.len()
     );
-    for (label, ptx) in [("precise", ptx(false)), ("fast-math", ptx(true))] {
+    let hopper = |k: &&&ptxlab_device::KernelInfo| k.module == "kernels_gpu::hopper";
+    // The Hopper kernels live in the sm_90a module only; every other kernel
+    // in the precise and fast-math modules.
+    for (label, ptx, want_hopper) in [
+        ("precise", ptx(false), false),
+        ("fast-math", ptx(true), false),
+        ("sm_90a", ptxlab::modules::ptx_sm90a(), true),
+    ] {
         let found = kernels_in_ptx(ptx);
-        for k in &kernels {
+        for k in kernels.iter().filter(|k| hopper(k) == want_hopper) {
             let m = found.iter().find(|m| m.name == k.name).unwrap_or_else(|| {
                 panic!(
                     "{label} module: kernel `{}` is not an exported .entry",
@@ -74,6 +86,13 @@ fn every_kernel_is_exported_with_its_directives() {
                     k.name
                 );
             }
+        }
+        for k in kernels.iter().filter(|k| hopper(k) != want_hopper) {
+            assert!(
+                !found.iter().any(|m| m.name == k.name),
+                "{label} module: kernel `{}` belongs in another module",
+                k.name
+            );
         }
         assert!(
             !ptx.contains("__ptxlab_meta_"),
@@ -185,4 +204,110 @@ fn register_cap_rung_rewrites_every_entry() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("7 registers") && e.contains("16..=255"), "{e}");
+}
+
+#[test]
+fn tensor_core_kernels_use_the_tensor_cores() {
+    // Warp level (sm_80 module): mma.sync, and ldmatrix from rung 2 on.
+    for name in [
+        "matmul_mma_bf16",
+        "matmul_mma_f16",
+        "matmul_ldsm_bf16",
+        "matmul_pipe_f16",
+    ] {
+        let e = entry(ptx(false), name);
+        assert!(
+            e.contains("mma.sync.aligned.m16n8k16.row.col.f32"),
+            "{name}: no mma.sync"
+        );
+    }
+    assert!(entry(ptx(false), "matmul_mma_bf16").contains(".bf16.bf16"));
+    assert!(entry(ptx(false), "matmul_mma_f16").contains(".f16.f16"));
+    for name in ["matmul_ldsm_bf16", "matmul_pipe_bf16"] {
+        let e = entry(ptx(false), name);
+        assert!(
+            e.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+            "{name}"
+        );
+        assert!(
+            e.contains("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+            "{name}"
+        );
+    }
+    assert!(!entry(ptx(false), "matmul_mma_bf16").contains("ldmatrix"));
+    assert!(entry(ptx(false), "matmul_pipe_bf16").contains("cp.async.cg.shared.global"));
+    let e = entry(ptx(false), "matmul_tf32x3_f32");
+    assert!(e.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
+    assert!(e.contains("cvt.rna.tf32.f32"));
+    // Warpgroup level (sm_90a module): wgmma, TMA, mbarriers, setmaxnreg.
+    let h = ptxlab::modules::ptx_sm90a();
+    assert!(
+        h.contains(".target sm_90a"),
+        "the Hopper module targets sm_90a"
+    );
+    for name in [
+        "matmul_wgmma_bf16",
+        "matmul_wgmma_f16",
+        "matmul_ws_bf16",
+        "matmul_ws_f16",
+        "matmul_tf32x3w_f32",
+    ] {
+        let e = entry(h, name);
+        for what in [
+            "wgmma.mma_async.sync.aligned",
+            "wgmma.fence.sync.aligned",
+            "wgmma.commit_group.sync.aligned",
+            "wgmma.wait_group.sync.aligned",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            "fence.proxy.tensormap::generic.acquire",
+        ] {
+            assert!(e.contains(what), "{name}: no `{what}`");
+        }
+    }
+    assert!(entry(h, "matmul_wgmma_bf16").contains(".m64n128k16.f32.bf16.bf16"));
+    assert!(entry(h, "matmul_ws_f16").contains(".m64n128k16.f32.f16.f16"));
+    assert!(entry(h, "matmul_tf32x3w_f32").contains(".m64n128k8.f32.tf32.tf32"));
+    for name in ["matmul_ws_bf16", "matmul_tf32x3w_f32"] {
+        let e = entry(h, name);
+        assert!(e.contains("setmaxnreg.dec.sync.aligned.u32 40"), "{name}");
+        assert!(e.contains("setmaxnreg.inc.sync.aligned.u32 232"), "{name}");
+    }
+}
+
+#[test]
+fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    let dir = std::env::temp_dir().join(format!("ptxlab-ptx90a-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("sm90a.ptx");
+    std::fs::write(&src, ptxlab::modules::ptx_sm90a()).unwrap();
+    let report = assemble(&ptxas, &src, "sm_90a", &dir.join("sm90a.cubin"))
+        .unwrap_or_else(|e| panic!("ptxas rejected the sm_90a module: {e}"));
+    for name in [
+        "matmul_wgmma_bf16",
+        "matmul_wgmma_f16",
+        "matmul_ws_bf16",
+        "matmul_ws_f16",
+    ] {
+        let r = report
+            .iter()
+            .find(|r| r.kernel == name)
+            .unwrap_or_else(|| panic!("no report for {name}"));
+        assert_eq!(
+            (r.spill_stores, r.spill_loads, r.stack_frame),
+            (0, 0, 0),
+            "{name}: spills or local memory ({r:?})"
+        );
+    }
+    // The accumulators of the mma.sync rungs stay in registers too.
+    let src = dir.join("sm80.ptx");
+    std::fs::write(&src, ptx(false)).unwrap();
+    let report = assemble(&ptxas, &src, "sm_90", &dir.join("sm80.cubin")).unwrap();
+    for name in ["matmul_ldsm_bf16", "matmul_pipe_bf16", "matmul_pipe_f16"] {
+        let r = report.iter().find(|r| r.kernel == name).unwrap();
+        assert_eq!((r.spill_stores, r.stack_frame), (0, 0), "{name}: {r:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -24,7 +24,7 @@
 
 use crate::build::{BuildOutput, Builder};
 use crate::tools::find_ptxas;
-use crate::{BuildError, DEFAULT_ARCH, err};
+use crate::{ARCH_SPECIFIC_PTX_ISA, BuildError, DEFAULT_ARCH, DEFAULT_PTX_ISA, err};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -39,6 +39,8 @@ pub struct ModuleSpec {
     pub fast_math: bool,
     /// Other cargo features of the kernel crate for this module.
     pub features: Vec<String>,
+    /// PTX ISA version (`78` = PTX 7.8).
+    pub ptx_isa: u32,
 }
 
 /// Builds a kernel crate from `build.rs` and embeds the result (see the module docs).
@@ -81,6 +83,7 @@ impl Embed {
                 arch: env("PTXLAB_ARCH").unwrap_or_else(|| DEFAULT_ARCH.into()),
                 fast_math: false,
                 features: Vec::new(),
+                ptx_isa: DEFAULT_PTX_ISA,
             }],
             static_name: "KERNELS".into(),
             file: "ptxlab_kernels.rs".into(),
@@ -104,6 +107,24 @@ impl Embed {
     /// kernels behind a feature).
     pub fn module(mut self, spec: ModuleSpec) -> Self {
         self.modules.push(spec);
+        self
+    }
+
+    /// Adds an arch-specific module (`sm_90a`: `wgmma`, `setmaxnreg`) built
+    /// with the kernel crate's cargo `feature` turned on, as stem
+    /// `kernels_sm90a`, PTX ISA [`ARCH_SPECIFIC_PTX_ISA`]. The runtime
+    /// loads it on that arch only; the kernel crate decides with the
+    /// feature which kernels it holds (typically only those that need the
+    /// arch, so the portable modules stay as they were).
+    pub fn arch_specific(mut self, arch: &str, feature: &str) -> Self {
+        let base = self.modules[0].stem.clone();
+        self.modules.push(ModuleSpec {
+            stem: format!("{base}_{}", arch.replace('_', "")),
+            arch: arch.to_string(),
+            fast_math: false,
+            features: vec![feature.to_string()],
+            ptx_isa: ARCH_SPECIFIC_PTX_ISA,
+        });
         self
     }
 
@@ -179,6 +200,7 @@ impl Embed {
             b.stem = spec.stem.clone();
             b.fast_math = spec.fast_math;
             b.features = spec.features.clone();
+            b.ptx_isa = spec.ptx_isa;
             b.cubin_archs = Self::cubin_archs(spec);
             let o = b.build()?;
             if let Some(note) = &o.ptxas_note {

@@ -20,6 +20,9 @@
 //! | [`warp`] | shuffles, votes, warp reductions | `__shfl_down_sync`, `__ballot_sync` |
 //! | [`atomic`] | atomic add/CAS on global and shared memory | `atomicAdd`, `atomicCAS` |
 //! | [`math`] | [`Real`](math::Real) for f32/f64 kernels; fast approximations | `__sinf`, `__expf`, `sqrtf` |
+//! | [`hopper`] | sm_90: mbarriers with transaction counts, TMA (`cp.async.bulk.tensor`), proxy fences, `setmaxnreg` | `cuda::barrier`, `cp.async.bulk.tensor` |
+//! | [`wgmma`] | sm_90a: warpgroup tensor cores (`wgmma.mma_async`), shared-memory matrix descriptors | CUTLASS's `GMMA` atoms |
+//! | [`mma`] | warp-level tensor cores: `mma.sync` (BF16, FP16, TF32), `ldmatrix`, fragments, conversions | `mma.h` / inline PTX, `__float2bfloat16_rn` |
 //!
 //! Kernels are declared with [`kernel`] (`#[kernel(launch_bounds(256, 2), max_registers = 32)]`).
 #![no_std]
@@ -34,6 +37,7 @@
     )
 )]
 #![feature(core_intrinsics)]
+#![cfg_attr(test, feature(f16))]
 #![allow(internal_features)]
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -41,14 +45,17 @@ extern crate std;
 
 pub mod atomic;
 mod dim3;
+pub mod hopper;
 pub mod math;
 pub mod mem;
+pub mod mma;
 pub mod precise;
 pub mod shared;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;
 pub mod thread;
 pub mod warp;
+pub mod wgmma;
 
 pub use mem::{DeviceSlice, DeviceSliceMut};
 pub use ptxlab_macros::kernel;
@@ -64,6 +71,32 @@ pub mod prelude {
     pub use crate::shared::{self, SharedSlice};
     pub use crate::thread::{self, Dim3, sync_threads};
     pub use crate::warp::{self, FULL_MASK, WARP_SIZE};
+}
+
+/// Repeats a block once per listed index, with the index bound to a
+/// `usize` constant: a loop that is unrolled in the source, so register
+/// arrays indexed by it (tensor-core accumulators, fragments) stay in
+/// registers whatever LLVM's unrolling heuristics decide. A run-time index
+/// into such an array moves it to local memory (a stack frame in the
+/// `ptxas` report).
+///
+/// ```
+/// # use ptxlab_device::unroll;
+/// let mut acc = [0u32; 4];
+/// unroll!(i in [0, 1, 2, 3] {
+///     acc[i] += i as u32;
+/// });
+/// assert_eq!(acc, [0, 1, 2, 3]);
+/// ```
+#[macro_export]
+macro_rules! unroll {
+    ($i:ident in [$($n:literal),+ $(,)?] $body:block) => {
+        $({
+            #[allow(non_upper_case_globals)]
+            const $i: usize = $n;
+            $body
+        })+
+    };
 }
 
 /// Compile-time facts about one `#[kernel]`, collected from the kernel crate

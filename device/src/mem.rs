@@ -36,8 +36,21 @@ pub struct F32x4(pub [f32; 4]);
 #[repr(C, align(16))]
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct F64x2(pub [f64; 2]);
+/// Eight bytes of two `f32`, aligned so a store is one `st.global.v2.f32`.
+#[repr(C, align(8))]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct F32x2(pub [f32; 2]);
+// SAFETY: repr(C) array of floats, no padding.
+unsafe impl DeviceCopy for F32x2 {}
+/// Sixteen bytes of four `u32`, aligned to 16: one `ld.shared.v4.u32`, one
+/// `cp.async` chunk, one row of an `ldmatrix` 8x8 matrix of 16-bit values.
+#[repr(C, align(16))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct U32x4(pub [u32; 4]);
 // SAFETY: repr(C) arrays of floats, no padding.
 unsafe impl DeviceCopy for F32x4 {}
+// SAFETY: repr(C) array of integers, no padding.
+unsafe impl DeviceCopy for U32x4 {}
 // SAFETY: repr(C) arrays of floats, no padding.
 unsafe impl DeviceCopy for F64x2 {}
 

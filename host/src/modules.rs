@@ -20,6 +20,17 @@ pub fn ptx(fast: bool) -> &'static str {
     KERNELS.module(variant(fast)).map(|m| m.ptx).unwrap_or("")
 }
 
+/// The PTX of the arch-specific `sm_90a` module (the Hopper kernels:
+/// `kernels_gpu::hopper`), empty if the build has none.
+pub fn ptx_sm90a() -> &'static str {
+    sm90a().map(|m| m.ptx).unwrap_or("")
+}
+
+/// The arch-specific `sm_90a` module, if the build has one.
+pub fn sm90a() -> Option<&'static ptxlab_runtime::ModuleImage> {
+    KERNELS.modules.iter().find(|m| m.arch == "sm_90a")
+}
+
 /// The PTX target of the embedded modules (`sm_80`).
 pub fn ptx_arch() -> &'static str {
     KERNELS.modules.first().map(|m| m.arch).unwrap_or("")

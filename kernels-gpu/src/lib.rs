@@ -11,19 +11,29 @@
 //!   the host shares the constants and shared-memory size functions below.
 //!
 //! Every kernel is listed at run time by `ptxlab_device::KERNELS`.
+//!
+//! The Hopper kernels ([`hopper`]: `wgmma`, TMA, `setmaxnreg`) need the
+//! `sm_90a` target, which no other GPU can load: they build into a module
+//! of their own (the `sm90a` feature, which on `nvptx64` compiles only
+//! them), so the portable `sm_80` modules stay as they are.
 #![no_std]
 // Kernels index small register arrays with loop counters over constant
 // ranges on purpose: the loops unroll and the arrays stay in registers.
 #![allow(clippy::needless_range_loop)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
-pub mod demo;
-pub mod diffusion;
-pub mod fusion;
-pub mod histogram;
-pub mod lomb;
-pub mod matmul;
-pub mod montecarlo;
-pub mod poisson;
-pub mod reduce;
-pub mod vector;
+/// Declares the portable modules: compiled everywhere except into the
+/// `sm_90a` module (the `sm90a` feature on `nvptx64`).
+macro_rules! portable {
+    ($($m:ident),+ $(,)?) => {$(
+        #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
+        pub mod $m;
+    )+};
+}
+
+portable!(
+    demo, diffusion, fusion, histogram, lomb, matmul, montecarlo, poisson, reduce, tensor, vector,
+);
+
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub mod hopper;

@@ -15,6 +15,7 @@
 //! | [`gpu`] | [`Gpu`]: context, stream, module cache (JIT or cubin, timed), events |
 //! | [`graph`] | [`Graph`]: CUDA graph capture and replay |
 //! | [`timing`] | [`Timing`]: median, min, max of samples |
+//! | [`tma`] | [`TensorMap`]: TMA tensor maps of 2D matrices (driver-encoded on a GPU, readable by the simulator) |
 //! | [`error`] | [`Error`]: one enum, each variant with the value, the limit and a hint |
 //! | [`driver`], [`probe`] | is there a driver, and is it new enough |
 //! | [`host_mem`] | host memory checks before large allocations |
@@ -46,6 +47,7 @@ pub mod launch;
 pub mod module;
 pub mod probe;
 pub mod timing;
+pub mod tma;
 
 pub use buffer::Buffer;
 pub use config::{LaunchConfig, Limits, check_launch};
@@ -66,6 +68,7 @@ pub use probe::{REQUIRED_DRIVER_SYMBOLS, driver_present, driver_symbol_present};
 pub use ptxlab_device::Dim3;
 pub use ptxlab_device::sim::SimOptions;
 pub use timing::Timing;
+pub use tma::TensorMap;
 
 /// Includes the Rust file that `ptxlab_builder::Embed` wrote into `OUT_DIR`
 /// (default `ptxlab_kernels.rs`), which defines `pub static KERNELS: Kernels`.

@@ -114,7 +114,8 @@ pub(super) fn sample_check(c: &[f32], a: &[f32], b: &[f32], m: usize, n: usize, 
     rel_err_norm(&got, &want)
 }
 
-/// Every matmul kernel on the simulator at small odd sizes.
+/// Every matmul kernel on the simulator at small odd sizes (the tensor-core
+/// ladder too: [`sim_check_tensor`](super::sim_check_tensor)).
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     // 37x29x41: nothing is a multiple of a tile or of 4 (scalar edge paths);
@@ -153,5 +154,6 @@ pub fn sim_check() -> Result<()> {
             1e-4,
         )?;
     }
-    Ok(())
+    // The tensor-core ladder.
+    super::tensor_check::sim_check_tensor()
 }

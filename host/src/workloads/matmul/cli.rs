@@ -5,6 +5,7 @@ use super::colsum::{Colsum, ColsumBufs, colsum_of_product};
 use super::cpu::{colsum_bytes, cpu_ndarray, cpu_rayon, flops, inputs, reference_f64};
 use super::launch::{check_shapes, elems, gemm};
 use super::rung::Rung;
+use super::tensor::Precision;
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 use crate::rng::rel_err_norm;
@@ -22,7 +23,13 @@ pub struct Args {
     /// Columns of A, rows of B.
     #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub k: usize,
-    /// naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, vecf, vecf2, async, async2, asyncs2, asyncs or all.
+    /// f32 (the SGEMM ladder), bf16 or f16 (the tensor-core ladder: 16-bit
+    /// inputs and output, f32 accumulation), or tf32x3 (f32 from three TF32
+    /// tensor-core products).
+    #[arg(long, default_value = "f32")]
+    pub precision: String,
+    /// With --precision f32: naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, vecf, vecf2,
+    /// async, async2, asyncs2, asyncs or all. With bf16/f16: mma, ldsm, pipe or all. With tf32x3: mma or all.
     #[arg(long, default_value = "all")]
     pub variant: String,
     /// Also compute colsum(A B): direct or fused.
@@ -45,6 +52,10 @@ pub const CPU_MAX_MNK: usize = 1 << 36;
 pub fn cli(args: &Args) -> Result<()> {
     let backend: crate::Backend = args.backend.parse()?;
     let (m, n, kk) = check_shapes(args.m, args.k, args.k, args.n)?;
+    let precision: Precision = args.precision.parse()?;
+    if precision != Precision::F32 {
+        return super::tensor_cli::cli_tensor(args, precision, backend, m, n, kk);
+    }
     let rungs: Vec<Rung> = if args.variant == "all" {
         Rung::ALL.to_vec()
     } else {

@@ -14,6 +14,10 @@
 //! | `check.rs` | checks against the f64 reference, [`sim_check`] |
 //! | `bench.rs` | the benchmark rows |
 //! | `cli.rs` | `ptxlab matmul` |
+//! | `tensor.rs` | the tensor-core ladder: [`TcRung`], [`Tf32x3`], launchers [`gemm_half`], [`gemm_tf32x3`] |
+//! | `tensor_bench.rs` | the tensor-core rows of the benchmark |
+//! | `tensor_cli.rs` | `ptxlab matmul --precision bf16\|f16\|tf32x3` |
+//! | `tensor_check.rs` | the tensor-core kernels against the f64 reference, [`sim_check_tensor`] |
 
 mod bench;
 mod check;
@@ -22,6 +26,10 @@ mod colsum;
 mod cpu;
 mod launch;
 mod rung;
+mod tensor;
+mod tensor_bench;
+mod tensor_check;
+mod tensor_cli;
 
 pub use bench::bench;
 pub use check::{TOL, check_colsum, check_fused, check_rung, sim_check};
@@ -34,3 +42,11 @@ pub use launch::{
     Loads, check_shapes, colsum_add, colsum_add_with, gemm, vecmat_add, vecmat_add_with, zero2,
 };
 pub use rung::Rung;
+pub use tensor::{
+    Half, HalfPlan, Precision, SIM_PERSISTENT_BLOCKS, TcRung, Tf32x3, Tf32x3Plan, gemm_half,
+    gemm_tf32x3, tf32x3_scratch,
+};
+pub use tensor_bench::tensor_shapes;
+pub use tensor_check::{
+    POISON_16, check_half, check_tf32x3, half_inputs, sim_check_tensor, sim_shapes, widen,
+};

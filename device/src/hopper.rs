@@ -1,0 +1,533 @@
+//! Hopper's asynchronous machinery (sm_90, and sm_90a for `setmaxnreg`):
+//! shared-memory barriers with transaction counts, the tensor memory
+//! accelerator (TMA: `cp.async.bulk.tensor`), the proxy fences between
+//! them, and register reallocation between warpgroups.
+//!
+//! | item | PTX | PTX ISA section (9.0) |
+//! |---|---|---|
+//! | [`Mbarrier`] | `mbarrier.init`, `mbarrier.arrive`, `mbarrier.arrive.expect_tx`, `mbarrier.try_wait.parity` | 9.7.13.15 "Parallel Synchronization and Communication Instructions: mbarrier" |
+//! | [`tma_load_2d`] | `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` | 9.7.9.25.5.1 "cp.async.bulk.tensor"; tensor maps 5.5 "Tensor" |
+//! | [`fence_proxy_async_shared`] | `fence.proxy.async.shared::cta` | 9.7.13.4 "membar/fence" |
+//! | [`fence_mbarrier_init`] | `fence.mbarrier_init.release.cluster` | 9.7.13.4 |
+//! | [`fence_tensormap_acquire`] | `fence.proxy.tensormap::generic.acquire.sys` | 9.7.13.4 |
+//! | [`setmaxnreg_inc`], [`setmaxnreg_dec`] | `setmaxnreg.{inc,dec}.sync.aligned.u32` | 9.7.19.4 "setmaxnreg" (sm_90a) |
+//!
+//! # The simulator's model
+//! * An mbarrier is its 8-byte shared-memory word, updated with atomic
+//!   compare-and-swap: pending arrivals, the expected count, the
+//!   transaction count (signed) and the phase bit. A phase completes when
+//!   both counts reach zero; `try_wait.parity(p)` is true once the phase
+//!   of parity `p` has completed. Waiting threads call
+//!   [`yield_point`](crate::sim::yield_point) between tries.
+//! * A TMA load copies its box at once, as the instruction's issue, into
+//!   shared memory (raw accesses that the race detector does not see, as
+//!   the hardware's copy engine is another proxy), zero-filling what lies
+//!   outside the tensor, with the tensor map's swizzle applied to the
+//!   shared-memory addresses, then completes its bytes on the barrier.
+//!   A copy that completes early is one valid schedule of the hardware's.
+//! * The fences and `setmaxnreg` order or size things the simulator does
+//!   not model; they do nothing there.
+
+use crate::mem::DeviceSlice;
+use crate::mma::shared_addr;
+use crate::shared::SharedSlice;
+
+/// A shared-memory swizzle pattern (TMA's `CU_TENSOR_MAP_SWIZZLE_*` and
+/// `wgmma`'s descriptor layouts): the 16-byte chunk index inside each span
+/// of 32, 64 or 128 bytes is XORed with the row index inside a repeat of
+/// 256, 512 or 1024 bytes (CUTLASS's `Swizzle<B, 4, 3>`, B = 1, 2, 3),
+/// computed on absolute shared-memory addresses. Tiles start on a
+/// 1024-byte boundary so the pattern starts with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Swizzle {
+    /// No swizzle ("interleave" in `wgmma`'s terms).
+    None,
+    /// 32-byte spans.
+    B32,
+    /// 64-byte spans.
+    B64,
+    /// 128-byte spans: the usual choice for 128-byte tile rows.
+    B128,
+}
+
+impl Swizzle {
+    /// Bytes of one swizzled row span (16 without swizzle).
+    pub const fn span(self) -> u32 {
+        match self {
+            Swizzle::None => 16,
+            Swizzle::B32 => 32,
+            Swizzle::B64 => 64,
+            Swizzle::B128 => 128,
+        }
+    }
+    /// The physical shared-memory address of the logical address `addr`.
+    pub const fn apply(self, addr: u32) -> u32 {
+        let mask = match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 0x10,
+            Swizzle::B64 => 0x30,
+            Swizzle::B128 => 0x70,
+        };
+        addr ^ ((addr >> 3) & mask)
+    }
+    /// The swizzle-mode field of a `wgmma` matrix descriptor (bits 62-63).
+    pub const fn descriptor_mode(self) -> u64 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B128 => 1,
+            Swizzle::B64 => 2,
+            Swizzle::B32 => 3,
+        }
+    }
+    /// The swizzle of a descriptor's mode field.
+    pub const fn from_descriptor_mode(mode: u64) -> Swizzle {
+        match mode & 3 {
+            1 => Swizzle::B128,
+            2 => Swizzle::B64,
+            3 => Swizzle::B32,
+            _ => Swizzle::None,
+        }
+    }
+}
+
+/// A 2D tiled tensor map as the simulator reads it: what the host encoded
+/// with `cuTensorMapEncodeTiled` on a GPU, written as plain words into the
+/// same 128-byte device buffer on the simulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimTensorMap {
+    /// Address of element (0, 0) (the simulator buffer's host address).
+    pub addr: u64,
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    /// Columns (innermost dimension) and rows.
+    pub dims: [u64; 2],
+    /// Bytes between consecutive rows.
+    pub row_stride: u64,
+    /// The box copied per load: columns, rows.
+    pub box_dims: [u32; 2],
+    /// Shared-memory swizzle of the copied box.
+    pub swizzle: Swizzle,
+}
+
+impl SimTensorMap {
+    /// Words of a tensor map (128 bytes, the size of a `CUtensorMap`).
+    pub const WORDS: usize = 16;
+    const MAGIC: u64 = 0x5054_584c_544d_4150; // "PTXLTMAP"
+
+    /// The words the host writes into the device buffer.
+    pub const fn to_words(&self) -> [u64; 16] {
+        let mut w = [0u64; 16];
+        w[0] = Self::MAGIC;
+        w[1] = self.addr;
+        w[2] = self.elem_bytes as u64;
+        w[3] = self.dims[0];
+        w[4] = self.dims[1];
+        w[5] = self.row_stride;
+        w[6] = self.box_dims[0] as u64;
+        w[7] = self.box_dims[1] as u64;
+        w[8] = self.swizzle.descriptor_mode();
+        w
+    }
+    /// The map from its words, or `None` if they are not one (a GPU tensor
+    /// map handed to the simulator, or garbage).
+    pub const fn from_words(w: &[u64; 16]) -> Option<Self> {
+        if w[0] != Self::MAGIC {
+            return None;
+        }
+        Some(Self {
+            addr: w[1],
+            elem_bytes: w[2] as u32,
+            dims: [w[3], w[4]],
+            row_stride: w[5],
+            box_dims: [w[6] as u32, w[7] as u32],
+            swizzle: Swizzle::from_descriptor_mode(w[8]),
+        })
+    }
+    /// Bytes one box occupies in shared memory.
+    pub const fn box_bytes(&self) -> u32 {
+        self.box_dims[0] * self.box_dims[1] * self.elem_bytes
+    }
+}
+
+/// A 64-bit barrier object in shared memory with an arrival count and a
+/// transaction (byte) count: threads arrive, asynchronous copies complete
+/// bytes, and waiters spin on the phase parity. Made from a slot of a
+/// `SharedSlice<u64>` that nothing else reads or writes.
+#[derive(Debug, Clone, Copy)]
+pub struct Mbarrier {
+    addr: u32,
+}
+
+impl Mbarrier {
+    /// The barrier in slot `i` of `view`.
+    #[inline(always)]
+    #[track_caller]
+    pub fn at(view: SharedSlice<u64>, i: usize) -> Self {
+        if i >= view.len() {
+            crate::trap("mbarrier slot outside its view");
+        }
+        Self {
+            addr: shared_addr(view.as_mut_ptr().wrapping_add(i)),
+        }
+    }
+    /// Its shared-memory address.
+    #[inline(always)]
+    pub fn addr(self) -> u32 {
+        self.addr
+    }
+    /// `mbarrier.init.shared::cta.b64 [bar], count`: phase 0, `count`
+    /// arrivals expected per phase. One thread initialises; make it visible
+    /// with [`fence_mbarrier_init`] and a block barrier before any use.
+    #[inline(always)]
+    #[track_caller]
+    pub fn init(self, count: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: writes the barrier's own shared-memory word.
+        unsafe {
+            core::arch::asm!("mbarrier.init.shared::cta.b64 [{a}], {c};", a = in(reg32) self.addr,
+                c = in(reg32) count, options(nostack));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        sim::init(self.addr, count);
+    }
+    /// `mbarrier.arrive.shared::cta.b64`: this thread's arrival.
+    #[inline(always)]
+    #[track_caller]
+    pub fn arrive(self) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: an atomic update of the barrier's shared-memory word.
+        unsafe {
+            core::arch::asm!("{{ .reg .b64 st; mbarrier.arrive.shared::cta.b64 st, [{a}]; }}",
+                a = in(reg32) self.addr, options(nostack));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        sim::update(self.addr, 1, 0);
+    }
+    /// [`arrive`](Self::arrive) when `pred` holds, as one predicated
+    /// instruction: no branch, so the compiler keeps a loop that arrives
+    /// on all but its first turn as one loop (a peeled first turn would
+    /// copy `wgmma` accumulators still being written).
+    #[inline(always)]
+    #[track_caller]
+    pub fn arrive_if(self, pred: bool) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: as `arrive`.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; .reg .b64 st; setp.ne.b32 p, {c}, 0; \
+                 @p mbarrier.arrive.shared::cta.b64 st, [{a}]; }}",
+                a = in(reg32) self.addr, c = in(reg32) pred as u32, options(nostack));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        if pred {
+            sim::update(self.addr, 1, 0);
+        }
+    }
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64 [bar], bytes`: raises the
+    /// phase's transaction count by `bytes` (the copies this thread starts
+    /// will complete them), then arrives.
+    #[inline(always)]
+    #[track_caller]
+    pub fn arrive_expect_tx(self, bytes: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: as `arrive`.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .b64 st; mbarrier.arrive.expect_tx.shared::cta.b64 st, [{a}], {b}; }}",
+                a = in(reg32) self.addr, b = in(reg32) bytes, options(nostack));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        sim::update(self.addr, 1, -(bytes as i64));
+    }
+    /// `mbarrier.try_wait.parity.shared::cta.b64`: whether the phase of
+    /// parity `parity` (0 or 1) has completed.
+    #[inline(always)]
+    #[track_caller]
+    pub fn try_wait(self, parity: u32) -> bool {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let done: u32;
+            // SAFETY: reads the barrier's word (it may suspend the thread
+            // for a bounded time, as the ISA allows).
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {q}; \
+                     selp.u32 {d}, 1, 0, p; }}",
+                    a = in(reg32) self.addr, q = in(reg32) parity, d = out(reg32) done,
+                    options(nostack));
+            }
+            done != 0
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        sim::phase_done(self.addr, parity)
+    }
+    /// Spins until the phase of parity `parity` has completed. On the GPU
+    /// the loop is inside one `asm` block (as CUTLASS writes it), so the
+    /// compiler sees a single instruction and no divergent loop before the
+    /// `wgmma` that follow; the simulator yields between tries.
+    #[inline(always)]
+    #[track_caller]
+    // PTX labels are local to the `{ }` block they are in, so the named
+    // labels stay unique however often this is inlined (PTX has no
+    // numeric local labels, the lint's advice).
+    #[allow(named_asm_labels)]
+    pub fn wait(self, parity: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: reads the barrier's word until its phase flips.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {q}; \
+                 @p bra DONE; bra WAIT; DONE: }}",
+                a = in(reg32) self.addr, q = in(reg32) parity, options(nostack));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        while !self.try_wait(parity) {
+            crate::sim::yield_point();
+        }
+    }
+}
+
+/// `fence.mbarrier_init.release.cluster`: makes barrier initialisations
+/// visible to the asynchronous proxy (the TMA unit) and to other threads
+/// after the next block barrier.
+#[inline(always)]
+pub fn fence_mbarrier_init() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence; no operands.
+    unsafe {
+        core::arch::asm!("fence.mbarrier_init.release.cluster;", options(nostack))
+    };
+}
+
+/// `fence.proxy.async.shared::cta`: orders this thread's ordinary
+/// shared-memory accesses before later accesses of the asynchronous proxy
+/// (`wgmma` operand reads, TMA), e.g. after writing a tile by hand.
+#[inline(always)]
+pub fn fence_proxy_async_shared() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence; no operands.
+    unsafe {
+        core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack))
+    };
+}
+
+/// `fence.proxy.tensormap::generic.acquire.sys [map], 128`: a tensor map
+/// written into global memory by a host copy is safe to use by this thread
+/// after it (once per block, by the threads that issue the copies).
+#[inline(always)]
+pub fn fence_tensormap_acquire(map: DeviceSlice<u64>) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence on the 128 bytes at `map` (a live device buffer).
+    unsafe {
+        core::arch::asm!("fence.proxy.tensormap::generic.acquire.sys [{p}], 128;",
+            p = in(reg64) map.as_ptr(), options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = map;
+}
+
+/// Starts a TMA load of the box at column `x`, row `y` of the 2D tensor
+/// described by `map` (a 128-byte device buffer holding a tensor map, see
+/// [`SimTensorMap`]) into shared memory at `dst` (a shared address aligned
+/// to 128 bytes, to 1024 with a swizzle), completing its bytes on `bar`.
+/// Elements outside the tensor are written as zeros. Issue it from one
+/// thread, after [`Mbarrier::arrive_expect_tx`] for the box's bytes.
+#[inline(always)]
+#[track_caller]
+pub fn tma_load_2d(dst: u32, map: DeviceSlice<u64>, x: i32, y: i32, bar: Mbarrier) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the copy engine writes the box's bytes at `dst` (the
+    // caller's shared tile) and reads global memory through the tensor
+    // map, whose bounds it enforces.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
+             [{d}], [{m}, {{{x}, {y}}}], [{b}];",
+            d = in(reg32) dst, m = in(reg64) map.as_ptr(), x = in(reg32) x, y = in(reg32) y,
+            b = in(reg32) bar.addr, options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    sim::tma_load_2d(dst, map, x, y, bar.addr);
+}
+
+/// `setmaxnreg.inc.sync.aligned.u32 N` (sm_90a): this warpgroup takes `N`
+/// registers per thread from the pool others released. Every thread of
+/// the warpgroup executes it; the kernel needs a register cap at entry
+/// (`launch_bounds(threads, 1)`).
+#[inline(always)]
+pub fn setmaxnreg_inc<const N: u32>() {
+    const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: register reallocation; no memory.
+    unsafe {
+        core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack))
+    };
+}
+
+/// `setmaxnreg.dec.sync.aligned.u32 N` (sm_90a): this warpgroup gives its
+/// registers above `N` back to the pool (a producer that only issues copies).
+#[inline(always)]
+pub fn setmaxnreg_dec<const N: u32>() {
+    const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: register reallocation; no memory.
+    unsafe {
+        core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack))
+    };
+}
+
+/// The simulator's barriers and copies (see the module docs).
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) mod sim {
+    use super::{SimTensorMap, Swizzle};
+    use crate::mem::DeviceSlice;
+    use crate::sim::{Fault, fail, shared_base};
+    use core::sync::atomic::{AtomicU64, Ordering};
+    use std::format;
+
+    // The barrier word: bits 0..20 pending arrivals, 20..40 expected
+    // arrivals, 40..62 transaction count (two's complement, 22 bits),
+    // bit 63 the phase parity.
+    const COUNT: u64 = (1 << 20) - 1;
+    const TX_BITS: u32 = 22;
+    const TX_MASK: u64 = (1 << TX_BITS) - 1;
+
+    /// The barrier's word, after checking it lies in the block's shared
+    /// memory and is 8-byte aligned.
+    #[track_caller]
+    fn word(addr: u32) -> &'static AtomicU64 {
+        let a = addr as usize;
+        let base = shared_base(a + 8, a, 8);
+        // SAFETY: `shared_base` checked the 8 bytes exist and the offset is
+        // aligned (the buffer itself is 16-byte aligned); the block's shared
+        // memory outlives every thread of the block, and every access to
+        // the word is atomic.
+        unsafe { AtomicU64::from_ptr(base.add(a) as *mut u64) }
+    }
+
+    fn tx_of(w: u64) -> i64 {
+        let t = (w >> 40) & TX_MASK;
+        ((t << (64 - TX_BITS)) as i64) >> (64 - TX_BITS)
+    }
+
+    #[track_caller]
+    pub(super) fn init(addr: u32, count: u32) {
+        if count == 0 || count as u64 > COUNT {
+            fail(Fault::Trap {
+                reason: format!("mbarrier.init with count {count}; allowed 1..=2^20-1"),
+            });
+        }
+        word(addr).store(count as u64 | (count as u64) << 20, Ordering::SeqCst);
+    }
+
+    /// `arrivals` arrive and the transaction count drops by `tx_done`
+    /// (negative: `expect_tx` raises it); completes the phase when both
+    /// reach zero.
+    #[track_caller]
+    pub(super) fn update(addr: u32, arrivals: u64, tx_done: i64) {
+        let w = word(addr);
+        let mut cur = w.load(Ordering::SeqCst);
+        loop {
+            let pending = cur & COUNT;
+            let expected = (cur >> 20) & COUNT;
+            if expected == 0 {
+                fail(Fault::Trap {
+                    reason: "mbarrier used before mbarrier.init (or its word was overwritten)"
+                        .into(),
+                });
+            }
+            if arrivals > pending {
+                fail(Fault::Trap {
+                    reason: format!(
+                        "mbarrier: {arrivals} arrival(s) with {pending} pending in this phase"
+                    ),
+                });
+            }
+            let pending = pending - arrivals;
+            let tx = tx_of(cur) - tx_done;
+            let phase = cur >> 63;
+            let next = if pending == 0 && tx == 0 {
+                expected | expected << 20 | (phase ^ 1) << 63
+            } else {
+                pending | expected << 20 | ((tx as u64) & TX_MASK) << 40 | phase << 63
+            };
+            match w.compare_exchange(cur, next, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    #[track_caller]
+    pub(super) fn phase_done(addr: u32, parity: u32) -> bool {
+        (word(addr).load(Ordering::SeqCst) >> 63) as u32 != (parity & 1)
+    }
+
+    #[track_caller]
+    pub(super) fn tma_load_2d(dst: u32, map: DeviceSlice<u64>, x: i32, y: i32, bar: u32) {
+        let mut words = [0u64; 16];
+        for (i, w) in words.iter_mut().enumerate() {
+            *w = map.get(i);
+        }
+        let Some(t) = SimTensorMap::from_words(&words) else {
+            fail(Fault::Trap {
+                reason:
+                    "cp.async.bulk.tensor: the tensor-map buffer holds no simulator tensor map \
+                         (make it with the runtime's tensor-map constructor on the simulator)"
+                        .into(),
+            })
+        };
+        let align = if t.swizzle == Swizzle::None {
+            128
+        } else {
+            1024
+        };
+        if !dst.is_multiple_of(align) {
+            fail(Fault::Misaligned {
+                addr: dst as usize,
+                align: align as usize,
+            });
+        }
+        let eb = t.elem_bytes as usize;
+        let row_bytes = t.box_dims[0] as usize * eb;
+        if t.swizzle != Swizzle::None && row_bytes != t.swizzle.span() as usize {
+            fail(Fault::Trap {
+                reason: format!(
+                    "cp.async.bulk.tensor: a {row_bytes}-byte box row with a {}-byte swizzle \
+                     (the simulator needs them equal)",
+                    t.swizzle.span()
+                ),
+            });
+        }
+        let bytes = t.box_bytes() as usize;
+        let base = shared_base(dst as usize + bytes, 0, 1);
+        for r in 0..t.box_dims[1] as usize {
+            let gy = y as i64 + r as i64;
+            for c in 0..t.box_dims[0] as usize {
+                let gx = x as i64 + c as i64;
+                let inside =
+                    gx >= 0 && gy >= 0 && (gx as u64) < t.dims[0] && (gy as u64) < t.dims[1];
+                let logical = dst + (r * row_bytes + c * eb) as u32;
+                let phys = t.swizzle.apply(logical) as usize;
+                for q in 0..eb {
+                    let v = if inside {
+                        let src = t.addr as usize
+                            + gy as usize * t.row_stride as usize
+                            + gx as usize * eb
+                            + q;
+                        // SAFETY: (gx, gy) is inside the tensor the host
+                        // described, whose bytes are a live simulator buffer.
+                        unsafe { crate::sim::mem::read(src as *const u8) }
+                    } else {
+                        0
+                    };
+                    // SAFETY: `phys` stays inside the box's bytes (the
+                    // swizzle permutes 16-byte chunks within aligned
+                    // spans), which `shared_base` checked exist.
+                    unsafe { crate::sim::mem::write(base.add(phys + q), v) };
+                }
+            }
+        }
+        update(bar, 0, bytes as i64);
+    }
+}

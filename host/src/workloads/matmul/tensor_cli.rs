@@ -1,0 +1,184 @@
+//! `ptxlab matmul --precision bf16|f16|tf32x3`: the tensor-core ladder on a
+//! GPU or the simulator, each kernel checked against the f64 reference
+//! before it is timed.
+
+use super::check::{TOL, sample_check, verify};
+use super::cli::{Args, SIM_MAX_MNK};
+use super::cpu::{flops, inputs, reference_f64};
+use super::launch::elems;
+use super::tensor::{Half, HalfPlan, Precision, TcRung, Tf32x3, Tf32x3Plan, tf32x3_scratch};
+use super::tensor_check::{POISON_16, widen};
+use crate::Backend;
+use crate::error::{Error, Result};
+use crate::report::fmt_ms;
+use crate::rng::rel_err_norm;
+use crate::runtime::{Buffer, Device};
+
+/// The error of `got` against the full f64 reference (`want`, small
+/// problems) or 64 sampled entries (large ones), with every element
+/// required to be written.
+fn error_of(
+    got: &[f32],
+    a: &[f32],
+    b: &[f32],
+    want: Option<&[f64]>,
+    m: usize,
+    n: usize,
+    kk: usize,
+) -> f64 {
+    if got.iter().any(|v| !v.is_finite()) {
+        return f64::NAN;
+    }
+    match want {
+        Some(w) => rel_err_norm(&got.iter().map(|v| *v as f64).collect::<Vec<_>>(), w),
+        None => sample_check(got, a, b, m, n, kk),
+    }
+}
+
+/// Prints one PASS line (or returns the verification error).
+fn report(
+    dev: &Device,
+    label: &str,
+    e: f64,
+    tol: f64,
+    ms: f64,
+    m: usize,
+    n: usize,
+    kk: usize,
+) -> Result<()> {
+    verify(format!("matmul {label} {m}x{n}x{kk}"), e, tol)?;
+    println!(
+        "PASS {label} on {}: rel err {e:.1e}, median {} ms, {:.1} TFLOP/s",
+        dev.name(),
+        fmt_ms(ms),
+        flops(m, n, kk) / (ms * 1e-3) / 1e12
+    );
+    Ok(())
+}
+
+/// `ptxlab matmul --precision bf16|f16|tf32x3`.
+pub fn cli_tensor(
+    args: &Args,
+    precision: Precision,
+    backend: Backend,
+    m: usize,
+    n: usize,
+    kk: usize,
+) -> Result<()> {
+    if args.colsum.is_some() {
+        return Err(Error::input(
+            "--colsum",
+            "the column sum is an f32 workload; use it with --precision f32",
+        ));
+    }
+    crate::cli::check_reps(args.reps)?;
+    if backend == Backend::Cpu {
+        return Err(Error::input(
+            "--backend",
+            "cpu has no tensor-core kernels (its baselines are f32: --precision f32); use gpu or sim",
+        ));
+    }
+    if backend == Backend::Sim && m.saturating_mul(n).saturating_mul(kk) > SIM_MAX_MNK {
+        return Err(Error::input(
+            "matmul",
+            format!(
+                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^21 (e.g. --m 128 --n 128 \
+                 --k 128)"
+            ),
+        ));
+    }
+    // Host arrays: A, B, C as f32 plus their 16-bit copies.
+    let host_elems = [elems("A", m, kk)?, elems("B", kk, n)?, elems("C", m, n)?]
+        .iter()
+        .try_fold(0usize, |a, &b| a.checked_add(b))
+        .ok_or_else(|| {
+            Error::input(
+                "--m/--n/--k",
+                "A, B and C together overflow the address space",
+            )
+        })?;
+    crate::cli::check_host_arrays("--m/--n/--k", host_elems, 4, 3)?;
+    let Some(dev) = crate::cli::open_device(backend)? else {
+        unreachable!("gpu and sim open a device")
+    };
+    let (fa, fb) = inputs(m, n, kk, 42);
+    let small = m.saturating_mul(n).saturating_mul(kk) <= 1 << 27;
+    let reps = if dev.is_sim() { 1 } else { args.reps };
+    match precision {
+        Precision::F32 => unreachable!("f32 runs the SGEMM ladder"),
+        Precision::Half(half) => {
+            let rungs: Vec<TcRung> = if args.variant == "all" {
+                TcRung::ALL.to_vec()
+            } else {
+                vec![args.variant.parse()?]
+            };
+            let ha: Vec<u16> = fa.iter().map(|x| half.from_f32(*x)).collect();
+            let hb: Vec<u16> = fb.iter().map(|x| half.from_f32(*x)).collect();
+            let (wa, wb) = (widen(half, &ha), widen(half, &hb));
+            let want = small.then(|| reference_f64(&wa, &wb, m, n, kk));
+            let a = dev.upload(&ha)?;
+            let b = dev.upload(&hb)?;
+            let mut c: Buffer<u16> = dev.alloc_filled(m * n, POISON_16)?;
+            for rung in rungs {
+                let label = format!("{} {}", half_name(half), rung.label());
+                dev.write(&mut c, &vec![POISON_16; m * n])?;
+                let plan = HalfPlan::new(&dev, rung, half, &a, &b, m, n, kk)?;
+                if skipped(&label, plan.run(&dev, &mut c))? {
+                    continue;
+                }
+                let got = widen(half, &dev.download(&c)?);
+                let e = error_of(&got, &wa, &wb, want.as_deref(), m, n, kk);
+                let t = dev.time(1, reps, |_| plan.run(&dev, &mut c))?;
+                report(&dev, &label, e, half.tol(), t.median_ms, m, n, kk)?;
+            }
+        }
+        Precision::Tf32x3 => {
+            let variants: Vec<Tf32x3> = if args.variant == "all" {
+                Tf32x3::ALL.to_vec()
+            } else {
+                vec![args.variant.parse()?]
+            };
+            let want = small.then(|| reference_f64(&fa, &fb, m, n, kk));
+            let a = dev.upload(&fa)?;
+            let b = dev.upload(&fb)?;
+            let mut c = dev.alloc_filled(m * n, f32::NAN)?;
+            for v in variants {
+                dev.write(&mut c, &vec![f32::NAN; m * n])?;
+                let mut scratch = if v.uses_tma() {
+                    Some(tf32x3_scratch(&dev, m, n, kk)?)
+                } else {
+                    None
+                };
+                let mut plan = Tf32x3Plan::new(&dev, v, &a, &b, scratch.as_mut(), m, n, kk)?;
+                if skipped(v.label(), plan.run(&dev, &mut c))? {
+                    continue;
+                }
+                let got = dev.download(&c)?;
+                let e = error_of(&got, &fa, &fb, want.as_deref(), m, n, kk);
+                let t = dev.time(1, reps, |_| plan.run(&dev, &mut c))?;
+                report(&dev, v.label(), e, TOL, t.median_ms, m, n, kk)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Ok(true)` after printing a SKIP line when the kernel cannot run on this
+/// GPU (an sm_90a kernel elsewhere); other errors pass through.
+fn skipped(label: &str, first: Result<()>) -> Result<bool> {
+    match first {
+        Ok(()) => Ok(false),
+        Err(e @ Error::Unsupported { .. }) => {
+            println!("SKIP {label}: {}", e.to_string().replace('\n', " "));
+            Ok(true)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn half_name(half: Half) -> &'static str {
+    match half {
+        Half::Bf16 => "BF16",
+        Half::F16 => "FP16",
+    }
+}

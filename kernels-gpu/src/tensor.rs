@@ -1,0 +1,965 @@
+//! Tensor-core GEMM ladder, warp level (`mma.sync`, sm_80 and newer):
+//! `C = A B` with BF16 or FP16 inputs and f32 accumulators (the output is
+//! rounded to the input type, as `torch.matmul` does), and an f32-accurate
+//! GEMM from TF32 tensor-core products (3xTF32).
+//!
+//! Shapes as in [`matmul`](crate::matmul): `A` is `m x k`, `B` is `k x n`,
+//! `C` is `m x n`, all row-major; 16-bit values are stored as their bits
+//! (`u16`). Any `m`, `n`, `k` works: loads outside the matrices read zero
+//! and stores outside are skipped. When a row of `A` or `B` is not 16-byte
+//! aligned (`k` or `n` not a multiple of 8 for 16-bit types, of 4 for f32)
+//! the tile copies fall back to element-by-element loads.
+//!
+//! The ladder, in order (the `wgmma` rungs 4 and 5, for sm_90a, are in
+//! [`hopper`](crate::hopper)):
+//!
+//! 1. [`matmul_mma_bf16`] / [`matmul_mma_f16`]: `mma.sync.m16n8k16`, operand
+//!    fragments read from shared memory one 32-bit word (or 16-bit value) at
+//!    a time.
+//! 2. [`matmul_ldsm_bf16`] / [`matmul_ldsm_f16`]: fragments by `ldmatrix`
+//!    from padded shared-memory rows (no bank conflicts), tiles twice as
+//!    deep, 16-byte global loads.
+//! 3. [`matmul_pipe_bf16`] / [`matmul_pipe_f16`]: 128x128 block tiles,
+//!    64x64 per warp, fed by `cp.async` four stages deep.
+//!
+//! And [`matmul_tf32x3_f32`]: f32 in, f32 out, each operand split into a
+//! TF32 high part and a TF32 remainder, three `mma.m16n8k8.tf32` products
+//! summed per tile.
+
+use ptxlab_device::mem::{F32x2, U32x4};
+use ptxlab_device::mma::{self, Bf16, F16, FragA16, FragATf32, FragB16, FragBTf32, FragC, Half16};
+use ptxlab_device::prelude::*;
+use ptxlab_device::unroll;
+
+/// Rung 1 block tile rows.
+pub const MMA_BM: usize = 64;
+/// Rung 1 block tile columns.
+pub const MMA_BN: usize = 64;
+/// Rung 1 `k` per tile (one `m16n8k16` deep).
+pub const MMA_BK: usize = 16;
+/// Threads of rungs 1 and 2: four warps, 2 x 2, each a 32 x 32 warp tile.
+pub const MMA_THREADS: u32 = 128;
+
+/// Rung 2 `k` per tile.
+pub const LDSM_BK: usize = 32;
+/// Rung 2 (and 3) padded row of the `A` tile, in 16-bit values: 32 + 8 (80
+/// bytes, five 16-byte chunks). The eight rows an `ldmatrix` reads start in
+/// chunks `5 r mod 8`, all different, so the eight 16-byte reads of one
+/// matrix hit all 32 banks once.
+pub const LDSM_A_LD: usize = LDSM_BK + 8;
+/// Rung 2 padded row of the `B` tile: 64 + 8 values (144 bytes, 9 chunks:
+/// chunk `9 r mod 8 = r`, conflict-free for the same reason).
+pub const LDSM_B_LD: usize = MMA_BN + 8;
+
+/// Rung 3 block tile rows.
+pub const PIPE_BM: usize = 128;
+/// Rung 3 block tile columns.
+pub const PIPE_BN: usize = 128;
+/// Rung 3 `k` per tile.
+pub const PIPE_BK: usize = 32;
+/// Rung 3 tiles in flight (`cp.async` stages).
+pub const PIPE_STAGES: usize = 4;
+/// Rung 3 threads: four warps, 2 x 2, each a 64 x 64 warp tile.
+pub const PIPE_THREADS: u32 = 128;
+/// Rung 3 padded row of the `B` tile: 128 + 8 values (17 chunks, conflict-free).
+pub const PIPE_B_LD: usize = PIPE_BN + 8;
+
+/// 3xTF32 block tile rows.
+pub const TF32_BM: usize = 128;
+/// 3xTF32 block tile columns.
+pub const TF32_BN: usize = 128;
+/// 3xTF32 `k` per tile (f32: 64 bytes per row of `A`).
+pub const TF32_BK: usize = 16;
+/// 3xTF32 tiles in flight.
+pub const TF32_STAGES: usize = 4;
+/// 3xTF32 threads: eight warps, 2 x 4, each a 64 x 32 warp tile.
+pub const TF32_THREADS: u32 = 256;
+/// 3xTF32 padded row of the `A` tile in f32: 16 + 4 (80 bytes, conflict-free `ldmatrix`).
+pub const TF32_A_LD: usize = TF32_BK + 4;
+/// 3xTF32 padded row of the `B` tile in f32: 128 + 8. A warp's scalar
+/// fragment loads read words `136 tig + gid`, banks `8 tig + gid`: all 32
+/// different.
+pub const TF32_B_LD: usize = TF32_BN + 8;
+
+/// Dynamic shared memory of rung 1: `As[64][16]` then `Bs[16][64]`, 16-bit.
+pub const fn mma_shared_bytes() -> usize {
+    shared::shared_bytes::<u16>(0, MMA_BM * MMA_BK + MMA_BK * MMA_BN)
+}
+
+/// Dynamic shared memory of rung 2: `As[64][40]` then `Bs[32][72]`, 16-bit.
+pub const fn ldsm_shared_bytes() -> usize {
+    shared::shared_bytes::<u16>(0, MMA_BM * LDSM_A_LD + LDSM_BK * LDSM_B_LD)
+}
+
+/// 16-bit values per stage of rung 3: `As[128][40]` then `Bs[32][136]`.
+const PIPE_STAGE: usize = PIPE_BM * LDSM_A_LD + PIPE_BK * PIPE_B_LD;
+
+/// Dynamic shared memory of rung 3: [`PIPE_STAGES`] stages (75,776 bytes).
+pub const fn pipe_shared_bytes() -> usize {
+    shared::shared_bytes::<u16>(0, PIPE_STAGES * PIPE_STAGE)
+}
+
+/// f32 values per stage of 3xTF32: `As[128][20]` then `Bs[16][136]`.
+const TF32_STAGE: usize = TF32_BM * TF32_A_LD + TF32_BK * TF32_B_LD;
+
+/// Dynamic shared memory of 3xTF32: [`TF32_STAGES`] stages (75,776 bytes).
+pub const fn tf32x3_shared_bytes() -> usize {
+    shared::shared_bytes::<f32>(0, TF32_STAGES * TF32_STAGE)
+}
+
+/// Stops the kernel unless the buffers hold the `m x k`, `k x n` and
+/// `m x n` matrices the launch names (the launchers pass exactly those):
+/// after this the unchecked accesses below are in bounds.
+#[inline(always)]
+fn check_lengths<T: Copy, U: Copy>(
+    a: DeviceSlice<T>,
+    b: DeviceSlice<T>,
+    c: DeviceSliceMut<U>,
+    m: usize,
+    n: usize,
+    k: usize,
+) {
+    if a.len() < m * k || b.len() < k * n || c.len() < m * n {
+        ptxlab_device::trap("matmul: a buffer is shorter than its matrix");
+    }
+}
+
+/// Copies the 16 bytes `x[row, col..col + 8]` of a `rows x cols` row-major
+/// matrix of 16-bit values into chunk `i` of `dst`: an asynchronous copy
+/// when rows are 16-byte aligned (`cols % 8 == 0`; zero-filled outside the
+/// matrix), element by element otherwise (zeros outside).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn copy_chunk16(
+    dst: SharedSlice<U32x4>,
+    i: usize,
+    x: DeviceSlice<u16>,
+    row: usize,
+    rows: usize,
+    col: usize,
+    cols: usize,
+    aligned: bool,
+) {
+    if aligned {
+        let valid = row < rows && col < cols;
+        // SAFETY: `i` is inside `dst` (callers index one stage of it); when
+        // `valid`, `col + 8 <= cols` (both multiples of 8), so the group
+        // `(row cols + col) / 8` lies inside `x`, and device buffers are
+        // 256-byte aligned.
+        unsafe { dst.copy_async(i, x, (row * cols + col) / 8, valid) };
+    } else {
+        let mut w = [0u32; 4];
+        for q in 0..8 {
+            if row < rows && col + q < cols {
+                w[q / 2] |= (x.get(row * cols + col + q) as u32) << (16 * (q % 2));
+            }
+        }
+        dst.set(i, U32x4(w));
+    }
+}
+
+/// [`copy_chunk16`] for f32 matrices: 4 values per chunk, rows aligned
+/// when `cols % 4 == 0`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn copy_chunk32(
+    dst: SharedSlice<U32x4>,
+    i: usize,
+    x: DeviceSlice<f32>,
+    row: usize,
+    rows: usize,
+    col: usize,
+    cols: usize,
+    aligned: bool,
+) {
+    if aligned {
+        let valid = row < rows && col < cols;
+        // SAFETY: as in `copy_chunk16`, with groups of 4 f32.
+        unsafe { dst.copy_async(i, x, (row * cols + col) / 4, valid) };
+    } else {
+        let mut w = [0u32; 4];
+        for q in 0..4 {
+            if row < rows && col + q < cols {
+                w[q] = x.get(row * cols + col + q).to_bits();
+            }
+        }
+        dst.set(i, U32x4(w));
+    }
+}
+
+/// Stores a 16 x 8 accumulator tile at `C[row0.., col0..]`, rounded to `T`:
+/// the two neighbouring values of a lane as one 32-bit store when they are
+/// both inside `C` and `n` is even (aligned), one by one otherwise.
+#[inline(always)]
+fn store_frag16<T: Half16>(
+    c: DeviceSliceMut<u16>,
+    acc: &FragC,
+    row0: usize,
+    col0: usize,
+    m: usize,
+    n: usize,
+) {
+    let lane = warp::lane_id();
+    for h in 0..2 {
+        let (r, cc) = FragC::coord(lane, 2 * h);
+        let (row, col) = (row0 + r, col0 + cc);
+        if row >= m {
+            continue;
+        }
+        let w = mma::pack_rn::<T>(acc.0[2 * h], acc.0[2 * h + 1]);
+        if n.is_multiple_of(2) && col + 1 < n {
+            // SAFETY: `C[row, col..col + 2]` is inside `C` (checked lengths,
+            // `row < m`, `col + 1 < n`) and 4-byte aligned (`n`, `col` even).
+            unsafe { c.set_vec_unchecked::<u32>((row * n + col) / 2, w) };
+        } else {
+            if col < n {
+                c.set(row * n + col, w as u16);
+            }
+            if col + 1 < n {
+                c.set(row * n + col + 1, (w >> 16) as u16);
+            }
+        }
+    }
+}
+
+/// Stores a 16 x 8 f32 accumulator tile at `C[row0.., col0..]` (pairs as
+/// 8-byte stores when aligned).
+#[inline(always)]
+fn store_frag32(c: DeviceSliceMut<f32>, acc: &FragC, row0: usize, col0: usize, m: usize, n: usize) {
+    let lane = warp::lane_id();
+    for h in 0..2 {
+        let (r, cc) = FragC::coord(lane, 2 * h);
+        let (row, col) = (row0 + r, col0 + cc);
+        if row >= m {
+            continue;
+        }
+        if n.is_multiple_of(2) && col + 1 < n {
+            // SAFETY: inside `C` and 8-byte aligned, as in `store_frag16`.
+            unsafe {
+                c.set_vec_unchecked((row * n + col) / 2, F32x2([acc.0[2 * h], acc.0[2 * h + 1]]))
+            };
+        } else {
+            for q in 0..2 {
+                if col + q < n {
+                    c.set(row * n + col + q, acc.0[2 * h + q]);
+                }
+            }
+        }
+    }
+}
+
+/// `x[row, col]` and `x[row, col + 1]` of a `rows x cols` row-major matrix
+/// of 16-bit values as one word (low half first), zeros outside.
+#[inline(always)]
+fn pair(x: DeviceSlice<u16>, row: usize, rows: usize, col: usize, cols: usize) -> u32 {
+    let at = |c: usize| {
+        if row < rows && c < cols {
+            x.get(row * cols + c) as u32
+        } else {
+            0
+        }
+    };
+    at(col) | at(col + 1) << 16
+}
+
+/// Rung 1, BF16: see [`mma_body`].
+#[kernel(launch_bounds(128))]
+pub fn matmul_mma_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    mma_body::<Bf16>(a, b, c, m, n, k);
+}
+
+/// Rung 1, FP16: see [`mma_body`].
+#[kernel(launch_bounds(128))]
+pub fn matmul_mma_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    mma_body::<F16>(a, b, c, m, n, k);
+}
+
+/// Rung 1: tensor cores with fragments read from shared memory.
+///
+/// What changed from the SIMT ladder ([`matmul`](crate::matmul)): the multiply-adds are
+/// `mma.sync.m16n8k16` instructions, each 4096 multiply-adds of one warp at
+/// once, instead of one FMA per thread. What it buys: the tensor cores'
+/// throughput (on an H100 about 12x the FP32 units' in BF16).
+///
+/// Tiling: a block of four warps (2 x 2) computes a 64 x 64 tile of `C`,
+/// each warp 32 x 32 = 2 x 4 tiles of 16 x 8 (8 accumulator fragments,
+/// 32 registers). Per step of 16 along `k` the block copies `As[64][16]`
+/// and `Bs[16][64]` to shared memory (thread `t` loads elements `t + 128 j`
+/// of each, 16-bit loads), then each warp reads its fragments:
+/// [`FragA16`] as 32-bit words (pairs along `k` are contiguous), and
+/// [`FragB16`] as single 16-bit values (its pairs run along `k`, which in
+/// `Bs` is the strided direction), and issues 8 `mma`.
+///
+/// What it costs: 2-way bank conflicts on `A` (rows of 32 bytes: lanes
+/// `gid` and `gid + 4` share banks), 4-way on `B` (the four `tig` of a
+/// column read four rows 128 bytes apart), 12 shared loads per 8 `mma`,
+/// and one barrier pair per 16 of depth. Rung 2 removes all three.
+#[inline(always)]
+fn mma_body<T: Half16>(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    const BM: usize = MMA_BM;
+    const BN: usize = MMA_BN;
+    const BK: usize = MMA_BK;
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    check_lengths(a, b, c, m, n, k);
+    let sa32 = shared::dynamic_shared::<u32>(0, BM * BK / 2);
+    let sb = shared::dynamic_shared::<u16>(2 * BM * BK, BK * BN);
+    let sb32 = shared::dynamic_shared::<u32>(2 * BM * BK, BK * BN / 2);
+    let t = thread::thread_idx_x() as usize;
+    let lane = warp::lane_id();
+    let w = t / 32;
+    let (wm, wn) = (w / 2, w % 2);
+    let bm = thread::block_idx_y() as usize * BM;
+    let bn = thread::block_idx_x() as usize * BN;
+    let mut acc = [[FragC::default(); 4]; 2];
+    let mut k0 = 0;
+    while k0 < k {
+        // Word `wd` of each tile is elements `2 wd`, `2 wd + 1` of one row.
+        for j in 0..4 {
+            let wd = t + 128 * j;
+            let (r, q) = ((2 * wd) / BK, (2 * wd) % BK);
+            sa32.set(wd, pair(a, bm + r, m, k0 + q, k));
+            let (r, q) = ((2 * wd) / BN, (2 * wd) % BN);
+            sb32.set(wd, pair(b, k0 + r, k, bn + q, n));
+        }
+        sync_threads();
+        let mut fa = [FragA16::default(); 2];
+        for mi in 0..2 {
+            for reg in 0..4 {
+                let (r, q) = FragA16::coord(lane, 2 * reg);
+                let row = 32 * wm + 16 * mi + r;
+                fa[mi].0[reg] = sa32.get((row * BK + q) / 2);
+            }
+        }
+        for ni in 0..4 {
+            let mut fb = FragB16::default();
+            for i in 0..4 {
+                let (r, q) = FragB16::coord(lane, i);
+                let v = sb.get(r * BN + 32 * wn + 8 * ni + q) as u32;
+                fb.0[i / 2] |= v << (16 * (i % 2));
+            }
+            for mi in 0..2 {
+                mma::mma_m16n8k16::<T>(&mut acc[mi][ni], &fa[mi], &fb);
+            }
+        }
+        sync_threads();
+        k0 += BK;
+    }
+    for mi in 0..2 {
+        for ni in 0..4 {
+            let (r0, c0) = (bm + 32 * wm + 16 * mi, bn + 32 * wn + 8 * ni);
+            store_frag16::<T>(c, &acc[mi][ni], r0, c0, m, n);
+        }
+    }
+}
+
+/// Rung 2, BF16: see [`ldsm_body`].
+#[kernel(launch_bounds(128))]
+pub fn matmul_ldsm_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    ldsm_body::<Bf16>(a, b, c, m, n, k);
+}
+
+/// Rung 2, FP16: see [`ldsm_body`].
+#[kernel(launch_bounds(128))]
+pub fn matmul_ldsm_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    ldsm_body::<F16>(a, b, c, m, n, k);
+}
+
+/// One 16-deep step of a warp tile of `MI x 16` rows and `NI x 8` columns
+/// (`MI <= 4`, `NI <= 8`, `NI` even): `A` fragments by `ldmatrix.x4` (lane
+/// `l` names row `l % 16`, column half `l / 16` of each 16 x 16 block), `B`
+/// fragments by `ldmatrix.x4.trans` (lane `l` names `k` row `l % 16` of the
+/// 8-column block `l / 16` of each 16-column pair), then `MI x NI` `mma`.
+///
+/// `sm` is shared memory as 16-byte chunks; the stage's `As` starts at
+/// chunk `a_base` with rows of `a_ld` chunks, `Bs` at `b_base` with rows of
+/// `b_ld`; `a_row0` is the warp's first row in `As`, `b_col0` its first
+/// column in `Bs` (in chunks), `kc` the step's `k` offset in chunks of
+/// `As` and `kr` in rows of `Bs`. The loops are unrolled in the source
+/// ([`unroll!`](ptxlab_device::unroll)) so the accumulators stay in registers.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn warp_step16<T: Half16, const MI: usize, const NI: usize>(
+    acc: &mut [[FragC; NI]; MI],
+    sm: SharedSlice<U32x4>,
+    a_base: usize,
+    a_ld: usize,
+    a_row0: usize,
+    kc: usize,
+    b_base: usize,
+    b_ld: usize,
+    b_col0: usize,
+    kr: usize,
+) {
+    const { assert!(MI <= 4 && NI <= 8 && NI.is_multiple_of(2)) };
+    let l = warp::lane_id() as usize;
+    let mut fa = [FragA16::default(); MI];
+    unroll!(mi in [0, 1, 2, 3] {
+        if mi < MI {
+            let row = a_row0 + 16 * mi + l % 16;
+            fa[mi] = FragA16(mma::ldmatrix_x4(sm, a_base + row * a_ld + kc + l / 16));
+        }
+    });
+    unroll!(nj in [0, 1, 2, 3] {
+        if 2 * nj < NI {
+            let chunk = b_base + (kr + l % 16) * b_ld + b_col0 + 2 * nj + l / 16;
+            let r = mma::ldmatrix_x4_trans(sm, chunk);
+            let fb = [FragB16([r[0], r[1]]), FragB16([r[2], r[3]])];
+            unroll!(h in [0, 1] {
+                unroll!(mi in [0, 1, 2, 3] {
+                    if mi < MI {
+                        mma::mma_m16n8k16::<T>(&mut acc[mi][2 * nj + h], &fa[mi], &fb[h]);
+                    }
+                });
+            });
+        }
+    });
+}
+
+/// Stores a warp's `MI x NI` accumulator tiles (16 x 8 each) at
+/// `C[row0.., col0..]`, rounded to `T` ([`store_frag16`]).
+#[inline(always)]
+fn store_warp16<T: Half16, const MI: usize, const NI: usize>(
+    c: DeviceSliceMut<u16>,
+    acc: &[[FragC; NI]; MI],
+    row0: usize,
+    col0: usize,
+    m: usize,
+    n: usize,
+) {
+    unroll!(mi in [0, 1, 2, 3] {
+        if mi < MI {
+            unroll!(ni in [0, 1, 2, 3, 4, 5, 6, 7] {
+                if ni < NI {
+                    store_frag16::<T>(c, &acc[mi][ni], row0 + 16 * mi, col0 + 8 * ni, m, n);
+                }
+            });
+        }
+    });
+}
+
+/// Rung 2: `ldmatrix` from padded shared memory.
+///
+/// What changed from rung 1:
+/// * Fragments come from `ldmatrix`: one instruction loads four 8x8
+///   matrices for the whole warp, each lane naming one 16-byte row; the
+///   `.trans` form hands out `B` already transposed into the `k`-pairs
+///   [`FragB16`] wants. 2 `ldmatrix.x4` for `A` and 2 `.x4.trans` for `B`
+///   feed 8 `mma` (rung 1: 12 shared loads and 16 shifts).
+/// * Rows are padded (`As` 40 values, `Bs` 72: see [`LDSM_A_LD`],
+///   [`LDSM_B_LD`]) so the eight rows of an 8x8 matrix start in eight
+///   different 16-byte bank groups: no bank conflicts.
+/// * Tiles are 32 deep (two `k16` steps per barrier pair) and global loads
+///   are 16 bytes (eight values) per thread and chunk, synchronous.
+///
+/// Tiling as rung 1: 64 x 64 per block, 32 x 32 per warp. Copies: thread
+/// `t` copies chunks `t` and `t + 128` of `As` (row `c / 4`, chunk `c % 4`)
+/// and of `Bs` (row `c / 8`, chunk `c % 8`).
+#[inline(always)]
+fn ldsm_body<T: Half16>(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    const BM: usize = MMA_BM;
+    const BN: usize = MMA_BN;
+    const BK: usize = LDSM_BK;
+    // Two `k16` steps per tile (the `kk` unroll below).
+    const { assert!(BK == 32) };
+    const ALD: usize = LDSM_A_LD / 8;
+    const BLD: usize = LDSM_B_LD / 8;
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    check_lengths(a, b, c, m, n, k);
+    const ACH: usize = BM * ALD;
+    let sm = shared::dynamic_shared::<U32x4>(0, ACH + BK * BLD);
+    let t = thread::thread_idx_x() as usize;
+    let w = t / 32;
+    let (wm, wn) = (w / 2, w % 2);
+    let bm = thread::block_idx_y() as usize * BM;
+    let bn = thread::block_idx_x() as usize * BN;
+    let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
+    let mut acc = [[FragC::default(); 4]; 2];
+    let mut k0 = 0;
+    while k0 < k {
+        for j in 0..2 {
+            let ch = t + 128 * j;
+            let (r, q) = (ch / (BK / 8), ch % (BK / 8));
+            copy_chunk16(sm, r * ALD + q, a, bm + r, m, k0 + 8 * q, k, a_al);
+            let (r, q) = (ch / (BN / 8), ch % (BN / 8));
+            copy_chunk16(sm, ACH + r * BLD + q, b, k0 + r, k, bn + 8 * q, n, b_al);
+        }
+        shared::commit_async_copies();
+        shared::wait_async_copies::<0>();
+        sync_threads();
+        unroll!(kk in [0, 1] {
+            let (kc, kr) = (2 * kk, 16 * kk);
+            warp_step16::<T, 2, 4>(&mut acc, sm, 0, ALD, 32 * wm, kc, ACH, BLD, 4 * wn, kr);
+        });
+        sync_threads();
+        k0 += BK;
+    }
+    store_warp16::<T, 2, 4>(c, &acc, bm + 32 * wm, bn + 32 * wn, m, n);
+}
+
+/// Rung 3, BF16: see [`pipe_body`].
+#[kernel(launch_bounds(128))]
+pub fn matmul_pipe_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_body::<Bf16>(a, b, c, m, n, k);
+}
+
+/// Rung 3, FP16: see [`pipe_body`].
+#[kernel(launch_bounds(128))]
+pub fn matmul_pipe_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_body::<F16>(a, b, c, m, n, k);
+}
+
+/// Rung 3: 128 x 128 block tiles, 64 x 64 per warp, a four-stage
+/// `cp.async` pipeline.
+///
+/// What changed from rung 2:
+/// * The block tile is 128 x 128 and each of the four warps owns 64 x 64
+///   (4 x 8 accumulator fragments, 128 registers): per 16 of depth a warp
+///   loads 4 + 4 `ldmatrix.x4` for 32 `mma` (rung 2: 4 for 8), and each
+///   element brought into shared memory feeds 128 multiply-adds instead
+///   of 64 (half the global and shared traffic per FLOP).
+/// * Tiles arrive by `cp.async` (global to shared without registers),
+///   [`PIPE_STAGES`] deep: while tile `t` is multiplied, tiles `t+1..t+3`
+///   are in flight, so the copy latency hides behind three tiles of
+///   tensor-core work. Per tile: wait for this thread's copies of tile `t`
+///   (`wait_group 2`), one barrier (everyone's copies landed; everyone is
+///   done with tile `t - 1`, whose stage the next copies overwrite), start
+///   tile `t + 3`, commit, compute.
+///
+/// Shared layout per stage `s` (16-byte chunks): `As[128][5]` (40 values
+/// per row, conflict-free as in rung 2) at `s * STAGE`, then `Bs[32][17]`.
+/// Copies: thread `t` copies chunks `t + 128 j` (`j < 4`) of `As` (row
+/// `c / 4`, chunk `c % 4`) and of `Bs` (row `c / 16`, chunk `c % 16`).
+#[inline(always)]
+fn pipe_body<T: Half16>(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_generic::<T, PIPE_BN, PIPE_BK, PIPE_STAGES, { PIPE_STAGES as u32 - 2 }>(a, b, c, m, n, k);
+}
+
+/// Rung 3's structure for a 128 x `BN` block tile (four warps per 128
+/// columns, each 64 x 64), tiles `BK` deep (32 or 64) and `S` stages
+/// (`WAIT = S - 2`, the groups still in flight when a tile is needed).
+#[inline(always)]
+fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize, const WAIT: u32>(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    const BM: usize = PIPE_BM;
+    const { assert!((BK == 32 || BK == 64) && (BN == 128 || BN == 256) && WAIT as usize + 2 == S) };
+    let threads = 128 * (BN / 128);
+    let (ald, bld) = ((BK + 8) / 8, (BN + 8) / 8);
+    let ach = BM * ald;
+    let stage = ach + BK * bld;
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    check_lengths(a, b, c, m, n, k);
+    let sm = shared::dynamic_shared::<U32x4>(0, S * stage);
+    let t = thread::thread_idx_x() as usize;
+    let w = t / 32;
+    let (wm, wn) = (w / (BN / 64), w % (BN / 64));
+    let bm = thread::block_idx_y() as usize * BM;
+    let bn = thread::block_idx_x() as usize * BN;
+    let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
+    let issue = |st: usize, tile: usize| {
+        let k0 = tile * BK;
+        let base = st * stage;
+        for j in 0..BM * BK / 8 / threads {
+            let ch = t + threads * j;
+            let (r, q) = (ch / (BK / 8), ch % (BK / 8));
+            copy_chunk16(sm, base + r * ald + q, a, bm + r, m, k0 + 8 * q, k, a_al);
+        }
+        for j in 0..BK * BN / 8 / threads {
+            let ch = t + threads * j;
+            let (r, q) = (ch / (BN / 8), ch % (BN / 8));
+            let at = base + ach + r * bld + q;
+            copy_chunk16(sm, at, b, k0 + r, k, bn + 8 * q, n, b_al);
+        }
+    };
+    let mut acc = [[FragC::default(); 8]; 4];
+    let ntiles = k.div_ceil(BK);
+    for s in 0..S - 1 {
+        if s < ntiles {
+            issue(s, s);
+        }
+        shared::commit_async_copies();
+    }
+    let mut tile = 0;
+    while tile < ntiles {
+        shared::wait_async_copies::<WAIT>();
+        sync_threads();
+        let next = tile + S - 1;
+        if next < ntiles {
+            issue(next % S, next);
+        }
+        shared::commit_async_copies();
+        let base = (tile % S) * stage;
+        unroll!(kk in [0, 1, 2, 3] {
+            if kk < BK / 16 {
+                let (kc, kr, b_at) = (2 * kk, 16 * kk, base + ach);
+                warp_step16::<T, 4, 8>(&mut acc, sm, base, ald, 64 * wm, kc, b_at, bld, 8 * wn, kr);
+            }
+        });
+        tile += 1;
+    }
+    store_warp16::<T, 4, 8>(c, &acc, bm + 64 * wm, bn + 64 * wn, m, n);
+}
+
+/// Rung 3b, BF16: see [`matmul_pipek_f16`].
+#[kernel(launch_bounds(128))]
+pub fn matmul_pipek_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_generic::<Bf16, 128, 64, 3, 1>(a, b, c, m, n, k);
+}
+
+/// Rung 3b: rung 3 with tiles 64 deep and three stages (107,520 bytes of
+/// shared memory): one barrier and one `cp.async` wait per four `k16`
+/// steps instead of two, and a longer straight run of `ldmatrix` and
+/// `mma` for the scheduler to interleave.
+#[kernel(launch_bounds(128))]
+pub fn matmul_pipek_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_generic::<F16, 128, 64, 3, 1>(a, b, c, m, n, k);
+}
+
+/// Rung 3c, BF16: see [`matmul_pipew_f16`].
+#[kernel(launch_bounds(256))]
+pub fn matmul_pipew_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_generic::<Bf16, 256, 32, 3, 1>(a, b, c, m, n, k);
+}
+
+/// Rung 3c: rung 3 with 128 x 256 block tiles and eight warps (still
+/// 64 x 64 each), three stages (81,408 bytes): each element brought to
+/// shared memory feeds twice as many multiply-adds along `B`, and a block
+/// has eight warps to hide `ldmatrix` and barrier latency.
+#[kernel(launch_bounds(256))]
+pub fn matmul_pipew_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipe_generic::<F16, 256, 32, 3, 1>(a, b, c, m, n, k);
+}
+
+/// Dynamic shared memory of a rung-3 variant: `S` stages of a 128 x `bk`
+/// `A` tile (rows padded by 8 values) and a `bk` x `bn` `B` tile (padded
+/// likewise).
+pub const fn pipe_shared_bytes_for(bn: usize, bk: usize, stages: usize) -> usize {
+    shared::shared_bytes::<u16>(0, stages * (PIPE_BM * (bk + 8) + bk * (bn + 8)))
+}
+
+/// 3xTF32 on `mma.sync`: `C = A B` in f32 from TF32 tensor-core products.
+///
+/// Each operand value `x` is split in registers into `big = rna(x)` and
+/// `small = rna(x - big)` ([`mma::tf32_split`]); `big + small` holds about
+/// 21 of f32's 24 bits. Per tile the warp computes `small_a big_b +
+/// big_a small_b + big_a big_b` (small terms first) and drops
+/// `small_a small_b` (about `2^-22` relative): the result has f32 SGEMM
+/// accuracy (errors within the SGEMM ladder's bound, against f64), from
+/// three TF32 `mma` instead of one.
+///
+/// Tiling: a block of eight warps (2 x 4) computes 128 x 128; a warp
+/// 64 x 32 = 4 x 4 tiles of 16 x 8. Tiles 16 deep (f32: 64 bytes per row
+/// of `A`), four `cp.async` stages as in rung 3. Per 8 of depth a warp
+/// loads 4 `A` fragments by `ldmatrix.x4` (a 16 x 8 f32 block is four 8x8
+/// matrices of 16-bit halves: lane `(gid, tig)` gets f32 `(gid, tig)` of
+/// each, exactly [`FragATf32`]) and 4 `B` fragments by scalar loads
+/// (`Bs` rows of 136 words: conflict-free), splits them (24 `cvt.rna` +
+/// 24 subtractions) and issues 48 `mma.m16n8k8`.
+///
+/// Accuracy: the tensor core accumulates with truncation, so a chain of
+/// accumulating `mma` over all of `k` drifts one way (measured on an
+/// H100: error growing linearly with `k`, 6.2e-5 at `k = 8192` against
+/// SGEMM's 1.8e-6). So each 16-deep tile's six products go into fresh
+/// accumulators and are added to the running sum with an ordinary f32
+/// add (round to nearest): the biased chains are six long whatever `k`.
+///
+/// Shared layout per stage (16-byte chunks): `As[128][5]` then `Bs[16][34]`.
+#[kernel(launch_bounds(256))]
+pub fn matmul_tf32x3_f32(
+    a: DeviceSlice<f32>,
+    b: DeviceSlice<f32>,
+    c: DeviceSliceMut<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    const BM: usize = TF32_BM;
+    const BN: usize = TF32_BN;
+    const BK: usize = TF32_BK;
+    // Two `k8` steps per tile (the `kk` unroll below).
+    const { assert!(BK == 16) };
+    const S: usize = TF32_STAGES;
+    const ALD: usize = TF32_A_LD / 4;
+    const BLD: usize = TF32_B_LD / 4;
+    const ACH: usize = BM * ALD;
+    const STAGE: usize = TF32_STAGE / 4;
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    check_lengths(a, b, c, m, n, k);
+    let sm = shared::dynamic_shared::<U32x4>(0, S * STAGE);
+    let sw = shared::dynamic_shared::<f32>(0, 4 * S * STAGE);
+    let t = thread::thread_idx_x() as usize;
+    let l = warp::lane_id();
+    let (gid, tig) = mma::gid_tig(l);
+    let w = t / 32;
+    let (wm, wn) = (w / 4, w % 4);
+    let bm = thread::block_idx_y() as usize * BM;
+    let bn = thread::block_idx_x() as usize * BN;
+    let (a_al, b_al) = (k.is_multiple_of(4), n.is_multiple_of(4));
+    let issue = |stage: usize, tile: usize| {
+        let k0 = tile * BK;
+        let base = stage * STAGE;
+        for j in 0..2 {
+            let ch = t + 256 * j;
+            let (r, q) = (ch / (BK / 4), ch % (BK / 4));
+            copy_chunk32(sm, base + r * ALD + q, a, bm + r, m, k0 + 4 * q, k, a_al);
+            let (r, q) = (ch / (BN / 4), ch % (BN / 4));
+            copy_chunk32(
+                sm,
+                base + ACH + r * BLD + q,
+                b,
+                k0 + r,
+                k,
+                bn + 4 * q,
+                n,
+                b_al,
+            );
+        }
+    };
+    let mut acc = [[FragC::default(); 4]; 4];
+    let ntiles = k.div_ceil(BK);
+    for s in 0..S - 1 {
+        if s < ntiles {
+            issue(s, s);
+        }
+        shared::commit_async_copies();
+    }
+    let mut tile = 0;
+    while tile < ntiles {
+        shared::wait_async_copies::<{ (TF32_STAGES - 2) as u32 }>();
+        sync_threads();
+        let next = tile + S - 1;
+        if next < ntiles {
+            issue(next % S, next);
+        }
+        shared::commit_async_copies();
+        let base = (tile % S) * STAGE;
+        let bw = 4 * (base + ACH);
+        // Both 8-deep steps' fragments first (A: 2 x 4 x 2 parts, B: 2 x 4
+        // x 2 parts), split in registers.
+        let lr = l as usize;
+        let mut a_big = [[FragATf32::default(); 4]; 2];
+        let mut a_small = [[FragATf32::default(); 4]; 2];
+        let mut b_big = [[FragBTf32::default(); 4]; 2];
+        let mut b_small = [[FragBTf32::default(); 4]; 2];
+        unroll!(kk in [0, 1] {
+            unroll!(mi in [0, 1, 2, 3] {
+                let row = 64 * wm + 16 * mi + lr % 16;
+                let r = mma::ldmatrix_x4(sm, base + row * ALD + 2 * kk + lr / 16);
+                unroll!(i in [0, 1, 2, 3] {
+                    let (hi, lo) = mma::tf32_split(f32::from_bits(r[i]));
+                    a_big[kk][mi].0[i] = hi.to_bits();
+                    a_small[kk][mi].0[i] = lo.to_bits();
+                });
+            });
+            unroll!(ni in [0, 1, 2, 3] {
+                unroll!(i in [0, 1] {
+                    let (r, q) = (8 * kk + tig + 4 * i, 32 * wn + 8 * ni + gid);
+                    // SAFETY: `r < 16` rows of `TF32_B_LD` words and
+                    // `q < 128`: inside the stage's `Bs`, inside `sw`.
+                    let v = unsafe { sw.get_unchecked(bw + r * TF32_B_LD + q) };
+                    let (hi, lo) = mma::tf32_split(v);
+                    b_big[kk][ni].0[i] = hi.to_bits();
+                    b_small[kk][ni].0[i] = lo.to_bits();
+                });
+            });
+        });
+        // Per 16 x 8 output tile: the tile's 6 products into fresh
+        // accumulators, then one rounded f32 add into the running sum.
+        unroll!(mi in [0, 1, 2, 3] {
+            unroll!(ni in [0, 1, 2, 3] {
+                let mut part = FragC::default();
+                unroll!(kk in [0, 1] {
+                    mma::mma_m16n8k8_tf32(&mut part, &a_small[kk][mi], &b_big[kk][ni]);
+                    mma::mma_m16n8k8_tf32(&mut part, &a_big[kk][mi], &b_small[kk][ni]);
+                    mma::mma_m16n8k8_tf32(&mut part, &a_big[kk][mi], &b_big[kk][ni]);
+                });
+                unroll!(i in [0, 1, 2, 3] {
+                    acc[mi][ni].0[i] += part.0[i];
+                });
+            });
+        });
+        tile += 1;
+    }
+    unroll!(mi in [0, 1, 2, 3] {
+        unroll!(ni in [0, 1, 2, 3] {
+            let (r0, c0) = (bm + 64 * wm + 16 * mi, bn + 32 * wn + 8 * ni);
+            store_frag32(c, &acc[mi][ni], r0, c0, m, n);
+        });
+    });
+}
+
+/// Threads per block of the split kernels (32 x 8).
+pub const SPLIT_BLOCK: (u32, u32) = (32, 8);
+
+/// Dynamic shared memory of [`matmul_split_tf32_t_f32`]: a 32 x 33 tile.
+pub const fn split_t_shared_bytes() -> usize {
+    shared::shared_bytes::<f32>(0, 32 * 33)
+}
+
+/// 3xTF32's operand split, for the `wgmma` kernel
+/// ([`matmul_tf32x3w_f32`](crate::hopper::matmul_tf32x3w_f32)):
+/// `hi[i] = rna(x[i])`, `lo[i] = rna(x[i] - hi[i])` ([`mma::tf32_split`]).
+/// One thread per element, grid-stride, coalesced: memory-bound (12 bytes
+/// per element).
+#[kernel(launch_bounds(256))]
+pub fn matmul_split_tf32_f32(x: DeviceSlice<f32>, hi: DeviceSliceMut<f32>, lo: DeviceSliceMut<f32>) {
+    if hi.len() < x.len() || lo.len() < x.len() {
+        ptxlab_device::trap("split: an output is shorter than the input");
+    }
+    for i in thread::grid_stride(x.len()) {
+        let (h, l) = mma::tf32_split(x.get(i));
+        hi.set(i, h);
+        lo.set(i, l);
+    }
+}
+
+/// [`matmul_split_tf32_f32`] of a `rows x cols` row-major `x` into its
+/// transpose: `hi`, `lo` are `cols x rows` (TF32 `wgmma` reads `B` only
+/// K-major, so `B` (`k x n`) goes in as `B^T`, `n x k`).
+///
+/// Thread mapping: blocks of 32 x 8 threads, one 32 x 32 tile each; the
+/// tile goes through shared memory (rows padded to 33 floats, so the
+/// column reads of the transposed write-out hit 32 banks), both global
+/// sides coalesced.
+#[kernel(launch_bounds(256))]
+pub fn matmul_split_tf32_t_f32(
+    x: DeviceSlice<f32>,
+    hi: DeviceSliceMut<f32>,
+    lo: DeviceSliceMut<f32>,
+    rows: u32,
+    cols: u32,
+) {
+    let (rows, cols) = (rows as usize, cols as usize);
+    if x.len() < rows * cols || hi.len() < rows * cols || lo.len() < rows * cols {
+        ptxlab_device::trap("split: a buffer is shorter than its matrix");
+    }
+    let s = shared::dynamic_shared::<f32>(0, 32 * 33);
+    let (tx, ty) = (thread::thread_idx_x() as usize, thread::thread_idx_y() as usize);
+    let (c0, r0) = (thread::block_idx_x() as usize * 32, thread::block_idx_y() as usize * 32);
+    for j in 0..4 {
+        let (r, c) = (r0 + ty + 8 * j, c0 + tx);
+        if r < rows && c < cols {
+            s.set((ty + 8 * j) * 33 + tx, x.get(r * cols + c));
+        }
+    }
+    sync_threads();
+    for j in 0..4 {
+        // Output row `c0 + ty + 8j` (a column of `x`), column `r0 + tx`.
+        let (orow, ocol) = (c0 + ty + 8 * j, r0 + tx);
+        if orow < cols && ocol < rows {
+            let (h, l) = mma::tf32_split(s.get(tx * 33 + ty + 8 * j));
+            hi.set(orow * rows + ocol, h);
+            lo.set(orow * rows + ocol, l);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_memory_sizes() {
+        assert_eq!(mma_shared_bytes(), 4096);
+        assert_eq!(ldsm_shared_bytes(), 64 * 80 + 32 * 144);
+        assert_eq!(pipe_shared_bytes(), 4 * (128 * 80 + 32 * 272));
+        assert_eq!(tf32x3_shared_bytes(), 4 * (128 * 80 + 16 * 544));
+        assert!(pipe_shared_bytes() <= 227 * 1024);
+    }
+}
