@@ -24,6 +24,7 @@ pub mod histogram;
 pub mod lomb;
 pub mod matmul;
 pub mod montecarlo;
+pub mod multigrid;
 pub mod poisson;
 pub mod reduce;
 pub mod vector;
