@@ -359,10 +359,20 @@ fn gpu() -> Option<Device> {
     Some(Device::gpu(0).unwrap())
 }
 
+/// `full`, or `small` under compute-sanitizer (`PTXLAB_TEST_SCALE=small`),
+/// which slows every launch.
+fn scale(full: usize, small: usize) -> usize {
+    if std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small") {
+        small
+    } else {
+        full
+    }
+}
+
 #[test]
 fn gpu_manufactured_solution_second_order() {
     let Some(dev) = gpu() else { return };
-    let g = Grid::new(257, 193).unwrap();
+    let g = Grid::new(scale(257, 33), scale(193, 25)).unwrap();
     let with_graph = MgOptions::default();
     second_order::<f64>(Some(&dev), g, &with_graph).unwrap();
     second_order::<f32>(Some(&dev), g, &with_graph).unwrap();
@@ -417,15 +427,18 @@ fn gpu_equals_cpu_cycle_by_cycle() {
             ..base
         },
     ] {
-        compare_with_cpu::<f64>(&dev, &random(1001, 778, 5, 0.01), &o).unwrap();
-        compare_with_cpu::<f32>(&dev, &random(998, 301, 6, 0.01), &o).unwrap();
+        compare_with_cpu::<f64>(&dev, &random(scale(1001, 101), scale(778, 78), 5, 0.01), &o)
+            .unwrap();
+        compare_with_cpu::<f32>(&dev, &random(scale(998, 98), scale(301, 31), 6, 0.01), &o)
+            .unwrap();
     }
 }
 
 #[test]
 fn gpu_4096_f64_and_mixed_f32_reach_1e8_within_10_cycles() {
     let Some(dev) = gpu() else { return };
-    let g = Grid::new(4096, 4096).unwrap();
+    let n = scale(4096, 129);
+    let g = Grid::new(n, n).unwrap();
     let (b, p0) = bench_problem(g);
     let prob = Problem::new(g, ps::default_h(g), b, p0).unwrap();
     let (_, r) = solve_device::<f64>(&dev, &prob, &MgOptions::default()).unwrap();

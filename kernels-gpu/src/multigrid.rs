@@ -140,6 +140,15 @@ fn check_grid(lens: &[usize], nx: u32, ny: u32, what: &'static str) {
     }
 }
 
+/// Whether the integer products of [`coarse_pos`], [`fine_range`] and
+/// [`weight`] (at most `den (num + 1)`) fit in 32 bits: then they use 32-bit
+/// division, several times cheaper on a GPU than 64-bit. Both paths give the
+/// same integers.
+#[inline(always)]
+fn fits_u32(num: u32, den: u32) -> bool {
+    den as u64 * (num as u64 + 1) <= u32::MAX as u64
+}
+
 /// Position of fine point `i` on the coarse axis (shared with the host's
 /// CPU reference, so both place the points identically), as `(i0, frac)`: the
 /// point lies between coarse points `i0` and `i0 + 1` at fraction `frac`.
@@ -151,9 +160,13 @@ pub fn coarse_pos<T: Real>(i: u32, num: u32, den: u32) -> (u32, T) {
     } else if num == den {
         (i, T::ZERO)
     } else {
-        let t = i as u64 * num as u64;
-        let i0 = (t / den as u64) as u32;
-        let rem = (t % den as u64) as u32;
+        let (i0, rem) = if fits_u32(num, den) {
+            let t = i * num;
+            (t / den, t % den)
+        } else {
+            let t = i as u64 * num as u64;
+            ((t / den as u64) as u32, (t % den as u64) as u32)
+        };
         (i0, T::from_f64(rem as f64 / den as f64))
     }
 }
@@ -163,21 +176,28 @@ pub fn coarse_pos<T: Real>(i: u32, num: u32, den: u32) -> (u32, T) {
 #[inline(always)]
 pub fn fine_range(c: u32, num: u32, den: u32) -> (u32, u32) {
     if num == den {
-        return (c, c);
+        (c, c)
+    } else if 2 * num == den {
+        (2 * c - 1, 2 * c + 1)
+    } else if fits_u32(num, den) {
+        ((c - 1) * den / num + 1, ((c + 1) * den - 1) / num)
+    } else {
+        let (c, num, den) = (c as u64, num as u64, den as u64);
+        let lo = (c - 1) * den / num + 1;
+        let hi = ((c + 1) * den - 1) / num;
+        (lo as u32, hi as u32)
     }
-    let (c, num, den) = (c as u64, num as u64, den as u64);
-    let lo = (c - 1) * den / num + 1;
-    let hi = ((c + 1) * den - 1) / num;
-    (lo as u32, hi as u32)
 }
 
 /// Interpolation weight of fine point `i` to coarse point `c`:
 /// `1 - |i num - c den| / den`.
 #[inline(always)]
 pub fn weight<T: Real>(i: u32, c: u32, num: u32, den: u32) -> T {
-    let a = i as u64 * num as u64;
-    let b = c as u64 * den as u64;
-    let d = a.abs_diff(b);
+    let d = if fits_u32(num, den) {
+        (i * num).abs_diff(c * den) as u64
+    } else {
+        (i as u64 * num as u64).abs_diff(c as u64 * den as u64)
+    };
     T::ONE - T::from_f64(d as f64 / den as f64)
 }
 
@@ -369,9 +389,10 @@ fn smooth_tile_body<T: Real>(
     let width = nx as usize;
     // Load the tile: correction (zero, or u_in, plus the prolongation) and
     // right-hand side; cells outside the grid are never read again.
-    let mut l = tid;
-    while l < cells {
-        let (lx, ly) = ((l % sw) as i64, (l / sw) as i64);
+    let (sw32, cells32) = (sw as u32, cells as u32);
+    let mut l = tid as u32;
+    while l < cells32 {
+        let (lx, ly) = ((l % sw32) as i64, (l / sw32) as i64);
         let (gx, gy) = (gx0 + lx, gy0 + ly);
         if gx >= 0 && gy >= 0 && gx < nxi && gy < nyi {
             let g = gy as usize * width + gx as usize;
@@ -387,24 +408,24 @@ fn smooth_tile_body<T: Real>(
                 if prolong && interior {
                     v += interpolate(&uc, gx as u32, gy as u32, nx, ny, ncx, ncy);
                 }
-                su.set_unchecked(l, v);
-                sf.set_unchecked(l, f.get_unchecked(g));
+                su.set_unchecked(l as usize, v);
+                sf.set_unchecked(l as usize, f.get_unchecked(g));
             }
         }
-        l += BLOCK as usize;
+        l += BLOCK;
     }
     sync_threads();
     let w = inv_diag(cx, cy);
-    let half_row = sw / 2;
+    let half_row = (sw / 2) as u32;
     let first = mode & MODE_BLACK_FIRST;
     let mut k = 0;
     while k < 2 * sweeps {
         let colour = (first + k) & 1;
-        let mut m = tid;
-        while m < half_row * sh {
-            let ly = m / half_row;
+        let mut m = tid as u32;
+        while m < half_row * sh as u32 {
+            let ly = (m / half_row) as usize;
             let par = ((colour as i64 + gx0 + gy0 + ly as i64) & 1) as usize;
-            let lx = 2 * (m % half_row) + par;
+            let lx = 2 * (m % half_row) as usize + par;
             let (gx, gy) = (gx0 + lx as i64, gy0 + ly as i64);
             if lx >= 1
                 && ly >= 1
@@ -425,7 +446,7 @@ fn smooth_tile_body<T: Real>(
                     su.set_unchecked(s, gs_point(we, sn, sf.get_unchecked(s), cx, cy, w));
                 }
             }
-            m += BLOCK as usize;
+            m += BLOCK;
         }
         sync_threads();
         k += 1;
@@ -433,6 +454,7 @@ fn smooth_tile_body<T: Real>(
     // Write the output tile (rings >= halo are exact after 2 sweeps x halves).
     let mut o = tid;
     while o < TILE_OX * TILE_OY {
+        // TILE_OX is a power of two: shifts, not divisions.
         let (lx, ly) = (halo + o % TILE_OX, halo + o / TILE_OX);
         let (gx, gy) = (gx0 + lx as i64, gy0 + ly as i64);
         if gx < nxi && gy < nyi {
