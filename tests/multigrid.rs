@@ -172,9 +172,12 @@ fn sim_manufactured_solution_second_order() {
 #[test]
 fn sim_equals_cpu_for_every_cycle_and_smoother() {
     let dev = Device::sim();
+    // These grids fit one block: the coarse-levels kernel would take every
+    // level, so the level-by-level kernels run with it switched off.
     let base = MgOptions {
         tol: 1e-12,
         max_cycles: 2,
+        coarse_block: false,
         ..opts()
     };
     compare_with_cpu::<f64>(
@@ -187,6 +190,12 @@ fn sim_equals_cpu_for_every_cycle_and_smoother() {
     )
     .unwrap();
     compare_with_cpu::<f32>(&dev, &random(17, 9, 2, 0.2), &base).unwrap();
+    let block = MgOptions {
+        coarse_block: true,
+        ..base
+    };
+    compare_with_cpu::<f64>(&dev, &random(33, 21, 7, 0.2), &block).unwrap();
+    compare_with_cpu::<f32>(&dev, &random(40, 11, 8, 0.2), &block).unwrap();
     compare_with_cpu::<f64>(
         &dev,
         &random(15, 16, 3, 0.2),
@@ -206,6 +215,13 @@ fn sim_equals_cpu_for_every_cycle_and_smoother() {
         },
     )
     .unwrap();
+    // Several tiles of the tile smoother in x and y (64 x 32 outputs each),
+    // non-nested in x.
+    let one = MgOptions {
+        max_cycles: 1,
+        ..base
+    };
+    compare_with_cpu::<f64>(&dev, &random(100, 41, 5, 0.2), &one).unwrap();
 }
 
 // ------------------------------------------------------------ CLI

@@ -123,7 +123,7 @@ pub const fn tile_dims(sweeps: u32) -> (usize, usize) {
 /// right-hand side over the tile with its halo.
 pub const fn tile_shared_bytes<T>(sweeps: u32) -> usize {
     let (w, h) = tile_dims(sweeps);
-    shared::shared_bytes::<T>(0, 2 * w * h)
+    shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, w * h), w * h)
 }
 
 /// Stops the kernel unless the grid is at least 3 x 3 and every buffer in
@@ -344,6 +344,13 @@ fn interpolate<T: Real>(
     (one - wy) * ((one - wx) * c00 + wx * c10) + wy * ((one - wx) * c01 + wx * c11)
 }
 
+/// Columns of the tile smoother's block (a warp); rows are `BLOCK / TILE_TX`.
+pub const TILE_TX: u32 = 32;
+/// Rows of the tile smoother's block.
+pub const TILE_TY: u32 = BLOCK / TILE_TX;
+/// Most tile columns one thread loads: `(TILE_OX + 4 MAX_TILE_SWEEPS) / 32`, rounded up.
+const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize).div_ceil(TILE_TX as usize);
+
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn smooth_tile_body<T: Real>(
@@ -370,100 +377,147 @@ fn smooth_tile_body<T: Real>(
     let zero = mode & MODE_ZERO != 0;
     if sweeps == 0
         || sweeps > MAX_TILE_SWEEPS
-        || thread::block_dim_x() != BLOCK
-        || thread::block_dim_y() != 1
+        || thread::block_dim_x() != TILE_TX
+        || thread::block_dim_y() != TILE_TY
+        || nx > i32::MAX as u32 / 2
+        || ny > i32::MAX as u32 / 2
         || (prolong && (ncx < 3 || ncy < 3 || ncx > nx || ncy > ny))
         || (prolong && uc.len() < ncx as usize * ncy as usize)
     {
         ptxlab_device::trap("mg_smooth_tile: bad mode, block or coarse grid");
     }
-    let halo = tile_halo(sweeps);
+    let halo = tile_halo(sweeps) as i32;
     let (sw, sh) = tile_dims(sweeps);
-    let cells = sw * sh;
+    let (sw, sh) = (sw as i32, sh as i32);
+    let cells = (sw * sh) as usize;
     let su = shared::dynamic_shared::<T>(0, cells);
     let sf = shared::dynamic_shared::<T>(shared::shared_bytes::<T>(0, cells), cells);
-    let gx0 = thread::block_idx_x() as i64 * TILE_OX as i64 - halo as i64;
-    let gy0 = thread::block_idx_y() as i64 * TILE_OY as i64 - halo as i64;
-    let (nxi, nyi) = (nx as i64, ny as i64);
-    let tid = thread::thread_idx_x() as usize;
+    // 32-bit signed coordinates: the tile's origin may be -halo.
+    let gx0 = (thread::block_idx_x() * TILE_OX as u32) as i32 - halo;
+    let gy0 = (thread::block_idx_y() * TILE_OY as u32) as i32 - halo;
+    let (nxi, nyi) = (nx as i32, ny as i32);
+    let (tx, ty) = (thread::thread_idx_x() as i32, thread::thread_idx_y() as i32);
+    let (ctx, cty) = (TILE_TX as i32, TILE_TY as i32);
     let width = nx as usize;
+    // This thread's tile columns (tx, tx + 32, ...): where each falls on the
+    // coarse grid, computed once for all its rows.
+    let mut cpos = [(0u32, T::ZERO); TILE_COLS];
+    if prolong {
+        let mut c = 0;
+        let mut lx = tx;
+        while lx < sw && c < TILE_COLS {
+            let gx = gx0 + lx;
+            if gx > 0 && gx + 1 < nxi {
+                cpos[c] = coarse_pos::<T>(gx as u32, ncx - 1, nx - 1);
+            }
+            lx += ctx;
+            c += 1;
+        }
+    }
     // Load the tile: correction (zero, or u_in, plus the prolongation) and
     // right-hand side; cells outside the grid are never read again.
-    let (sw32, cells32) = (sw as u32, cells as u32);
-    let mut l = tid as u32;
-    while l < cells32 {
-        let (lx, ly) = ((l % sw32) as i64, (l / sw32) as i64);
-        let (gx, gy) = (gx0 + lx, gy0 + ly);
-        if gx >= 0 && gy >= 0 && gx < nxi && gy < nyi {
-            let g = gy as usize * width + gx as usize;
-            let interior = gx > 0 && gy > 0 && gx + 1 < nxi && gy + 1 < nyi;
-            // SAFETY: (gx, gy) is inside the grid, so g < nx * ny <= each
-            // length (checked at entry); l < cells, the length of both views.
-            unsafe {
-                let mut v = if zero || !interior {
-                    T::ZERO
-                } else {
-                    u_in.get_unchecked(g)
-                };
-                if prolong && interior {
-                    v += interpolate(&uc, gx as u32, gy as u32, nx, ny, ncx, ncy);
+    let mut ly = ty;
+    while ly < sh {
+        let gy = gy0 + ly;
+        if gy >= 0 && gy < nyi {
+            let row_interior = gy > 0 && gy + 1 < nyi;
+            let (j0, wy) = if prolong && row_interior {
+                coarse_pos::<T>(gy as u32, ncy - 1, ny - 1)
+            } else {
+                (0, T::ZERO)
+            };
+            let mut lx = tx;
+            let mut c = 0;
+            while lx < sw {
+                let gx = gx0 + lx;
+                if gx >= 0 && gx < nxi {
+                    let g = gy as usize * width + gx as usize;
+                    let l = (ly * sw + lx) as usize;
+                    let interior = row_interior && gx > 0 && gx + 1 < nxi;
+                    // SAFETY: (gx, gy) is inside the grid, so g < nx * ny <=
+                    // each length (checked at entry); l < sw * sh = cells.
+                    // With the prolongation, an interior fine point's coarse
+                    // cell (i0, j0) has i0 + 1 <= ncx - 1 and j0 + 1 <= ncy - 1
+                    // (see `interpolate`), inside `uc` (length checked).
+                    unsafe {
+                        let mut v = if zero || !interior {
+                            T::ZERO
+                        } else {
+                            u_in.get_unchecked(g)
+                        };
+                        if prolong && interior {
+                            let (i0, wx) = cpos[c];
+                            let w = ncx as usize;
+                            let k = j0 as usize * w + i0 as usize;
+                            let one = T::ONE;
+                            let (c00, c10) = (uc.get_unchecked(k), uc.get_unchecked(k + 1));
+                            let (c01, c11) = (uc.get_unchecked(k + w), uc.get_unchecked(k + w + 1));
+                            v += (one - wy) * ((one - wx) * c00 + wx * c10)
+                                + wy * ((one - wx) * c01 + wx * c11);
+                        }
+                        su.set_unchecked(l, v);
+                        sf.set_unchecked(l, f.get_unchecked(g));
+                    }
                 }
-                su.set_unchecked(l as usize, v);
-                sf.set_unchecked(l as usize, f.get_unchecked(g));
+                lx += ctx;
+                c += 1;
             }
         }
-        l += BLOCK;
+        ly += cty;
     }
     sync_threads();
     let w = inv_diag(cx, cy);
-    let half_row = (sw / 2) as u32;
-    let first = mode & MODE_BLACK_FIRST;
-    let mut k = 0;
-    while k < 2 * sweeps {
+    let half_row = sw / 2;
+    let first = (mode & MODE_BLACK_FIRST) as i32;
+    // Updatable cells: in the tile's inner part and inside the domain.
+    let (x_lo, x_hi) = (1.max(1 - gx0), (sw - 2).min(nxi - 2 - gx0));
+    let (y_lo, y_hi) = (1.max(1 - gy0), (sh - 2).min(nyi - 2 - gy0));
+    for k in 0..2 * sweeps as i32 {
         let colour = (first + k) & 1;
-        let mut m = tid as u32;
-        while m < half_row * sh as u32 {
-            let ly = (m / half_row) as usize;
-            let par = ((colour as i64 + gx0 + gy0 + ly as i64) & 1) as usize;
-            let lx = 2 * (m % half_row) as usize + par;
-            let (gx, gy) = (gx0 + lx as i64, gy0 + ly as i64);
-            if lx >= 1
-                && ly >= 1
-                && lx + 1 < sw
-                && ly + 1 < sh
-                && gx > 0
-                && gy > 0
-                && gx + 1 < nxi
-                && gy + 1 < nyi
-            {
-                let s = ly * sw + lx;
-                // SAFETY: 1 <= lx <= sw - 2 and 1 <= ly <= sh - 2: the cell
-                // and its four neighbours lie in the sw x sh tile; they have
-                // the other colour, which no thread writes in this half-sweep.
-                unsafe {
-                    let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
-                    let sn = su.get_unchecked(s - sw) + su.get_unchecked(s + sw);
-                    su.set_unchecked(s, gs_point(we, sn, sf.get_unchecked(s), cx, cy, w));
+        let mut ly = ty;
+        while ly < sh {
+            if ly >= y_lo && ly <= y_hi {
+                let par = (colour + gx0 + gy0 + ly) & 1;
+                let mut m = tx;
+                while m < half_row {
+                    let lx = 2 * m + par;
+                    if lx >= x_lo && lx <= x_hi {
+                        let s = (ly * sw + lx) as usize;
+                        let swu = sw as usize;
+                        // SAFETY: 1 <= lx <= sw - 2 and 1 <= ly <= sh - 2:
+                        // the cell and its four neighbours lie in the tile;
+                        // they have the other colour, which no thread writes
+                        // in this half-sweep.
+                        unsafe {
+                            let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
+                            let sn = su.get_unchecked(s - swu) + su.get_unchecked(s + swu);
+                            su.set_unchecked(s, gs_point(we, sn, sf.get_unchecked(s), cx, cy, w));
+                        }
+                    }
+                    m += ctx;
                 }
             }
-            m += BLOCK;
+            ly += cty;
         }
         sync_threads();
-        k += 1;
     }
-    // Write the output tile (rings >= halo are exact after 2 sweeps x halves).
-    let mut o = tid;
-    while o < TILE_OX * TILE_OY {
-        // TILE_OX is a power of two: shifts, not divisions.
-        let (lx, ly) = (halo + o % TILE_OX, halo + o / TILE_OX);
-        let (gx, gy) = (gx0 + lx as i64, gy0 + ly as i64);
-        if gx < nxi && gy < nyi {
-            let g = gy as usize * width + gx as usize;
-            // SAFETY: gx, gy >= 0 (lx, ly >= halo) and inside the grid: g is
-            // in bounds; ly * sw + lx < cells.
-            unsafe { u_out.set_unchecked(g, su.get_unchecked(ly * sw + lx)) };
+    // Write the output tile (cells at distance >= 2 s from the tile's edge
+    // are exact after the 2 s half-sweeps).
+    let mut ly = halo + ty;
+    while ly < halo + TILE_OY as i32 {
+        let gy = gy0 + ly;
+        let mut lx = halo + tx;
+        while lx < halo + TILE_OX as i32 {
+            let gx = gx0 + lx;
+            if gx < nxi && gy < nyi {
+                let g = gy as usize * width + gx as usize;
+                // SAFETY: gx, gy >= 0 (lx, ly >= halo) and inside the grid:
+                // g is in bounds; ly * sw + lx < cells.
+                unsafe { u_out.set_unchecked(g, su.get_unchecked((ly * sw + lx) as usize)) };
+            }
+            lx += ctx;
         }
-        o += BLOCK as usize;
+        ly += cty;
     }
 }
 
@@ -477,12 +531,15 @@ fn smooth_tile_body<T: Real>(
 /// [`MODE_PROLONG`] (`u_in + P uc`, bilinear, [`interpolate`]), and the sweep
 /// count `s` in bits 8.. (`1..=`[`MAX_TILE_SWEEPS`]).
 ///
-/// Thread mapping: one block of [`BLOCK`] threads per [`TILE_OX`] x
-/// [`TILE_OY`] output tile. Shared layout ([`tile_shared_bytes`]): the
-/// correction and the right-hand side over the tile plus a halo of `2 s`
-/// cells on each side, row-major, one after the other. The block loads both
-/// (clipped to the grid), then runs `2 s` half-sweeps, each over the cells of
-/// one colour (thread `t` takes every 256th of them), with one barrier per
+/// Thread mapping: one block of [`TILE_TX`] x [`TILE_TY`] threads per
+/// [`TILE_OX`] x [`TILE_OY`] output tile; thread `(tx, ty)` takes tile
+/// columns `tx, tx + 32, ...` and rows `ty, ty + 8, ...` in every phase, so
+/// no index is divided and a column's place on the coarse grid is computed
+/// once. Shared layout ([`tile_shared_bytes`]): the correction and the
+/// right-hand side over the tile plus a halo of `2 s` cells on each side,
+/// row-major, one after the other. The block loads both (clipped to the
+/// grid), then runs `2 s` half-sweeps, each over the cells of one colour
+/// (a warp takes 32 of a row's cells of that colour), with one barrier per
 /// half-sweep; a half-sweep can update only cells whose four neighbours are
 /// in the tile, so each one leaves one more ring stale, and after `2 s` the
 /// cells at distance `>= 2 s` from the tile's edge (the output tile) are
@@ -577,11 +634,19 @@ fn restrict_body<T: Real>(
         if ci > 0 && cj > 0 && ci + 1 < ncx && cj + 1 < ncy {
             let (i_lo, i_hi) = fine_range(ci, numx, denx);
             let (j_lo, j_hi) = fine_range(cj, numy, deny);
+            // At most 4 fine points per axis (the spacing ratio is >= 1/2):
+            // their weights once, not once per point of the stencil.
+            let mut wxs = [T::ZERO; 4];
+            let mut i = i_lo;
+            while i <= i_hi && i - i_lo < 4 {
+                wxs[(i - i_lo) as usize] = weight::<T>(i, ci, numx, denx);
+                i += 1;
+            }
             let mut j = j_lo;
             while j <= j_hi {
                 let wy = weight::<T>(j, cj, numy, deny);
                 let mut i = i_lo;
-                while i <= i_hi {
+                while i <= i_hi && i - i_lo < 4 {
                     let g = j as usize * width + i as usize;
                     // SAFETY: fine_range keeps 1 <= i <= nx - 2 and
                     // 1 <= j <= ny - 2 for an interior coarse point, so the
@@ -597,7 +662,7 @@ fn restrict_body<T: Real>(
                             fv
                         }
                     };
-                    sum += weight::<T>(i, ci, numx, denx) * wy * r;
+                    sum += wxs[(i - i_lo) as usize] * wy * r;
                     i += 1;
                 }
                 j += 1;
@@ -1228,4 +1293,252 @@ pub fn mg_cg_shift(s: DeviceSliceMut<f64>) {
         s.set(slot::DQ, 0.0);
         s.set(slot::RHO2, 0.0);
     }
+}
+
+// ---------------------------------------------------------------- rung 3: the coarse levels in one block
+
+/// Threads of the coarse-levels kernel (one block).
+pub const COARSE_BLOCK: u32 = 512;
+/// Most levels the coarse-levels kernel takes.
+pub const MAX_COARSE_LEVELS: u32 = 16;
+/// Most dynamic shared memory the host gives the coarse-levels kernel: the
+/// levels it takes must fit (their corrections and right-hand sides).
+pub const COARSE_SHARED_MAX: usize = 96 * 1024;
+
+/// Dynamic shared memory of the coarse-levels kernel for levels of `cells`
+/// cells in all: a correction and a right-hand side per cell.
+pub const fn coarse_shared_bytes<T>(cells: usize) -> usize {
+    // The right-hand sides start at the next 16-byte boundary after the
+    // corrections (where the kernel puts its second view).
+    shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, cells), cells)
+}
+
+/// Level `l` of the coarse-levels kernel's geometry: `(nx, ny, cx, cy, offset)`.
+#[inline(always)]
+fn coarse_level<T: Real>(geom: &DeviceSlice<f64>, l: u32) -> (u32, u32, T, T, usize) {
+    let mut off = 0usize;
+    let mut k = 0;
+    while k < l {
+        off += geom.get(4 * k as usize) as usize * geom.get(4 * k as usize + 1) as usize;
+        k += 1;
+    }
+    let b = 4 * l as usize;
+    (
+        geom.get(b) as u32,
+        geom.get(b + 1) as u32,
+        T::from_f64(geom.get(b + 2)),
+        T::from_f64(geom.get(b + 3)),
+        off,
+    )
+}
+
+/// `sweeps` red-black sweeps of one level held in shared memory (the whole
+/// block; ends with a barrier).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn block_smooth<T: Real>(
+    su: &SharedSlice<T>,
+    sf: &SharedSlice<T>,
+    (nx, ny, cx, cy, off): (u32, u32, T, T, usize),
+    sweeps: u32,
+    first: u32,
+) {
+    let w = inv_diag(cx, cy);
+    let (iw, ih) = (nx - 2, ny - 2);
+    let tid = thread::thread_idx_x();
+    for k in 0..2 * sweeps {
+        let colour = (first + k) & 1;
+        let mut m = tid;
+        while m < iw * ih {
+            let (x, y) = (1 + m % iw, 1 + m / iw);
+            if (x + y) & 1 == colour {
+                let s = off + (y * nx + x) as usize;
+                let n = nx as usize;
+                // SAFETY: 1 <= x <= nx - 2, 1 <= y <= ny - 2: the cell and its
+                // neighbours are inside this level's nx * ny cells at `off`,
+                // which the caller's layout keeps inside the views; the
+                // neighbours have the other colour, not written now.
+                unsafe {
+                    let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
+                    let sn = su.get_unchecked(s - n) + su.get_unchecked(s + n);
+                    su.set_unchecked(s, gs_point(we, sn, sf.get_unchecked(s), cx, cy, w));
+                }
+            }
+            m += thread::block_dim_x();
+        }
+        sync_threads();
+    }
+}
+
+fn coarse_cycle_body<T: Real>(
+    f_top: DeviceSlice<T>,
+    u_top: DeviceSliceMut<T>,
+    geom: DeviceSlice<f64>,
+    levels: u32,
+    pre: u32,
+    post: u32,
+) {
+    if levels == 0
+        || levels > MAX_COARSE_LEVELS
+        || geom.len() < 4 * levels as usize
+        || pre == 0
+        || pre > MAX_TILE_SWEEPS
+        || post > MAX_TILE_SWEEPS
+        || thread::block_dim_y() != 1
+        || thread::grid_dim_x() * thread::grid_dim_y() != 1
+    {
+        ptxlab_device::trap("mg_coarse_cycle: bad levels, sweeps or launch shape");
+    }
+    let top = coarse_level::<T>(&geom, 0);
+    let (last_nx, last_ny, _, _, last_off) = coarse_level::<T>(&geom, levels - 1);
+    let total = last_off + last_nx as usize * last_ny as usize;
+    let top_cells = top.0 as usize * top.1 as usize;
+    if f_top.len() < top_cells || u_top.len() < top_cells {
+        ptxlab_device::trap("mg_coarse_cycle: the top level's buffers are too short");
+    }
+    let su = shared::dynamic_shared::<T>(0, total);
+    let sf = shared::dynamic_shared::<T>(shared::shared_bytes::<T>(0, total), total);
+    let tid = thread::thread_idx_x() as usize;
+    let bd = thread::block_dim_x() as usize;
+    // Every correction starts at zero (boundary rings included); the top
+    // right-hand side comes from global memory.
+    let mut i = tid;
+    while i < total {
+        // SAFETY: i < total, the length of both views.
+        unsafe {
+            su.set_unchecked(i, T::ZERO);
+            if i < top_cells {
+                sf.set_unchecked(i, f_top.get_unchecked(i));
+            }
+        }
+        i += bd;
+    }
+    sync_threads();
+    let two = T::from_f64(2.0);
+    // Down: pre-smoothing, then residual and restriction into the level below.
+    let mut l = 0;
+    while l + 1 < levels {
+        let (nx, ny, cx, cy, off) = coarse_level::<T>(&geom, l);
+        block_smooth(&su, &sf, (nx, ny, cx, cy, off), pre, 0);
+        let (ncx, ncy, _, _, coff) = coarse_level::<T>(&geom, l + 1);
+        let (numx, denx, numy, deny) = (ncx - 1, nx - 1, ncy - 1, ny - 1);
+        let scale = T::from_f64((numx as f64 * numy as f64) / (denx as f64 * deny as f64));
+        let (ciw, cih) = (ncx - 2, ncy - 2);
+        let mut m = tid as u32;
+        while m < ciw * cih {
+            let (ci, cj) = (1 + m % ciw, 1 + m / ciw);
+            let (i_lo, i_hi) = fine_range(ci, numx, denx);
+            let (j_lo, j_hi) = fine_range(cj, numy, deny);
+            let mut sum = T::ZERO;
+            let mut j = j_lo;
+            while j <= j_hi {
+                let wy = weight::<T>(j, cj, numy, deny);
+                let mut i = i_lo;
+                while i <= i_hi {
+                    let g = off + (j * nx + i) as usize;
+                    let n = nx as usize;
+                    // SAFETY: fine_range keeps the fine point interior, so it
+                    // and its neighbours are inside level l's cells.
+                    let r = unsafe {
+                        let c0 = su.get_unchecked(g);
+                        let we = su.get_unchecked(g - 1) + su.get_unchecked(g + 1);
+                        let sn = su.get_unchecked(g - n) + su.get_unchecked(g + n);
+                        sf.get_unchecked(g) - (cx * (we - two * c0) + cy * (sn - two * c0))
+                    };
+                    sum += weight::<T>(i, ci, numx, denx) * wy * r;
+                    i += 1;
+                }
+                j += 1;
+            }
+            // SAFETY: (ci, cj) is interior to level l + 1, inside its cells.
+            unsafe { sf.set_unchecked(coff + (cj * ncx + ci) as usize, sum * scale) };
+            m += bd as u32;
+        }
+        sync_threads();
+        l += 1;
+    }
+    // The coarsest level: one interior point, one sweep solves it.
+    block_smooth(&su, &sf, coarse_level::<T>(&geom, levels - 1), 1, 0);
+    // Up: prolongation with correction, then post-smoothing (black first).
+    let mut l = levels - 1;
+    while l > 0 {
+        l -= 1;
+        let (nx, ny, cx, cy, off) = coarse_level::<T>(&geom, l);
+        let (ncx, ncy, _, _, coff) = coarse_level::<T>(&geom, l + 1);
+        let (iw, ih) = (nx - 2, ny - 2);
+        let mut m = tid as u32;
+        while m < iw * ih {
+            let (x, y) = (1 + m % iw, 1 + m / iw);
+            let (i0, wx) = coarse_pos::<T>(x, ncx - 1, nx - 1);
+            let (j0, wy) = coarse_pos::<T>(y, ncy - 1, ny - 1);
+            let k = coff + (j0 * ncx + i0) as usize;
+            let w = ncx as usize;
+            let one = T::ONE;
+            // SAFETY: an interior fine point's coarse cell has i0 + 1 <= ncx - 1
+            // and j0 + 1 <= ncy - 1 (see `interpolate`): inside level l + 1.
+            unsafe {
+                let (c00, c10) = (su.get_unchecked(k), su.get_unchecked(k + 1));
+                let (c01, c11) = (su.get_unchecked(k + w), su.get_unchecked(k + w + 1));
+                let v =
+                    (one - wy) * ((one - wx) * c00 + wx * c10) + wy * ((one - wx) * c01 + wx * c11);
+                let s = off + (y * nx + x) as usize;
+                su.set_unchecked(s, su.get_unchecked(s) + v);
+            }
+            m += bd as u32;
+        }
+        sync_threads();
+        if post > 0 {
+            block_smooth(&su, &sf, (nx, ny, cx, cy, off), post, 1);
+        }
+    }
+    let mut i = tid;
+    while i < top_cells {
+        // SAFETY: i < top_cells <= u_top.len() and < total.
+        unsafe { u_top.set_unchecked(i, su.get_unchecked(i)) };
+        i += bd;
+    }
+}
+
+/// Rung 3 (f64 cycle): a whole V-cycle over the coarse levels in one block,
+/// in shared memory, from a zero correction: `u_top` = V-cycle of
+/// `lap u = f_top` over the `levels` levels described by `geom` (4 f64 per
+/// level, top first: `nx, ny, cx, cy`).
+///
+/// Thread mapping: one block of [`COARSE_BLOCK`] threads; every step
+/// (a half-sweep, a restriction, a prolongation) is a loop of the block over
+/// that level's cells with a barrier after it, in the order of the
+/// per-level kernels, with their arithmetic (the same `gs_point`,
+/// `coarse_pos`, `fine_range`, `weight`), so the result equals rung 2's.
+/// Shared layout ([`coarse_shared_bytes`]): the corrections of all levels,
+/// one after the other, then their right-hand sides; the host takes the
+/// levels whose sum fits in [`COARSE_SHARED_MAX`] (from 65 x 65 down, in f64).
+///
+/// Why: below about 129 x 129 a level is too small to fill the GPU, and a
+/// V-cycle spends its time launching kernels (three per level, a few
+/// microseconds each even from a CUDA graph) rather than moving bytes. One
+/// launch for all of them turns some 18 launches per cycle into one, and
+/// their data never leaves the SM.
+#[kernel(launch_bounds(512))]
+pub fn mg_coarse_cycle_f64(
+    f_top: DeviceSlice<f64>,
+    u_top: DeviceSliceMut<f64>,
+    geom: DeviceSlice<f64>,
+    levels: u32,
+    pre: u32,
+    post: u32,
+) {
+    coarse_cycle_body(f_top, u_top, geom, levels, pre, post);
+}
+
+/// Rung 3 (f32 cycle): as [`mg_coarse_cycle_f64`].
+#[kernel(launch_bounds(512))]
+pub fn mg_coarse_cycle_f32(
+    f_top: DeviceSlice<f32>,
+    u_top: DeviceSliceMut<f32>,
+    geom: DeviceSlice<f64>,
+    levels: u32,
+    pre: u32,
+    post: u32,
+) {
+    coarse_cycle_body(f_top, u_top, geom, levels, pre, post);
 }

@@ -88,6 +88,10 @@ pub struct MgArgs {
     /// Launch each cycle directly instead of replaying it as a CUDA graph.
     #[arg(long)]
     pub no_graph: bool,
+    /// Launch every coarse level's kernels instead of running the levels
+    /// that fit one block's shared memory as one kernel (rung 3).
+    #[arg(long)]
+    pub no_coarse_block: bool,
 }
 
 impl Default for MgArgs {
@@ -99,6 +103,7 @@ impl Default for MgArgs {
             post: 2,
             smoother: "tile".into(),
             no_graph: false,
+            no_coarse_block: false,
         }
     }
 }

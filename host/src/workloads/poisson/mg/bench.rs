@@ -39,81 +39,97 @@ struct Config {
 
 fn configs(quick: bool) -> Vec<Config> {
     let v = MgOptions::default();
+    let cfg = |label, f32_cycles, opts, tols, plot| Config {
+        label,
+        f32_cycles,
+        opts,
+        tols,
+        plot,
+    };
+    let pcg = MgOptions {
+        method: Method::Pcg,
+        ..v
+    };
     let mut c = vec![
-        Config {
-            label: "multigrid V(2,2), tile smoother (rung 2)",
-            f32_cycles: false,
-            opts: v,
-            tols: &[1e-6, 1e-8, 1e-10],
-            plot: true,
-        },
-        Config {
-            label: "multigrid V(2,2), tile smoother, f32 cycles",
-            f32_cycles: true,
-            opts: v,
-            tols: &[1e-6, 1e-8, 1e-10],
-            plot: true,
-        },
-        Config {
-            label: "PCG, V(2,2) preconditioner",
-            f32_cycles: false,
-            opts: MgOptions {
-                method: Method::Pcg,
-                ..v
-            },
-            tols: &[1e-8, 1e-10],
-            plot: true,
-        },
+        cfg(
+            "multigrid V(2,2), rung 3 (tile smoother, coarse levels in one block)",
+            false,
+            v,
+            &[1e-6, 1e-8, 1e-10],
+            true,
+        ),
+        cfg(
+            "multigrid V(2,2), rung 3, f32 cycles",
+            true,
+            v,
+            &[1e-6, 1e-8, 1e-10],
+            true,
+        ),
+        cfg(
+            "PCG, V(2,2) preconditioner (rung 3)",
+            false,
+            pcg,
+            &[1e-8, 1e-10],
+            true,
+        ),
     ];
     if !quick {
+        let rung2 = MgOptions {
+            coarse_block: false,
+            ..v
+        };
         c.extend([
-            Config {
-                label: "PCG, V(2,2) preconditioner, f32 cycles",
-                f32_cycles: true,
-                opts: MgOptions {
-                    method: Method::Pcg,
-                    ..v
-                },
-                tols: &[1e-8],
-                plot: false,
-            },
-            Config {
-                label: "multigrid V(2,2), red-black smoother (rung 1)",
-                f32_cycles: false,
-                opts: MgOptions {
+            cfg(
+                "PCG, V(2,2) preconditioner (rung 3), f32 cycles",
+                true,
+                pcg,
+                &[1e-8],
+                false,
+            ),
+            cfg(
+                "multigrid V(2,2), rung 2 (tile smoother, one launch per level)",
+                false,
+                rung2,
+                &[1e-8],
+                false,
+            ),
+            cfg(
+                "multigrid V(2,2), rung 1 (red-black smoother, one launch per colour)",
+                false,
+                MgOptions {
                     smoother: Smoother::RedBlack,
-                    ..v
+                    ..rung2
                 },
-                tols: &[1e-8],
-                plot: true,
-            },
-            Config {
-                label: "multigrid FMG + V(2,2), tile smoother",
-                f32_cycles: false,
-                opts: MgOptions {
+                &[1e-8],
+                true,
+            ),
+            cfg(
+                "multigrid FMG + V(2,2), rung 3",
+                false,
+                MgOptions {
                     cycle: Cycle::Fmg,
                     ..v
                 },
-                tols: &[1e-8],
-                plot: true,
-            },
-            Config {
-                label: "multigrid W(2,2), tile smoother",
-                f32_cycles: false,
-                opts: MgOptions {
+                &[1e-8],
+                true,
+            ),
+            cfg(
+                "multigrid W(2,2), rung 2",
+                false,
+                MgOptions {
                     cycle: Cycle::W,
-                    ..v
+                    ..rung2
                 },
-                tols: &[1e-8],
-                plot: false,
-            },
-            Config {
-                label: "multigrid V(2,2), tile smoother, no CUDA graph",
-                f32_cycles: false,
-                opts: MgOptions { graph: false, ..v },
-                tols: &[1e-8],
-                plot: false,
-            },
+                &[1e-8],
+                false,
+            ),
+            cfg(
+                "multigrid V(2,2), rung 3, no CUDA graph",
+                false,
+                MgOptions { graph: false, ..v },
+                &[1e-8],
+                false,
+            ),
         ]);
     }
     c
@@ -395,14 +411,20 @@ fn check_rows(dev: &Device) -> Result<(Vec<Row>, Vec<Failure>)> {
     }
     let odd = Grid::new(1000, 777)?;
     let (b, p0) = super::super::check::random_inputs(odd, 77);
+    let rung2 = MgOptions {
+        coarse_block: false,
+        ..v
+    };
     for (label, o, f32c) in [
-        ("multigrid V(2,2) tile", v, false),
-        ("multigrid V(2,2) tile", v, true),
+        ("multigrid V(2,2) rung 3", v, false),
+        ("multigrid V(2,2) rung 3", v, true),
+        ("multigrid V(2,2) rung 2", rung2, false),
+        ("multigrid V(2,2) rung 2", rung2, true),
         (
-            "multigrid V(2,2) red-black",
+            "multigrid V(2,2) rung 1",
             MgOptions {
                 smoother: Smoother::RedBlack,
-                ..v
+                ..rung2
             },
             false,
         ),
@@ -410,7 +432,7 @@ fn check_rows(dev: &Device) -> Result<(Vec<Row>, Vec<Failure>)> {
             "multigrid W(2,2)",
             MgOptions {
                 cycle: Cycle::W,
-                ..v
+                ..rung2
             },
             false,
         ),
@@ -512,6 +534,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
                     f.method == o.method
                         && f.smoother == o.smoother
                         && f.cycle == o.cycle
+                        && f.coarse_block == o.coarse_block
                         && *f32c == cfg.f32_cycles
                 })
                 .map(|(_, _, e)| e.as_str());

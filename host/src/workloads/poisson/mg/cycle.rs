@@ -29,12 +29,22 @@ pub trait Ops {
     fn restrict(&mut self, l: usize, with_u: bool) -> Result<()>;
     /// `u[l] += P u[l + 1]`, or `u[l] = P u[l + 1]` without `add`.
     fn prolong(&mut self, l: usize, add: bool) -> Result<()>;
+    /// A whole V-cycle of levels `l..` from a zero correction in one step,
+    /// when the implementation has one for these levels (the device's
+    /// coarse-levels kernel); `false`: do it level by level. Either way the
+    /// arithmetic is the same.
+    fn coarse_cycle(&mut self, _l: usize, _opts: &MgOptions) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// One visit of level `l`: pre-smoothing, restriction, the coarser
 /// level(s), prolongation with post-smoothing. The coarsest level (one
 /// interior point) is solved exactly by one sweep.
 pub fn visit<O: Ops>(o: &mut O, opts: &MgOptions, l: usize, zero: bool) -> Result<()> {
+    if zero && opts.cycle != Cycle::W && opts.coarse_block && o.coarse_cycle(l, opts)? {
+        return Ok(());
+    }
     if l + 1 >= o.depth() {
         return o.smooth(l, 1, false, zero, false);
     }

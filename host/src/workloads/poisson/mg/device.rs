@@ -10,7 +10,7 @@
 //! stays far from f32's underflow whatever the units of `b`.
 
 use super::cycle::{Ops, cycle, visit};
-use super::launch::{Exec, MgElement, cg_shift, clear};
+use super::launch::{Exec, MgElement, cg_shift, clear, coarse_cells, coarse_geometry};
 use super::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
 use super::report::MgReport;
 use crate::error::{Error, Result};
@@ -25,6 +25,9 @@ pub struct LevelBufs<T> {
     u: Vec<Vec<Buffer<T>>>,
     f: Vec<Buffer<T>>,
     cur: Vec<usize>,
+    /// The first level whose suffix fits the coarse-levels kernel, and the
+    /// suffix's geometry on the device.
+    coarse: Option<(usize, Buffer<f64>)>,
 }
 
 impl<T: MgElement> LevelBufs<T> {
@@ -44,12 +47,19 @@ impl<T: MgElement> LevelBufs<T> {
             );
             f.push(dev.alloc_filled(l.cells(), T::ZERO)?);
         }
+        let elem = std::mem::size_of::<T>();
+        let coarse =
+            match (0..hier.depth()).find(|&l| coarse_cells(&hier.levels[l..], elem).is_some()) {
+                Some(l) => Some((l, dev.upload(&coarse_geometry(&hier.levels[l..]))?)),
+                None => None,
+            };
         Ok(Self {
             hier: hier.clone(),
             smoother,
             u,
             f,
             cur: vec![0; hier.depth()],
+            coarse,
         })
     }
     fn level(&self, l: usize) -> Level {
@@ -145,6 +155,26 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         let (cu, cc) = (self.lv.cur[l], self.lv.cur[l + 1]);
         let (ul, uc) = pair(&mut self.lv.u, l);
         T::prolong(self.ex, &lvl, &cl, &uc[cc], &mut ul[cu], add)
+    }
+    fn coarse_cycle(&mut self, l: usize, opts: &MgOptions) -> Result<bool> {
+        let Some((first, geom)) = &self.lv.coarse else {
+            return Ok(false);
+        };
+        if l != *first {
+            return Ok(false);
+        }
+        let c = self.lv.cur[l];
+        let levels = &self.lv.hier.levels[l..];
+        T::coarse_cycle(
+            self.ex,
+            levels,
+            geom,
+            &self.lv.f[l],
+            &mut self.lv.u[l][c],
+            opts.pre,
+            opts.post,
+        )?;
+        Ok(true)
     }
 }
 

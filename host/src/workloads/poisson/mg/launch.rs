@@ -219,11 +219,77 @@ pub trait MgElement: crate::workloads::poisson::Element {
         s: &mut Buffer<f64>,
         z_scale: f64,
     ) -> Result<()>;
+    /// The V-cycle of the coarse levels `levels` (top first) in one block
+    /// ([`km::mg_coarse_cycle_f64`]); `geom` holds their `nx, ny, cx, cy`.
+    #[allow(clippy::too_many_arguments)]
+    fn coarse_cycle(
+        ex: &mut Exec,
+        levels: &[Level],
+        geom: &Buffer<f64>,
+        f_top: &Buffer<Self>,
+        u_top: &mut Buffer<Self>,
+        pre: u32,
+        post: u32,
+    ) -> Result<()>;
+}
+
+/// The cells of `levels` if the coarse-levels kernel can take them in
+/// cycle precision `elem` bytes (shared memory and level count), else `None`.
+pub fn coarse_cells(levels: &[Level], elem: usize) -> Option<usize> {
+    let cells: usize = levels.iter().map(|l| l.cells()).sum();
+    let bytes = (cells * elem).div_ceil(16) * 16 + cells * elem;
+    (!levels.is_empty()
+        && levels.len() <= km::MAX_COARSE_LEVELS as usize
+        && bytes <= km::COARSE_SHARED_MAX)
+        .then_some(cells)
+}
+
+/// `nx, ny, cx, cy` of each level, for the coarse-levels kernel.
+pub fn coarse_geometry(levels: &[Level]) -> Vec<f64> {
+    levels
+        .iter()
+        .flat_map(|l| [l.nx as f64, l.ny as f64, l.cx, l.cy])
+        .collect()
 }
 
 macro_rules! mg_element {
-    ($t:ty, $rb:ident, $tile:ident, $restrict:ident, $prolong:ident, $defect:ident, $residual:ident, $dir:ident, $update:ident, $dot:ident) => {
+    ($t:ty, $rb:ident, $tile:ident, $restrict:ident, $prolong:ident, $defect:ident, $residual:ident, $dir:ident, $update:ident, $dot:ident, $coarse:ident) => {
         impl MgElement for $t {
+            fn coarse_cycle(
+                ex: &mut Exec,
+                levels: &[Level],
+                geom: &Buffer<f64>,
+                f_top: &Buffer<$t>,
+                u_top: &mut Buffer<$t>,
+                pre: u32,
+                post: u32,
+            ) -> Result<()> {
+                let cells = coarse_cells(levels, std::mem::size_of::<$t>()).ok_or_else(|| {
+                    Error::input(
+                        "coarse levels",
+                        format!(
+                            "{} levels do not fit one block ({} bytes of shared memory at most)",
+                            levels.len(),
+                            km::COARSE_SHARED_MAX
+                        ),
+                    )
+                })?;
+                check_level("f_top", f_top, &levels[0])?;
+                check_level("u_top", u_top, &levels[0])?;
+                if geom.len() != 4 * levels.len() {
+                    return Err(Error::input(
+                        "coarse geometry",
+                        format!("{} values for {} levels", geom.len(), levels.len()),
+                    ));
+                }
+                let cfg = LaunchConfig::for_threads(km::COARSE_BLOCK as usize, km::COARSE_BLOCK)?
+                    .with_shared(km::coarse_shared_bytes::<$t>(cells));
+                mg_launch!(
+                    ex,
+                    cfg,
+                    $coarse(f_top, &mut *u_top, geom, levels.len() as u32, pre, post)
+                )
+            }
             fn smooth_rb(
                 ex: &mut Exec,
                 l: &Level,
@@ -278,7 +344,8 @@ macro_rules! mg_element {
                     None => (f, 0, 0),
                 };
                 let (gx, gy) = (l.nx.div_ceil(km::TILE_OX), l.ny.div_ceil(km::TILE_OY));
-                let cfg = LaunchConfig::for_2d(gx * km::BLOCK as usize, gy, km::BLOCK, 1)?
+                let (tx, ty) = (km::TILE_TX, km::TILE_TY);
+                let cfg = LaunchConfig::for_2d(gx * tx as usize, gy * ty as usize, tx, ty)?
                     .with_shared(km::tile_shared_bytes::<$t>(sweeps));
                 let (nx, ny) = dims(l);
                 let (cx, cy) = (<$t>::from_f64(l.cx), <$t>::from_f64(l.cy));
@@ -521,7 +588,8 @@ mg_element!(
     mg_residual_f64,
     mg_cg_dir_f64,
     mg_cg_update_f64,
-    mg_cg_dot_f64
+    mg_cg_dot_f64,
+    mg_coarse_cycle_f64
 );
 mg_element!(
     f32,
@@ -533,5 +601,6 @@ mg_element!(
     mg_residual_f32,
     mg_cg_dir_f32,
     mg_cg_update_f32,
-    mg_cg_dot_f32
+    mg_cg_dot_f32,
+    mg_coarse_cycle_f32
 );

@@ -166,6 +166,10 @@ pub struct MgOptions {
     pub max_cycles: usize,
     /// Replay each cycle as a CUDA graph (GPU only; ignored elsewhere).
     pub graph: bool,
+    /// Rung 3: run the V-cycle over the coarse levels that fit in one
+    /// block's shared memory as one kernel (device only; the CPU and the
+    /// result are the same either way).
+    pub coarse_block: bool,
 }
 
 impl Default for MgOptions {
@@ -179,6 +183,7 @@ impl Default for MgOptions {
             tol: 1e-8,
             max_cycles: 50,
             graph: true,
+            coarse_block: true,
         }
     }
 }

@@ -58,6 +58,7 @@ pub fn options(args: &Args) -> Result<MgOptions> {
         tol: args.tol.unwrap_or(1e-8),
         max_cycles: args.iters.unwrap_or(50),
         graph: !a.no_graph,
+        coarse_block: !a.no_coarse_block,
     };
     opts.validate()?;
     Ok(opts)
