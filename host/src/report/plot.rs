@@ -361,8 +361,17 @@ pub fn convergence(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> Option<
         1,
     );
     f.text(10.0, y0 - 16.0, "||b - lap p|| / ||b|| (log)", 1);
+    // More series than the report's palette: its eight, then eight darker.
+    let colour = |i: usize| {
+        let c = PALETTE[i % PALETTE.len()];
+        if (i / PALETTE.len()) % 2 == 1 {
+            [c[0] / 2, c[1] / 2, c[2] / 2]
+        } else {
+            c
+        }
+    };
     for (i, (label, pts)) in series.iter().enumerate() {
-        let rgb = PALETTE[i % PALETTE.len()];
+        let rgb = colour(i);
         for win in pts.windows(2) {
             f.shapes.push(Shape::Line {
                 x1: sx(win[0].0),
