@@ -1,8 +1,9 @@
 //! 2D diffusion: the race-free kernels against the CPU on the simulator, the
 //! race of the material's in-place kernel, hostile inputs, and the GPU.
 
-use ptxlab::runtime::Device;
+use ptxlab::runtime::{Device, SimOptions};
 use ptxlab::workloads::diffusion::{self, Variant};
+use ptxlab_device::sim::Fault;
 
 #[test]
 fn sim_check_passes() {
@@ -32,33 +33,64 @@ fn temporal_covers_several_tiles_and_ragged_edges() {
     assert_eq!(c.mismatches, 0);
 }
 
-/// The lesson: the material's in-place kernel gives a different answer from
-/// the sequentially consistent (ping-pong) one, and the difference is
-/// deterministic on the simulator, for this reason:
+/// The lesson, part 1: the simulator's race detector reports the material's
+/// in-place kernel: one block overwrites a cell that a neighbouring block
+/// reads as its halo, in the same launch. The report names both blocks and
+/// threads and both lines of the kernel (the halo read and the write).
+#[test]
+fn the_race_detector_reports_the_inplace_kernel() {
+    let e = diffusion::inplace_race(&Device::sim(), 37, 29).unwrap();
+    let Fault::Race(r) = &e.fault else {
+        panic!("not a race: {e}")
+    };
+    assert_eq!(r.space, "global memory");
+    assert_ne!(r.first.block, r.second.block, "{e}");
+    assert!(
+        r.first.write != r.second.write,
+        "one read and one write: {e}"
+    );
+    for a in [&r.first, &r.second] {
+        assert!(
+            a.location.starts_with("kernels-gpu/src/diffusion.rs:"),
+            "{e}"
+        );
+    }
+    let text = e.to_string();
+    assert!(
+        text.contains("diffusion_inplace_f32") && text.contains("data race on global memory"),
+        "{text}"
+    );
+    // With detection off the kernel runs (and gives a schedule-dependent answer).
+    let quiet = Device::sim_with(SimOptions { race_check: false });
+    assert!(diffusion::inplace_race(&quiet, 37, 29).is_err());
+}
+
+/// The lesson, part 2: with race detection off, the material's in-place
+/// kernel gives a different answer from the sequentially consistent
+/// (ping-pong) one, and the difference is deterministic on the simulator,
+/// for this reason:
 ///
 /// The simulator hands blocks out in index order to W worker threads (W =
-/// available parallelism), each running one block at a time. When the first
-/// block F finishes, at most W blocks have started, all with index < W. With
-/// a grid W blocks wide (and at least 2), F lies in block row 0, and the
-/// block just below it (index F + W) has not started: it starts later and
-/// reads F's bottom row, already overwritten with the new values, as its
-/// north halo. Its top-row Laplacian therefore differs from the ping-pong
-/// one by alpha * lap(F's bottom row), which is of order 0.1 for random data.
+/// rayon's threads, by default the available parallelism), each running one
+/// block at a time. When the first block F finishes, at most W blocks have
+/// started, all with index < W. With a grid W blocks wide (and at least 2),
+/// F lies in block row 0, and the block just below it (index F + W) has not
+/// started: it starts later and reads F's bottom row, already overwritten
+/// with the new values, as its north halo. Its top-row Laplacian therefore
+/// differs from the ping-pong one by alpha * lap(F's bottom row), which is
+/// of order 0.1 for random data.
 #[test]
 fn the_inplace_kernel_races_and_pingpong_does_not() {
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .max(2);
+    let workers = rayon::current_num_threads().max(2);
     let tile = kernels_gpu::diffusion::INPLACE_TILE as usize;
     let (nx, ny) = (tile * workers, 2 * tile);
     let alpha = 0.25;
-    let dev = Device::sim();
+    let dev = Device::sim_with(SimOptions { race_check: false });
     let u0 = diffusion::initial(nx, ny, 77);
     let (want_u, want_lap) = diffusion::cpu_run(&u0, nx, ny, 1, alpha);
 
     let mut f = diffusion::Fields::new(&dev, &u0, nx, ny).unwrap();
-    diffusion::run(&dev, Variant::Pingpong, &mut f, 1, alpha).unwrap();
+    diffusion::run(&Device::sim(), Variant::Pingpong, &mut f, 1, alpha).unwrap();
     assert_eq!(
         dev.download(&f.u).unwrap(),
         want_u,

@@ -1,9 +1,11 @@
 //! The CPU simulator's semantics, each shown by a small kernel with a
 //! hand-computed expectation: barriers, shared memory, shuffles and votes on
 //! full and partial warps, atomics across blocks, and the errors it reports
-//! instead of hanging or corrupting (out of bounds, divergent barriers).
+//! instead of hanging or corrupting (out of bounds, divergent barriers,
+//! deadlocks), and the race detector (shared memory within a barrier
+//! interval, ordered by warp collectives; global memory across blocks).
 
-use ptxlab::runtime::{Device, KernelArg, LaunchConfig, sim_launch};
+use ptxlab::runtime::{Device, KernelArg, LaunchConfig, SimOptions, sim_launch};
 use ptxlab_device::prelude::*;
 use ptxlab_device::sim::Fault;
 
@@ -380,4 +382,189 @@ fn a_panicking_kernel_is_reported_with_its_message() {
         e.contains("boom in thread 3") && e.contains("thread (3, 0, 0)"),
         "{e}"
     );
+}
+
+/// The planted shared-memory race (a tile reversal without its barrier) is
+/// reported with both threads and both source lines: the read of slot 63 by
+/// thread 0, which runs first, and the later write of that slot by thread 63.
+#[test]
+fn a_missing_barrier_is_reported_as_a_shared_memory_race() {
+    let e = match ptxlab::workloads::demo::planted_race(&Device::sim(), 100, 64) {
+        Err(ptxlab::Error::Sim(e)) => e,
+        other => panic!("expected a race, got {other:?}"),
+    };
+    let Fault::Race(r) = &e.fault else {
+        panic!("not a race: {e}")
+    };
+    assert_eq!(r.space, "shared memory", "{e}");
+    assert_eq!(r.first.block, r.second.block, "{e}");
+    assert_ne!(r.first.thread, r.second.thread, "{e}");
+    assert!(r.first.write != r.second.write, "a read and a write: {e}");
+    for a in [&r.first, &r.second] {
+        assert!(a.location.starts_with("kernels-gpu/src/demo.rs:"), "{e}");
+    }
+    assert_ne!(r.first.location, r.second.location, "{e}");
+    assert!(
+        r.interval.contains("before its first barrier"),
+        "the interval is named: {e}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("demo_race_missing_sync") && text.contains("data race on shared memory"),
+        "{text}"
+    );
+    // Without the detector the same launch runs, and thread 0 read the
+    // poisoned slot (NaN) before thread 63 wrote it.
+    let quiet = Device::sim_with(SimOptions { race_check: false });
+    let got = ptxlab::workloads::demo::planted_race(&quiet, 100, 64).unwrap();
+    assert!(got[0].is_nan(), "{}", got[0]);
+}
+
+/// Lane `l` writes `s[l]`, then reads `s[l ^ 1]`, written by its neighbour
+/// lane. With `order` a shuffle of the whole warp between the write and
+/// the read orders them (no race); without it, it is a race. Warp 1 does
+/// the same on its own slots.
+#[kernel]
+pub fn t_warp_ordered(out: DeviceSliceMut<u32>, order: u32) {
+    let t = thread::thread_idx_x() as usize;
+    let s = shared::dynamic_shared::<u32>(0, thread::block_dim_x() as usize);
+    s.set(t, t as u32 + 1);
+    if order != 0 {
+        let _ = warp::shfl_xor(FULL_MASK, 0u32, 1);
+    }
+    out.set(t, s.get(t ^ 1));
+}
+
+#[test]
+fn a_warp_collective_orders_the_lanes_of_a_warp() {
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(64, u32::MAX).unwrap();
+    let o = (&mut out).sim_value();
+    let cfg = LaunchConfig::for_threads(64, 64).unwrap().with_shared(256);
+    let e = sim_launch("t_warp_ordered", &cfg, || t_warp_ordered(o, 0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("data race on shared memory word 1 (byte offset 4)")
+            && e.contains("read by thread (0, 0, 0)")
+            && e.contains("written by thread (1, 0, 0)"),
+        "{e}"
+    );
+    sim_launch("t_warp_ordered", &cfg, || t_warp_ordered(o, 1)).unwrap();
+    let got = dev.download(&out).unwrap();
+    for (t, g) in got.iter().enumerate() {
+        assert_eq!(*g, (t ^ 1) as u32 + 1, "thread {t}");
+    }
+}
+
+/// Block `b` writes `out[b]`, and reads `out[b + 1]`, which block `b + 1`
+/// writes: a race between blocks. `x` is only read, by every block: no race.
+#[kernel]
+pub fn t_neighbour_block(x: DeviceSlice<u32>, out: DeviceSliceMut<u32>) {
+    let b = thread::block_idx_x() as usize;
+    if thread::thread_idx_x() == 0 {
+        out.set(b, x.get(0) + b as u32);
+        if b + 1 < out.len() {
+            let _ = out.get(b + 1);
+        }
+    }
+}
+
+#[test]
+fn blocks_touching_the_same_global_word_race_and_readers_do_not() {
+    let dev = Device::sim();
+    let x = dev.upload(&[7u32]).unwrap();
+    let mut out = dev.alloc_filled(5, 0u32).unwrap();
+    let (xv, o) = ((&x).sim_value(), (&mut out).sim_value());
+    let cfg = LaunchConfig::for_threads(5 * 32, 32).unwrap();
+    let e = sim_launch("t_neighbour_block", &cfg, || t_neighbour_block(xv, o)).unwrap_err();
+    let ptxlab::Error::Sim(e) = e else {
+        panic!("{e}")
+    };
+    let Fault::Race(r) = &e.fault else {
+        panic!("not a race: {e}")
+    };
+    assert_eq!(r.space, "global memory");
+    assert_eq!(
+        r.first.block.x.abs_diff(r.second.block.x),
+        1,
+        "two neighbouring blocks: {e}"
+    );
+    assert!(r.first.location.contains("tests/simulator.rs"), "{e}");
+    // A launch whose blocks only share inputs runs; with the detector off,
+    // the racy one runs too.
+    let opts = SimOptions { race_check: false };
+    ptxlab::runtime::sim_launch_with("t_neighbour_block", &cfg, &opts, || {
+        t_neighbour_block(xv, o)
+    })
+    .unwrap();
+    assert_eq!(dev.download(&out).unwrap(), vec![7, 8, 9, 10, 11]);
+}
+
+/// Lanes 0..16 of the only warp call a shuffle that names all 32 lanes;
+/// lanes 16..32 wait at a barrier instead: each half waits for the other.
+#[kernel]
+pub fn t_deadlock(out: DeviceSliceMut<u32>) {
+    let t = thread::thread_idx_x();
+    if t < 16 {
+        out.set(t as usize, warp::shfl_idx(FULL_MASK, t, 0));
+    } else {
+        sync_threads();
+    }
+}
+
+#[test]
+fn threads_waiting_for_each_other_are_a_deadlock_not_a_hang() {
+    let dev = Device::sim();
+    let mut out = dev.alloc_filled(32, 0u32).unwrap();
+    let o = (&mut out).sim_value();
+    let e = sim_launch(
+        "t_deadlock",
+        &LaunchConfig::for_threads(32, 32).unwrap(),
+        || t_deadlock(o),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("deadlock")
+            && e.contains("16 of 32 threads wait at sync_threads")
+            && e.contains("waits in a warp function"),
+        "{e}"
+    );
+}
+
+/// Thread 0 spins until the block's last thread sets a flag (through raw
+/// atomics, as an `mbarrier` does), calling `yield_point` in every turn.
+#[kernel]
+pub fn t_spin_wait(flag: DeviceSliceMut<u32>, out: DeviceSliceMut<u32>) {
+    let t = thread::thread_idx_x();
+    let last = thread::block_dim_x() - 1;
+    // SAFETY: `flag` has at least one element (the test allocates it).
+    let f = unsafe { core::sync::atomic::AtomicU32::from_ptr(flag.as_mut_ptr()) };
+    if t == 0 {
+        let mut turns = 0u32;
+        while f.load(core::sync::atomic::Ordering::Relaxed) == 0 {
+            ptxlab_device::sim::yield_point();
+            turns += 1;
+        }
+        out.set(0, turns);
+    } else if t == last {
+        f.store(1, core::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn yield_point_lets_the_other_threads_of_the_block_run() {
+    let dev = Device::sim();
+    let mut flag = dev.alloc_filled(1, 0u32).unwrap();
+    let mut out = dev.alloc_filled(1, u32::MAX).unwrap();
+    let (f, o) = ((&mut flag).sim_value(), (&mut out).sim_value());
+    sim_launch(
+        "t_spin_wait",
+        &LaunchConfig::for_threads(100, 100).unwrap(),
+        || t_spin_wait(f, o),
+    )
+    .unwrap();
+    let turns = dev.download(&out).unwrap()[0];
+    assert!((1..100).contains(&turns), "thread 0 waited {turns} turns");
 }

@@ -105,8 +105,21 @@ pub unsafe fn cas_u32(p: *mut u32, expected: u32, new: u32) -> u32 {
     // SAFETY: forwarded from the caller.
     let a = unsafe { AtomicU32::from_ptr(p) };
     match a.compare_exchange(expected, new, Ordering::Relaxed, Ordering::Relaxed) {
-        Ok(v) | Err(v) => v,
+        Ok(v) => v,
+        Err(v) => {
+            cas_failed();
+            v
+        }
     }
+}
+
+/// In the simulator a failed compare-and-swap is a scheduling point: a
+/// thread spinning on a lock held by another thread of its block lets that
+/// thread run (on the GPU, independent thread scheduling does the same).
+#[inline(always)]
+fn cas_failed() {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::yield_point();
 }
 
 /// `atomicCAS` on a `u64`.
@@ -118,7 +131,11 @@ pub unsafe fn cas_u64(p: *mut u64, expected: u64, new: u64) -> u64 {
     // SAFETY: forwarded from the caller.
     let a = unsafe { AtomicU64::from_ptr(p) };
     match a.compare_exchange(expected, new, Ordering::Relaxed, Ordering::Relaxed) {
-        Ok(v) | Err(v) => v,
+        Ok(v) => v,
+        Err(v) => {
+            cas_failed();
+            v
+        }
     }
 }
 

@@ -7,9 +7,10 @@
 //!   register read or a line of inline PTX, so a kernel compiles to the PTX a
 //!   CUDA C++ programmer would expect;
 //! * on the host the same functions talk to the CPU simulator ([`sim`]), which
-//!   runs every thread of a block as an OS thread with real barriers, warp
-//!   exchanges, atomics and bounds-checked memory. That is how CI, which has no
-//!   GPU, tests every kernel from the same source.
+//!   runs the threads of a block as coroutines on one OS thread (blocks in
+//!   parallel over the cores), with real barriers, warp exchanges, atomics,
+//!   bounds-checked memory and a data-race detector. That is how CI, which
+//!   has no GPU, tests every kernel from the same source.
 //!
 //! | module | what it holds | CUDA C++ equivalent |
 //! |---|---|---|
@@ -39,6 +40,7 @@
 extern crate std;
 
 pub mod atomic;
+mod dim3;
 pub mod math;
 pub mod mem;
 pub mod precise;

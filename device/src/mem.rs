@@ -63,8 +63,10 @@ unsafe impl<T: Sync> Send for DeviceSlice<'_, T> {}
 /// Writable view of a device buffer inside a kernel (pointer + length).
 ///
 /// It is `Copy` because every GPU thread holds its own copy of the kernel
-/// parameters; which thread writes which element is the kernel's design, and
-/// the simulator's race-free memory model makes a wrong design visible as a
+/// parameters; which thread writes which element is the kernel's design. The
+/// simulator's race detector reports a design in which two blocks of one
+/// launch touch the same element and one of them writes it; with detection
+/// off, its memory model (relaxed atomics) makes such a design visible as a
 /// wrong result rather than as undefined behaviour on the host.
 #[repr(C)]
 #[derive(Debug)]
@@ -85,39 +87,50 @@ unsafe impl<T: Send + Sync> Sync for DeviceSliceMut<'_, T> {}
 // SAFETY: as above.
 unsafe impl<T: Send + Sync> Send for DeviceSliceMut<'_, T> {}
 
-/// Reads one element. On the host the read is a relaxed atomic load of the
-/// element's bits, so kernels with deliberate races (the in-place diffusion
-/// lesson) stay defined behaviour in the simulator.
+/// Reads one element (element `index` of its view, for reports). On the
+/// host the read is recorded by the race detector, then done as a relaxed
+/// atomic load of the element's bits, so kernels with deliberate races (the
+/// in-place diffusion lesson, with race detection off) stay defined
+/// behaviour in the simulator.
 ///
 /// # Safety
 /// `p` must be valid for reads of `T` and aligned.
 #[inline(always)]
-pub(crate) unsafe fn read<T: Copy>(p: *const T) -> T {
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn read<T: Copy>(p: *const T, index: usize) -> T {
     #[cfg(target_arch = "nvptx64")]
     {
+        let _ = index;
         // SAFETY: forwarded from the caller.
         unsafe { p.read() }
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        let loc = core::panic::Location::caller();
+        crate::sim::global_access(p as usize, core::mem::size_of::<T>(), index, false, loc);
         // SAFETY: forwarded from the caller.
         unsafe { crate::sim::mem::read(p) }
     }
 }
 
-/// Writes one element (relaxed atomic store of its bits on the host).
+/// Writes one element (recorded by the race detector, then a relaxed atomic
+/// store of its bits on the host).
 ///
 /// # Safety
 /// `p` must be valid for writes of `T` and aligned.
 #[inline(always)]
-pub(crate) unsafe fn write<T: Copy>(p: *mut T, v: T) {
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn write<T: Copy>(p: *mut T, index: usize, v: T) {
     #[cfg(target_arch = "nvptx64")]
     {
+        let _ = index;
         // SAFETY: forwarded from the caller.
         unsafe { p.write(v) }
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        let loc = core::panic::Location::caller();
+        crate::sim::global_access(p as usize, core::mem::size_of::<T>(), index, true, loc);
         // SAFETY: forwarded from the caller.
         unsafe { crate::sim::mem::write(p, v) }
     }
@@ -160,7 +173,7 @@ macro_rules! common_methods {
             check(i, self.len, "device buffer (read)");
             // SAFETY: `i < len` was just checked and the launcher guarantees
             // `ptr` is valid for `len` elements.
-            unsafe { read(self.ptr.add(i)) }
+            unsafe { read(self.ptr.add(i), i) }
         }
         /// Reads element `i` without a check on the GPU (the simulator still checks).
         ///
@@ -172,7 +185,7 @@ macro_rules! common_methods {
             #[cfg(not(target_arch = "nvptx64"))]
             check(i, self.len, "device buffer (read)");
             // SAFETY: the caller guarantees `i < len`.
-            unsafe { read(self.ptr.add(i)) }
+            unsafe { read(self.ptr.add(i), i) }
         }
         /// Reads the `i`-th group of `size_of::<V>() / size_of::<T>()` elements
         /// as one wide (16-byte) load: `ld.global.v4.f32` for [`F32x4`].
@@ -190,7 +203,12 @@ macro_rules! common_methods {
                 crate::sim::check_align(self.ptr as usize, core::mem::align_of::<V>());
             }
             // SAFETY: the caller guarantees bounds and alignment.
-            unsafe { read((self.ptr as *const V).add(i)) }
+            unsafe {
+                read(
+                    (self.ptr as *const V).add(i),
+                    i * (core::mem::size_of::<V>() / core::mem::size_of::<T>().max(1)),
+                )
+            }
         }
         /// Raw pointer to the first element (for inline PTX and intrinsics).
         #[inline(always)]
@@ -240,7 +258,7 @@ impl<'a, T: Copy> DeviceSliceMut<'a, T> {
     pub fn set(&self, i: usize, v: T) {
         check(i, self.len, "device buffer (write)");
         // SAFETY: `i < len` was just checked; the launcher guarantees validity.
-        unsafe { write(self.ptr.add(i), v) }
+        unsafe { write(self.ptr.add(i), i, v) }
     }
     /// Writes element `i` without a check on the GPU (the simulator checks).
     ///
@@ -252,7 +270,7 @@ impl<'a, T: Copy> DeviceSliceMut<'a, T> {
         #[cfg(not(target_arch = "nvptx64"))]
         check(i, self.len, "device buffer (write)");
         // SAFETY: the caller guarantees `i < len`.
-        unsafe { write(self.ptr.add(i), v) }
+        unsafe { write(self.ptr.add(i), i, v) }
     }
     /// Writes the `i`-th group of elements as one wide store (`st.global.v4.f32`).
     ///
@@ -268,7 +286,13 @@ impl<'a, T: Copy> DeviceSliceMut<'a, T> {
             crate::sim::check_align(self.ptr as usize, core::mem::align_of::<V>());
         }
         // SAFETY: the caller guarantees bounds and alignment.
-        unsafe { write((self.ptr as *mut V).add(i), v) }
+        unsafe {
+            write(
+                (self.ptr as *mut V).add(i),
+                i * (core::mem::size_of::<V>() / core::mem::size_of::<T>().max(1)),
+                v,
+            )
+        }
     }
     /// Read-only view of the same buffer.
     #[inline(always)]

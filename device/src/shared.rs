@@ -8,7 +8,49 @@
 //! provided (`%dynamic_smem_size` on the GPU, the launch record in the
 //! simulator).
 
-use crate::mem::{DeviceCopy, read, write};
+use crate::mem::DeviceCopy;
+
+/// Reads a shared-memory element (recorded by the race detector on the host).
+///
+/// # Safety
+/// `p` must be valid for reads of `T` and aligned.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn read<T: Copy>(p: *const T) -> T {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: forwarded from the caller.
+        unsafe { p.read() }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let loc = core::panic::Location::caller();
+        crate::sim::shared_access(p as usize, core::mem::size_of::<T>(), false, loc);
+        // SAFETY: forwarded from the caller.
+        unsafe { crate::sim::mem::read(p) }
+    }
+}
+
+/// Writes a shared-memory element (recorded by the race detector on the host).
+///
+/// # Safety
+/// `p` must be valid for writes of `T` and aligned.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn write<T: Copy>(p: *mut T, v: T) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: forwarded from the caller.
+        unsafe { p.write(v) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let loc = core::panic::Location::caller();
+        crate::sim::shared_access(p as usize, core::mem::size_of::<T>(), true, loc);
+        // SAFETY: forwarded from the caller.
+        unsafe { crate::sim::mem::write(p, v) }
+    }
+}
 
 /// A typed view of (part of) the block's dynamic shared memory.
 #[derive(Debug)]

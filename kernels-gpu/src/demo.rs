@@ -82,3 +82,34 @@ pub fn demo_oob_write(out: DeviceSliceMut<f32>) {
         unsafe { out.set_unchecked(i, 1.0) };
     }
 }
+
+/// Dynamic shared memory of [`demo_race_missing_sync`]: one `f32` per thread.
+pub const fn race_shared_bytes(block: u32) -> usize {
+    shared::shared_bytes::<f32>(0, block as usize)
+}
+
+/// A planted bug for the race detector: each block reverses its tile of `x`
+/// through shared memory, `out[b*B + t] = x[b*B + B-1-t]` (0 past the end),
+/// but the `sync_threads` between the shared-memory writes and the reads is
+/// missing. Thread `t` may read slot `B-1-t` before thread `B-1-t` has
+/// written it: on a GPU the result depends on how the warps are scheduled.
+/// The simulator's race detector reports the two threads and both lines
+/// (the write and the read of the slot); on the GPU,
+/// `compute-sanitizer --tool racecheck` reports the hazard. Never launched
+/// outside those checks.
+///
+/// Thread mapping: one element per thread, 1D blocks of `B` threads;
+/// shared memory: `B` floats ([`race_shared_bytes`]).
+#[kernel(launch_bounds(256))]
+pub fn demo_race_missing_sync(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>) {
+    let b = thread::block_dim_x() as usize;
+    let t = thread::thread_idx_x() as usize;
+    let base = thread::block_idx_x() as usize * b;
+    let tile = shared::dynamic_shared::<f32>(0, b);
+    let i = base + t;
+    tile.set(t, if i < x.len() { x.get(i) } else { 0.0 });
+    // The bug: a `sync_threads()` belongs here.
+    if i < out.len() {
+        out.set(i, tile.get(b - 1 - t));
+    }
+}

@@ -9,6 +9,7 @@ use crate::host_mem::host_memory;
 use crate::timing::Timing;
 use cudarc::driver::DeviceRepr;
 use ptxlab_device::mem::DeviceCopy;
+use ptxlab_device::sim::SimOptions;
 use std::cell::UnsafeCell;
 
 /// The backend of a [`Device`].
@@ -22,6 +23,7 @@ pub enum DeviceKind {
 /// A device to run kernels on: a GPU or the CPU simulator, behind one API.
 pub struct Device {
     kind: DeviceKind,
+    sim_options: SimOptions,
 }
 
 impl std::fmt::Debug for Device {
@@ -35,13 +37,26 @@ impl Device {
     pub fn gpu(ordinal: usize) -> Result<Self> {
         Ok(Self {
             kind: DeviceKind::Gpu(Box::new(Gpu::new(ordinal)?)),
+            sim_options: SimOptions::default(),
         })
     }
-    /// The CPU simulator.
+    /// The CPU simulator, with race detection unless it was turned off
+    /// (`PTXLAB_SIM_RACECHECK=0`, `ptxlab --race-check off`: see
+    /// [`SimOptions::default`]).
     pub fn sim() -> Self {
+        Self::sim_with(SimOptions::default())
+    }
+    /// The CPU simulator with these options (for example race detection
+    /// off: `SimOptions { race_check: false }`).
+    pub fn sim_with(options: SimOptions) -> Self {
         Self {
             kind: DeviceKind::Sim,
+            sim_options: options,
         }
+    }
+    /// The simulator options of this device (unused on a GPU).
+    pub fn sim_options(&self) -> SimOptions {
+        self.sim_options
     }
     /// The backend.
     pub fn kind(&self) -> &DeviceKind {

@@ -18,7 +18,7 @@ use crate::config::{LaunchConfig, Limits, check_launch};
 use crate::error::{Error, Result};
 use crate::module::ParamKind;
 use ptxlab_device::mem::DeviceCopy;
-use ptxlab_device::sim::{self, LaunchSpec};
+use ptxlab_device::sim::{self, LaunchSpec, SimOptions};
 use ptxlab_device::{DeviceSlice, DeviceSliceMut};
 
 /// A raw kernel parameter for the GPU.
@@ -152,8 +152,19 @@ impl_call!(A, B, C, D, E, G, H, I, J, K);
 impl_call!(A, B, C, D, E, G, H, I, J, K, L);
 impl_call!(A, B, C, D, E, G, H, I, J, K, L, M);
 
-/// Runs a kernel closure on the simulator after the same checks as the GPU.
+/// Runs a kernel closure on the simulator after the same checks as the GPU,
+/// with the default [`SimOptions`] (race detection on unless turned off).
 pub fn sim_launch<F: Fn() + Sync>(kernel: &'static str, cfg: &LaunchConfig, f: F) -> Result<()> {
+    sim_launch_with(kernel, cfg, &SimOptions::default(), f)
+}
+
+/// [`sim_launch`] with explicit simulator options.
+pub fn sim_launch_with<F: Fn() + Sync>(
+    kernel: &'static str,
+    cfg: &LaunchConfig,
+    options: &SimOptions,
+    f: F,
+) -> Result<()> {
     check_launch(kernel, cfg, &Limits::SIM)?;
     let spec = LaunchSpec {
         kernel,
@@ -161,7 +172,7 @@ pub fn sim_launch<F: Fn() + Sync>(kernel: &'static str, cfg: &LaunchConfig, f: F
         block: cfg.block,
         shared_bytes: cfg.shared_bytes,
     };
-    sim::launch(&spec, f).map_err(Error::from)
+    sim::launch_with(&spec, options, f).map_err(Error::from)
 }
 
 /// Launches one call of a `#[kernel]` function on a [`Device`](crate::Device):
@@ -177,7 +188,8 @@ pub fn sim_launch<F: Fn() + Sync>(kernel: &'static str, cfg: &LaunchConfig, f: F
 /// On a GPU the path's last segment names the PTX entry, the launch shape is
 /// checked against the device and the kernel's launch bounds, and the
 /// parameters against the entry's PTX signature; on the simulator the Rust
-/// function runs once per simulated thread, after the same shape checks. The
+/// function runs once per simulated thread, after the same shape checks,
+/// with the device's [`SimOptions`] (race detection). The
 /// kernel's name is written once, and the arguments are type-checked against
 /// its Rust signature at compile time.
 #[macro_export]
@@ -200,7 +212,7 @@ macro_rules! launch {
             }
             $crate::DeviceKind::Sim => {
                 let __vals = ( $( $crate::KernelArg::sim_value($arg), )* );
-                $crate::sim_launch(__NAME, &__cfg, move || {
+                $crate::sim_launch_with(__NAME, &__cfg, &__dev.sim_options(), move || {
                     $crate::CallWith::call_with(&$($path)+, __vals)
                 })
             }

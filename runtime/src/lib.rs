@@ -58,12 +58,13 @@ pub use error::{Error, Result};
 pub use gpu::{Gpu, GpuInfo, LoadRecord};
 pub use graph::{Capture, Graph};
 pub use host_mem::{HostMemory, check_host_alloc, fmt_bytes, host_memory};
-pub use launch::{CallWith, KernelArg, Param, sim_launch};
+pub use launch::{CallWith, KernelArg, Param, sim_launch, sim_launch_with};
 pub use module::{
     Entry, Form, Kernels, ModuleImage, ModuleKey, ParamKind, Resources, Variant, with_register_cap,
 };
 pub use probe::{REQUIRED_DRIVER_SYMBOLS, driver_present, driver_symbol_present};
 pub use ptxlab_device::Dim3;
+pub use ptxlab_device::sim::SimOptions;
 pub use timing::Timing;
 
 /// Includes the Rust file that `ptxlab_builder::Embed` wrote into `OUT_DIR`

@@ -8,8 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Packs what a GPU machine without Rust needs: `ptxlab`, the test binaries,
-/// PTX/cubins, the peers and `run.sh`.
+/// PTX/cubins, the peers and `run.sh`. With `--scaffold`: a project made by
+/// `new-kernel-crate` instead (see [`crate::scaffold::bundle_scaffold`]).
 pub(crate) fn bundle(args: &[String]) -> Result<()> {
+    if args.iter().any(|a| a == "--scaffold") {
+        return crate::scaffold::bundle_scaffold(args);
+    }
     let out = opt(args, "--out")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("bundle"));

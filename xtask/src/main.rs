@@ -5,10 +5,11 @@
 //! | `build-and-bench` | build the kernels and `ptxlab`, check every workload, time every variant, write the report |
 //! | `build-ptx` | build the kernels to PTX (and cubins + resource report with `ptxas`) |
 //! | `inspect <kernel>` | a kernel's PTX, its resource report and, where `cuobjdump`/`nvdisasm` exist, its SASS |
+//! | `ptx-diff [--base REV]` | the PTX of every kernel (precise and fast-math modules) against `REV`'s, built by `REV`'s own xtask in a temporary worktree: identical / differs / added / removed |
 //! | `doctor` | toolchain, components, `ptxas`, driver, GPU, Python peers: each OK or what to do |
 //! | `new-kernel-crate <path>` | a standalone project with its own kernel crate, `build.rs` and a host binary (SAXPY + a shared-memory stencil), depending on this checkout |
 //! | `test` | the test suite (`cargo test --workspace`) |
-//! | `bundle` | test and bench binaries, PTX, cubins, peers and a run script in one folder, for a GPU machine without Rust |
+//! | `bundle` | test and bench binaries, PTX, cubins, peers and a run script in one folder, for a GPU machine without Rust; `--scaffold`: a project made by `new-kernel-crate` instead, its binary, PTX, cubins and a run script |
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ mod bench;
 mod bundle;
 mod doctor;
 mod ptx;
+mod ptx_diff;
 mod scaffold;
 
 const COMMANDS: &[(&str, &str)] = &[
@@ -30,10 +32,17 @@ const COMMANDS: &[(&str, &str)] = &[
         "[--arch sm_XX] [--opt-level 0-3] [--fast] [--cubin sm_XX[,sm_YY]|none] [--out DIR]",
     ),
     ("inspect", "<kernel> [--arch sm_XX] [--fast]"),
+    (
+        "ptx-diff",
+        "[--base REV (default HEAD)] [--arch sm_XX] [--ignore-numbering] | --files OLD.ptx NEW.ptx",
+    ),
     ("doctor", ""),
     ("new-kernel-crate", "<path> [--name NAME]"),
     ("test", "[extra cargo test args]"),
-    ("bundle", "[--out DIR] [--tests name,name] [--no-benches]"),
+    (
+        "bundle",
+        "[--out DIR] [--tests name,name] [--no-benches] | --scaffold [--out DIR]",
+    ),
     (
         "sanitize",
         "[--tool memcheck|racecheck|synccheck|initcheck] [<test-name-filter>]",
@@ -102,6 +111,15 @@ fn main() {
         "build-and-bench" => bench::build_and_bench(rest),
         "build-ptx" => ptx::build_ptx(rest).map(|_| ()),
         "inspect" => ptx::inspect(rest),
+        // Like diff(1): 1 when something differs, 2 when it could not compare.
+        "ptx-diff" => match ptx_diff::ptx_diff(rest) {
+            Ok(true) => Ok(()),
+            Ok(false) => std::process::exit(1),
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                std::process::exit(2);
+            }
+        },
         "doctor" => doctor::doctor(),
         "new-kernel-crate" => scaffold::new_kernel_crate(rest),
         "test" => run(cargo().args(["test", "--workspace"]).args(rest)),

@@ -122,6 +122,130 @@ pub(crate) fn new_kernel_crate(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// `bundle --scaffold [--out DIR]`: a project made by `new-kernel-crate`
+/// (in `target/scaffold/own`, rewritten each time; built in release with its
+/// own target directory `target/scaffold/target`, kept between runs), packed
+/// for a GPU machine without Rust: its binary, the PTX and cubins its
+/// `build.rs` embedded, the resource report, and `run.sh`, which runs it on
+/// the GPU and shows each entry's directives and, with the CUDA tools there,
+/// the registers `ptxas` gave each kernel.
+pub(crate) fn bundle_scaffold(args: &[String]) -> Result<()> {
+    let out = opt(args, "--out")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("bundle"));
+    let work = root().join("target/scaffold");
+    let dir = work.join("own");
+    let _ = std::fs::remove_dir_all(&dir);
+    let ptxlab = std::fs::canonicalize(root()).context("locating this checkout")?;
+    scaffold(&dir, "own", &ptxlab)?;
+    eprintln!(
+        "bundle --scaffold: building {} (release) ...",
+        dir.display()
+    );
+    let o = std::process::Command::new("cargo")
+        .current_dir(&dir)
+        .args(["build", "--release", "--message-format=json"])
+        // The project's own rust-toolchain.toml decides, as for a user.
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("CARGO")
+        .env_remove("RUSTC")
+        .env("CARGO_TARGET_DIR", work.join("target"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("running cargo build in the scaffolded project")?;
+    if !o.status.success() {
+        bail!(
+            "building the scaffolded project in {} failed",
+            dir.display()
+        );
+    }
+    let (mut exe, mut out_dir) = (None, None);
+    for l in String::from_utf8_lossy(&o.stdout).lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(l) else {
+            continue;
+        };
+        // `path+file:///.../own#0.1.0`, or `...#own@0.1.0` where the folder
+        // is named otherwise.
+        let own = v["package_id"].as_str().is_some_and(|p| {
+            p.contains("#own@")
+                || (p.split('#').next().is_some_and(|u| u.ends_with("/own")) && !p.contains('@'))
+        });
+        if !own {
+            continue;
+        }
+        if v["reason"] == "build-script-executed" {
+            out_dir = v["out_dir"].as_str().map(PathBuf::from);
+        }
+        if v["reason"] == "compiler-artifact"
+            && let Some(e) = v["executable"].as_str()
+        {
+            exe = Some(PathBuf::from(e));
+        }
+    }
+    let (Some(exe), Some(out_dir)) = (exe, out_dir) else {
+        bail!("cargo did not report the binary and the build script's output of `own`");
+    };
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+    std::fs::copy(&exe, out.join("own"))?;
+    let mut kept = vec!["own".to_string()];
+    for e in std::fs::read_dir(&out_dir)? {
+        let p = e?.path();
+        let name = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if name.ends_with(".ptx") || name.ends_with(".cubin") || name.ends_with(".report.json") {
+            std::fs::copy(&p, out.join(&name))?;
+            kept.push(name);
+        }
+    }
+    let _ = std::process::Command::new("strip")
+        .arg(out.join("own"))
+        .status();
+    std::fs::write(out.join("run.sh"), SCAFFOLD_RUN_SH)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(out.join("run.sh"), std::fs::Permissions::from_mode(0o755))?;
+    }
+    kept.sort();
+    println!(
+        "bundle in {}: {}, run.sh; on the GPU machine: ./run.sh",
+        out.display(),
+        kept.join(", ")
+    );
+    Ok(())
+}
+
+/// `run.sh` of a scaffold bundle.
+const SCAFFOLD_RUN_SH: &str = r#"#!/usr/bin/env bash
+# The scaffolded project on a GPU: its PASS lines and timings, each entry's
+# directives in the embedded PTX, and the registers of each kernel (ptxas of
+# the PTX, and cuobjdump of the embedded cubin, where the CUDA tools exist).
+set -u
+cd "$(dirname "$0")"
+fail=0
+./own --backend gpu || fail=1
+for k in saxpy stencil; do
+  echo "=== PTX entry $k, parameters and directives"
+  sed -n "/\.entry $k(/,/^{/p" kernels.ptx
+done
+if command -v ptxas > /dev/null; then
+  echo "=== ptxas -arch=sm_90 -v kernels.ptx (this machine's ptxas: $(ptxas --version | tail -1))"
+  ptxas -arch=sm_90 -v kernels.ptx -o /dev/null 2>&1 | grep -E "Compiling entry|registers"
+fi
+for c in *.cubin; do
+  [ -e "$c" ] || continue
+  if command -v cuobjdump > /dev/null; then
+    echo "=== cuobjdump -res-usage $c (the cubin the binary embeds)"
+    cuobjdump -res-usage "$c" 2>&1 | grep -E "Function|REG"
+  fi
+done
+exit $fail
+"#;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,6 +91,19 @@ pub fn planted_oob_write(dev: &Device, n: usize) -> Result<()> {
     dev.synchronize()
 }
 
+/// Launches the planted shared-memory race (a tile reversal without its
+/// barrier, `kernels_gpu::demo::demo_race_missing_sync`) over `n` elements
+/// in blocks of `block` threads; returns the result.
+pub fn planted_race(dev: &Device, n: usize, block: u32) -> Result<Vec<f32>> {
+    let hx: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let x = dev.upload(&hx)?;
+    let mut out = dev.alloc_filled(n, f32::NAN)?;
+    let cfg = LaunchConfig::for_threads(n, block)?
+        .with_shared(kernels_gpu::demo::race_shared_bytes(block));
+    launch!(dev, cfg, demo::demo_race_missing_sync(&x, &mut out))?;
+    dev.download(&out)
+}
+
 /// Every demo kernel on the simulator.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
@@ -110,6 +123,17 @@ pub fn sim_check() -> Result<()> {
                 what: "demo_oob_write".into(),
                 detail: format!(
                     "the simulator should report the planted write past the end, got {other:?}"
+                ),
+            });
+        }
+    }
+    match planted_race(&dev, 100, 64) {
+        Err(Error::Sim(e)) if matches!(e.fault, ptxlab_device::sim::Fault::Race(_)) => {}
+        other => {
+            return Err(Error::Verification {
+                what: "demo_race_missing_sync".into(),
+                detail: format!(
+                    "the simulator should report the planted shared-memory race, got {other:?}"
                 ),
             });
         }

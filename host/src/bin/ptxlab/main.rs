@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 use ptxlab::workloads::{diffusion, fusion, lomb, matmul, poisson, primitives, vector};
 
 mod bench;
+mod sim_bench;
 
 #[derive(Parser)]
 #[command(
@@ -51,6 +52,8 @@ enum Cmd {
     Fusion(fusion::Args),
     /// Many small launches, plain and replayed from a CUDA graph.
     LaunchOverhead(fusion::LaunchArgs),
+    /// Speed of the CPU simulator: simulated GPU threads per second.
+    SimBench(sim_bench::Args),
 }
 
 /// Let a closed stdout (`cargo xtask inspect k | head`) end the process
@@ -99,6 +102,7 @@ fn main() {
         Cmd::Matmul(a) => matmul::cli(a).map_err(Into::into),
         Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
         Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),
+        Cmd::SimBench(a) => sim_bench::run(a),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");

@@ -1,0 +1,242 @@
+//! `ptxlab sim-bench`: how fast the CPU simulator runs kernels, in simulated
+//! GPU threads per second, for one kernel of each class: no barrier (vector
+//! add, naive Jacobi), block barriers (tiled Jacobi, shared-memory tree
+//! reduction) and warp shuffles (warp-aggregated reduction), with race
+//! detection on and off. Each kernel is checked against a CPU reference
+//! once, then launched repeatedly; the figure is the median launch. The
+//! sizes are fixed so that figures from different versions of the simulator
+//! compare directly.
+
+use anyhow::{Result, bail};
+use ptxlab::launch;
+use ptxlab::runtime::{Device, LaunchConfig, SimOptions};
+use ptxlab::workloads::poisson::{self, Grid};
+use std::time::Instant;
+
+/// `ptxlab sim-bench` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Keep launching each kernel until this many seconds have passed (at
+    /// least 3 launches).
+    #[arg(long, default_value_t = 1.0)]
+    pub min_seconds: f64,
+    /// Only the kernels whose name contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Race detection: on, off, or both (one row each).
+    #[arg(long, default_value = "both")]
+    pub race: String,
+}
+
+/// Launches a case's kernel once on a device.
+type RunFn = Box<dyn FnMut(&Device) -> Result<()>>;
+/// Compares a case's last output with the CPU reference.
+type CheckFn = Box<dyn Fn(&Device) -> Result<()>>;
+
+/// Elements of the vector add and the reductions (2^16).
+const N: usize = 1 << 16;
+/// The Poisson grid of the measurement.
+const GRID: (usize, usize) = (203, 157);
+
+struct Case {
+    class: &'static str,
+    kernel: &'static str,
+    cfg: LaunchConfig,
+    run: RunFn,
+    check: CheckFn,
+}
+
+fn data(n: usize, seed: u64) -> Vec<f32> {
+    ptxlab::rng::uniform_vec(seed, n, -1.0, 1.0)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect()
+}
+
+fn close(what: &str, got: f64, want: f64, tol: f64) -> Result<()> {
+    let err = (got - want).abs();
+    if err.is_nan() || err > tol * want.abs().max(1.0) {
+        bail!("{what}: got {got}, expected {want} (tolerance {tol:e})");
+    }
+    Ok(())
+}
+
+fn vector_add(dev: &Device) -> Result<Case> {
+    let (ha, hb) = (data(N, 1), data(N, 2));
+    let (a, b) = (dev.upload(&ha)?, dev.upload(&hb)?);
+    let c = std::rc::Rc::new(std::cell::RefCell::new(dev.alloc_filled(N, f32::NAN)?));
+    let cfg = LaunchConfig::for_threads(N, kernels_gpu::vector::BLOCK)?;
+    let c2 = c.clone();
+    Ok(Case {
+        class: "no barrier",
+        kernel: "vector_add_f32",
+        cfg,
+        run: Box::new(move |dev| {
+            let mut c = c2.borrow_mut();
+            launch!(dev, cfg, vector::vector_add_f32(&a, &b, &mut *c))?;
+            Ok(())
+        }),
+        check: Box::new(move |dev| {
+            let got = dev.download(&c.borrow())?;
+            for i in 0..N {
+                if got[i] != ha[i] + hb[i] {
+                    bail!(
+                        "vector_add_f32: c[{i}] = {}, expected {}",
+                        got[i],
+                        ha[i] + hb[i]
+                    );
+                }
+            }
+            Ok(())
+        }),
+    })
+}
+
+fn jacobi(dev: &Device, rung: poisson::Rung) -> Result<Case> {
+    let grid = Grid::new(GRID.0, GRID.1)?;
+    let (hp, hb) = (data(grid.cells(), 3), data(grid.cells(), 4));
+    let (p, b) = (dev.upload(&hp)?, dev.upload(&hb)?);
+    let out = std::rc::Rc::new(std::cell::RefCell::new(
+        dev.alloc_filled(grid.cells(), f32::NAN)?,
+    ));
+    let k = 0.01f32;
+    let cfg = poisson::sweep_config::<f32>(rung, grid, 1)?;
+    let o2 = out.clone();
+    let (class, kernel) = match rung {
+        poisson::Rung::Naive => ("no barrier", "poisson_naive_f32"),
+        _ => ("barriers", "poisson_tiled_f32"),
+    };
+    Ok(Case {
+        class,
+        kernel,
+        cfg,
+        run: Box::new(move |dev| {
+            let mut o = o2.borrow_mut();
+            poisson::sweep(dev, rung, grid, &p, &b, &mut o, k, 1)?;
+            Ok(())
+        }),
+        check: Box::new(move |dev| {
+            let got = dev.download(&out.borrow())?;
+            let mut want = vec![0f32; grid.cells()];
+            poisson::cpu_sweep(&hp, &hb, &mut want, grid, k);
+            if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+                bail!("{kernel}: cell {i} = {}, expected {}", got[i], want[i]);
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// Per-block partial sums (tree, `per_block` elements each) or the total.
+fn reduction(dev: &Device, kernel: &'static str) -> Result<Case> {
+    let hx = data(N, 5);
+    let x = dev.upload(&hx)?;
+    let block = kernels_gpu::reduce::BLOCK;
+    let (class, cfg, outs) = match kernel {
+        "reduce_tree_f32" => (
+            "barriers",
+            LaunchConfig::for_threads(N / 2, block)?
+                .with_shared(kernels_gpu::reduce::tree_shared_bytes::<f32>(block)),
+            N / (2 * block as usize),
+        ),
+        _ => ("warp shuffles", LaunchConfig::for_threads(N, block)?, 1),
+    };
+    let out = std::rc::Rc::new(std::cell::RefCell::new(dev.alloc_filled(outs, 0f32)?));
+    let o2 = out.clone();
+    let warp = kernel == "reduce_atomic_warp_f32";
+    let cfg2 = cfg;
+    Ok(Case {
+        class,
+        kernel,
+        cfg,
+        run: Box::new(move |dev| {
+            let mut o = o2.borrow_mut();
+            if warp {
+                // The atomic rung accumulates: start from zero each launch.
+                *o = dev.alloc_filled(1, 0f32)?;
+                launch!(dev, cfg2, reduce::reduce_atomic_warp_f32(&x, &mut *o, 0u32))?;
+            } else {
+                launch!(dev, cfg2, reduce::reduce_tree_f32(&x, &mut *o, 0u32))?;
+            }
+            Ok(())
+        }),
+        check: Box::new(move |dev| {
+            let got = dev.download(&out.borrow())?;
+            let per = N / got.len();
+            for (j, g) in got.iter().enumerate() {
+                let want: f64 = hx[j * per..(j + 1) * per].iter().map(|&v| v as f64).sum();
+                close(&format!("{kernel} partial {j}"), *g as f64, want, 1e-4)?;
+            }
+            Ok(())
+        }),
+    })
+}
+
+/// `ptxlab sim-bench`.
+pub fn run(args: &Args) -> Result<()> {
+    if !(args.min_seconds.is_finite() && args.min_seconds > 0.0 && args.min_seconds <= 600.0) {
+        bail!(
+            "--min-seconds {}: give a number of seconds in (0, 600]",
+            args.min_seconds
+        );
+    }
+    let modes: &[bool] = match args.race.as_str() {
+        "on" => &[true],
+        "off" => &[false],
+        "both" => &[true, false],
+        other => bail!("--race `{other}`: give on, off or both"),
+    };
+    let dev = Device::sim();
+    let cases = vec![
+        vector_add(&dev)?,
+        jacobi(&dev, poisson::Rung::Naive)?,
+        jacobi(&dev, poisson::Rung::Tiled)?,
+        reduction(&dev, "reduce_tree_f32")?,
+        reduction(&dev, "reduce_atomic_warp_f32")?,
+    ];
+    println!(
+        "simulated GPU threads per second, {} worker threads (median launch; min-max)\n",
+        rayon::current_num_threads()
+    );
+    println!(
+        "| class | kernel | grid x block | threads | race check | launches | ms per launch | threads/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for mut c in cases {
+        if args.only.as_deref().is_some_and(|o| !c.kernel.contains(o)) {
+            continue;
+        }
+        for &race in modes {
+            let dev = Device::sim_with(SimOptions { race_check: race });
+            (c.run)(&dev)?;
+            (c.check)(&dev)?;
+            let mut times = Vec::new();
+            let start = Instant::now();
+            while times.len() < 3 || start.elapsed().as_secs_f64() < args.min_seconds {
+                let t = Instant::now();
+                (c.run)(&dev)?;
+                times.push(t.elapsed().as_secs_f64());
+                if times.len() >= 10_000 {
+                    break;
+                }
+            }
+            times.sort_by(f64::total_cmp);
+            let median = times[times.len() / 2];
+            let threads = c.cfg.grid.volume() * c.cfg.block.volume();
+            println!(
+                "| {} | {} | {} x {} | {threads} | {} | {} | {:.3} ({:.3}-{:.3}) | {:.3e} |",
+                c.class,
+                c.kernel,
+                c.cfg.grid,
+                c.cfg.block,
+                if race { "on" } else { "off" },
+                times.len(),
+                median * 1e3,
+                times[0] * 1e3,
+                times[times.len() - 1] * 1e3,
+                threads as f64 / median
+            );
+        }
+    }
+    Ok(())
+}

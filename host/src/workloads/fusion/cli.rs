@@ -1,0 +1,155 @@
+//! `ptxlab fusion` and `ptxlab launch-overhead`.
+
+use super::{
+    COEFFS, MAX_KERNELS, check, check_counts, cpu_rayon, cpu_serial, fused, input, launch_overhead,
+    unfused,
+};
+use crate::error::{Error, Result};
+use crate::report::fmt_ms;
+use crate::runtime::{Device, Timing};
+
+/// `ptxlab fusion` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Elements (at most 65536 on the simulator).
+    #[arg(long, default_value_t = 1 << 26, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub n: usize,
+    /// gpu, sim or cpu.
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
+}
+
+/// Largest `--n` on the simulator (one OS thread per GPU thread).
+pub const SIM_MAX_N: usize = 1 << 16;
+
+/// `ptxlab fusion`.
+pub fn cli(args: &Args) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    let n = args.n;
+    if n == 0 {
+        return Err(Error::input("--n", "0 elements; give at least one"));
+    }
+    crate::cli::check_reps(args.reps)?;
+    if backend == crate::Backend::Sim {
+        crate::cli::check_sim_limit("--n", n, SIM_MAX_N, "elements")?;
+    }
+    // x, w on the host; x, y, z, w on the device (the simulator's are host memory).
+    crate::cli::check_host_arrays("--n", n, 4, 6)?;
+    // Before the input is made: a missing driver is reported at once.
+    let dev = crate::cli::open_device(backend)?;
+    let (a, b, c) = COEFFS;
+    let hx = input(n, 42);
+    let mut hw = vec![0f32; n];
+    let t1 = Timing::host(0, 1, || cpu_serial(&hx, &mut hw, a, b, c));
+    println!("CPU 1 thread: {} ms", fmt_ms(t1.median_ms));
+    let Some(dev) = dev else {
+        let tr = Timing::host(1, args.reps.min(5), || cpu_rayon(&hx, &mut hw, a, b, c));
+        println!("CPU rayon: {} ms", fmt_ms(tr.median_ms));
+        return Ok(());
+    };
+    let (eu, ef) = check(&dev, n.min(1 << 20), 7)?;
+    if !(eu < 1e-6 && ef < 1e-6) {
+        return Err(Error::Verification {
+            what: "fusion pipeline".into(),
+            detail: format!("rel err unfused {eu:.1e}, fused {ef:.1e}"),
+        });
+    }
+    println!("PASS unfused and fused match the f64 reference (rel err {eu:.1e}, {ef:.1e})");
+    let x = dev.upload(&hx)?;
+    let mut y = dev.alloc_filled(n, 0f32)?;
+    let mut z = dev.alloc_filled(n, 0f32)?;
+    let mut w = dev.alloc_filled(n, 0f32)?;
+    let reps = if dev.is_sim() { 1 } else { args.reps };
+    let tu = dev.time(1, reps, |_| {
+        unfused(&dev, &x, &mut y, &mut z, &mut w, a, b, c)
+    })?;
+    let tf = dev.time(1, reps, |_| fused(&dev, &x, &mut w, a, b, c))?;
+    for (name, t, bytes) in [
+        ("unfused (3 kernels)", tu, 24.0),
+        ("fused (1 kernel)", tf, 8.0),
+    ] {
+        println!(
+            "{name}: {} ms, {:.1} GB/s moved",
+            fmt_ms(t.median_ms),
+            bytes * n as f64 / (t.median_ms * 1e-3) / 1e9
+        );
+    }
+    Ok(())
+}
+
+/// `ptxlab launch-overhead` arguments.
+#[derive(Debug, clap::Args)]
+pub struct LaunchArgs {
+    /// Tiny kernels per measurement (1..=100000; at most 200 on the simulator).
+    #[arg(long, default_value_t = 1000, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub kernels: usize,
+    /// gpu or sim (sim: plain launches only).
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
+}
+
+/// `ptxlab launch-overhead`.
+pub fn cli_launch(args: &LaunchArgs) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    if args.kernels == 0 {
+        return Err(Error::input("--kernels", "0 kernels; give at least one"));
+    }
+    if args.kernels > MAX_KERNELS {
+        return Err(Error::input(
+            "--kernels",
+            format!(
+                "{} kernels; at most {MAX_KERNELS} per measurement (a graph of that many nodes)",
+                args.kernels
+            ),
+        ));
+    }
+    crate::cli::check_reps(args.reps)?;
+    check_counts(
+        args.kernels,
+        if backend == crate::Backend::Sim {
+            1
+        } else {
+            args.reps
+        },
+    )?;
+    let dev = match backend {
+        crate::Backend::Gpu => Device::gpu(0)?,
+        crate::Backend::Sim => {
+            if args.kernels > 200 {
+                return Err(Error::input(
+                    "--kernels",
+                    "at most 200 on the simulator (each launch starts OS threads)",
+                ));
+            }
+            Device::sim()
+        }
+        crate::Backend::Cpu => {
+            return Err(Error::input(
+                "--backend",
+                "launch overhead needs gpu or sim",
+            ));
+        }
+    };
+    let (tp, tg) = launch_overhead(&dev, args.kernels, if dev.is_sim() { 1 } else { args.reps })?;
+    println!(
+        "plain launches: {:.2} us per kernel ({} kernels)",
+        tp.median_ms * 1e3 / args.kernels as f64,
+        args.kernels
+    );
+    match tg {
+        Some(t) => println!(
+            "CUDA graph replay: {:.2} us per kernel",
+            t.median_ms * 1e3 / args.kernels as f64
+        ),
+        None => println!(
+            "CUDA graph replay: not available on the simulator (graphs are a driver feature)"
+        ),
+    }
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! `ptxlab matmul`: arguments and the command.
+
+use super::check::{TOL, check_colsum, sample_check, verify};
+use super::colsum::{Colsum, ColsumBufs, colsum_of_product};
+use super::cpu::{colsum_bytes, cpu_ndarray, cpu_rayon, flops, inputs, reference_f64};
+use super::launch::{check_shapes, elems, gemm};
+use super::rung::Rung;
+use crate::error::{Error, Result};
+use crate::report::fmt_ms;
+use crate::rng::rel_err_norm;
+use crate::runtime::Timing;
+
+/// `ptxlab matmul` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Rows of A and C.
+    #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub m: usize,
+    /// Columns of B and C.
+    #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub n: usize,
+    /// Columns of A, rows of B.
+    #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub k: usize,
+    /// naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, vecf, vecf2, async, async2, asyncs2, asyncs or all.
+    #[arg(long, default_value = "all")]
+    pub variant: String,
+    /// Also compute colsum(A B): direct or fused.
+    #[arg(long)]
+    pub colsum: Option<String>,
+    /// gpu, sim or cpu.
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
+}
+
+/// Most multiply-adds (`m n k`) of a simulated run.
+pub const SIM_MAX_MNK: usize = 1 << 21;
+/// Most multiply-adds of a `--backend cpu` run (its one-thread baseline).
+pub const CPU_MAX_MNK: usize = 1 << 36;
+
+/// `ptxlab matmul`.
+pub fn cli(args: &Args) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    let (m, n, kk) = check_shapes(args.m, args.k, args.k, args.n)?;
+    let rungs: Vec<Rung> = if args.variant == "all" {
+        Rung::ALL.to_vec()
+    } else {
+        vec![args.variant.parse()?]
+    };
+    let colsum: Option<Colsum> = args.colsum.as_deref().map(str::parse).transpose()?;
+    crate::cli::check_reps(args.reps)?;
+    if backend == crate::Backend::Sim && m.saturating_mul(n).saturating_mul(kk) > SIM_MAX_MNK {
+        return Err(Error::input(
+            "matmul",
+            format!(
+                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^21 (e.g. --m 128 --n 128 \
+                 --k 128), or --backend cpu"
+            ),
+        ));
+    }
+    // A, B, C (and the f64 reference of C, and the device's copies).
+    let host_elems = [elems("A", m, kk)?, elems("B", kk, n)?, elems("C", m, n)?]
+        .iter()
+        .try_fold(0usize, |a, &b| a.checked_add(b))
+        .ok_or_else(|| {
+            Error::input(
+                "--m/--n/--k",
+                "A, B and C together overflow the address space",
+            )
+        })?;
+    crate::cli::check_host_arrays("--m/--n/--k", host_elems, 4, 4)?;
+    if backend == crate::Backend::Cpu && m.saturating_mul(n).saturating_mul(kk) > CPU_MAX_MNK {
+        return Err(Error::input(
+            "matmul",
+            format!(
+                "{m}x{n}x{kk} = {} multiply-adds is too large for the one-thread CPU baseline; at \
+                 most 2^36 (about a minute): use smaller --m/--n/--k, or --backend gpu",
+                m.saturating_mul(n).saturating_mul(kk)
+            ),
+        ));
+    }
+    // Before the inputs are made: a missing driver is reported at once.
+    let dev = crate::cli::open_device(backend)?;
+    let (ha, hb) = inputs(m, n, kk, 42);
+    let dev = match dev {
+        Some(d) => d,
+        None => {
+            let t1 = Timing::host(0, 1, || {
+                std::hint::black_box(cpu_ndarray(&ha, &hb, m, n, kk));
+            });
+            let tr = Timing::host(0, args.reps.min(3), || {
+                std::hint::black_box(cpu_rayon(&ha, &hb, m, n, kk));
+            });
+            for (name, t) in [("ndarray dot, 1 thread", t1), ("rayon blocked", tr)] {
+                println!(
+                    "{name}: {} ms, {:.1} GFLOP/s",
+                    fmt_ms(t.median_ms),
+                    flops(m, n, kk) / (t.median_ms * 1e-3) / 1e9
+                );
+            }
+            return Ok(());
+        }
+    };
+    let a = dev.upload(&ha)?;
+    let b = dev.upload(&hb)?;
+    let mut c = dev.alloc_filled(m * n, f32::NAN)?;
+    let small = m * n * kk <= 1 << 27;
+    let want = if small {
+        Some(reference_f64(&ha, &hb, m, n, kk))
+    } else {
+        None
+    };
+    let reps = if dev.is_sim() { 1 } else { args.reps };
+    for rung in rungs {
+        dev.write(&mut c, &vec![f32::NAN; m * n])?;
+        gemm(&dev, rung, &a, &b, &mut c, m, n, kk)?;
+        let got = dev.download(&c)?;
+        let e = match &want {
+            Some(w) => rel_err_norm(&got.iter().map(|v| *v as f64).collect::<Vec<_>>(), w),
+            None => sample_check(&got, &ha, &hb, m, n, kk),
+        };
+        verify(
+            format!("matmul {} {m}x{n}x{kk}", rung.label()),
+            e,
+            if small { TOL } else { 1e-3 },
+        )?;
+        let t = dev.time(1, reps, |_| gemm(&dev, rung, &a, &b, &mut c, m, n, kk))?;
+        println!(
+            "PASS {} on {}: rel err {e:.1e}, median {} ms, {:.1} GFLOP/s",
+            rung.label(),
+            dev.name(),
+            fmt_ms(t.median_ms),
+            flops(m, n, kk) / (t.median_ms * 1e-3) / 1e9
+        );
+    }
+    if let Some(how) = colsum {
+        let e = check_colsum(&dev, how, m, n, kk, 42)?;
+        verify(format!("column sum {how:?}"), e, 1e-3)?;
+        let mut bufs = ColsumBufs::new(&dev, how, m, n, kk)?;
+        let t = dev.time(1, reps, |_| {
+            colsum_of_product(&dev, how, &a, &b, &mut bufs, m, n, kk)
+        })?;
+        println!(
+            "PASS column sum {how:?}: rel err {e:.1e}, median {} ms, {:.1} GB/s of the {:.0} MB floor",
+            fmt_ms(t.median_ms),
+            colsum_bytes(m, n, kk) / (t.median_ms * 1e-3) / 1e9,
+            colsum_bytes(m, n, kk) / 1e6
+        );
+    }
+    Ok(())
+}

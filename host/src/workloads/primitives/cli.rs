@@ -1,0 +1,481 @@
+//! The subcommands `ptxlab reduce`, `ptxlab histogram` and
+//! `ptxlab monte-carlo-pi`: arguments, limits of the simulator, PASS lines
+//! and timings.
+
+use super::{
+    HistKey, HistRung, MAX_KEYS, PiLayout, ReduceRung, SIM_BLOCK, SIM_BLOCKS, SumElement, SumPlan,
+    check_buffer, check_values, cpu_histogram_rayon, cpu_histogram_serial, cpu_pi_rayon,
+    cpu_sum_rayon, cpu_sum_serial, estimate, histogram, histogram_into, pi_hits, pi_into,
+    random_inputs, random_keys, reference, validate_bins,
+};
+use crate::error::{Error, Result};
+use crate::runtime::{Device, Timing};
+use kernels_gpu::montecarlo as mc;
+fn open_device(backend: crate::Backend) -> Result<Option<Device>> {
+    Ok(match backend {
+        crate::Backend::Gpu => Some(Device::gpu(0)?),
+        crate::Backend::Sim => Some(Device::sim()),
+        crate::Backend::Cpu => None,
+    })
+}
+
+/// Largest problem the simulator accepts from the command line (it runs one
+/// OS thread per GPU thread).
+const SIM_MAX_N: usize = 1 << 20;
+/// Largest problem of the one-element-per-thread rungs on the simulator.
+const SIM_MAX_N_PER_ELEMENT: usize = 1 << 16;
+
+fn print_timing(what: &str, dev: &str, t: &Timing, extra: &str) {
+    use crate::report::fmt_ms;
+    println!(
+        "{what} ({dev}): median {} ms (min {}, max {}, {} reps){extra}",
+        fmt_ms(t.median_ms),
+        fmt_ms(t.min_ms),
+        fmt_ms(t.max_ms),
+        t.reps
+    );
+}
+
+/// `ptxlab reduce` arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReduceArgs {
+    /// Number of elements (ignored with --input).
+    #[arg(long, default_value_t = 1 << 24, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub n: usize,
+    /// f32, f64 or i32.
+    #[arg(long, default_value = "f32")]
+    pub precision: String,
+    /// tree, shuffle, atomic-thread, atomic-warp, gridstride, or all.
+    #[arg(long, default_value = "gridstride")]
+    pub variant: String,
+    /// gpu, sim or cpu.
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
+    /// Seed of the random input.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Input (.npy, 1-D, float32 / float64 / int32 matching --precision).
+    #[arg(long)]
+    pub input: Option<std::path::PathBuf>,
+}
+
+/// `ptxlab reduce`.
+pub fn cli_reduce(args: &ReduceArgs) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    crate::cli::check_reps(args.reps)?;
+    match args.precision.as_str() {
+        "f32" => cli_reduce_typed::<f32>(args, backend),
+        "f64" => cli_reduce_typed::<f64>(args, backend),
+        "i32" => cli_reduce_typed::<i32>(args, backend),
+        p => Err(Error::input(
+            "--precision",
+            format!("`{p}`; allowed: f32, f64, i32"),
+        )),
+    }
+}
+
+fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -> Result<()> {
+    let rungs: Vec<ReduceRung> = if args.variant == "all" {
+        ReduceRung::ALL.to_vec()
+    } else {
+        vec![args.variant.parse()?]
+    };
+    // The simulator's limit for these rungs (one OS thread per GPU thread).
+    let sim_limit = if rungs.iter().all(|r| *r == ReduceRung::GridStride) {
+        SIM_MAX_N
+    } else {
+        SIM_MAX_N_PER_ELEMENT
+    };
+    let sim_flag = |n: usize, flag: &str| -> Result<()> {
+        if backend == crate::Backend::Sim && n > sim_limit {
+            return Err(Error::input(
+                flag,
+                format!(
+                    "{n} elements with --variant {} on the simulator; at most {sim_limit} (one OS \
+                     thread per GPU thread): use a smaller input, or --backend cpu",
+                    args.variant
+                ),
+            ));
+        }
+        Ok(())
+    };
+    if args.input.is_none() {
+        if args.n == 0 {
+            return Err(Error::input(
+                "--n",
+                "0 elements; the input is empty, give at least one element",
+            ));
+        }
+        sim_flag(args.n, "--n")?;
+        crate::cli::check_host_arrays("--n", args.n, std::mem::size_of::<T>(), 2)?;
+    }
+    // Before the input is made: a missing driver is reported at once.
+    let dev = open_device(backend)?;
+    let hx: Vec<T> = match &args.input {
+        Some(p) => crate::npy::read_1d::<T>(p, T::NAME)?,
+        None => random_inputs::<T>(args.n, args.seed),
+    };
+    let n = hx.len();
+    if n == 0 {
+        return Err(Error::input(
+            "reduce",
+            "the input is empty (n = 0); give at least one element",
+        ));
+    }
+    sim_flag(n, "--input")?;
+    check_values(&hx)?;
+    let r = reference(&hx);
+    println!(
+        "reduce {} n={n}: f64 reference sum {} (sum |x| = {})",
+        T::NAME,
+        r.sum,
+        r.abs_sum
+    );
+    let t1 = Timing::host(0, 3, || {
+        std::hint::black_box(cpu_sum_serial(&hx));
+    });
+    println!(
+        "CPU 1 thread: {} ms, sum {:?}",
+        crate::report::fmt_ms(t1.median_ms),
+        cpu_sum_serial(&hx)
+    );
+    let Some(dev) = dev else {
+        let tr = Timing::host(1, args.reps, || {
+            std::hint::black_box(cpu_sum_rayon(&hx));
+        });
+        println!(
+            "CPU rayon: {} ms, sum {:?}",
+            crate::report::fmt_ms(tr.median_ms),
+            cpu_sum_rayon(&hx)
+        );
+        return Ok(());
+    };
+    let x = dev.upload(&hx)?;
+    for rung in rungs {
+        let c = check_buffer(&dev, rung, &hx, &x)?;
+        c.verify(&format!("reduce {} {} n={n}", T::NAME, rung.name()))?;
+        println!(
+            "PASS reduce {} {} n={n} on {}: sum {} (error {:.2e}, bound {:.2e})",
+            T::NAME,
+            rung.name(),
+            dev.name(),
+            c.got,
+            c.err,
+            c.bound
+        );
+        let reps = if dev.is_sim() {
+            args.reps.min(2)
+        } else {
+            args.reps
+        };
+        let mut plan = SumPlan::<T>::new(&dev, rung, n)?;
+        let init = if rung.accumulates() {
+            T::ZERO
+        } else {
+            T::POISON
+        };
+        let mut out = dev.alloc_filled(reps + 2, init)?;
+        let t = dev.time(2, reps, |i| plan.run(&dev, &x, &mut out, i))?;
+        let gbs = (n * std::mem::size_of::<T>()) as f64 / (t.median_ms * 1e-3) / 1e9;
+        print_timing(
+            rung.label(),
+            &dev.name(),
+            &t,
+            &format!(
+                ", {gbs:.1} GB/s read, {:.1}x CPU 1 thread",
+                t1.median_ms / t.median_ms
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `ptxlab histogram` arguments.
+#[derive(Debug, clap::Args)]
+pub struct HistogramArgs {
+    /// Number of keys (ignored with --input).
+    #[arg(long, default_value_t = 1 << 24, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub n: usize,
+    /// Key type: u8 or u32.
+    #[arg(long, default_value = "u8")]
+    pub keys: String,
+    /// Bins: a power of two (key k goes to bin k & (bins - 1)).
+    #[arg(long, default_value_t = 256, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
+    pub bins: u32,
+    /// global, shared, or all.
+    #[arg(long, default_value = "shared")]
+    pub variant: String,
+    /// gpu, sim or cpu.
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
+    /// Seed of the random keys.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Keys (.npy, 1-D, uint8 / uint32 matching --keys).
+    #[arg(long)]
+    pub input: Option<std::path::PathBuf>,
+    /// Write the histogram here (.npy, uint32).
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+}
+
+/// `ptxlab histogram`.
+pub fn cli_histogram(args: &HistogramArgs) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    crate::cli::check_reps(args.reps)?;
+    match args.keys.as_str() {
+        "u8" => cli_histogram_typed::<u8>(args, backend),
+        "u32" => cli_histogram_typed::<u32>(args, backend),
+        k => Err(Error::input("--keys", format!("`{k}`; allowed: u8, u32"))),
+    }
+}
+
+fn cli_histogram_typed<K: HistKey>(args: &HistogramArgs, backend: crate::Backend) -> Result<()> {
+    validate_bins::<K>(args.bins)?;
+    let bins = args.bins;
+    let rungs: Vec<HistRung> = if args.variant == "all" {
+        HistRung::ALL.to_vec()
+    } else {
+        vec![args.variant.parse()?]
+    };
+    let check_n = |n: usize, flag: &str| -> Result<()> {
+        if n == 0 {
+            return Err(Error::input(
+                "histogram",
+                "the input is empty (0 keys); give at least one key",
+            ));
+        }
+        if n > MAX_KEYS {
+            return Err(Error::input(
+                flag,
+                format!("{n} keys; at most {MAX_KEYS} (the counters are u32): use fewer keys"),
+            ));
+        }
+        if backend == crate::Backend::Sim {
+            crate::cli::check_sim_limit(flag, n, SIM_MAX_N, "keys")?;
+        }
+        Ok(())
+    };
+    if args.input.is_none() {
+        check_n(args.n, "--n")?;
+        crate::cli::check_host_arrays("--n", args.n, std::mem::size_of::<K>(), 2)?;
+    }
+    // Before the keys are made: a missing driver is reported at once.
+    let dev = open_device(backend)?;
+    let keys: Vec<K> = match &args.input {
+        Some(p) => crate::npy::read_1d::<K>(p, K::NAME).map_err(|e| {
+            Error::input(
+                "--input",
+                format!(
+                    "{e} (--keys {} reads {} keys; --keys u8 takes uint8 files, --keys u32 uint32)",
+                    K::NAME,
+                    K::NAME
+                ),
+            )
+        })?,
+        None => random_keys::<K>(args.n, args.seed),
+    };
+    let n = keys.len();
+    check_n(n, "--input")?;
+    let t1 = Timing::host(0, 3, || {
+        std::hint::black_box(cpu_histogram_serial(&keys, bins));
+    });
+    println!("CPU 1 thread: {} ms", crate::report::fmt_ms(t1.median_ms));
+    let want = cpu_histogram_serial(&keys, bins);
+    let Some(dev) = dev else {
+        let tr = Timing::host(1, args.reps, || {
+            std::hint::black_box(cpu_histogram_rayon(&keys, bins));
+        });
+        println!("CPU rayon: {} ms", crate::report::fmt_ms(tr.median_ms));
+        if let Some(out) = &args.out {
+            crate::npy::write_1d(out, &want)?;
+            println!("wrote {}", out.display());
+        }
+        return Ok(());
+    };
+    let kb = dev.upload(&keys)?;
+    let mut last = Vec::new();
+    for rung in rungs {
+        let got = histogram(&dev, rung, &kb, bins)?;
+        let bad = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+        if bad != 0 {
+            return Err(Error::Verification {
+                what: format!("histogram {} {} n={n} bins={bins}", K::NAME, rung.label()),
+                detail: format!("{bad} bins differ from the CPU"),
+            });
+        }
+        println!(
+            "PASS histogram {} {} n={n} bins={bins} on {}: equal to the CPU",
+            K::NAME,
+            rung.label(),
+            dev.name()
+        );
+        let reps = if dev.is_sim() {
+            args.reps.min(2)
+        } else {
+            args.reps
+        };
+        let mut hist = dev.alloc_filled((reps + 2) * bins as usize, 0u32)?;
+        let t = dev.time(2, reps, |i| {
+            histogram_into(&dev, rung, &kb, &mut hist, bins, i * bins as usize)
+        })?;
+        let gbs = std::mem::size_of_val(keys.as_slice()) as f64 / (t.median_ms * 1e-3) / 1e9;
+        print_timing(
+            rung.label(),
+            &dev.name(),
+            &t,
+            &format!(
+                ", {gbs:.1} GB/s, {:.1}x CPU 1 thread",
+                t1.median_ms / t.median_ms
+            ),
+        );
+        last = got;
+    }
+    if let Some(out) = &args.out {
+        crate::npy::write_1d(out, &last)?;
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}
+
+/// `ptxlab monte-carlo-pi` arguments.
+#[derive(Debug, clap::Args)]
+pub struct PiArgs {
+    /// Samples (an integer or e.g. 1e9).
+    #[arg(long, default_value = "1e9", value_parser = parse_count, allow_negative_numbers = true)]
+    pub samples: u64,
+    /// Seed: each thread's generator is SplitMix64(SplitMix64(seed) ^ thread id).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Blocks of 256 threads (the layout fixes the streams; keep it to compare
+    /// runs). Default 4224; on the simulator 4 blocks of 64 (at most 64 blocks).
+    #[arg(long, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
+    pub blocks: Option<u32>,
+    /// gpu, sim or cpu.
+    #[arg(long, default_value = "gpu")]
+    pub backend: String,
+    /// Timed repetitions (each with its own seed, seed + i; 1..=10000).
+    #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
+}
+
+/// `ptxlab monte-carlo-pi`.
+pub fn cli_pi(args: &PiArgs) -> Result<()> {
+    let backend: crate::Backend = args.backend.parse()?;
+    crate::cli::check_reps(args.reps)?;
+    let mut layout = PiLayout {
+        blocks: args.blocks.unwrap_or(mc::DEFAULT_BLOCKS),
+        block: mc::BLOCK,
+    };
+    if backend == crate::Backend::Sim {
+        layout = PiLayout {
+            blocks: args.blocks.unwrap_or(SIM_BLOCKS),
+            block: SIM_BLOCK,
+        };
+        if layout.threads() > 4096 {
+            return Err(Error::input(
+                "--blocks",
+                format!(
+                    "{} blocks on the simulator; at most {} (one OS thread per GPU thread)",
+                    layout.blocks,
+                    4096 / SIM_BLOCK
+                ),
+            ));
+        }
+        if args.samples > 100_000_000 {
+            return Err(Error::input(
+                "--samples",
+                format!("{} samples on the simulator; at most 1e8", args.samples),
+            ));
+        }
+    }
+    layout.validate(args.samples)?;
+    let samples = args.samples;
+    let dev = open_device(backend)?;
+    let report = |what: &str, hits: u64, t: &Timing| {
+        let est = estimate(hits, samples);
+        println!(
+            "{what}: {hits} hits of {samples}: pi ~ {est:.9}, error {:.3e}; median {} ms, {:.3e} samples/s",
+            est - std::f64::consts::PI,
+            crate::report::fmt_ms(t.median_ms),
+            samples as f64 / (t.median_ms * 1e-3)
+        );
+    };
+    let Some(dev) = dev else {
+        let mut hits = 0;
+        let t = Timing::host(0, args.reps.clamp(1, 3), || {
+            hits = cpu_pi_rayon(layout, samples, args.seed).unwrap_or(0)
+        });
+        report(
+            &format!("CPU rayon, {} streams", layout.threads()),
+            hits,
+            &t,
+        );
+        return Ok(());
+    };
+    let t0 = std::time::Instant::now();
+    let got = pi_hits(&dev, layout, samples, args.seed)?;
+    let first = t0.elapsed().as_secs_f64() * 1e3;
+    let tc = std::time::Instant::now();
+    let want = cpu_pi_rayon(layout, samples, args.seed)?;
+    let cpu_ms = tc.elapsed().as_secs_f64() * 1e3;
+    if got != want {
+        return Err(Error::Verification {
+            what: format!("monte-carlo-pi {samples} samples seed {}", args.seed),
+            detail: format!(
+                "{got} hits on {}, {want} on the CPU with the same streams",
+                dev.name()
+            ),
+        });
+    }
+    println!(
+        "PASS monte-carlo-pi on {}: {got} hits, equal to the CPU (rayon, {cpu_ms:.1} ms) for seed {}; first call {first:.1} ms",
+        dev.name(),
+        args.seed
+    );
+    let reps = if dev.is_sim() {
+        args.reps.min(2)
+    } else {
+        args.reps.max(1)
+    };
+    let mut hits = dev.alloc_filled(reps + 1, 0u64)?;
+    let t = dev.time(1, reps, |i| {
+        pi_into(
+            &dev,
+            layout,
+            samples,
+            args.seed.wrapping_add(i as u64),
+            &mut hits,
+            i,
+        )
+    })?;
+    report(
+        &format!(
+            "{} (seed {}; timed calls use seeds {}..)",
+            dev.name(),
+            args.seed,
+            args.seed
+        ),
+        got,
+        &t,
+    );
+    Ok(())
+}
+/// Parses a sample count: an integer or a float like `1e9` with an integral value.
+pub fn parse_count(s: &str) -> std::result::Result<u64, String> {
+    if let Ok(v) = s.parse::<u64>() {
+        return Ok(v);
+    }
+    match s.parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 1.8e19 => Ok(f as u64),
+        _ => Err(format!(
+            "`{s}` is not a whole non-negative count (examples: 100000000, 1e9)"
+        )),
+    }
+}

@@ -1,0 +1,122 @@
+//! `ptxlab matmul`.
+
+use crate::common::*;
+use crate::{CPU, SIM, on};
+
+#[test]
+fn matmul_hostile_options_and_valid_edges() {
+    for be in [CPU, SIM] {
+        fails_with(
+            &on(be, &["matmul", "--m", "0"]),
+            &["zero dimension: m=0", "every dimension must be at least 1"],
+        );
+        fails_with(
+            &on(be, &["matmul", "--m", "-3"]),
+            &["--m", "`-3` is negative"],
+        );
+        fails_with(
+            &on(be, &["matmul", "--m", "4294967296", "--n", "1", "--k", "1"]),
+            &["m=4294967296 is larger than 4294967295"],
+        );
+        fails_with(
+            &on(
+                be,
+                &[
+                    "matmul",
+                    "--m",
+                    "3",
+                    "--n",
+                    "3",
+                    "--k",
+                    "3",
+                    "--variant",
+                    "foo",
+                ],
+            ),
+            &["`foo`", "allowed: naive, tiled, regblock, vec"],
+        );
+        fails_with(
+            &on(
+                be,
+                &[
+                    "matmul", "--m", "3", "--n", "3", "--k", "3", "--colsum", "foo",
+                ],
+            ),
+            &["--colsum", "`foo`", "allowed: direct, fused"],
+        );
+        fails_with(
+            &on(
+                be,
+                &["matmul", "--m", "3", "--n", "3", "--k", "3", "--reps", "0"],
+            ),
+            &["--reps", "allowed 1..=10000"],
+        );
+    }
+    fails_with(
+        &on(CPU, &["matmul", "--m", "1e6", "--n", "1e6", "--k", "1e6"]),
+        &[
+            "--m/--n/--k: needs",
+            "of host memory",
+            "use a smaller --m/--n/--k",
+        ],
+    );
+    fails_with(
+        &on(
+            CPU,
+            &[
+                "matmul",
+                "--m",
+                "4294967295",
+                "--n",
+                "4294967295",
+                "--k",
+                "4294967295",
+            ],
+        ),
+        &["--m/--n/--k", "overflow the address space"],
+    );
+    fails_with(
+        &on(
+            CPU,
+            &["matmul", "--m", "4200", "--n", "4200", "--k", "4200"],
+        ),
+        &[
+            "too large for the one-thread CPU baseline",
+            "at most 2^36",
+            "--backend gpu",
+        ],
+    );
+    for (m, n, k) in [
+        ("1000000", "1000000", "1000000"),
+        ("4294967295", "4294967295", "4294967295"),
+        ("129", "128", "128"),
+    ] {
+        fails_with(
+            &on(SIM, &["matmul", "--m", m, "--n", n, "--k", k]),
+            &[
+                "too large for the simulator",
+                "m*n*k <= 2^21",
+                "--backend cpu",
+            ],
+        );
+    }
+    // Valid: 1x1x1 and an odd shape through every rung and both column sums.
+    for (m, n, k) in [("1", "1", "1"), ("3", "5", "7")] {
+        for colsum in ["fused", "direct"] {
+            let text = succeeds(&on(
+                SIM,
+                &[
+                    "matmul", "--m", m, "--n", n, "--k", k, "--colsum", colsum, "--reps", "1",
+                ],
+            ));
+            assert!(
+                text.contains("PASS 1 naive") && text.contains("PASS column sum"),
+                "{text}"
+            );
+        }
+        succeeds(&on(
+            CPU,
+            &["matmul", "--m", m, "--n", n, "--k", k, "--reps", "1"],
+        ));
+    }
+}

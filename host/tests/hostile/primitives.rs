@@ -1,0 +1,424 @@
+//! `ptxlab reduce`, `ptxlab histogram`, `ptxlab monte-carlo-pi`.
+
+use crate::common::*;
+use crate::{CPU, SIM, on};
+
+// ---------------------------------------------------------------- reduce
+
+#[test]
+fn reduce_hostile_inputs_and_valid_edges() {
+    let seven: Vec<f32> = (0..7).map(|i| i as f32).collect();
+    let mut with_nan = seven.clone();
+    with_nan[2] = f32::NAN;
+    let mut with_inf = seven.clone();
+    with_inf[4] = -f32::INFINITY;
+    let f_nan = npy("rd_nan.npy", "<f4", "(7,)", &f32_bytes(&with_nan, false));
+    let f_inf = npy("rd_inf.npy", "<f4", "(7,)", &f32_bytes(&with_inf, false));
+    let f_big = npy("rd_big.npy", "<f4", "(4,)", &f32_bytes(&[3e38; 4], false));
+    let f_f8 = npy("rd_f8.npy", "<f8", "(7,)", &f64_bytes(&[1.0; 7], false));
+    let f_empty = npy("rd_empty.npy", "<f4", "(0,)", &[]);
+    let f_2d = npy("rd_2d.npy", "<f4", "(7, 1)", &f32_bytes(&seven, false));
+    let f_ok = npy("rd_ok.npy", ">f4", "(7,)", &f32_bytes(&seven, true));
+    let i_be = npy(
+        "rd_i_be.npy",
+        ">i4",
+        "(5,)",
+        &i32_bytes(&[i32::MAX, 1, 2, 3, 4], true),
+    );
+    let s = |p: &std::path::PathBuf| p.to_str().unwrap().to_string();
+    for be in [CPU, SIM] {
+        fails_with(
+            &on(be, &["reduce", "--n", "0"]),
+            &["--n", "0 elements", "give at least one element"],
+        );
+        fails_with(
+            &on(be, &["reduce", "--n", "-1"]),
+            &["--n", "`-1` is negative"],
+        );
+        fails_with(
+            &on(be, &["reduce", "--n", "5", "--precision", "f16"]),
+            &["`f16`", "allowed: f32, f64, i32"],
+        );
+        fails_with(
+            &on(be, &["reduce", "--n", "5", "--variant", "foo"]),
+            &[
+                "`foo`",
+                "allowed: tree, shuffle, atomic-thread, atomic-warp, gridstride, all",
+            ],
+        );
+        fails_with(
+            &on(be, &["reduce", "--n", "5", "--reps", "10001"]),
+            &["--reps", "10001 timed repetitions; allowed 1..=10000"],
+        );
+        fails_with(
+            &on(be, &["reduce", "--input", &s(&f_nan), "--variant", "tree"]),
+            &[
+                "reduce input",
+                "element 2 is NaN",
+                "every value must be finite",
+            ],
+        );
+        fails_with(
+            &on(be, &["reduce", "--input", &s(&f_inf)]),
+            &["element 4 is -inf", "finite"],
+        );
+        fails_with(
+            &on(be, &["reduce", "--input", &s(&f_big)]),
+            &[
+                "sum |x| = 1.200e39 is beyond the largest f32",
+                "--precision f64",
+            ],
+        );
+        fails_with(
+            &on(be, &["reduce", "--input", &s(&f_f8)]),
+            &["its dtype is '<f8' (float64), but f32 is required"],
+        );
+        fails_with(
+            &on(be, &["reduce", "--input", &s(&f_2d)]),
+            &["(7, 1) has 2 dimension(s)"],
+        );
+        fails_with(
+            &on(be, &["reduce", "--input", &s(&f_empty)]),
+            &["the input is empty (n = 0)"],
+        );
+        fails_with(
+            &on(be, &["reduce", "--input", "/nonexistent/x.npy"]),
+            &["cannot open"],
+        );
+    }
+    fails_with(
+        &on(CPU, &["reduce", "--n", "1e12"]),
+        &["--n: needs", "of host memory", "use a smaller --n"],
+    );
+    fails_with(
+        &on(SIM, &["reduce", "--n", "1e12"]),
+        &["--n", "on the simulator; at most 1048576", "--backend cpu"],
+    );
+    fails_with(
+        &on(
+            SIM,
+            &["reduce", "--n", "65537", "--variant", "atomic-thread"],
+        ),
+        &["65537 elements with --variant atomic-thread on the simulator; at most 65536"],
+    );
+    // Valid: a big-endian file summed exactly by every rung; size 1; the
+    // i32 sum wraps as documented.
+    let text = succeeds(&on(
+        SIM,
+        &[
+            "reduce",
+            "--input",
+            &s(&f_ok),
+            "--variant",
+            "all",
+            "--reps",
+            "1",
+        ],
+    ));
+    assert_eq!(text.matches("PASS reduce f32").count(), 5, "{text}");
+    assert!(text.contains("n=7 on CPU simulator: sum 21 "), "{text}");
+    let text = succeeds(&on(CPU, &["reduce", "--input", &s(&f_ok)]));
+    assert!(text.contains("f64 reference sum 21 "), "{text}");
+    let text = succeeds(&on(
+        SIM,
+        &[
+            "reduce",
+            "--input",
+            &s(&i_be),
+            "--precision",
+            "i32",
+            "--reps",
+            "1",
+        ],
+    ));
+    assert!(text.contains("sum -2147483639"), "{text}");
+    for p in ["f32", "f64", "i32"] {
+        let text = succeeds(&on(
+            SIM,
+            &[
+                "reduce",
+                "--n",
+                "1",
+                "--precision",
+                p,
+                "--variant",
+                "all",
+                "--reps",
+                "1",
+            ],
+        ));
+        assert_eq!(text.matches("PASS reduce").count(), 5, "{text}");
+    }
+}
+
+// ---------------------------------------------------------------- histogram
+
+#[test]
+fn histogram_hostile_inputs_and_valid_edges() {
+    let keys: Vec<u8> = (0..300u32).map(|i| (i * 7 % 256) as u8).collect();
+    let k_u8 = npy("hg_u8.npy", "|u1", "(300,)", &keys);
+    let k32: Vec<u32> = (0..300u32).map(|i| i * 13).collect();
+    let k_u32_be = npy("hg_u32_be.npy", ">u4", "(300,)", &u32_bytes(&k32, true));
+    let k_i8 = npy("hg_i8.npy", "<i8", "(2,)", &[0u8; 16]);
+    let k_empty = npy("hg_empty.npy", "|u1", "(0,)", &[]);
+    let s = |p: &std::path::PathBuf| p.to_str().unwrap().to_string();
+    for be in [CPU, SIM] {
+        for bins in ["0", "3", "512"] {
+            fails_with(
+                &on(be, &["histogram", "--n", "5", "--bins", bins]),
+                &[
+                    "--bins",
+                    &format!("{bins} bins"),
+                    "a power of two from 1 to 256 for u8 keys",
+                ],
+            );
+        }
+        fails_with(
+            &on(
+                be,
+                &["histogram", "--n", "5", "--keys", "u32", "--bins", "16384"],
+            ),
+            &["--bins", "from 1 to 8192 for u32 keys"],
+        );
+        fails_with(
+            &on(be, &["histogram", "--n", "5", "--bins", "-4"]),
+            &["--bins", "`-4` is negative"],
+        );
+        fails_with(
+            &on(be, &["histogram", "--n", "5", "--bins", "4294967296"]),
+            &[
+                "--bins",
+                "larger than the largest value this option takes (4294967295)",
+            ],
+        );
+        fails_with(
+            &on(be, &["histogram", "--n", "5", "--keys", "i8"]),
+            &["--keys", "`i8`", "allowed: u8, u32"],
+        );
+        fails_with(
+            &on(be, &["histogram", "--n", "5", "--variant", "foo"]),
+            &["`foo`", "allowed: global, shared, all"],
+        );
+        fails_with(
+            &on(be, &["histogram", "--n", "0"]),
+            &["the input is empty (0 keys)"],
+        );
+        fails_with(
+            &on(be, &["histogram", "--n", "1e12"]),
+            &[
+                "--n",
+                "1000000000000 keys; at most 4294967295",
+                "counters are u32",
+            ],
+        );
+        fails_with(
+            &on(be, &["histogram", "--input", &s(&k_empty)]),
+            &["the input is empty (0 keys)"],
+        );
+        fails_with(
+            &on(be, &["histogram", "--input", &s(&k_u32_be)]),
+            &[
+                "--input",
+                "its dtype is '>u4' (uint32), but u8 is required",
+                "--keys u32",
+            ],
+        );
+        fails_with(
+            &on(be, &["histogram", "--input", &s(&k_i8), "--keys", "u32"]),
+            &["its dtype is '<i8' (int64), but u32 is required"],
+        );
+    }
+    fails_with(
+        &on(SIM, &["histogram", "--n", "2000000"]),
+        &["--n", "2000000 keys on the simulator; at most 1048576"],
+    );
+    // Valid: exact counts for uint8 keys and for big-endian uint32 keys, on
+    // both backends and both rungs; a single key.
+    let mut want8 = vec![0u32; 4];
+    for k in &keys {
+        want8[(*k & 3) as usize] += 1;
+    }
+    let mut want32 = vec![0u32; 16];
+    for k in &k32 {
+        want32[(*k & 15) as usize] += 1;
+    }
+    for be in [CPU, SIM] {
+        let out = tmp(&format!("hg_out8_{be}.npy"));
+        succeeds(&on(
+            be,
+            &[
+                "histogram",
+                "--input",
+                &s(&k_u8),
+                "--bins",
+                "4",
+                "--variant",
+                "all",
+                "--out",
+                &out,
+                "--reps",
+                "1",
+            ],
+        ));
+        assert_eq!(read_u32_npy(&out, 4), want8);
+        let out = tmp(&format!("hg_out32_{be}.npy"));
+        succeeds(&on(
+            be,
+            &[
+                "histogram",
+                "--input",
+                &s(&k_u32_be),
+                "--keys",
+                "u32",
+                "--bins",
+                "16",
+                "--out",
+                &out,
+                "--reps",
+                "1",
+            ],
+        ));
+        assert_eq!(read_u32_npy(&out, 16), want32);
+        let out = tmp(&format!("hg_out1_{be}.npy"));
+        succeeds(&on(
+            be,
+            &[
+                "histogram",
+                "--n",
+                "1",
+                "--bins",
+                "1",
+                "--out",
+                &out,
+                "--reps",
+                "1",
+            ],
+        ));
+        assert_eq!(read_u32_npy(&out, 1), vec![1]);
+    }
+}
+
+// ---------------------------------------------------------------- monte-carlo-pi
+
+#[test]
+fn monte_carlo_pi_hostile_options_and_valid_edges() {
+    for be in [CPU, SIM] {
+        fails_with(
+            &on(be, &["monte-carlo-pi", "--samples", "0"]),
+            &["--samples", "0 samples; give at least 1"],
+        );
+        for bad in ["-5", "nan", "1.5", "1e30", "many"] {
+            fails_with(
+                &on(be, &["monte-carlo-pi", "--samples", bad]),
+                &[
+                    "--samples",
+                    &format!("`{bad}` is not a whole non-negative count"),
+                ],
+            );
+        }
+        fails_with(
+            &on(
+                be,
+                &["monte-carlo-pi", "--samples", "1000", "--blocks", "0"],
+            ),
+            &["thread layout", "0 blocks", "need at least one block"],
+        );
+        fails_with(
+            &on(
+                be,
+                &["monte-carlo-pi", "--samples", "1000", "--blocks", "-1"],
+            ),
+            &["--blocks", "`-1` is negative"],
+        );
+        fails_with(
+            &on(
+                be,
+                &[
+                    "monte-carlo-pi",
+                    "--samples",
+                    "1000",
+                    "--blocks",
+                    "1",
+                    "--reps",
+                    "0",
+                ],
+            ),
+            &["--reps", "allowed 1..=10000"],
+        );
+    }
+    fails_with(
+        &on(
+            CPU,
+            &[
+                "monte-carlo-pi",
+                "--samples",
+                "1000",
+                "--blocks",
+                "4294967295",
+            ],
+        ),
+        &["--blocks", "4294967295 blocks; at most 1048576"],
+    );
+    fails_with(
+        &on(
+            CPU,
+            &["monte-carlo-pi", "--samples", "1e18", "--blocks", "1"],
+        ),
+        &["--samples", "per thread; at most 4294967295 per thread"],
+    );
+    fails_with(
+        &on(
+            SIM,
+            &["monte-carlo-pi", "--samples", "1000", "--blocks", "100"],
+        ),
+        &["--blocks", "100 blocks on the simulator; at most 64"],
+    );
+    fails_with(
+        &on(
+            SIM,
+            &["monte-carlo-pi", "--samples", "2e8", "--blocks", "1"],
+        ),
+        &["--samples", "on the simulator; at most 1e8"],
+    );
+    // Valid: one sample; the simulator's default layout; many idle streams
+    // (more threads than samples) on the CPU.
+    for be in [CPU, SIM] {
+        let text = succeeds(&on(
+            be,
+            &[
+                "monte-carlo-pi",
+                "--samples",
+                "1",
+                "--blocks",
+                "1",
+                "--reps",
+                "1",
+            ],
+        ));
+        assert!(text.contains(" hits of 1:"), "{text}");
+    }
+    let text = succeeds(&on(
+        SIM,
+        &["monte-carlo-pi", "--samples", "1000", "--reps", "1"],
+    ));
+    assert!(
+        text.contains("PASS monte-carlo-pi on CPU simulator"),
+        "{text}"
+    );
+    let text = succeeds(&on(
+        CPU,
+        &[
+            "monte-carlo-pi",
+            "--samples",
+            "10",
+            "--blocks",
+            "1048576",
+            "--reps",
+            "1",
+        ],
+    ));
+    assert!(
+        text.contains("268435456 streams") && text.contains("hits of 10:"),
+        "{text}"
+    );
+}
