@@ -17,6 +17,7 @@ import traceback
 
 MODULES = {
     "poisson": "poisson",
+    "poisson-mg": "poisson_mg",
     "lomb-scargle": "lomb_scargle",
     "vector-add": "vector_add",
     "primitives": "primitives",

@@ -53,6 +53,16 @@ impl Capture<'_> {
         let (f, entry) = self.gpu.entry(kernels, cfg.module, name)?;
         check_params(entry, params)?;
         check_launch(name, cfg, &self.gpu.info().limits)?;
+        // As `Gpu::launch_function`: more than 48 KiB of dynamic shared
+        // memory needs the function's opt-in first (outside the capture: an
+        // attribute is not a stream operation).
+        if cfg.shared_bytes > 48 * 1024 {
+            f.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                cfg.shared_bytes as i32,
+            )
+            .map_err(|e| Error::driver("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", e))?;
+        }
         let lc = CuLaunchConfig {
             grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
             block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),

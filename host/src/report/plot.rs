@@ -274,3 +274,130 @@ pub fn line_chart(title: &str, xlabel: &str, ylabel: &str, pts: &[(f64, f64)]) -
     }
     Some(f)
 }
+
+/// Convergence chart: relative residual against time, both on log scales,
+/// one line per series (`label`, `(ms, relative residual)` points; points
+/// with a non-positive coordinate are left out). `None` with no series of
+/// two or more points.
+pub fn convergence(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> Option<Figure> {
+    let series: Vec<(&str, Vec<(f64, f64)>)> = series
+        .iter()
+        .map(|(l, pts)| {
+            let p = pts
+                .iter()
+                .copied()
+                .filter(|(t, r)| *t > 0.0 && *r > 0.0 && t.is_finite() && r.is_finite())
+                .collect::<Vec<_>>();
+            (l.as_str(), p)
+        })
+        .filter(|(_, p)| p.len() >= 2)
+        .collect();
+    if series.is_empty() {
+        return None;
+    }
+    let all = series.iter().flat_map(|(_, p)| p.iter());
+    let (mut tmin, mut tmax, mut rmin, mut rmax) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(t, r) in all {
+        tmin = tmin.min(t);
+        tmax = tmax.max(t);
+        rmin = rmin.min(r);
+        rmax = rmax.max(r);
+    }
+    let (t0, t1) = (
+        tmin.log10().floor(),
+        tmax.log10().ceil().max(tmin.log10().floor() + 1.0),
+    );
+    let (r0, r1) = (
+        rmin.log10().floor(),
+        rmax.log10().ceil().max(rmin.log10().floor() + 1.0),
+    );
+    let legend_h = 16.0 * series.len() as f64;
+    let (w, h) = (900u32, (560.0 + legend_h) as u32);
+    let (x0, y0, x1, y1) = (90.0, 50.0, 860.0, 480.0);
+    let sx = |t: f64| x0 + (t.log10() - t0) / (t1 - t0) * (x1 - x0);
+    let sy = |r: f64| y1 - (r.log10() - r0) / (r1 - r0) * (y1 - y0);
+    let mut f = Figure::new(w, h);
+    f.text(10.0, 10.0, title, 2);
+    for d in (t0 as i32)..=(t1 as i32) {
+        let x = sx(10f64.powi(d));
+        f.shapes.push(Shape::Line {
+            x1: x,
+            y1: y0,
+            x2: x,
+            y2: y1,
+            rgb: GREY,
+        });
+        f.text(x - 14.0, y1 + 8.0, &format!("1e{d}"), 1);
+    }
+    for d in (r0 as i32)..=(r1 as i32) {
+        let y = sy(10f64.powi(d));
+        f.shapes.push(Shape::Line {
+            x1: x0,
+            y1: y,
+            x2: x1,
+            y2: y,
+            rgb: GREY,
+        });
+        f.text(x0 - 40.0, y - 3.0, &format!("1e{d}"), 1);
+    }
+    f.shapes.push(Shape::Line {
+        x1: x0,
+        y1,
+        x2: x1,
+        y2: y1,
+        rgb: BLACK,
+    });
+    f.shapes.push(Shape::Line {
+        x1: x0,
+        y1: y0,
+        x2: x0,
+        y2: y1,
+        rgb: BLACK,
+    });
+    f.text(
+        x1 - 220.0,
+        y1 + 24.0,
+        "time since the start of the solve (ms, log)",
+        1,
+    );
+    f.text(10.0, y0 - 16.0, "||b - lap p|| / ||b|| (log)", 1);
+    // More series than the report's palette: its eight, then eight darker.
+    let colour = |i: usize| {
+        let c = PALETTE[i % PALETTE.len()];
+        if (i / PALETTE.len()) % 2 == 1 {
+            [c[0] / 2, c[1] / 2, c[2] / 2]
+        } else {
+            c
+        }
+    };
+    for (i, (label, pts)) in series.iter().enumerate() {
+        let rgb = colour(i);
+        for win in pts.windows(2) {
+            f.shapes.push(Shape::Line {
+                x1: sx(win[0].0),
+                y1: sy(win[0].1),
+                x2: sx(win[1].0),
+                y2: sy(win[1].1),
+                rgb,
+            });
+        }
+        for &(t, r) in pts {
+            f.shapes.push(Shape::Dot {
+                x: sx(t),
+                y: sy(r),
+                r: 2.5,
+                rgb,
+            });
+        }
+        let ly = y1 + 44.0 + 16.0 * i as f64;
+        f.shapes.push(Shape::Rect {
+            x: x0,
+            y: ly,
+            w: 18.0,
+            h: 8.0,
+            rgb,
+        });
+        f.text(x0 + 26.0, ly, label, 1);
+    }
+    Some(f)
+}

@@ -55,6 +55,15 @@ pub struct Row {
     pub rel_err: Option<f64>,
     /// Outcome.
     pub status: Status,
+    /// What the columns do not hold (a solve's cycles and convergence
+    /// factor, an extrapolation's basis); shown as a last column when any
+    /// row of a table has one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
+    /// A solve to a tolerance: `(ms since its start, relative residual)`
+    /// at the start and after each iteration (the convergence plot).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<(f64, f64)>,
 }
 
 impl Row {
@@ -77,6 +86,8 @@ impl Row {
             pct_of_ceiling: None,
             rel_err: None,
             status: Status::Ok,
+            note: String::new(),
+            history: Vec::new(),
         }
     }
     /// A skipped row with its one-line reason.

@@ -6,10 +6,13 @@ use serde::Serialize;
 
 /// A Markdown table of rows, in the material's style.
 pub fn table(rows: &[Row]) -> String {
+    let notes = rows.iter().any(|r| !r.note.is_empty());
     let mut s = String::from(
-        "| variant | backend | size | prec | regs | spills | first ms | median ms (min-max) | speed-up vs CPU 1T | throughput | % of ceiling | rel err | status |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| variant | backend | size | prec | regs | spills | first ms | median ms (min-max) | speed-up vs CPU 1T | throughput | % of ceiling | rel err | status |",
     );
+    s.push_str(if notes { " notes |\n" } else { "\n" });
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    s.push_str(if notes { "---|\n" } else { "\n" });
     for r in rows {
         let timing = r
             .timing
@@ -30,7 +33,7 @@ pub fn table(rows: &[Row]) -> String {
             Status::Inaccurate(d) => format!("INACCURATE: {d}"),
         };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.variant,
             r.backend,
             r.size,
@@ -47,6 +50,10 @@ pub fn table(rows: &[Row]) -> String {
             r.rel_err.map(|e| format!("{e:.1e}")).unwrap_or_default(),
             status
         ));
+        if notes {
+            s.push_str(&format!(" {} |", r.note));
+        }
+        s.push('\n');
     }
     s
 }

@@ -2,7 +2,7 @@
 //! every plot (SVG and PNG) into one folder.
 
 use super::figure::Figure;
-use super::plot::{bar_chart, line_chart, roofline};
+use super::plot::{bar_chart, convergence, line_chart, roofline};
 use super::row::{Ceilings, Row, Status};
 use super::table::Environment;
 
@@ -51,6 +51,30 @@ fn write_plots(
         .collect();
     if let Some(f) = line_chart("Poisson CPU thread sweep", "threads", "GCells/s", &sweep) {
         figs.push(("poisson-cpu-sweep".into(), f));
+    }
+    // One convergence chart per workload and size, of every row with a history.
+    let mut groups: Vec<(String, String)> = Vec::new();
+    for r in rows.iter().filter(|r| !r.history.is_empty()) {
+        let key = (r.workload.clone(), r.size.clone());
+        if !groups.contains(&key) {
+            groups.push(key);
+        }
+    }
+    for (w, size) in groups {
+        let series: Vec<(String, Vec<(f64, f64)>)> = rows
+            .iter()
+            .filter(|r| r.workload == w && r.size == size && !r.history.is_empty())
+            .map(|r| {
+                (
+                    format!("{} ({}, {})", r.variant, r.backend, r.precision),
+                    r.history.clone(),
+                )
+            })
+            .collect();
+        let title = format!("{w} {size}: relative residual against time");
+        if let Some(f) = convergence(&title, &series) {
+            figs.push((format!("convergence-{w}-{size}"), f));
+        }
     }
     let mut names = Vec::new();
     for (name, f) in figs {

@@ -70,6 +70,12 @@ pub fn all() -> Vec<Workload> {
             sim_check: poisson::sim_check,
         },
         Workload {
+            name: "poisson-mg",
+            about: "2D Poisson to a tolerance: geometric multigrid and PCG",
+            bench: poisson::mg::bench::bench,
+            sim_check: poisson::mg::check::sim_check,
+        },
+        Workload {
             name: "lomb-scargle",
             about: "Lomb-Scargle periodogram ladder",
             bench: lomb::bench,

@@ -262,6 +262,14 @@ pub fn peers(dir: &std::path::Path, workloads: &[&str], quick: bool) -> Vec<Row>
         r.unit = s("unit");
         r.rel_err = v["rel_err"].as_f64();
         r.registers = v["registers"].as_u64().map(|x| x as u32);
+        r.speedup = v["speedup"].as_f64();
+        r.note = s("note");
+        if let Some(h) = v["history"].as_array() {
+            r.history = h
+                .iter()
+                .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
+                .collect();
+        }
         rows.push(r);
     }
     if rows.is_empty() {

@@ -57,6 +57,55 @@ pub struct Args {
     /// Several devices: `--gpus N`, `--no-overlap` (see `poisson::multi`).
     #[command(flatten)]
     pub gpus: GpuArgs,
+    /// Multigrid and PCG: `--method`, `--cycle`, `--pre/--post`, `--smoother`.
+    #[command(flatten)]
+    pub mg: MgArgs,
+}
+
+/// The solver options of `ptxlab poisson` beyond the Jacobi sweeps.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MgArgs {
+    /// jacobi (the sweep ladder), multigrid, or pcg (conjugate gradients
+    /// preconditioned by one V-cycle). With multigrid or pcg, --tol is the
+    /// relative residual to reach (default 1e-8) and --iters the most cycles
+    /// (default 50); --precision f32 runs the cycles in f32 and keeps the
+    /// field and residual in f64 (mixed precision, iterative refinement).
+    #[arg(long, default_value = "jacobi")]
+    pub method: String,
+    /// v, w or fmg (full multigrid first, then V-cycles).
+    #[arg(long, default_value = "v")]
+    pub cycle: String,
+    /// Pre-smoothing sweeps (red-black Gauss-Seidel), 1..=4.
+    #[arg(long, default_value_t = 2, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
+    pub pre: u32,
+    /// Post-smoothing sweeps, 0..=4.
+    #[arg(long, default_value_t = 2, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
+    pub post: u32,
+    /// tile (rung 2: all sweeps of a visit in one kernel through shared
+    /// memory) or rb (rung 1: one kernel per colour).
+    #[arg(long, default_value = "tile")]
+    pub smoother: String,
+    /// Launch each cycle directly instead of replaying it as a CUDA graph.
+    #[arg(long)]
+    pub no_graph: bool,
+    /// Launch every coarse level's kernels instead of running the levels
+    /// that fit one block's shared memory as one kernel (rung 3).
+    #[arg(long)]
+    pub no_coarse_block: bool,
+}
+
+impl Default for MgArgs {
+    fn default() -> Self {
+        Self {
+            method: "jacobi".into(),
+            cycle: "v".into(),
+            pre: 2,
+            post: 2,
+            smoother: "tile".into(),
+            no_graph: false,
+            no_coarse_block: false,
+        }
+    }
 }
 
 impl Default for Args {
@@ -77,6 +126,7 @@ impl Default for Args {
             p0: None,
             out: None,
             gpus: Default::default(),
+            mg: Default::default(),
         }
     }
 }

@@ -6,6 +6,7 @@ use super::check::CheckCase;
 use super::check::verify;
 use super::cpu::reference;
 use super::input::cli_problem;
+use super::mg;
 use super::multi;
 use super::problem::{SolveOptions, SolveReport};
 use super::solve::{solve_cpu, solve_device};
@@ -15,6 +16,9 @@ use crate::report::fmt_ms;
 
 /// `ptxlab poisson`.
 pub fn cli(args: &Args) -> Result<()> {
+    if args.mg.method != "jacobi" {
+        return mg::run::cli(args);
+    }
     if args.gpus.requested() {
         return multi::cli(args);
     }

@@ -28,6 +28,7 @@ pub mod cli;
 pub mod cpu;
 pub mod input;
 pub mod launch;
+pub mod mg;
 pub mod multi;
 pub mod problem;
 pub mod solve;

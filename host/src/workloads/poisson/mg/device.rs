@@ -1,0 +1,567 @@
+//! Multigrid and PCG on a device (GPU or simulator): the level buffers,
+//! the outer loops, and on a GPU one CUDA graph per cycle (captured once
+//! per buffer parity, replayed every cycle).
+//!
+//! What lives where: the field `p` (two buffers, the outer step writes the
+//! other one), `b`, and PCG's residual, directions and `lap d` are f64; each
+//! level's correction `u` (two buffers for the tile smoother, which works
+//! out of place) and right-hand side `f` are in the cycle's precision `T`.
+//! The residual handed to an f32 cycle is scaled by `1 / rms(b)` so that it
+//! stays far from f32's underflow whatever the units of `b`.
+
+use super::cycle::{Ops, cycle, visit};
+use super::launch::{Exec, MgElement, cg_shift, clear, coarse_cells, coarse_geometry};
+use super::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
+use super::report::MgReport;
+use crate::error::{Error, Result};
+use crate::runtime::{Buffer, Device, Graph, Timing};
+use kernels_gpu::multigrid::slot;
+use std::time::Instant;
+
+/// The correction and right-hand side of every level.
+pub struct LevelBufs<T> {
+    hier: Hierarchy,
+    smoother: Smoother,
+    u: Vec<Vec<Buffer<T>>>,
+    f: Vec<Buffer<T>>,
+    cur: Vec<usize>,
+    /// The first level whose suffix fits the coarse-levels kernel, and the
+    /// suffix's geometry on the device.
+    coarse: Option<(usize, Buffer<f64>)>,
+}
+
+impl<T: MgElement> LevelBufs<T> {
+    /// Zero-filled levels (the boundary rings must stay zero).
+    pub fn new(dev: &Device, hier: &Hierarchy, smoother: Smoother) -> Result<Self> {
+        let per = match smoother {
+            Smoother::RedBlack => 1,
+            Smoother::Tile => 2,
+        };
+        let mut u = Vec::new();
+        let mut f = Vec::new();
+        for l in &hier.levels {
+            u.push(
+                (0..per)
+                    .map(|_| dev.alloc_filled(l.cells(), T::ZERO))
+                    .collect::<Result<Vec<_>>>()?,
+            );
+            f.push(dev.alloc_filled(l.cells(), T::ZERO)?);
+        }
+        let elem = std::mem::size_of::<T>();
+        let coarse =
+            match (0..hier.depth()).find(|&l| coarse_cells(&hier.levels[l..], elem).is_some()) {
+                Some(l) => Some((l, dev.upload(&coarse_geometry(&hier.levels[l..]))?)),
+                None => None,
+            };
+        Ok(Self {
+            hier: hier.clone(),
+            smoother,
+            u,
+            f,
+            cur: vec![0; hier.depth()],
+            coarse,
+        })
+    }
+    fn level(&self, l: usize) -> Level {
+        self.hier.levels[l]
+    }
+    /// The finest level's current correction.
+    fn fine_u(&self) -> &Buffer<T> {
+        &self.u[0][self.cur[0]]
+    }
+}
+
+/// `(v[l], v[l + 1])`, both mutable.
+fn pair<X>(v: &mut [X], l: usize) -> (&mut X, &mut X) {
+    let (a, b) = v.split_at_mut(l + 1);
+    (&mut a[l], &mut b[0])
+}
+
+/// [`Ops`] on device buffers, launching through `ex`.
+struct DevOps<'e, 'a, 'g, T> {
+    ex: &'e mut Exec<'a, 'g>,
+    lv: &'e mut LevelBufs<T>,
+}
+
+impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
+    fn depth(&self) -> usize {
+        self.lv.hier.depth()
+    }
+    fn smooth(
+        &mut self,
+        l: usize,
+        sweeps: u32,
+        black_first: bool,
+        zero: bool,
+        prolong: bool,
+    ) -> Result<()> {
+        let lvl = self.lv.level(l);
+        match self.lv.smoother {
+            Smoother::RedBlack => {
+                if prolong {
+                    self.prolong(l, true)?;
+                }
+                let first = u32::from(black_first);
+                let (u, f) = (&mut self.lv.u[l][0], &self.lv.f[l]);
+                for s in 0..sweeps {
+                    T::smooth_rb(self.ex, &lvl, u, f, first, zero && s == 0)?;
+                    T::smooth_rb(self.ex, &lvl, u, f, 1 - first, false)?;
+                }
+                Ok(())
+            }
+            Smoother::Tile => {
+                let c = self.lv.cur[l];
+                let coarse = if prolong {
+                    let cl = self.lv.level(l + 1);
+                    Some((cl, self.lv.cur[l + 1]))
+                } else {
+                    None
+                };
+                let (lo, hi) = self.lv.u.split_at_mut(l + 1);
+                let pair_l = &mut lo[l];
+                let (a, b) = pair_l.split_at_mut(1);
+                let (u_in, u_out) = if c == 0 {
+                    (&a[0], &mut b[0])
+                } else {
+                    (&b[0], &mut a[0])
+                };
+                let coarse = coarse.map(|(cl, cc)| (cl, &hi[0][cc]));
+                let coarse = coarse.as_ref().map(|(cl, b)| (cl, *b));
+                T::smooth_tile(
+                    self.ex,
+                    &lvl,
+                    u_in,
+                    &self.lv.f[l],
+                    coarse,
+                    u_out,
+                    sweeps,
+                    black_first,
+                    zero,
+                )?;
+                self.lv.cur[l] = 1 - c;
+                Ok(())
+            }
+        }
+    }
+    fn restrict(&mut self, l: usize, with_u: bool) -> Result<()> {
+        let (lvl, cl) = (self.lv.level(l), self.lv.level(l + 1));
+        let (cu, cc) = (self.lv.cur[l], self.lv.cur[l + 1]);
+        let (ul, uc) = pair(&mut self.lv.u, l);
+        let (fl, fc) = pair(&mut self.lv.f, l);
+        T::restrict(self.ex, &lvl, &cl, &ul[cu], fl, fc, &mut uc[cc], with_u)
+    }
+    fn prolong(&mut self, l: usize, add: bool) -> Result<()> {
+        let (lvl, cl) = (self.lv.level(l), self.lv.level(l + 1));
+        let (cu, cc) = (self.lv.cur[l], self.lv.cur[l + 1]);
+        let (ul, uc) = pair(&mut self.lv.u, l);
+        T::prolong(self.ex, &lvl, &cl, &uc[cc], &mut ul[cu], add)
+    }
+    fn coarse_cycle(&mut self, l: usize, opts: &MgOptions) -> Result<bool> {
+        let Some((first, geom)) = &self.lv.coarse else {
+            return Ok(false);
+        };
+        if l != *first {
+            return Ok(false);
+        }
+        let c = self.lv.cur[l];
+        let levels = &self.lv.hier.levels[l..];
+        T::coarse_cycle(
+            self.ex,
+            levels,
+            geom,
+            &self.lv.f[l],
+            &mut self.lv.u[l][c],
+            opts.pre,
+            opts.post,
+        )?;
+        Ok(true)
+    }
+}
+
+/// A multigrid or PCG solve on a device: its buffers and captured graphs.
+pub struct MgDevice<'d, T> {
+    dev: &'d Device,
+    opts: MgOptions,
+    h: f64,
+    levels: LevelBufs<T>,
+    p: [Buffer<f64>; 2],
+    pc: usize,
+    b: Buffer<f64>,
+    acc: Buffer<f64>,
+    /// PCG: residual, directions (ping-pong), `lap d`, scalars.
+    rho: Option<Buffer<f64>>,
+    d: Option<[Buffer<f64>; 2]>,
+    q: Option<Buffer<f64>>,
+    s: Buffer<f64>,
+    r_scale: f64,
+    b_sq: f64,
+    graphs: Vec<(usize, Graph)>,
+}
+
+impl<T: MgElement> std::fmt::Debug for MgDevice<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "MgDevice({}, {})",
+            self.levels.hier.describe(),
+            self.opts.label()
+        )
+    }
+}
+
+fn one<T: Copy>(v: &[T], what: &str) -> Result<T> {
+    v.first()
+        .copied()
+        .ok_or_else(|| Error::input(what, "an empty device buffer"))
+}
+
+impl<'d, T: MgElement> MgDevice<'d, T> {
+    /// Uploads the problem (`b`, and `p0` with its Dirichlet boundary, as
+    /// f64) and allocates every level. `b_sq` is `||b||^2` over the interior.
+    pub fn new(
+        dev: &'d Device,
+        hier: &Hierarchy,
+        opts: &MgOptions,
+        b: &[f64],
+        p0: &[f64],
+        b_sq: f64,
+    ) -> Result<Self> {
+        opts.validate()?;
+        let fine = hier.fine();
+        for (n, v) in [("b", b), ("p0", p0)] {
+            if v.len() != fine.cells() {
+                return Err(Error::input(
+                    n,
+                    format!("{} values for a {}x{} grid", v.len(), fine.nx, fine.ny),
+                ));
+            }
+        }
+        let interior = ((fine.nx - 2) * (fine.ny - 2)) as f64;
+        let rms = (b_sq / interior).sqrt();
+        let r_scale = if std::mem::size_of::<T>() == 4 && rms > 0.0 && rms.is_finite() {
+            1.0 / rms
+        } else {
+            1.0
+        };
+        let pcg = opts.method == Method::Pcg;
+        let nan = f64::NAN;
+        let n = fine.cells();
+        Ok(Self {
+            dev,
+            opts: *opts,
+            h: hier.h,
+            levels: LevelBufs::new(dev, hier, opts.smoother)?,
+            p: [dev.upload(p0)?, dev.alloc_filled(n, nan)?],
+            pc: 0,
+            b: dev.upload(b)?,
+            acc: dev.alloc_filled(1, 0.0)?,
+            rho: if pcg {
+                Some(dev.alloc_filled(n, nan)?)
+            } else {
+                None
+            },
+            d: if pcg {
+                Some([dev.alloc_filled(n, 0.0)?, dev.alloc_filled(n, nan)?])
+            } else {
+                None
+            },
+            q: if pcg {
+                Some(dev.alloc_filled(n, nan)?)
+            } else {
+                None
+            },
+            s: dev.alloc_filled(slot::COUNT, 0.0)?,
+            r_scale,
+            b_sq,
+            graphs: Vec::new(),
+        })
+    }
+
+    fn rel(&self, sq: f64) -> f64 {
+        if self.b_sq > 0.0 {
+            (sq / self.b_sq).sqrt()
+        } else {
+            sq.sqrt()
+        }
+    }
+
+    /// Records iteration `k` (its buffer parity follows from `k`) on `ex`.
+    fn record(&mut self, ex: &mut Exec, k: usize) -> Result<()> {
+        let fine = self.levels.level(0);
+        let zs = 1.0 / self.r_scale;
+        self.levels.cur.iter_mut().for_each(|c| *c = 0);
+        match self.opts.method {
+            Method::Multigrid => {
+                clear(ex, &mut self.acc)?;
+                cycle(
+                    &mut DevOps {
+                        ex,
+                        lv: &mut self.levels,
+                    },
+                    &self.opts,
+                    k,
+                )?;
+                let pc = (1 + k) % 2;
+                let (a, b) = self.p.split_at_mut(1);
+                let (p_in, p_out) = if pc == 0 {
+                    (&a[0], &mut b[0])
+                } else {
+                    (&b[0], &mut a[0])
+                };
+                let (u0, f0) = (&self.levels.u[0][self.levels.cur[0]], &mut self.levels.f[0]);
+                T::defect(
+                    ex,
+                    &fine,
+                    self.h,
+                    p_in,
+                    u0,
+                    &self.b,
+                    p_out,
+                    f0,
+                    &mut self.acc,
+                    zs,
+                    self.r_scale,
+                )
+            }
+            Method::Pcg => {
+                let (Some(rho), Some(d), Some(q)) = (&mut self.rho, &mut self.d, &mut self.q)
+                else {
+                    return Err(Error::input("PCG", "the solver was not set up for PCG"));
+                };
+                cg_shift(ex, &mut self.s)?;
+                visit(
+                    &mut DevOps {
+                        ex,
+                        lv: &mut self.levels,
+                    },
+                    &self.opts,
+                    0,
+                    true,
+                )?;
+                let z = self.levels.fine_u();
+                T::cg_dot(ex, rho, z, &mut self.s, zs)?;
+                let (a, bb) = d.split_at_mut(1);
+                let (d_in, d_out) = if k.is_multiple_of(2) {
+                    (&a[0], &mut bb[0])
+                } else {
+                    (&bb[0], &mut a[0])
+                };
+                T::cg_dir(ex, &fine, self.h, z, d_in, d_out, q, &mut self.s, zs)?;
+                T::cg_update(
+                    ex,
+                    &mut self.p[0],
+                    rho,
+                    &mut self.levels.f[0],
+                    d_out,
+                    q,
+                    &mut self.s,
+                    self.r_scale,
+                )
+            }
+        }
+    }
+
+    /// The outer start: the residual of `p0` (multigrid: a defect step with
+    /// no correction, which also copies `p0` into the other buffer).
+    fn start(&mut self) -> Result<f64> {
+        let fine = self.levels.level(0);
+        let mut ex = Exec::Dev(self.dev);
+        clear(&mut ex, &mut self.acc)?;
+        match self.opts.method {
+            Method::Multigrid => {
+                let (a, b) = self.p.split_at_mut(1);
+                let e = &self.levels.u[0][0];
+                T::defect(
+                    &mut ex,
+                    &fine,
+                    self.h,
+                    &a[0],
+                    e,
+                    &self.b,
+                    &mut b[0],
+                    &mut self.levels.f[0],
+                    &mut self.acc,
+                    0.0,
+                    self.r_scale,
+                )?;
+                self.pc = 1;
+            }
+            Method::Pcg => {
+                let rho = self
+                    .rho
+                    .as_mut()
+                    .ok_or_else(|| Error::input("PCG", "no residual buffer"))?;
+                T::residual(
+                    &mut ex,
+                    &fine,
+                    self.h,
+                    &self.p[0],
+                    &self.b,
+                    rho,
+                    &mut self.levels.f[0],
+                    &mut self.acc,
+                    self.r_scale,
+                )?;
+                self.pc = 0;
+            }
+        }
+        one(&self.dev.download(&self.acc)?, "residual")
+    }
+
+    fn graph_for(&mut self, k: usize) -> Result<usize> {
+        // Multigrid: the parity of p, and FMG's first cycle; PCG: the parity of d.
+        let key = if self.opts.cycle == super::levels::Cycle::Fmg && k == 0 {
+            2
+        } else {
+            k % 2
+        };
+        if let Some(i) = self.graphs.iter().position(|(g, _)| *g == key) {
+            return Ok(i);
+        }
+        let gpu = self
+            .dev
+            .as_gpu()
+            .ok_or_else(|| Error::input("CUDA graph", "graphs need a GPU"))?;
+        let dev = self.dev;
+        let graph = Graph::capture(gpu, |cap| {
+            let mut ex = Exec::Cap(dev, cap);
+            self.record(&mut ex, k)
+        })?;
+        self.graphs.push((key, graph));
+        Ok(self.graphs.len() - 1)
+    }
+
+    /// Runs iteration `k` and returns the residual's `||.||^2` it measured.
+    fn step(&mut self, k: usize) -> Result<f64> {
+        let use_graph = self.opts.graph && self.dev.as_gpu().is_some();
+        if use_graph {
+            let i = self.graph_for(k)?;
+            self.graphs[i].1.replay()?;
+            self.graphs[i].1.synchronize()?;
+        } else {
+            let dev = self.dev;
+            self.record(&mut Exec::Dev(dev), k)?;
+        }
+        match self.opts.method {
+            Method::Multigrid => {
+                self.pc = (1 + k + 1) % 2;
+                one(&self.dev.download(&self.acc)?, "residual")
+            }
+            Method::Pcg => Ok(self.dev.download(&self.s)?[slot::RHO2]),
+        }
+    }
+
+    /// Captures the graphs a solve of up to `cycles` iterations uses (GPU
+    /// with graphs on; otherwise nothing), so a timed solve replays only.
+    pub fn prepare(&mut self) -> Result<()> {
+        if self.opts.graph && self.dev.as_gpu().is_some() {
+            for k in 0..3 {
+                self.graph_for(k)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Changes the tolerance of the next solves (the graphs do not depend on it).
+    pub fn set_tolerance(&mut self, tol: f64) -> Result<()> {
+        MgOptions { tol, ..self.opts }.validate()?;
+        self.opts.tol = tol;
+        Ok(())
+    }
+
+    /// Loads the kernels and captures the graphs (one untimed cycle), so a
+    /// timed solve measures the cycles only.
+    pub fn warm_up(&mut self, p0: &[f64]) -> Result<()> {
+        self.prepare()?;
+        let keep = self.opts.max_cycles;
+        self.opts.max_cycles = 1;
+        let r = self.solve(p0);
+        self.opts.max_cycles = keep;
+        r.map(|_| ())
+    }
+
+    /// Solves from `p0` (the buffers are reset first, so a solver can run
+    /// several times) to the tolerance or `max_cycles`.
+    pub fn solve(&mut self, p0: &[f64]) -> Result<MgReport> {
+        self.dev.write(&mut self.p[0], p0)?;
+        if let Some(d) = &mut self.d {
+            self.dev.write(&mut d[0], &vec![0.0; p0.len()])?;
+        }
+        let zero = vec![0.0; slot::COUNT];
+        self.dev.write(&mut self.s, &zero)?;
+        self.dev.synchronize()?;
+        let t0 = Instant::now();
+        let r0 = self.start()?;
+        let mut history = vec![(t0.elapsed().as_secs_f64() * 1e3, self.rel(r0))];
+        let mut res = r0;
+        let mut k = 0;
+        while self.rel(res) >= self.opts.tol && k < self.opts.max_cycles {
+            res = self.step(k)?;
+            k += 1;
+            if !res.is_finite() {
+                return Err(Error::input(
+                    "poisson problem",
+                    format!(
+                        "the residual became {} after {k} cycles: b or p0 are too large for the \
+                         arithmetic, or the grid's aspect ratio is beyond what the point smoother \
+                         handles; scale the problem or use --method pcg",
+                        res.sqrt()
+                    ),
+                ));
+            }
+            history.push((t0.elapsed().as_secs_f64() * 1e3, self.rel(res)));
+        }
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        Ok(MgReport::new(
+            k,
+            res,
+            self.rel(res),
+            self.rel(res) < self.opts.tol,
+            ms,
+            history,
+        ))
+    }
+
+    /// The current field (f64).
+    pub fn field(&self) -> Result<Vec<f64>> {
+        self.dev.download(&self.p[self.pc])
+    }
+
+    /// `||b - lap_h p||^2` of the current field, computed afresh (PCG's
+    /// recursive residual drifts; this is the true one).
+    pub fn true_residual_sq(&mut self) -> Result<f64> {
+        let fine = self.levels.level(0);
+        let mut ex = Exec::Dev(self.dev);
+        clear(&mut ex, &mut self.acc)?;
+        let mut rho = self.dev.alloc_filled(fine.cells(), f64::NAN)?;
+        let mut scratch = self.dev.alloc_filled(fine.cells(), T::from_f64(f64::NAN))?;
+        T::residual(
+            &mut ex,
+            &fine,
+            self.h,
+            &self.p[self.pc],
+            &self.b,
+            &mut rho,
+            &mut scratch,
+            &mut self.acc,
+            1.0,
+        )?;
+        one(&self.dev.download(&self.acc)?, "residual")
+    }
+
+    /// GPU time of one cycle (device events around graph replays of the
+    /// steady-state cycle); `None` without a GPU or graphs. Changes the
+    /// field: call after reading it.
+    pub fn cycle_timing(&mut self, reps: usize) -> Result<Option<Timing>> {
+        if !(self.opts.graph && self.dev.as_gpu().is_some()) {
+            return Ok(None);
+        }
+        let i = self.graph_for(1)?;
+        self.graphs[i].1.time(2, reps).map(Some)
+    }
+
+    /// The hierarchy.
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.levels.hier
+    }
+}

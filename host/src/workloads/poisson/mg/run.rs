@@ -1,0 +1,217 @@
+//! `ptxlab poisson --method multigrid|pcg`: solves the problem of the
+//! Poisson CLI (`--b/--p0/--h/--out`, or the manufactured one) to
+//! `--tol`, on a GPU, the simulator or the CPU, and prints every cycle.
+
+use super::super::args::Args;
+use super::super::input::cli_problem;
+use super::super::types::DEFAULT_DEPTH;
+use super::check::widen;
+use super::device::MgDevice;
+use super::launch::MgElement;
+use super::levels::{Hierarchy, MgOptions};
+use super::report::MgReport;
+use crate::Backend;
+use crate::error::{Error, Result};
+use crate::report::fmt_ms;
+use std::time::Instant;
+
+/// Most cells of a multigrid run on the simulator.
+pub const SIM_MAX_CELLS: usize = 1 << 16;
+/// Most cells x cycles of a multigrid run on the simulator.
+pub const SIM_MAX_WORK: usize = 1 << 22;
+
+/// The options `args` ask for (method, cycle, sweeps, smoother, tolerance,
+/// cycles), checked; Jacobi-only options are refused.
+pub fn options(args: &Args) -> Result<MgOptions> {
+    let a = &args.mg;
+    let method = a.method.parse().map_err(|_| {
+        Error::input(
+            "--method",
+            format!("`{}`; allowed: jacobi, multigrid, pcg", a.method),
+        )
+    })?;
+    for (flag, given) in [
+        ("--variant", args.variant != "all"),
+        ("--depth", args.depth != DEFAULT_DEPTH),
+        ("--check-every", args.check_every != 100),
+        ("--gpus/--no-overlap", args.gpus.requested()),
+    ] {
+        if given {
+            return Err(Error::input(
+                flag,
+                format!(
+                    "applies to --method jacobi (the sweep ladder), not to --method {}",
+                    a.method
+                ),
+            ));
+        }
+    }
+    if let Some(i) = args.iters {
+        crate::cli::check_iters("--iters", i, 1)?;
+    }
+    let opts = MgOptions {
+        method,
+        cycle: a.cycle.parse()?,
+        pre: a.pre,
+        post: a.post,
+        smoother: a.smoother.parse()?,
+        tol: args.tol.unwrap_or(1e-8),
+        max_cycles: args.iters.unwrap_or(50),
+        graph: !a.no_graph,
+        coarse_block: !a.no_coarse_block,
+    };
+    opts.validate()?;
+    Ok(opts)
+}
+
+/// `ptxlab poisson --method multigrid|pcg`.
+pub fn cli(args: &Args) -> Result<()> {
+    let opts = options(args)?;
+    let backend: Backend = args.backend.parse()?;
+    match args.precision.as_str() {
+        "f32" => typed::<f32>(args, backend, &opts),
+        "f64" => typed::<f64>(args, backend, &opts),
+        p => Err(Error::input(
+            "--precision",
+            format!("`{p}`; allowed: f32, f64"),
+        )),
+    }
+}
+
+fn print_report(who: &str, r: &MgReport, tol: f64) {
+    for (k, w) in r.history.windows(2).enumerate() {
+        println!(
+            "  cycle {:>3}: ||r||/||b|| = {:.3e} (x{:.3}), {} ms",
+            k + 1,
+            w[1].1,
+            w[1].1 / w[0].1,
+            fmt_ms(w[1].0)
+        );
+    }
+    println!(
+        "{who}: {} cycles, ||r||/||b|| = {:.3e} (||r|| = {:.3e}), {} ms{}{}, {}",
+        r.cycles,
+        r.rel_residual,
+        r.residual_sq.sqrt(),
+        fmt_ms(r.ms),
+        r.ms_per_cycle()
+            .map(|m| format!(" ({} ms/cycle)", fmt_ms(m)))
+            .unwrap_or_default(),
+        r.factor()
+            .map(|f| format!(", residual reduced {f:.3}x per cycle"))
+            .unwrap_or_default(),
+        if r.converged {
+            "converged".to_string()
+        } else {
+            format!("NOT converged to {tol:e}")
+        }
+    );
+}
+
+fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Result<()> {
+    let dev = crate::cli::open_device(backend)?;
+    let (prob, exact) = cli_problem::<T>(args)?;
+    let grid = prob.grid;
+    if backend == Backend::Sim {
+        crate::cli::check_sim_limit(
+            "grid (--size/--nx/--ny)",
+            grid.cells(),
+            SIM_MAX_CELLS,
+            &format!("cells ({})", grid.label()),
+        )?;
+        let work = grid.cells().saturating_mul(opts.max_cycles);
+        if work > SIM_MAX_WORK {
+            return Err(Error::input(
+                "--iters",
+                format!(
+                    "{} cells x {} cycles = {work} on the simulator; at most {SIM_MAX_WORK}: give \
+                     fewer --iters or a smaller grid",
+                    grid.cells(),
+                    opts.max_cycles
+                ),
+            ));
+        }
+    }
+    let hier = Hierarchy::new(grid, prob.h)?;
+    println!(
+        "poisson {} {} h={:e}: {}, {} smoother, until ||r||/||b|| < {:e} (at most {} cycles); \
+         {} levels ({}){}",
+        grid.label(),
+        T::NAME,
+        prob.h,
+        opts.label(),
+        opts.smoother.name(),
+        opts.tol,
+        opts.max_cycles,
+        hier.depth(),
+        hier.describe(),
+        if T::NAME == "f32" {
+            "; cycles in f32, field and residual in f64 (mixed precision)"
+        } else {
+            ""
+        }
+    );
+    let (b, p0, b_sq) = widen(&prob);
+    let field = match &dev {
+        None => {
+            let (p, r) = super::cpu::solve::<T>(&hier, opts, &b, &p0, b_sq)?;
+            print_report(
+                &format!("CPU rayon ({} threads)", rayon::current_num_threads()),
+                &r,
+                opts.tol,
+            );
+            p
+        }
+        Some(dev) => {
+            let t = Instant::now();
+            let mut s = MgDevice::<T>::new(dev, &hier, opts, &b, &p0, b_sq)?;
+            s.warm_up(&p0)?;
+            let setup = t.elapsed().as_secs_f64() * 1e3;
+            let r = s.solve(&p0)?;
+            print_report(&format!("{} on {}", opts.label(), dev.name()), &r, opts.tol);
+            let p = s.field()?;
+            let true_rel = (s.true_residual_sq()? / b_sq.max(f64::MIN_POSITIVE)).sqrt();
+            println!(
+                "  set-up (buffers, kernel load{}, one untimed cycle): {} ms; true ||b - lap p||/||b|| = {true_rel:.3e}",
+                if opts.graph && dev.as_gpu().is_some() {
+                    ", graph capture"
+                } else {
+                    ""
+                },
+                fmt_ms(setup)
+            );
+            if let Some(t) = s.cycle_timing(20)? {
+                println!(
+                    "  one cycle, graph replay timed with device events: {} ms (min {}, max {})",
+                    fmt_ms(t.median_ms),
+                    fmt_ms(t.min_ms),
+                    fmt_ms(t.max_ms)
+                );
+            }
+            p
+        }
+    };
+    if let Some(e) = &exact {
+        let err = field
+            .iter()
+            .zip(e)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        println!(
+            "  max |p - p*| = {err:.3e} (discretisation error of the manufactured problem is about {:.3e})",
+            0.822 * prob.h * prob.h
+        );
+    }
+    if let Some(out) = &args.out {
+        let v: Vec<T> = field.iter().map(|&x| T::from_f64(x)).collect();
+        crate::npy::write_2d(out, grid.ny, grid.nx, &v)?;
+        println!(
+            "wrote {} ({}x{} {}, shape (ny, nx))",
+            out.display(),
+            grid.ny,
+            grid.nx,
+            T::NAME
+        );
+    }
+    Ok(())
+}
