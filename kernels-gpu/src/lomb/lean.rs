@@ -7,11 +7,18 @@ pub const LEAN_FREQS: usize = 2;
 /// Threads per block the host launches the lean kernels with (rung 4c).
 pub const LEAN_BLOCK: u32 = 512;
 
-/// One (sample, frequency) pair of the lean kernels: `sincos(w x)` and four
-/// sums (`SS` is `n - CC`).
+/// One (sample, frequency) pair of the lean kernels: `sincos` of the phase
+/// ([`pair_phase`]) and four sums (`SS` is `n - CC`).
 #[inline(always)]
-fn pair4<T: Real + Trig>(w: T, xj: T, yj: T, acc: &mut [T; 4], k: &T::Consts) {
-    let (s, c) = (w * xj).sincos_with(k);
+fn pair4<T: Phase, const SPLIT: bool>(
+    w: (T, T),
+    xj: T,
+    xl: T,
+    yj: T,
+    acc: &mut [T; 4],
+    k: &T::Consts,
+) {
+    let (s, c) = pair_phase::<T, SPLIT>(w.0, w.1, xj, xl).sincos_with(k);
     acc[0] = yj.mul_add(c, acc[0]);
     acc[1] = yj.mul_add(s, acc[1]);
     acc[2] = c.mul_add(c, acc[2]);
@@ -20,15 +27,20 @@ fn pair4<T: Real + Trig>(w: T, xj: T, yj: T, acc: &mut [T; 4], k: &T::Consts) {
 
 /// The lean body: `F` consecutive frequencies per thread, grid-stride over
 /// groups of `F`, the samples through [`Samples`], see [`lomb_lean_f32`].
+/// `SPLIT`: the `_long` kernels ([`phase`]).
 #[inline(always)]
-fn lean<T: Pack4, const F: usize>(
+#[allow(clippy::too_many_arguments)]
+fn lean<T: Pack4, const F: usize, const SPLIT: bool>(
     x: DeviceSlice<T>,
+    xl: DeviceSlice<T>,
     y: DeviceSlice<T>,
     freqs: DeviceSlice<T>,
+    freqs_lo: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    let samples = Samples::new(x, y);
+    let samples = Samples::<T, SPLIT>::new(x, xl, y);
+    let fr = Freqs::<T, SPLIT>::new(freqs, freqs_lo);
     let nf = freq_count(&freqs, &out);
     let nt = T::from_f64(samples.len() as f64);
     let k = T::trig_consts();
@@ -36,22 +48,22 @@ fn lean<T: Pack4, const F: usize>(
         let i0 = g * F;
         // The last group may be partial: its missing frequencies repeat the
         // last one (computed, not stored), so the loop stays branch-free.
-        let mut w = [T::ZERO; F];
+        let mut w = [(T::ZERO, T::ZERO); F];
         unroll16!(f, {
             if f < F {
                 let i = if i0 + f < nf { i0 + f } else { nf - 1 };
                 // SAFETY: `i < nf <= freqs.len()`.
-                w[f] = unsafe { freqs.get_unchecked(i) };
+                w[f] = unsafe { fr.get(i) };
             }
         });
         let mut acc = [[T::ZERO; 4]; F];
         // One chunk of four samples per loop iteration: unrolling further
         // (by hand: two chunks) takes 40 registers, 12 blocks per SM instead
         // of 16, and measured 2% slower.
-        samples.for_each(|xj, yj| {
+        samples.for_each(|xj, xl, yj| {
             unroll16!(f, {
                 if f < F {
-                    pair4(w[f], xj, yj, &mut acc[f], &k);
+                    pair4::<T, SPLIT>(w[f], xj, xl, yj, &mut acc[f], &k);
                 }
             });
         });
@@ -99,7 +111,7 @@ pub fn lomb_lean_f32(
     out: DeviceSliceMut<f32>,
     scale: f32,
 ) {
-    lean::<f32, LEAN_FREQS>(x, y, freqs, out, scale);
+    lean::<f32, LEAN_FREQS, false>(x, x, y, freqs, freqs, out, scale);
 }
 
 /// Rung 4c (f64), as `lomb_lean_f32` (the fast-math module leaves f64
@@ -112,5 +124,39 @@ pub fn lomb_lean_f64(
     out: DeviceSliceMut<f64>,
     scale: f64,
 ) {
-    lean::<f64, LEAN_FREQS>(x, y, freqs, out, scale);
+    lean::<f64, LEAN_FREQS, false>(x, x, y, freqs, freqs, out, scale);
+}
+
+/// Rung 4c for long time spans (f32): [`lomb_lean_f32`] with split phases
+/// (the times' and frequencies' low parts in `x_lo` and `freqs_lo`, the
+/// phase reduced modulo 2 pi before the SFU `sin.approx`/`cos.approx`, whose
+/// own reduction loses `|w x| 2^-24` beyond a turn; see [`phase`]). Span:
+/// up to `|w (x - x0)| <=` [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond
+/// [`PLAIN_PHASE_MAX_F32`].
+#[kernel]
+pub fn lomb_lean_long_f32(
+    x: DeviceSlice<f32>,
+    x_lo: DeviceSlice<f32>,
+    y: DeviceSlice<f32>,
+    freqs: DeviceSlice<f32>,
+    freqs_lo: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    scale: f32,
+) {
+    lean::<f32, LEAN_FREQS, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
+}
+
+/// Rung 4c for long spans (f64): [`lomb_lean_f64`] with the phase reduced
+/// modulo 2 pi first ([`lomb_direct_long_f64`]).
+#[kernel]
+pub fn lomb_lean_long_f64(
+    x: DeviceSlice<f64>,
+    x_lo: DeviceSlice<f64>,
+    y: DeviceSlice<f64>,
+    freqs: DeviceSlice<f64>,
+    freqs_lo: DeviceSlice<f64>,
+    out: DeviceSliceMut<f64>,
+    scale: f64,
+) {
+    lean::<f64, LEAN_FREQS, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
 }

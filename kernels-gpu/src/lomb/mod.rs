@@ -30,7 +30,7 @@
 //! source rungs are separate kernels below.
 
 use ptxlab_device::mem::{F32x4, F64x2};
-use ptxlab_device::precise::Trig;
+use ptxlab_device::precise::{Ln, Trig};
 use ptxlab_device::prelude::*;
 
 /// Threads per block of the material's launch shape.
@@ -126,21 +126,34 @@ fn freq_count<T: Copy>(freqs: &DeviceSlice<T>, out: &DeviceSliceMut<T>) -> usize
 /// not two loads and a 64-bit compare. On the SFU-bound fast-math rungs the
 /// issue slots this frees are what lets the two `MUFU` per pair run back to
 /// back.
-struct Samples<'a, T: Copy> {
+///
+/// `SPLIT` (the `_long` kernels): the times come in two parts, `x` the high
+/// and `xl` the low one ([`phase`]), loaded alongside; otherwise `xl` is
+/// never read and the low part is 0.
+struct Samples<'a, T: Copy, const SPLIT: bool> {
     x: DeviceSlice<'a, T>,
+    xl: DeviceSlice<'a, T>,
     y: DeviceSlice<'a, T>,
     /// Chunks of four for the 16-byte loads (0 when not aligned).
     n4: u32,
 }
 
-impl<'a, T: Pack4> Samples<'a, T> {
-    /// Traps when `x` and `y` differ in length.
+impl<'a, T: Pack4, const SPLIT: bool> Samples<'a, T, SPLIT> {
+    /// Traps when `x` (and `xl` with `SPLIT`) and `y` differ in length.
     #[inline(always)]
-    fn new(x: DeviceSlice<'a, T>, y: DeviceSlice<'a, T>) -> Self {
+    fn new(x: DeviceSlice<'a, T>, xl: DeviceSlice<'a, T>, y: DeviceSlice<'a, T>) -> Self {
         check_lengths(&x, &y);
-        let aligned = (x.as_ptr() as usize | y.as_ptr() as usize).is_multiple_of(16);
-        let n4 = if aligned { (x.len() / 4) as u32 } else { 0 };
-        Samples { x, y, n4 }
+        let mut addr = x.as_ptr() as usize | y.as_ptr() as usize;
+        if SPLIT {
+            check_lengths(&xl, &y);
+            addr |= xl.as_ptr() as usize;
+        }
+        let n4 = if addr.is_multiple_of(16) {
+            (x.len() / 4) as u32
+        } else {
+            0
+        };
+        Samples { x, xl, y, n4 }
     }
 
     /// Number of samples.
@@ -149,27 +162,79 @@ impl<'a, T: Pack4> Samples<'a, T> {
         self.x.len()
     }
 
-    /// Calls `visit(x_j, y_j)` for every sample, in order.
+    /// Calls `visit(x_j, xl_j, y_j)` for every sample, in order (`xl_j = 0`
+    /// unless `SPLIT`).
     #[inline(always)]
-    fn for_each(&self, mut visit: impl FnMut(T, T)) {
+    fn for_each(&self, mut visit: impl FnMut(T, T, T)) {
         let mut q = 0u32;
         while q < self.n4 {
-            // SAFETY: `4q + 4 <= 4 n4 <= x.len() = y.len()` (`new`), and
-            // both start on a 16-byte boundary when `n4 > 0`.
+            // SAFETY: `4q + 4 <= 4 n4 <= x.len() = y.len()` (= `xl.len()`
+            // with `SPLIT`, `new`), and they start on a 16-byte boundary when
+            // `n4 > 0`.
             let (xv, yv) =
                 unsafe { (T::load4(&self.x, q as usize), T::load4(&self.y, q as usize)) };
-            visit(xv[0], yv[0]);
-            visit(xv[1], yv[1]);
-            visit(xv[2], yv[2]);
-            visit(xv[3], yv[3]);
+            let lv = if SPLIT {
+                // SAFETY: as above.
+                unsafe { T::load4(&self.xl, q as usize) }
+            } else {
+                [T::ZERO; 4]
+            };
+            visit(xv[0], lv[0], yv[0]);
+            visit(xv[1], lv[1], yv[1]);
+            visit(xv[2], lv[2], yv[2]);
+            visit(xv[3], lv[3], yv[3]);
             q += 1;
         }
         let mut j = 4 * self.n4 as usize;
         while j < self.x.len() {
-            // SAFETY: `j < x.len() = y.len()` (`new`).
+            // SAFETY: `j < x.len() = y.len()` (= `xl.len()` with `SPLIT`, `new`).
             let (xj, yj) = unsafe { (self.x.get_unchecked(j), self.y.get_unchecked(j)) };
-            visit(xj, yj);
+            let lj = if SPLIT {
+                // SAFETY: as above.
+                unsafe { self.xl.get_unchecked(j) }
+            } else {
+                T::ZERO
+            };
+            visit(xj, lj, yj);
             j += 1;
+        }
+    }
+}
+
+/// The frequencies of the direct-family kernels: `freqs[i]`, and with
+/// `SPLIT` the low part `freqs_lo[i]` (never read otherwise).
+#[derive(Clone, Copy)]
+struct Freqs<'a, T: Copy, const SPLIT: bool> {
+    hi: DeviceSlice<'a, T>,
+    lo: DeviceSlice<'a, T>,
+}
+
+impl<'a, T: Real, const SPLIT: bool> Freqs<'a, T, SPLIT> {
+    /// Traps when `SPLIT` and the two parts differ in length.
+    #[inline(always)]
+    fn new(hi: DeviceSlice<'a, T>, lo: DeviceSlice<'a, T>) -> Self {
+        if SPLIT && hi.len() != lo.len() {
+            ptxlab_device::trap("lomb: freqs and freqs_lo lengths differ");
+        }
+        Freqs { hi, lo }
+    }
+
+    /// `(hi, lo)` of frequency `i`.
+    ///
+    /// # Safety
+    /// `i < hi.len()`.
+    #[inline(always)]
+    unsafe fn get(&self, i: usize) -> (T, T) {
+        // SAFETY: the caller's contract; `lo.len() = hi.len()` with `SPLIT`.
+        unsafe {
+            (
+                self.hi.get_unchecked(i),
+                if SPLIT {
+                    self.lo.get_unchecked(i)
+                } else {
+                    T::ZERO
+                },
+            )
         }
     }
 }
@@ -177,7 +242,7 @@ impl<'a, T: Pack4> Samples<'a, T> {
 /// Four consecutive values with 16-byte loads (one for f32, two for f64)
 /// instead of four scalar loads: `x`, `y` in the direct kernels, the packed
 /// per-sample table of the recurrence kernels.
-pub trait Pack4: Real + Trig {
+pub trait Pack4: Phase + Ln {
     /// `tab[4j..4j+4]`.
     ///
     /// # Safety
@@ -206,6 +271,40 @@ impl Pack4 for f64 {
             )
         };
         [a[0], a[1], b[0], b[1]]
+    }
+}
+
+/// Values per sample of the recurrence tables (rungs 9-11): `(x, y, p, q)`
+/// in the plain kernels; `(alpha_hi, alpha_lo, beta_hi, beta_lo, y, p, q,
+/// 0)` in the `_long` ones, `alpha = start (x - x0)` and `beta = step (x -
+/// x0)` reduced modulo 2 pi and split by the host ([`Phase::anchor`]).
+pub const fn rec_stride(split: bool) -> usize {
+    if split { 8 } else { 4 }
+}
+
+/// Sample `j` of a recurrence table: the phase of its anchor at frequency
+/// index `k0` of the grid (`w0 x_j` in the plain kernels, `w0 = start + k0
+/// step`; [`Phase::anchor`] with `SPLIT`), and `(y_j, p_j, q_j)`.
+///
+/// # Safety
+/// `j < tab.len() / rec_stride(SPLIT)`, and `tab` starts on a 16-byte
+/// boundary (device allocations do).
+#[inline(always)]
+unsafe fn rec_entry<T: Pack4, const SPLIT: bool>(
+    tab: &DeviceSlice<T>,
+    j: usize,
+    w0: T,
+    k0: T,
+) -> (T, [T; 3]) {
+    if SPLIT {
+        // SAFETY: the caller's contract: entries `2j` and `2j + 1` of four.
+        let ([ah, al, bh, bl], [y, p, q, _]) =
+            unsafe { (T::load4(tab, 2 * j), T::load4(tab, 2 * j + 1)) };
+        (T::anchor(ah, al, bh, bl, k0), [y, p, q])
+    } else {
+        // SAFETY: the caller's contract.
+        let [x, y, p, q] = unsafe { T::load4(tab, j) };
+        (w0 * x, [y, p, q])
     }
 }
 
@@ -248,14 +347,166 @@ pub fn finish_ls<T: Real>(xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) -> T {
     scale * num / det
 }
 
+// ---- the floating-mean (generalized) model -------------------------------------
+
+/// Normalization of the floating-mean kernels' output ([`normalize`]):
+/// `scale p` (astropy's `standard` with `scale = 1 / YY`, its `psd` with
+/// `scale = 0.5 sum dy^-2`).
+pub const NORM_SCALE: u32 = 0;
+/// `p / (YY - p)` (astropy's `model`).
+pub const NORM_MODEL: u32 = 1;
+/// `-ln(1 - p / YY)` (astropy's `log`).
+pub const NORM_LOG: u32 = 2;
+
+/// The floating-mean (Zechmeister-Kurster, astropy's `fit_mean=True`)
+/// periodogram `p` from the weighted sums of one frequency, with weights `w_j`
+/// normalised to `sum w = w_sum` (1 up to rounding): `yc = sum w y c`, `ys =
+/// sum w y s`, `cc = sum w c^2`, `cs = sum w c s`, `c = sum w c`, `s = sum w
+/// s`, and `y_mean = sum w y` (0 when `y` was centred).
+///
+/// With `fit_mean` the model is `a cos + b sin + m`: every sum is taken
+/// about its weighted mean (`CC~ = CC - C^2 / W`, `CS~ = CS - C S / W`,
+/// `YC~ = YC - Y C / W`, ...), and `p = b~^T M~^-1 b~` with `M~ = [[CC~,
+/// CS~], [CS~, SS~]]`, `b~ = (YC~, YS~)`: astropy computes the same
+/// quadratic form in the basis that `tau` diagonalises (`YCtau^2 / CCtau +
+/// YStau^2 / SStau`); here it is [`finish_ls`]'s adjugate form, one
+/// division and no trigonometry. Without `fit_mean` the raw sums (`SS =
+/// w_sum - CC`). (Where the phases of a frequency all lie near 0 the
+/// variances cancel in f32: the kernels use [`finish_general_d`] there.)
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn finish_general<T: Real>(
+    yc: T,
+    ys: T,
+    cc: T,
+    cs: T,
+    c: T,
+    s: T,
+    w_sum: T,
+    y_mean: T,
+    fit_mean: bool,
+) -> T {
+    let ss = w_sum - cc;
+    if fit_mean {
+        let (cw, sw) = (c / w_sum, s / w_sum);
+        finish_ls(
+            (-y_mean).mul_add(cw, yc),
+            (-y_mean).mul_add(sw, ys),
+            (-c).mul_add(cw, cc),
+            (-s).mul_add(sw, ss),
+            (-c).mul_add(sw, cs),
+            T::ONE,
+        )
+    } else {
+        finish_ls(yc, ys, cc, ss, cs, T::ONE)
+    }
+}
+
+/// Below this `|w| h` (`h` the largest `|x - x0|`) the floating-mean kernels
+/// take their sums in the versine form ([`finish_general_d`]): the phases
+/// of such a frequency all lie within `3` rad of 0, so `cos` is close to 1
+/// for every sample and `CC - C^2` (a variance of about `(w h)^4 / 45`)
+/// would be the difference of two numbers near 1, losing `-log10((w
+/// h)^4 / 45)` digits in f32 (3 at `w h = 0.6`, the first frequency of
+/// astropy's automatic grid). At `w h = 3` the loss is under one digit.
+pub const GEN_LOW_PHASE: f64 = 3.0;
+
+/// `1 - cos r` to relative accuracy: its Taylor series to `r^18 / 18!` for
+/// `|r| < 0.7` (the first term left out is below `2e-19` of the value: f64
+/// accuracy), `1 - c` beyond, where `c = cos r` is at most `cos 0.7` and
+/// the subtraction loses nothing. `r` must be the reduced phase (within
+/// about 5 of 0, [`Phase::split_phase`]), so `c` near 1 means `r` near 0.
+/// The kernels call it only for the few frequencies whose phases all lie
+/// near 0 ([`GEN_LOW_PHASE`]) or once per anchor.
+#[inline(always)]
+pub fn versine<T: Real>(r: T, c: T) -> T {
+    if r.abs() < T::from_f64(0.7) {
+        let z = r * r;
+        // 1/(2k)!, k = 9 down to 2, alternating in sign.
+        const INV: [f64; 8] = [
+            1.0 / 6_402_373_705_728_000.0,
+            -1.0 / 20_922_789_888_000.0,
+            1.0 / 87_178_291_200.0,
+            -1.0 / 479_001_600.0,
+            1.0 / 3_628_800.0,
+            -1.0 / 40_320.0,
+            1.0 / 720.0,
+            -1.0 / 24.0,
+        ];
+        // d = z (1/2 + z h), h = -1/4! + z/6! - ... by Horner.
+        let mut h = T::from_f64(INV[0]);
+        for &a in &INV[1..] {
+            h = z.mul_add(h, T::from_f64(a));
+        }
+        z * z.mul_add(h, T::from_f64(0.5))
+    } else {
+        T::ONE - c
+    }
+}
+
+/// [`finish_general`] from the sums in the versine form, `d = 1 - c`:
+/// `yd = sum w y d`, `ys`, `d = sum w d`, `s = sum w s`, `dd = sum w d^2`,
+/// `ds = sum w d s`. Then `C = W - D`, `CC = W - 2 D + DD`, `CS = S - DS`,
+/// `SS = 2 D - DD` (`d^2 + s^2 = 2 d`) and `YC = Y - YD`, and the
+/// mean-fitted ones without cancellation: `CC~ = DD - D^2 / W`, `CS~ = D S
+/// / W - DS`, `YC~ = Y D / W - YD`. Where every `d` is small these are small
+/// numbers formed from small numbers, so the variances keep f32's relative
+/// accuracy.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn finish_general_d<T: Real>(
+    yd: T,
+    ys: T,
+    d: T,
+    s: T,
+    dd: T,
+    ds: T,
+    w_sum: T,
+    y_mean: T,
+    fit_mean: bool,
+) -> T {
+    let ss = d + d - dd;
+    if fit_mean {
+        let (dw, sw) = (d / w_sum, s / w_sum);
+        finish_ls(
+            y_mean.mul_add(dw, -yd),
+            (-y_mean).mul_add(sw, ys),
+            (-d).mul_add(dw, dd),
+            (-s).mul_add(sw, ss),
+            s.mul_add(dw, -ds),
+            T::ONE,
+        )
+    } else {
+        let cc = (w_sum - (d + d)) + dd;
+        finish_ls(y_mean - yd, ys, cc, ss, s - ds, T::ONE)
+    }
+}
+
+/// Astropy's normalizations of `p` ([`NORM_SCALE`], [`NORM_MODEL`],
+/// [`NORM_LOG`]); `yy = sum w y^2` of the (centred) values.
+#[inline(always)]
+pub fn normalize<T: Real + Ln>(p: T, yy: T, scale: T, mode: u32) -> T {
+    match mode {
+        NORM_MODEL => p / (yy - p),
+        NORM_LOG => -((yy - p) / yy).ln(),
+        _ => scale * p,
+    }
+}
+
+mod batch;
 mod direct;
+mod general;
 mod lean;
+mod phase;
 mod recurrence;
 mod table;
 mod taylor;
 
+pub use batch::*;
 pub use direct::*;
+pub use general::*;
 pub use lean::*;
+pub use phase::*;
 pub use recurrence::*;
 pub use table::*;
 pub use taylor::*;

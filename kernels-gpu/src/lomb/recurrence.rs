@@ -99,24 +99,27 @@ pub(super) fn steps<T: Real, const R: usize, const CHEBY: bool>(
 /// consecutive frequencies `start + (R r + k) step`, `k = 0..R`, runs
 /// `r = t, t + T, ...` (`T` threads in the grid). Per sample: one precise
 /// `sincos` at the run's first frequency (the anchor), then `R` steps.
+/// `SPLIT`: the `_long` kernels, anchors from split phases ([`rec_entry`]).
 #[inline(always)]
-fn recurrence<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool>(
+fn recurrence<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool, const SPLIT: bool>(
     tab: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
     start: T,
     step: T,
     scale: T,
 ) {
-    if !tab.len().is_multiple_of(4) {
-        ptxlab_device::trap("lomb recurrence: the table must hold 4 values per sample");
+    let stride = rec_stride(SPLIT);
+    if !tab.len().is_multiple_of(stride) {
+        ptxlab_device::trap("lomb recurrence: the table must hold 4 (8 long) values per sample");
     }
-    let n = tab.len() / 4;
+    let n = tab.len() / stride;
     let nf = out.len();
     let runs = nf.div_ceil(R);
     let nt = T::from_f64(n as f64);
     for r in thread::grid_stride(runs) {
         let first = r * R;
-        let w0 = start + T::from_f64(first as f64) * step;
+        let k0 = T::from_f64(first as f64);
+        let w0 = start + k0 * step;
         let mut acc = Sums::<T, R>::new();
         // A 32-bit counter: the loop overhead is one add and one compare.
         let n32 = n as u32;
@@ -128,20 +131,20 @@ fn recurrence<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool>(
             // interleaves the anchor's dependent chain with the recurrence's
             // instead of leaving the warp to wait on each in turn. Costs
             // registers: the next entry and anchor live across the steps.
-            let mut e = [T::ZERO; 4];
+            let mut e = (T::ZERO, [T::ZERO; 3]);
             if n32 > 0 {
-                // SAFETY: `0 < n = tab.len() / 4`; device buffers are 16-byte aligned.
-                e = unsafe { T::load4(&tab, 0) };
+                // SAFETY: `0 < n = tab.len() / stride`; device buffers are 16-byte aligned.
+                e = unsafe { rec_entry::<T, SPLIT>(&tab, 0, w0, k0) };
             }
-            let (mut s, mut c) = (w0 * e[0]).sincos();
+            let (mut s, mut c) = e.0.sincos();
             let mut j = 0u32;
             while j < n32 {
-                let [_, yj, p, q] = e;
+                let [yj, p, q] = e.1;
                 let jn = if j + 1 < n32 { j + 1 } else { j };
-                // SAFETY: `jn <= j < n = tab.len() / 4` or `jn = j + 1 < n`;
-                // device buffers are 16-byte aligned.
-                e = unsafe { T::load4(&tab, jn as usize) };
-                let an = w0 * e[0];
+                // SAFETY: `jn <= j < n = tab.len() / stride` or `jn = j + 1 <
+                // n`; device buffers are 16-byte aligned.
+                e = unsafe { rec_entry::<T, SPLIT>(&tab, jn as usize, w0, k0) };
+                let an = e.0;
                 let (sn, cn) = an.sincos_cw();
                 steps::<T, R, CHEBY>(&mut acc, yj, p, q, s, c);
                 (s, c) = if an.abs() <= T::CW_MAX {
@@ -154,10 +157,11 @@ fn recurrence<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool>(
         } else {
             let mut j = 0u32;
             while j < n32 {
-                // SAFETY: `j < n = tab.len() / 4`; device buffers are 16-byte aligned.
-                let [xj, yj, p, q] = unsafe { T::load4(&tab, j as usize) };
+                // SAFETY: `j < n = tab.len() / stride`; device buffers are
+                // 16-byte aligned.
+                let (an, [yj, p, q]) = unsafe { rec_entry::<T, SPLIT>(&tab, j as usize, w0, k0) };
                 // Anchor: exact (precise) sincos at the run's first frequency.
-                let (s, c) = (w0 * xj).sincos();
+                let (s, c) = an.sincos();
                 steps::<T, R, CHEBY>(&mut acc, yj, p, q, s, c);
                 j += 1;
             }
@@ -185,7 +189,7 @@ pub fn lomb_rotate_f32(
     step: f32,
     scale: f32,
 ) {
-    recurrence::<f32, ROT_RUN_F32, false, true>(tab, out, start, step, scale);
+    recurrence::<f32, ROT_RUN_F32, false, true, false>(tab, out, start, step, scale);
 }
 
 /// Below the SFU floor (f64): as `lomb_rotate_f32` with runs of
@@ -198,7 +202,7 @@ pub fn lomb_rotate_f64(
     step: f64,
     scale: f64,
 ) {
-    recurrence::<f64, ROT_RUN_F64, false, false>(tab, out, start, step, scale);
+    recurrence::<f64, ROT_RUN_F64, false, false, false>(tab, out, start, step, scale);
 }
 
 /// Three-term recurrence (f32), the next rung below the SFU floor: 6 FMAs
@@ -227,7 +231,7 @@ pub fn lomb_cheby_f32(
     step: f32,
     scale: f32,
 ) {
-    recurrence::<f32, CHEBY_RUN_F32, true, true>(tab, out, start, step, scale);
+    recurrence::<f32, CHEBY_RUN_F32, true, true, false>(tab, out, start, step, scale);
 }
 
 /// Three-term recurrence (f64): as `lomb_cheby_f32` with runs of
@@ -241,5 +245,69 @@ pub fn lomb_cheby_f64(
     step: f64,
     scale: f64,
 ) {
-    recurrence::<f64, CHEBY_RUN_F64, true, false>(tab, out, start, step, scale);
+    recurrence::<f64, CHEBY_RUN_F64, true, false, false>(tab, out, start, step, scale);
+}
+
+// ---- long spans ------------------------------------------------------------------
+
+/// Rung 9 for long time spans (f32): [`lomb_rotate_f32`] with each anchor's
+/// phase from split parts, `alpha + k0 beta` ([`Phase::anchor`], `k0` the
+/// run's first frequency index), instead of `w0 x` in one f32 product. The
+/// table has 8 values per sample, `(alpha_hi, alpha_lo, beta_hi, beta_lo,
+/// y, 1 - cos(step u), sin(step u), 0)` with `u = x - x0` ([`rec_stride`]);
+/// the steps are unchanged (the host's f64 rotation angle is exact to f32
+/// whatever the span). About ten more FP32 operations and one more 16-byte
+/// load per (sample, run of 16): a few percent. Span: up to `max |w| max
+/// |x - x0| <=` [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond
+/// [`PLAIN_PHASE_MAX_F32`].
+#[kernel(launch_bounds(128, 4))]
+pub fn lomb_rotate_long_f32(
+    tab: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    start: f32,
+    step: f32,
+    scale: f32,
+) {
+    recurrence::<f32, ROT_RUN_F32, false, true, true>(tab, out, start, step, scale);
+}
+
+/// Rung 9 for long spans (f64): [`lomb_rotate_f64`] with anchors reduced
+/// modulo 2 pi ([`lomb_rotate_long_f32`]'s table, low parts zero), so the
+/// precise `sincos` stays off its Payne-Hanek path beyond 2^20 rad.
+#[kernel(launch_bounds(128))]
+pub fn lomb_rotate_long_f64(
+    tab: DeviceSlice<f64>,
+    out: DeviceSliceMut<f64>,
+    start: f64,
+    step: f64,
+    scale: f64,
+) {
+    recurrence::<f64, ROT_RUN_F64, false, false, true>(tab, out, start, step, scale);
+}
+
+/// Rung 10 for long spans (f32): [`lomb_cheby_f32`] with split anchors as
+/// [`lomb_rotate_long_f32`] (table `(alpha_hi, alpha_lo, beta_hi, beta_lo, y,
+/// cos p, sin p, 0)`). Long spans usually spread the step angles over more
+/// than 2 pi / 3, where the host runs [`lomb_rotate_long_f32`] instead.
+#[kernel(launch_bounds(128, 4))]
+pub fn lomb_cheby_long_f32(
+    tab: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    start: f32,
+    step: f32,
+    scale: f32,
+) {
+    recurrence::<f32, CHEBY_RUN_F32, true, true, true>(tab, out, start, step, scale);
+}
+
+/// Rung 10 for long spans (f64), as [`lomb_rotate_long_f64`].
+#[kernel(launch_bounds(128))]
+pub fn lomb_cheby_long_f64(
+    tab: DeviceSlice<f64>,
+    out: DeviceSliceMut<f64>,
+    start: f64,
+    step: f64,
+    scale: f64,
+) {
+    recurrence::<f64, CHEBY_RUN_F64, true, false, true>(tab, out, start, step, scale);
 }

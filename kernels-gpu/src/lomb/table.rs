@@ -25,8 +25,16 @@ pub const fn lomb_tab_shared_bytes<T>() -> usize {
 }
 
 /// The body of the table-anchored kernels (rung 11), see [`lomb_cheby_tab_f32`].
+/// `SPLIT`: the `_long` kernels (the high anchors from split phases, the
+/// table of [`rec_stride`]`(true)` values per sample).
 #[inline(always)]
-fn recurrence_tab<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool>(
+fn recurrence_tab<
+    T: Pack4,
+    const R: usize,
+    const CHEBY: bool,
+    const PIPE: bool,
+    const SPLIT: bool,
+>(
     tab: DeviceSlice<T>,
     lo: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
@@ -35,9 +43,12 @@ fn recurrence_tab<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool>
     scale: T,
 ) {
     const J: usize = TAB_CHUNK;
-    let n = tab.len() / 4;
-    if !tab.len().is_multiple_of(4) || lo.len() != n * 2 * TAB_LO {
-        ptxlab_device::trap("lomb table anchors: the table must hold 4 values per sample, lo 32");
+    let stride = rec_stride(SPLIT);
+    let n = tab.len() / stride;
+    if !tab.len().is_multiple_of(stride) || lo.len() != n * 2 * TAB_LO {
+        ptxlab_device::trap(
+            "lomb table anchors: the table must hold 4 (8 long) values per sample, lo 32",
+        );
     }
     if thread::block_dim_x() != BLOCK {
         ptxlab_device::trap("lomb table anchors: blocks must have 128 threads");
@@ -74,9 +85,16 @@ fn recurrence_tab<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool>
             let mut i = t;
             while i < m * TAB_HI {
                 let (jj, hh) = (i / TAB_HI, i % TAB_HI);
-                let wh =
-                    start + T::from_f64(((g * BLOCK as usize + hh * TAB_LO) * R) as f64) * step;
-                let (s, c) = (wh * tab.get(4 * (j0 + jj))).sincos();
+                let kh = T::from_f64(((g * BLOCK as usize + hh * TAB_LO) * R) as f64);
+                let an = if SPLIT {
+                    let e = 8 * (j0 + jj);
+                    let (ah, al, bh, bl) =
+                        (tab.get(e), tab.get(e + 1), tab.get(e + 2), tab.get(e + 3));
+                    T::anchor(ah, al, bh, bl, kh)
+                } else {
+                    (start + kh * step) * tab.get(4 * (j0 + jj))
+                };
+                let (s, c) = an.sincos();
                 hi_c.set(i, c);
                 hi_s.set(i, s);
                 i += BLOCK as usize;
@@ -84,9 +102,17 @@ fn recurrence_tab<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool>
             sync_threads();
             // Sample `jj` of the chunk: `(y, p, q, sin, cos)` with the anchor.
             let fetch = |jj: usize| -> [T; 5] {
-                // SAFETY: callers pass `jj < m`, so `j0 + jj < n = tab.len() / 4`;
-                // device buffers are 16-byte aligned.
-                let [_, yj, p, q] = unsafe { T::load4(&tab, j0 + jj) };
+                // SAFETY: callers pass `jj < m`, so `j0 + jj < n = tab.len() /
+                // stride`; device buffers are 16-byte aligned.
+                let [yj, p, q] = unsafe {
+                    if SPLIT {
+                        let [yj, p, q, _] = T::load4(&tab, 2 * (j0 + jj) + 1);
+                        [yj, p, q]
+                    } else {
+                        let [_, yj, p, q] = T::load4(&tab, j0 + jj);
+                        [yj, p, q]
+                    }
+                };
                 // SAFETY: `jj < m <= J`, `h < TAB_HI`, `l < TAB_LO`: inside
                 // the views (`J * TAB_HI`, `J * TAB_LO` elements).
                 let (hc, hs, lc, ls) = unsafe {
@@ -175,7 +201,7 @@ pub fn lomb_cheby_tab_f32(
     step: f32,
     scale: f32,
 ) {
-    recurrence_tab::<f32, TAB_RUN_F32, true, false>(tab, lo, out, start, step, scale);
+    recurrence_tab::<f32, TAB_RUN_F32, true, false, false>(tab, lo, out, start, step, scale);
 }
 
 /// Rung 11 (f64): as [`lomb_cheby_tab_f32`] with runs of [`TAB_RUN_F64`].
@@ -191,7 +217,7 @@ pub fn lomb_cheby_tab_f64(
     step: f64,
     scale: f64,
 ) {
-    recurrence_tab::<f64, TAB_RUN_F64, true, false>(tab, lo, out, start, step, scale);
+    recurrence_tab::<f64, TAB_RUN_F64, true, false, false>(tab, lo, out, start, step, scale);
 }
 
 /// Rung 11 with the rotation step (f32), for grids whose step angles span
@@ -206,7 +232,7 @@ pub fn lomb_rotate_tab_f32(
     step: f32,
     scale: f32,
 ) {
-    recurrence_tab::<f32, TAB_RUN_F32, false, false>(tab, lo, out, start, step, scale);
+    recurrence_tab::<f32, TAB_RUN_F32, false, false, false>(tab, lo, out, start, step, scale);
 }
 
 /// Rung 11 with the rotation step (f64), as [`lomb_rotate_tab_f32`].
@@ -219,7 +245,7 @@ pub fn lomb_rotate_tab_f64(
     step: f64,
     scale: f64,
 ) {
-    recurrence_tab::<f64, TAB_RUN_F64, false, false>(tab, lo, out, start, step, scale);
+    recurrence_tab::<f64, TAB_RUN_F64, false, false, false>(tab, lo, out, start, step, scale);
 }
 
 /// Rung 11b (f32): [`lomb_cheby_tab_f32`] with the sample loop software
@@ -237,7 +263,7 @@ pub fn lomb_cheby_tabp_f32(
     step: f32,
     scale: f32,
 ) {
-    recurrence_tab::<f32, TAB_RUN_F32, true, true>(tab, lo, out, start, step, scale);
+    recurrence_tab::<f32, TAB_RUN_F32, true, true, false>(tab, lo, out, start, step, scale);
 }
 
 /// Rung 11b (f64), as [`lomb_cheby_tabp_f32`].
@@ -250,7 +276,7 @@ pub fn lomb_cheby_tabp_f64(
     step: f64,
     scale: f64,
 ) {
-    recurrence_tab::<f64, TAB_RUN_F64, true, true>(tab, lo, out, start, step, scale);
+    recurrence_tab::<f64, TAB_RUN_F64, true, true, false>(tab, lo, out, start, step, scale);
 }
 
 /// Rung 11b with the rotation step (f32): [`lomb_rotate_tab_f32`] pipelined
@@ -264,7 +290,7 @@ pub fn lomb_rotate_tabp_f32(
     step: f32,
     scale: f32,
 ) {
-    recurrence_tab::<f32, TAB_RUN_F32, false, true>(tab, lo, out, start, step, scale);
+    recurrence_tab::<f32, TAB_RUN_F32, false, true, false>(tab, lo, out, start, step, scale);
 }
 
 /// Rung 11b with the rotation step (f64), as [`lomb_rotate_tabp_f32`].
@@ -277,5 +303,121 @@ pub fn lomb_rotate_tabp_f64(
     step: f64,
     scale: f64,
 ) {
-    recurrence_tab::<f64, TAB_RUN_F64, false, true>(tab, lo, out, start, step, scale);
+    recurrence_tab::<f64, TAB_RUN_F64, false, true, false>(tab, lo, out, start, step, scale);
+}
+
+// ---- long spans ------------------------------------------------------------------
+
+/// Rung 11 for long time spans (f32): [`lomb_cheby_tab_f32`] with the
+/// block's high anchors from split phases, `alpha + K beta` at the high
+/// frequency index `K` ([`Phase::anchor`]), and the table of
+/// [`lomb_rotate_long_f32`] (8 values per sample); the low factors come from
+/// the host in f64 as before (exact to f32 for any span). The extra work is
+/// per (sample, 16 threads): below one percent. Span: up to `max |w| max |x -
+/// x0| <=` [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond
+/// [`PLAIN_PHASE_MAX_F32`].
+#[kernel(launch_bounds(128, 4))]
+pub fn lomb_cheby_tab_long_f32(
+    tab: DeviceSlice<f32>,
+    lo: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    start: f32,
+    step: f32,
+    scale: f32,
+) {
+    recurrence_tab::<f32, TAB_RUN_F32, true, false, true>(tab, lo, out, start, step, scale);
+}
+
+/// Rung 11 for long spans (f64), as [`lomb_cheby_tab_long_f32`] (low parts
+/// zero; the reduction keeps the precise `sincos` off its Payne-Hanek path).
+#[kernel(launch_bounds(128))]
+pub fn lomb_cheby_tab_long_f64(
+    tab: DeviceSlice<f64>,
+    lo: DeviceSlice<f64>,
+    out: DeviceSliceMut<f64>,
+    start: f64,
+    step: f64,
+    scale: f64,
+) {
+    recurrence_tab::<f64, TAB_RUN_F64, true, false, true>(tab, lo, out, start, step, scale);
+}
+
+/// Rung 11 with the rotation step for long spans (f32), as
+/// [`lomb_cheby_tab_long_f32`].
+#[kernel(launch_bounds(128, 4))]
+pub fn lomb_rotate_tab_long_f32(
+    tab: DeviceSlice<f32>,
+    lo: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    start: f32,
+    step: f32,
+    scale: f32,
+) {
+    recurrence_tab::<f32, TAB_RUN_F32, false, false, true>(tab, lo, out, start, step, scale);
+}
+
+/// Rung 11 with the rotation step for long spans (f64).
+#[kernel(launch_bounds(128))]
+pub fn lomb_rotate_tab_long_f64(
+    tab: DeviceSlice<f64>,
+    lo: DeviceSlice<f64>,
+    out: DeviceSliceMut<f64>,
+    start: f64,
+    step: f64,
+    scale: f64,
+) {
+    recurrence_tab::<f64, TAB_RUN_F64, false, false, true>(tab, lo, out, start, step, scale);
+}
+
+/// Rung 11b for long spans (f32): [`lomb_cheby_tabp_f32`] with split high
+/// anchors, as [`lomb_cheby_tab_long_f32`].
+#[kernel(launch_bounds(128, 4))]
+pub fn lomb_cheby_tabp_long_f32(
+    tab: DeviceSlice<f32>,
+    lo: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    start: f32,
+    step: f32,
+    scale: f32,
+) {
+    recurrence_tab::<f32, TAB_RUN_F32, true, true, true>(tab, lo, out, start, step, scale);
+}
+
+/// Rung 11b for long spans (f64).
+#[kernel(launch_bounds(128))]
+pub fn lomb_cheby_tabp_long_f64(
+    tab: DeviceSlice<f64>,
+    lo: DeviceSlice<f64>,
+    out: DeviceSliceMut<f64>,
+    start: f64,
+    step: f64,
+    scale: f64,
+) {
+    recurrence_tab::<f64, TAB_RUN_F64, true, true, true>(tab, lo, out, start, step, scale);
+}
+
+/// Rung 11b with the rotation step for long spans (f32).
+#[kernel(launch_bounds(128, 4))]
+pub fn lomb_rotate_tabp_long_f32(
+    tab: DeviceSlice<f32>,
+    lo: DeviceSlice<f32>,
+    out: DeviceSliceMut<f32>,
+    start: f32,
+    step: f32,
+    scale: f32,
+) {
+    recurrence_tab::<f32, TAB_RUN_F32, false, true, true>(tab, lo, out, start, step, scale);
+}
+
+/// Rung 11b with the rotation step for long spans (f64).
+#[kernel(launch_bounds(128))]
+pub fn lomb_rotate_tabp_long_f64(
+    tab: DeviceSlice<f64>,
+    lo: DeviceSlice<f64>,
+    out: DeviceSliceMut<f64>,
+    start: f64,
+    step: f64,
+    scale: f64,
+) {
+    recurrence_tab::<f64, TAB_RUN_F64, false, true, true>(tab, lo, out, start, step, scale);
 }
