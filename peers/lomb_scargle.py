@@ -1,11 +1,19 @@
 """Lomb-Scargle peers at the material's size (114 samples x 2^20 frequencies):
 
 * SciPy f64 on one CPU core, timed on a subset of the frequencies and scaled;
+* astropy (`LombScargle(...).power`, method 'cython', SciPy's definition and
+  astropy's defaults, scaled from a subset; method 'fast' on the full grid)
+  and nifty-ls (finufft on every core; SciPy's definition), where installed;
 * CuPy RawKernel ladder with the material's launch shape (SM count x 20 blocks
   of 128 threads, grid-stride): baseline (first pass includes the JIT),
   fast math (options=('--use_fast_math',)), maxrregcount 32, launch bounds 128;
   f32 and f64, registers from the kernel's attributes;
 * Numba f64 and f32 fastmath, same shape.
+
+And batches (10^4 curves x 300 samples over 1000 days x 10^4 frequencies
+`linspace(0.01, 10)`, astropy's defaults with dy; `lomb_batch.py`): astropy
+looped, nifty-ls batched (shared times, its batched mode) and CuPy fast math
+looped (one launch per curve).
 
 Inputs: tests/fixtures/lomb/material_{x,y}.npy (the material's samples, made by
 make_fixture.py with NumPy's seed 1234), so every peer and the Rust side use
@@ -265,6 +273,65 @@ def _torch(x, y, ref, quick):
     return rows
 
 
+def _host_timing(fn, reps):
+    samples = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t) * 1e3)
+    samples.sort()
+    return {"median_ms": samples[len(samples) // 2], "min_ms": samples[0], "max_ms": samples[-1],
+            "reps": len(samples)}
+
+
+def _astropy(x, y, ref, quick):
+    ts, why = try_import("astropy.timeseries")
+    if ts is None:
+        return [{"workload": W, "variant": "astropy", "backend": "astropy", "skipped": why}]
+    import numpy as np
+    rows = []
+    size = f"{x.size} samples x 2^20 freqs"
+    sub = 2048 if quick else 16384
+    w = np.linspace(F0, F1, NF)
+    ws = np.linspace(F0, F1, sub)
+    for label, kw in (("SciPy's definition (psd, no mean)", dict(fit_mean=False, center_data=False,
+                                                                 normalization="psd")),
+                      ("astropy's defaults (floating mean)", {})):
+        ls = ts.LombScargle(x, y, **kw)
+        t = time.perf_counter()
+        ls.power(ws / (2 * np.pi), method="cython")
+        ms = (time.perf_counter() - t) * 1e3 * NF / sub
+        rows.append({"workload": W, "variant": f"astropy cython, {label}, 1 core (scaled from {sub} freqs)",
+                     "backend": "astropy", "size": size, "precision": "f64", "median_ms": ms, "min_ms": ms,
+                     "max_ms": ms, "reps": 1})
+    ls = ts.LombScargle(x, y, fit_mean=False, center_data=False, normalization="psd")
+    p = ls.power(w / (2 * np.pi), method="fast")
+    timing = _host_timing(lambda: ls.power(w / (2 * np.pi), method="fast"), 1 if quick else 3)
+    rows.append({"workload": W, "variant": "astropy fast (Press-Rybicki, approximate), SciPy's definition",
+                 "backend": "astropy", "size": size, "precision": "f64", "rel_err": _err(p, ref), **timing})
+    return rows
+
+
+def _nifty(x, y, ref, quick):
+    nifty, why = try_import("nifty_ls")
+    if nifty is None:
+        return [{"workload": W, "variant": "nifty-ls", "backend": "nifty-ls", "skipped": why}]
+    import numpy as np
+    rows = []
+    df = (F1 - F0) / (NF - 1) / (2 * np.pi)
+
+    def call():
+        return nifty.lombscargle(x, y, fmin=F0 / (2 * np.pi), fmax=F1 / (2 * np.pi), Nf=NF, fit_mean=False,
+                                 center_data=False, normalization="psd", backend="finufft").power
+
+    p = call()
+    timing = _host_timing(call, 2 if quick else 5)
+    rows.append({"workload": W, "variant": f"nifty-ls {nifty.__version__} (finufft), {os.cpu_count()} cores",
+                 "backend": "nifty-ls", "size": f"{x.size} samples x 2^20 freqs", "precision": "f64",
+                 "rel_err": _err(p, ref), **timing})
+    return rows
+
+
 def run(quick: bool) -> list[dict]:
     np_mod, why = try_import("numpy")
     if np_mod is None:
@@ -272,7 +339,8 @@ def run(quick: bool) -> list[dict]:
     x, y, f = _inputs()
     rows = _scipy(x, y, quick)
     ref = _reference(x, y, f)
-    for fn in (_cupy, _torch, _numba):
+    from lomb_batch import run_batch
+    for fn in (_astropy, _nifty, _cupy, _torch, _numba, run_batch):
         try:
             rows.extend(fn(x, y, ref, quick))
         except Exception as e:  # one failing peer must not hide the others

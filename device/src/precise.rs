@@ -743,3 +743,120 @@ impl Trig for f32 {
         }
     }
 }
+
+// ---- natural logarithm ----------------------------------------------------
+
+const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-01;
+const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const LG1: f64 = 6.666_666_666_666_735_130e-01;
+const LG2: f64 = 3.999_999_999_940_941_908e-01;
+const LG3: f64 = 2.857_142_874_366_239_149e-01;
+const LG4: f64 = 2.222_219_843_214_978_396e-01;
+const LG5: f64 = 1.818_357_216_161_805_012e-01;
+const LG6: f64 = 1.531_383_769_920_937_332e-01;
+const LG7: f64 = 1.479_819_860_511_658_591e-01;
+
+/// `ln x` in f64 (fdlibm's `e_log.c`): `x = 2^k m` with `m` in
+/// `[sqrt(2)/2, sqrt(2))`, `f = m - 1`, `s = f / (2 + f)`, and `ln m = 2
+/// atanh(s)` as `f - s (f - R(s^2))` with fdlibm's degree-14 minimax `R`;
+/// `k ln 2` in two parts. `NaN` for `x < 0` or NaN, `-inf` at 0, `inf` at
+/// `inf`. Within 1 ulp (`tests/lomb.rs` checks 2 against `std`).
+#[inline(always)]
+pub fn ln_f64(x: f64) -> f64 {
+    if x.is_nan() || x < 0.0 {
+        return f64::NAN;
+    }
+    if x == 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if x == f64::INFINITY {
+        return x;
+    }
+    let (mut bits, mut k) = (x.to_bits(), 0i32);
+    if bits < 0x0010_0000_0000_0000 {
+        // Subnormal: scale by 2^54 into the normal range.
+        bits = (x * 18_014_398_509_481_984.0).to_bits();
+        k = -54;
+    }
+    let hx = (bits >> 32) as u32;
+    k += (hx >> 20) as i32 - 1023;
+    let hm = hx & 0x000f_ffff;
+    // `i` is the exponent bit when the mantissa is above sqrt(2): then `m`
+    // is halved (exponent 0x3fe) and `k` counts it.
+    let i = (hm + 0x95f64) & 0x0010_0000;
+    let m = f64::from_bits((((hm | (i ^ 0x3ff0_0000)) as u64) << 32) | (bits & 0xffff_ffff));
+    k += (i >> 20) as i32;
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let w = z * z;
+    let t1 = w * fma64(w, fma64(w, LG6, LG4), LG2);
+    let t2 = z * fma64(w, fma64(w, fma64(w, LG7, LG5), LG3), LG1);
+    let r = t2 + t1;
+    let hfsq = 0.5 * f * f;
+    let dk = k as f64;
+    dk * LN2_HI - ((hfsq - fma64(s, hfsq + r, dk * LN2_LO)) - f)
+}
+
+const LN2_HI_F32: f32 = f32::from_bits(0x3f31_7180);
+const LN2_LO_F32: f32 = f32::from_bits(0x3717_f7d1);
+const LG1_F32: f32 = 11_184_810.0 / 16_777_216.0; // 0xaaaaaa.0p-24
+const LG2_F32: f32 = 13_421_075.0 / 33_554_432.0; // 0xccce13.0p-25
+const LG3_F32: f32 = 9_562_606.0 / 33_554_432.0; // 0x91e9ee.0p-25
+const LG4_F32: f32 = 16_293_414.0 / 67_108_864.0; // 0xf89e26.0p-26
+
+/// `ln x` in f32 (FreeBSD's `e_logf.c`, the same scheme as [`ln_f64`] with a
+/// degree-8 `R`). Within 1 ulp (`tests/lomb.rs` checks 2 against `std`).
+#[inline(always)]
+pub fn ln_f32(x: f32) -> f32 {
+    if x.is_nan() || x < 0.0 {
+        return f32::NAN;
+    }
+    if x == 0.0 {
+        return f32::NEG_INFINITY;
+    }
+    if x == f32::INFINITY {
+        return x;
+    }
+    let (mut ix, mut k) = (x.to_bits(), 0i32);
+    if ix < 0x0080_0000 {
+        // Subnormal: scale by 2^25.
+        ix = (x * 33_554_432.0).to_bits();
+        k = -25;
+    }
+    k += (ix >> 23) as i32 - 127;
+    let im = ix & 0x007f_ffff;
+    let i = (im + (0x95f64 << 3)) & 0x0080_0000;
+    let m = f32::from_bits(im | (i ^ 0x3f80_0000));
+    k += (i >> 23) as i32;
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let w = z * z;
+    let t1 = w * fma32(w, LG4_F32, LG2_F32);
+    let t2 = z * fma32(w, LG3_F32, LG1_F32);
+    let r = t2 + t1;
+    let hfsq = 0.5 * f * f;
+    let dk = k as f32;
+    dk * LN2_HI_F32 - ((hfsq - fma32(s, hfsq + r, dk * LN2_LO_F32)) - f)
+}
+
+/// The natural logarithm for generic kernels (precise in every build).
+pub trait Ln: Real {
+    /// `ln self`.
+    fn ln(self) -> Self;
+}
+
+impl Ln for f64 {
+    #[inline(always)]
+    fn ln(self) -> Self {
+        ln_f64(self)
+    }
+}
+
+impl Ln for f32 {
+    #[inline(always)]
+    fn ln(self) -> Self {
+        ln_f32(self)
+    }
+}

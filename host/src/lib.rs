@@ -19,6 +19,7 @@
 pub mod cli;
 pub mod modules;
 pub mod npy;
+pub mod npz;
 pub mod report;
 pub mod rng;
 pub mod workloads;

@@ -376,3 +376,214 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
         ));
     }
 }
+
+/// A fixture of `tests/fixtures/lomb` (made by `make_astropy_fixture.py`),
+/// embedded in the test binary and written to the temporary folder, so the
+/// test runs where the source tree is not (a device bundle).
+fn lomb_fixture(name: &str) -> String {
+    macro_rules! embedded {
+        ($($f:literal),* $(,)?) => {
+            match name {
+                $($f => &include_bytes!(concat!("../../../tests/fixtures/lomb/", $f))[..],)*
+                other => panic!("no embedded lomb fixture {other}"),
+            }
+        };
+    }
+    let bytes = embedded!(
+        "gen_t.npy",
+        "gen_y.npy",
+        "gen_dy.npy",
+        "long_dy.npy",
+        "gen_pgram_even.npy",
+        "batch_small_pgram.npy",
+        "batch_small.npz",
+        "batch_small_z.npz",
+    );
+    raw(&format!("fixture_{name}"), bytes)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn lomb_scargle_models_batches_and_checks() {
+    let (t, y, dy) = (
+        lomb_fixture("gen_t.npy"),
+        lomb_fixture("gen_y.npy"),
+        lomb_fixture("gen_dy.npy"),
+    );
+    let grid = ["--start", "0.1", "--step", "0.05", "--count", "211"];
+    for be in [CPU, SIM] {
+        let with = |extra: &[&str], needles: &[&str]| {
+            let mut a = vec!["lomb-scargle", "--x", &t, "--y", &y];
+            a.extend_from_slice(&grid);
+            a.extend_from_slice(extra);
+            fails_with(&on(be, &a), needles);
+        };
+        with(
+            &["--check", "most"],
+            &["--check", "`most`", "allowed: none, sample, full"],
+        );
+        with(
+            &["--normalization", "max"],
+            &["--normalization", "allowed: standard, model, log, psd"],
+        );
+        with(
+            &["--precenter", "--fit-mean"],
+            &["SciPy's options", "use --center-data"],
+        );
+        with(
+            &["--phases", "wide"],
+            &["--phases", "allowed: auto, plain, long"],
+        );
+        with(&["--top", "0"], &["--top", "allowed 1..=1000"]);
+        with(
+            &["--periods", "/tmp/p.npy"],
+            &["--periods", "written for a --batch"],
+        );
+        with(
+            &["--dy", &lomb_fixture("long_dy.npy")],
+            &["dy has 300 values and y has 61"],
+        );
+        if be == SIM {
+            with(
+                &["--fit-mean", "--variant", "rotate"],
+                &[
+                    "`rotate` computes SciPy's classic periodogram only",
+                    "taylor",
+                ],
+            );
+        }
+        // Astropy's model with dy on every normalization: within the bounds
+        // of the astropy fixture (rows 16 + n: dy, fit_mean and center_data).
+        for (n, norm) in ["standard", "model", "log", "psd"].iter().enumerate() {
+            let out = tmp(&format!("ls_gen_{be}_{norm}.npy"));
+            let mut a = vec![
+                "lomb-scargle",
+                "--x",
+                &t,
+                "--y",
+                &y,
+                "--dy",
+                &dy,
+                "--normalization",
+                norm,
+                "--out",
+                &out,
+            ];
+            a.extend_from_slice(&grid);
+            if be == SIM {
+                a.extend_from_slice(&["--variant", "all", "--check", "full"]);
+            }
+            let text = succeeds(&on(be, &a));
+            assert!(text.contains("time to the written result"), "{text}");
+            if be == SIM {
+                assert!(text.contains("PASS lomb-scargle f32 taylor"), "{text}");
+                assert!(
+                    text.contains("skipped (SciPy's classic periodogram only)"),
+                    "{text}"
+                );
+            }
+            let got: Vec<f64> = if be == SIM {
+                read_f32_npy(&out, 211).into_iter().map(f64::from).collect()
+            } else {
+                read_f64_npy(&out, 211)
+            };
+            let want = {
+                let p = std::fs::read(lomb_fixture("gen_pgram_even.npy")).unwrap();
+                let (_, cols, v) = ptxlab::npy::parse_2d::<f64>(&p, "fixture").unwrap();
+                v[(16 + n) * cols..(17 + n) * cols].to_vec()
+            };
+            let peak = want.iter().fold(0f64, |m, v| m.max(v.abs()));
+            let tol = if be == SIM { 1e-4 } else { 1e-9 };
+            for i in 0..211 {
+                assert!(
+                    (got[i] - want[i]).abs() <= tol * peak,
+                    "{norm} {i}: {} {}",
+                    got[i],
+                    want[i]
+                );
+            }
+        }
+    }
+    // Batches: an .npz (stored and deflated) against astropy, the best
+    // periods, and the errors.
+    let want: Vec<f64> = {
+        let p = std::fs::read(lomb_fixture("batch_small_pgram.npy")).unwrap();
+        ptxlab::npy::parse_2d::<f64>(&p, "fixture").unwrap().2
+    };
+    let bgrid = ["--start", "0.1", "--step", "0.05", "--count", "200"];
+    for (be, file) in [(CPU, "batch_small.npz"), (SIM, "batch_small_z.npz")] {
+        let (out, per) = (
+            tmp(&format!("ls_b_{be}.npy")),
+            tmp(&format!("ls_p_{be}.npy")),
+        );
+        let npz = lomb_fixture(file);
+        let mut a = vec![
+            "lomb-scargle",
+            "--batch",
+            &npz,
+            "--out",
+            &out,
+            "--periods",
+            &per,
+            "--top",
+            "2",
+        ];
+        a.extend_from_slice(&bgrid);
+        if be == SIM {
+            a.extend_from_slice(&["--check", "full"]);
+        }
+        let text = succeeds(&on(be, &a));
+        assert!(text.contains("3 curves, 71 samples"), "{text}");
+        if be == SIM {
+            assert!(text.contains("PASS lomb-scargle batch f32"), "{text}");
+        }
+        let got: Vec<f64> = if be == SIM {
+            read_f32_npy(&out, 600).into_iter().map(f64::from).collect()
+        } else {
+            read_f64_npy(&out, 600)
+        };
+        for c in 0..3 {
+            let w = &want[c * 200..(c + 1) * 200];
+            let peak = w.iter().fold(0f64, |m, v| m.max(v.abs()));
+            let tol = if be == SIM { 1e-4 } else { 1e-9 };
+            for i in 0..200 {
+                assert!(
+                    (got[c * 200 + i] - w[i]).abs() <= tol * peak,
+                    "curve {c} {i}"
+                );
+            }
+            // The best period is that of the highest value.
+            let imax = (0..200).max_by(|&a, &b| w[a].total_cmp(&w[b])).unwrap();
+            let periods = read_f64_npy(&per, 6);
+            let p = std::f64::consts::TAU / (0.1 + 0.05 * imax as f64);
+            assert!(
+                (periods[2 * c] - p).abs() <= 1e-12 * p,
+                "curve {c}: {periods:?} vs {p}"
+            );
+        }
+        let npz_ = lomb_fixture(file);
+        fails_with(
+            &on(be, &["lomb-scargle", "--batch", &npz_]),
+            &["--batch", "needs its frequency grid"],
+        );
+        fails_with(
+            &on(
+                be,
+                &[
+                    &["lomb-scargle", "--batch", &npz_, "--variant", "taylor"][..],
+                    &bgrid[..],
+                ]
+                .concat(),
+            ),
+            &["--batch", "drop --x, --y, --dy and --variant"],
+        );
+        fails_with(
+            &on(
+                be,
+                &[&["lomb-scargle", "--batch", &t][..], &bgrid[..]].concat(),
+            ),
+            &["neither a folder nor an .npz file", "offsets"],
+        );
+    }
+}

@@ -1,18 +1,20 @@
 //! Benchmark rows: the CPU reference and the ladder at the material's size
 //! and at 10^4 samples x 2^20 frequencies.
 
-use super::check::check;
+use super::check::check_with;
 use super::cpu::{reference, reference_rayon};
 use super::input::{material_freqs, material_samples, random_samples};
 use super::ladder::{Rung, Shape};
-use super::launch::{Bufs, Elem, run_rung};
+use super::launch::{Bufs, Elem};
+use super::phase::Phases;
+use super::run::run_rung;
 use super::{LARGE_SAMPLES, MATERIAL_FREQS, Options, WORKLOAD};
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
 use crate::runtime::{Device, Timing, Variant};
 use crate::workloads::BenchCtx;
 
-fn size_label(n: usize, nf: usize) -> String {
+pub(super) fn size_label(n: usize, nf: usize) -> String {
     format!("{n} samples x 2^{:.0} freqs", (nf as f64).log2())
 }
 
@@ -54,7 +56,27 @@ fn cpu_rows(x: &[f64], y: &[f64], nf: usize, quick: bool, rows: &mut Vec<Row>) -
     Ok(one)
 }
 
-/// The ladder for `T` at one size on a GPU.
+/// One ladder of the benchmark: the samples, the grid and how to run it.
+pub(super) struct Ladder<'a> {
+    /// Sample times.
+    pub x: &'a [f64],
+    /// Values.
+    pub y: &'a [f64],
+    /// The grid.
+    pub freqs: &'a [f64],
+    /// The size column.
+    pub size: String,
+    /// The one-thread CPU estimate for the speed-up column (ms).
+    pub cpu1_ms: f64,
+    /// Plain or `_long` kernels.
+    pub phases: Phases,
+    /// Appended to each rung's label.
+    pub suffix: &'a str,
+    /// The rungs.
+    pub rungs: &'a [Rung],
+}
+
+/// The ladder for `T` at the material's grid of `nf` frequencies.
 fn bench_ladder<T: Elem>(
     dev: &Device,
     ctx: &BenchCtx,
@@ -64,16 +86,39 @@ fn bench_ladder<T: Elem>(
     cpu1_ms: f64,
     rows: &mut Vec<Row>,
 ) -> Result<()> {
+    let freqs = material_freqs(nf);
+    let l = Ladder {
+        x,
+        y,
+        freqs: &freqs,
+        size: size_label(x.len(), nf),
+        cpu1_ms,
+        phases: Phases::Auto,
+        suffix: "",
+        rungs: &Rung::LADDER,
+    };
+    run_ladder::<T>(dev, ctx, &l, rows)
+}
+
+/// The rungs of `l` for `T` on a GPU: checked, then timed.
+pub(super) fn run_ladder<T: Elem>(
+    dev: &Device,
+    ctx: &BenchCtx,
+    l: &Ladder,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
     let g = dev
         .as_gpu()
         .ok_or_else(|| Error::input("lomb bench", "needs a GPU"))?;
     let arch = g.info().arch();
     let shape = Shape::material(dev);
-    let freqs = material_freqs(nf);
+    let (x, y, freqs, nf) = (l.x, l.y, l.freqs, l.freqs.len());
     let pairs = x.len() as f64 * nf as f64;
-    let size = size_label(x.len(), nf);
+    let size = l.size.clone();
     // The check runs on every 16th frequency at the large size (an even grid too).
     let stride = if x.len() * nf > 200_000_000 { 16 } else { 1 };
+    // First passes (module JIT) only for the main ladders.
+    let first_pass = stride == 1 && l.suffix.is_empty();
     let check_freqs: Vec<f64> = freqs.iter().step_by(stride).copied().collect();
     let want = reference_rayon(x, y, &check_freqs, Options::default())?;
     let reps = if x.len() * nf > 200_000_000 {
@@ -81,11 +126,12 @@ fn bench_ladder<T: Elem>(
     } else {
         ctx.reps()
     };
-    let mut bufs = Bufs::<T>::new(dev, x, y, &freqs, Options::default())?;
-    for rung in Rung::LADDER {
+    let mut bufs = Bufs::<T>::with_phases(dev, x, y, freqs, Options::default(), l.phases)?;
+    for &rung in l.rungs {
         let shape = shape.for_rung(rung);
-        let mut row = Row::new(WORKLOAD, &rung.label(), "gpu", &size, T::NAME);
-        let name = T::kernel(rung.kernel());
+        let label = format!("{}{}", rung.label(), l.suffix);
+        let mut row = Row::new(WORKLOAD, &label, "gpu", &size, T::NAME);
+        let name = T::kernel(rung.kernel(), bufs.long);
         let fast = rung.module().variant == Variant::FastMath;
         row.registers = g
             .num_regs(&crate::modules::KERNELS, rung.module(), name)
@@ -105,7 +151,7 @@ fn bench_ladder<T: Elem>(
         } else {
             rung
         };
-        match check::<T>(
+        match check_with::<T>(
             dev,
             check_rung,
             x,
@@ -114,6 +160,7 @@ fn bench_ladder<T: Elem>(
             Options::default(),
             &want,
             shape,
+            l.phases,
         ) {
             Ok(a) => row.rel_err = Some(a.err_over_peak),
             Err(e) => {
@@ -124,7 +171,7 @@ fn bench_ladder<T: Elem>(
         }
         // First pass from an empty module cache (JIT or cubin load included),
         // at the material's size only (the JIT does not depend on the size).
-        if stride == 1 {
+        if first_pass {
             g.clear_cache();
         }
         bufs.poison(dev)?;
@@ -132,7 +179,7 @@ fn bench_ladder<T: Elem>(
         run_rung(dev, rung, &mut bufs, shape)?;
         dev.synchronize()?;
         // (At the large size the module is already loaded: no first-pass figure.)
-        row.first_ms = (stride == 1).then(|| t0.elapsed().as_secs_f64() * 1e3);
+        row.first_ms = first_pass.then(|| t0.elapsed().as_secs_f64() * 1e3);
         let (warm, n) = if rung == Rung::Baseline {
             (0, 2)
         } else {
@@ -141,7 +188,7 @@ fn bench_ladder<T: Elem>(
         let t = dev.time(warm, n, |_| run_rung(dev, rung, &mut bufs, shape))?;
         row.throughput = Some(pairs / (t.median_ms * 1e-3) / 1e9);
         row.unit = "Gpairs/s".into();
-        row.speedup = Some(cpu1_ms / t.median_ms);
+        row.speedup = l.cpu1_ms.is_finite().then(|| l.cpu1_ms / t.median_ms);
         if T::NAME == "f32"
             && matches!(
                 rung,
@@ -170,7 +217,8 @@ fn bench_ladder<T: Elem>(
 
 /// Benchmark rows: CPU reference rows; with a GPU the ladder (f32 and f64) at
 /// the material's size and at 10^4 samples x 2^20 frequencies (quick: the
-/// material's size, f32 only).
+/// material's size, f32 only), then the long spans, the floating-mean model
+/// and the batches (`bench_models.rs`).
 pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let (mx, my) = material_samples()?;
@@ -188,5 +236,6 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
     let cpu_large = cpu_rows(&lx, &ly, MATERIAL_FREQS, true, &mut rows)?;
     bench_ladder::<f32>(dev, ctx, &lx, &ly, MATERIAL_FREQS, cpu_large, &mut rows)?;
     bench_ladder::<f64>(dev, ctx, &lx, &ly, MATERIAL_FREQS, cpu_large, &mut rows)?;
+    super::bench_models::bench_models(dev, ctx, cpu_material, &mut rows)?;
     Ok(rows)
 }

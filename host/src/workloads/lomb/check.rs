@@ -2,10 +2,15 @@
 //! check, and every kernel on the simulator (`sim_check`).
 
 use super::Options;
+use super::batch::{batch_periodogram, batch_reference, survey_batch};
 use super::cpu::reference_rayon;
+use super::general::check_general;
 use super::input::{even_grid, material_freqs, material_samples, random_samples};
 use super::ladder::{Rung, Shape};
-use super::launch::{Elem, periodogram};
+use super::launch::Elem;
+use super::model::{General, Normalization, reference_general};
+use super::phase::Phases;
+use super::run::periodogram_with;
 use crate::error::{Error, Result};
 use crate::runtime::Device;
 
@@ -46,6 +51,7 @@ pub fn accuracy(got: &[f64], want: &[f64]) -> Accuracy {
 
 /// Runs `rung` and checks it against `want` (the f64 reference) within `T::TOL`
 /// of the peak and the material's 1e-3 relative check.
+#[allow(clippy::too_many_arguments)]
 pub fn check<T: Elem>(
     dev: &Device,
     rung: Rung,
@@ -56,18 +62,43 @@ pub fn check<T: Elem>(
     want: &[f64],
     shape: Shape,
 ) -> Result<Accuracy> {
-    let got = periodogram::<T>(dev, rung, x, y, freqs, opts, shape)?;
-    let acc = accuracy(&got, want);
+    check_with::<T>(dev, rung, x, y, freqs, opts, want, shape, Phases::Auto)
+}
+
+/// As [`check`], with the plain or `_long` kernels as `phases` says.
+#[allow(clippy::too_many_arguments)]
+pub fn check_with<T: Elem>(
+    dev: &Device,
+    rung: Rung,
+    x: &[f64],
+    y: &[f64],
+    freqs: &[f64],
+    opts: Options,
+    want: &[f64],
+    shape: Shape,
+    phases: Phases,
+) -> Result<Accuracy> {
+    let got = periodogram_with::<T>(dev, rung, x, y, freqs, opts, shape, phases)?;
+    let what = || {
+        format!(
+            "lomb-scargle {} {} ({} samples x {} freqs) on {}",
+            T::NAME,
+            rung.name(),
+            x.len(),
+            freqs.len(),
+            dev.name()
+        )
+    };
+    verify::<T>(&got, want, what)
+}
+
+/// `got` against `want` within `T::TOL` of the peak and the material's 1e-3
+/// relative check; the error names `what`.
+pub fn verify<T: Elem>(got: &[f64], want: &[f64], what: impl Fn() -> String) -> Result<Accuracy> {
+    let acc = accuracy(got, want);
     if acc.err_over_peak.is_nan() || acc.err_over_peak > T::TOL || acc.material_rel > 1e-3 {
         return Err(Error::Verification {
-            what: format!(
-                "lomb-scargle {} {} ({} samples x {} freqs) on {}",
-                T::NAME,
-                rung.name(),
-                x.len(),
-                freqs.len(),
-                dev.name()
-            ),
+            what: what(),
             detail: format!(
                 "max |error| / peak = {:.3e} (tolerance {:.0e}); material check max rel error {:.3e} (tolerance 1e-3)",
                 acc.err_over_peak,
@@ -98,7 +129,8 @@ pub fn coarse_case() -> (Vec<f64>, Vec<f64>, Vec<f64>) {
 
 /// Every kernel of the workload on the simulator, f32 and f64, on random and
 /// on the material's samples (57 and 114 samples, about 1000 frequencies,
-/// even, uneven and coarse grids, every option), against the CPU reference.
+/// even, uneven and coarse grids, every option), against the CPU reference;
+/// then the `_long` kernels, the floating-mean ones and the batch ones.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     let shape = Shape::material(&dev);
@@ -164,6 +196,66 @@ pub fn sim_check() -> Result<()> {
             }
             check::<f32>(&dev, rung, x, y, f, opts, &want, shape)?;
             check::<f64>(&dev, rung, x, y, f, opts, &want, shape)?;
+        }
+    }
+    // The `_long` kernels (forced: these spans do not need them), on a grid
+    // the three-term recurrence suits and on the coarse one.
+    for (x, y, f) in [(&rx, &ry, &even[..401]), (&cx, &cy, &coarse)] {
+        let opts = Options {
+            precenter: true,
+            normalize: false,
+        };
+        let want = reference_rayon(x, y, f, opts)?;
+        for rung in rungs {
+            check_with::<f32>(&dev, rung, x, y, f, opts, &want, shape, Phases::Long)?;
+            check_with::<f64>(&dev, rung, x, y, f, opts, &want, shape, Phases::Long)?;
+        }
+    }
+    sim_check_general(&dev, shape)?;
+    sim_check_batch(&dev)
+}
+
+/// The floating-mean kernels on the simulator: astropy's defaults with
+/// `dy`, and no mean fit with the `log` normalization, on an even grid.
+fn sim_check_general(dev: &Device, shape: Shape) -> Result<()> {
+    let (x, y) = random_samples(45, 9);
+    let mut r = crate::rng::SplitMix64(4);
+    let dy: Vec<f64> = x.iter().map(|_| r.uniform(0.5, 1.5)).collect();
+    let f = material_freqs(333);
+    let log = General {
+        fit_mean: false,
+        center_data: true,
+        normalization: Normalization::Log,
+    };
+    for (d, g) in [(Some(&dy[..]), General::default()), (None, log)] {
+        let want = reference_general(&x, &y, d, &f, g)?;
+        for rung in [Rung::Cached, Rung::Bounds, Rung::Taylor] {
+            check_general::<f32>(dev, rung, &x, &y, d, &f, g, &want, shape)?;
+            check_general::<f64>(dev, rung, &x, &y, d, &f, g, &want, shape)?;
+        }
+    }
+    Ok(())
+}
+
+/// The batch kernels on the simulator: 5 ragged curves on an even grid
+/// (rotation) and an uneven one (direct), against each curve's reference.
+fn sim_check_batch(dev: &Device) -> Result<()> {
+    let batch = survey_batch(5, 17, 41, 60.0, false, 21);
+    let even = material_freqs(301);
+    let mut uneven = even.clone();
+    uneven[7] += 1e-3;
+    let g = General::default();
+    for f in [&even, &uneven] {
+        let p32 = batch_periodogram::<f32>(dev, &batch, f, g)?;
+        let p64 = batch_periodogram::<f64>(dev, &batch, f, g)?;
+        let idx: Vec<usize> = (0..f.len()).collect();
+        for c in 0..batch.curves() {
+            let want = batch_reference(&batch, f, g, c, &idx)?;
+            let what = || format!("lomb-scargle batch curve {c} of {}", batch.curves());
+            let row = |p: &[f64]| p[c * f.len()..(c + 1) * f.len()].to_vec();
+            let g32: Vec<f64> = p32.iter().map(|v| f64::from(*v)).collect();
+            verify::<f32>(&row(&g32), &want, what)?;
+            verify::<f64>(&row(&p64), &want, what)?;
         }
     }
     Ok(())

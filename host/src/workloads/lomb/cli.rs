@@ -1,27 +1,50 @@
-//! `ptxlab lomb-scargle`: arguments, inputs from `.npy` files, and the run.
+//! `ptxlab lomb-scargle`: arguments, inputs from `.npy` files, and the run
+//! of one curve (a batch is `cli_batch.rs`).
+//!
+//! A production run computes the periodogram once, checks it (`--check`:
+//! a few hundred frequencies spread over the grid by default, the full f64
+//! reference with `full`, nothing with `none`), writes it, and reports the
+//! time to the written result; `--reps N` adds a timing of N runs.
 
-use super::check::check;
+use super::check::{Accuracy, verify};
 use super::cpu::reference_rayon;
+use super::general::{GENERAL_RUNGS, general_supported, run_general};
 use super::input::{check_range, even_grid, material_freqs, material_samples, validate};
 use super::ladder::{Rung, Shape};
-use super::launch::{Bufs, Elem, not_even, run_rung};
+use super::launch::{Bufs, Elem, GenBufs, not_even};
+use super::model::{General, Normalization, reference_general};
+use super::phase::Phases;
+use super::run::run_rung;
 use super::{MATERIAL_FREQS, Options};
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
+use crate::runtime::Device;
 use kernels_gpu::lomb::BLOCKS_PER_SM;
+use std::path::PathBuf;
+use std::time::Instant;
 
 /// `ptxlab lomb-scargle` arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Sample times (.npy, 1-D float64 or float32). Without --x/--y: the material's 114 samples.
     #[arg(long)]
-    pub x: Option<std::path::PathBuf>,
+    pub x: Option<PathBuf>,
     /// Sample values (.npy, same length as --x).
     #[arg(long)]
-    pub y: Option<std::path::PathBuf>,
+    pub y: Option<PathBuf>,
+    /// Uncertainties of the values (.npy, same length as --y): weights 1/dy^2
+    /// (astropy's model).
+    #[arg(long)]
+    pub dy: Option<PathBuf>,
+    /// Many curves at once: a folder of .npy curves ((n, 2) or (n, 3): t, y,
+    /// dy) or an .npz with t, y, offsets (and dy); needs a frequency grid.
+    /// Astropy's model (its defaults unless flags say otherwise; SciPy's
+    /// with --precenter/--normalize).
+    #[arg(long)]
+    pub batch: Option<PathBuf>,
     /// Angular frequencies (.npy). Or --start/--step/--count; default: linspace(0.01, 10, 2^20).
     #[arg(long)]
-    pub freqs: Option<std::path::PathBuf>,
+    pub freqs: Option<PathBuf>,
     /// First frequency of an even grid.
     #[arg(long, allow_negative_numbers = true)]
     pub start: Option<f64>,
@@ -36,9 +59,9 @@ pub struct Args {
     pub precision: String,
     /// Rung: baseline, cached, fast-math, fast-math-fit, fast-lean, regcapN, cubin,
     /// launch-bounds, launch-bounds-fast, shared, rotate, rotate-fast, cheby,
-    /// cheby-tab, cheby-tabp, taylor, or all.
-    #[arg(long, default_value = "cached")]
-    pub variant: String,
+    /// cheby-tab, cheby-tabp, taylor, or all (default: cached).
+    #[arg(long)]
+    pub variant: Option<String>,
     /// gpu, sim or cpu.
     #[arg(long, default_value = "gpu")]
     pub backend: String,
@@ -48,6 +71,24 @@ pub struct Args {
     /// Normalized periodogram (SciPy's normalize).
     #[arg(long)]
     pub normalize: bool,
+    /// Astropy's floating mean (`--fit-mean` or `--fit-mean false`); any of
+    /// --fit-mean, --center-data, --normalization, --dy selects astropy's
+    /// model, whose defaults are fit-mean and center-data on, standard.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub fit_mean: Option<bool>,
+    /// Astropy's center_data (`--center-data` or `--center-data false`).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub center_data: Option<bool>,
+    /// Astropy's normalization: standard, model, log or psd.
+    #[arg(long)]
+    pub normalization: Option<String>,
+    /// Check the result against the f64 reference: sample (a few hundred
+    /// frequencies spread over the grid, and the peak), full, or none.
+    #[arg(long, default_value = "sample")]
+    pub check: String,
+    /// Phases: auto (split phases where the span needs them), plain, long.
+    #[arg(long, default_value = "auto")]
+    pub phases: String,
     /// Blocks per SM of the launch shape (the material: 20; 1..=1024).
     #[arg(long, default_value_t = BLOCKS_PER_SM, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub blocks_per_sm: u32,
@@ -55,17 +96,95 @@ pub struct Args {
     /// the material's 128; fast-lean 512, the shape it was tuned for.
     #[arg(long, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub block: Option<u32>,
-    /// Timed repetitions (1..=10000).
-    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub reps: usize,
-    /// Write the periodogram here (.npy, float64 for f64, float32 for f32).
+    /// Also time this many runs (1..=10000; device events, median).
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: Option<usize>,
+    /// Write the periodogram here (.npy, float64 for f64, float32 for f32;
+    /// a batch: shape (curves, freqs)).
     #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
+    pub out: Option<PathBuf>,
+    /// Best periods per curve of a batch (1..=1000).
+    #[arg(long, default_value_t = 1, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub top: usize,
+    /// Write the --top best periods (2 pi / w of the highest peaks) of a
+    /// batch here (.npy float64, shape (curves, top), NaN where a curve has
+    /// fewer peaks).
+    #[arg(long)]
+    pub periods: Option<PathBuf>,
+}
+
+/// How a run is checked against the f64 reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckMode {
+    /// Not at all.
+    None,
+    /// At [`SAMPLE_FREQS`] frequencies spread over the grid, and the peak.
+    Sample,
+    /// At every frequency.
+    Full,
+}
+
+/// Frequencies of the sampled check.
+pub const SAMPLE_FREQS: usize = 256;
+
+impl std::str::FromStr for CheckMode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "none" => Ok(CheckMode::None),
+            "sample" => Ok(CheckMode::Sample),
+            "full" => Ok(CheckMode::Full),
+            _ => Err(Error::input(
+                "--check",
+                format!("`{s}`; allowed: none, sample, full"),
+            )),
+        }
+    }
+}
+
+/// Which periodogram: SciPy's classic one or astropy's model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Model {
+    /// `scipy.signal.lombscargle` (`--precenter`, `--normalize`).
+    Scipy(Options),
+    /// astropy's `LombScargle` (`--fit-mean`, `--center-data`,
+    /// `--normalization`, `--dy`).
+    Astropy(General),
+}
+
+/// The model the flags ask for (an error when they mix the two).
+pub fn model_of(args: &Args) -> Result<Model> {
+    let astropy = args.fit_mean.is_some()
+        || args.center_data.is_some()
+        || args.normalization.is_some()
+        || args.dy.is_some();
+    if astropy && (args.precenter || args.normalize) {
+        return Err(Error::input(
+            "--precenter/--normalize",
+            "these are SciPy's options; with astropy's (--fit-mean, --center-data, \
+             --normalization, --dy) use --center-data and --normalization standard instead",
+        ));
+    }
+    if !astropy {
+        return Ok(Model::Scipy(Options {
+            precenter: args.precenter,
+            normalize: args.normalize,
+        }));
+    }
+    let d = General::default();
+    Ok(Model::Astropy(General {
+        fit_mean: args.fit_mean.unwrap_or(d.fit_mean),
+        center_data: args.center_data.unwrap_or(d.center_data),
+        normalization: match &args.normalization {
+            Some(n) => n.parse::<Normalization>()?,
+            None => d.normalization,
+        },
+    }))
 }
 
 /// Reads a 1-D float64 or float32 `.npy` (either byte order), choosing by
 /// the header's dtype, so an error is about this file's real problem.
-fn read_any(path: &std::path::Path) -> Result<Vec<f64>> {
+pub(super) fn read_any(path: &std::path::Path) -> Result<Vec<f64>> {
     let h = crate::npy::inspect(path)?;
     let d = h.descr.trim_start_matches(['<', '>', '=', '|']);
     if d == "f4" {
@@ -76,6 +195,40 @@ fn read_any(path: &std::path::Path) -> Result<Vec<f64>> {
     } else {
         crate::npy::read_1d::<f64>(path, "float64 or float32")
     }
+}
+
+/// The frequency grid of the flags; `None` when none is given.
+pub(super) fn grid_of(args: &Args) -> Result<Option<Vec<f64>>> {
+    Ok(match (&args.freqs, args.start, args.step, args.count) {
+        (Some(_), Some(_), _, _) | (Some(_), _, Some(_), _) | (Some(_), _, _, Some(_)) => {
+            return Err(Error::input(
+                "--freqs",
+                "give either --freqs or --start/--step/--count, not both",
+            ));
+        }
+        (Some(f), None, None, None) => Some(read_any(f)?),
+        (None, Some(a), Some(s), Some(n)) => {
+            if n == 0 {
+                return Err(Error::input("--count", "0 frequencies; give at least one"));
+            }
+            // The grid, the reference and the device's periodogram (f64).
+            crate::cli::check_host_arrays("--count", n, 8, 4)?;
+            if !(s.is_finite() && s != 0.0) {
+                return Err(Error::input(
+                    "--step",
+                    format!("{s}; the step must be finite and non-zero"),
+                ));
+            }
+            Some((0..n).map(|k| a + k as f64 * s).collect())
+        }
+        (None, None, None, None) => None,
+        _ => {
+            return Err(Error::input(
+                "--start/--step/--count",
+                "give all three (an even grid), or --freqs",
+            ));
+        }
+    })
 }
 
 /// The CLI's inputs: samples and frequency grid.
@@ -90,36 +243,7 @@ pub fn cli_inputs(args: &Args) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
             ));
         }
     };
-    let freqs = match (&args.freqs, args.start, args.step, args.count) {
-        (Some(_), Some(_), _, _) | (Some(_), _, Some(_), _) | (Some(_), _, _, Some(_)) => {
-            return Err(Error::input(
-                "--freqs",
-                "give either --freqs or --start/--step/--count, not both",
-            ));
-        }
-        (Some(f), None, None, None) => read_any(f)?,
-        (None, Some(a), Some(s), Some(n)) => {
-            if n == 0 {
-                return Err(Error::input("--count", "0 frequencies; give at least one"));
-            }
-            // The grid, the reference and the device's periodogram (f64).
-            crate::cli::check_host_arrays("--count", n, 8, 4)?;
-            if !(s.is_finite() && s != 0.0) {
-                return Err(Error::input(
-                    "--step",
-                    format!("{s}; the step must be finite and non-zero"),
-                ));
-            }
-            (0..n).map(|k| a + k as f64 * s).collect()
-        }
-        (None, None, None, None) => material_freqs(MATERIAL_FREQS),
-        _ => {
-            return Err(Error::input(
-                "--start/--step/--count",
-                "give all three (an even grid), or --freqs",
-            ));
-        }
-    };
+    let freqs = grid_of(args)?.unwrap_or_else(|| material_freqs(MATERIAL_FREQS));
     validate(&x, &y, &freqs)?;
     Ok((x, y, freqs))
 }
@@ -128,11 +252,16 @@ pub fn cli_inputs(args: &Args) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
 pub const SIM_MAX_PAIRS: usize = 1 << 28;
 /// Most blocks per SM of `--blocks-per-sm`.
 pub const MAX_BLOCKS_PER_SM: u32 = 1024;
+/// Most best periods per curve (`--top`).
+pub const MAX_TOP: usize = 1000;
 
 /// `ptxlab lomb-scargle`.
 pub fn cli(args: &Args) -> Result<()> {
+    let t0 = Instant::now();
     let backend: crate::Backend = args.backend.parse()?;
-    crate::cli::check_reps(args.reps)?;
+    if let Some(r) = args.reps {
+        crate::cli::check_reps(r)?;
+    }
     if let Some(b) = args.block
         && (b == 0 || b > 1024)
     {
@@ -147,34 +276,205 @@ pub fn cli(args: &Args) -> Result<()> {
             format!("{}; allowed 1..={MAX_BLOCKS_PER_SM}", args.blocks_per_sm),
         ));
     }
-    let rungs: Vec<Rung> = if args.variant == "all" {
-        Rung::LADDER.to_vec()
-    } else {
-        vec![args.variant.parse()?]
+    if args.top == 0 || args.top > MAX_TOP {
+        return Err(Error::input(
+            "--top",
+            format!("{} best periods; allowed 1..={MAX_TOP}", args.top),
+        ));
+    }
+    let check: CheckMode = args.check.parse()?;
+    let phases: Phases = args.phases.parse()?;
+    let model = model_of(args)?;
+    let rungs: Vec<Rung> = match args.variant.as_deref() {
+        Some("all") => Rung::LADDER.to_vec(),
+        Some(v) => vec![v.parse()?],
+        None => vec![Rung::Cached],
     };
-    match args.precision.as_str() {
-        "f32" => cli_typed::<f32>(args, backend, &rungs),
-        "f64" => cli_typed::<f64>(args, backend, &rungs),
-        p => Err(Error::input(
+    let precision = args.precision.as_str();
+    if !matches!(precision, "f32" | "f64") {
+        return Err(Error::input(
             "--precision",
-            format!("`{p}`; allowed: f32, f64"),
-        )),
+            format!("`{precision}`; allowed: f32, f64"),
+        ));
+    }
+    if let Some(path) = &args.batch {
+        if args.variant.is_some() || args.x.is_some() || args.y.is_some() || args.dy.is_some() {
+            return Err(Error::input(
+                "--batch",
+                "a batch brings its own samples and runs the batch kernels: drop --x, --y, \
+                 --dy and --variant (give dy inside the batch)",
+            ));
+        }
+        // A batch follows astropy unless SciPy's flags ask otherwise.
+        let g = match model {
+            Model::Astropy(g) => g,
+            Model::Scipy(o) if !o.precenter && !o.normalize => General::default(),
+            Model::Scipy(o) => General {
+                fit_mean: false,
+                center_data: o.precenter,
+                normalization: if o.normalize {
+                    Normalization::Standard
+                } else {
+                    Normalization::Psd
+                },
+            },
+        };
+        // On the CPU the result is the f64 reference, written as f64.
+        let precision = if backend == crate::Backend::Cpu {
+            "f64"
+        } else {
+            precision
+        };
+        return match precision {
+            "f32" => super::cli_batch::cli_batch::<f32>(args, backend, path, g, check, t0),
+            _ => super::cli_batch::cli_batch::<f64>(args, backend, path, g, check, t0),
+        };
+    }
+    if args.periods.is_some() {
+        return Err(Error::input(
+            "--periods",
+            "best periods are written for a --batch; one curve's periodogram is --out",
+        ));
+    }
+    let rungs = match model {
+        Model::Astropy(_) => {
+            let (ok, skipped): (Vec<Rung>, Vec<Rung>) =
+                rungs.iter().partition(|r| general_supported(**r));
+            if ok.is_empty() {
+                return Err(super::general::general_unsupported(rungs[0]));
+            }
+            if !skipped.is_empty() {
+                let names: Vec<String> = skipped.iter().map(|r| r.name()).collect();
+                println!(
+                    "skipped (SciPy's classic periodogram only): {}; the floating-mean model runs on {GENERAL_RUNGS}",
+                    names.join(", ")
+                );
+            }
+            ok
+        }
+        Model::Scipy(_) => rungs,
+    };
+    let run = Run {
+        args,
+        backend,
+        model,
+        check,
+        phases,
+        t0,
+    };
+    match precision {
+        "f32" => run.go::<f32>(&rungs),
+        _ => run.go::<f64>(&rungs),
     }
 }
 
-fn cli_typed<T: Elem>(args: &Args, backend: crate::Backend, rungs: &[Rung]) -> Result<()> {
-    let dev = crate::cli::open_device(backend)?;
-    let (x, y, freqs) = cli_inputs(args)?;
-    let opts = Options {
-        precenter: args.precenter,
-        normalize: args.normalize,
-    };
-    if rungs.iter().any(|r| r.kernel().needs_even_grid()) && even_grid(&freqs).is_none() {
-        return Err(not_even());
+/// The indices of the sampled check: [`SAMPLE_FREQS`] spread evenly over
+/// `nf` frequencies (both ends included), and `peak`.
+pub fn sample_indices(nf: usize, peak: Option<usize>) -> Vec<usize> {
+    let s = SAMPLE_FREQS.min(nf);
+    let mut idx: Vec<usize> = (0..s)
+        .map(|k| {
+            if s == 1 {
+                0
+            } else {
+                ((k as u128 * (nf - 1) as u128) / (s - 1) as u128) as usize
+            }
+        })
+        .collect();
+    idx.extend(peak);
+    idx.sort_unstable();
+    idx.dedup();
+    idx
+}
+
+/// The index of the largest finite value.
+pub(super) fn argmax(p: &[f64]) -> Option<usize> {
+    p.iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i)
+}
+
+/// One curve's run.
+struct Run<'a> {
+    args: &'a Args,
+    backend: crate::Backend,
+    model: Model,
+    check: CheckMode,
+    phases: Phases,
+    t0: Instant,
+}
+
+impl Run<'_> {
+    /// The f64 reference at `idx` (every frequency when `None`); an error
+    /// naming the first frequency where it is not finite.
+    fn reference(
+        &self,
+        x: &[f64],
+        y: &[f64],
+        dy: Option<&[f64]>,
+        freqs: &[f64],
+        idx: Option<&[usize]>,
+    ) -> Result<Vec<f64>> {
+        let sub: Vec<f64>;
+        let f = match idx {
+            Some(idx) => {
+                sub = idx.iter().map(|&i| freqs[i]).collect();
+                &sub[..]
+            }
+            None => freqs,
+        };
+        let want = match self.model {
+            Model::Scipy(o) => reference_rayon(x, y, f, o)?,
+            Model::Astropy(g) => reference_general(x, y, dy, f, g)?,
+        };
+        if let Some(i) = want.iter().position(|v| !v.is_finite()) {
+            return Err(Error::input(
+                "lomb-scargle inputs",
+                format!(
+                    "the f64 periodogram at freqs[{}] = {} is {}: the samples are degenerate there \
+                     (fewer than 2 distinct sample phases give 0/0) or too large for f64 arithmetic (a \
+                     phase w x or sum y^2 overflows); give at least 2 samples at distinct times, or \
+                     rescale x, y or the frequencies",
+                    idx.map_or(i, |idx| idx[i]),
+                    f[i],
+                    want[i]
+                ),
+            ));
+        }
+        Ok(want)
     }
-    if let Some(d) = &dev {
+
+    fn go<T: Elem>(&self, rungs: &[Rung]) -> Result<()> {
+        let args = self.args;
+        let (x, y, freqs) = cli_inputs(args)?;
+        let dy = args.dy.as_deref().map(read_any).transpose()?;
+        let dy = dy.as_deref();
+        let t_in = self.t0.elapsed().as_secs_f64() * 1e3;
+        let dev = crate::cli::open_device(self.backend)?;
+        if rungs.iter().any(|r| r.kernel().needs_even_grid()) && even_grid(&freqs).is_none() {
+            return Err(not_even());
+        }
+        let Some(dev) = dev else {
+            // CPU: the reference is the result.
+            let t = Instant::now();
+            let want = self.reference(&x, &y, dy, &freqs, None)?;
+            println!(
+                "CPU reference (rayon, f64): {} ms for {} samples x {} frequencies",
+                fmt_ms(t.elapsed().as_secs_f64() * 1e3),
+                x.len(),
+                freqs.len()
+            );
+            if let Some(out) = &args.out {
+                crate::npy::write_1d(out, &want)?;
+                println!("wrote {}", out.display());
+            }
+            self.report_time(t_in, None);
+            return Ok(());
+        };
         check_range::<T>(&x, &y, &freqs)?;
-        if d.is_sim() {
+        if dev.is_sim() {
             crate::cli::check_sim_limit(
                 "--count/--freqs",
                 x.len().saturating_mul(freqs.len()),
@@ -182,77 +482,158 @@ fn cli_typed<T: Elem>(args: &Args, backend: crate::Backend, rungs: &[Rung]) -> R
                 "sample x frequency pairs",
             )?;
         }
-    }
-    let t0 = std::time::Instant::now();
-    let want = reference_rayon(&x, &y, &freqs, opts)?;
-    if let Some(i) = want.iter().position(|v| !v.is_finite()) {
-        return Err(Error::input(
-            "lomb-scargle inputs",
-            format!(
-                "the f64 periodogram at freqs[{i}] = {} is {}: the samples are degenerate there \
-                 (fewer than 2 distinct sample phases give 0/0) or too large for f64 arithmetic (a \
-                 phase w x or sum y^2 overflows); give at least 2 samples at distinct times, or \
-                 rescale x, y or the frequencies",
-                freqs[i], want[i]
-            ),
-        ));
-    }
-    println!(
-        "CPU reference (rayon, f64): {} ms for {} samples x {} frequencies",
-        fmt_ms(t0.elapsed().as_secs_f64() * 1e3),
-        x.len(),
-        freqs.len()
-    );
-    let Some(dev) = dev else {
+        let mut base = Shape::material(&dev);
+        if let Some(g) = dev.as_gpu() {
+            base.blocks = g.info().sm_count.saturating_mul(args.blocks_per_sm);
+        }
+        let full = match self.check {
+            CheckMode::Full => Some(self.reference(&x, &y, dy, &freqs, None)?),
+            _ => None,
+        };
+        let mut last = Vec::new();
+        let mut t_dev = 0.0;
+        for &rung in rungs {
+            // `--block` where given, else the rung's own default.
+            let shape = match args.block {
+                Some(block) => Shape { block, ..base },
+                None => base.for_rung(rung),
+            };
+            let t = Instant::now();
+            let mut one = One::<T>::new(&dev, self, &x, &y, dy, &freqs)?;
+            one.run(&dev, rung, shape)?;
+            let out = dev.download(one.out())?;
+            t_dev = t.elapsed().as_secs_f64() * 1e3;
+            let got: Vec<f64> = out.iter().map(|v| v.to_f64()).collect();
+            let what = || {
+                format!(
+                    "lomb-scargle {} {} ({} samples x {} freqs) on {}",
+                    T::NAME,
+                    rung.name(),
+                    x.len(),
+                    freqs.len(),
+                    dev.name()
+                )
+            };
+            let acc: Option<Accuracy> = match (self.check, &full) {
+                (CheckMode::None, _) => None,
+                (CheckMode::Full, Some(want)) => Some(verify::<T>(&got, want, what)?),
+                _ => {
+                    let idx = sample_indices(freqs.len(), argmax(&got));
+                    let want = self.reference(&x, &y, dy, &freqs, Some(&idx))?;
+                    let sub: Vec<f64> = idx.iter().map(|&i| got[i]).collect();
+                    Some(verify::<T>(&sub, &want, what)?)
+                }
+            };
+            let kernels = if one.long() {
+                "split phases"
+            } else {
+                "plain phases"
+            };
+            match acc {
+                Some(a) => println!(
+                    "PASS lomb-scargle {} {} on {} ({kernels}; check {}): max |err|/peak {:.2e}, material check max rel {:.2e}",
+                    T::NAME,
+                    rung.name(),
+                    dev.name(),
+                    self.args.check,
+                    a.err_over_peak,
+                    a.material_rel
+                ),
+                None => {
+                    let bad = got.iter().filter(|v| !v.is_finite()).count();
+                    println!(
+                        "lomb-scargle {} {} on {} ({kernels}): not checked (--check none){}",
+                        T::NAME,
+                        rung.name(),
+                        dev.name(),
+                        if bad > 0 {
+                            format!("; {bad} values are not finite")
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+            }
+            if let Some(reps) = self.args.reps {
+                let reps = if dev.is_sim() || rung == Rung::Baseline {
+                    reps.min(3)
+                } else {
+                    reps
+                };
+                let warm = if rung == Rung::Baseline { 0 } else { 2 };
+                let t = dev.time(warm, reps, |_| one.run(&dev, rung, shape))?;
+                println!(
+                    "  {}: median {} ms (min {}, max {}, {} reps), {:.1} Gpairs/s",
+                    rung.label(),
+                    fmt_ms(t.median_ms),
+                    fmt_ms(t.min_ms),
+                    fmt_ms(t.max_ms),
+                    t.reps,
+                    x.len() as f64 * freqs.len() as f64 / (t.median_ms * 1e-3) / 1e9
+                );
+            }
+            last = out;
+        }
         if let Some(out) = &args.out {
-            crate::npy::write_1d(out, &want)?;
+            crate::npy::write_1d(out, &last)?;
             println!("wrote {}", out.display());
         }
-        return Ok(());
-    };
-    let mut base = Shape::material(&dev);
-    if let Some(g) = dev.as_gpu() {
-        base.blocks = g.info().sm_count.saturating_mul(args.blocks_per_sm);
+        self.report_time(t_in, Some(t_dev));
+        Ok(())
     }
-    let mut last = Vec::new();
-    for &rung in rungs {
-        // `--block` where given, else the rung's own default.
-        let shape = match args.block {
-            Some(block) => Shape { block, ..base },
-            None => base.for_rung(rung),
-        };
-        let acc = check::<T>(&dev, rung, &x, &y, &freqs, opts, &want, shape)?;
+
+    /// The time from the start of the command to the written result.
+    fn report_time(&self, inputs_ms: f64, last_run_ms: Option<f64>) {
         println!(
-            "PASS lomb-scargle {} {} on {}: max |err|/peak {:.2e}, material check max rel {:.2e}",
-            T::NAME,
-            rung.name(),
-            dev.name(),
-            acc.err_over_peak,
-            acc.material_rel
+            "time to the written result: {} ms (inputs read in {} ms{})",
+            fmt_ms(self.t0.elapsed().as_secs_f64() * 1e3),
+            fmt_ms(inputs_ms),
+            last_run_ms.map_or(String::new(), |t| format!(
+                "; upload, run and download of the last variant {} ms",
+                fmt_ms(t)
+            ))
         );
-        let mut b = Bufs::<T>::new(&dev, &x, &y, &freqs, opts)?;
-        let reps = if dev.is_sim() || rung == Rung::Baseline {
-            args.reps.min(3)
-        } else {
-            args.reps
-        };
-        let t = dev.time(if rung == Rung::Baseline { 0 } else { 2 }, reps, |_| {
-            run_rung(&dev, rung, &mut b, shape)
-        })?;
-        println!(
-            "  {}: median {} ms (min {}, max {}, {} reps), {:.1} Gpairs/s",
-            rung.label(),
-            fmt_ms(t.median_ms),
-            fmt_ms(t.min_ms),
-            fmt_ms(t.max_ms),
-            t.reps,
-            x.len() as f64 * freqs.len() as f64 / (t.median_ms * 1e-3) / 1e9
-        );
-        last = dev.download(&b.out)?;
     }
-    if let Some(out) = &args.out {
-        crate::npy::write_1d(out, &last)?;
-        println!("wrote {}", out.display());
+}
+
+/// The buffers of one curve's run in either model.
+enum One<T> {
+    Scipy(Box<Bufs<T>>),
+    Astropy(Box<GenBufs<T>>),
+}
+
+impl<T: Elem> One<T> {
+    fn new(
+        dev: &Device,
+        run: &Run,
+        x: &[f64],
+        y: &[f64],
+        dy: Option<&[f64]>,
+        freqs: &[f64],
+    ) -> Result<Self> {
+        Ok(match run.model {
+            Model::Scipy(o) => One::Scipy(Box::new(Bufs::with_phases(
+                dev, x, y, freqs, o, run.phases,
+            )?)),
+            Model::Astropy(g) => One::Astropy(Box::new(GenBufs::new(dev, x, y, dy, freqs, g)?)),
+        })
     }
-    Ok(())
+    fn run(&mut self, dev: &Device, rung: Rung, shape: Shape) -> Result<()> {
+        match self {
+            One::Scipy(b) => run_rung(dev, rung, b, shape),
+            One::Astropy(b) => run_general(dev, rung, b, shape),
+        }
+    }
+    fn out(&self) -> &crate::runtime::Buffer<T> {
+        match self {
+            One::Scipy(b) => &b.out,
+            One::Astropy(b) => &b.out,
+        }
+    }
+    fn long(&self) -> bool {
+        match self {
+            One::Scipy(b) => b.long,
+            One::Astropy(_) => true,
+        }
+    }
 }

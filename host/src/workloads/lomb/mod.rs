@@ -8,34 +8,68 @@
 //! | `input.rs` | the material's samples and grid, random samples, validation, options, even-grid detection, range checks |
 //! | `cpu.rs` | the CPU reference (f64, one thread and rayon) |
 //! | `tables.rs` | the host-side plans and per-sample tables of the even-grid rungs |
-//! | `launch.rs` | element types, device buffers, typed launchers, one run of a rung |
+//! | `phase.rs` | long spans: centred times, split operands, phases modulo 2 pi, plain or `_long` kernels |
+//! | `model.rs` | the floating-mean model (astropy's options and normalizations), its preparation and CPU reference |
+//! | `launch.rs` | element types, device buffers, typed launchers (the only place a kernel name appears) |
+//! | `bufs.rs` | preparing one periodogram's buffers |
+//! | `general.rs` | the floating-mean model on the GPU: buffers, runs, checks |
+//! | `run.rs` | launch configurations, one run of a rung |
 //! | `ladder.rs` | the rungs and the launch shape |
 //! | `check.rs` | accuracy against the reference, one rung's check, `sim_check` |
-//! | `bench.rs` | benchmark rows |
-//! | `cli.rs` | `ptxlab lomb-scargle` |
+//! | `batch.rs` | batches of curves: the batch, its buffers, the run, best periods |
+//! | `batch_io.rs` | reading a batch (`.npz` with offsets, or a folder of `.npy`) |
+//! | `bench.rs` | benchmark rows: the ladder |
+//! | `bench_models.rs` | benchmark rows: split phases, long spans, the floating-mean model, batches |
+//! | `cli.rs` | `ptxlab lomb-scargle`: arguments, one curve's run |
+//! | `cli_batch.rs` | `ptxlab lomb-scargle --batch` |
 
+mod batch;
+mod batch_io;
 mod bench;
+mod bench_models;
+mod bufs;
 mod check;
 mod cli;
+mod cli_batch;
 mod cpu;
+mod general;
 mod input;
 mod ladder;
 mod launch;
+mod model;
+mod phase;
+mod run;
 mod tables;
 
+pub use batch::{
+    Batch, batch_config, batch_periodogram, batch_reference, run_batch, survey_batch, top_peaks,
+};
+pub use batch_io::{BATCH_FORMATS, read_batch, read_dir, read_npz};
 pub use bench::bench;
-pub use check::{Accuracy, accuracy, check, coarse_case, sim_check};
-pub use cli::{Args, MAX_BLOCKS_PER_SM, SIM_MAX_PAIRS, cli, cli_inputs};
+pub use bench_models::{BATCH_CURVES, BATCH_FREQS, BATCH_SAMPLES, BATCH_SPAN, long_case};
+pub use check::{Accuracy, accuracy, check, check_with, coarse_case, sim_check, verify};
+pub use cli::{
+    Args, CheckMode, MAX_BLOCKS_PER_SM, MAX_TOP, Model, SAMPLE_FREQS, SIM_MAX_PAIRS, cli,
+    cli_inputs, model_of, sample_indices,
+};
+pub use cli_batch::{SAMPLE_CURVES, best_periods, sample_curves};
 pub use cpu::{reference, reference_rayon};
+pub use general::{
+    GENERAL_RUNGS, check_general, general_supported, periodogram_general, run_general,
+};
 pub use input::{
     check_range, even_grid, linspace, material_freqs, material_samples, npy_f64, prepare,
     random_samples, validate,
 };
 pub use ladder::{Rung, Shape};
-pub use launch::{Bufs, Elem, Kernel, config, periodogram, run_rung};
+pub use launch::{BatchBufs, Bufs, Elem, GenBufs, Kernel};
+pub use model::{General, Normalization, Prepared, prepare_general, reference_general};
+pub use phase::{Phases, centre, max_phase, mod_2pi, split};
+pub use run::{Layout, config, config_with, periodogram, periodogram_with, run_rung};
 pub use tables::{
     CHEBY_MAX_SPAN, TAYLOR_2TAU_MAX_F32, TAYLOR_2TAU_MAX_F64, TaylorPlan, anchor_table,
-    cheby_shift, recurrence_tables, taylor_plan, taylor_table,
+    cheby_shift, recurrence_tables, recurrence_tables_long, taylor_plan, taylor_table,
+    taylor_table_long,
 };
 
 /// Workload name in reports.

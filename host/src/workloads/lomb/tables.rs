@@ -1,6 +1,7 @@
 //! Host-side plans and per-sample tables of the even-grid kernels (rungs
 //! 9-12), computed in f64 and rounded once to the kernel's type.
 
+use super::phase::{anchor_parts, anchor_split, mod_2pi};
 use kernels_gpu::lomb::{TAB_LO, TAYLOR_MAX_RUN};
 use ptxlab_device::math::Real;
 
@@ -105,6 +106,70 @@ pub fn taylor_table<T: Real>(x: &[f64], y: &[f64], plan: &TaylorPlan) -> Vec<T> 
     for (&xj, &yj) in x.iter().zip(y) {
         let u = xj - plan.x0;
         t.extend([u, u / plan.h, yj, 0.0].map(T::from_f64));
+    }
+    t
+}
+
+// ---- long spans: anchors from split phases -----------------------------------------
+
+/// The recurrence tables of the `_long` kernels (8 values per sample,
+/// `kernels_gpu::lomb::rec_stride(true)`): `(alpha_hi, alpha_lo, beta_hi,
+/// beta_lo, y, 1 - cos a, sin a, 0)` for the rotation and, when
+/// [`cheby_shift`] finds a shift, `(alpha_hi, alpha_lo, beta_hi, beta_lo, y,
+/// cos p, sin p, 0)` for the three-term recurrence; `alpha = start u`,
+/// `beta = a = step u` modulo 2 pi ([`super::phase::anchor_parts`]), `u` the
+/// centred times.
+pub fn recurrence_tables_long<T: Real>(
+    u: &[f64],
+    y: &[f64],
+    start: f64,
+    step: f64,
+) -> (Vec<T>, Option<Vec<T>>) {
+    let head = |uj: f64| {
+        let (a, b) = anchor_parts(uj, start, step);
+        anchor_split::<T>(a, b)
+    };
+    let mut rot = Vec::with_capacity(8 * u.len());
+    for (&uj, &yj) in u.iter().zip(y) {
+        let h = 0.5 * step * uj;
+        rot.extend(head(uj));
+        rot.extend([yj, 2.0 * h.sin() * h.sin(), (step * uj).sin(), 0.0].map(T::from_f64));
+    }
+    let cheby = cheby_shift(u, step).map(|gamma| {
+        let mut c = Vec::with_capacity(8 * u.len());
+        for (&uj, &yj) in u.iter().zip(y) {
+            let (s, co) = (step * uj + gamma).sin_cos();
+            c.extend(head(uj));
+            c.extend([yj, co, s, 0.0].map(T::from_f64));
+        }
+        c
+    });
+    (rot, cheby)
+}
+
+/// The Taylor table of the `_long` and floating-mean kernels (8 values per
+/// sample, `kernels_gpu::lomb::taylor_stride(true)`): `(alpha_hi, alpha_lo,
+/// beta_hi, beta_lo, v, a, b, 0)` with `alpha = W0 u`, `W0 = start + (R - 1)
+/// step / 2` the first run's centre, `beta = R step u` (both modulo 2 pi),
+/// `u = x - x0`, `v = u / h`, and `(a, b)` = `(y, 0)` or, for the
+/// floating-mean kernels, `(w y, w)`.
+pub fn taylor_table_long<T: Real>(
+    x: &[f64],
+    a: &[f64],
+    b: Option<&[f64]>,
+    plan: &TaylorPlan,
+    start: f64,
+    step: f64,
+) -> Vec<T> {
+    let r = plan.run as f64;
+    let w0 = start + 0.5 * (r - 1.0) * step;
+    let mut t = Vec::with_capacity(8 * x.len());
+    for (j, (&xj, &aj)) in x.iter().zip(a).enumerate() {
+        let u = xj - plan.x0;
+        let (al, be) = (mod_2pi(w0 * u), mod_2pi(r * step * u));
+        t.extend(anchor_split::<T>(al, be));
+        let bj = b.map_or(0.0, |b| b[j]);
+        t.extend([u / plan.h, aj, bj, 0.0].map(T::from_f64));
     }
     t
 }

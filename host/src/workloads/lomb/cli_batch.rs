@@ -1,0 +1,215 @@
+//! `ptxlab lomb-scargle --batch`: many curves on one grid in one launch,
+//! written as one `(curves, freqs)` array, with the best periods per curve.
+
+use super::batch::{Batch, batch_reference, run_batch, top_peaks};
+use super::batch_io::read_batch;
+use super::check::verify;
+use super::cli::{Args, CheckMode, SIM_MAX_PAIRS, argmax, grid_of, sample_indices};
+use super::launch::BatchBufs;
+use super::launch::Elem;
+use super::model::{General, reference_general};
+use crate::error::{Error, Result};
+use crate::report::fmt_ms;
+use rayon::prelude::*;
+use std::path::Path;
+use std::time::Instant;
+
+/// Curves the sampled check looks at (spread over the batch).
+pub const SAMPLE_CURVES: usize = 8;
+
+/// The curves of the sampled check: [`SAMPLE_CURVES`] spread evenly.
+pub fn sample_curves(nc: usize) -> Vec<usize> {
+    let s = SAMPLE_CURVES.min(nc);
+    let mut c: Vec<usize> = (0..s)
+        .map(|k| if s == 1 { 0 } else { k * (nc - 1) / (s - 1) })
+        .collect();
+    c.dedup();
+    c
+}
+
+/// The best periods (`2 pi / w` of the `k` highest peaks, highest first) of
+/// every curve of `p` (`curves x nf`); NaN where a curve has fewer peaks.
+pub fn best_periods<T: Elem>(p: &[T], nf: usize, freqs: &[f64], k: usize) -> Vec<f64> {
+    p.par_chunks(nf)
+        .flat_map_iter(|row| {
+            let r: Vec<f64> = row.iter().map(|v| v.to_f64()).collect();
+            let peaks = top_peaks(&r, k);
+            (0..k).map(move |i| {
+                peaks
+                    .get(i)
+                    .map_or(f64::NAN, |&j| std::f64::consts::TAU / freqs[j].abs())
+            })
+        })
+        .collect()
+}
+
+/// `ptxlab lomb-scargle --batch PATH`.
+pub fn cli_batch<T: Elem>(
+    args: &Args,
+    backend: crate::Backend,
+    path: &Path,
+    g: General,
+    check: CheckMode,
+    t0: Instant,
+) -> Result<()> {
+    let freqs = grid_of(args)?.ok_or_else(|| {
+        Error::input(
+            "--batch",
+            "a batch needs its frequency grid: give --start/--step/--count or --freqs",
+        )
+    })?;
+    let batch = read_batch(path)?;
+    batch.validate()?;
+    let (nc, nf) = (batch.curves(), freqs.len());
+    let t_in = t0.elapsed().as_secs_f64() * 1e3;
+    println!(
+        "batch {}: {nc} curves, {} samples ({:.0} per curve), {nf} frequencies, {} {}",
+        path.display(),
+        batch.t.len(),
+        batch.t.len() as f64 / nc as f64,
+        T::NAME,
+        describe(g, batch.dy.is_some())
+    );
+    let dev = crate::cli::open_device(backend)?;
+    let (p, run_ms): (Vec<T>, f64) = match &dev {
+        None => {
+            // CPU: the reference of every curve is the result.
+            let t = Instant::now();
+            let rows: Vec<Result<Vec<f64>>> = (0..nc)
+                .into_par_iter()
+                .map(|c| {
+                    let (t, y, dy) = batch.curve(c);
+                    reference_general(t, y, dy, &freqs, g)
+                })
+                .collect();
+            let mut p = Vec::with_capacity(nc * nf);
+            for r in rows {
+                p.extend(r?.into_iter().map(T::from_f64));
+            }
+            (p, t.elapsed().as_secs_f64() * 1e3)
+        }
+        Some(dev) => {
+            if dev.is_sim() {
+                crate::cli::check_sim_limit(
+                    "--batch",
+                    batch.t.len().saturating_mul(nf),
+                    SIM_MAX_PAIRS,
+                    "sample x frequency pairs",
+                )?;
+            }
+            let mut b = BatchBufs::<T>::new(dev, &batch, &freqs, g)?;
+            let t = dev.time(0, 1, |_| run_batch(dev, &mut b))?;
+            if let Some(reps) = args.reps {
+                let r = if dev.is_sim() { reps.min(3) } else { reps };
+                let tr = dev.time(1, r, |_| run_batch(dev, &mut b))?;
+                println!(
+                    "  batch kernel: median {} ms (min {}, max {}, {} reps), {:.1} Gpairs/s",
+                    fmt_ms(tr.median_ms),
+                    fmt_ms(tr.min_ms),
+                    fmt_ms(tr.max_ms),
+                    tr.reps,
+                    batch.t.len() as f64 * nf as f64 / (tr.median_ms * 1e-3) / 1e9
+                );
+            }
+            (dev.download(&b.out)?, t.median_ms)
+        }
+    };
+    if dev.is_some() {
+        check_batch::<T>(&batch, &freqs, g, check, &p)?;
+    }
+    let t_top = Instant::now();
+    let periods = best_periods(&p, nf, &freqs, args.top);
+    let top_ms = t_top.elapsed().as_secs_f64() * 1e3;
+    for c in 0..nc.min(4) {
+        let shown: Vec<String> = periods[c * args.top..(c + 1) * args.top]
+            .iter()
+            .map(|v| format!("{v:.6}"))
+            .collect();
+        println!("  curve {c}: best period(s) {}", shown.join(", "));
+    }
+    if nc > 4 {
+        println!("  ... ({} more curves)", nc - 4);
+    }
+    if let Some(out) = &args.out {
+        crate::npy::write_2d(out, nc, nf, &p)?;
+        println!("wrote {} ({nc} x {nf} {})", out.display(), T::NAME);
+    }
+    if let Some(per) = &args.periods {
+        crate::npy::write_2d(per, nc, args.top, &periods)?;
+        println!(
+            "wrote {} ({nc} x {} float64 periods)",
+            per.display(),
+            args.top
+        );
+    }
+    println!(
+        "time to the written result: {} ms (inputs read in {} ms; {} {} ms; best periods {} ms)",
+        fmt_ms(t0.elapsed().as_secs_f64() * 1e3),
+        fmt_ms(t_in),
+        match &dev {
+            Some(d) => format!("batch kernel on {}", d.name()),
+            None => "CPU reference".into(),
+        },
+        fmt_ms(run_ms),
+        fmt_ms(top_ms)
+    );
+    Ok(())
+}
+
+/// The model in words.
+fn describe(g: General, dy: bool) -> String {
+    format!(
+        "fit_mean={} center_data={} normalization={} dy={}",
+        g.fit_mean,
+        g.center_data,
+        g.normalization.name(),
+        if dy { "given" } else { "none" }
+    )
+}
+
+/// The batch's result against the f64 reference: [`SAMPLE_CURVES`] curves
+/// at the sampled frequencies (and each one's peak), every curve at every
+/// frequency with `full`.
+fn check_batch<T: Elem>(
+    batch: &Batch,
+    freqs: &[f64],
+    g: General,
+    check: CheckMode,
+    p: &[T],
+) -> Result<()> {
+    let (nc, nf) = (batch.curves(), freqs.len());
+    let curves: Vec<usize> = match check {
+        CheckMode::None => return Ok(()),
+        CheckMode::Sample => sample_curves(nc),
+        CheckMode::Full => (0..nc).collect(),
+    };
+    let worst = curves
+        .par_iter()
+        .map(|&c| -> Result<f64> {
+            let row: Vec<f64> = p[c * nf..(c + 1) * nf].iter().map(|v| v.to_f64()).collect();
+            let idx: Vec<usize> = match check {
+                CheckMode::Full => (0..nf).collect(),
+                _ => sample_indices(nf, argmax(&row)),
+            };
+            let want = batch_reference(batch, freqs, g, c, &idx)?;
+            let got: Vec<f64> = idx.iter().map(|&i| row[i]).collect();
+            let a = verify::<T>(&got, &want, || {
+                format!("lomb-scargle batch {} curve {c} of {nc}", T::NAME)
+            })?;
+            Ok(a.err_over_peak)
+        })
+        .collect::<Result<Vec<f64>>>()?
+        .into_iter()
+        .fold(0.0, f64::max);
+    println!(
+        "PASS lomb-scargle batch {} (check {}: {} curves): max |err|/peak {worst:.2e}",
+        T::NAME,
+        if check == CheckMode::Full {
+            "full"
+        } else {
+            "sample"
+        },
+        curves.len()
+    );
+    Ok(())
+}

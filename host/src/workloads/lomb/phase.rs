@@ -1,0 +1,107 @@
+//! Host side of the long-span kernels: centred times, operands split in two
+//! parts of the kernel's type, phases reduced modulo 2 pi in f64, and the
+//! choice between the plain and the `_long` kernels
+//! (`kernels_gpu::lomb::phase` explains the device side).
+
+use super::launch::Elem;
+use crate::error::{Error, Result};
+use ptxlab_device::math::Real;
+
+/// Which kernels a run uses for its phases.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Phases {
+    /// The plain kernels where `max |w| max |x - x0|` is at most the type's
+    /// plain limit ([`Elem::PLAIN_PHASE_MAX`]), the `_long` ones beyond.
+    #[default]
+    Auto,
+    /// Always the plain kernels (one product per phase; inaccurate in f32
+    /// beyond the plain limit).
+    Plain,
+    /// Always the `_long` kernels (split phases).
+    Long,
+}
+
+impl std::str::FromStr for Phases {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(Phases::Auto),
+            "plain" => Ok(Phases::Plain),
+            "long" | "split" => Ok(Phases::Long),
+            _ => Err(Error::input(
+                "--phases",
+                format!("`{s}`; allowed: auto, plain, long"),
+            )),
+        }
+    }
+}
+
+/// The centre `x0 = (min + max) / 2` of the sample times and the centred
+/// times `u = x - x0` (the periodogram does not change under a time shift,
+/// and centring halves the largest phase).
+pub fn centre(x: &[f64]) -> (f64, Vec<f64>) {
+    let (lo, hi) = x
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let x0 = if lo <= hi { 0.5 * (lo + hi) } else { 0.0 };
+    (x0, x.iter().map(|v| v - x0).collect())
+}
+
+/// The largest phase a kernel sees: `max |w| max |u|`.
+pub fn max_phase(u: &[f64], freqs: &[f64]) -> f64 {
+    let amax = |v: &[f64]| v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
+    amax(u) * amax(freqs)
+}
+
+/// `v` in two parts of `T`: `hi = T(v)`, `lo = T(v - hi)` (48 bits together
+/// in f32; `lo = 0` in f64).
+pub fn split<T: Real>(v: f64) -> (T, T) {
+    let hi = T::from_f64(v);
+    (hi, T::from_f64(v - hi.to_f64()))
+}
+
+/// `v - 2 pi round(v / 2 pi)`, in `[-pi, pi]` (f64, with the 2 pi tail).
+pub fn mod_2pi(v: f64) -> f64 {
+    const TAU_LO: f64 = 2.449_293_598_294_706_4e-16;
+    let n = (v / std::f64::consts::TAU).round();
+    (-n).mul_add(TAU_LO, (-n).mul_add(std::f64::consts::TAU, v))
+}
+
+/// Whether a run of `T` on phases up to `phase` uses the `_long` kernels;
+/// an error where even those cannot hold the phase (f32 beyond
+/// [`Elem::SPLIT_PHASE_MAX`]).
+pub fn use_long<T: Elem>(phase: f64, phases: Phases) -> Result<bool> {
+    if phase > T::SPLIT_PHASE_MAX {
+        return Err(Error::input(
+            "lomb-scargle phases",
+            format!(
+                "max |w| * max |x - x0| = {phase:.3e} rad is beyond what {} kernels can reduce \
+                 exactly ({:.1e} rad); use --precision f64, or fewer time units (rescale x and the \
+                 frequencies)",
+                T::NAME,
+                T::SPLIT_PHASE_MAX
+            ),
+        ));
+    }
+    Ok(match phases {
+        Phases::Auto => phase > T::PLAIN_PHASE_MAX,
+        Phases::Plain => false,
+        Phases::Long => true,
+    })
+}
+
+/// `(alpha, beta)` of sample time `u` on the grid `start + k step`, reduced
+/// to `[-pi, pi]`: the anchor phase of index `k` is `alpha + k beta`.
+pub fn anchor_parts(u: f64, start: f64, step: f64) -> (f64, f64) {
+    (mod_2pi(start * u), mod_2pi(step * u))
+}
+
+/// The four split values `(alpha_hi, alpha_lo, beta_hi, beta_lo)` of a long
+/// table entry.
+pub fn anchor_split<T: Real>(alpha: f64, beta: f64) -> [T; 4] {
+    let (ah, al) = split::<T>(alpha);
+    let (bh, bl) = split::<T>(beta);
+    [ah, al, bh, bl]
+}
