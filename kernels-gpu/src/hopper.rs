@@ -187,7 +187,7 @@ fn store_pair<T: Half16>(
     }
 }
 
-/// Rung 4, BF16: see [`wgmma_body`].
+/// Rung 4, BF16: see `wgmma_body`.
 #[kernel(launch_bounds(256, 1))]
 pub fn matmul_wgmma_bf16(
     a_map: DeviceSlice<u64>,
@@ -200,7 +200,7 @@ pub fn matmul_wgmma_bf16(
     wgmma_body::<Bf16>(a_map, b_map, c, m, n, k);
 }
 
-/// Rung 4, FP16: see [`wgmma_body`].
+/// Rung 4, FP16: see `wgmma_body`.
 #[kernel(launch_bounds(256, 1))]
 pub fn matmul_wgmma_f16(
     a_map: DeviceSlice<u64>,
@@ -335,7 +335,7 @@ fn wgmma_body<T: Half16>(
     store_acc16::<T, 64>(c, &acc, (t % 128) as u32, bm + 64 * wg, bn, m, n);
 }
 
-/// Rung 5, BF16: see [`ws_body`].
+/// Rung 5, BF16: see `ws_body`.
 #[kernel(launch_bounds(384, 1))]
 pub fn matmul_ws_bf16(
     a_map: DeviceSlice<u64>,
@@ -348,7 +348,7 @@ pub fn matmul_ws_bf16(
     ws_body::<Bf16>(a_map, b_map, c, m, n, k);
 }
 
-/// Rung 5, FP16: see [`ws_body`].
+/// Rung 5, FP16: see `ws_body`.
 #[kernel(launch_bounds(384, 1))]
 pub fn matmul_ws_f16(
     a_map: DeviceSlice<u64>,

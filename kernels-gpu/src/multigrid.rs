@@ -528,7 +528,7 @@ fn smooth_tile_body<T: Real>(
 /// `mode`: bit 0 the first colour ([`MODE_BLACK_FIRST`]: post-smoothing runs
 /// black-red, the reverse of pre-smoothing, which keeps the V-cycle
 /// symmetric for PCG), [`MODE_ZERO`] (start from zero: `u_in` is not read),
-/// [`MODE_PROLONG`] (`u_in + P uc`, bilinear, [`interpolate`]), and the sweep
+/// [`MODE_PROLONG`] (`u_in + P uc`, bilinear, `interpolate`), and the sweep
 /// count `s` in bits 8.. (`1..=`[`MAX_TILE_SWEEPS`]).
 ///
 /// Thread mapping: one block of [`TILE_TX`] x [`TILE_TY`] threads per
@@ -772,7 +772,7 @@ fn prolong_body<T: Real>(
 /// Prolongation with correction (f64 cycle): `u += P uc` on the fine
 /// interior (`add = 0`: `u = P uc`, FMG's interpolation of a coarse
 /// solution). `P` is bilinear interpolation at each fine point's position on
-/// the coarse grid ([`interpolate`]).
+/// the coarse grid (`interpolate`).
 ///
 /// Thread mapping: blocks of [`BLOCK`] x 1, one thread per fine interior
 /// cell, rows by a `gridDim.y` stride; the four coarse values a warp needs

@@ -262,7 +262,7 @@ fn pair(x: DeviceSlice<u16>, row: usize, rows: usize, col: usize, cols: usize) -
     at(col) | at(col + 1) << 16
 }
 
-/// Rung 1, BF16: see [`mma_body`].
+/// Rung 1, BF16: see `mma_body`.
 #[kernel(launch_bounds(128))]
 pub fn matmul_mma_bf16(
     a: DeviceSlice<u16>,
@@ -275,7 +275,7 @@ pub fn matmul_mma_bf16(
     mma_body::<Bf16>(a, b, c, m, n, k);
 }
 
-/// Rung 1, FP16: see [`mma_body`].
+/// Rung 1, FP16: see `mma_body`.
 #[kernel(launch_bounds(128))]
 pub fn matmul_mma_f16(
     a: DeviceSlice<u16>,
@@ -373,7 +373,7 @@ fn mma_body<T: Half16>(
     }
 }
 
-/// Rung 2, BF16: see [`ldsm_body`].
+/// Rung 2, BF16: see `ldsm_body`.
 #[kernel(launch_bounds(128))]
 pub fn matmul_ldsm_bf16(
     a: DeviceSlice<u16>,
@@ -386,7 +386,7 @@ pub fn matmul_ldsm_bf16(
     ldsm_body::<Bf16>(a, b, c, m, n, k);
 }
 
-/// Rung 2, FP16: see [`ldsm_body`].
+/// Rung 2, FP16: see `ldsm_body`.
 #[kernel(launch_bounds(128))]
 pub fn matmul_ldsm_f16(
     a: DeviceSlice<u16>,
@@ -538,7 +538,7 @@ fn ldsm_body<T: Half16>(
     store_warp16::<T, 2, 4>(c, &acc, bm + 32 * wm, bn + 32 * wn, m, n);
 }
 
-/// Rung 3, BF16: see [`pipe_body`].
+/// Rung 3, BF16: see `pipe_body`.
 #[kernel(launch_bounds(128))]
 pub fn matmul_pipe_bf16(
     a: DeviceSlice<u16>,
@@ -551,7 +551,7 @@ pub fn matmul_pipe_bf16(
     pipe_body::<Bf16>(a, b, c, m, n, k);
 }
 
-/// Rung 3, FP16: see [`pipe_body`].
+/// Rung 3, FP16: see `pipe_body`.
 #[kernel(launch_bounds(128))]
 pub fn matmul_pipe_f16(
     a: DeviceSlice<u16>,

@@ -9,7 +9,7 @@
 //! `fence.proxy.tensormap::generic.acquire`:
 //! [`fence_tensormap_acquire`](ptxlab_device::hopper::fence_tensormap_acquire)).
 //! On the simulator the same buffer holds a
-//! [`SimTensorMap`](ptxlab_device::hopper::SimTensorMap), which the
+//! [`ptxlab_device::hopper::SimTensorMap`], which the
 //! simulated copy reads. Either way the map borrows the matrix's buffer:
 //! it holds its address.
 

@@ -262,7 +262,7 @@ fn batch_rotate<T: Pack4, const R: usize>(
 /// memory, no barrier; 96 accumulators in registers. A run with a
 /// frequency of `|w| h <` [`GEN_LOW_PHASE`] (the lowest of each curve)
 /// steps `(1 - cos, sin)` instead and finishes with
-/// [`finish_general_d`] ([`rotate_sums`]): two FMAs more per step, and the
+/// [`finish_general_d`] (`rotate_sums`): two FMAs more per step, and the
 /// mean-fitted variances keep f32 accuracy where every phase is near 0.
 /// `start` and `step` are the grid's (`nf = out.len() / curves`).
 #[kernel(launch_bounds(128))]

@@ -249,7 +249,7 @@ pub fn lomb_shared_f64(
 
 /// Rungs 1-6 for long time spans (f32): [`lomb_direct_f32`] with the phase
 /// of every pair formed from split operands and reduced modulo 2 pi before
-/// the `sincos` ([`phase`]): `x` and `x_lo` are the high and low f32 parts
+/// the `sincos` (`phase`): `x` and `x_lo` are the high and low f32 parts
 /// of the centred times `x - x0`, `freqs` and `freqs_lo` those of the
 /// frequencies. Same thread mapping; per pair a third 16-byte load per four
 /// samples, and about eight more FP32 operations (the exact product, the
@@ -272,7 +272,7 @@ pub fn lomb_direct_long_f32(
 
 /// Rungs 1-6 for long spans (f64): [`lomb_direct_f64`] with the phase
 /// reduced modulo 2 pi before the precise `sincos`, which would otherwise
-/// take its Payne-Hanek path on every pair beyond 2^20 rad ([`phase`]; the
+/// take its Payne-Hanek path on every pair beyond 2^20 rad (`phase`; the
 /// low parts are zero: an f64 product is accurate enough). The host runs it
 /// for `max |w| max |x - x0| >` [`PLAIN_PHASE_MAX_F64`].
 #[kernel]

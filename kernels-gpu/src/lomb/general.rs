@@ -12,7 +12,7 @@
 use super::*;
 
 /// Values per sample of the floating-mean direct tables: `(x_hi, x_lo, w y,
-/// w)` with `x - x0 = x_hi + x_lo` ([`phase`]; `x_lo = 0` in f64).
+/// w)` with `x - x0 = x_hi + x_lo` (`phase`; `x_lo = 0` in f64).
 pub const GEN_STRIDE: usize = 4;
 
 /// The six weighted sums of one frequency over samples `j0..j1` of a
@@ -211,14 +211,14 @@ fn model<T: Real>(
 /// sample one 16-byte load of `(x_hi, x_lo, w y, w)` ([`GEN_STRIDE`], a
 /// broadcast), the split phase ([`Phase::split_phase`], about eight FP32
 /// operations), one `sincos` and seven FP32 operations for the six sums
-/// ([`gen_sums`]); per frequency [`finish_general`] (one division) and
+/// (`gen_sums`); per frequency [`finish_general`] (one division) and
 /// [`normalize`] (one more division, or a logarithm). No shared memory.
 ///
 /// Parameters: `freqs`/`freqs_lo` the angular frequencies split in two
 /// parts; `w_sum = sum w` (1 up to rounding), `y_mean = sum w y` (0 when
 /// centred), `yy = sum w y^2`, `scale` (astropy's `standard`: `1 / yy`,
 /// `psd`: `0.5 sum dy^-2`), `h` the largest `|x - x0|` (frequencies with
-/// `|w| h <` [`GEN_LOW_PHASE`] take the versine form, [`gen_frequency`]),
+/// `|w| h <` [`GEN_LOW_PHASE`] take the versine form, `gen_frequency`),
 /// `fit_mean` 0 or 1, `mode` one of [`NORM_SCALE`], [`NORM_MODEL`],
 /// [`NORM_LOG`]. Span: any, up to [`SPLIT_PHASE_MAX_F32`].
 #[kernel]

@@ -130,7 +130,7 @@ pub fn lomb_lean_f64(
 /// Rung 4c for long time spans (f32): [`lomb_lean_f32`] with split phases
 /// (the times' and frequencies' low parts in `x_lo` and `freqs_lo`, the
 /// phase reduced modulo 2 pi before the SFU `sin.approx`/`cos.approx`, whose
-/// own reduction loses `|w x| 2^-24` beyond a turn; see [`phase`]). Span:
+/// own reduction loses `|w x| 2^-24` beyond a turn; see `phase`). Span:
 /// up to `|w (x - x0)| <=` [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond
 /// [`PLAIN_PHASE_MAX_F32`].
 #[kernel]

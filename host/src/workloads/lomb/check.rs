@@ -113,7 +113,7 @@ pub fn verify<T: Elem>(got: &[f64], want: &[f64], what: impl Fn() -> String) -> 
 /// A coarse even grid over long times, `(x, y, freqs)`: 61 samples spread
 /// over about 190 time units, 203 frequencies 0.05 apart. The step angles
 /// `0.05 x_j` span many turns, so no single shift suits the three-term
-/// recurrence ([`cheby_shift`] is `None`) and the Taylor plan takes short
+/// recurrence (`cheby_shift` is `None`) and the Taylor plan takes short
 /// runs.
 pub fn coarse_case() -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let x: Vec<f64> = (0..61)

@@ -117,7 +117,7 @@ pub fn taylor_table<T: Real>(x: &[f64], y: &[f64], plan: &TaylorPlan) -> Vec<T> 
 /// beta_lo, y, 1 - cos a, sin a, 0)` for the rotation and, when
 /// [`cheby_shift`] finds a shift, `(alpha_hi, alpha_lo, beta_hi, beta_lo, y,
 /// cos p, sin p, 0)` for the three-term recurrence; `alpha = start u`,
-/// `beta = a = step u` modulo 2 pi ([`super::phase::anchor_parts`]), `u` the
+/// `beta = a = step u` modulo 2 pi (`super::phase::anchor_parts`), `u` the
 /// centred times.
 pub fn recurrence_tables_long<T: Real>(
     u: &[f64],
