@@ -339,8 +339,7 @@ def run(quick: bool) -> list[dict]:
     x, y, f = _inputs()
     rows = _scipy(x, y, quick)
     ref = _reference(x, y, f)
-    from lomb_batch import run_batch
-    for fn in (_astropy, _nifty, _cupy, _torch, _numba, run_batch):
+    for fn in (_astropy, _nifty, _cupy, _torch, _numba):
         try:
             rows.extend(fn(x, y, ref, quick))
         except Exception as e:  # one failing peer must not hide the others

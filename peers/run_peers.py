@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs the Python peers (CuPy, PyTorch, Numba) of the chosen workloads.
 
-Each workload has a module here (poisson.py, lomb_scargle.py, ...) with
+Each workload has a module here (poisson.py, lomb_scargle.py, ...; lomb-scargle has two, the
+single curve and the batches) with
 `run(quick: bool) -> list[dict]`. Every dict becomes one JSON line on stdout,
 which `ptxlab bench --peers` turns into table rows next to the Rust rows.
 Keys: workload, variant, backend, size, precision, median_ms, min_ms, max_ms,
@@ -18,7 +19,7 @@ import traceback
 MODULES = {
     "poisson": "poisson",
     "poisson-mg": "poisson_mg",
-    "lomb-scargle": "lomb_scargle",
+    "lomb-scargle": ["lomb_scargle", "lomb_batch"],
     "vector-add": "vector_add",
     "primitives": "primitives",
     "diffusion": "diffusion",
@@ -41,18 +42,19 @@ def main():
         print(json.dumps({"workload": "peers", "variant": "numpy", "backend": "python", "skipped": f"numpy not importable: {e}"}))
         return
     for w in args.workloads.split(","):
-        name = MODULES.get(w)
-        if name is None or not os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")):
-            continue
-        try:
-            mod = importlib.import_module(name)
-            for row in mod.run(args.quick):
-                row.setdefault("workload", w)
-                print(json.dumps(row), flush=True)
-        except Exception as e:  # one failing peer must not hide the others
-            print(json.dumps({"workload": w, "variant": "peer script", "backend": "python",
-                              "skipped": f"{type(e).__name__}: {e}".splitlines()[0]}), flush=True)
-            traceback.print_exc(file=sys.stderr)
+        names = MODULES.get(w)
+        for name in [names] if isinstance(names, str) else names or []:
+            if not os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")):
+                continue
+            try:
+                mod = importlib.import_module(name)
+                for row in mod.run(args.quick):
+                    row.setdefault("workload", w)
+                    print(json.dumps(row), flush=True)
+            except Exception as e:  # one failing peer must not hide the others
+                print(json.dumps({"workload": w, "variant": f"peer script {name}", "backend": "python",
+                                  "skipped": f"{type(e).__name__}: {e}".splitlines()[0]}), flush=True)
+                traceback.print_exc(file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@
 //! and the best periods of each curve.
 
 use super::input::even_grid;
-use super::launch::{BatchBufs, Elem};
+use super::launch::{BatchBufs, Elem, use_long};
 use super::model::{General, prepare_general, reference_general};
-use super::phase::{Phases, centre, max_phase, mod_2pi, split, use_long};
+use super::phase::{Phases, centre, max_phase, mod_2pi, split};
 use crate::error::{Error, Result};
 use crate::runtime::{Device, LaunchConfig};
 use kernels_gpu::lomb::{BATCH_BLOCK, BATCH_CURVE_PARAMS, BATCH_ROT_STRIDE, GEN_STRIDE};

@@ -215,27 +215,27 @@ pub(super) fn run_ladder<T: Elem>(
     Ok(())
 }
 
-/// Benchmark rows: CPU reference rows; with a GPU the ladder (f32 and f64) at
-/// the material's size and at 10^4 samples x 2^20 frequencies (quick: the
-/// material's size, f32 only), then the long spans, the floating-mean model
-/// and the batches (`bench_models.rs`).
-pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
+/// Benchmark rows of the ladder: CPU reference rows; with a GPU the ladder
+/// (f32 and f64) at the material's size and at 10^4 samples x 2^20
+/// frequencies (quick: the material's size, f32 only). Also returns the CPU
+/// reference's time at the material's size when the model rows should follow
+/// (a GPU and not `--quick`).
+pub fn bench_ladder_rows(ctx: &BenchCtx) -> Result<(Vec<Row>, Option<f64>)> {
     let mut rows = Vec::new();
     let (mx, my) = material_samples()?;
     let (lx, ly) = random_samples(LARGE_SAMPLES, 77);
     let cpu_material = cpu_rows(&mx, &my, MATERIAL_FREQS, ctx.quick, &mut rows)?;
     let Some(dev) = ctx.gpu() else {
         rows.push(crate::workloads::skipped_gpu(WORKLOAD, ctx));
-        return Ok(rows);
+        return Ok((rows, None));
     };
     bench_ladder::<f32>(dev, ctx, &mx, &my, MATERIAL_FREQS, cpu_material, &mut rows)?;
     if ctx.quick {
-        return Ok(rows);
+        return Ok((rows, None));
     }
     bench_ladder::<f64>(dev, ctx, &mx, &my, MATERIAL_FREQS, cpu_material, &mut rows)?;
     let cpu_large = cpu_rows(&lx, &ly, MATERIAL_FREQS, true, &mut rows)?;
     bench_ladder::<f32>(dev, ctx, &lx, &ly, MATERIAL_FREQS, cpu_large, &mut rows)?;
     bench_ladder::<f64>(dev, ctx, &lx, &ly, MATERIAL_FREQS, cpu_large, &mut rows)?;
-    super::bench_models::bench_models(dev, ctx, cpu_material, &mut rows)?;
-    Ok(rows)
+    Ok((rows, Some(cpu_material)))
 }

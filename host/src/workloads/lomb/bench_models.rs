@@ -4,8 +4,9 @@
 
 use super::batch::{Batch, batch_reference, run_batch, survey_batch};
 use super::bench::{Ladder, run_ladder, size_label};
+use super::check::check_general;
 use super::check::verify;
-use super::general::{check_general, run_general};
+use super::general::run_general;
 use super::input::{material_freqs, material_samples};
 use super::ladder::{Rung, Shape};
 use super::launch::{BatchBufs, Elem, GenBufs};

@@ -4,8 +4,8 @@
 
 use super::Options;
 use super::input::{check_range, even_grid, prepare, validate};
-use super::launch::{Bufs, Elem};
-use super::phase::{Phases, centre, max_phase, split, use_long};
+use super::launch::{Bufs, Elem, use_long};
+use super::phase::{Phases, centre, max_phase, split};
 use super::tables::{
     anchor_table, recurrence_tables, recurrence_tables_long, taylor_plan, taylor_table,
     taylor_table_long,

@@ -4,7 +4,7 @@
 use super::Options;
 use super::batch::{batch_periodogram, batch_reference, survey_batch};
 use super::cpu::reference_rayon;
-use super::general::check_general;
+use super::general::periodogram_general;
 use super::input::{even_grid, material_freqs, material_samples, random_samples};
 use super::ladder::{Rung, Shape};
 use super::launch::Elem;
@@ -259,4 +259,33 @@ fn sim_check_batch(dev: &Device) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Runs `rung` of the floating-mean model and checks it against `want`
+/// (the f64 reference, [`super::reference_general`]) within `T::TOL` of the
+/// peak and the material's 1e-3 relative check.
+#[allow(clippy::too_many_arguments)]
+pub fn check_general<T: Elem>(
+    dev: &Device,
+    rung: Rung,
+    x: &[f64],
+    y: &[f64],
+    dy: Option<&[f64]>,
+    freqs: &[f64],
+    g: General,
+    want: &[f64],
+    shape: Shape,
+) -> Result<Accuracy> {
+    let got = periodogram_general::<T>(dev, rung, x, y, dy, freqs, g, shape)?;
+    verify::<T>(&got, want, || {
+        format!(
+            "lomb-scargle {} {} floating-mean ({g:?}, dy {}; {} samples x {} freqs) on {}",
+            T::NAME,
+            rung.name(),
+            if dy.is_some() { "given" } else { "none" },
+            x.len(),
+            freqs.len(),
+            dev.name()
+        )
+    })
 }

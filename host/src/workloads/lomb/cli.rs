@@ -255,8 +255,26 @@ pub const MAX_BLOCKS_PER_SM: u32 = 1024;
 /// Most best periods per curve (`--top`).
 pub const MAX_TOP: usize = 1000;
 
-/// `ptxlab lomb-scargle`.
-pub fn cli(args: &Args) -> Result<()> {
+/// A checked `--batch` request, run by `cli_batch.rs`.
+pub struct BatchJob {
+    /// `--backend`.
+    pub backend: crate::Backend,
+    /// The folder or `.npz` of curves.
+    pub path: PathBuf,
+    /// The model (astropy's unless SciPy's flags ask otherwise).
+    pub g: General,
+    /// `--check`.
+    pub check: CheckMode,
+    /// f64 kernels (`--precision f64`, or the CPU's f64 reference).
+    pub f64: bool,
+    /// When the command started (for the time to the written result).
+    pub t0: Instant,
+}
+
+/// `ptxlab lomb-scargle` up to the choice of one curve or a batch: checks
+/// the options, then runs one curve's periodogram (`Ok(None)`) or returns
+/// the batch to run (`cli_batch.rs`).
+pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
     let t0 = Instant::now();
     let backend: crate::Backend = args.backend.parse()?;
     if let Some(r) = args.reps {
@@ -325,10 +343,14 @@ pub fn cli(args: &Args) -> Result<()> {
         } else {
             precision
         };
-        return match precision {
-            "f32" => super::cli_batch::cli_batch::<f32>(args, backend, path, g, check, t0),
-            _ => super::cli_batch::cli_batch::<f64>(args, backend, path, g, check, t0),
-        };
+        return Ok(Some(BatchJob {
+            backend,
+            path: path.clone(),
+            g,
+            check,
+            f64: precision == "f64",
+            t0,
+        }));
     }
     if args.periods.is_some() {
         return Err(Error::input(
@@ -363,9 +385,10 @@ pub fn cli(args: &Args) -> Result<()> {
         t0,
     };
     match precision {
-        "f32" => run.go::<f32>(&rungs),
-        _ => run.go::<f64>(&rungs),
+        "f32" => run.go::<f32>(&rungs)?,
+        _ => run.go::<f64>(&rungs)?,
     }
+    Ok(None)
 }
 
 /// The indices of the sampled check: [`SAMPLE_FREQS`] spread evenly over

@@ -4,7 +4,7 @@
 use super::batch::{Batch, batch_reference, run_batch, top_peaks};
 use super::batch_io::read_batch;
 use super::check::verify;
-use super::cli::{Args, CheckMode, SIM_MAX_PAIRS, argmax, grid_of, sample_indices};
+use super::cli::{Args, BatchJob, CheckMode, SIM_MAX_PAIRS, argmax, grid_of, sample_indices};
 use super::launch::BatchBufs;
 use super::launch::Elem;
 use super::model::{General, reference_general};
@@ -41,6 +41,23 @@ pub fn best_periods<T: Elem>(p: &[T], nf: usize, freqs: &[f64], k: usize) -> Vec
             })
         })
         .collect()
+}
+
+/// Runs a checked `--batch` request in f32 or f64.
+pub fn run_batch_job(args: &Args, job: BatchJob) -> Result<()> {
+    let BatchJob {
+        backend,
+        path,
+        g,
+        check,
+        f64,
+        t0,
+    } = job;
+    if f64 {
+        cli_batch::<f64>(args, backend, &path, g, check, t0)
+    } else {
+        cli_batch::<f32>(args, backend, &path, g, check, t0)
+    }
 }
 
 /// `ptxlab lomb-scargle --batch PATH`.

@@ -2,12 +2,11 @@
 //! rungs that have a floating-mean kernel (the direct rungs, launch bounds,
 //! Taylor), and checking them against the f64 reference.
 
-use super::check::{Accuracy, verify};
 use super::input::{check_range, even_grid, validate};
 use super::ladder::{Rung, Shape};
-use super::launch::{Elem, GenBufs, Kernel, not_even};
+use super::launch::{Elem, GenBufs, Kernel, not_even, use_long};
 use super::model::{General, prepare_general};
-use super::phase::{Phases, centre, max_phase, split, use_long};
+use super::phase::{Phases, centre, max_phase, split};
 use super::run::{Layout, ScalarParam, config_with};
 use super::tables::{taylor_plan, taylor_table_long};
 use crate::error::{Error, Result};
@@ -151,33 +150,4 @@ pub fn periodogram_general<T: Elem>(
     let mut b = GenBufs::<T>::new(dev, x, y, dy, freqs, g)?;
     run_general(dev, rung, &mut b, shape)?;
     Ok(dev.download(&b.out)?.iter().map(|v| v.to_f64()).collect())
-}
-
-/// Runs `rung` of the floating-mean model and checks it against `want`
-/// (the f64 reference, [`super::reference_general`]) within `T::TOL` of the
-/// peak and the material's 1e-3 relative check.
-#[allow(clippy::too_many_arguments)]
-pub fn check_general<T: Elem>(
-    dev: &Device,
-    rung: Rung,
-    x: &[f64],
-    y: &[f64],
-    dy: Option<&[f64]>,
-    freqs: &[f64],
-    g: General,
-    want: &[f64],
-    shape: Shape,
-) -> Result<Accuracy> {
-    let got = periodogram_general::<T>(dev, rung, x, y, dy, freqs, g, shape)?;
-    verify::<T>(&got, want, || {
-        format!(
-            "lomb-scargle {} {} floating-mean ({g:?}, dy {}; {} samples x {} freqs) on {}",
-            T::NAME,
-            rung.name(),
-            if dy.is_some() { "given" } else { "none" },
-            x.len(),
-            freqs.len(),
-            dev.name()
-        )
-    })
 }

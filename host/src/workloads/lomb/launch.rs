@@ -4,6 +4,7 @@
 //! batch ([`BatchBufs`]). Preparing them is `bufs.rs`, `general.rs` and
 //! `batch.rs`; choosing a launch shape and running a rung is `run.rs`.
 
+use super::phase::Phases;
 use super::tables::{TAYLOR_2TAU_MAX_F32, TAYLOR_2TAU_MAX_F64, TaylorPlan};
 use super::{TOL_F32, TOL_F64};
 use crate::error::{Error, Result};
@@ -515,3 +516,26 @@ elem_impl!(
     general(lomb_gen_f64, lomb_gen_bounds_f64, lomb_taylor_gen_f64),
     batch(lomb_batch_rotate_f64, lomb_batch_direct_f64)
 );
+
+/// Whether a run of `T` on phases up to `phase` uses the `_long` kernels;
+/// an error where even those cannot hold the phase (f32 beyond
+/// [`Elem::SPLIT_PHASE_MAX`]).
+pub fn use_long<T: Elem>(phase: f64, phases: Phases) -> Result<bool> {
+    if phase > T::SPLIT_PHASE_MAX {
+        return Err(Error::input(
+            "lomb-scargle phases",
+            format!(
+                "max |w| * max |x - x0| = {phase:.3e} rad is beyond what {} kernels can reduce \
+                 exactly ({:.1e} rad); use --precision f64, or fewer time units (rescale x and the \
+                 frequencies)",
+                T::NAME,
+                T::SPLIT_PHASE_MAX
+            ),
+        ));
+    }
+    Ok(match phases {
+        Phases::Auto => phase > T::PLAIN_PHASE_MAX,
+        Phases::Plain => false,
+        Phases::Long => true,
+    })
+}

@@ -45,18 +45,17 @@ pub use batch::{
     Batch, batch_config, batch_periodogram, batch_reference, run_batch, survey_batch, top_peaks,
 };
 pub use batch_io::{BATCH_FORMATS, read_batch, read_dir, read_npz};
-pub use bench::bench;
 pub use bench_models::{BATCH_CURVES, BATCH_FREQS, BATCH_SAMPLES, BATCH_SPAN, long_case};
-pub use check::{Accuracy, accuracy, check, check_with, coarse_case, sim_check, verify};
+pub use check::{
+    Accuracy, accuracy, check, check_general, check_with, coarse_case, sim_check, verify,
+};
 pub use cli::{
-    Args, CheckMode, MAX_BLOCKS_PER_SM, MAX_TOP, Model, SAMPLE_FREQS, SIM_MAX_PAIRS, cli,
+    Args, BatchJob, CheckMode, MAX_BLOCKS_PER_SM, MAX_TOP, Model, SAMPLE_FREQS, SIM_MAX_PAIRS,
     cli_inputs, model_of, sample_indices,
 };
 pub use cli_batch::{SAMPLE_CURVES, best_periods, sample_curves};
 pub use cpu::{reference, reference_rayon};
-pub use general::{
-    GENERAL_RUNGS, check_general, general_supported, periodogram_general, run_general,
-};
+pub use general::{GENERAL_RUNGS, general_supported, periodogram_general, run_general};
 pub use input::{
     check_range, even_grid, linspace, material_freqs, material_samples, npy_f64, prepare,
     random_samples, validate,
@@ -94,4 +93,23 @@ pub struct Options {
     pub precenter: bool,
     /// Divide by `sum y^2 / 2` (SciPy's `normalize=True`).
     pub normalize: bool,
+}
+
+/// Benchmark rows: the ladder (`bench.rs`), then, with a GPU and not
+/// `--quick`, the split phases, long spans, the floating-mean model and the
+/// batches (`bench_models.rs`).
+pub fn bench(ctx: &crate::workloads::BenchCtx) -> crate::error::Result<Vec<crate::report::Row>> {
+    let (mut rows, cpu_material) = bench::bench_ladder_rows(ctx)?;
+    if let (Some(cpu_material), Some(dev)) = (cpu_material, ctx.gpu()) {
+        bench_models::bench_models(dev, ctx, cpu_material, &mut rows)?;
+    }
+    Ok(rows)
+}
+
+/// `ptxlab lomb-scargle`: one curve (`cli.rs`) or a batch (`cli_batch.rs`).
+pub fn cli(args: &Args) -> crate::error::Result<()> {
+    match cli::curve_or_batch(args)? {
+        Some(job) => cli_batch::run_batch_job(args, job),
+        None => Ok(()),
+    }
 }

@@ -3,7 +3,6 @@
 //! choice between the plain and the `_long` kernels
 //! (`kernels_gpu::lomb::phase` explains the device side).
 
-use super::launch::Elem;
 use crate::error::{Error, Result};
 use ptxlab_device::math::Real;
 
@@ -11,7 +10,7 @@ use ptxlab_device::math::Real;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Phases {
     /// The plain kernels where `max |w| max |x - x0|` is at most the type's
-    /// plain limit ([`Elem::PLAIN_PHASE_MAX`]), the `_long` ones beyond.
+    /// plain limit (`Elem::PLAIN_PHASE_MAX` (`launch.rs`)), the `_long` ones beyond.
     #[default]
     Auto,
     /// Always the plain kernels (one product per phase; inaccurate in f32
@@ -67,29 +66,6 @@ pub fn mod_2pi(v: f64) -> f64 {
     const TAU_LO: f64 = 2.449_293_598_294_706_4e-16;
     let n = (v / std::f64::consts::TAU).round();
     (-n).mul_add(TAU_LO, (-n).mul_add(std::f64::consts::TAU, v))
-}
-
-/// Whether a run of `T` on phases up to `phase` uses the `_long` kernels;
-/// an error where even those cannot hold the phase (f32 beyond
-/// [`Elem::SPLIT_PHASE_MAX`]).
-pub fn use_long<T: Elem>(phase: f64, phases: Phases) -> Result<bool> {
-    if phase > T::SPLIT_PHASE_MAX {
-        return Err(Error::input(
-            "lomb-scargle phases",
-            format!(
-                "max |w| * max |x - x0| = {phase:.3e} rad is beyond what {} kernels can reduce \
-                 exactly ({:.1e} rad); use --precision f64, or fewer time units (rescale x and the \
-                 frequencies)",
-                T::NAME,
-                T::SPLIT_PHASE_MAX
-            ),
-        ));
-    }
-    Ok(match phases {
-        Phases::Auto => phase > T::PLAIN_PHASE_MAX,
-        Phases::Plain => false,
-        Phases::Long => true,
-    })
 }
 
 /// `(alpha, beta)` of sample time `u` on the grid `start + k step`, reduced

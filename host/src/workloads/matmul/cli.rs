@@ -1,5 +1,7 @@
-//! `ptxlab matmul`: arguments and the command.
+//! `ptxlab matmul`: the command (f32: the SGEMM ladder; the tensor-core
+//! precisions go to `tensor_cli.rs`).
 
+use super::args::{Args, CPU_MAX_MNK, SIM_MAX_MNK};
 use super::check::{TOL, check_colsum, sample_check, verify};
 use super::colsum::{Colsum, ColsumBufs, colsum_of_product};
 use super::cpu::{colsum_bytes, cpu_ndarray, cpu_rayon, flops, inputs, reference_f64};
@@ -10,43 +12,6 @@ use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 use crate::rng::rel_err_norm;
 use crate::runtime::Timing;
-
-/// `ptxlab matmul` arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Rows of A and C.
-    #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub m: usize,
-    /// Columns of B and C.
-    #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub n: usize,
-    /// Columns of A, rows of B.
-    #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub k: usize,
-    /// f32 (the SGEMM ladder), bf16 or f16 (the tensor-core ladder: 16-bit
-    /// inputs and output, f32 accumulation), or tf32x3 (f32 from three TF32
-    /// tensor-core products).
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
-    /// With --precision f32: naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, vecf, vecf2,
-    /// async, async2, asyncs2, asyncs or all. With bf16/f16: mma, ldsm, pipe or all. With tf32x3: mma or all.
-    #[arg(long, default_value = "all")]
-    pub variant: String,
-    /// Also compute colsum(A B): direct or fused.
-    #[arg(long)]
-    pub colsum: Option<String>,
-    /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
-    /// Timed repetitions (1..=10000).
-    #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub reps: usize,
-}
-
-/// Most multiply-adds (`m n k`) of a simulated run (512^3).
-pub const SIM_MAX_MNK: usize = 1 << 27;
-/// Most multiply-adds of a `--backend cpu` run (its one-thread baseline).
-pub const CPU_MAX_MNK: usize = 1 << 36;
 
 /// `ptxlab matmul`.
 pub fn cli(args: &Args) -> Result<()> {

@@ -13,12 +13,14 @@
 //! | `cpu.rs` | inputs, f64 references, CPU baselines, operation counts |
 //! | `check.rs` | checks against the f64 reference, [`sim_check`] |
 //! | `bench.rs` | the benchmark rows |
+//! | `args.rs` | `ptxlab matmul`'s arguments and size limits |
 //! | `cli.rs` | `ptxlab matmul` |
 //! | `tensor.rs` | the tensor-core ladder: [`TcRung`], [`Tf32x3`], launchers [`gemm_half`], [`gemm_tf32x3`] |
 //! | `tensor_bench.rs` | the tensor-core rows of the benchmark |
 //! | `tensor_cli.rs` | `ptxlab matmul --precision bf16\|f16\|tf32x3` |
 //! | `tensor_check.rs` | the tensor-core kernels against the f64 reference, [`sim_check_tensor`] |
 
+mod args;
 mod bench;
 mod check;
 mod cli;
@@ -31,9 +33,10 @@ mod tensor_bench;
 mod tensor_check;
 mod tensor_cli;
 
+pub use args::{Args, CPU_MAX_MNK, SIM_MAX_MNK};
 pub use bench::bench;
-pub use check::{TOL, check_colsum, check_fused, check_rung, sim_check};
-pub use cli::{Args, CPU_MAX_MNK, SIM_MAX_MNK, cli};
+pub use check::{TOL, check_colsum, check_fused, check_rung, sim_check_f32};
+pub use cli::cli;
 pub use colsum::{Colsum, ColsumBufs, FusedPlan, bench_plans, colsum_of_product, fused_colsum};
 pub use cpu::{
     colsum_bytes, colsum_reference, cpu_ndarray, cpu_rayon, flops, inputs, reference_f64,
@@ -50,3 +53,11 @@ pub use tensor_bench::tensor_shapes;
 pub use tensor_check::{
     POISON_16, check_half, check_tf32x3, half_inputs, sim_check_tensor, sim_shapes, widen,
 };
+
+/// Every matmul kernel on the simulator at small odd sizes: the SGEMM
+/// ladder and column sums ([`sim_check_f32`]), then the tensor-core ladder
+/// ([`sim_check_tensor`]).
+pub fn sim_check() -> crate::error::Result<()> {
+    sim_check_f32()?;
+    sim_check_tensor()
+}

@@ -2,8 +2,8 @@
 //! GPU or the simulator, each kernel checked against the f64 reference
 //! before it is timed.
 
+use super::args::{Args, SIM_MAX_MNK};
 use super::check::{TOL, sample_check, verify};
-use super::cli::{Args, SIM_MAX_MNK};
 use super::cpu::{flops, inputs, reference_f64};
 use super::launch::elems;
 use super::tensor::{Half, HalfPlan, Precision, TcRung, Tf32x3, Tf32x3Plan, tf32x3_scratch};
