@@ -265,7 +265,8 @@ impl MgOptions {
 /// Bytes one cycle must move at least (every array a kernel reads or writes
 /// counted once per launch; halos, L2 hits and coarse-grid re-reads not),
 /// for cycle arrays of `elem` bytes. The fine-level outer step (f64) is
-/// included: `40` bytes per cell for multigrid, `96` for PCG.
+/// included: `32 + elem` bytes per cell for multigrid (40 with f64 cycles),
+/// `80 + 3 elem` for PCG (104 with f64 cycles).
 pub fn cycle_bytes(hier: &Hierarchy, opts: &MgOptions, elem: usize) -> f64 {
     let e = elem as f64;
     let mut total = 0.0;
