@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, default_value = "f32")]
     pub precision: String,
     /// With --precision f32: naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, vecf, vecf2,
-    /// async, async2, asyncs2, asyncs or all. With bf16/f16: mma, ldsm, pipe or all. With tf32x3: mma or all.
+    /// async, async2, asyncs2, asyncs or all. With bf16/f16: mma, ldsm, pipe, pipek, pipew, wgmma, ws or all. With tf32x3: mma, wgmma or all.
     #[arg(long, default_value = "all")]
     pub variant: String,
     /// Also compute colsum(A B): direct or fused.
