@@ -291,7 +291,7 @@ pub fn matmul_mma_f16(
 /// Rung 1: tensor cores with fragments read from shared memory.
 ///
 /// What changed from the SIMT ladder ([`matmul`](crate::matmul)): the multiply-adds are
-/// `mma.sync.m16n8k16` instructions, each 4096 multiply-adds of one warp at
+/// `mma.sync.m16n8k16` instructions, each 2048 multiply-adds (4096 FLOP) of one warp at
 /// once, instead of one FMA per thread. What it buys: the tensor cores'
 /// throughput (on an H100 about 12x the FP32 units' in BF16).
 ///

@@ -82,8 +82,8 @@ pub fn cli_tensor(
         return Err(Error::input(
             "matmul",
             format!(
-                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^21 (e.g. --m 128 --n 128 \
-                 --k 128)"
+                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^27 (e.g. --m 512 --n 512 \
+                 --k 512)"
             ),
         ));
     }
