@@ -175,24 +175,42 @@ impl Builder {
         ptx_path: &Path,
     ) -> Result<(), BuildError> {
         let members = extract_bitcode(tools, &built.dep_rlibs, work)?;
+        // `--only-needed` takes from each member, in order, what is needed
+        // so far; a member can need something of one linked before it
+        // (`core`'s panics need the panic handler of `ptxlab-device`), and
+        // the members' order is that of their paths. So link again, the
+        // result with the members, until no declaration is left that a
+        // further pass resolves (one or two passes in practice).
         let linked = work.join("linked.bc");
-        let mut link = Command::new(&tools.llvm_link);
-        link.arg(&built.bitcode)
-            .arg("--only-needed")
-            .args(&members)
-            .arg("-o")
-            .arg(&linked);
-        run(&mut link, "llvm-link")?;
         let ll = work.join("linked.ll");
-        run(
-            Command::new(&tools.llvm_dis)
-                .arg(&linked)
+        let mut input = built.bitcode.clone();
+        let mut declared: Option<Vec<String>> = None;
+        let ir = loop {
+            let mut link = Command::new(&tools.llvm_link);
+            link.arg(&input)
+                .arg("--only-needed")
+                .args(&members)
                 .arg("-o")
-                .arg(&ll),
-            "llvm-dis",
-        )?;
-        let ir =
-            std::fs::read_to_string(&ll).map_err(|e| err("read linked IR", e.to_string(), ""))?;
+                .arg(&linked);
+            run(&mut link, "llvm-link")?;
+            run(
+                Command::new(&tools.llvm_dis)
+                    .arg(&linked)
+                    .arg("-o")
+                    .arg(&ll),
+                "llvm-dis",
+            )?;
+            let ir = std::fs::read_to_string(&ll)
+                .map_err(|e| err("read linked IR", e.to_string(), ""))?;
+            let now = declarations(&ir);
+            if declared.as_ref() == Some(&now) || now.is_empty() {
+                break ir;
+            }
+            declared = Some(now);
+            let again = work.join("linked.prev.bc");
+            std::fs::rename(&linked, &again).map_err(|e| err("link again", e.to_string(), ""))?;
+            input = again;
+        };
         let mut public = kernel_names_in_ir(&ir);
         if public.is_empty() {
             return Err(err(
@@ -467,6 +485,22 @@ fn sources_from_dep_info(dep_infos: &[PathBuf], sysroot: &Path) -> Vec<PathBuf> 
     }
     out.sort();
     out
+}
+
+/// The functions a module declares but does not define (`declare ... @f(`),
+/// sorted: what a further `llvm-link --only-needed` pass could resolve.
+fn declarations(ir: &str) -> Vec<String> {
+    let mut v: Vec<String> = ir
+        .lines()
+        .filter(|l| l.starts_with("declare "))
+        .filter_map(|l| {
+            let at = l.find('@')?;
+            let name = &l[at + 1..];
+            Some(name[..name.find('(').unwrap_or(name.len())].to_string())
+        })
+        .collect();
+    v.sort();
+    v
 }
 
 fn extract_bitcode(

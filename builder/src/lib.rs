@@ -8,8 +8,10 @@
 //!    -Zbuild-std=core -- --emit=llvm-bc` compiles the kernel crate to LLVM
 //!    bitcode; the rlibs of its dependencies (`core`, `ptxlab-device`, ...)
 //!    hold bitcode too.
-//! 2. `llvm-link --only-needed` joins them, `opt` internalises everything but
-//!    the kernels and optimises (`default<O3>`), `llc -mcpu=sm_XX` emits PTX.
+//! 2. `llvm-link --only-needed` joins them (again, until a pass resolves
+//!    no more declarations: members may need each other), `opt`
+//!    internalises everything but the kernels and optimises
+//!    (`default<O3>`), `llc -mcpu=sm_XX` emits PTX.
 //! 3. The `__ptxlab_meta_<kernel>` statics that `#[kernel]` leaves in the PTX
 //!    are read and removed, and `.maxntid`, `.minnctapersm` and `.maxnreg`
 //!    are written between each `.entry`'s parameters and its body.

@@ -57,6 +57,30 @@ fn max_of<T: TryFrom<u64>>() -> u64 {
     lo
 }
 
+/// The item of `all` whose `name` is `s` (a `--variant` and the like);
+/// otherwise an error for `flag` that repeats `s` (with `context`, e.g.
+/// " for --precision tf32x3") and lists every name, then `also` (e.g.
+/// `all`) when it is not empty.
+pub fn choose<T: Copy>(
+    flag: &str,
+    s: &str,
+    all: &[T],
+    name: impl Fn(&T) -> &'static str,
+    context: &str,
+    also: &str,
+) -> Result<T> {
+    all.iter().copied().find(|v| name(v) == s).ok_or_else(|| {
+        let mut allowed: Vec<&str> = all.iter().map(&name).collect();
+        if !also.is_empty() {
+            allowed.push(also);
+        }
+        Error::input(
+            flag,
+            format!("`{s}`{context}; allowed: {}", allowed.join(", ")),
+        )
+    })
+}
+
 /// `--reps`: 1 to [`MAX_REPS`].
 pub fn check_reps(reps: usize) -> Result<()> {
     if reps == 0 || reps > MAX_REPS {

@@ -179,15 +179,6 @@ impl Rung {
 impl std::str::FromStr for Rung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        match Rung::ALL.iter().find(|r| r.name() == s) {
-            Some(r) => Ok(*r),
-            None => Err(Error::input(
-                "--variant",
-                format!(
-                    "`{s}`; allowed: {}, all",
-                    Rung::ALL.map(|r| r.name()).join(", ")
-                ),
-            )),
-        }
+        crate::cli::choose("--variant", s, &Rung::ALL, Rung::name, "", "all")
     }
 }

@@ -235,18 +235,8 @@ impl TcRung {
 impl std::str::FromStr for TcRung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        TcRung::ALL
-            .into_iter()
-            .find(|r| r.name() == s)
-            .ok_or_else(|| {
-                Error::input(
-                    "--variant",
-                    format!(
-                        "`{s}` for --precision bf16/f16; allowed: {}, all",
-                        TcRung::ALL.map(|r| r.name()).join(", ")
-                    ),
-                )
-            })
+        let context = " for --precision bf16/f16";
+        crate::cli::choose("--variant", s, &TcRung::ALL, TcRung::name, context, "all")
     }
 }
 
@@ -315,18 +305,8 @@ impl Tf32x3 {
 impl std::str::FromStr for Tf32x3 {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        Tf32x3::ALL
-            .into_iter()
-            .find(|r| r.name() == s)
-            .ok_or_else(|| {
-                Error::input(
-                    "--variant",
-                    format!(
-                        "`{s}` for --precision tf32x3; allowed: {}, all",
-                        Tf32x3::ALL.map(|r| r.name()).join(", ")
-                    ),
-                )
-            })
+        let context = " for --precision tf32x3";
+        crate::cli::choose("--variant", s, &Tf32x3::ALL, Tf32x3::name, context, "all")
     }
 }
 

@@ -58,15 +58,7 @@ impl Rung {
 impl std::str::FromStr for Rung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        Rung::ALL
-            .into_iter()
-            .find(|r| r.name() == s)
-            .ok_or_else(|| {
-                Error::input(
-                    "--variant",
-                    format!("`{s}`; allowed: naive, tiled, register, temporal, all"),
-                )
-            })
+        crate::cli::choose("--variant", s, &Rung::ALL, Rung::name, "", "all")
     }
 }
 

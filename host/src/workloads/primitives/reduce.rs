@@ -62,17 +62,14 @@ impl ReduceRung {
 impl std::str::FromStr for ReduceRung {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        ReduceRung::ALL
-            .into_iter()
-            .find(|r| r.name() == s)
-            .ok_or_else(|| {
-                Error::input(
-                    "--variant",
-                    format!(
-                        "`{s}`; allowed: tree, shuffle, atomic-thread, atomic-warp, gridstride, all"
-                    ),
-                )
-            })
+        crate::cli::choose(
+            "--variant",
+            s,
+            &ReduceRung::ALL,
+            ReduceRung::name,
+            "",
+            "all",
+        )
     }
 }
 
