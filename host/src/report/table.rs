@@ -4,6 +4,12 @@
 use super::row::{Row, Status, fmt_ms, opt};
 use serde::Serialize;
 
+/// A Markdown table cell: `|` escaped and line breaks flattened, so a note
+/// such as `max |p - p*|` keeps the row's columns.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
 /// A Markdown table of rows, in the material's style.
 pub fn table(rows: &[Row]) -> String {
     let notes = rows.iter().any(|r| !r.note.is_empty());
@@ -34,10 +40,10 @@ pub fn table(rows: &[Row]) -> String {
         };
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.variant,
-            r.backend,
-            r.size,
-            r.precision,
+            cell(&r.variant),
+            cell(&r.backend),
+            cell(&r.size),
+            cell(&r.precision),
             r.registers.map(|v| v.to_string()).unwrap_or_default(),
             r.spills.map(|v| v.to_string()).unwrap_or_default(),
             r.first_ms.map(fmt_ms).unwrap_or_default(),
@@ -48,10 +54,10 @@ pub fn table(rows: &[Row]) -> String {
                 .unwrap_or_default(),
             opt(r.pct_of_ceiling, 1),
             r.rel_err.map(|e| format!("{e:.1e}")).unwrap_or_default(),
-            status
+            cell(&status)
         ));
         if notes {
-            s.push_str(&format!(" {} |", r.note));
+            s.push_str(&format!(" {} |", cell(&r.note)));
         }
         s.push('\n');
     }
@@ -162,4 +168,36 @@ pub fn resource_table(rows: &[crate::runtime::Resources]) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The columns of a Markdown row: its unescaped `|` separators.
+    fn columns(line: &str) -> usize {
+        let b = line.as_bytes();
+        (0..b.len())
+            .filter(|&i| b[i] == b'|' && (i == 0 || b[i - 1] != b'\\'))
+            .count()
+    }
+
+    #[test]
+    fn pipes_in_a_note_or_a_name_keep_the_columns() {
+        let mut plain = Row::new("t", "a", "gpu", "8", "f32");
+        plain.note = "plain".into();
+        let mut piped = Row::new("t", "b | c", "gpu", "8", "f32");
+        piped.note = "max |p - p*| = 4.9e-8\nsecond line".into();
+        let t = table(&[plain, piped]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4, "{t}");
+        let header = columns(lines[0]);
+        for l in &lines[1..] {
+            assert_eq!(columns(l), header, "{l}");
+        }
+        assert!(
+            lines[3].contains("max \\|p - p*\\| = 4.9e-8 second line"),
+            "{t}"
+        );
+    }
 }
