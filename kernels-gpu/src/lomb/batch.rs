@@ -382,8 +382,14 @@ fn batch_rotate<T: BatchAnchor, const R: usize>(
 /// finishes with [`finish_general_d`] (`versine_sums`): the mean-fitted
 /// variances keep f32 accuracy where every phase is near 0. Without
 /// `fit_mean` (SciPy's classic model) `C` and `S` are not taken: 6
-/// operations per step. `start` and `step` are the grid's (`nf =
-/// out.len() / curves`).
+/// operations per step. Measured on an H100 (10^4 curves x 300 samples x
+/// 10^4 frequencies, f32, floating mean with `dy`): 16.5 ms against the
+/// rotation's 19.7 ms (f64: 38.1 against 45.2 ms); SciPy's model 14.6 ms.
+/// Still about 17 issue slots per pair at 1.98 GHz for 8 FMAs in the step:
+/// the rest is not yet accounted for (every block streams its curve's table
+/// from L2 one sample at a time; staging it in shared memory is the next
+/// thing to try). `start` and `step` are the grid's (`nf = out.len() /
+/// curves`).
 #[kernel(launch_bounds(128))]
 #[allow(clippy::too_many_arguments)]
 pub fn lomb_batch_rotate_f32(
