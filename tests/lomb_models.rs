@@ -471,6 +471,48 @@ fn sim_batch_matches_astropy() {
         println!("batch curve {c}: f32 {e32:.2e}, f64 {e64:.2e}");
         assert!(e32 <= 1e-4 && e64 <= 1e-9, "curve {c}: {e32:e} {e64:e}");
     }
+    // A finer grid (step 1 / span): every curve's step angles span under
+    // 2 pi / 3, so the three-term recurrence runs, after a first run below
+    // GEN_LOW_PHASE (versine); astropy's defaults and SciPy's classic model
+    // (no dy, fixed mean, psd), f32 and f64, against the f64 reference.
+    let span = (0..3)
+        .map(|c| {
+            let t = batch.curve(c).0;
+            t[t.len() - 1] - t[0]
+        })
+        .fold(0.0f64, f64::max);
+    let fine: Vec<f64> = (0..40).map(|k| (1 + k) as f64 / span).collect();
+    let classic = lomb::Batch {
+        dy: None,
+        ..batch.clone()
+    };
+    let scipy = General {
+        fit_mean: false,
+        center_data: false,
+        normalization: lomb::Normalization::Psd,
+    };
+    let all: Vec<usize> = (0..40).collect();
+    for (b, g) in [(&batch, g), (&classic, scipy)] {
+        let p32 = lomb::batch_periodogram::<f32>(&dev, b, &fine, g).unwrap();
+        let p64 = lomb::batch_periodogram::<f64>(&dev, b, &fine, g).unwrap();
+        for c in 0..3 {
+            assert!(lomb::cheby_shift(b.curve(c).0, 1.0 / span).is_some());
+            let want = lomb::batch_reference(b, &fine, g, c, &all).unwrap();
+            let r32: Vec<f64> = p32[c * 40..(c + 1) * 40]
+                .iter()
+                .map(|v| *v as f64)
+                .collect();
+            let (e32, e64) = (
+                err_over_peak(&r32, &want),
+                err_over_peak(&p64[c * 40..(c + 1) * 40], &want),
+            );
+            println!("fine batch {g:?} curve {c}: f32 {e32:.2e}, f64 {e64:.2e}");
+            assert!(
+                e32 <= 1e-4 && e64 <= 1e-9,
+                "{g:?} curve {c}: {e32:e} {e64:e}"
+            );
+        }
+    }
     // An uneven grid runs the direct batch kernel; every normalization.
     let mut uneven = w.clone();
     uneven[3] += 0.01;

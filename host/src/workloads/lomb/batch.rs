@@ -7,6 +7,7 @@ use super::input::even_grid;
 use super::launch::{BatchBufs, Elem, use_long};
 use super::model::{General, prepare_general, reference_general};
 use super::phase::{Phases, centre, max_phase, mod_2pi, split};
+use super::tables::cheby_shift;
 use crate::error::{Error, Result};
 use crate::runtime::{Device, LaunchConfig};
 use kernels_gpu::lomb::{BATCH_BLOCK, BATCH_CURVE_PARAMS, BATCH_ROT_STRIDE, GEN_STRIDE};
@@ -149,30 +150,42 @@ impl<T: Elem> BatchBufs<T> {
                 })?;
                 let (_, u) = centre(t);
                 let phase = max_phase(&u, freqs);
+                // The three-term recurrence's shift for this curve (even
+                // grids whose step angles span at most 2 pi / 3).
+                let gamma = grid.and_then(|(_, step)| cheby_shift(&u, step));
                 let mut tab = Vec::with_capacity(stride * t.len());
                 let mut w_sum = 0.0;
                 for ((&uj, &wy), &w) in u.iter().zip(&p.wy).zip(&p.w) {
-                    let wt = T::from_f64(w);
-                    w_sum += wt.to_f64();
                     match grid {
                         Some((start, step)) => {
+                            // The weighted pair's factors: sqrt w and y sqrt w
+                            // (w > 0: dy is positive), and sum w as the sum
+                            // of the stored (sqrt w)^2.
+                            let sw = T::from_f64(w.sqrt());
+                            w_sum += sw.to_f64() * sw.to_f64();
                             let (ah, al) = split::<T>(mod_2pi(start * uj));
                             let (bh, bl) = split::<T>(mod_2pi(step * uj));
                             let h = 0.5 * step * uj;
                             tab.extend([ah, al, bh, bl]);
                             tab.extend(
-                                [2.0 * h.sin() * h.sin(), (step * uj).sin(), wy].map(T::from_f64),
+                                [2.0 * h.sin() * h.sin(), (step * uj).sin(), wy / w.sqrt()]
+                                    .map(T::from_f64),
                             );
-                            tab.push(wt);
+                            tab.push(sw);
+                            let (sp, cp) = gamma.map_or((0.0, 0.0), |g| (step * uj + g).sin_cos());
+                            tab.extend([cp, sp, 0.0, 0.0].map(T::from_f64));
                         }
                         None => {
+                            let wt = T::from_f64(w);
+                            w_sum += wt.to_f64();
                             let (uh, ul) = split::<T>(uj);
                             tab.extend([uh, ul, T::from_f64(wy), wt]);
                         }
                     }
                 }
                 let h = u.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                let params = [w_sum, p.y_mean, p.yy, p.scale, h].map(T::from_f64);
+                let cheby = if gamma.is_some() { 1.0 } else { 0.0 };
+                let params = [w_sum, p.y_mean, p.yy, p.scale, h, cheby].map(T::from_f64);
                 Ok((tab, params, phase))
             })
             .collect();

@@ -10,7 +10,7 @@ use super::general::run_general;
 use super::input::{material_freqs, material_samples};
 use super::ladder::{Rung, Shape};
 use super::launch::{BatchBufs, Elem, GenBufs};
-use super::model::{General, reference_general};
+use super::model::{General, Normalization, reference_general};
 use super::phase::Phases;
 use super::{MATERIAL_FREQS, WORKLOAD};
 use crate::error::Result;
@@ -118,9 +118,28 @@ pub fn bench_models(
     let bf = material_freqs(BATCH_FREQS);
     let g = General::default();
     batch_cpu_row(&ragged, &bf, g, rows)?;
-    batch_rows::<f32>(dev, ctx, &ragged, &bf, g, "ragged", rows)?;
-    batch_rows::<f64>(dev, ctx, &ragged, &bf, g, "ragged", rows)?;
-    batch_rows::<f32>(dev, ctx, &shared, &bf, g, "shared times", rows)?;
+    batch_rows::<f32>(dev, ctx, &ragged, &bf, g, BATCH_VARIANT, "ragged", rows)?;
+    batch_rows::<f64>(dev, ctx, &ragged, &bf, g, BATCH_VARIANT, "ragged", rows)?;
+    batch_rows::<f32>(
+        dev,
+        ctx,
+        &shared,
+        &bf,
+        g,
+        BATCH_VARIANT,
+        "shared times",
+        rows,
+    )?;
+    // Like for like with the CuPy peer: the same curves without dy, SciPy's
+    // fixed-mean model on raw values, its unnormalized (psd) scale.
+    let classic = Batch { dy: None, ..ragged };
+    let scipy = General {
+        fit_mean: false,
+        center_data: false,
+        normalization: Normalization::Psd,
+    };
+    let variant = "batch: one launch, three-term recurrence, SciPy's definition (no dy, fixed mean, psd) like the CuPy row";
+    batch_rows::<f32>(dev, ctx, &classic, &bf, scipy, variant, "ragged", rows)?;
     Ok(())
 }
 
@@ -211,23 +230,29 @@ fn batch_cpu_row(b: &Batch, freqs: &[f64], g: General, rows: &mut Vec<Row>) -> R
     Ok(())
 }
 
+/// The variant of the batch rows (astropy's defaults with `dy`).
+const BATCH_VARIANT: &str =
+    "batch: one launch, three-term recurrence over runs of frequencies, floating mean";
+
 /// One batch on the GPU: checked on 8 curves spread over the batch (256
 /// frequencies each, and the peak), then timed; the row's first pass is the
 /// whole path from the host arrays to the periodograms on the host
 /// (preparation, upload, run, download).
+#[allow(clippy::too_many_arguments)]
 fn batch_rows<T: Elem>(
     dev: &Device,
     ctx: &BenchCtx,
     batch: &Batch,
     freqs: &[f64],
     g: General,
+    variant: &str,
     what: &str,
     rows: &mut Vec<Row>,
 ) -> Result<()> {
     let nf = freqs.len();
     let mut row = Row::new(
         WORKLOAD,
-        "batch: one launch, rotation over runs of frequencies, floating mean",
+        variant,
         "gpu",
         &batch_size(batch, nf, what),
         T::NAME,
