@@ -214,6 +214,8 @@ fn tensor_core_kernels_use_the_tensor_cores() {
         "matmul_mma_f16",
         "matmul_ldsm_bf16",
         "matmul_pipe_f16",
+        "matmul_pipes_bf16",
+        "matmul_pipes_f16",
     ] {
         let e = entry(ptx(false), name);
         assert!(
@@ -223,7 +225,7 @@ fn tensor_core_kernels_use_the_tensor_cores() {
     }
     assert!(entry(ptx(false), "matmul_mma_bf16").contains(".bf16.bf16"));
     assert!(entry(ptx(false), "matmul_mma_f16").contains(".f16.f16"));
-    for name in ["matmul_ldsm_bf16", "matmul_pipe_bf16"] {
+    for name in ["matmul_ldsm_bf16", "matmul_pipe_bf16", "matmul_pipes_f16"] {
         let e = entry(ptx(false), name);
         assert!(
             e.contains("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
@@ -236,6 +238,10 @@ fn tensor_core_kernels_use_the_tensor_cores() {
     }
     assert!(!entry(ptx(false), "matmul_mma_bf16").contains("ldmatrix"));
     assert!(entry(ptx(false), "matmul_pipe_bf16").contains("cp.async.cg.shared.global"));
+    // Rung 3d: cp.async, and two blocks per SM asked of ptxas.
+    let e = entry(ptx(false), "matmul_pipes_bf16");
+    assert!(e.contains("cp.async.cg.shared.global") && e.contains(".minnctapersm 2"));
+    assert!(e.contains(".bf16.bf16") && !e.contains(".f16.f16"));
     let e = entry(ptx(false), "matmul_tf32x3_f32");
     assert!(e.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
     assert!(e.contains("cvt.rna.tf32.f32"));
@@ -305,7 +311,13 @@ fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
     let src = dir.join("sm80.ptx");
     std::fs::write(&src, ptx(false)).unwrap();
     let report = assemble(&ptxas, &src, "sm_90", &dir.join("sm80.cubin")).unwrap();
-    for name in ["matmul_ldsm_bf16", "matmul_pipe_bf16", "matmul_pipe_f16"] {
+    for name in [
+        "matmul_ldsm_bf16",
+        "matmul_pipe_bf16",
+        "matmul_pipe_f16",
+        "matmul_pipes_bf16",
+        "matmul_pipes_f16",
+    ] {
         let r = report.iter().find(|r| r.kernel == name).unwrap();
         assert_eq!((r.spill_stores, r.stack_frame), (0, 0), "{name}: {r:?}");
     }

@@ -20,7 +20,10 @@
 //!    from padded shared-memory rows (no bank conflicts), tiles twice as
 //!    deep, 16-byte global loads.
 //! 3. [`matmul_pipe_bf16`] / [`matmul_pipe_f16`]: 128x128 block tiles,
-//!    64x64 per warp, fed by `cp.async` four stages deep.
+//!    64x64 per warp, fed by `cp.async` four stages deep; variants 3b
+//!    ([`matmul_pipek_f16`], tiles 64 deep), 3c ([`matmul_pipew_f16`],
+//!    128x256) and 3d ([`matmul_pipes_f16`]: XOR-swizzled shared memory,
+//!    fragments loaded a step ahead, rasterised blocks).
 //!
 //! And [`matmul_tf32x3_f32`]: f32 in, f32 out, each operand split into a
 //! TF32 high part and a TF32 remainder, three `mma.m16n8k8.tf32` products
@@ -733,6 +736,298 @@ pub const fn pipe_shared_bytes_for(bn: usize, bk: usize, stages: usize) -> usize
     shared::shared_bytes::<u16>(0, stages * (PIPE_BM * (bk + 8) + bk * (bn + 8)))
 }
 
+/// Rung 3d block tile columns (rows: [`PIPE_BM`]).
+pub const PIPES_BN: usize = 128;
+/// Rung 3d `k` per tile: 64 values, so a row of the `A` tile is one
+/// 128-byte line (eight 16-byte chunks) and a row of the `B` tile two.
+pub const PIPES_BK: usize = 64;
+/// Rung 3d tiles in flight (`cp.async` stages).
+pub const PIPES_STAGES: usize = 3;
+/// Rung 3d threads: four warps, 2 x 2, each a 64 x 64 warp tile.
+pub const PIPES_THREADS: u32 = 128;
+/// Rung 3d block rows per raster group ([`raster`]).
+pub const PIPES_GROUP: usize = 8;
+
+/// Chunks of one rung-3d `A` stage: `As[128][8]`.
+const PIPES_A_CH: usize = PIPE_BM * PIPES_BK / 8;
+/// Chunks of one rung-3d stage: `As[128][8]` then `Bs[64][16]`.
+const PIPES_STAGE: usize = PIPES_A_CH + PIPES_BK * PIPES_BN / 8;
+
+/// Dynamic shared memory of rung 3d: [`PIPES_STAGES`] stages of 32 KiB,
+/// no padding (98,304 bytes: two blocks per SM fit in an H100's 227 KiB).
+pub const fn pipes_shared_bytes() -> usize {
+    shared::shared_bytes::<U32x4>(0, PIPES_STAGES * PIPES_STAGE)
+}
+
+/// Rung 3d's shared-memory swizzle: chunk `q` (16 bytes) of row `r` of a
+/// tile whose rows are whole 128-byte lines is stored at chunk
+/// `q ^ (r % 8)` of that row (only the chunk's position inside its line
+/// changes).
+///
+/// Why it is conflict-free: the 32 banks are one 128-byte line. An
+/// `ldmatrix` matrix is eight rows `r..r + 8` at the same logical chunk
+/// `q`: their physical chunks `q ^ (r % 8)` are eight different positions
+/// in the line, so the eight 16-byte reads cover all 32 banks once. A
+/// warp's `cp.async` writes are whole rows (eight chunks of a line): a
+/// permutation of the line, again all 32 banks once.
+#[inline(always)]
+pub const fn swizzle(r: usize, q: usize) -> usize {
+    q ^ (r % 8)
+}
+
+/// The tile `(row, col)` that block `bid` (numbered row-major, `x`
+/// fastest, as the hardware roughly starts them) computes in a grid of
+/// `gx x gy` tiles: blocks walk down groups of `g` tile rows column by
+/// column (the last group may be shorter), so the blocks running at once
+/// share a few panels of `A` and `B` in L2 instead of all of `B`.
+pub const fn raster(bid: usize, gx: usize, gy: usize, g: usize) -> (usize, usize) {
+    let per = g * gx;
+    let first = bid / per * g;
+    let rows = if gy - first < g { gy - first } else { g };
+    let i = bid % per;
+    (first + i % rows, i / rows)
+}
+
+/// Rung 3d, BF16: see [`matmul_pipes_f16`].
+#[kernel(launch_bounds(128, 2))]
+pub fn matmul_pipes_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipes_body::<Bf16>(a, b, c, m, n, k);
+}
+
+/// Rung 3d: rung 3b's tiles (128 x 128 x 64, four warps of 64 x 64, three
+/// `cp.async` stages) with XOR-swizzled shared memory, fragments loaded one
+/// `k16` step ahead, and a rasterised block order.
+///
+/// Measured (H100, 2026-11-24, BF16): 3.994 ms at 8192^3 (275.3 TFLOP/s,
+/// 35.5% of `torch.matmul` in the same run), against 3b's 3.983 ms: the
+/// three changes below remove costs that were not what limits 3b, so the
+/// rung buys nothing measurable (0.3% to 1.7% slower than 3b at the three
+/// sizes timed). It stays as the measured answer to "is it the shared
+/// memory layout, the fragment latency or L2?" (no), and as the sm_80
+/// swizzle that the `wgmma` rungs' 128-byte swizzle generalises.
+///
+/// What changed from 3b, and what each was meant to buy:
+/// * **Swizzle instead of padding** ([`swizzle`]): `As` rows are exactly
+///   one 128-byte line and `Bs` rows two, chunk `q` of row `r` at
+///   `q ^ (r % 8)`. `ldmatrix` stays conflict-free, and now so are the
+///   `cp.async` writes (a warp writes four whole `A` rows or two whole `B`
+///   rows: each line once), which padded rows were not; a stage is
+///   32 KiB instead of 33.8, and the per-lane addresses are constants XOR
+///   a step constant (one `lop3` per `ldmatrix`, the rest immediate
+///   offsets).
+/// * **Fragments a step ahead**: while the 32 `mma` of step `kk` issue,
+///   the 4 + 4 `ldmatrix.x4` of step `kk + 1` are already in flight (two
+///   sets of `A` fragments; each pair of `B` fragments is reloaded right
+///   after its last `mma`: `pipes_step`), so the tensor cores do not
+///   wait on shared-memory latency at each step. At the tile's last step the wait
+///   for the next stage and the block's one barrier come *before* that
+///   step's `mma`: the previous step's `mma` are still executing while
+///   the warp waits, and the next tile's first fragments load before the
+///   last `mma` of this one.
+/// * **Rasterised blocks** ([`raster`], groups of [`PIPES_GROUP`] tile
+///   rows): at 8192^3 the two blocks per SM of all 132 SMs cover about
+///   8 x 33 tiles instead of 4 x 64, so a wave reads 8 panels of `A` and
+///   33 of `B` (82 MiB) instead of 4 and all 64 (136 MiB), and more of it
+///   hits L2.
+///
+/// Thread mapping: warp `w` owns rows `64 (w / 2)..+64` and columns
+/// `64 (w % 2)..+64` of the block tile (4 x 8 accumulator fragments). Lane
+/// `l` names, for `ldmatrix`, row `l % 16` of each 16-row block of `A` at
+/// chunk `2 kk + l / 16`, and `k` row `16 kk + l % 16` of `B` at chunk
+/// `8 (w % 2) + 2 nj + l / 16`; since every such row is `l % 8` modulo 8,
+/// the swizzled chunk is `2 kk ^ s` (and `2 nj ^ s`) with the lane's
+/// `s = (l / 16) ^ (l % 8)`. Copies: thread `t` copies `A` rows
+/// `t / 8 + 16 j` at chunk `t % 8` and `B` rows `t / 16 + 8 j` at chunk
+/// `t % 16` (`j < 8`), so its swizzled chunk is the same for every `j`.
+///
+/// Pipeline per tile `t` (4 steps): steps 0 to 2 issue their 32 `mma`
+/// while loading the next step's fragments; step 3 first waits for tile
+/// `t + 1` (`wait_group 1`) and synchronises, then issues its `mma` while
+/// loading tile `t + 1`'s first fragments. After step 0 the copy of tile
+/// `t + 2` starts, into the stage tile `t - 1` used (every warp finished
+/// reading it before the barrier of tile `t - 1`'s step 3): one barrier
+/// per tile.
+#[kernel(launch_bounds(128, 2))]
+pub fn matmul_pipes_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipes_body::<F16>(a, b, c, m, n, k);
+}
+
+/// Where a rung-3d warp finds one `k16` step's fragments in a swizzled
+/// stage: the stage's first chunk, the step, and the lane's terms (see
+/// [`matmul_pipes_f16`]): `a_lane` and `b_lane` its row's first chunk in
+/// `As` and `Bs`, `s` its swizzle term.
+#[derive(Clone, Copy)]
+struct PipesAt {
+    base: usize,
+    kk: usize,
+    a_lane: usize,
+    b_lane: usize,
+    s: usize,
+}
+
+impl PipesAt {
+    /// `ldmatrix.x4` of the `A` fragment of the warp's 16-row block `mi`.
+    #[inline(always)]
+    fn a(self, sm: SharedSlice<U32x4>, mi: usize) -> FragA16 {
+        let ca = self.base + self.a_lane + 16 * (PIPES_BK / 8) * mi + (self.s ^ (2 * self.kk));
+        FragA16(mma::ldmatrix_x4(sm, ca))
+    }
+    /// `ldmatrix.x4.trans` of the `B` fragments of the warp's 8-column
+    /// blocks `2 nj` and `2 nj + 1`.
+    #[inline(always)]
+    fn b(self, sm: SharedSlice<U32x4>, nj: usize, fb: &mut [FragB16; 8]) {
+        let rows = 16 * (PIPES_BN / 8) * self.kk;
+        let cb = self.base + PIPES_A_CH + self.b_lane + rows + (self.s ^ (2 * nj));
+        let r = mma::ldmatrix_x4_trans(sm, cb);
+        fb[2 * nj] = FragB16([r[0], r[1]]);
+        fb[2 * nj + 1] = FragB16([r[2], r[3]]);
+    }
+}
+
+/// One `k16` step of a rung-3d warp (64 x 64: 4 x 8 `mma`) on the
+/// fragments `fa`, `fb`, loading the next step's fragments from `next`
+/// (when given) as it goes: the 4 `A` fragments into `fa_next` first,
+/// then each pair of `B` fragments into `fb` right after the last `mma`
+/// that reads the pair (so only `A` needs two register sets: 16 registers
+/// fewer than two full sets: with both sets doubled, ptxas for sm_90
+/// spilled at 255 registers; this way it needs 252 and no spills).
+#[inline(always)]
+fn pipes_step<T: Half16>(
+    acc: &mut [[FragC; 8]; 4],
+    sm: SharedSlice<U32x4>,
+    fa: &[FragA16; 4],
+    fb: &mut [FragB16; 8],
+    fa_next: &mut [FragA16; 4],
+    next: Option<PipesAt>,
+) {
+    if let Some(at) = next {
+        unroll!(mi in [0, 1, 2, 3] {
+            fa_next[mi] = at.a(sm, mi);
+        });
+    }
+    unroll!(nj in [0, 1, 2, 3] {
+        unroll!(h in [0, 1] {
+            unroll!(mi in [0, 1, 2, 3] {
+                mma::mma_m16n8k16::<T>(&mut acc[mi][2 * nj + h], &fa[mi], &fb[2 * nj + h]);
+            });
+        });
+        if let Some(at) = next {
+            at.b(sm, nj, fb);
+        }
+    });
+}
+
+/// Rung 3d's body: see [`matmul_pipes_f16`].
+#[inline(always)]
+fn pipes_body<T: Half16>(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    const BM: usize = PIPE_BM;
+    const BN: usize = PIPES_BN;
+    const BK: usize = PIPES_BK;
+    const S: usize = PIPES_STAGES;
+    const ALD: usize = BK / 8;
+    const BLD: usize = BN / 8;
+    // Four `k16` steps per tile, an even number: step 0 of every tile uses
+    // fragment set 0. Rows of whole 128-byte lines for the swizzle.
+    const { assert!(BK == 64 && BN == 128 && S >= 2 && PIPES_THREADS == 128) };
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    check_lengths(a, b, c, m, n, k);
+    let sm = shared::dynamic_shared::<U32x4>(0, S * PIPES_STAGE);
+    let t = thread::thread_idx_x() as usize;
+    let l = warp::lane_id() as usize;
+    let w = t / 32;
+    let (wm, wn) = (w / 2, w % 2);
+    let gx = thread::grid_dim_x() as usize;
+    let bid = thread::block_idx_y() as usize * gx + thread::block_idx_x() as usize;
+    let (tr, tc) = raster(bid, gx, thread::grid_dim_y() as usize, PIPES_GROUP);
+    let (bm, bn) = (tr * BM, tc * BN);
+    let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
+    let (ar, aq, br, bq) = (t / 8, t % 8, t / 16, t % 16);
+    let a_dst = ar * ALD + swizzle(ar, aq);
+    let b_dst = PIPES_A_CH + br * BLD + swizzle(br, bq);
+    let issue = |st: usize, tile: usize| {
+        let (k0, base) = (tile * BK, st * PIPES_STAGE);
+        for j in 0..8 {
+            let at = base + a_dst + 16 * ALD * j;
+            copy_chunk16(sm, at, a, bm + ar + 16 * j, m, k0 + 8 * aq, k, a_al);
+            let at = base + b_dst + 8 * BLD * j;
+            copy_chunk16(sm, at, b, k0 + br + 8 * j, k, bn + 8 * bq, n, b_al);
+        }
+    };
+    let s = (l / 16) ^ (l % 8);
+    let (a_lane, b_lane) = ((64 * wm + l % 16) * ALD, (l % 16) * BLD + 8 * wn);
+    let at = |base: usize, kk: usize| PipesAt { base, kk, a_lane, b_lane, s };
+    let mut acc = [[FragC::default(); 8]; 4];
+    let mut fa = [[FragA16::default(); 4]; 2];
+    let mut fb = [FragB16::default(); 8];
+    let ntiles = k.div_ceil(BK);
+    for st in 0..S - 1 {
+        if st < ntiles {
+            issue(st, st);
+        }
+        shared::commit_async_copies();
+    }
+    shared::wait_async_copies::<{ PIPES_STAGES as u32 - 2 }>();
+    sync_threads();
+    unroll!(mi in [0, 1, 2, 3] {
+        fa[0][mi] = at(0, 0).a(sm, mi);
+    });
+    unroll!(nj in [0, 1, 2, 3] {
+        at(0, 0).b(sm, nj, &mut fb);
+    });
+    // The stage being read and the stage the next copy fills.
+    let (mut rd, mut wr) = (0, S - 1);
+    let mut tile = 0;
+    while tile < ntiles {
+        let base = rd * PIPES_STAGE;
+        rd = if rd + 1 == S { 0 } else { rd + 1 };
+        unroll!(kk in [0, 1, 2, 3] {
+            let next = if kk < 3 {
+                Some(at(base, kk + 1))
+            } else if tile + 1 < ntiles {
+                shared::wait_async_copies::<{ PIPES_STAGES as u32 - 2 }>();
+                sync_threads();
+                Some(at(rd * PIPES_STAGE, 0))
+            } else {
+                None
+            };
+            let [f0, f1] = &mut fa;
+            let (cur, nxt) = if kk.is_multiple_of(2) { (&*f0, f1) } else { (&*f1, f0) };
+            pipes_step::<T>(&mut acc, sm, cur, &mut fb, nxt, next);
+            if kk == 0 {
+                let next = tile + S - 1;
+                if next < ntiles {
+                    issue(wr, next);
+                }
+                shared::commit_async_copies();
+                wr = if wr + 1 == S { 0 } else { wr + 1 };
+            }
+        });
+        tile += 1;
+    }
+    store_warp16::<T, 4, 8>(c, &acc, bm + 64 * wm, bn + 64 * wn, m, n);
+}
+
 /// 3xTF32 on `mma.sync`: `C = A B` in f32 from TF32 tensor-core products.
 ///
 /// Each operand value `x` is split in registers into `big = rna(x)` and
@@ -961,5 +1256,55 @@ mod tests {
         assert_eq!(pipe_shared_bytes(), 4 * (128 * 80 + 32 * 272));
         assert_eq!(tf32x3_shared_bytes(), 4 * (128 * 80 + 16 * 544));
         assert!(pipe_shared_bytes() <= 227 * 1024);
+        assert_eq!(pipes_shared_bytes(), 3 * (128 * 128 + 64 * 256));
+        assert!(2 * pipes_shared_bytes() <= 227 * 1024);
+    }
+
+    #[test]
+    fn swizzle_spreads_every_ldmatrix_matrix_and_copied_line_over_all_banks() {
+        // An `ldmatrix` matrix: rows r0..r0 + 8 (r0 a multiple of 8, as in
+        // the kernel) at one logical chunk; the bank group of a chunk is its
+        // position in its 128-byte line (rows are whole lines).
+        for r0 in [0, 8, 56] {
+            for q in 0..16 {
+                let mut seen = [false; 8];
+                for r in r0..r0 + 8 {
+                    let p = swizzle(r, q);
+                    assert_eq!(p / 8, q / 8, "a chunk stays in its line");
+                    seen[p % 8] = true;
+                }
+                assert!(seen.iter().all(|s| *s), "rows {r0}.. chunk {q}");
+            }
+        }
+        // A copied line (one row's eight chunks) is a permutation.
+        for r in 0..16 {
+            let mut seen = [false; 8];
+            for q in 0..8 {
+                seen[swizzle(r, q)] = true;
+            }
+            assert!(seen.iter().all(|s| *s), "row {r}");
+        }
+        assert_eq!(swizzle(3, 1), 2);
+        assert_eq!(swizzle(9, 9), 8);
+    }
+
+    #[test]
+    fn raster_visits_every_tile_once() {
+        for (gx, gy) in [(1, 1), (5, 3), (3, 17), (64, 64), (55, 79)] {
+            let mut seen = [0u8; 64 * 79];
+            for bid in 0..gx * gy {
+                let (r, c) = raster(bid, gx, gy, PIPES_GROUP);
+                assert!(r < gy && c < gx, "{gx}x{gy} block {bid}: ({r}, {c})");
+                seen[r * gx + c] += 1;
+            }
+            assert!(seen[..gx * gy].iter().all(|v| *v == 1), "{gx}x{gy}");
+        }
+        // Consecutive blocks walk down a group of 8 rows, then move right.
+        assert_eq!(raster(0, 64, 64, 8), (0, 0));
+        assert_eq!(raster(7, 64, 64, 8), (7, 0));
+        assert_eq!(raster(8, 64, 64, 8), (0, 1));
+        assert_eq!(raster(8 * 64, 64, 64, 8), (8, 0));
+        // The last, shorter group of 79 = 9 x 8 + 7 rows.
+        assert_eq!(raster(72 * 55 + 7, 55, 79, 8), (72, 1));
     }
 }

@@ -103,6 +103,9 @@ pub enum TcRung {
     PipeK,
     /// Rung 3 with 128x256 tiles, eight warps, three stages.
     PipeW,
+    /// Rung 3b with XOR-swizzled shared memory, fragments loaded a step
+    /// ahead, rasterised blocks.
+    PipeS,
     /// `wgmma` from shared memory, TMA copies, an mbarrier pipeline (sm_90a).
     Wgmma,
     /// Warp-specialised producer/consumers, 128x256 tiles, persistent (sm_90a).
@@ -111,12 +114,13 @@ pub enum TcRung {
 
 impl TcRung {
     /// Every rung in ladder order.
-    pub const ALL: [TcRung; 7] = [
+    pub const ALL: [TcRung; 8] = [
         TcRung::Mma,
         TcRung::Ldsm,
         TcRung::Pipe,
         TcRung::PipeK,
         TcRung::PipeW,
+        TcRung::PipeS,
         TcRung::Wgmma,
         TcRung::Ws,
     ];
@@ -128,6 +132,7 @@ impl TcRung {
             TcRung::Pipe => "tc 3 128x128 tiles, 64x64/warp, cp.async 4 stages",
             TcRung::PipeK => "tc 3b as 3, k tiles 64 deep, 3 stages",
             TcRung::PipeW => "tc 3c as 3, 128x256 tiles, 8 warps, 3 stages",
+            TcRung::PipeS => "tc 3d as 3b, swizzled smem, fragments a step ahead, raster",
             TcRung::Wgmma => "tc 4 wgmma from shared memory, TMA, mbarrier pipeline",
             TcRung::Ws => "tc 5 warp-specialised, 128x256 tiles, persistent",
         }
@@ -140,6 +145,7 @@ impl TcRung {
             TcRung::Pipe => "pipe",
             TcRung::PipeK => "pipek",
             TcRung::PipeW => "pipew",
+            TcRung::PipeS => "pipes",
             TcRung::Wgmma => "wgmma",
             TcRung::Ws => "ws",
         }
@@ -157,6 +163,8 @@ impl TcRung {
             (TcRung::PipeK, Half::F16) => "matmul_pipek_f16",
             (TcRung::PipeW, Half::Bf16) => "matmul_pipew_bf16",
             (TcRung::PipeW, Half::F16) => "matmul_pipew_f16",
+            (TcRung::PipeS, Half::Bf16) => "matmul_pipes_bf16",
+            (TcRung::PipeS, Half::F16) => "matmul_pipes_f16",
             (TcRung::Wgmma, Half::Bf16) => "matmul_wgmma_bf16",
             (TcRung::Wgmma, Half::F16) => "matmul_wgmma_f16",
             (TcRung::Ws, Half::Bf16) => "matmul_ws_bf16",
@@ -172,7 +180,7 @@ impl TcRung {
     pub fn tile(&self) -> usize {
         match self {
             TcRung::Mma | TcRung::Ldsm => k::MMA_BM,
-            TcRung::Pipe | TcRung::PipeK | TcRung::PipeW => k::PIPE_BM,
+            TcRung::Pipe | TcRung::PipeK | TcRung::PipeW | TcRung::PipeS => k::PIPE_BM,
             TcRung::Wgmma | TcRung::Ws => h::WG_BM,
         }
     }
@@ -218,6 +226,14 @@ impl TcRung {
                 256,
                 256,
                 k::pipe_shared_bytes_for(256, 32, 3),
+            ),
+            TcRung::PipeS => tiles(
+                m,
+                n,
+                k::PIPE_BM,
+                k::PIPES_BN,
+                k::PIPES_THREADS,
+                k::pipes_shared_bytes(),
             ),
             TcRung::Wgmma => tiles(
                 m,
@@ -499,6 +515,12 @@ impl<'a> HalfPlan<'a> {
             }
             (TcRung::PipeW, Half::F16) => {
                 launch!(dev, cfg, tensor::matmul_pipew_f16(a, b, c, mu, nu, ku))
+            }
+            (TcRung::PipeS, Half::Bf16) => {
+                launch!(dev, cfg, tensor::matmul_pipes_bf16(a, b, c, mu, nu, ku))
+            }
+            (TcRung::PipeS, Half::F16) => {
+                launch!(dev, cfg, tensor::matmul_pipes_f16(a, b, c, mu, nu, ku))
             }
             (TcRung::Wgmma | TcRung::Ws, _) => unreachable!("the TMA rungs have maps"),
         }

@@ -88,6 +88,8 @@ pub fn sim_shapes(rung: TcRung) -> [(usize, usize, usize); 2] {
         // Two 256-column tiles; k of 3 and 2 tiles of 64.
         TcRung::PipeW => [(t + 22, 2 * t + 8, 72), (t + 3, 2 * t + 6, 37)],
         TcRung::PipeK => [(t + 22, t + 8, 136), (t + 3, t + 6, 37)],
+        // k of 4 tiles of 64 (the third stage refilled, the last tile short).
+        TcRung::PipeS => [(t + 22, t + 8, 200), (t + 3, t + 6, 37)],
         _ => [(t + 22, t + 8, 40), (t + 3, t + 6, 37)],
     }
 }
