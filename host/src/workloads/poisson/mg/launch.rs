@@ -423,20 +423,11 @@ macro_rules! mg_element {
                 e_scale: f64,
                 r_scale: f64,
             ) -> Result<()> {
-                for (n, len) in [
-                    ("p_in", p_in.len()),
-                    ("e", e.len()),
-                    ("b", b.len()),
-                    ("p_out", p_out.len()),
-                    ("r", r.len()),
-                ] {
-                    if len != l.cells() {
-                        return Err(Error::input(
-                            n,
-                            format!("{len} elements for a {}x{} grid", l.nx, l.ny),
-                        ));
-                    }
-                }
+                check_level("p_in", p_in, l)?;
+                check_level("e", e, l)?;
+                check_level("b", b, l)?;
+                check_level("p_out", p_out, l)?;
+                check_level("r", r, l)?;
                 let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
                 let (nx, ny) = dims(l);
                 mg_launch!(
@@ -468,19 +459,10 @@ macro_rules! mg_element {
                 acc: &mut Buffer<f64>,
                 r_scale: f64,
             ) -> Result<()> {
-                for (n, len) in [
-                    ("p", p.len()),
-                    ("b", b.len()),
-                    ("rho", rho.len()),
-                    ("r", r.len()),
-                ] {
-                    if len != l.cells() {
-                        return Err(Error::input(
-                            n,
-                            format!("{len} elements for a {}x{} grid", l.nx, l.ny),
-                        ));
-                    }
-                }
+                check_level("p", p, l)?;
+                check_level("b", b, l)?;
+                check_level("rho", rho, l)?;
+                check_level("r", r, l)?;
                 let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
                 let (nx, ny) = dims(l);
                 mg_launch!(
