@@ -132,13 +132,7 @@ macro_rules! named {
         impl std::str::FromStr for $t {
             type Err = Error;
             fn from_str(s: &str) -> Result<Self> {
-                match s {
-                    $($n => Ok($v),)+
-                    _ => Err(Error::input(
-                        $what,
-                        format!("`{s}`; allowed: {}", [$($n),+].join(", ")),
-                    )),
-                }
+                crate::cli::choose($what, s, &[$($v),+], <$t>::name, "", "")
             }
         }
     };
