@@ -798,7 +798,9 @@ pub fn matmul_pipes_bf16(
     n: u32,
     k: u32,
 ) {
-    pipes_body::<Bf16>(a, b, c, m, n, k);
+    pipes_body::<Bf16, PIPE_BM, PIPES_BN, PIPES_STAGES, { PIPES_STAGES as u32 - 2 }>(
+        a, b, c, m, n, k,
+    );
 }
 
 /// Rung 3d: rung 3b's tiles (128 x 128 x 64, four warps of 64 x 64, three
@@ -863,13 +865,16 @@ pub fn matmul_pipes_f16(
     n: u32,
     k: u32,
 ) {
-    pipes_body::<F16>(a, b, c, m, n, k);
+    pipes_body::<F16, PIPE_BM, PIPES_BN, PIPES_STAGES, { PIPES_STAGES as u32 - 2 }>(
+        a, b, c, m, n, k,
+    );
 }
 
 /// Where a rung-3d warp finds one `k16` step's fragments in a swizzled
 /// stage: the stage's first chunk, the step, and the lane's terms (see
 /// [`matmul_pipes_f16`]): `a_lane` and `b_lane` its row's first chunk in
-/// `As` and `Bs`, `s` its swizzle term.
+/// `As` and `Bs`, `s` its swizzle term; `a_ch` is the chunks of `As` (where
+/// `Bs` starts) and `bld` the chunks of a `Bs` row (block tile columns / 8).
 #[derive(Clone, Copy)]
 struct PipesAt {
     base: usize,
@@ -877,6 +882,8 @@ struct PipesAt {
     a_lane: usize,
     b_lane: usize,
     s: usize,
+    a_ch: usize,
+    bld: usize,
 }
 
 impl PipesAt {
@@ -890,8 +897,8 @@ impl PipesAt {
     /// blocks `2 nj` and `2 nj + 1`.
     #[inline(always)]
     fn b(self, sm: SharedSlice<U32x4>, nj: usize, fb: &mut [FragB16; 8]) {
-        let rows = 16 * (PIPES_BN / 8) * self.kk;
-        let cb = self.base + PIPES_A_CH + self.b_lane + rows + (self.s ^ (2 * nj));
+        let rows = 16 * self.bld * self.kk;
+        let cb = self.base + self.a_ch + self.b_lane + rows + (self.s ^ (2 * nj));
         let r = mma::ldmatrix_x4_trans(sm, cb);
         fb[2 * nj] = FragB16([r[0], r[1]]);
         fb[2 * nj + 1] = FragB16([r[2], r[3]]);
@@ -931,9 +938,165 @@ fn pipes_step<T: Half16>(
     });
 }
 
-/// Rung 3d's body: see [`matmul_pipes_f16`].
+/// One thread's share of the copy of a rung-3d/3e stage: a `BM x 64`
+/// tile of `A` and a `64 x BN` tile of `B`, 16-byte chunks, swizzled.
+///
+/// Thread `t` of `threads` copies `A` rows `ar + a_step j` (`ar = t / 8`,
+/// `a_step = threads / 8`) at chunk `aq = t % 8`, and `B` rows
+/// `br + b_step j` (`br = t / bld`, `b_step = threads / bld`, `bld = BN / 8`
+/// chunks a row) at chunk `bq = t % bld`: both row steps are multiples of
+/// 8, so the swizzled chunk is the same for every `j`.
+///
+/// When every row of `A` and `B` is 16-byte aligned (`k` and `n`
+/// multiples of 8) the plan is made once: the 16-byte group of the
+/// thread's first chunk in tile 0 (`a_g`, `b_g`), the groups between its
+/// chunks `j` and `j + 1` (`a_gj`, `b_gj`) and between tiles (`A`: 8,
+/// `b_gt`), which of its `A` rows are inside `m` (bit `j` of `a_rows`) and
+/// whether its `B` column is inside `n`. Per chunk and tile that leaves an
+/// add, a compare and the `cp.async`. (The general [`copy_chunk16`],
+/// the other path, recomputes the row, column, bounds and products of
+/// every chunk: in rungs 3 to 3d, more integer instructions per tile than
+/// `mma`.)
+#[derive(Clone, Copy)]
+struct PipesCopy {
+    m: usize,
+    n: usize,
+    k: usize,
+    bm: usize,
+    bn: usize,
+    ar: usize,
+    aq: usize,
+    br: usize,
+    bq: usize,
+    a_step: usize,
+    b_step: usize,
+    a_dst: usize,
+    b_dst: usize,
+    bld: usize,
+    a_per: usize,
+    b_per: usize,
+    a_g: usize,
+    a_gj: usize,
+    b_g: usize,
+    b_gj: usize,
+    b_gt: usize,
+    a_rows: u32,
+    b_col: bool,
+}
+
+impl PipesCopy {
+    /// Thread `t`'s plan for the block tile at `(bm, bn)` of `C` (`m x n`,
+    /// depth `k`).
+    #[inline(always)]
+    fn new<const BM: usize, const BN: usize>(
+        t: usize,
+        bm: usize,
+        bn: usize,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Self {
+        const ALD: usize = PIPES_BK / 8;
+        let (threads, bld) = (32 * (BM / 64) * (BN / 64), BN / 8);
+        let (ar, aq, br, bq) = (t / 8, t % 8, t / bld, t % bld);
+        let (a_step, b_step) = (threads / 8, threads / bld);
+        let a_per = BM * ALD / threads;
+        let mut a_rows = 0u32;
+        for j in 0..a_per {
+            a_rows |= ((bm + ar + a_step * j < m) as u32) << j;
+        }
+        PipesCopy {
+            m,
+            n,
+            k,
+            bm,
+            bn,
+            ar,
+            aq,
+            br,
+            bq,
+            a_step,
+            b_step,
+            a_dst: ar * ALD + swizzle(ar, aq),
+            b_dst: BM * ALD + br * bld + swizzle(br, bq),
+            bld,
+            a_per,
+            b_per: PIPES_BK * bld / threads,
+            a_g: ((bm + ar) * k + 8 * aq) / 8,
+            a_gj: a_step * k / 8,
+            b_g: (br * n + bn + 8 * bq) / 8,
+            b_gj: b_step * n / 8,
+            b_gt: PIPES_BK * n / 8,
+            a_rows,
+            b_col: bn + 8 * bq < n,
+        }
+    }
+
+    /// Starts the copies of tile `tile` (`k` from `64 tile`) into the
+    /// stage at chunk `base` of `sm` (not committed); `FAST`: every row of
+    /// `A` and `B` is 16-byte aligned.
+    #[inline(always)]
+    fn issue<const FAST: bool>(
+        &self,
+        sm: SharedSlice<U32x4>,
+        a: DeviceSlice<u16>,
+        b: DeviceSlice<u16>,
+        base: usize,
+        tile: usize,
+    ) {
+        const ALD: usize = PIPES_BK / 8;
+        let (k0, bld) = (tile * PIPES_BK, self.bld);
+        let (m, n, k, bm, bn) = (self.m, self.n, self.k, self.bm, self.bn);
+        let (ar, aq, br, bq) = (self.ar, self.aq, self.br, self.bq);
+        let (a_step, b_step) = (self.a_step, self.b_step);
+        if FAST {
+            let a_col = k0 + 8 * aq < k;
+            unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
+                if j < self.a_per {
+                    let valid = a_col && (self.a_rows >> j) & 1 != 0;
+                    let at = base + self.a_dst + a_step * ALD * j;
+                    let g = self.a_g + ALD * tile + self.a_gj * j;
+                    // SAFETY: `at` is inside the stage at `base`; when
+                    // `valid`, row `bm + ar + a_step j < m` and column
+                    // `k0 + 8 aq < k` with `k` a multiple of 8, so group
+                    // `g` is inside `a` (256-byte aligned).
+                    unsafe { sm.copy_async(at, a, g, valid) };
+                }
+            });
+            unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
+                if j < self.b_per {
+                    let valid = self.b_col && k0 + br + b_step * j < k;
+                    let at = base + self.b_dst + b_step * bld * j;
+                    let g = self.b_g + self.b_gt * tile + self.b_gj * j;
+                    // SAFETY: as above, with row `k0 + br + b_step j < k`
+                    // and column `bn + 8 bq < n`, `n` a multiple of 8.
+                    unsafe { sm.copy_async(at, b, g, valid) };
+                }
+            });
+        } else {
+            let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
+            for j in 0..self.a_per {
+                let at = base + self.a_dst + a_step * ALD * j;
+                copy_chunk16(sm, at, a, bm + ar + a_step * j, m, k0 + 8 * aq, k, a_al);
+            }
+            for j in 0..self.b_per {
+                let at = base + self.b_dst + b_step * bld * j;
+                copy_chunk16(sm, at, b, k0 + br + b_step * j, k, bn + 8 * bq, n, b_al);
+            }
+        }
+    }
+}
+
+/// Rung 3d's body (see [`matmul_pipes_f16`]) for a `BM x BN` block tile
+/// of `(BM / 64) x (BN / 64)` warps, each 64 x 64, tiles 64 deep and `S`
+/// stages (`WAIT = S - 2`, the copy groups still in flight when a tile is
+/// needed). Rung 3d is `<128, 128, 3>`, 3e `<256, 128, 4>`.
+///
+/// The body is compiled twice, for aligned rows (`k` and `n` multiples of
+/// 8: the lean copies of [`PipesCopy`]) and for the rest, so that neither
+/// keeps the other's copy state in registers (with both, ptxas spilled).
 #[inline(always)]
-fn pipes_body<T: Half16>(
+fn pipes_body<T: Half16, const BM: usize, const BN: usize, const S: usize, const WAIT: u32>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -941,42 +1104,57 @@ fn pipes_body<T: Half16>(
     n: u32,
     k: u32,
 ) {
-    const BM: usize = PIPE_BM;
-    const BN: usize = PIPES_BN;
+    if k.is_multiple_of(8) && n.is_multiple_of(8) {
+        pipes_main::<T, BM, BN, S, WAIT, true>(a, b, c, m, n, k);
+    } else {
+        pipes_main::<T, BM, BN, S, WAIT, false>(a, b, c, m, n, k);
+    }
+}
+
+/// [`pipes_body`] for rows aligned (`FAST`) or not.
+#[inline(always)]
+fn pipes_main<
+    T: Half16,
+    const BM: usize,
+    const BN: usize,
+    const S: usize,
+    const WAIT: u32,
+    const FAST: bool,
+>(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
     const BK: usize = PIPES_BK;
-    const S: usize = PIPES_STAGES;
     const ALD: usize = BK / 8;
-    const BLD: usize = BN / 8;
     // Four `k16` steps per tile, an even number: step 0 of every tile uses
     // fragment set 0. Rows of whole 128-byte lines for the swizzle.
-    const { assert!(BK == 64 && BN == 128 && S >= 2 && PIPES_THREADS == 128) };
+    const { assert!(BK == 64 && BM % 64 == 0 && BN % 64 == 0 && S >= 2 && WAIT as usize + 2 == S) };
+    // At most eight chunks of each operand per thread and tile (`unroll!`).
+    const { assert!(BM * BK / 8 <= 8 * 32 * (BM / 64) * (BN / 64)) };
+    const { assert!(BK * BN / 8 <= 8 * 32 * (BM / 64) * (BN / 64)) };
+    let bld = BN / 8;
+    let a_ch = BM * ALD;
+    let stage = a_ch + BK * bld;
     let (m, n, k) = (m as usize, n as usize, k as usize);
     check_lengths(a, b, c, m, n, k);
-    let sm = shared::dynamic_shared::<U32x4>(0, S * PIPES_STAGE);
+    let sm = shared::dynamic_shared::<U32x4>(0, S * stage);
     let t = thread::thread_idx_x() as usize;
     let l = warp::lane_id() as usize;
     let w = t / 32;
-    let (wm, wn) = (w / 2, w % 2);
+    let (wm, wn) = (w / (BN / 64), w % (BN / 64));
     let gx = thread::grid_dim_x() as usize;
     let bid = thread::block_idx_y() as usize * gx + thread::block_idx_x() as usize;
     let (tr, tc) = raster(bid, gx, thread::grid_dim_y() as usize, PIPES_GROUP);
     let (bm, bn) = (tr * BM, tc * BN);
-    let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
-    let (ar, aq, br, bq) = (t / 8, t % 8, t / 16, t % 16);
-    let a_dst = ar * ALD + swizzle(ar, aq);
-    let b_dst = PIPES_A_CH + br * BLD + swizzle(br, bq);
-    let issue = |st: usize, tile: usize| {
-        let (k0, base) = (tile * BK, st * PIPES_STAGE);
-        for j in 0..8 {
-            let at = base + a_dst + 16 * ALD * j;
-            copy_chunk16(sm, at, a, bm + ar + 16 * j, m, k0 + 8 * aq, k, a_al);
-            let at = base + b_dst + 8 * BLD * j;
-            copy_chunk16(sm, at, b, k0 + br + 8 * j, k, bn + 8 * bq, n, b_al);
-        }
-    };
+    let copy = PipesCopy::new::<BM, BN>(t, bm, bn, m, n, k);
+    let issue = |st: usize, tile: usize| copy.issue::<FAST>(sm, a, b, st * stage, tile);
     let s = (l / 16) ^ (l % 8);
-    let (a_lane, b_lane) = ((64 * wm + l % 16) * ALD, (l % 16) * BLD + 8 * wn);
-    let at = |base: usize, kk: usize| PipesAt { base, kk, a_lane, b_lane, s };
+    let (a_lane, b_lane) = ((64 * wm + l % 16) * ALD, (l % 16) * bld + 8 * wn);
+    let at = |base: usize, kk: usize| PipesAt { base, kk, a_lane, b_lane, s, a_ch, bld };
     let mut acc = [[FragC::default(); 8]; 4];
     let mut fa = [[FragA16::default(); 4]; 2];
     let mut fb = [FragB16::default(); 8];
@@ -987,7 +1165,7 @@ fn pipes_body<T: Half16>(
         }
         shared::commit_async_copies();
     }
-    shared::wait_async_copies::<{ PIPES_STAGES as u32 - 2 }>();
+    shared::wait_async_copies::<WAIT>();
     sync_threads();
     unroll!(mi in [0, 1, 2, 3] {
         fa[0][mi] = at(0, 0).a(sm, mi);
@@ -999,15 +1177,15 @@ fn pipes_body<T: Half16>(
     let (mut rd, mut wr) = (0, S - 1);
     let mut tile = 0;
     while tile < ntiles {
-        let base = rd * PIPES_STAGE;
+        let base = rd * stage;
         rd = if rd + 1 == S { 0 } else { rd + 1 };
         unroll!(kk in [0, 1, 2, 3] {
             let next = if kk < 3 {
                 Some(at(base, kk + 1))
             } else if tile + 1 < ntiles {
-                shared::wait_async_copies::<{ PIPES_STAGES as u32 - 2 }>();
+                shared::wait_async_copies::<WAIT>();
                 sync_threads();
-                Some(at(rd * PIPES_STAGE, 0))
+                Some(at(rd * stage, 0))
             } else {
                 None
             };
@@ -1026,6 +1204,110 @@ fn pipes_body<T: Half16>(
         tile += 1;
     }
     store_warp16::<T, 4, 8>(c, &acc, bm + 64 * wm, bn + 64 * wn, m, n);
+}
+
+/// Rung 3e block tile rows (columns: [`PIPES_BN`]).
+pub const PIPET_BM: usize = 256;
+/// Rung 3e tiles in flight (`cp.async` stages, 48 KiB each).
+pub const PIPET_STAGES: usize = 4;
+/// Rung 3e threads: eight warps, 4 x 2, each a 64 x 64 warp tile.
+pub const PIPET_THREADS: u32 = 256;
+
+/// Dynamic shared memory of rung 3e: [`PIPET_STAGES`] stages of a
+/// 256 x 64 `A` tile and a 64 x 128 `B` tile, swizzled, no padding
+/// (196,608 bytes: one block per SM).
+pub const fn pipet_shared_bytes() -> usize {
+    shared::shared_bytes::<u16>(0, PIPET_STAGES * (PIPET_BM + PIPES_BN) * PIPES_BK)
+}
+
+/// Rung 3e, BF16: see [`matmul_pipet_f16`].
+#[kernel(launch_bounds(256, 1))]
+pub fn matmul_pipet_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipes_body::<Bf16, PIPET_BM, PIPES_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
+        a, b, c, m, n, k,
+    );
+}
+
+/// Rung 3e: rung 3d with 256 x 128 block tiles, eight warps and four
+/// stages.
+///
+/// What changed from 3d, and why: every 64 x 64 warp-tile variant of the
+/// ladder so far (3, 3b, 3d) ran at 265 to 276 TFLOP/s on an H100 at
+/// 8192^3, whatever was done to shared memory or fragment latency. What
+/// they share is their traffic from L2: a 128 x 128 block tile brings
+/// `(128 + 128) k` values into shared memory for `128 * 128 k`
+/// multiply-adds, 16 GiB at 8192^3 (over 4 TB/s at 4 ms, near what an
+/// H100's L2 delivers). A 256 x 128 tile brings `(256 + 128) k` values
+/// for twice the work: a quarter less traffic per FLOP. The block has the
+/// 256 threads of two 3d blocks (one block per SM: 255 registers each),
+/// and 192 KiB of shared memory holds four stages, three tiles in flight
+/// (3d's two blocks had two each).
+///
+/// Thread mapping as 3d with warp `w` at rows `64 (w / 2)`, columns
+/// `64 (w % 2)`; copies: thread `t` copies `A` rows `t / 8 + 32 j`
+/// (`j < 8`) at chunk `t % 8` and `B` rows `t / 16 + 16 j` (`j < 4`) at
+/// chunk `t % 16`. Shared layout per stage: `As[256][8]` then `Bs[64][16]`
+/// (16-byte chunks, swizzled as [`swizzle`]).
+#[kernel(launch_bounds(256, 1))]
+pub fn matmul_pipet_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipes_body::<F16, PIPET_BM, PIPES_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
+        a, b, c, m, n, k,
+    );
+}
+
+/// Rung 3f block tile columns (rows: [`PIPE_BM`]).
+pub const PIPEU_BN: usize = 256;
+
+/// Dynamic shared memory of rung 3f: [`PIPET_STAGES`] stages of a
+/// 128 x 64 `A` tile and a 64 x 256 `B` tile (196,608 bytes).
+pub const fn pipeu_shared_bytes() -> usize {
+    shared::shared_bytes::<u16>(0, PIPET_STAGES * (PIPE_BM + PIPEU_BN) * PIPES_BK)
+}
+
+/// Rung 3f, BF16: see [`matmul_pipeu_f16`].
+#[kernel(launch_bounds(256, 1))]
+pub fn matmul_pipeu_bf16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipes_body::<Bf16, PIPE_BM, PIPEU_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
+        a, b, c, m, n, k,
+    );
+}
+
+/// Rung 3f: rung 3e's transpose, 128 x 256 block tiles (eight warps,
+/// 2 x 4, four stages): the same traffic per FLOP, with `B` rows of four
+/// 128-byte lines.
+#[kernel(launch_bounds(256, 1))]
+pub fn matmul_pipeu_f16(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    pipes_body::<F16, PIPE_BM, PIPEU_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
+        a, b, c, m, n, k,
+    );
 }
 
 /// 3xTF32 on `mma.sync`: `C = A B` in f32 from TF32 tensor-core products.
