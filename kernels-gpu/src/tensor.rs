@@ -22,8 +22,10 @@
 //! 3. [`matmul_pipe_bf16`] / [`matmul_pipe_f16`]: 128x128 block tiles,
 //!    64x64 per warp, fed by `cp.async` four stages deep; variants 3b
 //!    ([`matmul_pipek_f16`], tiles 64 deep), 3c ([`matmul_pipew_f16`],
-//!    128x256) and 3d ([`matmul_pipes_f16`]: XOR-swizzled shared memory,
-//!    fragments loaded a step ahead, rasterised blocks).
+//!    128x256), 3d ([`matmul_pipes_f16`]: lean tile copies, XOR-swizzled
+//!    shared memory, fragments loaded a step ahead, rasterised blocks: the
+//!    fastest `mma.sync` rung) and 3e ([`matmul_pipet_f16`], 3d with
+//!    256x128 tiles, one block of eight warps per SM).
 //!
 //! And [`matmul_tf32x3_f32`]: f32 in, f32 out, each operand split into a
 //! TF32 high part and a TF32 remainder, three `mma.m16n8k8.tf32` products
@@ -804,18 +806,29 @@ pub fn matmul_pipes_bf16(
 }
 
 /// Rung 3d: rung 3b's tiles (128 x 128 x 64, four warps of 64 x 64, three
-/// `cp.async` stages) with XOR-swizzled shared memory, fragments loaded one
-/// `k16` step ahead, and a rasterised block order.
+/// `cp.async` stages) with lean tile copies, XOR-swizzled shared memory,
+/// fragments loaded one `k16` step ahead, and a rasterised block order.
 ///
-/// Measured (H100, 2026-11-24, BF16): 3.994 ms at 8192^3 (275.3 TFLOP/s,
-/// 35.5% of `torch.matmul` in the same run), against 3b's 3.983 ms: the
-/// three changes below remove costs that were not what limits 3b, so the
-/// rung buys nothing measurable (0.3% to 1.7% slower than 3b at the three
-/// sizes timed). It stays as the measured answer to "is it the shared
-/// memory layout, the fragment latency or L2?" (no), and as the sm_80
-/// swizzle that the `wgmma` rungs' 128-byte swizzle generalises.
+/// Measured (H100, 2026-11-24, BF16, same run as `torch.matmul`): 2.593 ms
+/// at 8192^3, 424.1 TFLOP/s, 55.4% of torch (3b: 3.952 ms, 278.2 TFLOP/s).
+///
+/// The lesson of this rung is which change bought that. A first 3d had
+/// everything below except the lean copies, and it ran at 3b's speed
+/// (3.994 ms against 3.983): the shared-memory layout, the fragment
+/// latency and L2 were not what limited rungs 3 to 3c. The SASS showed
+/// what did: each 16-byte chunk copy ([`copy_chunk16`]) recomputed its
+/// row, column, bounds checks and 64-bit products, inside a loop with a
+/// branch per chunk between the aligned and the element-by-element path:
+/// about 580 instructions per thread and tile on the aligned path (eight
+/// loop turns of about 70, for 16 chunks), four times the warp's 128
+/// `mma`, issued in one burst during which that warp fed no tensor core.
+/// [`PipesCopy`] makes the plan once per thread and compiles the aligned
+/// and general bodies apart: the same 16 `cp.async` with their addresses
+/// and predicates take about 195 instructions, and the rung gained 35%.
+/// (Counts from the sm_90 SASS of `matmul_pipes_bf16`, before and after.)
 ///
 /// What changed from 3b, and what each was meant to buy:
+/// * **Lean copies** ([`PipesCopy`]), above.
 /// * **Swizzle instead of padding** ([`swizzle`]): `As` rows are exactly
 ///   one 128-byte line and `Bs` rows two, chunk `q` of row `r` at
 ///   `q ^ (r % 8)`. `ldmatrix` stays conflict-free, and now so are the
@@ -953,10 +966,11 @@ fn pipes_step<T: Half16>(
 /// chunks `j` and `j + 1` (`a_gj`, `b_gj`) and between tiles (`A`: 8,
 /// `b_gt`), which of its `A` rows are inside `m` (bit `j` of `a_rows`) and
 /// whether its `B` column is inside `n`. Per chunk and tile that leaves an
-/// add, a compare and the `cp.async`. (The general [`copy_chunk16`],
-/// the other path, recomputes the row, column, bounds and products of
-/// every chunk: in rungs 3 to 3d, more integer instructions per tile than
-/// `mma`.)
+/// add, a compare and the `cp.async`, about 12 instructions. (The
+/// general [`copy_chunk16`], the other path, recomputes the row, column,
+/// bounds and products of every chunk: in rungs 3 to 3c, several times
+/// more integer instructions per tile than `mma`; see
+/// [`matmul_pipes_f16`].)
 #[derive(Clone, Copy)]
 struct PipesCopy {
     m: usize,
@@ -1132,7 +1146,8 @@ fn pipes_main<
     const ALD: usize = BK / 8;
     // Four `k16` steps per tile, an even number: step 0 of every tile uses
     // fragment set 0. Rows of whole 128-byte lines for the swizzle.
-    const { assert!(BK == 64 && BM % 64 == 0 && BN % 64 == 0 && S >= 2 && WAIT as usize + 2 == S) };
+    const { assert!(BK == 64 && BM.is_multiple_of(64) && BN.is_multiple_of(64)) };
+    const { assert!(S >= 2 && WAIT as usize + 2 == S) };
     // At most eight chunks of each operand per thread and tile (`unroll!`).
     const { assert!(BM * BK / 8 <= 8 * 32 * (BM / 64) * (BN / 64)) };
     const { assert!(BK * BN / 8 <= 8 * 32 * (BM / 64) * (BN / 64)) };
@@ -1238,17 +1253,20 @@ pub fn matmul_pipet_bf16(
 /// Rung 3e: rung 3d with 256 x 128 block tiles, eight warps and four
 /// stages.
 ///
-/// What changed from 3d, and why: every 64 x 64 warp-tile variant of the
-/// ladder so far (3, 3b, 3d) ran at 265 to 276 TFLOP/s on an H100 at
-/// 8192^3, whatever was done to shared memory or fragment latency. What
-/// they share is their traffic from L2: a 128 x 128 block tile brings
-/// `(128 + 128) k` values into shared memory for `128 * 128 k`
-/// multiply-adds, 16 GiB at 8192^3 (over 4 TB/s at 4 ms, near what an
-/// H100's L2 delivers). A 256 x 128 tile brings `(256 + 128) k` values
-/// for twice the work: a quarter less traffic per FLOP. The block has the
-/// 256 threads of two 3d blocks (one block per SM: 255 registers each),
-/// and 192 KiB of shared memory holds four stages, three tiles in flight
-/// (3d's two blocks had two each).
+/// What it tries: a 128 x 128 block tile brings `(128 + 128) k` values
+/// into shared memory for `128 * 128 k` multiply-adds (16 GiB from L2 at
+/// 8192^3); a 256 x 128 tile brings `(256 + 128) k` for twice the work, a
+/// quarter less traffic per FLOP. The block has the 256 threads of two 3d
+/// blocks (one block per SM: 255 registers each), and 192 KiB of shared
+/// memory holds four stages, three tiles in flight.
+///
+/// Measured (H100, 2026-11-24, BF16, same run as 3d): 2.829 ms at 8192^3
+/// (388.6 TFLOP/s), 9% slower than 3d; 0.383 ms at 4096^3 (3d 0.338);
+/// 2.080 ms at 10000x7000x5000, 4% faster than 3d (2.160). With L2
+/// traffic no longer the limit, what decides is latency hiding: 3d's two
+/// independent blocks per SM wait at their barriers at different times,
+/// while 3e's one barrier stops all eight warps of the SM at once. (The
+/// transpose, 128 x 256 tiles, measured the same: 2.845 ms.)
 ///
 /// Thread mapping as 3d with warp `w` at rows `64 (w / 2)`, columns
 /// `64 (w % 2)`; copies: thread `t` copies `A` rows `t / 8 + 32 j`
@@ -1265,47 +1283,6 @@ pub fn matmul_pipet_f16(
     k: u32,
 ) {
     pipes_body::<F16, PIPET_BM, PIPES_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
-        a, b, c, m, n, k,
-    );
-}
-
-/// Rung 3f block tile columns (rows: [`PIPE_BM`]).
-pub const PIPEU_BN: usize = 256;
-
-/// Dynamic shared memory of rung 3f: [`PIPET_STAGES`] stages of a
-/// 128 x 64 `A` tile and a 64 x 256 `B` tile (196,608 bytes).
-pub const fn pipeu_shared_bytes() -> usize {
-    shared::shared_bytes::<u16>(0, PIPET_STAGES * (PIPE_BM + PIPEU_BN) * PIPES_BK)
-}
-
-/// Rung 3f, BF16: see [`matmul_pipeu_f16`].
-#[kernel(launch_bounds(256, 1))]
-pub fn matmul_pipeu_bf16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    pipes_body::<Bf16, PIPE_BM, PIPEU_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
-        a, b, c, m, n, k,
-    );
-}
-
-/// Rung 3f: rung 3e's transpose, 128 x 256 block tiles (eight warps,
-/// 2 x 4, four stages): the same traffic per FLOP, with `B` rows of four
-/// 128-byte lines.
-#[kernel(launch_bounds(256, 1))]
-pub fn matmul_pipeu_f16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    pipes_body::<F16, PIPE_BM, PIPEU_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
         a, b, c, m, n, k,
     );
 }

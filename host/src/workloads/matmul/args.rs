@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(long, default_value = "f32")]
     pub precision: String,
     /// With --precision f32: naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, vecf, vecf2,
-    /// async, async2, asyncs2, asyncs or all. With bf16/f16: mma, ldsm, pipe, pipek, pipew, pipes, pipet, pipeu, wgmma, ws
+    /// async, async2, asyncs2, asyncs or all. With bf16/f16: mma, ldsm, pipe, pipek, pipew, pipes, pipet, wgmma, ws
     /// or all (wgmma and ws need an sm_90 GPU). With tf32x3: mma, wgmma or all.
     #[arg(long, default_value = "all")]
     pub variant: String,

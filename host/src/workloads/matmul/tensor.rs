@@ -103,13 +103,11 @@ pub enum TcRung {
     PipeK,
     /// Rung 3 with 128x256 tiles, eight warps, three stages.
     PipeW,
-    /// Rung 3b with XOR-swizzled shared memory, fragments loaded a step
-    /// ahead, rasterised blocks.
+    /// Rung 3b with lean tile copies, XOR-swizzled shared memory, fragments
+    /// loaded a step ahead, rasterised blocks.
     PipeS,
     /// Rung 3d with 256x128 tiles, eight warps, four stages.
     PipeT,
-    /// Rung 3d with 128x256 tiles, eight warps, four stages.
-    PipeU,
     /// `wgmma` from shared memory, TMA copies, an mbarrier pipeline (sm_90a).
     Wgmma,
     /// Warp-specialised producer/consumers, 128x256 tiles, persistent (sm_90a).
@@ -118,7 +116,7 @@ pub enum TcRung {
 
 impl TcRung {
     /// Every rung in ladder order.
-    pub const ALL: [TcRung; 10] = [
+    pub const ALL: [TcRung; 9] = [
         TcRung::Mma,
         TcRung::Ldsm,
         TcRung::Pipe,
@@ -126,7 +124,6 @@ impl TcRung {
         TcRung::PipeW,
         TcRung::PipeS,
         TcRung::PipeT,
-        TcRung::PipeU,
         TcRung::Wgmma,
         TcRung::Ws,
     ];
@@ -138,9 +135,8 @@ impl TcRung {
             TcRung::Pipe => "tc 3 128x128 tiles, 64x64/warp, cp.async 4 stages",
             TcRung::PipeK => "tc 3b as 3, k tiles 64 deep, 3 stages",
             TcRung::PipeW => "tc 3c as 3, 128x256 tiles, 8 warps, 3 stages",
-            TcRung::PipeS => "tc 3d as 3b, swizzled smem, fragments a step ahead, raster",
+            TcRung::PipeS => "tc 3d as 3b, lean copies, swizzled smem, fragments ahead, raster",
             TcRung::PipeT => "tc 3e as 3d, 256x128 tiles, 8 warps, 4 stages",
-            TcRung::PipeU => "tc 3f as 3d, 128x256 tiles, 8 warps, 4 stages",
             TcRung::Wgmma => "tc 4 wgmma from shared memory, TMA, mbarrier pipeline",
             TcRung::Ws => "tc 5 warp-specialised, 128x256 tiles, persistent",
         }
@@ -155,7 +151,6 @@ impl TcRung {
             TcRung::PipeW => "pipew",
             TcRung::PipeS => "pipes",
             TcRung::PipeT => "pipet",
-            TcRung::PipeU => "pipeu",
             TcRung::Wgmma => "wgmma",
             TcRung::Ws => "ws",
         }
@@ -177,8 +172,6 @@ impl TcRung {
             (TcRung::PipeS, Half::F16) => "matmul_pipes_f16",
             (TcRung::PipeT, Half::Bf16) => "matmul_pipet_bf16",
             (TcRung::PipeT, Half::F16) => "matmul_pipet_f16",
-            (TcRung::PipeU, Half::Bf16) => "matmul_pipeu_bf16",
-            (TcRung::PipeU, Half::F16) => "matmul_pipeu_f16",
             (TcRung::Wgmma, Half::Bf16) => "matmul_wgmma_bf16",
             (TcRung::Wgmma, Half::F16) => "matmul_wgmma_f16",
             (TcRung::Ws, Half::Bf16) => "matmul_ws_bf16",
@@ -194,9 +187,7 @@ impl TcRung {
     pub fn tile(&self) -> usize {
         match self {
             TcRung::Mma | TcRung::Ldsm => k::MMA_BM,
-            TcRung::Pipe | TcRung::PipeK | TcRung::PipeW | TcRung::PipeS | TcRung::PipeU => {
-                k::PIPE_BM
-            }
+            TcRung::Pipe | TcRung::PipeK | TcRung::PipeW | TcRung::PipeS => k::PIPE_BM,
             TcRung::PipeT => k::PIPET_BM,
             TcRung::Wgmma | TcRung::Ws => h::WG_BM,
         }
@@ -259,14 +250,6 @@ impl TcRung {
                 k::PIPES_BN,
                 k::PIPET_THREADS,
                 k::pipet_shared_bytes(),
-            ),
-            TcRung::PipeU => tiles(
-                m,
-                n,
-                k::PIPE_BM,
-                k::PIPEU_BN,
-                k::PIPET_THREADS,
-                k::pipeu_shared_bytes(),
             ),
             TcRung::Wgmma => tiles(
                 m,
@@ -560,12 +543,6 @@ impl<'a> HalfPlan<'a> {
             }
             (TcRung::PipeT, Half::F16) => {
                 launch!(dev, cfg, tensor::matmul_pipet_f16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeU, Half::Bf16) => {
-                launch!(dev, cfg, tensor::matmul_pipeu_bf16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeU, Half::F16) => {
-                launch!(dev, cfg, tensor::matmul_pipeu_f16(a, b, c, mu, nu, ku))
             }
             (TcRung::Wgmma | TcRung::Ws, _) => unreachable!("the TMA rungs have maps"),
         }

@@ -93,8 +93,6 @@ pub fn sim_shapes(rung: TcRung) -> [(usize, usize, usize); 2] {
         // 256-row tiles, four stages: k of 5 tiles, the last short (every
         // stage refilled).
         TcRung::PipeT => [(t + 22, 136, 296), (t + 3, 134, 37)],
-        // 256-column tiles, four stages.
-        TcRung::PipeU => [(t + 22, 520, 296), (t + 3, 262, 37)],
         _ => [(t + 22, t + 8, 40), (t + 3, t + 6, 37)],
     }
 }
