@@ -31,9 +31,17 @@ pub fn sm90a() -> Option<&'static ptxlab_runtime::ModuleImage> {
     KERNELS.modules.iter().find(|m| m.arch == "sm_90a")
 }
 
-/// The PTX target of the embedded modules (`sm_80`).
-pub fn ptx_arch() -> &'static str {
-    KERNELS.modules.first().map(|m| m.arch).unwrap_or("")
+/// The PTX targets of the embedded modules, each once, in build order:
+/// `sm_80` (the portable modules) and, when built, `sm_90a` (the Hopper
+/// kernels), as `"sm_80, sm_90a"`.
+pub fn ptx_arch() -> String {
+    let mut archs: Vec<&str> = Vec::new();
+    for m in KERNELS.modules {
+        if !archs.contains(&m.arch) {
+            archs.push(m.arch);
+        }
+    }
+    archs.join(", ")
 }
 
 /// The `ptxas` resource report of a module (empty when ptxas was absent).

@@ -85,7 +85,7 @@ pub struct Environment {
     pub git_sha: String,
     /// UTC date and time.
     pub date: String,
-    /// PTX arch of the embedded module.
+    /// PTX archs of the embedded modules (`sm_80, sm_90a`).
     pub ptx_arch: String,
     /// Command line.
     pub command: String,
@@ -109,7 +109,7 @@ impl Environment {
                 .to_string(),
             git_sha: option_env!("PTXLAB_GIT_SHA").unwrap_or("").to_string(),
             date: sh("date", &["-u", "+%Y-%m-%d %H:%M:%S UTC"]),
-            ptx_arch: crate::modules::ptx_arch().to_string(),
+            ptx_arch: crate::modules::ptx_arch(),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             driver_version: sh(
                 "nvidia-smi",
