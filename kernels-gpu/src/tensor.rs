@@ -816,19 +816,19 @@ pub fn matmul_pipes_bf16(
 /// everything below except the lean copies, and it ran at 3b's speed
 /// (3.994 ms against 3.983): the shared-memory layout, the fragment
 /// latency and L2 were not what limited rungs 3 to 3c. The SASS showed
-/// what did: each 16-byte chunk copy ([`copy_chunk16`]) recomputed its
+/// what did: each 16-byte chunk copy (`copy_chunk16`) recomputed its
 /// row, column, bounds checks and 64-bit products, inside a loop with a
 /// branch per chunk between the aligned and the element-by-element path:
 /// about 580 instructions per thread and tile on the aligned path (eight
 /// loop turns of about 70, for 16 chunks), four times the warp's 128
 /// `mma`, issued in one burst during which that warp fed no tensor core.
-/// [`PipesCopy`] makes the plan once per thread and compiles the aligned
+/// `PipesCopy` makes the plan once per thread and compiles the aligned
 /// and general bodies apart: the same 16 `cp.async` with their addresses
 /// and predicates take about 195 instructions, and the rung gained 35%.
 /// (Counts from the sm_90 SASS of `matmul_pipes_bf16`, before and after.)
 ///
 /// What changed from 3b, and what each was meant to buy:
-/// * **Lean copies** ([`PipesCopy`]), above.
+/// * **Lean copies** (`PipesCopy`), above.
 /// * **Swizzle instead of padding** ([`swizzle`]): `As` rows are exactly
 ///   one 128-byte line and `Bs` rows two, chunk `q` of row `r` at
 ///   `q ^ (r % 8)`. `ldmatrix` stays conflict-free, and now so are the
