@@ -746,19 +746,27 @@ pub const PIPES_BK: usize = 64;
 /// Rung 3d tiles in flight (`cp.async` stages).
 pub const PIPES_STAGES: usize = 3;
 /// Rung 3d threads: four warps, 2 x 2, each a 64 x 64 warp tile.
-pub const PIPES_THREADS: u32 = 128;
+pub const PIPES_THREADS: u32 = pipes_threads(PIPE_BM, PIPES_BN) as u32;
 /// Rung 3d block rows per raster group ([`raster`]).
 pub const PIPES_GROUP: usize = 8;
 
-/// Chunks of one rung-3d `A` stage: `As[128][8]`.
-const PIPES_A_CH: usize = PIPE_BM * PIPES_BK / 8;
-/// Chunks of one rung-3d stage: `As[128][8]` then `Bs[64][16]`.
-const PIPES_STAGE: usize = PIPES_A_CH + PIPES_BK * PIPES_BN / 8;
+/// Threads of a rung-3d/3e block with a `bm x bn` tile: one warp per
+/// 64 x 64 warp tile.
+pub const fn pipes_threads(bm: usize, bn: usize) -> usize {
+    32 * (bm / 64) * (bn / 64)
+}
+
+/// 16-byte chunks of one rung-3d/3e stage with a `bm x bn` block tile:
+/// `As[bm][8]` then `Bs[64][bn / 8]` (rows of [`PIPES_BK`] values, no
+/// padding).
+pub const fn pipes_stage_chunks(bm: usize, bn: usize) -> usize {
+    (bm + bn) * PIPES_BK / 8
+}
 
 /// Dynamic shared memory of rung 3d: [`PIPES_STAGES`] stages of 32 KiB,
 /// no padding (98,304 bytes: two blocks per SM fit in an H100's 227 KiB).
 pub const fn pipes_shared_bytes() -> usize {
-    shared::shared_bytes::<U32x4>(0, PIPES_STAGES * PIPES_STAGE)
+    shared::shared_bytes::<U32x4>(0, PIPES_STAGES * pipes_stage_chunks(PIPE_BM, PIPES_BN))
 }
 
 /// Rung 3d's shared-memory swizzle: chunk `q` (16 bytes) of row `r` of a
@@ -972,7 +980,7 @@ fn pipes_step<T: Half16>(
 /// more integer instructions per tile than `mma`; see
 /// [`matmul_pipes_f16`].)
 #[derive(Clone, Copy)]
-struct PipesCopy {
+struct PipesCopy<const BM: usize, const BN: usize> {
     m: usize,
     n: usize,
     k: usize,
@@ -982,13 +990,8 @@ struct PipesCopy {
     aq: usize,
     br: usize,
     bq: usize,
-    a_step: usize,
-    b_step: usize,
     a_dst: usize,
     b_dst: usize,
-    bld: usize,
-    a_per: usize,
-    b_per: usize,
     a_g: usize,
     a_gj: usize,
     b_g: usize,
@@ -998,26 +1001,29 @@ struct PipesCopy {
     b_col: bool,
 }
 
-impl PipesCopy {
+impl<const BM: usize, const BN: usize> PipesCopy<BM, BN> {
+    /// Chunks of an `A` row (one 128-byte line).
+    const ALD: usize = PIPES_BK / 8;
+    /// Chunks of a `B` row.
+    const BLD: usize = BN / 8;
+    /// Threads of the block.
+    const THREADS: usize = pipes_threads(BM, BN);
+    /// Rows between a thread's chunks `j` and `j + 1`, in `A` and in `B`.
+    const A_STEP: usize = Self::THREADS / 8;
+    const B_STEP: usize = Self::THREADS / Self::BLD;
+    /// Chunks per thread and tile, of `A` and of `B`.
+    const A_PER: usize = BM * Self::ALD / Self::THREADS;
+    const B_PER: usize = PIPES_BK * Self::BLD / Self::THREADS;
+
     /// Thread `t`'s plan for the block tile at `(bm, bn)` of `C` (`m x n`,
     /// depth `k`).
     #[inline(always)]
-    fn new<const BM: usize, const BN: usize>(
-        t: usize,
-        bm: usize,
-        bn: usize,
-        m: usize,
-        n: usize,
-        k: usize,
-    ) -> Self {
-        const ALD: usize = PIPES_BK / 8;
-        let (threads, bld) = (32 * (BM / 64) * (BN / 64), BN / 8);
+    fn new(t: usize, bm: usize, bn: usize, m: usize, n: usize, k: usize) -> Self {
+        let (ald, bld) = (Self::ALD, Self::BLD);
         let (ar, aq, br, bq) = (t / 8, t % 8, t / bld, t % bld);
-        let (a_step, b_step) = (threads / 8, threads / bld);
-        let a_per = BM * ALD / threads;
         let mut a_rows = 0u32;
-        for j in 0..a_per {
-            a_rows |= ((bm + ar + a_step * j < m) as u32) << j;
+        for j in 0..Self::A_PER {
+            a_rows |= ((bm + ar + Self::A_STEP * j < m) as u32) << j;
         }
         PipesCopy {
             m,
@@ -1029,17 +1035,12 @@ impl PipesCopy {
             aq,
             br,
             bq,
-            a_step,
-            b_step,
-            a_dst: ar * ALD + swizzle(ar, aq),
-            b_dst: BM * ALD + br * bld + swizzle(br, bq),
-            bld,
-            a_per,
-            b_per: PIPES_BK * bld / threads,
+            a_dst: ar * ald + swizzle(ar, aq),
+            b_dst: BM * ald + br * bld + swizzle(br, bq),
             a_g: ((bm + ar) * k + 8 * aq) / 8,
-            a_gj: a_step * k / 8,
+            a_gj: Self::A_STEP * k / 8,
             b_g: (br * n + bn + 8 * bq) / 8,
-            b_gj: b_step * n / 8,
+            b_gj: Self::B_STEP * n / 8,
             b_gt: PIPES_BK * n / 8,
             a_rows,
             b_col: bn + 8 * bq < n,
@@ -1058,18 +1059,18 @@ impl PipesCopy {
         base: usize,
         tile: usize,
     ) {
-        const ALD: usize = PIPES_BK / 8;
-        let (k0, bld) = (tile * PIPES_BK, self.bld);
+        let (ald, bld) = (Self::ALD, Self::BLD);
+        let (a_step, b_step) = (Self::A_STEP, Self::B_STEP);
+        let k0 = tile * PIPES_BK;
         let (m, n, k, bm, bn) = (self.m, self.n, self.k, self.bm, self.bn);
         let (ar, aq, br, bq) = (self.ar, self.aq, self.br, self.bq);
-        let (a_step, b_step) = (self.a_step, self.b_step);
         if FAST {
             let a_col = k0 + 8 * aq < k;
             unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
-                if j < self.a_per {
+                if j < Self::A_PER {
                     let valid = a_col && (self.a_rows >> j) & 1 != 0;
-                    let at = base + self.a_dst + a_step * ALD * j;
-                    let g = self.a_g + ALD * tile + self.a_gj * j;
+                    let at = base + self.a_dst + a_step * ald * j;
+                    let g = self.a_g + ald * tile + self.a_gj * j;
                     // SAFETY: `at` is inside the stage at `base`; when
                     // `valid`, row `bm + ar + a_step j < m` and column
                     // `k0 + 8 aq < k` with `k` a multiple of 8, so group
@@ -1078,7 +1079,7 @@ impl PipesCopy {
                 }
             });
             unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
-                if j < self.b_per {
+                if j < Self::B_PER {
                     let valid = self.b_col && k0 + br + b_step * j < k;
                     let at = base + self.b_dst + b_step * bld * j;
                     let g = self.b_g + self.b_gt * tile + self.b_gj * j;
@@ -1089,11 +1090,11 @@ impl PipesCopy {
             });
         } else {
             let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
-            for j in 0..self.a_per {
-                let at = base + self.a_dst + a_step * ALD * j;
+            for j in 0..Self::A_PER {
+                let at = base + self.a_dst + a_step * ald * j;
                 copy_chunk16(sm, at, a, bm + ar + a_step * j, m, k0 + 8 * aq, k, a_al);
             }
-            for j in 0..self.b_per {
+            for j in 0..Self::B_PER {
                 let at = base + self.b_dst + b_step * bld * j;
                 copy_chunk16(sm, at, b, k0 + br + b_step * j, k, bn + 8 * bq, n, b_al);
             }
@@ -1149,11 +1150,11 @@ fn pipes_main<
     const { assert!(BK == 64 && BM.is_multiple_of(64) && BN.is_multiple_of(64)) };
     const { assert!(S >= 2 && WAIT as usize + 2 == S) };
     // At most eight chunks of each operand per thread and tile (`unroll!`).
-    const { assert!(BM * BK / 8 <= 8 * 32 * (BM / 64) * (BN / 64)) };
-    const { assert!(BK * BN / 8 <= 8 * 32 * (BM / 64) * (BN / 64)) };
+    const { assert!(BM * BK / 8 <= 8 * pipes_threads(BM, BN)) };
+    const { assert!(BK * BN / 8 <= 8 * pipes_threads(BM, BN)) };
     let bld = BN / 8;
     let a_ch = BM * ALD;
-    let stage = a_ch + BK * bld;
+    let stage = pipes_stage_chunks(BM, BN);
     let (m, n, k) = (m as usize, n as usize, k as usize);
     check_lengths(a, b, c, m, n, k);
     let sm = shared::dynamic_shared::<U32x4>(0, S * stage);
@@ -1165,7 +1166,7 @@ fn pipes_main<
     let bid = thread::block_idx_y() as usize * gx + thread::block_idx_x() as usize;
     let (tr, tc) = raster(bid, gx, thread::grid_dim_y() as usize, PIPES_GROUP);
     let (bm, bn) = (tr * BM, tc * BN);
-    let copy = PipesCopy::new::<BM, BN>(t, bm, bn, m, n, k);
+    let copy = PipesCopy::<BM, BN>::new(t, bm, bn, m, n, k);
     let issue = |st: usize, tile: usize| copy.issue::<FAST>(sm, a, b, st * stage, tile);
     let s = (l / 16) ^ (l % 8);
     let (a_lane, b_lane) = ((64 * wm + l % 16) * ALD, (l % 16) * bld + 8 * wn);
@@ -1226,13 +1227,13 @@ pub const PIPET_BM: usize = 256;
 /// Rung 3e tiles in flight (`cp.async` stages, 48 KiB each).
 pub const PIPET_STAGES: usize = 4;
 /// Rung 3e threads: eight warps, 4 x 2, each a 64 x 64 warp tile.
-pub const PIPET_THREADS: u32 = 256;
+pub const PIPET_THREADS: u32 = pipes_threads(PIPET_BM, PIPES_BN) as u32;
 
 /// Dynamic shared memory of rung 3e: [`PIPET_STAGES`] stages of a
 /// 256 x 64 `A` tile and a 64 x 128 `B` tile, swizzled, no padding
 /// (196,608 bytes: one block per SM).
 pub const fn pipet_shared_bytes() -> usize {
-    shared::shared_bytes::<u16>(0, PIPET_STAGES * (PIPET_BM + PIPES_BN) * PIPES_BK)
+    shared::shared_bytes::<U32x4>(0, PIPET_STAGES * pipes_stage_chunks(PIPET_BM, PIPES_BN))
 }
 
 /// Rung 3e, BF16: see [`matmul_pipet_f16`].
@@ -1517,6 +1518,11 @@ mod tests {
         assert!(pipe_shared_bytes() <= 227 * 1024);
         assert_eq!(pipes_shared_bytes(), 3 * (128 * 128 + 64 * 256));
         assert!(2 * pipes_shared_bytes() <= 227 * 1024);
+        // Rung 3e: 256 x 64 and 64 x 128 per stage, four stages, one block.
+        assert_eq!(pipet_shared_bytes(), 4 * (256 * 128 + 64 * 256));
+        assert!(pipet_shared_bytes() <= 227 * 1024);
+        // The kernels' `launch_bounds` say 128 and 256.
+        assert_eq!((PIPES_THREADS, PIPET_THREADS), (128, 256));
     }
 
     #[test]
