@@ -979,8 +979,14 @@ fn pipes_step<T: Half16>(
 /// bounds and products of every chunk: in rungs 3 to 3c, several times
 /// more integer instructions per tile than `mma`; see
 /// [`matmul_pipes_f16`].)
+///
+/// The tile-derived values (`bld`, the steps, the counts per thread) are
+/// fields, not associated constants: they fold to constants after
+/// inlining all the same, but a version with associated constants changed
+/// ptxas's schedule of the rung, and it is the schedule measured on the
+/// device that stays (see the tensor-core results, call 8).
 #[derive(Clone, Copy)]
-struct PipesCopy<const BM: usize, const BN: usize> {
+struct PipesCopy {
     m: usize,
     n: usize,
     k: usize,
@@ -990,8 +996,13 @@ struct PipesCopy<const BM: usize, const BN: usize> {
     aq: usize,
     br: usize,
     bq: usize,
+    a_step: usize,
+    b_step: usize,
     a_dst: usize,
     b_dst: usize,
+    bld: usize,
+    a_per: usize,
+    b_per: usize,
     a_g: usize,
     a_gj: usize,
     b_g: usize,
@@ -1001,29 +1012,26 @@ struct PipesCopy<const BM: usize, const BN: usize> {
     b_col: bool,
 }
 
-impl<const BM: usize, const BN: usize> PipesCopy<BM, BN> {
-    /// Chunks of an `A` row (one 128-byte line).
-    const ALD: usize = PIPES_BK / 8;
-    /// Chunks of a `B` row.
-    const BLD: usize = BN / 8;
-    /// Threads of the block.
-    const THREADS: usize = pipes_threads(BM, BN);
-    /// Rows between a thread's chunks `j` and `j + 1`, in `A` and in `B`.
-    const A_STEP: usize = Self::THREADS / 8;
-    const B_STEP: usize = Self::THREADS / Self::BLD;
-    /// Chunks per thread and tile, of `A` and of `B`.
-    const A_PER: usize = BM * Self::ALD / Self::THREADS;
-    const B_PER: usize = PIPES_BK * Self::BLD / Self::THREADS;
-
+impl PipesCopy {
     /// Thread `t`'s plan for the block tile at `(bm, bn)` of `C` (`m x n`,
     /// depth `k`).
     #[inline(always)]
-    fn new(t: usize, bm: usize, bn: usize, m: usize, n: usize, k: usize) -> Self {
-        let (ald, bld) = (Self::ALD, Self::BLD);
+    fn new<const BM: usize, const BN: usize>(
+        t: usize,
+        bm: usize,
+        bn: usize,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Self {
+        const ALD: usize = PIPES_BK / 8;
+        let (threads, bld) = (pipes_threads(BM, BN), BN / 8);
         let (ar, aq, br, bq) = (t / 8, t % 8, t / bld, t % bld);
+        let (a_step, b_step) = (threads / 8, threads / bld);
+        let a_per = BM * ALD / threads;
         let mut a_rows = 0u32;
-        for j in 0..Self::A_PER {
-            a_rows |= ((bm + ar + Self::A_STEP * j < m) as u32) << j;
+        for j in 0..a_per {
+            a_rows |= ((bm + ar + a_step * j < m) as u32) << j;
         }
         PipesCopy {
             m,
@@ -1035,12 +1043,17 @@ impl<const BM: usize, const BN: usize> PipesCopy<BM, BN> {
             aq,
             br,
             bq,
-            a_dst: ar * ald + swizzle(ar, aq),
-            b_dst: BM * ald + br * bld + swizzle(br, bq),
+            a_step,
+            b_step,
+            a_dst: ar * ALD + swizzle(ar, aq),
+            b_dst: BM * ALD + br * bld + swizzle(br, bq),
+            bld,
+            a_per,
+            b_per: PIPES_BK * bld / threads,
             a_g: ((bm + ar) * k + 8 * aq) / 8,
-            a_gj: Self::A_STEP * k / 8,
+            a_gj: a_step * k / 8,
             b_g: (br * n + bn + 8 * bq) / 8,
-            b_gj: Self::B_STEP * n / 8,
+            b_gj: b_step * n / 8,
             b_gt: PIPES_BK * n / 8,
             a_rows,
             b_col: bn + 8 * bq < n,
@@ -1059,18 +1072,18 @@ impl<const BM: usize, const BN: usize> PipesCopy<BM, BN> {
         base: usize,
         tile: usize,
     ) {
-        let (ald, bld) = (Self::ALD, Self::BLD);
-        let (a_step, b_step) = (Self::A_STEP, Self::B_STEP);
-        let k0 = tile * PIPES_BK;
+        const ALD: usize = PIPES_BK / 8;
+        let (k0, bld) = (tile * PIPES_BK, self.bld);
         let (m, n, k, bm, bn) = (self.m, self.n, self.k, self.bm, self.bn);
         let (ar, aq, br, bq) = (self.ar, self.aq, self.br, self.bq);
+        let (a_step, b_step) = (self.a_step, self.b_step);
         if FAST {
             let a_col = k0 + 8 * aq < k;
             unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
-                if j < Self::A_PER {
+                if j < self.a_per {
                     let valid = a_col && (self.a_rows >> j) & 1 != 0;
-                    let at = base + self.a_dst + a_step * ald * j;
-                    let g = self.a_g + ald * tile + self.a_gj * j;
+                    let at = base + self.a_dst + a_step * ALD * j;
+                    let g = self.a_g + ALD * tile + self.a_gj * j;
                     // SAFETY: `at` is inside the stage at `base`; when
                     // `valid`, row `bm + ar + a_step j < m` and column
                     // `k0 + 8 aq < k` with `k` a multiple of 8, so group
@@ -1079,7 +1092,7 @@ impl<const BM: usize, const BN: usize> PipesCopy<BM, BN> {
                 }
             });
             unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
-                if j < Self::B_PER {
+                if j < self.b_per {
                     let valid = self.b_col && k0 + br + b_step * j < k;
                     let at = base + self.b_dst + b_step * bld * j;
                     let g = self.b_g + self.b_gt * tile + self.b_gj * j;
@@ -1090,11 +1103,11 @@ impl<const BM: usize, const BN: usize> PipesCopy<BM, BN> {
             });
         } else {
             let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
-            for j in 0..Self::A_PER {
-                let at = base + self.a_dst + a_step * ald * j;
+            for j in 0..self.a_per {
+                let at = base + self.a_dst + a_step * ALD * j;
                 copy_chunk16(sm, at, a, bm + ar + a_step * j, m, k0 + 8 * aq, k, a_al);
             }
-            for j in 0..Self::B_PER {
+            for j in 0..self.b_per {
                 let at = base + self.b_dst + b_step * bld * j;
                 copy_chunk16(sm, at, b, k0 + br + b_step * j, k, bn + 8 * bq, n, b_al);
             }
@@ -1166,7 +1179,7 @@ fn pipes_main<
     let bid = thread::block_idx_y() as usize * gx + thread::block_idx_x() as usize;
     let (tr, tc) = raster(bid, gx, thread::grid_dim_y() as usize, PIPES_GROUP);
     let (bm, bn) = (tr * BM, tc * BN);
-    let copy = PipesCopy::<BM, BN>::new(t, bm, bn, m, n, k);
+    let copy = PipesCopy::new::<BM, BN>(t, bm, bn, m, n, k);
     let issue = |st: usize, tile: usize| copy.issue::<FAST>(sm, a, b, st * stage, tile);
     let s = (l / 16) ^ (l % 8);
     let (a_lane, b_lane) = ((64 * wm + l % 16) * ALD, (l % 16) * bld + 8 * wn);
