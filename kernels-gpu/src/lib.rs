@@ -26,7 +26,7 @@
 //! * for the host, where the simulator runs the same functions on the CPU and
 //!   the host shares the constants and shared-memory size functions below.
 //!
-//! Every kernel is listed at run time by `ptxlab_device::KERNELS`.
+//! Every kernel is listed at run time by `ptxlab_device::REGISTRY`.
 //!
 //! The Hopper kernels ([`hopper`]: `wgmma`, TMA, `setmaxnreg`) need the
 //! `sm_90a` target, which no other GPU can load: they build into a module
