@@ -32,8 +32,11 @@
 //!   simulator runs once per simulated thread; a hidden module of the same
 //!   name that maps each built instance to its entry name (asking for an
 //!   instance that was not built is a compile error naming the ones that
-//!   were); and one `KernelInfo` per instance in `ptxlab_device::REGISTRY`, so
-//!   the host and the tests can list every entry.
+//!   were; a kernel with one type parameter maps them through `Built`, on the
+//!   type, with the const parameters as `Built`'s own: `T: axpy::Built`,
+//!   `T: rotate::Built<true>`); and one `KernelInfo` per instance in
+//!   `ptxlab_device::REGISTRY`, so the host and the tests can list every
+//!   entry.
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
@@ -672,25 +675,64 @@ fn expand(args: Args, func: ItemFn) -> syn::Result<TokenStream2> {
          #[kernel] attribute",
         listed.join(", ")
     );
-    let message = if matches!(params.as_slice(), [Param::Type(_)]) {
-        format!("kernel `{name}` was not built for `{{Self}}`")
-    } else {
-        format!("kernel `{name}` was not built for these generic arguments (`{{Self}}`)")
-    };
     // A kernel with one type parameter (the common case: `instances(f32,
     // f64)`) maps its instances through `Built`, implemented on the type
     // itself, so host code generic over `T` can require `T: kernel::Built`
     // (or a trait of its own with such supertraits) and launch
-    // `kernel::<T>`; other kernels map `Of<args..>` directly.
-    let by_type = matches!(params.as_slice(), [Param::Type(_)]);
+    // `kernel::<T>`. Its const parameters, if any, become `Built`'s
+    // (`T: kernel::Built<true>` for `kernel::<T, true>`); other kernels map
+    // `Of<args..>` directly.
+    let by_type = params
+        .iter()
+        .filter(|p| matches!(p, Param::Type(_)))
+        .count()
+        == 1;
+    let consts: Vec<(&Ident, &Type)> = params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Const(i, t) => Some((i, &**t)),
+            Param::Type(_) => None,
+        })
+        .collect();
+    let const_idents: Vec<&Ident> = consts.iter().map(|(i, _)| *i).collect();
+    let const_decls: Vec<TokenStream2> = consts.iter().map(|(i, t)| quote!(const #i: #t)).collect();
+    let message = if by_type && consts.is_empty() {
+        format!("kernel `{name}` was not built for `{{Self}}`")
+    } else if by_type {
+        let with: Vec<String> = const_idents
+            .iter()
+            .map(|c| format!("{c} = {{{c}}}"))
+            .collect();
+        format!(
+            "kernel `{name}` was not built for `{{Self}}` with {}",
+            with.join(", ")
+        )
+    } else {
+        format!("kernel `{name}` was not built for these generic arguments (`{{Self}}`)")
+    };
     let impls: Vec<TokenStream2> = specs
         .iter()
         .map(|s| {
             let ename = &s.name;
             let a = &s.args;
             if by_type {
+                // The type argument, and the const ones (braced: any const
+                // expression is a valid `Built<..>` argument then).
+                let mut ty = None;
+                let mut cargs = Vec::new();
+                for (p, g) in params.iter().zip(a) {
+                    match p {
+                        Param::Type(_) => ty = Some(g),
+                        Param::Const(..) => cargs.push(quote!({ #g })),
+                    }
+                }
+                let generics = if cargs.is_empty() {
+                    TokenStream2::new()
+                } else {
+                    quote!(<#(#cargs),*>)
+                };
                 quote! {
-                    impl Built for #(#a)* {
+                    impl Built #generics for #ty {
                         const ENTRY: &'static str = #ename;
                     }
                 }
@@ -710,16 +752,27 @@ fn expand(args: Args, func: ItemFn) -> syn::Result<TokenStream2> {
         })
         .collect();
     let built = if by_type {
+        let t = type_params[0];
+        let of_args: Vec<&Ident> = params.iter().map(Param::ident).collect();
+        let (decl, args) = if consts.is_empty() {
+            (TokenStream2::new(), TokenStream2::new())
+        } else {
+            (quote!(<#(#const_decls),*>), quote!(<#(#const_idents),*>))
+        };
         quote! {
-            /// The instances of this kernel, by their type argument: `T:
-            /// Built` lets generic host code launch `kernel::<T>`.
+            /// The instances of this kernel, by their type argument (and
+            /// const arguments): `T: Built` lets generic host code launch
+            /// `kernel::<T>`.
             #[diagnostic::on_unimplemented(message = #message, label = "no such instance", note = #note)]
-            pub trait Built {
+            pub trait Built #decl {
                 /// The `.entry` name in the PTX.
                 const ENTRY: &'static str;
             }
-            impl<T: Built> Instance for Of<T> {
-                const ENTRY: &'static str = T::ENTRY;
+            impl<#(#struct_params),*> Instance for Of<#(#of_args),*>
+            where
+                #t: Built #args,
+            {
+                const ENTRY: &'static str = <#t as Built #args>::ENTRY;
             }
         }
     } else {
