@@ -6,7 +6,7 @@
 use ptxlab::workloads::lomb::{
     self, General, Normalization, Options, Phases, Rung, Shape, check_general, reference_general,
 };
-use ptxlab::{Device, Error};
+use ptxlab::Device;
 
 /// The astropy fixtures (`tests/fixtures/lomb/make_astropy_fixture.py`),
 /// embedded so the test binary runs anywhere.
@@ -251,10 +251,6 @@ fn general_rejects_bad_options_and_rungs() {
         ..g
     };
     assert!(reference_general(&t, &flat, None, &w, psd).is_ok());
-    assert!(matches!(
-        "bogus".parse::<Normalization>(),
-        Err(Error::Runtime(ptxlab::runtime::Error::Input { .. }))
-    ));
 }
 
 // ---- long time spans in f32 ---------------------------------------------------------
@@ -377,8 +373,6 @@ fn phases_choose_the_kernels() {
         e.contains("beyond what f32 kernels can reduce") && e.contains("--precision f64"),
         "{e}"
     );
-    assert!("split".parse::<Phases>().unwrap() == Phases::Long);
-    assert!("sideways".parse::<Phases>().is_err());
 }
 
 // ---- batches --------------------------------------------------------------------------

@@ -125,14 +125,18 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
             &["--count: needs", "of host memory", "use a smaller --count"],
         );
         // Options that are wrong whatever the inputs: after a valid grid.
-        let bad_options: [(&[&str], &[&str]); 8] = [
+        let bad_options: [(&[&str], &[&str]); 9] = [
             (
                 &["--variant", "bogus"][..],
-                &["`bogus`", "allowed: baseline, cached"][..],
+                &["invalid value 'bogus'", "possible values: all, baseline, cached"][..],
+            ),
+            (
+                &["--variant", "cheby-tabb"][..],
+                &["invalid value 'cheby-tabb'", "a similar value exists: 'cheby-tab"][..],
             ),
             (
                 &["--variant", "regcap8"][..],
-                &["`regcap8`", "regcapN (16..=255)"][..],
+                &["`regcap8`", "regcapN takes a register cap N in 16..=255"][..],
             ),
             (
                 &["--block", "0"][..],
@@ -153,7 +157,7 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
             (&["--reps", "0"][..], &["--reps", "allowed 1..=10000"][..]),
             (
                 &["--precision", "f16"][..],
-                &["`f16`", "allowed: f32, f64"][..],
+                &["invalid value 'f16'", "possible values: f32, f64"][..],
             ),
         ];
         for (extra, needles) in bad_options {

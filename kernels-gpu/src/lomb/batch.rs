@@ -15,7 +15,7 @@
 //! hundreds of frequencies per peak width. So the even-grid kernel is rung
 //! 10 made for batches: runs of [`BATCH_RUN_F32`] frequencies per thread,
 //! one anchor per (sample, run) and a three-term recurrence per step, 8 FP32
-//! operations per (sample, frequency) (see [`lomb_batch_rotate_f32`] for the
+//! operations per (sample, frequency) (see [`lomb_batch_rotate`](fn@lomb_batch_rotate) for the
 //! count and for the rotation it replaced, 11). Uneven grids get the direct
 //! kernel.
 
@@ -24,9 +24,9 @@ use super::*;
 
 /// Threads per block of the batch kernels.
 pub const BATCH_BLOCK: u32 = 128;
-/// Frequencies per thread of [`lomb_batch_rotate_f32`].
+/// Frequencies per thread of [`lomb_batch_rotate`](fn@lomb_batch_rotate) (f32).
 pub const BATCH_RUN_F32: usize = 16;
-/// Frequencies per thread of [`lomb_batch_rotate_f64`].
+/// Frequencies per thread of [`lomb_batch_rotate`](fn@lomb_batch_rotate) (f64).
 pub const BATCH_RUN_F64: usize = 8;
 /// Values per sample of the batch even-grid table, three groups of four:
 /// `(alpha_hi, alpha_lo, beta_hi, beta_lo)`, `(1 - cos beta, sin beta, y
@@ -70,7 +70,7 @@ fn curve<T: Real>(
     (j0, j1, model, curves.get(q + 5) != T::ZERO)
 }
 
-/// The body of [`lomb_batch_direct_f32`].
+/// The body of [`lomb_batch_direct`](fn@lomb_batch_direct).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn batch_direct<T: Pack4>(
@@ -204,7 +204,7 @@ unsafe fn versine_sums<T: Pack4, const R: usize>(
 /// `CHEBY`: the three-term recurrence `x' = 2 cos(p) x - x_prev` (one FMA
 /// per component) with the curve's shifted angle `p = step u + gamma`
 /// (frequency `k0 + f` then carries the common phase `f gamma`, which the
-/// periodogram does not see: see [`lomb_cheby_f32`]); the value before the
+/// periodogram does not see: see [`lomb_cheby`](fn@lomb_cheby)); the value before the
 /// anchor is one rotation back by `p`. Otherwise the rotation by `step u`
 /// (4 FMAs per step). `FIT`: take `C` and `S` (the floating mean); without
 /// it they stay 0 and unused.
@@ -277,7 +277,7 @@ unsafe fn weighted_sums<T: BatchAnchor, const R: usize, const CHEBY: bool, const
     acc
 }
 
-/// The body of [`lomb_batch_rotate_f32`].
+/// The body of [`lomb_batch_rotate`](fn@lomb_batch_rotate).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn batch_rotate<T: BatchAnchor, const R: usize>(
@@ -345,15 +345,15 @@ fn batch_rotate<T: BatchAnchor, const R: usize>(
     }
 }
 
-/// A batch of curves on an evenly spaced grid (f32), in one launch:
+/// A batch of curves on an evenly spaced grid, in one launch:
 /// rung 10's three-term recurrence made for many short curves and the
 /// floating-mean model (the name stays from the rotation it replaced, which
 /// it keeps for the curves that need it).
 ///
 /// Thread mapping: block `b` is part `b % P` of curve `b / P` (`P =
 /// ceil(runs / 128)`, grid-stride over `curves x P` blocks); its thread `t`
-/// owns the run of [`BATCH_RUN_F32`] frequencies starting at `16 (128 part +
-/// t)`. Every thread of a block walks the same curve's samples (a broadcast
+/// owns the run of `R` frequencies starting at `R (128 part + t)` (`R` =
+/// [`BATCH_RUN_F32`] = 16 in f32, [`BATCH_RUN_F64`] = 8 in f64). Every thread of a block walks the same curve's samples (a broadcast
 /// of three 16-byte loads per sample, [`BATCH_ROT_STRIDE`]; the curve's
 /// table is a few kB, so L1 serves all but the first warp). No shared
 /// memory, no barrier; 96 accumulators in registers. Per (sample, run): one
@@ -385,67 +385,38 @@ fn batch_rotate<T: BatchAnchor, const R: usize>(
 /// is not yet accounted for, are in `docs/workloads/lomb-scargle.md`
 /// ("Batches of curves"). `start` and `step` are the grid's (`nf =
 /// out.len() / curves`).
-#[kernel(launch_bounds(128))]
+#[kernel(launch_bounds(128), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-pub fn lomb_batch_rotate_f32(
-    tab: DeviceSlice<f32>,
+pub fn lomb_batch_rotate<T: LombFloat>(
+    tab: DeviceSlice<T>,
     offsets: DeviceSlice<u32>,
-    curves: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
+    curves: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    start: T,
+    step: T,
     fit_mean: u32,
     mode: u32,
 ) {
-    batch_rotate::<f32, BATCH_RUN_F32>(tab, offsets, curves, out, start, step, fit_mean, mode);
+    if T::SINGLE {
+        batch_rotate::<T, BATCH_RUN_F32>(tab, offsets, curves, out, start, step, fit_mean, mode);
+    } else {
+        batch_rotate::<T, BATCH_RUN_F64>(tab, offsets, curves, out, start, step, fit_mean, mode);
+    }
 }
 
-/// A batch of curves on an evenly spaced grid (f64), as
-/// [`lomb_batch_rotate_f32`] with runs of [`BATCH_RUN_F64`].
-#[kernel(launch_bounds(128))]
-#[allow(clippy::too_many_arguments)]
-pub fn lomb_batch_rotate_f64(
-    tab: DeviceSlice<f64>,
-    offsets: DeviceSlice<u32>,
-    curves: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    fit_mean: u32,
-    mode: u32,
-) {
-    batch_rotate::<f64, BATCH_RUN_F64>(tab, offsets, curves, out, start, step, fit_mean, mode);
-}
-
-/// A batch of curves on any frequency grid (f32): [`lomb_gen_f32`]'s sums
+/// A batch of curves on any frequency grid: [`lomb_gen`](fn@lomb_gen)'s sums
 /// per (curve, frequency). Block `b` is part `b % P` of curve `b / P` (`P =
 /// ceil(nf / 128)`), thread `t` frequency `128 part + t`, looping over the
 /// curve's samples (a broadcast: the whole block reads the same curve).
-#[kernel(launch_bounds(128))]
+#[kernel(launch_bounds(128), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-pub fn lomb_batch_direct_f32(
-    tab: DeviceSlice<f32>,
+pub fn lomb_batch_direct<T: Pack4>(
+    tab: DeviceSlice<T>,
     offsets: DeviceSlice<u32>,
-    curves: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    freqs_lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    fit_mean: u32,
-    mode: u32,
-) {
-    batch_direct(tab, offsets, curves, freqs, freqs_lo, out, fit_mean, mode);
-}
-
-/// A batch of curves on any frequency grid (f64), as [`lomb_batch_direct_f32`].
-#[kernel(launch_bounds(128))]
-#[allow(clippy::too_many_arguments)]
-pub fn lomb_batch_direct_f64(
-    tab: DeviceSlice<f64>,
-    offsets: DeviceSlice<u32>,
-    curves: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    freqs_lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
+    curves: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    freqs_lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
     fit_mean: u32,
     mode: u32,
 ) {

@@ -54,70 +54,47 @@ fn direct<T: Pack4, const SPLIT: bool>(
     }
 }
 
-/// Rungs 1-6 (f32): the material's kernel. Thread `t` of the grid computes
+/// Rungs 1-6: the material's kernel. Thread `t` of the grid computes
 /// frequencies `t, t + T, t + 2T, ...` (`T` threads in the grid), each with a
-/// loop over all samples: one `sincos` (precise, pure Rust: `precise::sincos_f32`)
-/// and 5 FMAs per (sample, frequency), then `atan2` and one more `sincos`
-/// per frequency. No shared memory.
+/// loop over all samples: one `sincos` (precise, pure Rust:
+/// `precise::sincos_f32` / `sincos_f64`) and 5 FMAs per (sample, frequency),
+/// then `atan2` and one more `sincos` per frequency. No shared memory. Rung
+/// 3 is the f64 instance: in Rust nothing is promoted implicitly, so the f32
+/// instance has no f64 instruction (constants come in through
+/// `Real::from_f64`).
 ///
 /// The build-time rungs launch this same kernel: JIT on every call, from the
-/// cached module, from the fast-math module (the `sincos` becomes
+/// cached module, from the fast-math module (the f32 `sincos` becomes
 /// `sin.approx`/`cos.approx` on the SFU, the divisions `div.approx`), under a
 /// register cap (`.maxnreg` in the PTX) and from the precompiled cubin.
-#[kernel]
-pub fn lomb_direct_f32(
-    x: DeviceSlice<f32>,
-    y: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    scale: f32,
+#[kernel(instances(f32, f64))]
+pub fn lomb_direct<T: Pack4>(
+    x: DeviceSlice<T>,
+    y: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    scale: T,
 ) {
     direct::<_, false>(x, x, y, freqs, freqs, out, scale);
 }
 
-/// Rung 3 (f64): the same generic body as `lomb_direct_f32`, instantiated for
-/// f64 (`precise::sincos_f64`). In Rust nothing is promoted implicitly: the
-/// f32 kernel has no f64 instruction, constants come in through `Real::from_f64`.
-#[kernel]
-pub fn lomb_direct_f64(
-    x: DeviceSlice<f64>,
-    y: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    scale: f64,
-) {
-    direct::<_, false>(x, x, y, freqs, freqs, out, scale);
-}
-
-/// Rung 7 (f32): `lomb_direct` with `launch_bounds(128)` (`.maxntid 128`).
+/// Rung 7: [`lomb_direct`](fn@lomb_direct) with `launch_bounds(128)` (`.maxntid 128`).
 /// What changed: ptxas knows no block is larger than 128 threads, so it may
 /// use up to 255 registers without limiting occupancy below what 128-thread
 /// blocks allow (and, with the fast-math module, it schedules for it). Must
 /// be launched with at most 128 threads per block (checked by the host).
-#[kernel(launch_bounds(128))]
-pub fn lomb_bounds_f32(
-    x: DeviceSlice<f32>,
-    y: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    scale: f32,
+#[kernel(launch_bounds(128), instances(f32, f64))]
+pub fn lomb_bounds<T: Pack4>(
+    x: DeviceSlice<T>,
+    y: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    scale: T,
 ) {
     direct::<_, false>(x, x, y, freqs, freqs, out, scale);
 }
 
-/// Rung 7 (f64): `lomb_direct_f64` with `launch_bounds(128)`.
-#[kernel(launch_bounds(128))]
-pub fn lomb_bounds_f64(
-    x: DeviceSlice<f64>,
-    y: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    scale: f64,
-) {
-    direct::<_, false>(x, x, y, freqs, freqs, out, scale);
-}
-
-/// Dynamic shared memory of `lomb_shared_*`: `x` then `y` chunks of `block`
+/// Dynamic shared memory of [`lomb_shared`](fn@lomb_shared): `x` then `y` chunks of `block`
 /// elements each, 16-byte aligned.
 pub const fn lomb_shared_bytes<T>(block: usize) -> usize {
     shared::shared_bytes::<T>(lomb_shared_y_offset::<T>(block), block)
@@ -128,7 +105,7 @@ pub const fn lomb_shared_y_offset<T>(block: usize) -> usize {
     shared::shared_bytes::<T>(0, block)
 }
 
-/// Dynamic shared memory of `lomb_shared_long_*`: as [`lomb_shared_bytes`],
+/// Dynamic shared memory of [`lomb_shared_long`](fn@lomb_shared_long): as [`lomb_shared_bytes`],
 /// then a chunk of the times' low parts.
 pub const fn lomb_shared_long_bytes<T>(block: usize) -> usize {
     shared::shared_bytes::<T>(lomb_shared_bytes::<T>(block), block)
@@ -215,134 +192,82 @@ fn shared_body<T: Phase, const SPLIT: bool>(
     }
 }
 
-/// Shared-memory rung (f32): `x` and `y` staged in shared memory, one chunk of
+/// Shared-memory rung: `x` and `y` staged in shared memory, one chunk of
 /// `blockDim.x` samples at a time (layout: `x[0..block]`, then `y[0..block]`
-/// at [`lomb_shared_y_offset`]). Thread mapping as `lomb_direct_f32`, but the
+/// at [`lomb_shared_y_offset`]). Thread mapping as [`lomb_direct`](fn@lomb_direct), but the
 /// grid-stride loop is block-uniform (the barriers need every thread).
 /// What it should buy: the inner loop reads shared memory (a broadcast, no
 /// L1 tag lookups or global-load latency); in practice `x, y` of 114 samples
 /// already sit in L1, so expect little.
-#[kernel]
-pub fn lomb_shared_f32(
-    x: DeviceSlice<f32>,
-    y: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    scale: f32,
-) {
-    shared_body::<_, false>(x, x, y, freqs, freqs, out, scale);
-}
-
-/// Shared-memory rung (f64), as `lomb_shared_f32`.
-#[kernel]
-pub fn lomb_shared_f64(
-    x: DeviceSlice<f64>,
-    y: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    scale: f64,
+#[kernel(instances(f32, f64))]
+pub fn lomb_shared<T: Phase>(
+    x: DeviceSlice<T>,
+    y: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    scale: T,
 ) {
     shared_body::<_, false>(x, x, y, freqs, freqs, out, scale);
 }
 
 // ---- long spans: the same rungs with split phases ------------------------------
 
-/// Rungs 1-6 for long time spans (f32): [`lomb_direct_f32`] with the phase
-/// of every pair formed from split operands and reduced modulo 2 pi before
-/// the `sincos` (`phase`): `x` and `x_lo` are the high and low f32 parts
+/// Rungs 1-6 for long time spans: [`lomb_direct`](fn@lomb_direct) with the
+/// phase of every pair formed from split operands and reduced modulo 2 pi
+/// before the `sincos` (`phase`): `x` and `x_lo` are the high and low parts
 /// of the centred times `x - x0`, `freqs` and `freqs_lo` those of the
 /// frequencies. Same thread mapping; per pair a third 16-byte load per four
 /// samples, and about eight more FP32 operations (the exact product, the
-/// cross terms, the reduction). Span: any, up to `|w (x - x0)| <=`
-/// [`SPLIT_PHASE_MAX_F32`] (2.5e7 rad), with f32 accuracy throughout; the
-/// host runs it where the plain kernel's single f32 product would not be
-/// accurate enough, `max |w| max |x - x0| >` [`PLAIN_PHASE_MAX_F32`].
-#[kernel]
-pub fn lomb_direct_long_f32(
-    x: DeviceSlice<f32>,
-    x_lo: DeviceSlice<f32>,
-    y: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    freqs_lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    scale: f32,
+/// cross terms, the reduction).
+///
+/// f32: span any, up to `|w (x - x0)| <=` [`SPLIT_PHASE_MAX_F32`] (2.5e7
+/// rad), with f32 accuracy throughout; the host runs it where the plain
+/// kernel's single f32 product would not be accurate enough, `max |w| max |x
+/// - x0| >` [`PLAIN_PHASE_MAX_F32`]. f64: the low parts are zero (an f64
+/// product is accurate enough) and the reduction keeps the precise `sincos`
+/// off its Payne-Hanek path, which it would otherwise take on every pair
+/// beyond 2^20 rad; the host runs it beyond [`PLAIN_PHASE_MAX_F64`].
+#[kernel(instances(f32, f64))]
+pub fn lomb_direct_long<T: Pack4>(
+    x: DeviceSlice<T>,
+    x_lo: DeviceSlice<T>,
+    y: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    freqs_lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    scale: T,
 ) {
     direct::<_, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
 }
 
-/// Rungs 1-6 for long spans (f64): [`lomb_direct_f64`] with the phase
-/// reduced modulo 2 pi before the precise `sincos`, which would otherwise
-/// take its Payne-Hanek path on every pair beyond 2^20 rad (`phase`; the
-/// low parts are zero: an f64 product is accurate enough). The host runs it
-/// for `max |w| max |x - x0| >` [`PLAIN_PHASE_MAX_F64`].
-#[kernel]
-pub fn lomb_direct_long_f64(
-    x: DeviceSlice<f64>,
-    x_lo: DeviceSlice<f64>,
-    y: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    freqs_lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    scale: f64,
+/// Rung 7 for long spans: [`lomb_bounds`](fn@lomb_bounds) with split
+/// phases, as [`lomb_direct_long`](fn@lomb_direct_long).
+#[kernel(launch_bounds(128), instances(f32, f64))]
+pub fn lomb_bounds_long<T: Pack4>(
+    x: DeviceSlice<T>,
+    x_lo: DeviceSlice<T>,
+    y: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    freqs_lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    scale: T,
 ) {
     direct::<_, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
 }
 
-/// Rung 7 for long spans (f32): [`lomb_bounds_f32`] with split phases, as
-/// [`lomb_direct_long_f32`].
-#[kernel(launch_bounds(128))]
-pub fn lomb_bounds_long_f32(
-    x: DeviceSlice<f32>,
-    x_lo: DeviceSlice<f32>,
-    y: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    freqs_lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    scale: f32,
-) {
-    direct::<_, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
-}
-
-/// Rung 7 for long spans (f64), as [`lomb_direct_long_f64`].
-#[kernel(launch_bounds(128))]
-pub fn lomb_bounds_long_f64(
-    x: DeviceSlice<f64>,
-    x_lo: DeviceSlice<f64>,
-    y: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    freqs_lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    scale: f64,
-) {
-    direct::<_, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
-}
-
-/// Shared-memory rung for long spans (f32): [`lomb_shared_f32`] with split
-/// phases ([`lomb_direct_long_f32`]); a third chunk holds the times' low
-/// parts ([`lomb_shared_long_bytes`]).
-#[kernel]
-pub fn lomb_shared_long_f32(
-    x: DeviceSlice<f32>,
-    x_lo: DeviceSlice<f32>,
-    y: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    freqs_lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    scale: f32,
+/// Shared-memory rung for long spans: [`lomb_shared`](fn@lomb_shared) with
+/// split phases ([`lomb_direct_long`](fn@lomb_direct_long)); a third chunk
+/// holds the times' low parts ([`lomb_shared_long_bytes`]).
+#[kernel(instances(f32, f64))]
+pub fn lomb_shared_long<T: Phase>(
+    x: DeviceSlice<T>,
+    x_lo: DeviceSlice<T>,
+    y: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    freqs_lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    scale: T,
 ) {
     shared_body::<_, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
 }
 
-/// Shared-memory rung for long spans (f64), as [`lomb_shared_long_f32`].
-#[kernel]
-pub fn lomb_shared_long_f64(
-    x: DeviceSlice<f64>,
-    x_lo: DeviceSlice<f64>,
-    y: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    freqs_lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    scale: f64,
-) {
-    shared_body::<_, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
-}

@@ -151,7 +151,7 @@ pub(super) fn gen_value<T: Pack4>(acc: [T; 6], model: &GenModel<T>) -> T {
     normalize(p, model.yy, model.scale, model.mode)
 }
 
-/// The body of [`lomb_gen_f32`]: one frequency per thread at a time,
+/// The body of [`lomb_gen`](fn@lomb_gen): one frequency per thread at a time,
 /// grid-stride, every sample of the table.
 #[inline(always)]
 fn gen_direct<T: Pack4>(
@@ -201,38 +201,41 @@ fn model<T: Real>(
     }
 }
 
-/// The floating-mean periodogram on the direct rungs (f32; the build-time
-/// rungs 1-6 launch it from their modules as they launch
-/// [`lomb_direct_f32`]): astropy's `fit_mean`, `center_data`, weights from
-/// `dy` and its four normalizations.
+/// The floating-mean periodogram on the direct rungs (the build-time rungs
+/// 1-6 launch it from their modules as they launch
+/// [`lomb_direct`](fn@lomb_direct)): astropy's `fit_mean`, `center_data`,
+/// weights from `dy` and its four normalizations.
 ///
-/// Thread mapping as [`lomb_direct_f32`]: thread `t` of the grid takes
-/// frequencies `t, t + T, ...`, each with a loop over every sample. Per
-/// sample one 16-byte load of `(x_hi, x_lo, w y, w)` ([`GEN_STRIDE`], a
-/// broadcast), the split phase ([`Phase::split_phase`], about eight FP32
-/// operations), one `sincos` and seven FP32 operations for the six sums
-/// (`gen_sums`); per frequency [`finish_general`] (one division) and
-/// [`normalize`] (one more division, or a logarithm). No shared memory.
+/// Thread mapping as [`lomb_direct`](fn@lomb_direct): thread `t` of the grid
+/// takes frequencies `t, t + T, ...`, each with a loop over every sample.
+/// Per sample one 16-byte load (f32; two in f64) of `(x_hi, x_lo, w y, w)`
+/// ([`GEN_STRIDE`], a broadcast), the split phase ([`Phase::split_phase`],
+/// about eight FP32 operations), one `sincos` and seven FP32 operations for
+/// the six sums (`gen_sums`); per frequency [`finish_general`] (one
+/// division) and [`normalize`] (one more division, or a logarithm). No
+/// shared memory.
 ///
 /// Parameters: `freqs`/`freqs_lo` the angular frequencies split in two
-/// parts; `w_sum = sum w` (1 up to rounding), `y_mean = sum w y` (0 when
+/// parts (the low parts zero in f64, where the phase is still reduced
+/// modulo 2 pi before the precise `sincos`, so long spans stay on its fast
+/// path); `w_sum = sum w` (1 up to rounding), `y_mean = sum w y` (0 when
 /// centred), `yy = sum w y^2`, `scale` (astropy's `standard`: `1 / yy`,
 /// `psd`: `0.5 sum dy^-2`), `h` the largest `|x - x0|` (frequencies with
 /// `|w| h <` [`GEN_LOW_PHASE`] take the versine form, `gen_frequency`),
 /// `fit_mean` 0 or 1, `mode` one of [`NORM_SCALE`], [`NORM_MODEL`],
-/// [`NORM_LOG`]. Span: any, up to [`SPLIT_PHASE_MAX_F32`].
-#[kernel]
+/// [`NORM_LOG`]. Span: any, up to [`SPLIT_PHASE_MAX_F32`] in f32.
+#[kernel(instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-pub fn lomb_gen_f32(
-    tab: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    freqs_lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    w_sum: f32,
-    y_mean: f32,
-    yy: f32,
-    scale: f32,
-    h: f32,
+pub fn lomb_gen<T: Pack4>(
+    tab: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    freqs_lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    w_sum: T,
+    y_mean: T,
+    yy: T,
+    scale: T,
+    h: T,
     fit_mean: u32,
     mode: u32,
 ) {
@@ -240,62 +243,21 @@ pub fn lomb_gen_f32(
     gen_direct(tab, freqs, freqs_lo, out, m);
 }
 
-/// The floating-mean periodogram on the direct rungs (f64), as
-/// [`lomb_gen_f32`] (low parts zero; the phase is still reduced modulo 2 pi
-/// before the precise `sincos`, so long spans stay on its fast path).
-#[kernel]
+/// Rung 7 for the floating-mean model: [`lomb_gen`](fn@lomb_gen) with
+/// `launch_bounds(128)`, as [`lomb_bounds`](fn@lomb_bounds) is to
+/// [`lomb_direct`](fn@lomb_direct).
+#[kernel(launch_bounds(128), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-pub fn lomb_gen_f64(
-    tab: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    freqs_lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    w_sum: f64,
-    y_mean: f64,
-    yy: f64,
-    scale: f64,
-    h: f64,
-    fit_mean: u32,
-    mode: u32,
-) {
-    let m = model(w_sum, y_mean, yy, scale, h, fit_mean, mode);
-    gen_direct(tab, freqs, freqs_lo, out, m);
-}
-
-/// Rung 7 for the floating-mean model (f32): [`lomb_gen_f32`] with
-/// `launch_bounds(128)`, as [`lomb_bounds_f32`] is to [`lomb_direct_f32`].
-#[kernel(launch_bounds(128))]
-#[allow(clippy::too_many_arguments)]
-pub fn lomb_gen_bounds_f32(
-    tab: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    freqs_lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    w_sum: f32,
-    y_mean: f32,
-    yy: f32,
-    scale: f32,
-    h: f32,
-    fit_mean: u32,
-    mode: u32,
-) {
-    let m = model(w_sum, y_mean, yy, scale, h, fit_mean, mode);
-    gen_direct(tab, freqs, freqs_lo, out, m);
-}
-
-/// Rung 7 for the floating-mean model (f64).
-#[kernel(launch_bounds(128))]
-#[allow(clippy::too_many_arguments)]
-pub fn lomb_gen_bounds_f64(
-    tab: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    freqs_lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    w_sum: f64,
-    y_mean: f64,
-    yy: f64,
-    scale: f64,
-    h: f64,
+pub fn lomb_gen_bounds<T: Pack4>(
+    tab: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    freqs_lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    w_sum: T,
+    y_mean: T,
+    yy: T,
+    scale: T,
+    h: T,
     fit_mean: u32,
     mode: u32,
 ) {

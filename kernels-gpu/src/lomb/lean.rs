@@ -26,7 +26,7 @@ fn pair4<T: Phase, const SPLIT: bool>(
 }
 
 /// The lean body: `F` consecutive frequencies per thread, grid-stride over
-/// groups of `F`, the samples through [`Samples`], see [`lomb_lean_f32`].
+/// groups of `F`, the samples through [`Samples`], see [`lomb_lean`](fn@lomb_lean).
 /// `SPLIT`: the `_long` kernels ([`phase`]).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -77,7 +77,7 @@ fn lean<T: Pack4, const F: usize, const SPLIT: bool>(
     }
 }
 
-/// Rung 4c (f32, launched from the fast-math module): rung 4b made lean for
+/// Rung 4c (launched from the fast-math module): rung 4b made lean for
 /// the SFU.
 ///
 /// Thread mapping: thread `g` of the grid takes frequencies `2g` and
@@ -101,60 +101,37 @@ fn lean<T: Pack4, const F: usize, const SPLIT: bool>(
 ///
 /// The figures, and the variants measured and rejected, are in
 /// `docs/workloads/lomb-scargle.md` (rung 4c).
-#[kernel]
-pub fn lomb_lean_f32(
-    x: DeviceSlice<f32>,
-    y: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    scale: f32,
+///
+/// f64: the same kernel (the fast-math module leaves f64 `sincos` precise:
+/// what changes for f64 is the finish and the sums).
+#[kernel(instances(f32, f64))]
+pub fn lomb_lean<T: Pack4>(
+    x: DeviceSlice<T>,
+    y: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    scale: T,
 ) {
-    lean::<f32, LEAN_FREQS, false>(x, x, y, freqs, freqs, out, scale);
+    lean::<T, LEAN_FREQS, false>(x, x, y, freqs, freqs, out, scale);
 }
 
-/// Rung 4c (f64), as `lomb_lean_f32` (the fast-math module leaves f64
-/// `sincos` precise: what changes for f64 is the finish and the sums).
-#[kernel]
-pub fn lomb_lean_f64(
-    x: DeviceSlice<f64>,
-    y: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    scale: f64,
+/// Rung 4c for long time spans: [`lomb_lean`](fn@lomb_lean) with split
+/// phases (the times' and frequencies' low parts in `x_lo` and `freqs_lo`,
+/// the phase reduced modulo 2 pi before the SFU `sin.approx`/`cos.approx`,
+/// whose own reduction loses `|w x| 2^-24` beyond a turn; see `phase`).
+/// Span in f32: up to `|w (x - x0)| <=` [`SPLIT_PHASE_MAX_F32`]; the host
+/// runs it beyond [`PLAIN_PHASE_MAX_F32`]. f64: the phase reduced modulo 2
+/// pi first, as in [`lomb_direct_long`](fn@lomb_direct_long).
+#[kernel(instances(f32, f64))]
+pub fn lomb_lean_long<T: Pack4>(
+    x: DeviceSlice<T>,
+    x_lo: DeviceSlice<T>,
+    y: DeviceSlice<T>,
+    freqs: DeviceSlice<T>,
+    freqs_lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    scale: T,
 ) {
-    lean::<f64, LEAN_FREQS, false>(x, x, y, freqs, freqs, out, scale);
+    lean::<T, LEAN_FREQS, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
 }
 
-/// Rung 4c for long time spans (f32): [`lomb_lean_f32`] with split phases
-/// (the times' and frequencies' low parts in `x_lo` and `freqs_lo`, the
-/// phase reduced modulo 2 pi before the SFU `sin.approx`/`cos.approx`, whose
-/// own reduction loses `|w x| 2^-24` beyond a turn; see `phase`). Span:
-/// up to `|w (x - x0)| <=` [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond
-/// [`PLAIN_PHASE_MAX_F32`].
-#[kernel]
-pub fn lomb_lean_long_f32(
-    x: DeviceSlice<f32>,
-    x_lo: DeviceSlice<f32>,
-    y: DeviceSlice<f32>,
-    freqs: DeviceSlice<f32>,
-    freqs_lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    scale: f32,
-) {
-    lean::<f32, LEAN_FREQS, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
-}
-
-/// Rung 4c for long spans (f64): [`lomb_lean_f64`] with the phase reduced
-/// modulo 2 pi first ([`lomb_direct_long_f64`]).
-#[kernel]
-pub fn lomb_lean_long_f64(
-    x: DeviceSlice<f64>,
-    x_lo: DeviceSlice<f64>,
-    y: DeviceSlice<f64>,
-    freqs: DeviceSlice<f64>,
-    freqs_lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    scale: f64,
-) {
-    lean::<f64, LEAN_FREQS, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
-}

@@ -26,8 +26,16 @@
 //! `y_j` (a broadcast through L1).
 //!
 //! The build-time rungs (JIT on every call, cached module, fast math, register
-//! cap, cubin) launch the same `lomb_direct_*` kernel from another module; the
-//! source rungs are separate kernels below.
+//! cap, cubin) launch the same [`lomb_direct`](fn@lomb_direct) kernel from
+//! another module; the source rungs are separate kernels below.
+//!
+//! Every kernel is generic over its element type, `f32` or `f64`
+//! ([`LombFloat`]), and built for both (`lomb_direct_f32`,
+//! `lomb_direct_f64`). The even-grid kernels have a `LONG` instance too
+//! (split phases for long time spans, [`phase`]): `lomb_rotate::<true, f32>`
+//! is the entry `lomb_rotate_long_f32`; the direct-family `_long` kernels,
+//! whose parameters differ (the low parts of the times and frequencies),
+//! are kernels of their own (`lomb_direct_long`).
 
 use ptxlab_device::mem::{F32x4, F64x2};
 use ptxlab_device::precise::{Ln, Trig};
@@ -37,13 +45,13 @@ use ptxlab_device::prelude::*;
 pub const BLOCK: u32 = 128;
 /// Blocks per SM of the material's launch shape (`SM count x 20` blocks).
 pub const BLOCKS_PER_SM: u32 = 20;
-/// Consecutive frequencies per thread in `lomb_rotate_f32`.
+/// Consecutive frequencies per thread in [`lomb_rotate`](fn@lomb_rotate) (f32).
 pub const ROT_RUN_F32: usize = 16;
-/// Consecutive frequencies per thread in `lomb_rotate_f64`.
+/// Consecutive frequencies per thread in [`lomb_rotate`](fn@lomb_rotate) (f64).
 pub const ROT_RUN_F64: usize = 8;
-/// Consecutive frequencies per thread in `lomb_cheby_f32`.
+/// Consecutive frequencies per thread in [`lomb_cheby`](fn@lomb_cheby) (f32).
 pub const CHEBY_RUN_F32: usize = 16;
-/// Consecutive frequencies per thread in `lomb_cheby_f64`.
+/// Consecutive frequencies per thread in [`lomb_cheby`](fn@lomb_cheby) (f64).
 pub const CHEBY_RUN_F64: usize = 8;
 
 /// The periodogram value from the five sums (`scale` is 0.5, or `1/sum y^2`).
@@ -272,6 +280,45 @@ impl Pack4 for f64 {
         };
         [a[0], a[1], b[0], b[1]]
     }
+}
+
+/// The element types of the Lomb-Scargle kernels, `f32` and `f64`, and what
+/// the generic kernels choose per type: the f32 instances take runs of 16
+/// frequencies per thread, 5 Taylor terms and (rungs 9-10) the pipelined
+/// sample loop; the f64 ones runs of 8 (their accumulators take twice the
+/// registers), 8 Taylor terms and the plain loop. The constants name each
+/// choice for the host (launch shapes, tables).
+pub trait LombFloat: Pack4 + BatchAnchor + warp::ShuffleValue {
+    /// `true` for f32: the kernels take the f32 choices above.
+    const SINGLE: bool;
+    /// Frequencies per thread of [`lomb_rotate`](fn@lomb_rotate).
+    const ROT_RUN: usize;
+    /// Frequencies per thread of [`lomb_cheby`](fn@lomb_cheby).
+    const CHEBY_RUN: usize;
+    /// Frequencies per thread of the table-anchored kernels (rung 11).
+    const TAB_RUN: usize;
+    /// Frequencies per thread of [`lomb_batch_rotate`](fn@lomb_batch_rotate).
+    const BATCH_RUN: usize;
+    /// Taylor terms of [`lomb_taylor`](fn@lomb_taylor).
+    const TAYLOR_P: usize;
+}
+
+impl LombFloat for f32 {
+    const SINGLE: bool = true;
+    const ROT_RUN: usize = ROT_RUN_F32;
+    const CHEBY_RUN: usize = CHEBY_RUN_F32;
+    const TAB_RUN: usize = TAB_RUN_F32;
+    const BATCH_RUN: usize = BATCH_RUN_F32;
+    const TAYLOR_P: usize = TAYLOR_P_F32;
+}
+
+impl LombFloat for f64 {
+    const SINGLE: bool = false;
+    const ROT_RUN: usize = ROT_RUN_F64;
+    const CHEBY_RUN: usize = CHEBY_RUN_F64;
+    const TAB_RUN: usize = TAB_RUN_F64;
+    const BATCH_RUN: usize = BATCH_RUN_F64;
+    const TAYLOR_P: usize = TAYLOR_P_F64;
 }
 
 /// Values per sample of the recurrence tables (rungs 9-11): `(x, y, p, q)`

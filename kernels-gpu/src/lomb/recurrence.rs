@@ -170,43 +170,58 @@ fn recurrence<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool, con
     }
 }
 
-/// Below the SFU floor (f32), evenly spaced frequencies only: each thread
-/// takes [`ROT_RUN_F32`] consecutive frequencies. Per sample it computes one
-/// precise `sincos` at the run's first frequency (the anchor), then advances
-/// `(cos, sin)` of `w x_j` to the next frequency by a fixed rotation of angle
-/// `step * x_j`, written as two FMAs per component. `tab[4j..4j+4] = (x_j,
-/// y_j, 1 - cos(step x_j), sin(step x_j))`, from the host in f64: the
-/// `1 - cos` form keeps the small angle's information that `cos` itself would
-/// round away. `SS = n - CC`, and `2 CS`, `CC - SS` give the tau angle
-/// (double angle), so per (sample, frequency) it is 4 FMAs of rotation and 4
-/// of accumulation, no SFU or polynomial. Re-anchored every run, so the
-/// rotation error stays below a few x 16 ulp. Accumulators: 4 x 16 registers.
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_rotate_f32(
-    tab: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
+/// Rung 9, below the SFU floor, evenly spaced frequencies only: each thread
+/// takes a run of consecutive frequencies ([`ROT_RUN_F32`] = 16 in f32,
+/// [`ROT_RUN_F64`] = 8 in f64: 4 x 8 f64 accumulators are 64 registers).
+/// Per sample it computes one precise `sincos` at the run's first frequency
+/// (the anchor), then advances `(cos, sin)` of `w x_j` to the next frequency
+/// by a fixed rotation of angle `step * x_j`, written as two FMAs per
+/// component. `tab[4j..4j+4] = (x_j, y_j, 1 - cos(step x_j), sin(step
+/// x_j))`, from the host in f64: the `1 - cos` form keeps the small angle's
+/// information that `cos` itself would round away. `SS = n - CC`, and `2
+/// CS`, `CC - SS` give the tau angle (double angle), so per (sample,
+/// frequency) it is 4 FMAs of rotation and 4 of accumulation, no SFU or
+/// polynomial. Re-anchored every run, so the rotation error stays below a
+/// few x 16 ulp. Accumulators: 4 x 16 registers in f32. The f32 instances
+/// pipeline the sample loop (the next sample's anchor computed beside this
+/// one's steps, see `recurrence`).
+///
+/// `LONG` (rung 9 for long time spans): each anchor's phase from split
+/// parts, `alpha + k0 beta` ([`Phase::anchor`], `k0` the run's first
+/// frequency index), instead of `w0 x` in one product. The table has 8
+/// values per sample, `(alpha_hi, alpha_lo, beta_hi, beta_lo, y, 1 -
+/// cos(step u), sin(step u), 0)` with `u = x - x0` ([`rec_stride`]); the
+/// steps are unchanged (the host's f64 rotation angle is exact to f32
+/// whatever the span). About ten more FP32 operations and one more 16-byte
+/// load per (sample, run of 16): a few percent. Span in f32: up to `max |w|
+/// max |x - x0| <=` [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond
+/// [`PLAIN_PHASE_MAX_F32`]. In f64 the low parts are zero and the reduction
+/// keeps the precise `sincos` off its Payne-Hanek path beyond 2^20 rad.
+#[kernel(
+    launch_bounds(128),
+    instances(
+        <false, f32> => (launch_bounds(128, 4)),
+        <false, f64>,
+        <true, f32> => (launch_bounds(128, 4)),
+        <true, f64>,
+    )
+)]
+pub fn lomb_rotate<const LONG: bool, T: LombFloat>(
+    tab: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    start: T,
+    step: T,
+    scale: T,
 ) {
-    recurrence::<f32, ROT_RUN_F32, false, true, false>(tab, out, start, step, scale);
+    if T::SINGLE {
+        recurrence::<T, ROT_RUN_F32, false, true, LONG>(tab, out, start, step, scale);
+    } else {
+        recurrence::<T, ROT_RUN_F64, false, false, LONG>(tab, out, start, step, scale);
+    }
 }
 
-/// Below the SFU floor (f64): as `lomb_rotate_f32` with runs of
-/// [`ROT_RUN_F64`] frequencies (4 x 8 f64 accumulators = 64 registers).
-#[kernel(launch_bounds(128))]
-pub fn lomb_rotate_f64(
-    tab: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence::<f64, ROT_RUN_F64, false, false, false>(tab, out, start, step, scale);
-}
-
-/// Three-term recurrence (f32), the next rung below the SFU floor: 6 FMAs
-/// per (sample, frequency) instead of the rotation's 8.
+/// Rung 10, the three-term recurrence: 6 FMAs per (sample, frequency)
+/// instead of the rotation's 8.
 ///
 /// `cos(a + (k+1) p) = 2 cos(p) cos(a + k p) - cos(a + (k-1) p)`, and the same
 /// for `sin`: one FMA per component and step. Its weakness is `2 cos(p)`
@@ -217,97 +232,39 @@ pub fn lomb_rotate_f64(
 /// the kernel steps by `p_j = step x_j + gamma`, with `gamma` chosen by the
 /// host to centre all `p_j` on pi/2 (where `sin p_j >= 1/2`, and `2 cos p_j`
 /// is small, so its rounding error is tiny); frequency `first + k` then
-/// carries the common phase `k gamma`, which `P` does not see.
+/// carries the common phase `k gamma`, which `P` does not see. In f64 the
+/// recurrence saves more than in f32: a double FMA costs two issue cycles of
+/// the half-rate FP64 pipe.
 ///
 /// `tab[4j..4j+4] = (x_j, y_j, cos p_j, sin p_j)` (f64 on the host). The host
 /// uses this kernel only when the `p_j` span at most 2 pi / 3 (else the
-/// rotation kernel). Thread mapping, runs and anchors as `lomb_rotate_f32`:
-/// [`CHEBY_RUN_F32`] frequencies per thread.
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_cheby_f32(
-    tab: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
+/// rotation kernel). Thread mapping, runs and anchors as
+/// [`lomb_rotate`](fn@lomb_rotate): [`CHEBY_RUN_F32`] / [`CHEBY_RUN_F64`]
+/// frequencies per thread.
+///
+/// `LONG`: split anchors as in [`lomb_rotate`](fn@lomb_rotate) (table
+/// `(alpha_hi, alpha_lo, beta_hi, beta_lo, y, cos p, sin p, 0)`). Long
+/// spans usually spread the step angles over more than 2 pi / 3, where the
+/// host runs the rotation kernel instead.
+#[kernel(
+    launch_bounds(128),
+    instances(
+        <false, f32> => (launch_bounds(128, 4)),
+        <false, f64>,
+        <true, f32> => (launch_bounds(128, 4)),
+        <true, f64>,
+    )
+)]
+pub fn lomb_cheby<const LONG: bool, T: LombFloat>(
+    tab: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    start: T,
+    step: T,
+    scale: T,
 ) {
-    recurrence::<f32, CHEBY_RUN_F32, true, true, false>(tab, out, start, step, scale);
-}
-
-/// Three-term recurrence (f64): as `lomb_cheby_f32` with runs of
-/// [`CHEBY_RUN_F64`] frequencies. In f64 the recurrence saves more than in
-/// f32: a double FMA costs two issue cycles of the half-rate FP64 pipe.
-#[kernel(launch_bounds(128))]
-pub fn lomb_cheby_f64(
-    tab: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence::<f64, CHEBY_RUN_F64, true, false, false>(tab, out, start, step, scale);
-}
-
-// ---- long spans ------------------------------------------------------------------
-
-/// Rung 9 for long time spans (f32): [`lomb_rotate_f32`] with each anchor's
-/// phase from split parts, `alpha + k0 beta` ([`Phase::anchor`], `k0` the
-/// run's first frequency index), instead of `w0 x` in one f32 product. The
-/// table has 8 values per sample, `(alpha_hi, alpha_lo, beta_hi, beta_lo,
-/// y, 1 - cos(step u), sin(step u), 0)` with `u = x - x0` ([`rec_stride`]);
-/// the steps are unchanged (the host's f64 rotation angle is exact to f32
-/// whatever the span). About ten more FP32 operations and one more 16-byte
-/// load per (sample, run of 16): a few percent. Span: up to `max |w| max
-/// |x - x0| <=` [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond
-/// [`PLAIN_PHASE_MAX_F32`].
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_rotate_long_f32(
-    tab: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
-) {
-    recurrence::<f32, ROT_RUN_F32, false, true, true>(tab, out, start, step, scale);
-}
-
-/// Rung 9 for long spans (f64): [`lomb_rotate_f64`] with anchors reduced
-/// modulo 2 pi ([`lomb_rotate_long_f32`]'s table, low parts zero), so the
-/// precise `sincos` stays off its Payne-Hanek path beyond 2^20 rad.
-#[kernel(launch_bounds(128))]
-pub fn lomb_rotate_long_f64(
-    tab: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence::<f64, ROT_RUN_F64, false, false, true>(tab, out, start, step, scale);
-}
-
-/// Rung 10 for long spans (f32): [`lomb_cheby_f32`] with split anchors as
-/// [`lomb_rotate_long_f32`] (table `(alpha_hi, alpha_lo, beta_hi, beta_lo, y,
-/// cos p, sin p, 0)`). Long spans usually spread the step angles over more
-/// than 2 pi / 3, where the host runs [`lomb_rotate_long_f32`] instead.
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_cheby_long_f32(
-    tab: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
-) {
-    recurrence::<f32, CHEBY_RUN_F32, true, true, true>(tab, out, start, step, scale);
-}
-
-/// Rung 10 for long spans (f64), as [`lomb_rotate_long_f64`].
-#[kernel(launch_bounds(128))]
-pub fn lomb_cheby_long_f64(
-    tab: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence::<f64, CHEBY_RUN_F64, true, false, true>(tab, out, start, step, scale);
+    if T::SINGLE {
+        recurrence::<T, CHEBY_RUN_F32, true, true, LONG>(tab, out, start, step, scale);
+    } else {
+        recurrence::<T, CHEBY_RUN_F64, true, false, LONG>(tab, out, start, step, scale);
+    }
 }

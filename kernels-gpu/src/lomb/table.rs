@@ -24,7 +24,7 @@ pub const fn lomb_tab_shared_bytes<T>() -> usize {
     shared::shared_bytes::<T>(0, TAB_CHUNK * 2 * (TAB_LO + TAB_HI))
 }
 
-/// The body of the table-anchored kernels (rung 11), see [`lomb_cheby_tab_f32`].
+/// The body of the table-anchored kernels (rung 11), see [`lomb_cheby_tab`](fn@lomb_cheby_tab).
 /// `SPLIT`: the `_long` kernels (the high anchors from split phases, the
 /// table of [`rec_stride`]`(true)` values per sample).
 #[inline(always)]
@@ -159,14 +159,15 @@ fn recurrence_tab<
     }
 }
 
-/// Rung 11 (f32): the three-term recurrence of [`lomb_cheby_f32`] with its
-/// anchors from tables instead of a precise `sincos` per sample and thread.
+/// Rung 11: the three-term recurrence of [`lomb_cheby`](fn@lomb_cheby) with
+/// its anchors from tables instead of a precise `sincos` per sample and
+/// thread.
 ///
 /// What rung 10 spends: per sample and thread, one precise `sincos` (about
-/// 40 instructions) for 16 steps of 6 FMAs, so a third of its issue slots
-/// are anchors. Here the anchor of run `r = 128 g + 16 h + l` (block `g`'s
-/// thread `t = 16 h + l`) at frequency `w_r = start + R r step` is split as
-/// `w_r = W_gh + l R step`, and
+/// 40 instructions in f32) for 16 steps of 6 FMAs, so a third of its issue
+/// slots are anchors. Here the anchor of run `r = 128 g + 16 h + l` (block
+/// `g`'s thread `t = 16 h + l`) at frequency `w_r = start + R r step` is
+/// split as `w_r = W_gh + l R step`, and
 ///
 /// ```text
 /// e^{i w_r x_j} = e^{i W_gh x_j} * e^{i l R step x_j}   (one complex product: 4 FMAs)
@@ -176,12 +177,16 @@ fn recurrence_tab<
 /// 16 + l]` = `cos`, `sin(l R step x_j)`, `l < 16`, from the host in f64. The
 /// high factor is one precise `sincos` per (sample, 16 threads), computed by
 /// the block into shared memory. Each factor is within an ulp or so, so the
-/// anchor is within a few ulp, like rung 10's.
+/// anchor is within a few ulp, like rung 10's. In f64 the anchors weigh
+/// more than in f32 (a precise double `sincos` is about 60 instructions of
+/// the half-rate FP64 pipe against 8 steps of 6 FMAs), so that is where the
+/// tables pay most.
 ///
 /// Thread mapping: block `g` (grid-stride over groups of 128 runs) thread `t`
-/// owns frequencies `R (128 g + t) .. + R`; per sample it reads `(x, y, p, q)`
-/// (16 bytes, a broadcast), its high anchor (a broadcast to 16 lanes) and its
-/// low factor (16 consecutive values: conflict-free).
+/// owns frequencies `R (128 g + t) .. + R` (`R` = [`TAB_RUN_F32`] or
+/// [`TAB_RUN_F64`]); per sample it reads `(x, y, p, q)` (16 bytes, a
+/// broadcast), its high anchor (a broadcast to 16 lanes) and its low factor
+/// (16 consecutive values: conflict-free).
 ///
 /// The finish is [`finish_half`]: the tau angle's cosine and sine from the
 /// double angle by half-angle formulas, no `atan2` or `sincos` (at the
@@ -192,232 +197,119 @@ fn recurrence_tab<
 /// (6 KiB in f32, 12 KiB in f64; [`lomb_tab_shared_bytes`]). Two barriers per
 /// chunk. Blocks must have [`BLOCK`] = 128 threads (the kernel traps
 /// otherwise).
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_cheby_tab_f32(
-    tab: DeviceSlice<f32>,
-    lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
+///
+/// `LONG` (long time spans): the block's high anchors from split phases,
+/// `alpha + K beta` at the high frequency index `K` ([`Phase::anchor`]),
+/// and the table of [`lomb_rotate`](fn@lomb_rotate)'s `LONG` instances (8
+/// values per sample); the low factors come from the host in f64 as before
+/// (exact to f32 for any span). The extra work is per (sample, 16 threads):
+/// below one percent. Span in f32: up to `max |w| max |x - x0| <=`
+/// [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond [`PLAIN_PHASE_MAX_F32`]
+/// (in f64 the low parts are zero; the reduction keeps the precise `sincos`
+/// off its Payne-Hanek path).
+#[kernel(
+    launch_bounds(128),
+    instances(
+        <false, f32> => (launch_bounds(128, 4)),
+        <false, f64>,
+        <true, f32> => (launch_bounds(128, 4)),
+        <true, f64>,
+    )
+)]
+pub fn lomb_cheby_tab<const LONG: bool, T: LombFloat>(
+    tab: DeviceSlice<T>,
+    lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    start: T,
+    step: T,
+    scale: T,
 ) {
-    recurrence_tab::<f32, TAB_RUN_F32, true, false, false>(tab, lo, out, start, step, scale);
+    if T::SINGLE {
+        recurrence_tab::<T, TAB_RUN_F32, true, false, LONG>(tab, lo, out, start, step, scale);
+    } else {
+        recurrence_tab::<T, TAB_RUN_F64, true, false, LONG>(tab, lo, out, start, step, scale);
+    }
 }
 
-/// Rung 11 (f64): as [`lomb_cheby_tab_f32`] with runs of [`TAB_RUN_F64`].
-/// In f64 the anchors weigh more than in f32 (a precise double `sincos` is
-/// about 60 instructions of the half-rate FP64 pipe against 8 steps of 6
-/// FMAs), so this is where the tables pay most.
-#[kernel(launch_bounds(128))]
-pub fn lomb_cheby_tab_f64(
-    tab: DeviceSlice<f64>,
-    lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
+/// Rung 11 with the rotation step, for grids whose step angles span too
+/// much for the three-term recurrence (see [`lomb_rotate`](fn@lomb_rotate));
+/// anchors, shared layout and `LONG` as [`lomb_cheby_tab`](fn@lomb_cheby_tab).
+#[kernel(
+    launch_bounds(128),
+    instances(
+        <false, f32> => (launch_bounds(128, 4)),
+        <false, f64>,
+        <true, f32> => (launch_bounds(128, 4)),
+        <true, f64>,
+    )
+)]
+pub fn lomb_rotate_tab<const LONG: bool, T: LombFloat>(
+    tab: DeviceSlice<T>,
+    lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    start: T,
+    step: T,
+    scale: T,
 ) {
-    recurrence_tab::<f64, TAB_RUN_F64, true, false, false>(tab, lo, out, start, step, scale);
+    if T::SINGLE {
+        recurrence_tab::<T, TAB_RUN_F32, false, false, LONG>(tab, lo, out, start, step, scale);
+    } else {
+        recurrence_tab::<T, TAB_RUN_F64, false, false, LONG>(tab, lo, out, start, step, scale);
+    }
 }
 
-/// Rung 11 with the rotation step (f32), for grids whose step angles span
-/// too much for the three-term recurrence (see [`lomb_rotate_f32`]); anchors
-/// as [`lomb_cheby_tab_f32`].
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_rotate_tab_f32(
-    tab: DeviceSlice<f32>,
-    lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
+/// Rung 11b: [`lomb_cheby_tab`](fn@lomb_cheby_tab) with the sample loop
+/// software pipelined: sample `j + 1`'s table entry, shared-memory factors
+/// and anchor are loaded and computed before sample `j`'s steps, so the load
+/// latency (an L1 hit and two shared loads, some 30 cycles each) overlaps
+/// the recurrence instead of stalling the warp at the top of every sample.
+/// The cost is the next sample's five values held across the steps.
+#[kernel(
+    launch_bounds(128),
+    instances(
+        <false, f32> => (launch_bounds(128, 4)),
+        <false, f64>,
+        <true, f32> => (launch_bounds(128, 4)),
+        <true, f64>,
+    )
+)]
+pub fn lomb_cheby_tabp<const LONG: bool, T: LombFloat>(
+    tab: DeviceSlice<T>,
+    lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    start: T,
+    step: T,
+    scale: T,
 ) {
-    recurrence_tab::<f32, TAB_RUN_F32, false, false, false>(tab, lo, out, start, step, scale);
+    if T::SINGLE {
+        recurrence_tab::<T, TAB_RUN_F32, true, true, LONG>(tab, lo, out, start, step, scale);
+    } else {
+        recurrence_tab::<T, TAB_RUN_F64, true, true, LONG>(tab, lo, out, start, step, scale);
+    }
 }
 
-/// Rung 11 with the rotation step (f64), as [`lomb_rotate_tab_f32`].
-#[kernel(launch_bounds(128))]
-pub fn lomb_rotate_tab_f64(
-    tab: DeviceSlice<f64>,
-    lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
+/// Rung 11b with the rotation step: [`lomb_rotate_tab`](fn@lomb_rotate_tab)
+/// pipelined as [`lomb_cheby_tabp`](fn@lomb_cheby_tabp).
+#[kernel(
+    launch_bounds(128),
+    instances(
+        <false, f32> => (launch_bounds(128, 4)),
+        <false, f64>,
+        <true, f32> => (launch_bounds(128, 4)),
+        <true, f64>,
+    )
+)]
+pub fn lomb_rotate_tabp<const LONG: bool, T: LombFloat>(
+    tab: DeviceSlice<T>,
+    lo: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    start: T,
+    step: T,
+    scale: T,
 ) {
-    recurrence_tab::<f64, TAB_RUN_F64, false, false, false>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11b (f32): [`lomb_cheby_tab_f32`] with the sample loop software
-/// pipelined: sample `j + 1`'s table entry, shared-memory factors and anchor
-/// are loaded and computed before sample `j`'s steps, so the load latency
-/// (an L1 hit and two shared loads, some 30 cycles each) overlaps the
-/// recurrence instead of stalling the warp at the top of every sample. The
-/// cost is the next sample's five values held across the steps.
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_cheby_tabp_f32(
-    tab: DeviceSlice<f32>,
-    lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
-) {
-    recurrence_tab::<f32, TAB_RUN_F32, true, true, false>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11b (f64), as [`lomb_cheby_tabp_f32`].
-#[kernel(launch_bounds(128))]
-pub fn lomb_cheby_tabp_f64(
-    tab: DeviceSlice<f64>,
-    lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence_tab::<f64, TAB_RUN_F64, true, true, false>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11b with the rotation step (f32): [`lomb_rotate_tab_f32`] pipelined
-/// as [`lomb_cheby_tabp_f32`].
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_rotate_tabp_f32(
-    tab: DeviceSlice<f32>,
-    lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
-) {
-    recurrence_tab::<f32, TAB_RUN_F32, false, true, false>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11b with the rotation step (f64), as [`lomb_rotate_tabp_f32`].
-#[kernel(launch_bounds(128))]
-pub fn lomb_rotate_tabp_f64(
-    tab: DeviceSlice<f64>,
-    lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence_tab::<f64, TAB_RUN_F64, false, true, false>(tab, lo, out, start, step, scale);
-}
-
-// ---- long spans ------------------------------------------------------------------
-
-/// Rung 11 for long time spans (f32): [`lomb_cheby_tab_f32`] with the
-/// block's high anchors from split phases, `alpha + K beta` at the high
-/// frequency index `K` ([`Phase::anchor`]), and the table of
-/// [`lomb_rotate_long_f32`] (8 values per sample); the low factors come from
-/// the host in f64 as before (exact to f32 for any span). The extra work is
-/// per (sample, 16 threads): below one percent. Span: up to `max |w| max |x -
-/// x0| <=` [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond
-/// [`PLAIN_PHASE_MAX_F32`].
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_cheby_tab_long_f32(
-    tab: DeviceSlice<f32>,
-    lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
-) {
-    recurrence_tab::<f32, TAB_RUN_F32, true, false, true>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11 for long spans (f64), as [`lomb_cheby_tab_long_f32`] (low parts
-/// zero; the reduction keeps the precise `sincos` off its Payne-Hanek path).
-#[kernel(launch_bounds(128))]
-pub fn lomb_cheby_tab_long_f64(
-    tab: DeviceSlice<f64>,
-    lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence_tab::<f64, TAB_RUN_F64, true, false, true>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11 with the rotation step for long spans (f32), as
-/// [`lomb_cheby_tab_long_f32`].
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_rotate_tab_long_f32(
-    tab: DeviceSlice<f32>,
-    lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
-) {
-    recurrence_tab::<f32, TAB_RUN_F32, false, false, true>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11 with the rotation step for long spans (f64).
-#[kernel(launch_bounds(128))]
-pub fn lomb_rotate_tab_long_f64(
-    tab: DeviceSlice<f64>,
-    lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence_tab::<f64, TAB_RUN_F64, false, false, true>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11b for long spans (f32): [`lomb_cheby_tabp_f32`] with split high
-/// anchors, as [`lomb_cheby_tab_long_f32`].
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_cheby_tabp_long_f32(
-    tab: DeviceSlice<f32>,
-    lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
-) {
-    recurrence_tab::<f32, TAB_RUN_F32, true, true, true>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11b for long spans (f64).
-#[kernel(launch_bounds(128))]
-pub fn lomb_cheby_tabp_long_f64(
-    tab: DeviceSlice<f64>,
-    lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence_tab::<f64, TAB_RUN_F64, true, true, true>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11b with the rotation step for long spans (f32).
-#[kernel(launch_bounds(128, 4))]
-pub fn lomb_rotate_tabp_long_f32(
-    tab: DeviceSlice<f32>,
-    lo: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    scale: f32,
-) {
-    recurrence_tab::<f32, TAB_RUN_F32, false, true, true>(tab, lo, out, start, step, scale);
-}
-
-/// Rung 11b with the rotation step for long spans (f64).
-#[kernel(launch_bounds(128))]
-pub fn lomb_rotate_tabp_long_f64(
-    tab: DeviceSlice<f64>,
-    lo: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    scale: f64,
-) {
-    recurrence_tab::<f64, TAB_RUN_F64, false, true, true>(tab, lo, out, start, step, scale);
+    if T::SINGLE {
+        recurrence_tab::<T, TAB_RUN_F32, false, true, LONG>(tab, lo, out, start, step, scale);
+    } else {
+        recurrence_tab::<T, TAB_RUN_F64, false, true, LONG>(tab, lo, out, start, step, scale);
+    }
 }

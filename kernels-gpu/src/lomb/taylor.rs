@@ -87,7 +87,7 @@ fn taylor_direct_d<T: Pack4>(tab: &DeviceSlice<T>, n: usize, wh: T) -> [T; 6] {
     acc
 }
 
-/// The body of the Taylor kernels (rung 12), see [`lomb_taylor_f32`].
+/// The body of the Taylor kernels (rung 12), see [`lomb_taylor`](fn@lomb_taylor).
 /// `SPLIT`: anchors from split phases ([`Phase::anchor`], the 8-value table
 /// of [`taylor_stride`]); `GEN`: the floating-mean model with weights (also
 /// split), `model` its scalars (`scale` unused), else the classic one with
@@ -283,8 +283,8 @@ fn no_model<T: Real>() -> GenModel<T> {
     }
 }
 
-/// Rung 12 (f32): Taylor moments. Even grid only; far below the per-pair
-/// floors of rungs 9-11, because most of the work is no longer per (sample,
+/// Rung 12: Taylor moments. Even grid only; far below the per-pair floors
+/// of rungs 9-11, because most of the work is no longer per (sample,
 /// frequency) pair.
 ///
 /// A run of `R` consecutive frequencies around its centre `W` (`w = W +
@@ -302,12 +302,14 @@ fn no_model<T: Real>() -> GenModel<T> {
 /// (one precise `sincos` per sample and run), and every frequency of the
 /// run is a Taylor series in `tau` over them: `XC + i XS = sum_p M1[p] (i
 /// tau)^p / p!`, `CC - SS + 2 i CS` the same with `M2` and `2 tau`. The
-/// series is cut after [`TAYLOR_P_F32`] = 5 terms: the host picks the
+/// series is cut after [`TAYLOR_P_F32`] = 5 terms in f32: the host picks the
 /// largest run (a power of two up to 128) with `|2 tau| <= 0.047`, where
 /// the first term left out is below `2e-9` of `sum |y|` (at the material's
-/// grid: runs of 128, `|2 tau| <= 0.019`). Per frequency the work is `N /
-/// R` sincos-and-moment steps (a ninth of a pair each, at `R = 128`) plus
-/// a 5-term series and the finish, instead of `N` pairs.
+/// grid: runs of 128, `|2 tau| <= 0.019`); in f64 after [`TAYLOR_P_F64`] = 8
+/// terms, with runs of `|2 tau| <= 0.05`, where the first term left out is
+/// below `1e-15` of `sum |y|`. Per frequency the work is `N / R`
+/// sincos-and-moment steps (a ninth of a pair each, at `R = 128`) plus a
+/// short series and the finish, instead of `N` pairs.
 ///
 /// Thread mapping: a block of 128 threads takes `128 / L` runs (`L = R / 8`
 /// lanes per run, at least 1): in phase 1 lane `l` of run `g` sums samples
@@ -319,104 +321,68 @@ fn no_model<T: Real>() -> GenModel<T> {
 /// half-span of the times, from the host ([`TAYLOR_BLOCK`] threads; the
 /// kernel traps on another block size or a bad run).
 ///
+/// `LONG` (long time spans): each run's anchor phase from split parts,
+/// `alpha + k beta` at run `k` ([`Phase::anchor`]), instead of `W u` in one
+/// product: table `(alpha_hi, alpha_lo, beta_hi, beta_lo, v, y, 0, 0)`
+/// ([`taylor_stride`]). About ten more FP32 operations and a second 16-byte
+/// load per (sample, run). Span in f32: up to `max |w| max |x - x0| <=`
+/// [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond [`PLAIN_PHASE_MAX_F32`]
+/// (f64: anchors reduced modulo 2 pi, low parts zero, beyond
+/// [`PLAIN_PHASE_MAX_F64`]). Long spans also shorten the runs the series
+/// allows, down to runs of 1 on coarse grids, where the kernel is a direct
+/// sum.
+///
 /// Registers and the measured times against rung 11 and CuPy:
 /// `docs/workloads/lomb-scargle.md` (rung 12).
-#[kernel(launch_bounds(128))]
-pub fn lomb_taylor_f32(
-    tab: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    h: f32,
+#[kernel(launch_bounds(128), instances(<false, f32>, <false, f64>, <true, f32>, <true, f64>))]
+pub fn lomb_taylor<const LONG: bool, T: LombFloat>(
+    tab: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    start: T,
+    step: T,
+    h: T,
     run: u32,
-    scale: f32,
+    scale: T,
 ) {
-    taylor::<f32, TAYLOR_P_F32, false, false>(tab, out, start, step, h, run, scale, no_model());
+    let model = no_model();
+    if T::SINGLE {
+        taylor::<T, TAYLOR_P_F32, LONG, false>(tab, out, start, step, h, run, scale, model);
+    } else {
+        taylor::<T, TAYLOR_P_F64, LONG, false>(tab, out, start, step, h, run, scale, model);
+    }
 }
 
-/// Rung 12 (f64): as [`lomb_taylor_f32`] with [`TAYLOR_P_F64`] = 8 terms and
-/// runs with `|2 tau| <= 0.05`, where the first term left out is below
-/// `1e-15` of `sum |y|`.
-#[kernel(launch_bounds(128))]
-pub fn lomb_taylor_f64(
-    tab: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    h: f64,
-    run: u32,
-    scale: f64,
-) {
-    taylor::<f64, TAYLOR_P_F64, false, false>(tab, out, start, step, h, run, scale, no_model());
-}
+// ---- the floating-mean model ---------------------------------------------------
 
-// ---- long spans and the floating-mean model -------------------------------------
-
-/// Rung 12 for long time spans (f32): [`lomb_taylor_f32`] with each run's
-/// anchor phase from split parts, `alpha + k beta` at run `k`
-/// ([`Phase::anchor`]), instead of `W u` in one f32 product: table
-/// `(alpha_hi, alpha_lo, beta_hi, beta_lo, v, y, 0, 0)` ([`taylor_stride`]).
-/// About ten more FP32 operations and a second 16-byte load per (sample,
-/// run). Span: up to `max |w| max |x - x0| <=` [`SPLIT_PHASE_MAX_F32`]; the
-/// host runs it beyond [`PLAIN_PHASE_MAX_F32`]. (Long spans also shorten the
-/// runs the series allows, down to runs of 1 on coarse grids, where the
-/// kernel is a direct sum.)
-#[kernel(launch_bounds(128))]
-pub fn lomb_taylor_long_f32(
-    tab: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    h: f32,
-    run: u32,
-    scale: f32,
-) {
-    taylor::<f32, TAYLOR_P_F32, true, false>(tab, out, start, step, h, run, scale, no_model());
-}
-
-/// Rung 12 for long spans (f64): [`lomb_taylor_f64`] with anchors reduced
-/// modulo 2 pi (low parts zero), beyond [`PLAIN_PHASE_MAX_F64`].
-#[kernel(launch_bounds(128))]
-pub fn lomb_taylor_long_f64(
-    tab: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    h: f64,
-    run: u32,
-    scale: f64,
-) {
-    taylor::<f64, TAYLOR_P_F64, true, false>(tab, out, start, step, h, run, scale, no_model());
-}
-
-/// Rung 12 for the floating-mean model (f32): astropy's `fit_mean` /
+/// Rung 12 for the floating-mean model: astropy's `fit_mean` /
 /// `center_data` / weights from `dy` and its normalizations, by Taylor
 /// moments. Per run three complex moment series instead of two: `M1[p] =
 /// sum w y v^p e^{i W u}`, `M2[p] = sum w v^p e^{2 i W u}` and `M0[p] = sum
 /// w v^p e^{i W u}` (the weighted `C + i S` the mean fit needs), `6 P`
-/// values in shared memory ([`lomb_taylor_gen_shared_bytes`]); each
-/// frequency evaluates the three series and finishes with
-/// [`finish_general`] and [`normalize`]; frequencies with `|w| h <`
-/// [`GEN_LOW_PHASE`] (the lowest few, where the moments' variances would
-/// cancel in f32) are summed directly in the versine form instead
-/// ([`finish_general_d`]). Anchors always from split phases
-/// (table `(alpha_hi, alpha_lo, beta_hi, beta_lo, v, w y, w, 0)`), so any
-/// span up to [`SPLIT_PHASE_MAX_F32`]. `fit_mean` is 0 or 1, `mode` one of
-/// [`NORM_SCALE`], [`NORM_MODEL`], [`NORM_LOG`]; `w_sum`, `y_mean`, `yy` and
-/// `scale` from the host ([`GenModel`]). Thread mapping as [`lomb_taylor_f32`].
-#[kernel(launch_bounds(128))]
+/// values in shared memory ([`lomb_taylor_gen_shared_bytes`]: 48 KiB in
+/// f64 at runs below 8); each frequency evaluates the three series and
+/// finishes with [`finish_general`] and [`normalize`]; frequencies with
+/// `|w| h <` [`GEN_LOW_PHASE`] (the lowest few, where the moments'
+/// variances would cancel in f32) are summed directly in the versine form
+/// instead ([`finish_general_d`]). Anchors always from split phases (table
+/// `(alpha_hi, alpha_lo, beta_hi, beta_lo, v, w y, w, 0)`), so any span up
+/// to [`SPLIT_PHASE_MAX_F32`]. `fit_mean` is 0 or 1, `mode` one of
+/// [`NORM_SCALE`], [`NORM_MODEL`], [`NORM_LOG`]; `w_sum`, `y_mean`, `yy`
+/// and `scale` from the host ([`GenModel`]). Thread mapping and terms as
+/// [`lomb_taylor`](fn@lomb_taylor).
+#[kernel(launch_bounds(128), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-pub fn lomb_taylor_gen_f32(
-    tab: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    start: f32,
-    step: f32,
-    h: f32,
+pub fn lomb_taylor_gen<T: LombFloat>(
+    tab: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
+    start: T,
+    step: T,
+    h: T,
     run: u32,
-    w_sum: f32,
-    y_mean: f32,
-    yy: f32,
-    scale: f32,
+    w_sum: T,
+    y_mean: T,
+    yy: T,
+    scale: T,
     fit_mean: u32,
     mode: u32,
 ) {
@@ -429,35 +395,9 @@ pub fn lomb_taylor_gen_f32(
         fit_mean: fit_mean != 0,
         mode,
     };
-    taylor::<f32, TAYLOR_P_F32, true, true>(tab, out, start, step, h, run, scale, model);
-}
-
-/// Rung 12 for the floating-mean model (f64), as [`lomb_taylor_gen_f32`]
-/// with [`TAYLOR_P_F64`] terms (48 KiB of shared memory at runs below 8).
-#[kernel(launch_bounds(128))]
-#[allow(clippy::too_many_arguments)]
-pub fn lomb_taylor_gen_f64(
-    tab: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    start: f64,
-    step: f64,
-    h: f64,
-    run: u32,
-    w_sum: f64,
-    y_mean: f64,
-    yy: f64,
-    scale: f64,
-    fit_mean: u32,
-    mode: u32,
-) {
-    let model = GenModel {
-        w_sum,
-        y_mean,
-        yy,
-        scale,
-        h,
-        fit_mean: fit_mean != 0,
-        mode,
-    };
-    taylor::<f64, TAYLOR_P_F64, true, true>(tab, out, start, step, h, run, scale, model);
+    if T::SINGLE {
+        taylor::<T, TAYLOR_P_F32, true, true>(tab, out, start, step, h, run, scale, model);
+    } else {
+        taylor::<T, TAYLOR_P_F64, true, true>(tab, out, start, step, h, run, scale, model);
+    }
 }

@@ -4,7 +4,7 @@
 //! and the best periods of each curve.
 
 use super::input::even_grid;
-use super::launch::{BatchBufs, Elem, use_long};
+use super::launch::{BatchBufs, Elem, launch_batch, use_long};
 use super::model::{General, prepare_general, reference_general};
 use super::phase::{Phases, centre, max_phase, mod_2pi, split};
 use super::tables::cheby_shift;
@@ -239,7 +239,7 @@ pub fn batch_config<T: Elem>(b: &BatchBufs<T>) -> Result<LaunchConfig> {
 /// Runs the batch once (asynchronous on a GPU).
 pub fn run_batch<T: Elem>(dev: &Device, b: &mut BatchBufs<T>) -> Result<()> {
     let cfg = batch_config(b)?;
-    T::launch_batch(dev, cfg, b)
+    launch_batch(dev, cfg, b)
 }
 
 /// The periodograms of every curve of `batch` on `freqs` (`curves x freqs`,

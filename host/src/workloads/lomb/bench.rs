@@ -131,7 +131,7 @@ pub(super) fn run_ladder<T: Elem>(
         let shape = shape.for_rung(rung);
         let label = format!("{}{}", rung.label(), l.suffix);
         let mut row = Row::new(WORKLOAD, &label, "gpu", &size, T::NAME);
-        let name = T::kernel(rung.kernel(), bufs.long);
+        let name = rung.kernel().entry::<T>(bufs.long);
         let fast = rung.module().math == MathMode::Fast;
         row.registers = g
             .num_regs(&crate::modules::KERNELS, rung.module(), name)

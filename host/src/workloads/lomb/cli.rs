@@ -10,12 +10,13 @@ use super::check::{Accuracy, verify};
 use super::cpu::reference_rayon;
 use super::general::{GENERAL_RUNGS, general_supported, run_general};
 use super::input::{check_range, even_grid, material_freqs, material_samples, validate};
-use super::ladder::{Rung, Shape};
+use super::ladder::{Rung, Shape, variant_parser};
 use super::launch::{Bufs, Elem, GenBufs, not_even};
 use super::model::{General, Normalization, reference_general};
 use super::phase::Phases;
 use super::run::run_rung;
 use super::{MATERIAL_FREQS, Options};
+use crate::cli::{OneOrAll, Precision, value_name};
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 use crate::runtime::Device;
@@ -54,14 +55,15 @@ pub struct Args {
     /// Number of frequencies of an even grid.
     #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub count: Option<usize>,
-    /// f32 or f64.
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
-    /// Rung: baseline, cached, fast-math, fast-math-fit, fast-lean, regcapN, cubin,
-    /// launch-bounds, launch-bounds-fast, shared, rotate, rotate-fast, cheby,
-    /// cheby-tab, cheby-tabp, taylor, or all (default: cached).
-    #[arg(long)]
-    pub variant: Option<String>,
+    /// Element type of the kernels.
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    pub precision: Precision,
+    /// Rung of the ladder, or all of them in order (default: cached); any
+    /// register cap as regcapN, N in 16..=255. The JIT rungs (baseline,
+    /// cached, the fast-math ones, regcapN) load the PTX through the
+    /// driver's JIT on purpose.
+    #[arg(long, value_parser = variant_parser())]
+    pub variant: Option<OneOrAll<Rung>>,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -79,16 +81,16 @@ pub struct Args {
     /// Astropy's center_data (`--center-data` or `--center-data false`).
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub center_data: Option<bool>,
-    /// Astropy's normalization: standard, model, log or psd.
-    #[arg(long)]
-    pub normalization: Option<String>,
-    /// Check the result against the f64 reference: sample (a few hundred
-    /// frequencies spread over the grid, and the peak), full, or none.
-    #[arg(long, default_value = "sample")]
-    pub check: String,
-    /// Phases: auto (split phases where the span needs them), plain, long.
-    #[arg(long, default_value = "auto")]
-    pub phases: String,
+    /// Astropy's normalization.
+    #[arg(long, value_enum)]
+    pub normalization: Option<Normalization>,
+    /// Check the result against the f64 reference.
+    #[arg(long, value_enum, default_value_t = CheckMode::Sample)]
+    pub check: CheckMode,
+    /// Phases: split phases (the `_long` kernels) where the span needs
+    /// them, or always plain, or always split.
+    #[arg(long, value_enum, default_value_t = Phases::Auto)]
+    pub phases: Phases,
     /// Blocks per SM of the launch shape (the material: 20; 1..=1024).
     #[arg(long, default_value_t = BLOCKS_PER_SM, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub blocks_per_sm: u32,
@@ -113,12 +115,13 @@ pub struct Args {
     pub periods: Option<PathBuf>,
 }
 
-/// How a run is checked against the f64 reference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a run is checked against the f64 reference (`--check`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum CheckMode {
     /// Not at all.
     None,
-    /// At [`SAMPLE_FREQS`] frequencies spread over the grid, and the peak.
+    /// At a few hundred frequencies spread over the grid
+    /// ([`SAMPLE_FREQS`]), and the peak.
     Sample,
     /// At every frequency.
     Full,
@@ -126,21 +129,6 @@ pub enum CheckMode {
 
 /// Frequencies of the sampled check.
 pub const SAMPLE_FREQS: usize = 256;
-
-impl std::str::FromStr for CheckMode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "none" => Ok(CheckMode::None),
-            "sample" => Ok(CheckMode::Sample),
-            "full" => Ok(CheckMode::Full),
-            _ => Err(Error::input(
-                "--check",
-                format!("`{s}`; allowed: none, sample, full"),
-            )),
-        }
-    }
-}
 
 /// Which periodogram: SciPy's classic one or astropy's model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,10 +163,7 @@ pub fn model_of(args: &Args) -> Result<Model> {
     Ok(Model::Astropy(General {
         fit_mean: args.fit_mean.unwrap_or(d.fit_mean),
         center_data: args.center_data.unwrap_or(d.center_data),
-        normalization: match &args.normalization {
-            Some(n) => n.parse::<Normalization>()?,
-            None => d.normalization,
-        },
+        normalization: args.normalization.unwrap_or(d.normalization),
     }))
 }
 
@@ -300,21 +285,9 @@ pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
             format!("{} best periods; allowed 1..={MAX_TOP}", args.top),
         ));
     }
-    let check: CheckMode = args.check.parse()?;
-    let phases: Phases = args.phases.parse()?;
+    let (check, phases) = (args.check, args.phases);
     let model = model_of(args)?;
-    let rungs: Vec<Rung> = match args.variant.as_deref() {
-        Some("all") => Rung::LADDER.to_vec(),
-        Some(v) => vec![v.parse()?],
-        None => vec![Rung::Cached],
-    };
-    let precision = args.precision.as_str();
-    if !matches!(precision, "f32" | "f64") {
-        return Err(Error::input(
-            "--precision",
-            format!("`{precision}`; allowed: f32, f64"),
-        ));
-    }
+    let rungs = args.variant.map_or(vec![Rung::Cached], |v| v.rungs());
     if let Some(path) = &args.batch {
         if args.variant.is_some() || args.x.is_some() || args.y.is_some() || args.dy.is_some() {
             return Err(Error::input(
@@ -337,18 +310,13 @@ pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
                 },
             },
         };
-        // On the CPU the result is the f64 reference, written as f64.
-        let precision = if backend == crate::Backend::Cpu {
-            "f64"
-        } else {
-            precision
-        };
         return Ok(Some(BatchJob {
             backend,
             path: path.clone(),
             g,
             check,
-            f64: precision == "f64",
+            // On the CPU the result is the f64 reference, written as f64.
+            f64: args.precision == Precision::F64 || backend == crate::Backend::Cpu,
             t0,
         }));
     }
@@ -384,9 +352,9 @@ pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
         phases,
         t0,
     };
-    match precision {
-        "f32" => run.go::<f32>(&rungs)?,
-        _ => run.go::<f64>(&rungs)?,
+    match args.precision {
+        Precision::F32 => run.go::<f32>(&rungs)?,
+        Precision::F64 => run.go::<f64>(&rungs)?,
     }
     Ok(None)
 }
@@ -558,7 +526,7 @@ impl Run<'_> {
                     T::NAME,
                     rung.name(),
                     dev.name(),
-                    self.args.check,
+                    value_name(&self.args.check),
                     a.err_over_peak,
                     a.material_rel
                 ),
@@ -657,6 +625,116 @@ impl<T: Elem> One<T> {
         match self {
             One::Scipy(b) => b.long,
             One::Astropy(_) => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    /// `ptxlab lomb-scargle`'s arguments as their own command.
+    #[derive(Debug, clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parse(a: &[&str]) -> std::result::Result<Args, String> {
+        Cmd::try_parse_from([&["lomb-scargle"][..], a].concat())
+            .map(|c| c.args)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn enum_like_options_are_clap_values() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.precision, Precision::F32);
+        assert_eq!((a.check, a.phases), (CheckMode::Sample, Phases::Auto));
+        assert_eq!((a.variant, a.normalization), (None, None));
+        let a = parse(&[
+            "--precision",
+            "f64",
+            "--variant",
+            "cheby-tabp",
+            "--check",
+            "full",
+            "--phases",
+            "split",
+            "--normalization",
+            "log",
+        ])
+        .unwrap();
+        assert_eq!(a.precision, Precision::F64);
+        assert_eq!(a.variant, Some(OneOrAll::One(Rung::ChebyTabPipe)));
+        assert_eq!((a.check, a.phases), (CheckMode::Full, Phases::Long));
+        assert_eq!(a.normalization, Some(Normalization::Log));
+        // Every rung by its name, in ladder order; `all` is the ladder.
+        for r in Rung::LADDER {
+            let v = parse(&["--variant", &r.name()]).unwrap().variant;
+            assert_eq!(v, Some(OneOrAll::One(r)), "{}", r.name());
+        }
+        let all = parse(&["--variant", "all"]).unwrap().variant.unwrap();
+        assert_eq!(all.rungs(), Rung::LADDER.to_vec());
+        // Any register cap in range, not only the ladder's.
+        for (s, r) in [("regcap24", 24), ("regcap16", 16), ("regcap255", 255)] {
+            let v = parse(&["--variant", s]).unwrap().variant;
+            assert_eq!(v, Some(OneOrAll::One(Rung::RegCap(r))));
+        }
+    }
+
+    #[test]
+    fn typos_are_refused_by_clap_with_a_suggestion() {
+        for (a, needles) in [
+            (
+                &["--variant", "chebby"][..],
+                &["invalid value 'chebby'", "a similar value exists: 'cheby'"][..],
+            ),
+            (
+                &["--variant", "warp-speed"],
+                &["possible values: all, baseline, cached"],
+            ),
+            (
+                &["--variant", "regcap8"],
+                &["`regcap8`", "regcapN takes a register cap N in 16..=255"],
+            ),
+            (&["--variant", "regcap"], &["invalid value 'regcap'"]),
+            (&["--precision", "f16"], &["possible values: f32, f64"]),
+            (
+                &["--normalization", "standrd"],
+                &["a similar value exists: 'standard'"],
+            ),
+            (
+                &["--check", "ful"],
+                &["a similar value exists: 'full'"],
+            ),
+            (&["--phases", "sideways"], &["possible values: auto, plain, long"]),
+        ] {
+            let e = parse(a).unwrap_err();
+            for n in needles {
+                assert!(e.contains(n), "{a:?}: `{n}` not in {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn help_lists_every_rung_and_which_need_the_jit() {
+        let help = Cmd::command().render_long_help().to_string();
+        for r in Rung::LADDER {
+            assert!(help.contains(&r.name()), "{} not in the help", r.name());
+        }
+        // One `- name: help` line per value.
+        let line = |name: &str| {
+            help.lines()
+                .find(|l| l.trim_start().starts_with(&format!("- {name}:")))
+                .unwrap_or_else(|| panic!("no help line for {name}: {help}"))
+        };
+        for jit in ["baseline", "cached", "fast-math", "regcap32"] {
+            assert!(line(jit).contains("PTX JIT on purpose"), "{}", line(jit));
+        }
+        for aot in ["cubin", "launch-bounds", "taylor"] {
+            assert!(!line(aot).contains("JIT on purpose"), "{}", line(aot));
         }
     }
 }

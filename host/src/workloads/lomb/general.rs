@@ -4,7 +4,7 @@
 
 use super::input::{check_range, even_grid, validate};
 use super::ladder::{Rung, Shape};
-use super::launch::{Elem, GenBufs, Kernel, not_even, use_long};
+use super::launch::{Elem, GenBufs, Kernel, launch_gen, not_even, use_long};
 use super::model::{General, prepare_general};
 use super::phase::{Phases, centre, max_phase, split};
 use super::run::{Layout, config_with};
@@ -110,16 +110,14 @@ pub fn run_general<T: Elem>(
     match (rung, dev.kind()) {
         (Rung::Baseline, DeviceKind::Gpu(g)) => {
             // The first-call rung: the module is loaded again (PTX through
-            // the driver's JIT) before every launch, then waited for.
-            g.evict(
-                &crate::modules::KERNELS,
-                cfg.module,
-                T::general_kernel(Kernel::Direct),
-            )?;
-            T::launch_gen(dev, cfg, Kernel::Direct, b)?;
+            // the driver's JIT, on purpose) before every launch, then waited
+            // for.
+            let entry = Kernel::Direct.general_entry::<T>();
+            g.evict(&crate::modules::KERNELS, cfg.module, entry)?;
+            launch_gen(dev, cfg, Kernel::Direct, b)?;
             Ok(g.synchronize()?)
         }
-        _ => T::launch_gen(dev, cfg, rung.kernel(), b),
+        _ => launch_gen(dev, cfg, rung.kernel(), b),
     }
 }
 

@@ -2,25 +2,37 @@
 //! the launch shape.
 
 use super::launch::Kernel;
-use crate::error::{Error, Result};
+use crate::cli::OneOrAll;
 use crate::runtime::{Device, ModuleKey};
 use kernels_gpu::lomb::{BLOCK, BLOCKS_PER_SM, LEAN_BLOCK};
 
-/// One rung of the ladder.
+/// One rung of the ladder (`--variant`; the CLI names are clap values: see
+/// [`variant_parser`]).
+///
+/// The JIT rungs (baseline, cached, the fast-math rungs, the register cap)
+/// load the module's PTX through the driver's JIT on purpose: they measure
+/// what the material measured (the first call pays the JIT, a register cap
+/// is written into the PTX before it). Every other rung loads the embedded
+/// cubin for the GPU's architecture when the build has one ([`Rung::module`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rung {
-    /// 1: module loaded (PTX JIT) and function looked up on every call.
+    /// 1: module loaded (PTX JIT, on purpose) and function looked up on
+    /// every call.
     Baseline,
-    /// 2: cached module and function (normal `launch!`).
+    /// 2: cached module and function (normal `launch!`; the PTX JIT's
+    /// module, on purpose).
     Cached,
-    /// 4: the fast-math module (SFU sin/cos, approximate division, FTZ).
+    /// 4: the fast-math module (SFU sin/cos, approximate division, FTZ;
+    /// PTX JIT on purpose).
     FastMath,
     /// 4b: fast math, one frequency per thread (`ceil(nf/128)` blocks).
     FastMathFit,
     /// 4c: fast math, lean kernel (`LEAN_FREQS` frequencies per thread,
     /// four sums, least-squares finish).
     FastLean,
-    /// 5: `.maxnreg N` written into the PTX of the precise module.
+    /// 5: `.maxnreg N` written into the PTX of the precise module, which
+    /// then needs the JIT (on purpose). `regcapN` on the command line, `N`
+    /// in [`REG_CAPS`].
     RegCap(u32),
     /// 6: the precompiled sm_90 cubin (no JIT).
     Cubin,
@@ -44,8 +56,11 @@ pub enum Rung {
     Taylor,
 }
 
+/// The register caps of `--variant regcapN` (ptxas's `.maxnreg` range).
+pub const REG_CAPS: std::ops::RangeInclusive<u32> = 16..=255;
+
 impl Rung {
-    /// The default ladder, in order.
+    /// The default ladder, in order (`--variant all`).
     pub const LADDER: [Rung; 16] = [
         Rung::Baseline,
         Rung::Cached,
@@ -64,25 +79,32 @@ impl Rung {
         Rung::ChebyTabPipe,
         Rung::Taylor,
     ];
-    /// CLI name.
+    /// CLI name (`regcap` and its cap for [`Rung::RegCap`]).
     pub fn name(&self) -> String {
         match self {
-            Rung::Baseline => "baseline".into(),
-            Rung::Cached => "cached".into(),
-            Rung::FastMath => "fast-math".into(),
-            Rung::FastMathFit => "fast-math-fit".into(),
-            Rung::FastLean => "fast-lean".into(),
             Rung::RegCap(r) => format!("regcap{r}"),
-            Rung::Cubin => "cubin".into(),
-            Rung::Bounds => "launch-bounds".into(),
-            Rung::BoundsFast => "launch-bounds-fast".into(),
-            Rung::Shared => "shared".into(),
-            Rung::Rotate => "rotate".into(),
-            Rung::RotateFast => "rotate-fast".into(),
-            Rung::Cheby => "cheby".into(),
-            Rung::ChebyTab => "cheby-tab".into(),
-            Rung::ChebyTabPipe => "cheby-tabp".into(),
-            Rung::Taylor => "taylor".into(),
+            _ => self.word().into(),
+        }
+    }
+    /// The CLI name without a register cap.
+    fn word(&self) -> &'static str {
+        match self {
+            Rung::Baseline => "baseline",
+            Rung::Cached => "cached",
+            Rung::FastMath => "fast-math",
+            Rung::FastMathFit => "fast-math-fit",
+            Rung::FastLean => "fast-lean",
+            Rung::RegCap(_) => "regcap",
+            Rung::Cubin => "cubin",
+            Rung::Bounds => "launch-bounds",
+            Rung::BoundsFast => "launch-bounds-fast",
+            Rung::Shared => "shared",
+            Rung::Rotate => "rotate",
+            Rung::RotateFast => "rotate-fast",
+            Rung::Cheby => "cheby",
+            Rung::ChebyTab => "cheby-tab",
+            Rung::ChebyTabPipe => "cheby-tabp",
+            Rung::Taylor => "taylor",
         }
     }
     /// Report label.
@@ -120,7 +142,16 @@ impl Rung {
             _ => Kernel::Direct,
         }
     }
-    /// The module it launches from.
+    /// Whether the rung loads its module's PTX through the driver's JIT on
+    /// purpose (the baseline, cached, fast-math and register-cap rungs).
+    pub fn needs_jit(&self) -> bool {
+        self.module().form == crate::Form::Ptx
+    }
+    /// The module it launches from. The JIT rungs force the PTX
+    /// (`.ptx()`): the material's baseline and cached rungs measure the
+    /// driver's JIT (the first call pays it; `cached` keeps the JIT's
+    /// module), the fast-math rungs the JIT's fast-math code, and the
+    /// register cap is written into the PTX before the JIT.
     pub fn module(&self) -> ModuleKey {
         match self {
             Rung::FastMath
@@ -133,45 +164,108 @@ impl Rung {
                 ..ModuleKey::PRECISE.ptx()
             },
             Rung::Cubin => ModuleKey::PRECISE.cubin(),
-            // The material's JIT rungs load the PTX on purpose (the first
-            // call pays the driver's JIT; `cached` keeps the JIT's module).
             Rung::Baseline | Rung::Cached => ModuleKey::PRECISE.ptx(),
             _ => ModuleKey::PRECISE,
         }
     }
+    /// `regcapN` with `N` in [`REG_CAPS`]; `None` when `s` is not
+    /// `regcap` and digits, an error when `N` is out of range.
+    fn parse_reg_cap(s: &str) -> Option<std::result::Result<Rung, String>> {
+        let n = s.strip_prefix("regcap")?;
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some(match n.parse::<u32>() {
+            Ok(r) if REG_CAPS.contains(&r) => Ok(Rung::RegCap(r)),
+            _ => Err(format!(
+                "`{s}`: regcapN takes a register cap N in {}..={} (e.g. regcap24)",
+                REG_CAPS.start(),
+                REG_CAPS.end()
+            )),
+        })
+    }
 }
 
-impl std::str::FromStr for Rung {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        let allowed = "baseline, cached, fast-math, fast-math-fit, fast-lean, regcapN (16..=255), cubin, launch-bounds, \
-                       launch-bounds-fast, shared, rotate, rotate-fast, cheby, cheby-tab, cheby-tabp, taylor, all";
-        Ok(match s {
-            "baseline" => Rung::Baseline,
-            "cached" => Rung::Cached,
-            "fast-math" => Rung::FastMath,
-            "fast-math-fit" => Rung::FastMathFit,
-            "fast-lean" => Rung::FastLean,
-            "cubin" => Rung::Cubin,
-            "launch-bounds" => Rung::Bounds,
-            "launch-bounds-fast" => Rung::BoundsFast,
-            "shared" => Rung::Shared,
-            "rotate" => Rung::Rotate,
-            "rotate-fast" => Rung::RotateFast,
-            "cheby" => Rung::Cheby,
-            "cheby-tab" => Rung::ChebyTab,
-            "cheby-tabp" => Rung::ChebyTabPipe,
-            "taylor" => Rung::Taylor,
-            _ => match s.strip_prefix("regcap").and_then(|r| r.parse::<u32>().ok()) {
-                Some(r) if (16..=255).contains(&r) => Rung::RegCap(r),
-                _ => {
-                    return Err(Error::input(
-                        "--variant",
-                        format!("`{s}`; allowed: {allowed}"),
-                    ));
-                }
-            },
-        })
+/// `--variant`'s values: every rung of [`Rung::LADDER`] by its CLI name
+/// (`regcap32` for the ladder's register cap), with its label as help; any
+/// `regcapN` parses too ([`variant_parser`]).
+impl clap::ValueEnum for Rung {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Rung::LADDER
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let name = match self {
+            Rung::RegCap(32) => "regcap32",
+            Rung::RegCap(_) => return None,
+            r => r.word(),
+        };
+        let help = match self {
+            Rung::RegCap(_) => format!(
+                "{}; any regcapN, N in {}..={} (PTX JIT on purpose)",
+                self.label(),
+                REG_CAPS.start(),
+                REG_CAPS.end()
+            ),
+            r if r.needs_jit() => format!("{} (PTX JIT on purpose)", r.label()),
+            r => r.label(),
+        };
+        Some(clap::builder::PossibleValue::new(name).help(help))
+    }
+    fn from_str(input: &str, ignore_case: bool) -> std::result::Result<Self, String> {
+        if let Some(r) = Rung::parse_reg_cap(input) {
+            return r;
+        }
+        Rung::LADDER
+            .iter()
+            .find(|r| {
+                r.to_possible_value()
+                    .is_some_and(|v| v.matches(input, ignore_case))
+            })
+            .copied()
+            .ok_or_else(|| format!("invalid variant: {input}"))
+    }
+}
+
+/// The clap parser of `--variant`: `all`, a rung of the ladder by name
+/// (listed with its label in `--help`; a typo gets clap's suggestion), or
+/// `regcapN` for any register cap `N` in [`REG_CAPS`].
+pub fn variant_parser() -> VariantParser {
+    VariantParser
+}
+
+/// See [`variant_parser`].
+#[derive(Debug, Clone, Copy)]
+pub struct VariantParser;
+
+impl clap::builder::TypedValueParser for VariantParser {
+    type Value = OneOrAll<Rung>;
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<Self::Value, clap::Error> {
+        if let Some(r) = value.to_str().and_then(Rung::parse_reg_cap) {
+            return r.map(OneOrAll::One).map_err(|e| {
+                let flag = arg.map_or("--variant".into(), |a| a.to_string());
+                clap::Error::raw(
+                    clap::error::ErrorKind::InvalidValue,
+                    format!("invalid value for '{flag}': {e}\n"),
+                )
+                .with_cmd(cmd)
+            });
+        }
+        OneOrAll::<Rung>::parser().parse_ref(cmd, arg, value)
+    }
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let all = clap::builder::PossibleValue::new("all")
+            .help("every rung that applies, in ladder order");
+        let rungs = Rung::LADDER
+            .iter()
+            .filter_map(clap::ValueEnum::to_possible_value);
+        Some(Box::new(std::iter::once(all).chain(rungs)))
     }
 }
 

@@ -1,5 +1,5 @@
 //! Typed launchers for every kernel of `kernels_gpu::lomb` (the only place a
-//! kernel name appears): the element types and the device buffers of one
+//! kernel is named): the element types and the device buffers of one
 //! periodogram ([`Bufs`]), of the floating-mean model ([`GenBufs`]) and of a
 //! batch ([`BatchBufs`]). Preparing them is `bufs.rs`, `general.rs` and
 //! `batch.rs`; choosing a launch shape and running a rung is `run.rs`.
@@ -12,29 +12,41 @@ use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig};
 use cudarc::driver::DeviceRepr;
 use kernels_gpu::lomb::{
-    BATCH_RUN_F32, BATCH_RUN_F64, CHEBY_RUN_F32, CHEBY_RUN_F64, PLAIN_PHASE_MAX_F32,
-    PLAIN_PHASE_MAX_F64, ROT_RUN_F32, ROT_RUN_F64, SPLIT_PHASE_MAX_F32, TAB_RUN_F32, TAB_RUN_F64,
-    TAYLOR_P_F32, TAYLOR_P_F64,
+    self as kl, PLAIN_PHASE_MAX_F32, PLAIN_PHASE_MAX_F64, SPLIT_PHASE_MAX_F32,
 };
-use ptxlab_device::math::Real;
-use ptxlab_device::precise::Trig;
 
-/// Element types of the Lomb-Scargle kernels.
+/// Element types of the Lomb-Scargle kernels: `f32` and `f64`, the types
+/// every kernel was built for (each `kl::<kernel>::Built` bound says that
+/// one kernel has an instance for `Self`, so generic code launches
+/// `kl::<kernel>::<T>` without naming a type; [`Even`] bundles the
+/// even-grid kernels, which have a plain and a `LONG` instance per type).
+/// The per-type run lengths and Taylor terms come from
+/// [`kl::LombFloat`] (`T::ROT_RUN`, `T::TAYLOR_P`, ...).
 pub trait Elem:
-    Real + Trig + DeviceRepr + Send + Sync + ndarray_npy::WritableElement + ndarray_npy::ReadableElement
+    kl::LombFloat
+    + DeviceRepr
+    + Send
+    + Sync
+    + ndarray_npy::WritableElement
+    + ndarray_npy::ReadableElement
+    + kl::lomb_direct::Built
+    + kl::lomb_bounds::Built
+    + kl::lomb_shared::Built
+    + kl::lomb_lean::Built
+    + kl::lomb_direct_long::Built
+    + kl::lomb_bounds_long::Built
+    + kl::lomb_shared_long::Built
+    + kl::lomb_lean_long::Built
+    + Even<false>
+    + Even<true>
+    + kl::lomb_gen::Built
+    + kl::lomb_gen_bounds::Built
+    + kl::lomb_taylor_gen::Built
+    + kl::lomb_batch_rotate::Built
+    + kl::lomb_batch_direct::Built
 {
     /// `f32` / `f64`.
     const NAME: &'static str;
-    /// Frequencies per thread of the rotation kernel.
-    const ROT_RUN: usize;
-    /// Frequencies per thread of the three-term recurrence kernel.
-    const CHEBY_RUN: usize;
-    /// Frequencies per thread of the table-anchored kernels (rung 11).
-    const TAB_RUN: usize;
-    /// Frequencies per thread of the batch rotation kernel.
-    const BATCH_RUN: usize;
-    /// Taylor terms of the rung-12 kernel.
-    const TAYLOR_P: usize;
     /// Largest `|2 tau|` the rung-12 kernel's series may see (see
     /// [`super::taylor_plan`]).
     const TAYLOR_2TAU_MAX: f64;
@@ -44,63 +56,70 @@ pub trait Elem:
     const PLAIN_PHASE_MAX: f64;
     /// Largest `max |w| max |x - x0|` of the `_long` kernels.
     const SPLIT_PHASE_MAX: f64;
-    /// Kernel name of `kind` (the `_long` one with `long`).
-    fn kernel(kind: Kernel, long: bool) -> &'static str;
-    /// Kernel name of the floating-mean model's `kind` (`Direct`, `Bounds`,
-    /// `Taylor`).
-    fn general_kernel(kind: Kernel) -> &'static str;
-    /// Kernel name of the batch kernel (`even`: the rotation one).
-    fn batch_kernel(even: bool) -> &'static str;
-    /// Launches a direct-family kernel (direct, bounds, shared, lean),
-    /// plain or `_long` as `b.long` says.
-    fn launch_direct(
-        dev: &Device,
-        cfg: LaunchConfig,
-        kind: Kernel,
-        b: &mut Bufs<Self>,
-    ) -> Result<()>;
-    /// Launches an even-grid kernel (rotation, three-term recurrence, table
-    /// anchors, Taylor; `Cheby` runs the rotation kernel where the grid does
-    /// not suit it, see [`Bufs::cheby`]), plain or `_long`.
-    fn launch_recurrence(
-        dev: &Device,
-        cfg: LaunchConfig,
-        kind: Kernel,
-        b: &mut Bufs<Self>,
-    ) -> Result<()>;
-    /// Launches a floating-mean kernel (`Direct`, `Bounds` or `Taylor`).
-    fn launch_gen(
-        dev: &Device,
-        cfg: LaunchConfig,
-        kind: Kernel,
-        b: &mut GenBufs<Self>,
-    ) -> Result<()>;
-    /// Launches the batch kernel (rotation on an even grid, else direct).
-    fn launch_batch(dev: &Device, cfg: LaunchConfig, b: &mut BatchBufs<Self>) -> Result<()>;
+}
+
+impl Elem for f32 {
+    const NAME: &'static str = "f32";
+    const TAYLOR_2TAU_MAX: f64 = TAYLOR_2TAU_MAX_F32;
+    const TOL: f64 = TOL_F32;
+    const PLAIN_PHASE_MAX: f64 = PLAIN_PHASE_MAX_F32;
+    const SPLIT_PHASE_MAX: f64 = SPLIT_PHASE_MAX_F32;
+}
+
+impl Elem for f64 {
+    const NAME: &'static str = "f64";
+    const TAYLOR_2TAU_MAX: f64 = TAYLOR_2TAU_MAX_F64;
+    const TOL: f64 = TOL_F64;
+    const PLAIN_PHASE_MAX: f64 = PLAIN_PHASE_MAX_F64;
+    const SPLIT_PHASE_MAX: f64 = f64::MAX;
+}
+
+/// The even-grid kernels (rotation, three-term recurrence, table anchors,
+/// Taylor) built for `Self` with split phases (`LONG`) or without.
+pub trait Even<const LONG: bool>:
+    kl::lomb_rotate::Built<LONG>
+    + kl::lomb_cheby::Built<LONG>
+    + kl::lomb_rotate_tab::Built<LONG>
+    + kl::lomb_cheby_tab::Built<LONG>
+    + kl::lomb_rotate_tabp::Built<LONG>
+    + kl::lomb_cheby_tabp::Built<LONG>
+    + kl::lomb_taylor::Built<LONG>
+{
+}
+
+impl<const LONG: bool, T> Even<LONG> for T where
+    T: kl::lomb_rotate::Built<LONG>
+        + kl::lomb_cheby::Built<LONG>
+        + kl::lomb_rotate_tab::Built<LONG>
+        + kl::lomb_cheby_tab::Built<LONG>
+        + kl::lomb_rotate_tabp::Built<LONG>
+        + kl::lomb_cheby_tabp::Built<LONG>
+        + kl::lomb_taylor::Built<LONG>
+{
 }
 
 /// The source-level kernels (the build-time rungs reuse `Direct`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
-    /// `lomb_direct_*`.
+    /// `lomb_direct`.
     Direct,
-    /// `lomb_bounds_*` (`launch_bounds(128)`).
+    /// `lomb_bounds` (`launch_bounds(128)`).
     Bounds,
-    /// `lomb_shared_*`.
+    /// `lomb_shared`.
     Shared,
-    /// `lomb_rotate_*`.
+    /// `lomb_rotate`.
     Rotate,
-    /// `lomb_cheby_*`.
+    /// `lomb_cheby`.
     Cheby,
-    /// `lomb_cheby_tab_*` (`lomb_rotate_tab_*` where the grid does not suit
-    /// the three-term recurrence): anchors from tables.
+    /// `lomb_cheby_tab` (`lomb_rotate_tab` where the grid does not suit the
+    /// three-term recurrence): anchors from tables.
     ChebyTab,
-    /// `lomb_cheby_tabp_*` / `lomb_rotate_tabp_*`: `ChebyTab` with the sample
+    /// `lomb_cheby_tabp` / `lomb_rotate_tabp`: `ChebyTab` with the sample
     /// loop software pipelined.
     ChebyTabPipe,
-    /// `lomb_taylor_*`: Taylor moments per run of frequencies.
+    /// `lomb_taylor`: Taylor moments per run of frequencies.
     Taylor,
-    /// `lomb_lean_*`: `LEAN_FREQS` frequencies per thread, four sums, the
+    /// `lomb_lean`: `LEAN_FREQS` frequencies per thread, four sums, the
     /// least-squares finish.
     Lean,
 }
@@ -120,6 +139,42 @@ impl Kernel {
     /// Whether the floating-mean model has a kernel of this kind.
     pub fn has_general(&self) -> bool {
         matches!(self, Kernel::Direct | Kernel::Bounds | Kernel::Taylor)
+    }
+    /// The PTX entry of this kind for `T`, the `_long` one with `long`
+    /// (the resource report, the baseline's module); `ChebyTab` and
+    /// `ChebyTabPipe` name the three-term kernels.
+    pub fn entry<T: Elem>(&self, long: bool) -> &'static str {
+        if long {
+            self.entry_of::<true, T>()
+        } else {
+            self.entry_of::<false, T>()
+        }
+    }
+    fn entry_of<const LONG: bool, T: Elem + Even<LONG>>(&self) -> &'static str {
+        match (self, LONG) {
+            (Kernel::Direct, false) => <T as kl::lomb_direct::Built>::ENTRY,
+            (Kernel::Direct, true) => <T as kl::lomb_direct_long::Built>::ENTRY,
+            (Kernel::Bounds, false) => <T as kl::lomb_bounds::Built>::ENTRY,
+            (Kernel::Bounds, true) => <T as kl::lomb_bounds_long::Built>::ENTRY,
+            (Kernel::Shared, false) => <T as kl::lomb_shared::Built>::ENTRY,
+            (Kernel::Shared, true) => <T as kl::lomb_shared_long::Built>::ENTRY,
+            (Kernel::Lean, false) => <T as kl::lomb_lean::Built>::ENTRY,
+            (Kernel::Lean, true) => <T as kl::lomb_lean_long::Built>::ENTRY,
+            (Kernel::Rotate, _) => <T as kl::lomb_rotate::Built<LONG>>::ENTRY,
+            (Kernel::Cheby, _) => <T as kl::lomb_cheby::Built<LONG>>::ENTRY,
+            (Kernel::ChebyTab, _) => <T as kl::lomb_cheby_tab::Built<LONG>>::ENTRY,
+            (Kernel::ChebyTabPipe, _) => <T as kl::lomb_cheby_tabp::Built<LONG>>::ENTRY,
+            (Kernel::Taylor, _) => <T as kl::lomb_taylor::Built<LONG>>::ENTRY,
+        }
+    }
+    /// The PTX entry of the floating-mean model's kernel of this kind for
+    /// `T` (`Bounds`, `Taylor`; the direct one otherwise).
+    pub fn general_entry<T: Elem>(&self) -> &'static str {
+        match self {
+            Kernel::Taylor => <T as kl::lomb_taylor_gen::Built>::ENTRY,
+            Kernel::Bounds => <T as kl::lomb_gen_bounds::Built>::ENTRY,
+            _ => <T as kl::lomb_gen::Built>::ENTRY,
+        }
     }
 }
 
@@ -232,290 +287,165 @@ pub(super) fn not_even() -> Error {
     )
 }
 
-/// The plain or `_long` kernel of a direct-family launch: the same
-/// arguments, plus the low parts for `_long`.
-macro_rules! direct_pair {
-    ($dev:expr, $cfg:expr, $b:expr, $plain:ident, $long:ident) => {{
-        let b = $b;
-        let (x, y, f, out, s) = (&b.x, &b.y, &b.freqs, &mut b.out, b.scale);
-        match (&b.x_lo, &b.freqs_lo) {
-            (Some(xl), Some(fl)) if b.long => {
-                launch!($dev, $cfg, lomb::$long(x, xl, y, f, fl, out, s))
-            }
-            _ => launch!($dev, $cfg, lomb::$plain(x, y, f, out, s)),
+/// Launches a kernel of `kind` on `b`: a direct-family kernel (direct,
+/// bounds, shared, lean) or an even-grid one ([`launch_recurrence`]), plain
+/// or `_long` as `b.long` says.
+pub fn launch_direct<T: Elem>(
+    dev: &Device,
+    cfg: LaunchConfig,
+    kind: Kernel,
+    b: &mut Bufs<T>,
+) -> Result<()> {
+    if kind.needs_even_grid() {
+        return launch_recurrence(dev, cfg, kind, b);
+    }
+    let (x, y, f, out, s) = (&b.x, &b.y, &b.freqs, &mut b.out, b.scale);
+    if let (Some(xl), Some(fl), true) = (&b.x_lo, &b.freqs_lo, b.long) {
+        match kind {
+            Kernel::Bounds => launch!(dev, cfg, lomb::lomb_bounds_long::<T>(x, xl, y, f, fl, out, s)),
+            Kernel::Shared => launch!(dev, cfg, lomb::lomb_shared_long::<T>(x, xl, y, f, fl, out, s)),
+            Kernel::Lean => launch!(dev, cfg, lomb::lomb_lean_long::<T>(x, xl, y, f, fl, out, s)),
+            _ => launch!(dev, cfg, lomb::lomb_direct_long::<T>(x, xl, y, f, fl, out, s)),
         }
-    }};
+    } else {
+        match kind {
+            Kernel::Bounds => launch!(dev, cfg, lomb::lomb_bounds::<T>(x, y, f, out, s)),
+            Kernel::Shared => launch!(dev, cfg, lomb::lomb_shared::<T>(x, y, f, out, s)),
+            Kernel::Lean => launch!(dev, cfg, lomb::lomb_lean::<T>(x, y, f, out, s)),
+            _ => launch!(dev, cfg, lomb::lomb_direct::<T>(x, y, f, out, s)),
+        }
+    }
 }
 
-/// The plain or `_long` kernel of an even-grid launch with the same
-/// arguments (the table's layout says which).
-macro_rules! grid_pair {
-    ($dev:expr, $cfg:expr, $long:expr, $plain_k:ident, $long_k:ident, ($($arg:expr),*)) => {
-        if $long {
-            launch!($dev, $cfg, lomb::$long_k($($arg),*))
-        } else {
-            launch!($dev, $cfg, lomb::$plain_k($($arg),*))
-        }
+/// Launches an even-grid kernel (rotation, three-term recurrence, table
+/// anchors, Taylor; `Cheby` runs the rotation kernel where the grid does not
+/// suit it, see [`Bufs::cheby`]), plain or `_long` as `b.long` says.
+pub fn launch_recurrence<T: Elem>(
+    dev: &Device,
+    cfg: LaunchConfig,
+    kind: Kernel,
+    b: &mut Bufs<T>,
+) -> Result<()> {
+    if b.long {
+        launch_even::<true, T>(dev, cfg, kind, b)
+    } else {
+        launch_even::<false, T>(dev, cfg, kind, b)
+    }
+}
+
+/// [`launch_recurrence`] with the `LONG` instances or the plain ones (the
+/// tables of `b` are laid out for them).
+fn launch_even<const LONG: bool, T: Elem + Even<LONG>>(
+    dev: &Device,
+    cfg: LaunchConfig,
+    kind: Kernel,
+    b: &mut Bufs<T>,
+) -> Result<()> {
+    let Some((start, step)) = b.grid else {
+        return Err(not_even());
     };
-}
-
-macro_rules! elem_impl {
-    (
-        $t:ty, $name:literal, runs($run:expr, $crun:expr, $trun:expr, $brun:expr),
-        tol($tol:expr), taylor($tp:expr, $ttau:expr), phase($pmax:expr, $smax:expr),
-        direct($direct:ident, $directl:ident), bounds($bounds:ident, $boundsl:ident),
-        shared($shared:ident, $sharedl:ident), lean($lean:ident, $leanl:ident),
-        rotate($rotate:ident, $rotatel:ident), cheby($cheby:ident, $chebyl:ident),
-        rtab($rtab:ident, $rtabl:ident), ctab($ctab:ident, $ctabl:ident),
-        rtabp($rtabp:ident, $rtabpl:ident), ctabp($ctabp:ident, $ctabpl:ident),
-        taylor($taylor:ident, $taylorl:ident),
-        general($gen:ident, $genb:ident, $tgen:ident), batch($brot:ident, $bdir:ident)
-    ) => {
-        impl Elem for $t {
-            const NAME: &'static str = $name;
-            const ROT_RUN: usize = $run;
-            const CHEBY_RUN: usize = $crun;
-            const TAB_RUN: usize = $trun;
-            const BATCH_RUN: usize = $brun;
-            const TAYLOR_P: usize = $tp;
-            const TAYLOR_2TAU_MAX: f64 = $ttau;
-            const TOL: f64 = $tol;
-            const PLAIN_PHASE_MAX: f64 = $pmax;
-            const SPLIT_PHASE_MAX: f64 = $smax;
-            fn kernel(kind: Kernel, long: bool) -> &'static str {
-                let (plain, long_name) = match kind {
-                    Kernel::Direct => (stringify!($direct), stringify!($directl)),
-                    Kernel::Bounds => (stringify!($bounds), stringify!($boundsl)),
-                    Kernel::Shared => (stringify!($shared), stringify!($sharedl)),
-                    Kernel::Rotate => (stringify!($rotate), stringify!($rotatel)),
-                    Kernel::Cheby => (stringify!($cheby), stringify!($chebyl)),
-                    Kernel::ChebyTab => (stringify!($ctab), stringify!($ctabl)),
-                    Kernel::ChebyTabPipe => (stringify!($ctabp), stringify!($ctabpl)),
-                    Kernel::Taylor => (stringify!($taylor), stringify!($taylorl)),
-                    Kernel::Lean => (stringify!($lean), stringify!($leanl)),
-                };
-                if long { long_name } else { plain }
-            }
-            fn general_kernel(kind: Kernel) -> &'static str {
-                match kind {
-                    Kernel::Taylor => stringify!($tgen),
-                    Kernel::Bounds => stringify!($genb),
-                    _ => stringify!($gen),
-                }
-            }
-            fn batch_kernel(even: bool) -> &'static str {
-                if even {
-                    stringify!($brot)
-                } else {
-                    stringify!($bdir)
-                }
-            }
-            fn launch_direct(
-                dev: &Device,
-                cfg: LaunchConfig,
-                kind: Kernel,
-                b: &mut Bufs<$t>,
-            ) -> Result<()> {
-                match kind {
-                    Kernel::Direct => direct_pair!(dev, cfg, b, $direct, $directl),
-                    Kernel::Bounds => direct_pair!(dev, cfg, b, $bounds, $boundsl),
-                    Kernel::Shared => direct_pair!(dev, cfg, b, $shared, $sharedl),
-                    Kernel::Lean => direct_pair!(dev, cfg, b, $lean, $leanl),
-                    Kernel::Rotate
-                    | Kernel::Cheby
-                    | Kernel::ChebyTab
-                    | Kernel::ChebyTabPipe
-                    | Kernel::Taylor => Self::launch_recurrence(dev, cfg, kind, b),
-                }
-            }
-            fn launch_recurrence(
-                dev: &Device,
-                cfg: LaunchConfig,
-                kind: Kernel,
-                b: &mut Bufs<$t>,
-            ) -> Result<()> {
-                let Some((start, step)) = b.grid else {
-                    return Err(not_even());
-                };
-                let (out, s, long) = (&mut b.out, b.scale, b.long);
-                let (start, step) = (start as $t, step as $t);
-                if kind == Kernel::Taylor {
-                    let (tab, plan) = b.taylor.as_ref().ok_or_else(not_even)?;
-                    let (h, run) = (plan.h as $t, plan.run);
-                    return grid_pair!(
-                        dev,
-                        cfg,
-                        long,
-                        $taylor,
-                        $taylorl,
-                        (tab, out, start, step, h, run, s)
-                    );
-                }
-                match (kind, b.cheby.as_ref()) {
-                    (Kernel::Cheby, Some(tab)) => {
-                        grid_pair!(dev, cfg, long, $cheby, $chebyl, (tab, out, start, step, s))
-                    }
-                    (Kernel::ChebyTab | Kernel::ChebyTabPipe, cheby) => {
-                        let lo = b.lo.as_ref().ok_or_else(not_even)?;
-                        let pipe = kind == Kernel::ChebyTabPipe;
-                        let args_rot = b.rot.as_ref().ok_or_else(not_even)?;
-                        match (cheby, pipe) {
-                            (Some(tab), false) => grid_pair!(
-                                dev,
-                                cfg,
-                                long,
-                                $ctab,
-                                $ctabl,
-                                (tab, lo, out, start, step, s)
-                            ),
-                            (Some(tab), true) => grid_pair!(
-                                dev,
-                                cfg,
-                                long,
-                                $ctabp,
-                                $ctabpl,
-                                (tab, lo, out, start, step, s)
-                            ),
-                            (None, false) => grid_pair!(
-                                dev,
-                                cfg,
-                                long,
-                                $rtab,
-                                $rtabl,
-                                (args_rot, lo, out, start, step, s)
-                            ),
-                            (None, true) => grid_pair!(
-                                dev,
-                                cfg,
-                                long,
-                                $rtabp,
-                                $rtabpl,
-                                (args_rot, lo, out, start, step, s)
-                            ),
-                        }
-                    }
-                    _ => {
-                        let tab = b.rot.as_ref().ok_or_else(not_even)?;
-                        grid_pair!(
-                            dev,
-                            cfg,
-                            long,
-                            $rotate,
-                            $rotatel,
-                            (tab, out, start, step, s)
-                        )
-                    }
-                }
-            }
-            fn launch_gen(
-                dev: &Device,
-                cfg: LaunchConfig,
-                kind: Kernel,
-                b: &mut GenBufs<$t>,
-            ) -> Result<()> {
-                let (ws, ym, yy, sc, hh, fm, md) =
-                    (b.w_sum, b.y_mean, b.yy, b.scale, b.h, b.fit_mean, b.mode);
-                let out = &mut b.out;
-                match kind {
-                    Kernel::Taylor => {
-                        let Some((start, step)) = b.grid else {
-                            return Err(not_even());
-                        };
-                        let (tab, plan) = b.taylor.as_ref().ok_or_else(not_even)?;
-                        let (start, step, h, run) =
-                            (start as $t, step as $t, plan.h as $t, plan.run);
-                        launch!(
-                            dev,
-                            cfg,
-                            lomb::$tgen(tab, out, start, step, h, run, ws, ym, yy, sc, fm, md)
-                        )
-                    }
-                    Kernel::Bounds => {
-                        let (t, f, fl) = (&b.tab, &b.freqs, &b.freqs_lo);
-                        launch!(
-                            dev,
-                            cfg,
-                            lomb::$genb(t, f, fl, out, ws, ym, yy, sc, hh, fm, md)
-                        )
-                    }
-                    Kernel::Direct => {
-                        let (t, f, fl) = (&b.tab, &b.freqs, &b.freqs_lo);
-                        launch!(
-                            dev,
-                            cfg,
-                            lomb::$gen(t, f, fl, out, ws, ym, yy, sc, hh, fm, md)
-                        )
-                    }
-                    other => Err(Error::input(
-                        "lomb-scargle variant",
-                        format!("the floating-mean model has no {other:?} kernel"),
-                    )),
-                }
-            }
-            fn launch_batch(dev: &Device, cfg: LaunchConfig, b: &mut BatchBufs<$t>) -> Result<()> {
-                let (tab, off, cur, out) = (&b.tab, &b.offsets, &b.curves, &mut b.out);
-                let (fm, md) = (b.fit_mean, b.mode);
-                match (&b.freqs, b.grid) {
-                    (Some((f, fl)), _) => {
-                        launch!(dev, cfg, lomb::$bdir(tab, off, cur, f, fl, out, fm, md))
-                    }
-                    (None, Some((start, step))) => {
-                        let (start, step) = (start as $t, step as $t);
-                        launch!(
-                            dev,
-                            cfg,
-                            lomb::$brot(tab, off, cur, out, start, step, fm, md)
-                        )
-                    }
-                    (None, None) => Err(not_even()),
-                }
+    let (start, step) = (T::from_f64(start), T::from_f64(step));
+    let (out, s) = (&mut b.out, b.scale);
+    let rot = || b.rot.as_ref().ok_or_else(not_even);
+    match (kind, &b.cheby) {
+        (Kernel::Taylor, _) => {
+            let (tab, plan) = b.taylor.as_ref().ok_or_else(not_even)?;
+            let (h, run) = (T::from_f64(plan.h), plan.run);
+            launch!(dev, cfg, lomb::lomb_taylor::<LONG, T>(tab, out, start, step, h, run, s))
+        }
+        (Kernel::Cheby, Some(tab)) => {
+            launch!(dev, cfg, lomb::lomb_cheby::<LONG, T>(tab, out, start, step, s))
+        }
+        (Kernel::ChebyTab | Kernel::ChebyTabPipe, cheby) => {
+            let lo = b.lo.as_ref().ok_or_else(not_even)?;
+            let rot = rot()?;
+            match (cheby, kind == Kernel::ChebyTabPipe) {
+                (Some(tab), false) => launch!(
+                    dev,
+                    cfg,
+                    lomb::lomb_cheby_tab::<LONG, T>(tab, lo, out, start, step, s)
+                ),
+                (Some(tab), true) => launch!(
+                    dev,
+                    cfg,
+                    lomb::lomb_cheby_tabp::<LONG, T>(tab, lo, out, start, step, s)
+                ),
+                (None, false) => launch!(
+                    dev,
+                    cfg,
+                    lomb::lomb_rotate_tab::<LONG, T>(rot, lo, out, start, step, s)
+                ),
+                (None, true) => launch!(
+                    dev,
+                    cfg,
+                    lomb::lomb_rotate_tabp::<LONG, T>(rot, lo, out, start, step, s)
+                ),
             }
         }
-    };
+        _ => launch!(dev, cfg, lomb::lomb_rotate::<LONG, T>(rot()?, out, start, step, s)),
+    }
 }
 
-elem_impl!(
-    f32,
-    "f32",
-    runs(ROT_RUN_F32, CHEBY_RUN_F32, TAB_RUN_F32, BATCH_RUN_F32),
-    tol(TOL_F32),
-    taylor(TAYLOR_P_F32, TAYLOR_2TAU_MAX_F32),
-    phase(PLAIN_PHASE_MAX_F32, SPLIT_PHASE_MAX_F32),
-    direct(lomb_direct_f32, lomb_direct_long_f32),
-    bounds(lomb_bounds_f32, lomb_bounds_long_f32),
-    shared(lomb_shared_f32, lomb_shared_long_f32),
-    lean(lomb_lean_f32, lomb_lean_long_f32),
-    rotate(lomb_rotate_f32, lomb_rotate_long_f32),
-    cheby(lomb_cheby_f32, lomb_cheby_long_f32),
-    rtab(lomb_rotate_tab_f32, lomb_rotate_tab_long_f32),
-    ctab(lomb_cheby_tab_f32, lomb_cheby_tab_long_f32),
-    rtabp(lomb_rotate_tabp_f32, lomb_rotate_tabp_long_f32),
-    ctabp(lomb_cheby_tabp_f32, lomb_cheby_tabp_long_f32),
-    taylor(lomb_taylor_f32, lomb_taylor_long_f32),
-    general(lomb_gen_f32, lomb_gen_bounds_f32, lomb_taylor_gen_f32),
-    batch(lomb_batch_rotate_f32, lomb_batch_direct_f32)
-);
-elem_impl!(
-    f64,
-    "f64",
-    runs(ROT_RUN_F64, CHEBY_RUN_F64, TAB_RUN_F64, BATCH_RUN_F64),
-    tol(TOL_F64),
-    taylor(TAYLOR_P_F64, TAYLOR_2TAU_MAX_F64),
-    phase(PLAIN_PHASE_MAX_F64, f64::MAX),
-    direct(lomb_direct_f64, lomb_direct_long_f64),
-    bounds(lomb_bounds_f64, lomb_bounds_long_f64),
-    shared(lomb_shared_f64, lomb_shared_long_f64),
-    lean(lomb_lean_f64, lomb_lean_long_f64),
-    rotate(lomb_rotate_f64, lomb_rotate_long_f64),
-    cheby(lomb_cheby_f64, lomb_cheby_long_f64),
-    rtab(lomb_rotate_tab_f64, lomb_rotate_tab_long_f64),
-    ctab(lomb_cheby_tab_f64, lomb_cheby_tab_long_f64),
-    rtabp(lomb_rotate_tabp_f64, lomb_rotate_tabp_long_f64),
-    ctabp(lomb_cheby_tabp_f64, lomb_cheby_tabp_long_f64),
-    taylor(lomb_taylor_f64, lomb_taylor_long_f64),
-    general(lomb_gen_f64, lomb_gen_bounds_f64, lomb_taylor_gen_f64),
-    batch(lomb_batch_rotate_f64, lomb_batch_direct_f64)
-);
+/// Launches a floating-mean kernel (`Direct`, `Bounds` or `Taylor`).
+pub fn launch_gen<T: Elem>(
+    dev: &Device,
+    cfg: LaunchConfig,
+    kind: Kernel,
+    b: &mut GenBufs<T>,
+) -> Result<()> {
+    let (ws, ym, yy, sc, hh, fm, md) = (b.w_sum, b.y_mean, b.yy, b.scale, b.h, b.fit_mean, b.mode);
+    let (t, f, fl, out) = (&b.tab, &b.freqs, &b.freqs_lo, &mut b.out);
+    match kind {
+        Kernel::Taylor => {
+            let Some((start, step)) = b.grid else {
+                return Err(not_even());
+            };
+            let (tab, plan) = b.taylor.as_ref().ok_or_else(not_even)?;
+            let (start, step, h, run) = (T::from_f64(start), T::from_f64(step), T::from_f64(plan.h), plan.run);
+            launch!(
+                dev,
+                cfg,
+                lomb::lomb_taylor_gen::<T>(tab, out, start, step, h, run, ws, ym, yy, sc, fm, md)
+            )
+        }
+        Kernel::Bounds => launch!(
+            dev,
+            cfg,
+            lomb::lomb_gen_bounds::<T>(t, f, fl, out, ws, ym, yy, sc, hh, fm, md)
+        ),
+        Kernel::Direct => launch!(
+            dev,
+            cfg,
+            lomb::lomb_gen::<T>(t, f, fl, out, ws, ym, yy, sc, hh, fm, md)
+        ),
+        other => Err(Error::input(
+            "lomb-scargle variant",
+            format!("the floating-mean model has no {other:?} kernel"),
+        )),
+    }
+}
+
+/// Launches the batch kernel (rotation on an even grid, else direct).
+pub fn launch_batch<T: Elem>(dev: &Device, cfg: LaunchConfig, b: &mut BatchBufs<T>) -> Result<()> {
+    let (tab, off, cur, out) = (&b.tab, &b.offsets, &b.curves, &mut b.out);
+    let (fm, md) = (b.fit_mean, b.mode);
+    match (&b.freqs, b.grid) {
+        (Some((f, fl)), _) => launch!(
+            dev,
+            cfg,
+            lomb::lomb_batch_direct::<T>(tab, off, cur, f, fl, out, fm, md)
+        ),
+        (None, Some((start, step))) => {
+            let (start, step) = (T::from_f64(start), T::from_f64(step));
+            launch!(
+                dev,
+                cfg,
+                lomb::lomb_batch_rotate::<T>(tab, off, cur, out, start, step, fm, md)
+            )
+        }
+        (None, None) => Err(not_even()),
+    }
+}
 
 /// Whether a run of `T` on phases up to `phase` uses the `_long` kernels;
 /// an error where even those cannot hold the phase (f32 beyond

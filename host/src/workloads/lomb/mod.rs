@@ -10,11 +10,11 @@
 //! | `tables.rs` | the host-side plans and per-sample tables of the even-grid rungs |
 //! | `phase.rs` | long spans: centred times, split operands, phases modulo 2 pi, plain or `_long` kernels |
 //! | `model.rs` | the floating-mean model (astropy's options and normalizations), its preparation and CPU reference |
-//! | `launch.rs` | element types, device buffers, typed launchers (the only place a kernel name appears) |
+//! | `launch.rs` | element types, device buffers, typed launchers (the only place a kernel is named) |
 //! | `bufs.rs` | preparing one periodogram's buffers |
 //! | `general.rs` | the floating-mean model on the GPU: buffers, runs, checks |
 //! | `run.rs` | launch configurations, one run of a rung |
-//! | `ladder.rs` | the rungs and the launch shape |
+//! | `ladder.rs` | the rungs (and `--variant`'s parser) and the launch shape |
 //! | `check.rs` | accuracy against the reference, one rung's check, `sim_check` |
 //! | `batch.rs` | batches of curves: the batch, its buffers, the run, best periods |
 //! | `batch_io.rs` | reading a batch (`.npz` with offsets, or a folder of `.npy`) |
@@ -60,8 +60,11 @@ pub use input::{
     check_range, even_grid, linspace, material_freqs, material_samples, npy_f64, prepare,
     random_samples, validate,
 };
-pub use ladder::{Rung, Shape};
-pub use launch::{BatchBufs, Bufs, Elem, GenBufs, Kernel};
+pub use ladder::{REG_CAPS, Rung, Shape, VariantParser, variant_parser};
+pub use launch::{
+    BatchBufs, Bufs, Elem, Even, GenBufs, Kernel, launch_batch, launch_direct, launch_gen,
+    launch_recurrence,
+};
 pub use model::{General, Normalization, Prepared, prepare_general, reference_general};
 pub use phase::{Phases, centre, max_phase, mod_2pi, split};
 pub use run::{Layout, config, config_with, periodogram, periodogram_with, run_rung};

@@ -9,8 +9,8 @@ use crate::error::{Error, Result};
 use kernels_gpu::lomb::{NORM_LOG, NORM_MODEL, NORM_SCALE};
 use rayon::prelude::*;
 
-/// Astropy's normalizations.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Astropy's normalizations (`--normalization`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Normalization {
     /// `p / YY`: the fraction of the weighted variance the sinusoid explains.
     #[default]
@@ -24,24 +24,6 @@ pub enum Normalization {
     Psd,
 }
 
-impl std::str::FromStr for Normalization {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        Ok(match s {
-            "standard" => Normalization::Standard,
-            "model" => Normalization::Model,
-            "log" => Normalization::Log,
-            "psd" => Normalization::Psd,
-            _ => {
-                return Err(Error::input(
-                    "--normalization",
-                    format!("`{s}`; allowed: standard, model, log, psd"),
-                ));
-            }
-        })
-    }
-}
-
 impl Normalization {
     /// The kernels' mode (`kernels_gpu::lomb::NORM_*`).
     pub fn mode(&self) -> u32 {
@@ -51,14 +33,9 @@ impl Normalization {
             Normalization::Log => NORM_LOG,
         }
     }
-    /// Astropy's name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Normalization::Standard => "standard",
-            Normalization::Model => "model",
-            Normalization::Log => "log",
-            Normalization::Psd => "psd",
-        }
+    /// Astropy's name (the CLI's).
+    pub fn name(&self) -> String {
+        crate::cli::value_name(self)
     }
 }
 

@@ -3,11 +3,10 @@
 //! choice between the plain and the `_long` kernels
 //! (`kernels_gpu::lomb::phase` explains the device side).
 
-use crate::error::{Error, Result};
 use ptxlab_device::math::Real;
 
-/// Which kernels a run uses for its phases.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Which kernels a run uses for its phases (`--phases`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Phases {
     /// The plain kernels where `max |w| max |x - x0|` is at most the type's
     /// plain limit (`Elem::PLAIN_PHASE_MAX` (`launch.rs`)), the `_long` ones beyond.
@@ -17,22 +16,8 @@ pub enum Phases {
     /// beyond the plain limit).
     Plain,
     /// Always the `_long` kernels (split phases).
+    #[value(alias = "split")]
     Long,
-}
-
-impl std::str::FromStr for Phases {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "auto" => Ok(Phases::Auto),
-            "plain" => Ok(Phases::Plain),
-            "long" | "split" => Ok(Phases::Long),
-            _ => Err(Error::input(
-                "--phases",
-                format!("`{s}`; allowed: auto, plain, long"),
-            )),
-        }
-    }
 }
 
 /// The centre `x0 = (min + max) / 2` of the sample times and the centred

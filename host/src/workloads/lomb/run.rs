@@ -3,7 +3,7 @@
 
 use super::Options;
 use super::ladder::{Rung, Shape};
-use super::launch::{Bufs, Elem, Kernel, not_even};
+use super::launch::{Bufs, Elem, Kernel, launch_direct, not_even};
 use super::phase::Phases;
 use crate::error::{Error, Result};
 use crate::runtime::{Device, LaunchConfig, device::DeviceKind};
@@ -116,25 +116,14 @@ pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape
     match (rung, dev.kind()) {
         (Rung::Baseline, DeviceKind::Gpu(g)) => {
             // The first-call rung: the module is loaded again (PTX through
-            // the driver's JIT) before every launch, then waited for.
-            g.evict(
-                &crate::modules::KERNELS,
-                cfg.module,
-                T::kernel(Kernel::Direct, b.long),
-            )?;
-            T::launch_direct(dev, cfg, Kernel::Direct, b)?;
+            // the driver's JIT, on purpose) before every launch, then waited
+            // for.
+            let entry = Kernel::Direct.entry::<T>(b.long);
+            g.evict(&crate::modules::KERNELS, cfg.module, entry)?;
+            launch_direct(dev, cfg, Kernel::Direct, b)?;
             Ok(g.synchronize()?)
         }
-        (
-            Rung::Rotate
-            | Rung::RotateFast
-            | Rung::Cheby
-            | Rung::ChebyTab
-            | Rung::ChebyTabPipe
-            | Rung::Taylor,
-            _,
-        ) => T::launch_recurrence(dev, cfg, rung.kernel(), b),
-        (r, _) => T::launch_direct(dev, cfg, r.kernel(), b),
+        (r, _) => launch_direct(dev, cfg, r.kernel(), b),
     }
 }
 
