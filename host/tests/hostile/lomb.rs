@@ -425,11 +425,14 @@ fn lomb_scargle_models_batches_and_checks() {
         };
         with(
             &["--check", "most"],
-            &["--check", "`most`", "allowed: none, sample, full"],
+            &["invalid value 'most' for '--check", "possible values: none, sample, full"],
         );
         with(
             &["--normalization", "max"],
-            &["--normalization", "allowed: standard, model, log, psd"],
+            &[
+                "invalid value 'max' for '--normalization",
+                "possible values: standard, model, log, psd",
+            ],
         );
         with(
             &["--precenter", "--fit-mean"],
@@ -437,7 +440,11 @@ fn lomb_scargle_models_batches_and_checks() {
         );
         with(
             &["--phases", "wide"],
-            &["--phases", "allowed: auto, plain, long"],
+            &["invalid value 'wide' for '--phases", "possible values: auto, plain, long"],
+        );
+        with(
+            &["--phases", "lonng"],
+            &["invalid value 'lonng'", "a similar value exists: 'long'"],
         );
         with(&["--top", "0"], &["--top", "allowed 1..=1000"]);
         with(
