@@ -58,9 +58,9 @@ pub mod warp;
 pub mod wgmma;
 
 pub use mem::{DeviceSlice, DeviceSliceMut};
-#[doc(hidden)]
-pub use ptxlab_macros::__launch;
 pub use ptxlab_macros::kernel;
+#[doc(hidden)]
+pub use ptxlab_macros::{__entry, __launch};
 pub use shared::SharedSlice;
 pub use thread::Dim3;
 
