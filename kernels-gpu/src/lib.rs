@@ -32,8 +32,8 @@ macro_rules! portable {
 }
 
 portable!(
-    demo, diffusion, fusion, histogram, lomb, matmul, montecarlo, multigrid, poisson, reduce,
-    tensor, vector,
+    demo, diffusion, fusion, histogram, lomb, mathcheck, matmul, montecarlo, multigrid, poisson,
+    reduce, tensor, vector,
 );
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
