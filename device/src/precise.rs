@@ -947,3 +947,6 @@ pub fn ln_f32(x: f32) -> f32 {
 pub trait Ln: Real {}
 
 impl<T: Real> Ln for T {}
+
+#[cfg(test)]
+mod tests;

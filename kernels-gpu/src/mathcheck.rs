@@ -2,8 +2,8 @@
 //! error on the GPU (`ptxlab math-accuracy`, `docs/math.md`).
 //!
 //! `out[i] = f(x[i], y[i])` for the function numbered `func` in [`NAMES`]
-//! (`y` is read only by `powf`, `powi` and `hypot`; `powi` takes
-//! `y[i] as i32`). The kernel calls the methods a kernel writer calls,
+//! (`y` is read only by `powf` and `hypot`; `powi` reads its exponent from
+//! `n`, so the f32 kernel has no f64 instruction at all). The kernel calls the methods a kernel writer calls,
 //! `x.exp()`, `x.powf(y)`: on the GPU they are `ptxlab_device::precise`'s
 //! pure-Rust code, on the simulator the host's `std` functions, so the same
 //! launch measures both.
@@ -24,10 +24,10 @@ pub const NAMES: [&str; 20] = [
     "hypot", "sinh", "cosh", "tanh", "asin", "acos", "atan", "erf", "erfc",
 ];
 
-/// `f(x, y)` for the function numbered `func` in [`NAMES`]; NaN for an
-/// unknown number.
+/// `f(x, y)` (or `x^n`) for the function numbered `func` in [`NAMES`]; NaN
+/// for an unknown number.
 #[inline(always)]
-pub fn apply<T: Real>(func: u32, x: T, y: T) -> T {
+pub fn apply<T: Real>(func: u32, x: T, y: T, n: i32) -> T {
     match func {
         0 => x.exp(),
         1 => x.exp2(),
@@ -38,7 +38,7 @@ pub fn apply<T: Real>(func: u32, x: T, y: T) -> T {
         6 => x.log10(),
         7 => x.ln_1p(),
         8 => x.powf(y),
-        9 => x.powi(y.to_f64() as i32),
+        9 => x.powi(n),
         10 => x.cbrt(),
         11 => x.hypot(y),
         12 => x.sinh(),
@@ -54,24 +54,43 @@ pub fn apply<T: Real>(func: u32, x: T, y: T) -> T {
 }
 
 #[inline(always)]
-fn eval<T: Real>(func: u32, x: DeviceSlice<T>, y: DeviceSlice<T>, out: DeviceSliceMut<T>) {
+fn eval<T: Real>(
+    func: u32,
+    x: DeviceSlice<T>,
+    y: DeviceSlice<T>,
+    n: DeviceSlice<i32>,
+    out: DeviceSliceMut<T>,
+) {
     for i in thread::grid_stride(out.len()) {
-        out.set(i, apply(func, x.get(i), y.get(i)));
+        out.set(i, apply(func, x.get(i), y.get(i), n.get(i)));
     }
 }
 
-/// `out[i] = f(x[i], y[i])` in f32, `f` = `NAMES[func]`.
+/// `out[i] = f(x[i], y[i])` (`powi`: `x[i]^n[i]`) in f32, `f` =
+/// `NAMES[func]`.
 ///
 /// Thread mapping: a grid-stride loop over `i`, one element per step.
 #[kernel(launch_bounds(256))]
-pub fn math_eval_f32(func: u32, x: DeviceSlice<f32>, y: DeviceSlice<f32>, out: DeviceSliceMut<f32>) {
-    eval(func, x, y, out);
+pub fn math_eval_f32(
+    func: u32,
+    x: DeviceSlice<f32>,
+    y: DeviceSlice<f32>,
+    n: DeviceSlice<i32>,
+    out: DeviceSliceMut<f32>,
+) {
+    eval(func, x, y, n, out);
 }
 
 /// `out[i] = f(x[i], y[i])` in f64 (see [`math_eval_f32`]).
 #[kernel(launch_bounds(256))]
-pub fn math_eval_f64(func: u32, x: DeviceSlice<f64>, y: DeviceSlice<f64>, out: DeviceSliceMut<f64>) {
-    eval(func, x, y, out);
+pub fn math_eval_f64(
+    func: u32,
+    x: DeviceSlice<f64>,
+    y: DeviceSlice<f64>,
+    n: DeviceSlice<i32>,
+    out: DeviceSliceMut<f64>,
+) {
+    eval(func, x, y, n, out);
 }
 
 #[cfg(test)]
@@ -108,8 +127,8 @@ mod tests {
                 "erfc" => Real::erfc(x),
                 _ => panic!("{name} has no reference here"),
             };
-            assert_eq!(apply(i as u32, x, y).to_bits(), want.to_bits(), "{name} (number {i})");
+            assert_eq!(apply(i as u32, x, y, 2).to_bits(), want.to_bits(), "{name} (number {i})");
         }
-        assert!(apply(NAMES.len() as u32, x, y).is_nan());
+        assert!(apply(NAMES.len() as u32, x, y, 2).is_nan());
     }
 }

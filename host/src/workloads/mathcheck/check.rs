@@ -87,16 +87,17 @@ pub fn measure<T: MathElem>(
     })?;
     let xs: Vec<T> = pts.iter().map(|p| T::from_f64(p.0)).collect();
     let ys: Vec<T> = pts.iter().map(|p| T::from_f64(p.1)).collect();
-    let cpu: Vec<f64> = xs
-        .par_iter()
-        .zip(ys.par_iter())
-        .map(|(x, y)| f(*x, *y).to_f64())
+    // powi's exponent: an i32 the points hold exactly in y.
+    let ns: Vec<i32> = pts.iter().map(|p| p.1 as i32).collect();
+    let cpu: Vec<f64> = (0..pts.len())
+        .into_par_iter()
+        .map(|i| f(xs[i], ys[i], ns[i]).to_f64())
         .collect();
     let (device, differ) = match dev {
         Some(dev) => {
-            let (bx, by) = (dev.upload(&xs)?, dev.upload(&ys)?);
+            let (bx, by, bn) = (dev.upload(&xs)?, dev.upload(&ys)?, dev.upload(&ns)?);
             let mut out = dev.alloc_filled(pts.len(), T::from_f64(f64::NAN))?;
-            eval(dev, func.name, &bx, &by, &mut out)?;
+            eval(dev, func.name, &bx, &by, &bn, &mut out)?;
             let got: Vec<f64> = dev.download(&out)?.iter().map(|v| v.to_f64()).collect();
             let differ = got
                 .iter()
@@ -149,10 +150,15 @@ pub fn measure_all(
 }
 
 /// The largest error the pure-Rust code may have, in ulps, per function
-/// and type: what the tests assert and `docs/math.md` states.
+/// and type: what the tests assert (on the CPU, and on the GPU, where the
+/// results are the same bits).
 pub fn bound(func: Func, ty: Ty) -> f64 {
-    let _ = (func, ty);
-    2.0
+    // Measured (1e6 points per function, docs/math.md): below 0.9 ulp
+    // everywhere except these, which reach 0.99 to 1.0.
+    match (func.name, ty) {
+        ("exp_m1", Ty::F32) | ("ln", Ty::F32) | ("powf", _) | ("powi", _) => 1.5,
+        _ => 1.0,
+    }
 }
 
 /// Every function on the simulator, 4099 points per type (special values

@@ -117,9 +117,9 @@ fn pow2_128(e: i32) -> f128 {
 /// at `want` (the spacing of that type's numbers around `want`, the
 /// subnormal spacing below the normal range). 0 when `got` is `want`
 /// rounded (including signed zeros and infinities); infinite when
-/// `got` is NaN and `want` is not, or the reverse, or when one of them is
-/// infinite and the other is not `want` rounded; for a NaN reference, 0 if
-/// `got` is NaN.
+/// `got` is NaN and `want` is not, or the reverse, or when `got` or `want`
+/// rounded is infinite and the other is not (a missed or a spurious
+/// overflow); for a NaN reference, 0 if `got` is NaN.
 pub fn ulp_error(ty: Ty, got: f64, want: f128) -> f64 {
     if want.is_nan() || got.is_nan() {
         return if want.is_nan() && got.is_nan() {
@@ -137,7 +137,7 @@ pub fn ulp_error(ty: Ty, got: f64, want: f128) -> f64 {
         // smallest subnormal, visible but not a failure of accuracy.
         return 0.5;
     }
-    if got.is_infinite() || want.is_infinite() {
+    if got.is_infinite() || rounded.is_infinite() {
         return f64::INFINITY;
     }
     let a = want.abs();
@@ -332,12 +332,18 @@ pub fn points(f: Func, ty: Ty, n: usize, seed: u64) -> Vec<(f64, f64)> {
                 };
                 if int {
                     // An integer the type holds (and, for powi, an i32).
-                    let lim = match (f.name, ty) {
-                        ("powi", Ty::F32) => 2_147_483_520.0,
-                        ("powi", Ty::F64) => 2_147_483_647.0,
-                        _ => 2f64.powi(ty.precision()),
+                    // powi's exponent is an i32 (passed as such to the
+                    // kernel); powf's an integer the type holds.
+                    let powi = f.name == "powi";
+                    let lim = if powi {
+                        2_147_483_647.0
+                    } else {
+                        2f64.powi(ty.precision())
                     };
-                    y = ty.round(y.round().clamp(-lim, lim) as f128);
+                    y = y.round().clamp(-lim, lim);
+                    if !powi {
+                        y = ty.round(y as f128);
+                    }
                     if y == 0.0 {
                         y = (r.next_u64() % 64) as f64 - 32.0;
                     }
@@ -465,11 +471,18 @@ pub fn specials(f: Func, ty: Ty) -> Vec<(f64, f64)> {
         _ => &[],
     };
     if f.binary {
-        v = v.into_iter().map(|(x, _)| (x, 1.5)).collect();
-        v.extend(
-            two.iter()
-                .map(|&(x, y)| (ty.round(x as f128), ty.round(y as f128))),
-        );
+        // The unary special values as the first argument, against a few
+        // second arguments (powi: odd and even, both signs).
+        let seconds: &[f64] = match f.name {
+            "powi" => &[3.0, -3.0, 2.0, -2.0],
+            "powf" => &[1.5, -2.0, 3.0, 0.5],
+            _ => &[1.5, 0.0],
+        };
+        v = v
+            .iter()
+            .flat_map(|&(x, _)| seconds.iter().map(move |&y| (x, y)))
+            .collect();
+        v.extend(two.iter().copied());
         if f.name == "powf" {
             v.extend([
                 (2.0, inf),
@@ -483,16 +496,25 @@ pub fn specials(f: Func, ty: Ty) -> Vec<(f64, f64)> {
             ]);
         }
         if f.name == "powi" {
-            // powi's exponent must be an integer that fits an i32.
+            // powi's exponent is an i32.
             v.retain(|&(_, y)| y == y.trunc() && y.abs() <= 2_147_483_647.0);
             v.extend([
                 (1.0000001, 2_000_000_000.0),
                 (0.9999999, -2_000_000_000.0),
                 (-1.0, -2_147_483_648.0),
+                (-1.0, 2_147_483_647.0),
+                (1.0000001, 123_456_789.0),
             ]);
         }
     }
+    // Exact in the type (powi's exponent is an i32, exact in f64).
+    let powi = f.name == "powi";
     v.into_iter()
-        .map(|(x, y)| (ty.round(x as f128), ty.round(y as f128)))
+        .map(|(x, y)| {
+            (
+                ty.round(x as f128),
+                if powi { y } else { ty.round(y as f128) },
+            )
+        })
         .collect()
 }
