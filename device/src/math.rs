@@ -29,6 +29,27 @@
 use core::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 
 /// Real numbers a kernel can be generic over: `f32` and `f64`.
+///
+/// ```
+/// use ptxlab_device::math::Real;
+///
+/// /// A numerically safe softmax, written once for f32 and f64.
+/// fn softmax<T: Real>(x: &[T], y: &mut [T]) {
+///     let m = x.iter().fold(x[0], |m, v| m.max(*v));
+///     let mut sum = T::ZERO;
+///     for (yi, xi) in y.iter_mut().zip(x) {
+///         *yi = (*xi - m).exp();
+///         sum += *yi;
+///     }
+///     for yi in y.iter_mut() {
+///         *yi = *yi / sum;
+///     }
+/// }
+///
+/// let mut y = [0.0f32; 3];
+/// softmax(&[1.0f32, 2.0, 3.0], &mut y);
+/// assert!((y[2] - 0.665_240_9).abs() < 1e-6);
+/// ```
 pub trait Real:
     Copy
     + PartialOrd
