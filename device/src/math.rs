@@ -199,8 +199,8 @@ macro_rules! real_impl {
             real_fn!(ln_1p(x), crate::precise::log::ln_1p(x), std::primitive::$t::ln_1p(x));
             real_fn!(powf(x, y: Self), crate::precise::pow::powf(x, y), std::primitive::$t::powf(x, y));
             // Not std's powi: it multiplies repeatedly, and its error grows
-            // with |n| (4.8e14 ulps at n = -1.7e9 in f64, docs/math.md); the
-            // C library's pow, in f64 so that any i32 is exact.
+            // with |n| (docs/math.md measures it); the C library's pow, in
+            // f64 so that any i32 is exact.
             real_fn!(powi(x, n: i32), crate::precise::pow::powi(x, n), std::primitive::f64::powf(x as f64, n as f64) as $t);
             real_fn!(cbrt(x), crate::precise::root::cbrt(x), std::primitive::$t::cbrt(x));
             real_fn!(hypot(x, o: Self), crate::precise::root::hypot(x, o), std::primitive::$t::hypot(x, o));
