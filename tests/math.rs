@@ -105,6 +105,27 @@ fn bad_input_is_rejected_with_the_allowed_values() {
 }
 
 #[test]
+fn cli_arguments_are_checked() {
+    use mathcheck::{Args, Backend, Precision, cli};
+    let args = |points, backend, with_sim| Args {
+        backend,
+        with_sim,
+        points,
+        precision: Precision::F32,
+        functions: vec!["exp".into()],
+        seed: 1,
+        out: None,
+    };
+    let e = cli(&args(10, Backend::Cpu, false)).unwrap_err().to_string();
+    assert!(e.contains("--points") && e.contains("64"), "{e}");
+    let e = cli(&args(1000, Backend::Sim, true))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--with-sim") && e.contains("gpu"), "{e}");
+    cli(&args(1000, Backend::Cpu, false)).unwrap();
+}
+
+#[test]
 fn math_kernel_ptx_has_no_local_memory_or_calls() {
     // The functions inline into the kernel as straight-line code on
     // registers: no stack frame (local memory), no call.

@@ -68,6 +68,12 @@ pub fn cli(args: &Args) -> Result<()> {
             format!("{}; allowed: 64 to {MAX_POINTS}", args.points),
         ));
     }
+    if args.with_sim && args.backend != Backend::Gpu {
+        return Err(Error::input(
+            "--with-sim",
+            "only with --backend gpu (--backend sim runs the simulator alone)",
+        ));
+    }
     let types: &[Ty] = match args.precision {
         Precision::F32 => &[Ty::F32],
         Precision::F64 => &[Ty::F64],
@@ -78,12 +84,6 @@ pub fn cli(args: &Args) -> Result<()> {
         Backend::Sim => (Some(Device::sim()), "simulator (host std)"),
         Backend::Cpu => (None, "-"),
     };
-    if args.with_sim && args.backend != Backend::Gpu {
-        return Err(Error::input(
-            "--with-sim",
-            "only with --backend gpu (--backend sim runs the simulator alone)",
-        ));
-    }
     let gpu = dev.as_ref().and_then(|d| d.as_gpu());
     let env = crate::report::Environment::collect(gpu);
     let t = std::time::Instant::now();
