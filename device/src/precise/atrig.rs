@@ -20,7 +20,7 @@ use super::fp::{Fp, dd_div, fast_two_sum};
 /// `atan x`, odd, `±pi/2` at `±inf`.
 #[inline(always)]
 pub(crate) fn atan<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let a = x.abs();
@@ -71,7 +71,7 @@ fn asin_sqrt<T: Fp>(w: T) -> (T, T) {
 /// `asin x`, odd; NaN outside `[-1, 1]`.
 #[inline(always)]
 pub(crate) fn asin<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let a = x.abs();
@@ -92,7 +92,7 @@ pub(crate) fn asin<T: Fp>(x: T) -> T {
 /// `acos x`; NaN outside `[-1, 1]`.
 #[inline(always)]
 pub(crate) fn acos<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let a = x.abs();

@@ -55,7 +55,7 @@ fn erfc_big<T: Fp>(x: T) -> T {
 /// `erf x`, odd, `±1` beyond `ERF_ONE`.
 #[inline(always)]
 pub(crate) fn erf<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let a = x.abs();
@@ -74,7 +74,7 @@ pub(crate) fn erf<T: Fp>(x: T) -> T {
 /// the subnormals) and 2 in the left.
 #[inline(always)]
 pub(crate) fn erfc<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let a = x.abs();

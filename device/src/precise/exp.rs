@@ -48,7 +48,7 @@ fn expm1_pair<T: Fp>(k: i32, h: T, l: T) -> (T, T) {
 /// `e^x`.
 #[inline(always)]
 pub(crate) fn exp<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let x = x.max(-T::EXP_CLAMP).min(T::EXP_CLAMP);
@@ -60,7 +60,7 @@ pub(crate) fn exp<T: Fp>(x: T) -> T {
 /// product kept as a pair.
 #[inline(always)]
 pub(crate) fn exp2<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let x = x.max(-T::EXP2_CLAMP).min(T::EXP2_CLAMP);
@@ -75,7 +75,7 @@ pub(crate) fn exp2<T: Fp>(x: T) -> T {
 /// `10^f = e^(f ln 10)` with the product kept as a pair.
 #[inline(always)]
 pub(crate) fn exp10<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let x = x.max(-T::EXP10_CLAMP).min(T::EXP10_CLAMP);
@@ -91,7 +91,7 @@ pub(crate) fn exp10<T: Fp>(x: T) -> T {
 /// `e^x - 1`, accurate near 0: the pair `2^k (h + l) - 1`, rounded once.
 #[inline(always)]
 pub(crate) fn exp_m1<T: Fp>(x: T) -> T {
-    if x != x || x == T::ZERO {
+    if x.is_nan() || x == T::ZERO {
         return x + x;
     }
     if x > T::EXPM1_BIG {
@@ -123,7 +123,7 @@ fn half_exp<T: Fp>(a: T) -> T {
 /// cancellation near 0), `e^|x| / 2` beyond `HYP_BIG`.
 #[inline(always)]
 pub(crate) fn sinh<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let a = x.abs();
@@ -143,7 +143,7 @@ pub(crate) fn sinh<T: Fp>(x: T) -> T {
 /// `e^|x| / 2` beyond `HYP_BIG`.
 #[inline(always)]
 pub(crate) fn cosh<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let a = x.abs();
@@ -164,7 +164,7 @@ pub(crate) fn cosh<T: Fp>(x: T) -> T {
 /// `TANH_ONE`.
 #[inline(always)]
 pub(crate) fn tanh<T: Fp>(x: T) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let a = x.abs();

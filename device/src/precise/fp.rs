@@ -128,6 +128,8 @@ pub(crate) trait Fp: Real {
     fn copysign(self, s: Self) -> Self;
     /// The sign bit.
     fn sign_bit(self) -> bool;
+    /// `true` for NaN.
+    fn is_nan(self) -> bool;
     /// `(is an integer, is an odd integer)` for finite `self`.
     fn int_class(self) -> (bool, bool);
     /// `n` as a pair `hi + lo` (exact).
@@ -199,6 +201,10 @@ macro_rules! fp_bits {
             <$t>::from_bits((self.to_bits() & !SIGN) | (s.to_bits() & SIGN))
         }
         #[inline(always)]
+        fn is_nan(self) -> bool {
+            <$t>::is_nan(self)
+        }
+        #[inline(always)]
         fn sign_bit(self) -> bool {
             self.to_bits() >> (<$u>::BITS - 1) != 0
         }
@@ -234,15 +240,15 @@ impl Fp for f64 {
     const LN2_LO: f64 = 5.497923018708371e-14;
     const LOG10_2_HI: f64 = 3.0102999566395283e-1;
     const LOG10_2_LO: f64 = 2.8363394551044964e-14;
-    const LOG2E: f64 = 1.4426950408889634;
-    const LOG2_10: f64 = 3.321928094887362;
-    const LN2: (f64, f64) = (6.931471805599453e-1, 2.3190468138462996e-17);
-    const LN10: (f64, f64) = (2.302585092994046, -2.1707562233822494e-16);
-    const INV_LN2: (f64, f64) = (1.4426950408889634, 2.0355273740931033e-17);
-    const INV_LN10: (f64, f64) = (4.342944819032518e-1, 1.098319650216765e-17);
-    const PI: (f64, f64) = (3.141592653589793, 1.2246467991473532e-16);
-    const PI_2: (f64, f64) = (1.5707963267948966, 6.123233995736766e-17);
-    const PI_4: (f64, f64) = (7.853981633974483e-1, 3.061616997868383e-17);
+    const LOG2E: f64 = core::f64::consts::LOG2_E;
+    const LOG2_10: f64 = core::f64::consts::LOG2_10;
+    const LN2: (f64, f64) = (core::f64::consts::LN_2, 2.3190468138462996e-17);
+    const LN10: (f64, f64) = (core::f64::consts::LN_10, -2.1707562233822494e-16);
+    const INV_LN2: (f64, f64) = (core::f64::consts::LOG2_E, 2.0355273740931033e-17);
+    const INV_LN10: (f64, f64) = (core::f64::consts::LOG10_E, 1.098319650216765e-17);
+    const PI: (f64, f64) = (core::f64::consts::PI, 1.2246467991473532e-16);
+    const PI_2: (f64, f64) = (core::f64::consts::FRAC_PI_2, 6.123233995736766e-17);
+    const PI_4: (f64, f64) = (core::f64::consts::FRAC_PI_4, 3.061616997868383e-17);
     const TWO_THIRDS: (f64, f64) = (6.666666666666666e-1, 3.700743415417188e-17);
     const TAN_PI_8: f64 = 4.1421356237309503e-1;
     const CBRT2: f64 = 1.2599210498948732;
@@ -359,15 +365,15 @@ impl Fp for f32 {
     const LN2_LO: f32 = 1.4286068e-6;
     const LOG10_2_HI: f32 = 3.0103302e-1;
     const LOG10_2_LO: f32 = -3.0243555e-6;
-    const LOG2E: f32 = 1.442695;
-    const LOG2_10: f32 = 3.321928;
-    const LN2: (f32, f32) = (6.931472e-1, -1.9046542e-9);
-    const LN10: (f32, f32) = (2.3025851, -3.1975436e-8);
-    const INV_LN2: (f32, f32) = (1.442695, 1.925963e-8);
-    const INV_LN10: (f32, f32) = (4.342945e-1, -1.010305e-8);
-    const PI: (f32, f32) = (3.1415927, -8.742278e-8);
-    const PI_2: (f32, f32) = (1.5707964, -4.371139e-8);
-    const PI_4: (f32, f32) = (7.853982e-1, -2.1855694e-8);
+    const LOG2E: f32 = core::f32::consts::LOG2_E;
+    const LOG2_10: f32 = core::f32::consts::LOG2_10;
+    const LN2: (f32, f32) = (core::f32::consts::LN_2, -1.9046542e-9);
+    const LN10: (f32, f32) = (core::f32::consts::LN_10, -3.1975436e-8);
+    const INV_LN2: (f32, f32) = (core::f32::consts::LOG2_E, 1.925963e-8);
+    const INV_LN10: (f32, f32) = (core::f32::consts::LOG10_E, -1.010305e-8);
+    const PI: (f32, f32) = (core::f32::consts::PI, -8.742278e-8);
+    const PI_2: (f32, f32) = (core::f32::consts::FRAC_PI_2, -4.371139e-8);
+    const PI_4: (f32, f32) = (core::f32::consts::FRAC_PI_4, -2.1855694e-8);
     const TWO_THIRDS: (f32, f32) = (6.666667e-1, -1.9868216e-8);
     const TAN_PI_8: f32 = 4.1421357e-1;
     const CBRT2: f32 = 1.2599211;

@@ -95,7 +95,7 @@ pub(crate) fn log10<T: Fp>(x: T) -> T {
 /// e/u` to within `(e/u)^2`, below 2^-2p.
 #[inline(always)]
 pub(crate) fn ln_1p<T: Fp>(x: T) -> T {
-    if x != x || x == T::ZERO || x == T::INF {
+    if x.is_nan() || x == T::ZERO || x == T::INF {
         return x + x;
     }
     if x <= -T::ONE {

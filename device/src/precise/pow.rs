@@ -23,7 +23,7 @@ pub(crate) fn powf<T: Fp>(x: T, y: T) -> T {
     if y == T::ZERO || x == T::ONE {
         return T::ONE;
     }
-    if x != x || y != y {
+    if x.is_nan() || y.is_nan() {
         return x + y;
     }
     if y.abs() == T::INF {
@@ -59,7 +59,7 @@ pub(crate) fn powi<T: Fp>(x: T, n: i32) -> T {
 /// given.
 #[inline(always)]
 fn pow_finite<T: Fp>(x: T, yh: T, yl: T, int: bool, odd: bool) -> T {
-    if x != x {
+    if x.is_nan() {
         return x + x;
     }
     let ax = x.abs();
@@ -76,7 +76,7 @@ fn pow_finite<T: Fp>(x: T, yh: T, yl: T, int: bool, odd: bool) -> T {
         let (sh, sl) = two_sum(kf * T::LN2_HI, h);
         let sl = sl + kf.mul_add(T::LN2_LO, l);
         let ph = yh * sh;
-        if !(ph.abs() <= T::EXP_CLAMP) {
+        if ph.abs() > T::EXP_CLAMP {
             // Far beyond the overflow or underflow threshold (or y ln|x|
             // overflowed itself).
             if ph > T::ZERO { T::INF } else { T::ZERO }

@@ -18,7 +18,7 @@ use super::fp::{Fp, fast_two_sum, mul_pow2, two_prod};
 /// `cbrt x`; `cbrt(-x) = -cbrt(x)`; exact for perfect cubes of moderate size.
 #[inline(always)]
 pub(crate) fn cbrt<T: Fp>(x: T) -> T {
-    if x == T::ZERO || !(x.abs() < T::INF) {
+    if x == T::ZERO || !x.is_finite() {
         return x + x;
     }
     let (e, m) = x.abs().frexp1();
@@ -48,7 +48,7 @@ pub(crate) fn hypot<T: Fp>(x: T, y: T) -> T {
     if ax == T::INF || ay == T::INF {
         return T::INF;
     }
-    if ax != ax || ay != ay {
+    if ax.is_nan() || ay.is_nan() {
         return ax + ay;
     }
     let (a, b) = if ax >= ay { (ax, ay) } else { (ay, ax) };

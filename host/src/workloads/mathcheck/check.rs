@@ -163,15 +163,17 @@ pub fn bound(func: Func, ty: Ty) -> f64 {
 
 /// Every function on the simulator, 4099 points per type (special values
 /// included): the kernel runs (the host's `std` functions there), and
-/// its results must be within 4 ulps of the reference, the special values
-/// exact. The pure-Rust code is held to [`bound`] on the same points.
+/// its results must be within 16 ulps of the reference (the C library's
+/// own errors reach 3.3 ulps, `docs/math.md`; a wrong function or a wrong
+/// argument is off by far more), the special values exact. The pure-Rust
+/// code is held to [`bound`] on the same points.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     let all = measure_all(Some(&dev), &[], &[Ty::F32, Ty::F64], 4099, 7)?;
     let mut bad = Vec::new();
     for m in &all {
         let d = m.device.expect("measured on the simulator");
-        if !(d.ulp <= 4.0) {
+        if !(d.ulp <= 16.0) {
             bad.push(format!(
                 "{} {} on the simulator: {} ulps at ({:e}, {:e}): {:e} instead of {:e}",
                 m.func.name,

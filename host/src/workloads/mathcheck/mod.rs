@@ -6,7 +6,7 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `reference.rs` | [`funcs`], the binary128 [`reference`], [`ulp_error`], the test [`points`] |
+//! | `reference.rs` | [`funcs`], the binary128 [`reference()`], [`ulp_error`], the test [`points`] |
 //! | `launch.rs` | [`MathElem`] and [`eval`]: the `math_eval` launcher, the pure-Rust functions per type |
 //! | `check.rs` | [`measure`], [`measure_all`], [`table`], [`sim_check`] |
 //! | `cli.rs` | `ptxlab math-accuracy` |

@@ -46,7 +46,7 @@ pub fn reference(f: Func, x: f64, y: f64) -> f128 {
     match f.name {
         "exp" => x.exp(),
         "exp2" => x.exp2(),
-        "exp10" => (10.0 as f128).powf(x),
+        "exp10" => 10.0_f128.powf(x),
         "exp_m1" => x.exp_m1(),
         "ln" => x.ln(),
         "log2" => x.log2(),
