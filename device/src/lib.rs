@@ -38,6 +38,7 @@
 )]
 #![feature(core_intrinsics)]
 #![cfg_attr(test, feature(f16))]
+#![cfg_attr(not(target_arch = "nvptx64"), feature(float_erf))]
 #![allow(internal_features)]
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -12,6 +12,7 @@
 //!   (it needs nothing from the workloads);
 //! * [`cli`]: the option checks every `ptxlab` subcommand shares;
 //! * [`npy`], [`rng`]: `.npy` files and reproducible inputs.
+#![feature(f128)]
 #![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]

@@ -8,7 +8,7 @@
 
 use clap::{Parser, Subcommand};
 
-use ptxlab::workloads::{diffusion, fusion, lomb, matmul, poisson, primitives, vector};
+use ptxlab::workloads::{diffusion, fusion, lomb, mathcheck, matmul, poisson, primitives, vector};
 
 mod bench;
 mod sim_bench;
@@ -59,6 +59,8 @@ enum Cmd {
     LaunchOverhead(fusion::LaunchArgs),
     /// Speed of the CPU simulator: simulated GPU threads per second.
     SimBench(sim_bench::Args),
+    /// Error of the math functions (exp, powf, erf, ...) in ulps, on the GPU and the CPU.
+    MathAccuracy(mathcheck::Args),
 }
 
 /// Let a closed stdout (`cargo xtask inspect k | head`) end the process
@@ -111,6 +113,7 @@ fn main() {
         Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
         Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),
         Cmd::SimBench(a) => sim_bench::run(a),
+        Cmd::MathAccuracy(a) => mathcheck::cli(a).map_err(Into::into),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");
