@@ -47,7 +47,7 @@ impl Device {
         Self::sim_with(SimOptions::default())
     }
     /// The CPU simulator with these options (for example race detection
-    /// off: `SimOptions { race_check: false }`).
+    /// off: `SimOptions { race_check: false, ..SimOptions::default() }`).
     pub fn sim_with(options: SimOptions) -> Self {
         Self {
             kind: DeviceKind::Sim,

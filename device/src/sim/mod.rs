@@ -54,7 +54,7 @@
 //! barrier or a race comes back as a [`SimError`] instead of a corrupted
 //! result.
 
-// Bottom to top: each module imports only those above it in this list.
+mod asyncs;
 mod barrier;
 mod collective;
 mod coro;
@@ -66,12 +66,15 @@ mod sched;
 mod spec;
 mod warp;
 
+pub(crate) use asyncs::{
+    copy as async_copy, mbar as async_mbar, proxy_fence, tma as async_tma, wgmma as async_wgmma,
+};
 pub use collective::{sync_threads, warp_ballot, warp_exchange, warp_shuffle};
-pub use error::{Fault, Race, RaceAccess, SimError};
+pub use error::{AsyncHazard, Fault, Race, RaceAccess, SimError};
 pub use launch::{launch, launch_with, launched_kernels};
-pub(crate) use race::{global_access, shared_access};
+pub(crate) use race::{global_access, global_store, shared_access};
 pub use sched::{ThreadCtx, check_align, fail, shared_base, with_thread, yield_point};
 pub use spec::{
-    LaunchSpec, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SimOptions, race_check_default,
-    set_race_check,
+    LaunchSpec, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, Schedule, SimOptions, race_check_default,
+    schedule_default, set_race_check, set_schedule,
 };
