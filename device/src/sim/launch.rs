@@ -64,6 +64,7 @@ pub fn launch_with<F: Fn() + Sync>(
     kernel: F,
 ) -> Result<(), SimError> {
     lock(&LAUNCHED).insert(spec.kernel);
+    super::record::launched(spec.kernel);
     if let Err(detail) = validate(spec) {
         return Err(SimError {
             kernel: spec.kernel.to_string(),

@@ -62,6 +62,7 @@ mod error;
 mod launch;
 pub mod mem;
 mod race;
+mod record;
 mod sched;
 mod spec;
 mod warp;
@@ -73,6 +74,7 @@ pub use collective::{sync_threads, warp_ballot, warp_exchange, warp_shuffle};
 pub use error::{AsyncHazard, Fault, Race, RaceAccess, SimError};
 pub use launch::{launch, launch_with, launched_kernels};
 pub(crate) use race::{global_access, global_store, shared_access};
+pub use record::{Download, read_record, record_download, recording};
 pub use sched::{ThreadCtx, check_align, fail, shared_base, with_thread, yield_point};
 pub use spec::{
     LaunchSpec, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, Schedule, SimOptions, race_check_default,

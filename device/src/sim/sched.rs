@@ -405,14 +405,20 @@ impl<'l> Block<'l> {
                 site.map(|s| s.to_string()).unwrap_or_default()
             ));
         }
+        // One note per barrier and parity waited on (at most three), the
+        // ones that say what is wrong first.
+        let mut notes: Vec<(bool, (u32, u32), String)> = Vec::new();
         for f in waiting.iter() {
-            if let Wait::Mbar { site, addr, parity } = f.wait {
-                parts.push(asyncs::mbar::deadlock_note(
-                    self, f.rank, site, addr, parity,
-                ));
-                break;
+            if let Wait::Mbar { site, addr, parity } = f.wait
+                && !notes.iter().any(|n| n.1 == (addr, parity))
+            {
+                let note = asyncs::mbar::deadlock_note(self, f.rank, site, addr, parity);
+                let telling = note.contains("parity is wrong") || note.contains("missed phase");
+                notes.push((telling, (addr, parity), note));
             }
         }
+        notes.sort_by_key(|n| !n.0);
+        parts.extend(notes.into_iter().take(3).map(|n| n.2));
         for f in waiting.iter() {
             if let Wait::Wgmma { site, n } = f.wait {
                 parts.push(asyncs::wgmma::deadlock_note(self, f.rank, site, n));
@@ -440,9 +446,21 @@ impl<'l> Block<'l> {
         } else {
             "no thread can go on (a barrier or warp function that some threads never reach)"
         };
+        // The report's thread: the waiter of the first note.
         let first = waiting
             .iter()
-            .find(|f| matches!(f.wait, Wait::Mbar { .. } | Wait::Wgmma { .. }))
+            .find(|f| match f.wait {
+                Wait::Mbar { site, .. } => parts.first().is_some_and(|p| {
+                    p.contains(&std::format!("waits at {site}"))
+                        && p.contains(&std::format!("thread {}", self.thread_of(f.rank)))
+                }),
+                _ => false,
+            })
+            .or_else(|| {
+                waiting
+                    .iter()
+                    .find(|f| matches!(f.wait, Wait::Mbar { .. } | Wait::Wgmma { .. }))
+            })
             .map_or(first, |f| f.rank);
         (first, format!("{}; {why}", parts.join("; ")))
     }
@@ -659,6 +677,8 @@ pub(crate) fn run_worker(launch: &LaunchState<'_>, next: &AtomicU64) {
         block.sched.borrow_mut().fibers.resize(fibers.len(), IDLE);
         worker.block.set(&block);
         run_fibers(&block, &mut fibers, &mut idle, body);
+        // Copies nobody waited for still land (a TMA store's writes).
+        asyncs::land_due(&block, true);
         block.recycle();
     }
     worker.done.set(true);

@@ -92,8 +92,10 @@ pub(crate) fn check_target(
             }
         }
     }
-    if ch.readers > 0 {
-        let op = &st.ops[(ch.reader - 1) as usize];
+    if ch.readers > 0
+        && let Some(r) = super::reader_conflict(st, chunk as u32, rank)
+    {
+        let op = &st.ops[r as usize];
         return Some(hazard(b, op, overwrite_detail(b, st, op, off, rank)));
     }
     None

@@ -210,6 +210,22 @@ pub(crate) fn arrive(addr: u32, arrivals: u32, expect: u32, loc: &'static Locati
             m.tx += expect as i64;
             m.expect = Some((t.rank, loc, expect));
         }
+        if arrivals > m.pending && m.tx != 0 {
+            let (completed, tx) = (m.completed, m.tx);
+            let init = m.init_loc;
+            return Some(misuse(
+                b,
+                "mbarrier",
+                t.rank,
+                loc,
+                format!(
+                    "{what} on the mbarrier at shared byte {addr} (initialised at {init}) whose \
+                     phase {completed} has all its arrivals and still waits for {tx} transaction \
+                     bytes: an arrival for the next phase before this one completed (a stage \
+                     refilled before its last fill landed and was consumed)"
+                ),
+            ));
+        }
         if arrivals > m.pending {
             let (count, pending, completed) = (m.count, m.pending, m.completed);
             return Some(misuse(
@@ -450,13 +466,21 @@ pub(crate) fn deadlock_note(
             s += ")";
         }
     }
-    if seen + 1 < m.completed {
+    let c = m.completed;
+    if seen + 1 < c {
         s += &format!(
-            "; this thread has seen {seen} phases complete, so it missed phase {seen}: the \
-             barrier went two phases past it"
+            "; this thread has seen {seen} of its {c} completed phases, so it missed phase \
+             {seen}: the barrier went two phases past it (a stage refilled before this thread \
+             released or waited for it)"
         );
-    } else if (m.completed % 2) as u32 == parity & 1 && m.completed > 0 && seen >= m.completed {
-        s += "; this thread already saw that phase: the wait's parity is wrong";
+    } else if seen + 1 == c && (c % 2) as u32 == parity & 1 {
+        s += &format!(
+            "; this thread never waited for phase {} (parity {}) and now waits for phase {c} \
+             (parity {}): the wait's parity is wrong",
+            c - 1,
+            (c - 1) % 2,
+            parity & 1
+        );
     }
     if let Some((r, l, what)) = m.last {
         s += &format!(

@@ -58,10 +58,9 @@ pub(crate) struct Chunk {
     /// Index + 1 of the operation that writes (or last wrote) the chunk
     /// asynchronously; 0 for none.
     writer: u32,
-    /// Asynchronous reads in flight on the chunk.
+    /// Asynchronous reads in flight on the chunk (their operations are in
+    /// [`AsyncState::reading`]).
     readers: u32,
-    /// Index + 1 of the latest of them, for reports.
-    reader: u32,
 }
 
 /// An asynchronous operation of the block.
@@ -79,9 +78,6 @@ pub(crate) struct Op {
 pub(crate) struct Reads {
     /// The chunks read.
     pub(crate) chunks: Vec<u32>,
-    /// Threads whose wait has not yet covered it (`wgmma`: the threads of
-    /// the warpgroup; a TMA store: 1).
-    pub(crate) outstanding: u32,
     /// The issuing thread's group.
     pub(crate) group: u32,
     /// TMA loads whose data it reads (each reader must have seen their
@@ -183,6 +179,8 @@ pub(crate) struct AsyncState {
     pub(crate) tick: u64,
     /// The `wgmma` accumulator poison records (see [`wgmma`]).
     pub(crate) accs: Vec<wgmma::AccRecord>,
+    /// Operations with asynchronous reads in flight (`wgmma`, TMA stores).
+    pub(crate) reading: Vec<u32>,
 }
 
 impl AsyncState {
@@ -207,6 +205,7 @@ impl AsyncState {
         self.deferred.clear();
         self.tick = 0;
         self.accs.clear();
+        self.reading.clear();
     }
 
     /// A new operation; returns its index.
@@ -337,7 +336,7 @@ pub(crate) fn generic_access(
         }
         if ch.writer != 0 {
             let w = ch.writer - 1;
-            if let Some(f) = check_writer(b, &st, w, rank, off, write, "an access") {
+            if let Some(f) = check_writer(b, &st, w, rank, off, write, "") {
                 return Some(f);
             }
             if write {
@@ -346,8 +345,11 @@ pub(crate) fn generic_access(
                 st.clear_writer(c, w);
             }
         }
-        if write && ch.readers > 0 {
-            let op = &st.ops[(ch.reader - 1) as usize];
+        if write
+            && ch.readers > 0
+            && let Some(r) = reader_conflict(&st, c as u32, rank)
+        {
+            let op = &st.ops[r as usize];
             return Some(hazard(b, op, overwrite_detail(b, &st, op, off, rank)));
         }
     }
@@ -366,7 +368,12 @@ pub(crate) fn check_writer(
     access: &str,
 ) -> Option<Fault> {
     let op = &st.ops[w as usize];
-    let verb = if write { "written" } else { "read" };
+    let verb = match (write, access) {
+        (true, "") => String::from("written"),
+        (false, "") => String::from("read"),
+        (true, a) => format!("written ({a})"),
+        (false, a) => format!("read ({a})"),
+    };
     match &op.kind {
         OpKind::Copy { group, .. } => {
             let owner = &st.threads[op.rank as usize];
@@ -376,13 +383,16 @@ pub(crate) fn check_writer(
                 let newer = owner.committed - group - 1;
                 let waited = match owner.last_wait {
                     Some((l, n)) => format!(
-                        "; its last wait, wait_async_copies::<{n}>() at {l}, leaves {n} groups in flight"
+                        "; the thread's last wait, wait_async_copies::<{n}>() at {l}, leaves \
+                         {n} group{} in flight",
+                        if n == 1 { "" } else { "s" }
                     ),
-                    None => String::from("; it has not waited yet"),
+                    None => String::from("; the thread has not waited yet"),
                 };
                 format!(
-                    "{} groups were committed after it, so wait_async_copies::<N>() with N <= {newer} covers it{waited}",
-                    newer
+                    "{newer} newer group{} committed since, so a wait_async_copies with N <= \
+                     {newer} covers it{waited}",
+                    if newer == 1 { " was" } else { "s were" }
                 )
             };
             let then = if op.rank == rank {
@@ -394,9 +404,9 @@ pub(crate) fn check_writer(
                 b,
                 op,
                 format!(
-                    "shared memory byte {off} {verb} ({access}) while a cp.async copy into it is \
-                     still in flight: issued by {} at {} in group {group}, which no \
-                     wait_async_copies has covered yet: {how}; {then}",
+                    "shared memory byte {off} {verb} while a cp.async copy into it is still in \
+                     flight: issued by {} at {} in group {group}, which no wait_async_copies has \
+                     covered yet ({how}); {then}",
                     who(b, op.rank, rank),
                     op.loc
                 ),
@@ -409,8 +419,8 @@ pub(crate) fn check_writer(
                     b,
                     op,
                     format!(
-                        "shared memory byte {off} {verb} ({access}) while a TMA load into it is \
-                         still in flight: issued by {} at {}, completing on the mbarrier at \
+                        "shared memory byte {off} {verb} while a TMA load into it is still in \
+                         flight: issued by {} at {}, completing on the mbarrier at \
                          shared byte {} (phase {} in progress); wait for that phase first",
                         who(b, op.rank, rank),
                         op.loc,
@@ -422,8 +432,8 @@ pub(crate) fn check_writer(
                     b,
                     op,
                     format!(
-                        "shared memory byte {off} {verb} ({access}) before this thread waited for \
-                         the mbarrier phase that completes it: a TMA load issued by {} at {} \
+                        "shared memory byte {off} {verb} before this thread waited for the \
+                         mbarrier phase that completes it: a TMA load issued by {} at {} \
                          landed in phase {p} of the mbarrier at shared byte {}, and this thread \
                          has seen {} phases of it complete{}",
                         who(b, op.rank, rank),
@@ -440,6 +450,29 @@ pub(crate) fn check_writer(
     }
 }
 
+/// The asynchronous read in flight on `chunk` that a write by thread
+/// `rank` would overwrite: a TMA store not yet covered by its thread's
+/// `bulk_wait_group_read`, or a `wgmma` that this thread (in its
+/// warpgroup) has not waited for, or (outside it) that not every thread
+/// of its warpgroup has waited for.
+pub(crate) fn reader_conflict(st: &AsyncState, chunk: u32, rank: u32) -> Option<u32> {
+    st.reading.iter().copied().find(|&op| {
+        let o = &st.ops[op as usize];
+        let reads = match &o.kind {
+            OpKind::Wgmma { reads } => reads,
+            OpKind::TmaStore { reads, .. } => reads,
+            _ => return false,
+        };
+        if reads.chunks.binary_search(&chunk).is_err() {
+            return false;
+        }
+        match &o.kind {
+            OpKind::Wgmma { .. } => !wgmma::waited(st, o.rank, rank, op),
+            _ => true,
+        }
+    })
+}
+
 /// The report of a write to shared memory that asynchronous read `op`
 /// still reads.
 pub(crate) fn overwrite_detail(
@@ -452,12 +485,11 @@ pub(crate) fn overwrite_detail(
     match &op.kind {
         OpKind::Wgmma { reads } => format!(
             "shared memory byte {off} written while a wgmma still reads it as an operand: issued \
-             by {} at {} in its wgmma group {}, which {} thread(s) of the warpgroup have not \
-             yet waited for; wgmma_wait_group must cover it (and the stage be released) first",
+             by {} at {} in wgmma group {}, which no wgmma_wait_group has covered yet; wait for \
+             it (and release the stage) first",
             who(b, op.rank, rank),
             op.loc,
-            reads.group,
-            reads.outstanding
+            reads.group
         ),
         OpKind::TmaStore { reads, .. } => format!(
             "shared memory byte {off} written while a TMA store still reads it: issued by {} at \
@@ -549,20 +581,21 @@ pub(crate) fn land(b: &Block<'_>, i: u32) {
     b.asyncs.borrow_mut().deferred.retain(|&(op, _)| op != i);
 }
 
-/// Whether a new copy lands at its issue; otherwise it is deferred by a
-/// random number of block events (a random schedule only).
+/// Whether a new asynchronous copy is deferred (a random schedule only):
+/// one in four lands at its issue, one in four at the last moment (the wait
+/// that covers it, or when every thread would otherwise wait), the others
+/// after a random number (1 to 64) of the block's asynchronous events.
 pub(crate) fn defer(b: &Block<'_>, st: &mut AsyncState, op: u32) -> bool {
     let Some(r) = b.random() else {
         return false;
     };
-    match r % 4 {
-        0 => false,
-        _ => {
-            let at = st.tick + 1 + (r >> 8) % 24;
-            st.deferred.push((op, at));
-            true
-        }
-    }
+    let at = match r % 4 {
+        0 => return false,
+        1 => u64::MAX,
+        _ => st.tick + 1 + (r >> 8) % 64,
+    };
+    st.deferred.push((op, at));
+    true
 }
 
 /// `fence.proxy.async.shared::cta` by the current thread: its ordinary

@@ -258,14 +258,13 @@ pub(crate) fn check_async_read(
     Ok(sources)
 }
 
-/// Registers `reads` of op `op` on its chunks.
+/// Registers the reads of op `op` on `chunks` (sorted).
 pub(crate) fn add_readers(st: &mut AsyncState, op: u32, chunks: &[u32]) {
     for &c in chunks {
-        let ch = &mut st.chunks[c as usize];
-        ch.readers += 1;
-        ch.reader = op + 1;
+        st.chunks[c as usize].readers += 1;
     }
     st.ops[op as usize].refs += 1;
+    st.reading.push(op);
 }
 
 /// Releases the reads of op `op` on `chunks`.
@@ -274,6 +273,7 @@ pub(crate) fn drop_readers(st: &mut AsyncState, op: u32, chunks: &[u32]) {
         let ch = &mut st.chunks[c as usize];
         ch.readers = ch.readers.saturating_sub(1);
     }
+    st.reading.retain(|&r| r != op);
     st.unref(op);
 }
 
@@ -305,7 +305,6 @@ pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Loc
             OpKind::TmaStore {
                 reads: Reads {
                     chunks: Vec::new(),
-                    outstanding: 1,
                     group,
                     sources,
                 },

@@ -85,8 +85,10 @@ struct Record {
     n: u64,
     /// Its operation (the operand reads).
     op: u32,
-    /// Threads that have issued it, of `present`.
+    /// Threads that have issued it, and that have waited for it, of
+    /// `present`.
     issued: u32,
+    waited: u32,
     present: u32,
     /// Fibers waiting for the others to issue it.
     waiters: Vec<u32>,
@@ -160,7 +162,6 @@ pub(crate) fn begin(
                     OpKind::Wgmma {
                         reads: Reads {
                             chunks: Vec::new(),
-                            outstanding: present,
                             group,
                             sources,
                         },
@@ -176,6 +177,7 @@ pub(crate) fn begin(
                     n,
                     op,
                     issued: 0,
+                    waited: 0,
                     present,
                     waiters: Vec::new(),
                 });
@@ -318,9 +320,11 @@ pub(crate) fn wait(n: u32, loc: &'static Location<'static>) {
     sched::maybe_preempt();
 }
 
-/// Retires the thread's instructions of groups below `limit`, releasing
-/// the operands of each that the whole warpgroup has issued; returns the
-/// first one that not all have issued yet (the thread must wait).
+/// Retires the thread's instructions of groups below `limit` (the whole
+/// warpgroup has issued them: they are complete for this thread; their
+/// operands are released once every thread of the warpgroup has waited);
+/// returns the first one that not all have issued yet (the thread must
+/// wait for the others).
 fn retire(st: &mut AsyncState, rank: u32, limit: u32) -> Option<u64> {
     let wg = rank as usize / 128;
     loop {
@@ -329,20 +333,37 @@ fn retire(st: &mut AsyncState, rank: u32, limit: u32) -> Option<u64> {
             return None;
         }
         if let Some(i) = st.groups[wg].records.iter().position(|r| r.n == n) {
-            let r = &st.groups[wg].records[i];
+            let r = &mut st.groups[wg].records[i];
             if r.issued < r.present {
                 return Some(n);
             }
-            let op = r.op;
-            st.groups[wg].records.swap_remove(i);
-            let chunks = match &mut st.ops[op as usize].kind {
-                OpKind::Wgmma { reads } => core::mem::take(&mut reads.chunks),
-                _ => Vec::new(),
-            };
-            drop_readers(st, op, &chunks);
+            r.waited += 1;
+            if r.waited >= r.present {
+                let op = r.op;
+                st.groups[wg].records.swap_remove(i);
+                let chunks = match &mut st.ops[op as usize].kind {
+                    OpKind::Wgmma { reads } => core::mem::take(&mut reads.chunks),
+                    _ => Vec::new(),
+                };
+                drop_readers(st, op, &chunks);
+            }
         }
         st.threads[rank as usize].wg.inflight.pop_front();
     }
+}
+
+/// Whether thread `rank` has seen `wgmma` op `op` (issued by `issuer`)
+/// complete: it is in the warpgroup and its own wait covered it.
+pub(crate) fn waited(st: &AsyncState, issuer: u32, rank: u32, op: u32) -> bool {
+    let wg = issuer as usize / 128;
+    if rank as usize / 128 != wg {
+        return false;
+    }
+    let Some(r) = st.groups[wg].records.iter().find(|r| r.op == op) else {
+        return true;
+    };
+    let tw = &st.threads[rank as usize].wg;
+    tw.issued > r.n && !tw.inflight.iter().any(|&(n, _)| n == r.n)
 }
 
 /// For a deadlock report: the threads of `rank`'s warpgroup that have not
@@ -432,8 +453,8 @@ pub(crate) fn exit_check(b: &Block<'_>, rank: u32) -> Option<Fault> {
         .iter()
         .find(|a| a.pending)
         .map(|a| st.accs[(a.id & 0xFFFF) as usize]);
-    // What the warpgroup has fully issued is released; the rest stays with
-    // the threads that still have it in flight.
+    // The thread is done with what the warpgroup has fully issued; the
+    // rest stays with the threads that still have it in flight.
     while retire(&mut st, rank, u32::MAX).is_some() {
         st.threads[rank as usize].wg.inflight.pop_front();
     }
@@ -469,7 +490,8 @@ pub(crate) fn check_value(b: &Block<'_>, rank: u32, words: &[u32], what: &str) -
                 format!(
                     "{what} an accumulator of the wgmma issued by {} at {} (group {}) before \
                      the wgmma_wait_group that covers its group: the value is not there yet \
-                     (the simulator's poison NaN)",
+                     (the simulator's poison NaN); wgmma_wait_group must come before the \
+                     accumulators are read",
                     who(b, rec.rank, rank),
                     rec.loc,
                     rec.group

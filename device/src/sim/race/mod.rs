@@ -209,7 +209,7 @@ pub(crate) unsafe fn global_store<T: Copy>(
                     core::mem::size_of::<T>() / 4,
                 )
             };
-            super::asyncs::wgmma::check_value(b, t.rank, words, "global memory stores")
+            super::asyncs::wgmma::check_value(b, t.rank, words, "a global store writes")
         });
         if let Some(Some(f)) = poisoned {
             sched::fail_at(f, loc)
