@@ -238,14 +238,22 @@ pub fn inplace_reference(v: &[f32]) -> Vec<f64> {
         .collect()
 }
 
-fn inplace(dev: &Device, flag: u32) -> Result<Outcome> {
+/// Runs `pipe_inplace_prefetch` (with its mistake when `planted`) on the
+/// inputs of [`shape::INPLACE`]: the result, and the reference.
+pub fn inplace_run(dev: &Device, planted: bool) -> Result<(Vec<f32>, Vec<f64>)> {
     let n = shape::INPLACE;
     let hv = vec32(13, n);
     let mut v = dev.upload(&hv)?;
     let cfg =
         LaunchConfig::for_threads(64, pb::INPLACE_THREADS)?.with_shared(pb::inplace_shared_bytes());
+    let flag = planted as u32;
     launch!(dev, cfg, pipeline_bugs::pipe_inplace_prefetch(&mut v, flag))?;
-    Ok(judge(&dev.download(&v)?, &inplace_reference(&hv), 1e-6))
+    Ok((dev.download(&v)?, inplace_reference(&hv)))
+}
+
+fn inplace(dev: &Device, flag: u32) -> Result<Outcome> {
+    let (got, want) = inplace_run(dev, flag != 0)?;
+    Ok(judge(&got, &want, 1e-6))
 }
 
 /// A launch of a sm_90a kernel: `grid` blocks of `threads`.
@@ -385,9 +393,11 @@ pub fn expected_report(bug: Bug) -> Option<&'static str> {
 /// Every planted bug on the simulator: the correct pipeline gives the
 /// right result, and the planted mistake stops the launch with the
 /// expected one-line report naming the kernel (the in-place prefetch,
-/// which only a random schedule finds, gives the right result in order).
+/// which only a random schedule finds, gives the right result in order);
+/// and `debug_println`.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
+    println_demo(&dev)?;
     for bug in Bug::ALL {
         let fail = |detail: String| Error::Verification {
             what: format!("planted bug {}", bug.kernel()),
@@ -427,6 +437,29 @@ pub struct Args {
     /// gpu or sim.
     #[arg(long, default_value = "sim")]
     pub backend: String,
+    /// Instead of the bugs: run `debug_println`, whose first four threads
+    /// print a line each (the same lines on both backends).
+    #[arg(long)]
+    pub println: bool,
+}
+
+/// Runs `debug_println` over 100 elements (its first four threads print a
+/// line each); checks `out = 2 x`.
+pub fn println_demo(dev: &Device) -> Result<()> {
+    let hx: Vec<f32> = (0..100).map(|i| i as f32 * 0.25 - 0.6).collect();
+    let x = dev.upload(&hx)?;
+    let mut out = dev.alloc_filled(100, f32::NAN)?;
+    let cfg = LaunchConfig::for_threads(100, pb::PRINT_THREADS)?;
+    launch!(dev, cfg, pipeline_bugs::debug_println(&x, &mut out))?;
+    dev.synchronize()?;
+    let got = dev.download(&out)?;
+    if got.iter().zip(&hx).any(|(g, x)| *g != 2.0 * x) {
+        return Err(Error::Verification {
+            what: "debug_println".into(),
+            detail: "out != 2 x".into(),
+        });
+    }
+    Ok(())
 }
 
 /// `ptxlab pipeline-bugs`: one line per bug, what became of its run. Fails
@@ -442,6 +475,9 @@ pub fn cli(args: &Args) -> Result<()> {
             ));
         }
     };
+    if args.println {
+        return println_demo(&dev);
+    }
     let bugs = if args.bug.is_empty() {
         Bug::ALL.to_vec()
     } else {

@@ -17,6 +17,8 @@
 //!   simulator runs once per simulated thread, and registers a `KernelInfo` in
 //!   `ptxlab_device::KERNELS` so the host and the tests can list every kernel.
 
+mod print;
+
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote};
@@ -199,4 +201,13 @@ fn expand(args: Args, func: ItemFn) -> syn::Result<TokenStream2> {
             max_registers: #mr,
         };
     })
+}
+
+/// `ptxlab_device::println!("x = {}, bits {:#x}", x, x.to_bits())`: one
+/// line of kernel debug output, printed by `vprintf` on the GPU and to
+/// standard output in the simulator, the same way on both (see
+/// `ptxlab_device::print` for the accepted placeholders).
+#[proc_macro]
+pub fn println(input: TokenStream) -> TokenStream {
+    print::expand(input.into()).into()
 }

@@ -26,7 +26,14 @@
 //! | [`tma_store_no_fence`] | no `fence_proxy_async_shared` between ordinary stores and the TMA store that reads them |
 //!
 //! The `cp.async` kernels are portable (sm_80); the others need sm_90a and
-//! build into its module with [`hopper`](crate::hopper).
+//! build into its module with [`hopper`](crate::hopper). Beside them,
+//! [`debug_println`] shows `ptxlab_device::println!`, whose lines are the
+//! same on the GPU and in the simulator.
+
+#[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
+mod print;
+#[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
+pub use print::*;
 
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 mod cp_async;

@@ -38,6 +38,9 @@ pub(crate) mod mbar;
 pub(crate) mod tma;
 pub(crate) mod wgmma;
 
+#[cfg(test)]
+mod tests;
+
 use super::error::{AsyncHazard, Fault};
 use super::sched::Block;
 use std::boxed::Box;
