@@ -31,15 +31,27 @@ fn every_planted_bug_is_caught_with_a_one_line_report() {
         };
         let line = e.to_string();
         println!("{}: {line}", bug.kernel());
-        assert!(line.contains(want), "{}: expected `{want}` in: {line}", bug.kernel());
-        assert!(!line.contains('\n'), "{}: not one line: {line}", bug.kernel());
+        assert!(
+            line.contains(want),
+            "{}: expected `{want}` in: {line}",
+            bug.kernel()
+        );
+        assert!(
+            !line.contains('\n'),
+            "{}: not one line: {line}",
+            bug.kernel()
+        );
         assert!(
             line.starts_with(&format!("kernel `{}`, block (", bug.kernel())),
             "{line}"
         );
         assert!(line.contains(", thread ("), "{line}");
         let lines = line.matches("kernels-gpu/src/pipeline_bugs/").count();
-        assert!(lines >= 2, "{}: both source lines expected: {line}", bug.kernel());
+        assert!(
+            lines >= 2,
+            "{}: both source lines expected: {line}",
+            bug.kernel()
+        );
     }
 }
 

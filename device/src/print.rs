@@ -118,7 +118,9 @@ pub const fn c_format<const N: usize>(pieces: &[&str], specs: &[(Kind, Form)]) -
                     put(&mut out, &mut at, &[b'0' + (p % 10) as u8, b'f']);
                 }
                 (Kind::Float, Form::Hex { .. }) => {
-                    panic!("println!: {{:x}} is for integers (print f.to_bits() for a float's bits)")
+                    panic!(
+                        "println!: {{:x}} is for integers (print f.to_bits() for a float's bits)"
+                    )
                 }
                 (_, Form::Precision(_)) => {
                     panic!("println!: {{:.N}} is for floats (printf pads integers with it)")

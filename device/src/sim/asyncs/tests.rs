@@ -3,17 +3,15 @@
 //! run clean in order and under random schedules.
 
 use crate::hopper::{
-    Mbarrier, SimTensorMap, Swizzle, bulk_commit_group, bulk_wait_group_read,
-    fence_mbarrier_init, fence_proxy_async_shared, tma_load_2d, tma_store_2d,
+    Mbarrier, SimTensorMap, Swizzle, bulk_commit_group, bulk_wait_group_read, fence_mbarrier_init,
+    fence_proxy_async_shared, tma_load_2d, tma_store_2d,
 };
 use crate::mem::{DeviceSlice, DeviceSliceMut, F32x4};
 use crate::mma::{Bf16, Half16, shared_addr};
 use crate::shared::{commit_async_copies, dynamic_shared, wait_async_copies};
 use crate::sim::{LaunchSpec, Schedule, SimError, SimOptions, launch_with};
 use crate::thread::{Dim3, sync_threads, thread_idx_x};
-use crate::wgmma::{
-    SmemDesc, wgmma_commit_group, wgmma_fence, wgmma_m64n128k16, wgmma_wait_group,
-};
+use crate::wgmma::{SmemDesc, wgmma_commit_group, wgmma_fence, wgmma_m64n128k16, wgmma_wait_group};
 use std::string::{String, ToString};
 use std::vec::Vec;
 
@@ -75,7 +73,10 @@ fn a_copy_read_before_its_wait_names_the_copy_and_the_read() {
         "while a cp.async copy into it is still in flight",
     );
     assert!(line.contains("in group 0"), "{line}");
-    assert!(line.matches("device/src/sim/asyncs/tests.rs").count() >= 2, "{line}");
+    assert!(
+        line.matches("device/src/sim/asyncs/tests.rs").count() >= 2,
+        "{line}"
+    );
     // With the wait, the same kernel is clean and reads the copy.
     let mut out = std::vec![0f32; 16];
     // SAFETY: `out` outlives the launch; thread `t` writes its chunk.
@@ -373,7 +374,10 @@ fn wgmma_misuses_are_reported() {
     for seed in 1..4 {
         run(128, shared, Schedule::Random { seed }, wgmma_kernel(0)).unwrap();
     }
-    expect_err(in_order(128, shared, wgmma_kernel(1)), "with no wgmma_fence");
+    expect_err(
+        in_order(128, shared, wgmma_kernel(1)),
+        "with no wgmma_fence",
+    );
     expect_err(
         in_order(128, shared, wgmma_kernel(2)),
         "were written, or the array moved, while it was in flight",

@@ -157,24 +157,7 @@ pub(crate) fn global_access(
     write: bool,
     loc: &'static Location<'static>,
 ) {
-    let outcome = sched::try_with_block(|t, b| {
-        if write
-            && b.async_on.get()
-            && let Some(f) = super::asyncs::copy::source_write(b, t.rank, addr, size)
-        {
-            return Err(f);
-        }
-        if let Some(g) = b.launch.global.as_ref() {
-            let me = b.id + 1;
-            for word in addr / 4..=(addr + size.max(1) - 1) / 4 {
-                let shadow = b.gcache.word(g, word);
-                if let Err(other) = shadow.access(me, write, t.rank, loc) {
-                    return Err(global_race(t, b, other, addr, index, write, loc));
-                }
-            }
-        }
-        Ok(b.preempts())
-    });
+    let outcome = sched::try_with_block(|t, b| global_check(t, b, addr, size, index, write, loc));
     match outcome {
         Some(Ok(true)) => sched::maybe_preempt_access(),
         Some(Err(fault)) => sched::fail_at(fault, loc),
@@ -182,9 +165,41 @@ pub(crate) fn global_access(
     }
 }
 
+/// The checks of a global access: the thread's own `cp.async` sources in
+/// flight (a write), then the race shadow; `Ok(true)` when a random
+/// schedule interrupts the thread here.
+#[inline]
+fn global_check(
+    t: &ThreadCtx,
+    b: &Block<'_>,
+    addr: usize,
+    size: usize,
+    index: usize,
+    write: bool,
+    loc: &'static Location<'static>,
+) -> Result<bool, Fault> {
+    if write
+        && b.async_on.get()
+        && let Some(f) = super::asyncs::copy::source_write(b, t.rank, addr, size)
+    {
+        return Err(f);
+    }
+    if let Some(g) = b.launch.global.as_ref() {
+        let me = b.id + 1;
+        for word in addr / 4..=(addr + size.max(1) - 1) / 4 {
+            let shadow = b.gcache.word(g, word);
+            if let Err(other) = shadow.access(me, write, t.rank, loc) {
+                return Err(global_race(t, b, other, addr, index, write, loc));
+            }
+        }
+    }
+    Ok(b.preempts())
+}
+
 /// A global store of `v` at `p` (element `index` of its view) by the
-/// current thread: the race check of [`global_access`], a check that `v`
-/// holds no `wgmma` accumulator poison, then the relaxed store.
+/// current thread: the checks of [`global_access`], a check that `v` holds
+/// no `wgmma` accumulator poison (in a block that issued a `wgmma`), then
+/// the relaxed store.
 ///
 /// # Safety
 /// `p` valid for writes of `T` and aligned.
@@ -195,25 +210,30 @@ pub(crate) unsafe fn global_store<T: Copy>(
     v: T,
     loc: &'static Location<'static>,
 ) {
-    global_access(p as usize, core::mem::size_of::<T>(), index, true, loc);
-    if core::mem::size_of::<T>().is_multiple_of(4) && core::mem::align_of::<T>() >= 4 {
-        let poisoned = sched::try_with_block(|t, b| {
-            if !b.async_on.get() {
-                return None;
-            }
+    let size = core::mem::size_of::<T>();
+    let outcome = sched::try_with_block(|t, b| {
+        let r = global_check(t, b, p as usize, size, index, true, loc);
+        if r.is_ok()
+            && b.async_on.get()
+            && size.is_multiple_of(4)
+            && core::mem::align_of::<T>() >= 4
+        {
             // SAFETY: `T` is `Copy`, its size a multiple of 4 and its
             // alignment at least 4: its bytes read as whole `u32` words.
-            let words = unsafe {
-                core::slice::from_raw_parts(
-                    &v as *const T as *const u32,
-                    core::mem::size_of::<T>() / 4,
-                )
-            };
-            super::asyncs::wgmma::check_value(b, t.rank, words, "a global store writes")
-        });
-        if let Some(Some(f)) = poisoned {
-            sched::fail_at(f, loc)
+            let words =
+                unsafe { core::slice::from_raw_parts(&v as *const T as *const u32, size / 4) };
+            if let Some(f) =
+                super::asyncs::wgmma::check_value(b, t.rank, words, "a global store writes")
+            {
+                return Err(f);
+            }
         }
+        r
+    });
+    match outcome {
+        Some(Ok(true)) => sched::maybe_preempt_access(),
+        Some(Err(fault)) => sched::fail_at(fault, loc),
+        _ => {}
     }
     // SAFETY: forwarded from the caller.
     unsafe { super::mem::write(p, v) }
