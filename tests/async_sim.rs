@@ -146,14 +146,21 @@ fn gpu_planted_bugs() {
             return;
         }
     };
-    // One bug per process run under compute-sanitizer: PTXLAB_BUG names it.
+    // Under compute-sanitizer one bug per process: PTXLAB_BUG names it
+    // (`MissingWait`, ...), PTXLAB_PLANTED=1 runs only the planted mistake,
+    // 0 only the correct pipeline (both by default).
     let only = std::env::var("PTXLAB_BUG").ok();
+    let which: &[bool] = match std::env::var("PTXLAB_PLANTED").as_deref() {
+        Ok("1") => &[true],
+        Ok("0") => &[false],
+        _ => &[false, true],
+    };
     for bug in Bug::ALL {
         let name = format!("{bug:?}");
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }
-        for planted in [false, true] {
+        for &planted in which {
             let got = pipeline_bugs::run(&dev, bug, planted);
             let what = if planted { "planted" } else { "correct" };
             match got {
