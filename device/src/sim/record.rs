@@ -85,10 +85,7 @@ pub fn read_record(path: &std::path::Path) -> std::io::Result<Vec<Download>> {
         Ok(s)
     };
     let mut out = Vec::new();
-    loop {
-        let Ok(len) = take(8) else {
-            break;
-        };
+    while let Ok(len) = take(8) {
         let len = u64::from_le_bytes(len.try_into().map_err(|_| bad())?) as usize;
         let after = String::from_utf8_lossy(take(len)?).into_owned();
         let elem_bytes = u64::from_le_bytes(take(8)?.try_into().map_err(|_| bad())?) as usize;

@@ -157,7 +157,7 @@ pub(crate) fn wait(n: u32, loc: &'static Location<'static>) {
         if !b.async_on.get() {
             return None;
         }
-        complete(t, b, Some(n), loc)
+        complete(t, b, n, loc)
     });
     if let Some(f) = fault {
         sched::fail_at(f, loc)
@@ -165,25 +165,15 @@ pub(crate) fn wait(n: u32, loc: &'static Location<'static>) {
     sched::maybe_preempt();
 }
 
-/// Completes the copies of `t` that `wait_group n` covers (`None`: every
-/// copy, also uncommitted ones: the thread's end).
-fn complete(
-    t: &ThreadCtx,
-    b: &Block<'_>,
-    n: Option<u32>,
-    loc: &'static Location<'static>,
-) -> Option<Fault> {
+/// Completes the copies of `t` that `wait_group n` covers; returns a race
+/// of their landing (a write of the thread) with another thread's access.
+fn complete(t: &ThreadCtx, b: &Block<'_>, n: u32, loc: &'static Location<'static>) -> Option<Fault> {
     let done: std::vec::Vec<u32> = {
         let mut st = b.asyncs.borrow_mut();
         let st = &mut *st;
         let ta = &mut st.threads[t.rank as usize];
-        if let Some(n) = n {
-            ta.last_wait = Some((loc, n));
-        }
-        let limit = match n {
-            Some(n) => ta.committed.saturating_sub(n),
-            None => u32::MAX,
-        };
+        ta.last_wait = Some((loc, n));
+        let limit = ta.committed.saturating_sub(n);
         let mut done = std::vec::Vec::new();
         while let Some(&op) = ta.copies.front() {
             let group = match st.ops[op as usize].kind {
@@ -211,7 +201,7 @@ fn complete(
             st.clear_writer(dst / CHUNK, op);
             (dst, issued)
         };
-        if fault.is_none() && n.is_some() {
+        if fault.is_none() {
             // The bytes are this thread's write from here on.
             fault = race::record_shared(t, b, dst, CHUNK, true, issued);
         }

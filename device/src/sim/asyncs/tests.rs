@@ -90,8 +90,8 @@ fn a_copy_read_before_its_wait_names_the_copy_and_the_read() {
         wait_async_copies::<0>();
         sync_threads();
         let v = s.get(3 - t).0;
-        for i in 0..4 {
-            o.set(4 * t + i, v[i]);
+        for (i, e) in v.iter().enumerate() {
+            o.set(4 * t + i, *e);
         }
     })
     .unwrap();

@@ -407,10 +407,7 @@ pub(crate) fn wait(n: u32) {
             let mut st = b.asyncs.borrow_mut();
             let limit = st.threads[t.rank as usize].bulk_committed.saturating_sub(n);
             let mut done = Vec::new();
-            loop {
-                let Some(&op) = st.threads[t.rank as usize].stores.front() else {
-                    break;
-                };
+            while let Some(&op) = st.threads[t.rank as usize].stores.front() {
                 let g = match &st.ops[op as usize].kind {
                     OpKind::TmaStore { reads, .. } => reads.group,
                     _ => u32::MAX,
