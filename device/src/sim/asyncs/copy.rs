@@ -167,7 +167,12 @@ pub(crate) fn wait(n: u32, loc: &'static Location<'static>) {
 
 /// Completes the copies of `t` that `wait_group n` covers; returns a race
 /// of their landing (a write of the thread) with another thread's access.
-fn complete(t: &ThreadCtx, b: &Block<'_>, n: u32, loc: &'static Location<'static>) -> Option<Fault> {
+fn complete(
+    t: &ThreadCtx,
+    b: &Block<'_>,
+    n: u32,
+    loc: &'static Location<'static>,
+) -> Option<Fault> {
     let done: std::vec::Vec<u32> = {
         let mut st = b.asyncs.borrow_mut();
         let st = &mut *st;
