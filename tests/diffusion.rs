@@ -146,7 +146,7 @@ fn tiny_or_bad_grids_are_refused() {
 
 #[test]
 fn gpu_variants_match_the_cpu() {
-    if !ptxlab::runtime::driver_present() {
+    if !ptxlab::runtime::probe::driver_present() {
         println!("skipped: no NVIDIA driver");
         return;
     }

@@ -253,7 +253,7 @@ fn general_rejects_bad_options_and_rungs() {
     assert!(reference_general(&t, &flat, None, &w, psd).is_ok());
     assert!(matches!(
         "bogus".parse::<Normalization>(),
-        Err(Error::Input { .. })
+        Err(Error::Runtime(ptxlab::runtime::Error::Input { .. }))
     ));
 }
 
@@ -560,7 +560,7 @@ fn top_peaks_are_local_maxima_highest_first() {
 
 #[test]
 fn gpu_long_spans_and_general() {
-    if !ptxlab::runtime::driver_present() {
+    if !ptxlab::runtime::probe::driver_present() {
         println!("skipped: no NVIDIA driver");
         return;
     }
@@ -622,7 +622,7 @@ fn gpu_long_spans_and_general() {
 
 #[test]
 fn gpu_batch_matches_astropy_and_the_reference() {
-    if !ptxlab::runtime::driver_present() {
+    if !ptxlab::runtime::probe::driver_present() {
         println!("skipped: no NVIDIA driver");
         return;
     }

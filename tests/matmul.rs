@@ -298,7 +298,7 @@ fn unknown_variant_names_the_allowed_ones() {
 
 #[test]
 fn gpu_every_rung_and_both_column_sums() {
-    if !ptxlab::runtime::driver_present() {
+    if !ptxlab::runtime::probe::driver_present() {
         println!("skipped: no NVIDIA driver");
         return;
     }

@@ -46,7 +46,7 @@ fn tensor_shapes_and_lengths_are_checked() {
 
 #[test]
 fn gpu_every_tensor_kernel() {
-    if !ptxlab::runtime::driver_present() {
+    if !ptxlab::runtime::probe::driver_present() {
         println!("skipped: no NVIDIA driver");
         return;
     }

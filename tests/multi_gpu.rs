@@ -5,7 +5,7 @@
 //! with one device; and the GPU-only paths fail with errors that name what
 //! is missing (driver, GPUs, NCCL, launcher variables, unique id).
 
-use ptxlab::runtime::{Device, driver_present};
+use ptxlab::runtime::{Device, probe::driver_present};
 use ptxlab::workloads::poisson::multi::{
     self as pm, Decomp, GpuArgs, RankEnv, SlabElement, Team, bootstrap, nccl,
 };
@@ -197,7 +197,11 @@ fn temporal_rung_is_refused_with_the_reason() {
 
 fn args(backend: &str, gpus: usize) -> Args {
     Args {
-        backend: backend.into(),
+        backend: match backend {
+            "gpu" => ptxlab::Backend::Gpu,
+            "sim" => ptxlab::Backend::Sim,
+            _ => ptxlab::Backend::Cpu,
+        },
         nx: Some(21),
         ny: Some(17),
         iters: Some(3),
@@ -387,7 +391,7 @@ fn scaling_benchmark_runs_on_simulated_devices() {
         iters: 2,
         reps: 1,
         warmup: 1,
-        backend: "sim".into(),
+        backend: ptxlab::Backend::Sim,
         no_check: true,
         ..pm::ScalingArgs::default()
     };

@@ -228,7 +228,7 @@ fn sim_equals_cpu_for_every_cycle_and_smoother() {
 
 fn mg_args(method: &str) -> Args {
     let mut a = Args {
-        backend: "cpu".into(),
+        backend: ptxlab::Backend::Cpu,
         size: Some(33),
         ..Args::default()
     };
@@ -253,7 +253,7 @@ fn cli_solves_and_writes_npy_on_cpu_and_sim() {
         .fold(0.0, f64::max);
     assert!(e < 0.9 * h * h, "max error {e:e}");
     let mut a = mg_args("pcg");
-    a.backend = "sim".into();
+    a.backend = ptxlab::Backend::Sim;
     a.size = Some(9);
     a.out = Some(out.clone());
     ps::cli(&a).unwrap();
@@ -320,7 +320,7 @@ fn bad_input_is_refused_with_what_was_wrong() {
     );
     has(
         &run(&|a| {
-            a.backend = "sim".into();
+            a.backend = ptxlab::Backend::Sim;
             a.size = Some(1000)
         }),
         &["simulator"],
@@ -368,7 +368,7 @@ fn bad_input_is_refused_with_what_was_wrong() {
 // ------------------------------------------------------------ GPU
 
 fn gpu() -> Option<Device> {
-    if !ptxlab::runtime::driver_present() {
+    if !ptxlab::runtime::probe::driver_present() {
         println!("skipped: no NVIDIA driver");
         return None;
     }

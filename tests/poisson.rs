@@ -254,7 +254,7 @@ fn cli_err(args: Args) -> String {
 
 fn cpu_args() -> Args {
     Args {
-        backend: "cpu".into(),
+        backend: ptxlab::Backend::Cpu,
         iters: Some(1),
         ..Args::default()
     }
@@ -327,12 +327,6 @@ fn rejects_bad_depth_variant_precision_backend() {
         ..cpu_args()
     });
     assert!(e.contains("`f16`") && e.contains("f32, f64"), "{e}");
-    let e = cli_err(Args {
-        size: Some(5),
-        backend: "tpu".into(),
-        ..cpu_args()
-    });
-    assert!(e.contains("`tpu`"), "{e}");
 }
 
 #[test]
@@ -455,7 +449,7 @@ fn cli_sim_and_cpu_write_npy() {
     let out = tmp("p_out.npy");
     ps::cli(&Args {
         size: Some(9),
-        backend: "sim".into(),
+        backend: ptxlab::Backend::Sim,
         iters: Some(5),
         out: Some(out.clone()),
         ..Args::default()
@@ -483,7 +477,7 @@ fn cli_sim_and_cpu_write_npy() {
 
 #[test]
 fn gpu_every_rung_matches_cpu() {
-    if !ptxlab::runtime::driver_present() {
+    if !ptxlab::runtime::probe::driver_present() {
         println!("skipped: no NVIDIA driver");
         return;
     }
@@ -499,7 +493,7 @@ fn gpu_every_rung_matches_cpu() {
 
 #[test]
 fn gpu_manufactured_solve() {
-    if !ptxlab::runtime::driver_present() {
+    if !ptxlab::runtime::probe::driver_present() {
         println!("skipped: no NVIDIA driver");
         return;
     }

@@ -3,7 +3,7 @@
 //! results, identical Monte-Carlo counts on the simulator and the CPU, bad
 //! input ending in clear errors, and the GPU where there is one.
 
-use ptxlab::runtime::{Device, driver_present};
+use ptxlab::runtime::{Device, probe::driver_present};
 use ptxlab::workloads::primitives::{
     self as p, HistRung, PiLayout, ReduceRung, SumElement, SumPlan, check, check_histogram,
     cpu_histogram_rayon, cpu_histogram_serial, cpu_pi_rayon, cpu_pi_serial, cpu_sum_rayon,
@@ -261,7 +261,7 @@ fn the_cli_rejects_bad_input_with_clear_errors() {
         n: 0,
         precision: "f32".into(),
         variant: "gridstride".into(),
-        backend: "cpu".into(),
+        backend: ptxlab::Backend::Cpu,
         reps: 1,
         seed: 1,
         input: None,
@@ -277,7 +277,7 @@ fn the_cli_rejects_bad_input_with_clear_errors() {
         keys: "u8".into(),
         bins: 0,
         variant: "shared".into(),
-        backend: "cpu".into(),
+        backend: ptxlab::Backend::Cpu,
         reps: 1,
         seed: 1,
         input: None,
@@ -289,7 +289,7 @@ fn the_cli_rejects_bad_input_with_clear_errors() {
         samples: 0,
         seed: 1,
         blocks: Some(4),
-        backend: "cpu".into(),
+        backend: ptxlab::Backend::Cpu,
         reps: 1,
     };
     let e = p::cli_pi(&pi).unwrap_err().to_string();

@@ -60,6 +60,8 @@ pub mod warp;
 pub mod wgmma;
 
 pub use mem::{DeviceSlice, DeviceSliceMut};
+#[doc(hidden)]
+pub use ptxlab_macros::__launch;
 pub use ptxlab_macros::kernel;
 /// Kernel debug output, the same on the GPU (`vprintf`) and in the
 /// simulator: `ptxlab_device::println!("x = {:.3}", x)` (see [`print`]).
@@ -121,10 +123,13 @@ pub struct KernelInfo {
     pub max_registers: u32,
 }
 
-/// Every `#[kernel]` linked into the program, registered by the macro.
+/// Every kernel entry linked into the program (one per instance of a
+/// generic kernel), registered by `#[kernel]` itself: the host and the tests
+/// list kernels from here, never from a hand-kept list. (Not to be confused
+/// with a host crate's embedded `KERNELS`, the PTX and cubins it launches.)
 #[cfg(not(target_arch = "nvptx64"))]
 #[linkme::distributed_slice]
-pub static KERNELS: [KernelInfo];
+pub static REGISTRY: [KernelInfo];
 
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
@@ -133,7 +138,7 @@ pub use linkme as __linkme;
 /// Finds a kernel's compile-time facts by its exported name.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn kernel_info(name: &str) -> Option<&'static KernelInfo> {
-    KERNELS.iter().find(|k| k.name == name)
+    REGISTRY.iter().find(|k| k.name == name)
 }
 
 /// On the GPU a panic (an explicit `panic!`, or a checked access out of bounds)

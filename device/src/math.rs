@@ -30,6 +30,7 @@ pub trait Real:
     + crate::warp::ShuffleValue
     + crate::atomic::AtomicAdd
     + crate::mem::DeviceCopy
+    + crate::mem::KernelScalar
     + Default
 {
     /// 0.

@@ -301,3 +301,48 @@ impl<T: crate::atomic::AtomicAdd + DeviceCopy> SharedSlice<T> {
         unsafe { T::atomic_add(self.ptr.add(i), v) }
     }
 }
+
+/// Checks an indexed shared-memory access and records it for the race
+/// detector; the access itself is the caller's, through the reference.
+#[inline(always)]
+#[track_caller]
+fn index_access<T>(ptr: *mut T, i: usize, len: usize, write: bool) -> *mut T {
+    check(i, len);
+    // SAFETY: `i < len` was just checked; the view lies inside the block's
+    // shared memory.
+    let p = unsafe { ptr.add(i) };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::shared_access(
+        p as usize,
+        core::mem::size_of::<T>(),
+        write,
+        core::panic::Location::caller(),
+    );
+    #[cfg(target_arch = "nvptx64")]
+    let _ = write;
+    p
+}
+
+/// `s[i]`: a checked shared-memory read, as [`SharedSlice::get`].
+impl<T: DeviceCopy> core::ops::Index<usize> for SharedSlice<T> {
+    type Output = T;
+    #[inline(always)]
+    #[track_caller]
+    fn index(&self, i: usize) -> &T {
+        // SAFETY: in bounds (checked), inside the block's shared memory,
+        // which lives as long as the block; ordering against other threads'
+        // writes is the kernel's barriers', which the simulator checks.
+        unsafe { &*index_access(self.ptr, i, self.len, false) }
+    }
+}
+
+/// `s[i] = v`, `s[i] += v`: a checked shared-memory write, as [`SharedSlice::set`].
+impl<T: DeviceCopy> core::ops::IndexMut<usize> for SharedSlice<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        // SAFETY: as `index`; a write raced by another thread is a kernel
+        // bug the simulator's race detector reports.
+        unsafe { &mut *index_access(self.ptr, i, self.len, true) }
+    }
+}

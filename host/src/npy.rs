@@ -219,7 +219,7 @@ fn precheck(path: &Path, want: &str, ndim: usize) -> Result<NpyHeader> {
             ));
         }
         Some(need) => {
-            crate::runtime::check_host_alloc(
+            crate::runtime::host_mem::check_host_alloc(
                 &path.display().to_string(),
                 need as u128,
                 "use a smaller array",

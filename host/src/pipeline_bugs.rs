@@ -166,7 +166,7 @@ fn judge(got: &[f32], want: &[f64], tol: f64) -> Outcome {
 /// `Ok(Outcome::Caught)` for a simulator report, the error otherwise.
 fn caught(e: Error) -> Result<Outcome> {
     match e {
-        Error::Sim(s) => Ok(Outcome::Caught(s)),
+        Error::Runtime(crate::runtime::Error::Sim(s)) => Ok(Outcome::Caught(s)),
         e => Err(e),
     }
 }

@@ -18,7 +18,7 @@ fn vector_add_rejects_bad_options() {
     );
     fails_with(
         &["vector-add", "--backend", "tpu"],
-        &["tpu", "allowed: gpu, sim, cpu"],
+        &["'tpu'", "possible values: gpu, sim, cpu"],
     );
     fails_with(&["vector-add", "--n", "0", "--backend", "cpu"], &["empty"]);
     fails_with(

@@ -176,7 +176,7 @@ fn naive_body<T: Real>(
     }
 }
 
-/// Rung 1 (f32): naive 5-point Jacobi sweep, global memory only.
+/// Rung 1: naive 5-point Jacobi sweep, global memory only.
 ///
 /// Thread mapping: a 2D grid of [`NAIVE_BX`] x [`NAIVE_BY`] blocks, one thread
 /// per cell `(x, y)`; a warp reads 32 consecutive cells of a row (128 bytes,
@@ -187,30 +187,17 @@ fn naive_body<T: Real>(
 /// neighbour loads misses: the west/east loads hit the lines the warp just
 /// read (L1), and the north/south rows were read by the blocks above and
 /// below a moment earlier (L1/L2). So DRAM traffic is close to the floor of
-/// 12 bytes per cell (f32: read p and b, write p_new) and the kernel runs at
-/// about 87% of the copy bandwidth on an H100. It is the baseline every other
-/// rung must beat. Boundary cells are copied from `p` to `out`.
-#[kernel(launch_bounds(256))]
-pub fn poisson_naive_f32(
-    p: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
+/// 12 bytes per cell (f32: read p and b, write p_new) and the kernel runs
+/// close to the copy bandwidth (measured: `docs/workloads/poisson.md`). It is
+/// the baseline every other rung must beat. Boundary cells are copied from `p` to `out`.
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn poisson_naive<T: Real>(
+    p: DeviceSlice<T>,
+    b: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
     nx: u32,
     ny: u32,
-    k: f32,
-) {
-    naive_body(p, b, out, nx, ny, k);
-}
-
-/// Rung 1 (f64): as [`poisson_naive_f32`]; 24 bytes per cell.
-#[kernel(launch_bounds(256))]
-pub fn poisson_naive_f64(
-    p: DeviceSlice<f64>,
-    b: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    k: f64,
+    k: T,
 ) {
     naive_body(p, b, out, nx, ny, k);
 }
@@ -276,7 +263,7 @@ fn tiled_body<T: Real>(
     }
 }
 
-/// Rung 2 (f32): the material's shared-memory tile with a one-cell halo.
+/// Rung 2: the material's shared-memory tile with a one-cell halo.
 ///
 /// Thread mapping: blocks of [`TILE_X`] x [`TILE_Y`] threads, one cell each.
 /// Shared layout: a row-major `(TILE_X + 2) x (TILE_Y + 2)` tile of `p`
@@ -288,34 +275,22 @@ fn tiled_body<T: Real>(
 ///
 /// What changed from rung 1: each `p` value is read from global memory once
 /// per block instead of up to five times. What it buys on Hopper: nothing,
-/// it *loses* to rung 1 (the CUDA C++ peer too: 0.0260 vs 0.0185 ms at 2000^2).
+/// it *loses* to rung 1, and so does the CUDA C++ peer of each
+/// (`docs/workloads/poisson.md`).
 /// The reuse it captures by hand was already caught by L1 and L2, which are
 /// large and fast on sm_90; what it adds is real work: the halo loads are
 /// divergent, mostly-wasted partial warps (the west/east halo is one lane per
 /// row), every cell goes through a shared store, a barrier and four shared
 /// loads, and the barrier stops a warp from overlapping its loads with the
 /// arithmetic of the previous cell. The rung stays as the lesson.
-#[kernel(launch_bounds(256))]
-pub fn poisson_tiled_f32(
-    p: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn poisson_tiled<T: Real>(
+    p: DeviceSlice<T>,
+    b: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
     nx: u32,
     ny: u32,
-    k: f32,
-) {
-    tiled_body(p, b, out, nx, ny, k);
-}
-
-/// Rung 2 (f64): as [`poisson_tiled_f32`].
-#[kernel(launch_bounds(256))]
-pub fn poisson_tiled_f64(
-    p: DeviceSlice<f64>,
-    b: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    k: f64,
+    k: T,
 ) {
     tiled_body(p, b, out, nx, ny, k);
 }
@@ -405,7 +380,7 @@ fn register_body<T: Real>(
     }
 }
 
-/// Rung 3 (f32): a better-designed tile: [`REG_RY`] rows per thread, vertical
+/// Rung 3: a better-designed tile: [`REG_RY`] rows per thread, vertical
 /// reuse in registers, every load of the thread issued before the first use.
 ///
 /// Thread mapping: blocks of [`REG_BX`] x [`REG_BY`] threads; thread `(x, t)`
@@ -426,27 +401,14 @@ fn register_body<T: Real>(
 /// are not used: they need rows aligned to 16 bytes (`nx` a multiple of 4),
 /// and the scalar version already has enough loads in flight. Cells of a strip
 /// that touch the boundary or the grid's end take a per-cell path.
-#[kernel(launch_bounds(128))]
-pub fn poisson_register_f32(
-    p: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
+#[kernel(launch_bounds(128), instances(f32, f64))]
+pub fn poisson_register<T: Real>(
+    p: DeviceSlice<T>,
+    b: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
     nx: u32,
     ny: u32,
-    k: f32,
-) {
-    register_body(p, b, out, nx, ny, k);
-}
-
-/// Rung 3 (f64): as [`poisson_register_f32`].
-#[kernel(launch_bounds(128))]
-pub fn poisson_register_f64(
-    p: DeviceSlice<f64>,
-    b: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    k: f64,
+    k: T,
 ) {
     register_body(p, b, out, nx, ny, k);
 }
@@ -607,7 +569,7 @@ pub fn temporal_body<T: Real, S: Stencil5<T>>(
     }
 }
 
-/// Rung 4 (f32): temporal blocking, `depth` Jacobi sweeps per pass over memory.
+/// Rung 4: temporal blocking, `depth` Jacobi sweeps per pass over memory.
 ///
 /// Thread mapping: blocks of [`TB_X`] x [`TB_Y`] threads cover a shared region
 /// of [`TB_W`] x [`TB_H`] cells (128 x 64); thread `(tx, t)` owns the column
@@ -633,32 +595,17 @@ pub fn temporal_body<T: Real, S: Stencil5<T>>(
 /// memory. A pass reads `p` and `b` and writes `p` once (about 12 bytes per
 /// output cell, plus the halo re-reads, which mostly hit L2) and performs
 /// `depth` updates per cell. What it buys: the HBM floor of a single sweep
-/// (250 GCells/s on an H100, f32) no longer applies; the limit becomes shared
-/// memory bandwidth and the redundant work on the halo (18% of the region at
-/// depth 4, 34% at 8). Target: 2x the single-sweep floor or more.
-#[kernel(launch_bounds(512, 2))]
-pub fn poisson_temporal_f32(
-    p: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
+/// (12 bytes per cell at the memory bandwidth) no longer applies; the limit
+/// becomes shared memory bandwidth and the redundant work on the halo (18%
+/// of the region at depth 4, 34% at 8). Target: 2x the single-sweep floor or more.
+#[kernel(launch_bounds(512, 2), instances(f32, f64 => (launch_bounds(512, 1))))]
+pub fn poisson_temporal<T: Real>(
+    p: DeviceSlice<T>,
+    b: DeviceSlice<T>,
+    out: DeviceSliceMut<T>,
     nx: u32,
     ny: u32,
-    k: f32,
-    depth: u32,
-) {
-    temporal_body(p, b, out, None, nx, ny, Jacobi(k), depth);
-}
-
-/// Rung 4 (f64): as [`poisson_temporal_f32`]; the two regions take 128 KiB, so
-/// one block per SM.
-#[kernel(launch_bounds(512, 1))]
-pub fn poisson_temporal_f64(
-    p: DeviceSlice<f64>,
-    b: DeviceSlice<f64>,
-    out: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    k: f64,
+    k: T,
     depth: u32,
 ) {
     temporal_body(p, b, out, None, nx, ny, Jacobi(k), depth);
@@ -728,10 +675,10 @@ fn residual_body<T: Real>(
 /// to shared memory (one f64 per warp, [`residual_shared_bytes`]), the first
 /// warp reduces them and one thread per block does one `atom.add.f64`.
 /// The host zeroes `acc` first.
-#[kernel(launch_bounds(256))]
-pub fn poisson_residual_f32(
-    p: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn poisson_residual<T: Real>(
+    p: DeviceSlice<T>,
+    b: DeviceSlice<T>,
     acc: DeviceSliceMut<f64>,
     nx: u32,
     ny: u32,
@@ -740,15 +687,3 @@ pub fn poisson_residual_f32(
     residual_body(p, b, acc, nx, ny, inv_h2);
 }
 
-/// Residual (f64 field): as [`poisson_residual_f32`].
-#[kernel(launch_bounds(256))]
-pub fn poisson_residual_f64(
-    p: DeviceSlice<f64>,
-    b: DeviceSlice<f64>,
-    acc: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
-) {
-    residual_body(p, b, acc, nx, ny, inv_h2);
-}

@@ -58,6 +58,15 @@ impl Device {
     pub fn sim_options(&self) -> SimOptions {
         self.sim_options
     }
+    /// This device with launches going to `stream` (one of this GPU's
+    /// streams; `None`, or the simulator: the device's own), for
+    /// [`launch!`](crate::launch!): `launch!(dev.on_stream(Some(&s)), ...)`.
+    pub fn on_stream<'a>(
+        &'a self,
+        stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
+    ) -> crate::launch::OnStream<'a> {
+        crate::launch::OnStream { dev: self, stream }
+    }
     /// The backend.
     pub fn kind(&self) -> &DeviceKind {
         &self.kind
@@ -213,12 +222,13 @@ impl Device {
     }
 
     /// Times `f`: device events on a GPU, the wall clock on the simulator.
-    pub fn time(
+    /// `f` may return any error type the runtime's [`Error`] converts into.
+    pub fn time<E: From<Error>>(
         &self,
         warmup: usize,
         reps: usize,
-        mut f: impl FnMut(usize) -> Result<()>,
-    ) -> Result<Timing> {
+        mut f: impl FnMut(usize) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Timing, E> {
         match &self.kind {
             DeviceKind::Gpu(g) => g.time(warmup, reps, f),
             DeviceKind::Sim => {

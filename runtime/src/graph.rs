@@ -1,11 +1,12 @@
 //! CUDA graphs: a sequence of launches captured once on a stream of its own
-//! and replayed with one driver call (about 1 us per kernel instead of a
-//! launch's 4 us on an H100).
+//! and replayed with one driver call, so the GPU front end receives many
+//! launches at once instead of one per call (the per-kernel cost of each is
+//! measured in `docs/workloads/fusion.md`).
 //!
 //! ```ignore
 //! let graph = Graph::capture(gpu, |cap| {
 //!     for _ in 0..1000 {
-//!         cap.launch(&KERNELS, "my_kernel", &cfg, &params)?;
+//!         launch!(&mut *cap, &KERNELS, cfg, my_kernels::tiny(&x, &mut y))?;
 //!     }
 //!     Ok(())
 //! })?;
@@ -37,10 +38,10 @@ impl std::fmt::Debug for Capture<'_> {
 }
 
 impl Capture<'_> {
-    /// Records a launch of kernel `name` of `kernels`, checked as
-    /// [`Gpu::launch`] checks it. The parameters' buffers must outlive every
-    /// replay of the graph.
-    pub fn launch(
+    /// Records a launch of kernel `name` of `kernels`, checked as a direct
+    /// launch is (the capture branch of [`launch!`](crate::launch!)). The
+    /// parameters' buffers must outlive every replay of the graph.
+    pub(crate) fn record(
         &mut self,
         kernels: &Kernels,
         name: &str,
@@ -100,7 +101,12 @@ impl std::fmt::Debug for Graph {
 impl Graph {
     /// Captures the launches `record` makes, on a new stream, into a graph
     /// (uploaded to the device, so the first replay is as fast as the rest).
-    pub fn capture(gpu: &Gpu, record: impl FnOnce(&mut Capture) -> Result<()>) -> Result<Self> {
+    /// `record` may return any error type the runtime's [`Error`] converts
+    /// into.
+    pub fn capture<E: From<Error>>(
+        gpu: &Gpu,
+        record: impl FnOnce(&mut Capture) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Self, E> {
         gpu.synchronize()?;
         let stream = gpu
             .context()
@@ -122,7 +128,7 @@ impl Graph {
             .map_err(|e| Error::driver("cuStreamEndCapture", e))?;
         recorded?;
         if let Some(e) = failed {
-            return Err(Error::driver("cuLaunchKernel (capture)", e));
+            return Err(Error::driver("cuLaunchKernel (capture)", e).into());
         }
         let graph = graph.ok_or_else(|| Error::Unsupported {
             what: "an empty CUDA graph".into(),

@@ -44,7 +44,7 @@ static LAUNCHED: Mutex<std::collections::BTreeSet<&'static str>> =
     Mutex::new(std::collections::BTreeSet::new());
 
 /// Names of every kernel launched on the simulator by this process so far
-/// (the simulator coverage test compares it with `KERNELS`).
+/// (the simulator coverage test compares it with `REGISTRY`).
 pub fn launched_kernels() -> Vec<&'static str> {
     lock(&LAUNCHED).iter().copied().collect()
 }

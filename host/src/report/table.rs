@@ -93,7 +93,7 @@ pub struct Environment {
 
 impl Environment {
     /// Collects what can be known here; `dev` adds the GPU's facts.
-    pub fn collect(dev: Option<&crate::runtime::Gpu>) -> Self {
+    pub fn collect(dev: Option<&crate::runtime::gpu::Gpu>) -> Self {
         let sh = |cmd: &str, args: &[&str]| {
             std::process::Command::new(cmd)
                 .args(args)
@@ -151,7 +151,7 @@ impl Environment {
 }
 
 /// The `ptxas` resource report as a Markdown table.
-pub fn resource_table(rows: &[crate::runtime::Resources]) -> String {
+pub fn resource_table(rows: &[crate::runtime::module::Resources]) -> String {
     let mut s = String::from(
         "| kernel | arch | registers | spill stores (B) | spill loads (B) | stack (B) | static smem (B) |\n|---|---|---|---|---|---|---|\n",
     );

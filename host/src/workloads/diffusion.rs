@@ -454,7 +454,7 @@ pub fn sim_check() -> Result<()> {
 /// there is no such report.
 pub fn inplace_race(dev: &Device, nx: usize, ny: usize) -> Result<ptxlab_device::sim::SimError> {
     match check(dev, Variant::Inplace, nx, ny, 1, 0.2, 17) {
-        Err(Error::Sim(e))
+        Err(Error::Runtime(crate::runtime::Error::Sim(e)))
             if matches!(&e.fault, Fault::Race(r) if r.space == "global memory"
                 && r.first.block != r.second.block) =>
         {
@@ -573,8 +573,8 @@ pub struct Args {
     #[arg(long, default_value = "temporal")]
     pub variant: String,
     /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Write the final field here (.npy, 2-D float32, ny x nx).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
@@ -607,7 +607,7 @@ pub fn parse_size(s: &str) -> Result<(usize, usize)> {
 
 /// `ptxlab diffusion`.
 pub fn cli(args: &Args) -> Result<()> {
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     let (nx, ny) = parse_size(&args.size)?;
     check_params(nx, ny, args.alpha)?;
     let variant: Variant = args.variant.parse()?;

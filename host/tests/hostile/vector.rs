@@ -62,7 +62,7 @@ fn vector_add_hostile_options() {
     );
     fails_with(
         &["vector-add", "--backend", "tpu"],
-        &["backend", "`tpu`", "allowed: gpu, sim, cpu"],
+        &["--backend", "'tpu'", "possible values: gpu, sim, cpu"],
     );
 }
 

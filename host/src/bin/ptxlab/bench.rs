@@ -1,6 +1,7 @@
 //! `ptxlab info` and `ptxlab bench`: every workload, checked then timed.
 
 use anyhow::{Context, Result};
+use ptxlab::Backend;
 use ptxlab::report::Ceilings;
 use ptxlab::report::{self, Environment, Row, Status};
 use ptxlab::runtime::Device;
@@ -18,8 +19,8 @@ pub struct Args {
     #[arg(long)]
     pub only: Vec<String>,
     /// gpu (fall back to CPU + simulator checks when there is no GPU), sim, or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = ptxlab::Backend::Gpu)]
+    pub backend: ptxlab::Backend,
     /// Output directory (default: target/bench-results/<timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -32,7 +33,8 @@ pub struct Args {
 }
 
 pub fn info() -> Result<()> {
-    match Device::gpu(0) {
+    let gpu = Device::gpu(0);
+    match &gpu {
         Ok(d) => {
             let g = d.as_gpu().context("gpu")?;
             let i = g.info();
@@ -52,13 +54,43 @@ pub fn info() -> Result<()> {
     println!(
         "embedded PTX: {} ({} kernels)",
         ptxlab::modules::ptx_arch(),
-        ptxlab_device::KERNELS.len()
+        ptxlab_device::REGISTRY.len()
     );
+    // The embedded modules: one per build and group (top-level module of
+    // kernels-gpu); a command loads only the groups it launches from.
+    println!("embedded modules (a command loads only the groups it launches from):");
+    println!("| build | group | PTX target | entries | cubins | on GPU 0 |");
+    println!("|---|---|---|---|---|---|");
+    for m in ptxlab::modules::KERNELS.modules {
+        let cubins: Vec<&str> = m.cubins.iter().map(|(a, _)| *a).collect();
+        let key = ptxlab::ModuleKey {
+            math: m.math,
+            ..ptxlab::ModuleKey::default()
+        };
+        let plan = match &gpu {
+            Ok(d) => d.as_gpu().map(|g| g.load_plan(m, key)).unwrap_or_default(),
+            Err(_) => "no GPU".into(),
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            m.stem,
+            m.group,
+            m.arch,
+            m.entries.len(),
+            if cubins.is_empty() {
+                "none".into()
+            } else {
+                cubins.join(", ")
+            },
+            plan
+        );
+    }
     let res = ptxlab::modules::resources(false);
     if res.is_empty() {
         println!("resource report: none (ptxas was not available at build time)");
     } else {
-        print!("{}", ptxlab::report::resource_table(res));
+        let res: Vec<_> = res.into_iter().copied().collect();
+        print!("{}", ptxlab::report::resource_table(&res));
     }
     Ok(())
 }
@@ -81,9 +113,6 @@ fn ceilings(dev: &Device) -> Ceilings {
 
 pub fn run(args: &Args) -> Result<()> {
     // Refuse bad options before anything is created or measured.
-    if !["gpu", "sim", "cpu"].contains(&args.backend.as_str()) {
-        anyhow::bail!("--backend `{}`: allowed gpu, sim, cpu", args.backend);
-    }
     let names: Vec<&str> = workloads::all().iter().map(|w| w.name).collect();
     if let Some(o) = args.only.iter().find(|o| !names.contains(&o.as_str())) {
         anyhow::bail!("--only `{o}`: allowed {}", names.join(", "));
@@ -99,8 +128,8 @@ pub fn run(args: &Args) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("target/bench-results").join(&stamp));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let (dev, skip) = match args.backend.as_str() {
-        "gpu" => match Device::gpu(0) {
+    let (dev, skip) = match args.backend {
+        Backend::Gpu => match Device::gpu(0) {
             Ok(d) => (Some(d), None),
             Err(e) => {
                 let why = e.to_string().lines().next().unwrap_or("").to_string();
@@ -108,9 +137,8 @@ pub fn run(args: &Args) -> Result<()> {
                 (Some(Device::sim()), Some(why))
             }
         },
-        "sim" => (Some(Device::sim()), Some("--backend sim".to_string())),
-        "cpu" => (None, Some("--backend cpu".to_string())),
-        b => anyhow::bail!("--backend `{b}`: allowed gpu, sim, cpu"),
+        Backend::Sim => (Some(Device::sim()), Some("--backend sim".to_string())),
+        Backend::Cpu => (None, Some("--backend cpu".to_string())),
     };
     let env = Environment::collect(dev.as_ref().and_then(|d| d.as_gpu()));
     let ceil = dev.as_ref().map(ceilings).unwrap_or_default();

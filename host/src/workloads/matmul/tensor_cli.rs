@@ -168,7 +168,7 @@ pub fn cli_tensor(
 fn skipped(label: &str, first: Result<()>) -> Result<bool> {
     match first {
         Ok(()) => Ok(false),
-        Err(e @ Error::Unsupported { .. }) => {
+        Err(e @ Error::Runtime(crate::runtime::Error::Unsupported { .. })) => {
             println!("SKIP {label}: {}", e.to_string().replace('\n', " "));
             Ok(true)
         }

@@ -26,8 +26,8 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_DEPTH, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub depth: u32,
     /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Sweeps to run (without --tol, default 100), or the most sweeps (with
     /// --tol, default 100000; 5000 on the simulator). f32 cannot reach a
     /// relative residual much below 1e-7 * 4 / (h^2 |b|); past that the solve
@@ -117,7 +117,7 @@ impl Default for Args {
             precision: "f32".into(),
             variant: "all".into(),
             depth: DEFAULT_DEPTH,
-            backend: "gpu".into(),
+            backend: crate::Backend::Gpu,
             iters: None,
             tol: None,
             check_every: 100,

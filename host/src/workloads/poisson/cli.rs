@@ -22,7 +22,7 @@ pub fn cli(args: &Args) -> Result<()> {
     if args.gpus.requested() {
         return multi::cli(args);
     }
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     match args.precision.as_str() {
         "f32" => cli_typed::<f32>(args, backend),
         "f64" => cli_typed::<f64>(args, backend),

@@ -13,7 +13,7 @@ use crate::runtime::{Device, Timing};
 use kernels_gpu::montecarlo as mc;
 fn open_device(backend: crate::Backend) -> Result<Option<Device>> {
     Ok(match backend {
-        crate::Backend::Gpu => Some(Device::gpu(0)?),
+        crate::Backend::Gpu => Some(crate::Error::open_gpu(0)?),
         crate::Backend::Sim => Some(Device::sim()),
         crate::Backend::Cpu => None,
     })
@@ -49,8 +49,8 @@ pub struct ReduceArgs {
     #[arg(long, default_value = "gridstride")]
     pub variant: String,
     /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Timed repetitions (1..=10000).
     #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
@@ -64,7 +64,7 @@ pub struct ReduceArgs {
 
 /// `ptxlab reduce`.
 pub fn cli_reduce(args: &ReduceArgs) -> Result<()> {
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     crate::cli::check_reps(args.reps)?;
     match args.precision.as_str() {
         "f32" => cli_reduce_typed::<f32>(args, backend),
@@ -210,8 +210,8 @@ pub struct HistogramArgs {
     #[arg(long, default_value = "shared")]
     pub variant: String,
     /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Timed repetitions (1..=10000).
     #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
@@ -228,7 +228,7 @@ pub struct HistogramArgs {
 
 /// `ptxlab histogram`.
 pub fn cli_histogram(args: &HistogramArgs) -> Result<()> {
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     crate::cli::check_reps(args.reps)?;
     match args.keys.as_str() {
         "u8" => cli_histogram_typed::<u8>(args, backend),
@@ -365,8 +365,8 @@ pub struct PiArgs {
     #[arg(long, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub blocks: Option<u32>,
     /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Timed repetitions (each with its own seed, seed + i; 1..=10000).
     #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
@@ -374,7 +374,7 @@ pub struct PiArgs {
 
 /// `ptxlab monte-carlo-pi`.
 pub fn cli_pi(args: &PiArgs) -> Result<()> {
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     crate::cli::check_reps(args.reps)?;
     // One layout on every backend: the layout fixes the streams.
     let layout = PiLayout {

@@ -183,7 +183,7 @@ pub fn histogram<K: HistKey>(
     validate_bins::<K>(bins)?;
     let mut hist = dev.alloc_filled(bins as usize, 0u32)?;
     histogram_into(dev, rung, keys, &mut hist, bins, 0)?;
-    dev.download(&hist)
+    Ok(dev.download(&hist)?)
 }
 
 /// Most keys of one histogram: every count must fit its u32 counter.

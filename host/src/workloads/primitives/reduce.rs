@@ -276,8 +276,8 @@ impl<T: SumElement> SumPlan<T> {
                 .with_shared(rk::tree_shared_bytes::<T>(self.block))),
             ReduceRung::Shuffle => Ok(LaunchConfig::for_threads(len.div_ceil(2), self.block)?
                 .with_shared(rk::warp_slots_shared_bytes::<T>(self.block))),
-            ReduceRung::AtomicThread => LaunchConfig::for_threads(len, self.block),
-            ReduceRung::AtomicWarp => LaunchConfig::for_threads(len, self.block),
+            ReduceRung::AtomicThread => Ok(LaunchConfig::for_threads(len, self.block)?),
+            ReduceRung::AtomicWarp => Ok(LaunchConfig::for_threads(len, self.block)?),
             ReduceRung::GridStride => Ok(LaunchConfig::for_threads(
                 self.grid as usize * self.block as usize,
                 self.block,

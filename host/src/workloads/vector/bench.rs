@@ -5,7 +5,7 @@
 use super::{Element, Rung, add, check, cpu_rayon, cpu_serial, inputs};
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
-use crate::runtime::{Device, DeviceKind, ModuleKey, Timing};
+use crate::runtime::{Device, ModuleKey, Timing, device::DeviceKind};
 use crate::workloads::{BenchCtx, skipped_gpu};
 
 /// Bytes moved by one vector add of `n` elements (2 reads, 1 write).
@@ -16,10 +16,12 @@ pub fn bytes<T>(n: usize) -> f64 {
 /// Measures the device-to-device copy bandwidth (read + write bytes per
 /// second) with a copy of `bytes` bytes: the ceiling of every memory-bound row.
 pub fn copy_bandwidth(dev: &Device, bytes: usize, reps: usize) -> Result<(Timing, f64)> {
-    let g = dev.as_gpu().ok_or_else(|| Error::Unsupported {
-        what: "copy bandwidth".into(),
-        backend: "sim".into(),
-        hint: "run on a GPU".into(),
+    let g = dev.as_gpu().ok_or_else(|| {
+        Error::Runtime(crate::runtime::Error::Unsupported {
+            what: "copy bandwidth".into(),
+            backend: "sim".into(),
+            hint: "run on a GPU".into(),
+        })
     })?;
     let src = dev.alloc_filled::<u8>(bytes, 1)?;
     let mut dst = dev.alloc_filled::<u8>(bytes, 0)?;
@@ -228,7 +230,7 @@ pub fn module_loads(dev: &Device) -> Result<Vec<Row>> {
         let mut samples = Vec::new();
         let mut failure = None;
         for _ in 0..5 {
-            match g.load_uncached(&crate::modules::KERNELS, key) {
+            match g.load_uncached(&crate::modules::KERNELS, key, "vector_add_f32") {
                 Ok((_, ms)) => samples.push(ms),
                 Err(e) => {
                     failure = Some(e.to_string());

@@ -18,8 +18,8 @@ pub struct Args {
     #[arg(long, default_value = "wide")]
     pub variant: String,
     /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Timed repetitions (1..=10000).
     #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
@@ -40,7 +40,7 @@ pub const SIM_MAX_N: usize = 1 << 22;
 
 /// `ptxlab vector-add`.
 pub fn cli(args: &Args) -> Result<()> {
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     let _: Rung = args.variant.parse()?;
     crate::cli::check_reps(args.reps)?;
     match args.precision.as_str() {

@@ -115,7 +115,7 @@ pub fn config<T: Element>(n: usize, rung: Rung) -> Result<LaunchConfig> {
         Rung::Scalar => 1,
         Rung::Wide => lanes::<T>(),
     };
-    LaunchConfig::for_threads(threads_needed(n, per), BLOCK)
+    Ok(LaunchConfig::for_threads(threads_needed(n, per), BLOCK)?)
 }
 
 /// `c = a + b` on `dev`. Checks that the three lengths agree and are not zero.

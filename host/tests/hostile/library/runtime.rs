@@ -1,7 +1,7 @@
 //! The runtime (launch configurations, buffers) and the `.npy` readers.
 
 use super::{err, has};
-use ptxlab::runtime::{Device, LaunchConfig, check_launch};
+use ptxlab::runtime::{Device, LaunchConfig, config::check_launch};
 use ptxlab::workloads::vector;
 
 #[test]

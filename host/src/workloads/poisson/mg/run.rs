@@ -67,7 +67,7 @@ pub fn options(args: &Args) -> Result<MgOptions> {
 /// `ptxlab poisson --method multigrid|pcg`.
 pub fn cli(args: &Args) -> Result<()> {
     let opts = options(args)?;
-    let backend: Backend = args.backend.parse()?;
+    let backend = args.backend;
     match args.precision.as_str() {
         "f32" => typed::<f32>(args, backend, &opts),
         "f64" => typed::<f64>(args, backend, &opts),

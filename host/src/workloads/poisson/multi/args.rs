@@ -65,8 +65,8 @@ pub struct ScalingArgs {
     #[arg(long, default_value = "register")]
     pub variant: String,
     /// gpu or sim (sim: a smoke test at small sizes).
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Skip the weak-scaling rows.
     #[arg(long)]
     pub no_weak: bool,
@@ -89,7 +89,7 @@ impl Default for ScalingArgs {
             warmup: 20,
             precision: "f32".into(),
             variant: "register".into(),
-            backend: "gpu".into(),
+            backend: crate::Backend::Gpu,
             no_weak: false,
             no_check: false,
             md: None,

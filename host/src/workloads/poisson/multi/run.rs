@@ -65,7 +65,7 @@ pub fn cli(args: &Args) -> Result<()> {
             "applies to the multi-device run; add --gpus N",
         ));
     };
-    let backend: Backend = args.backend.parse()?;
+    let backend = args.backend;
     if backend == Backend::Cpu {
         return Err(Error::input(
             "--gpus",
@@ -95,7 +95,7 @@ fn open_team(n: usize, backend: Backend) -> Result<Team> {
 
 pub(super) fn reference_device(team: &Team) -> Result<Device> {
     match team.members.first().and_then(|m| m.dev.as_gpu()) {
-        Some(g) => Device::gpu(g.context().ordinal()),
+        Some(g) => Ok(Device::gpu(g.context().ordinal())?),
         None => Ok(Device::sim()),
     }
 }
@@ -177,12 +177,12 @@ fn cli_typed<T: SlabElement>(args: &Args, n: usize, backend: Backend) -> Result<
             g.function(
                 &crate::modules::KERNELS,
                 ModuleKey::PRECISE,
-                &rung.kernel::<T>(),
+                rung.entry::<T>(),
             )?;
             g.function(
                 &crate::modules::KERNELS,
                 ModuleKey::PRECISE,
-                T::residual_kernel().0,
+                <T as kernels_gpu::poisson::poisson_residual::Built>::ENTRY,
             )?;
         }
         let (p1, r1) = solve_device(&refdev, &prob, &o)?;

@@ -62,7 +62,7 @@ pub fn scaling_table(rows: &[ScalingRow], precision: &str, rung: Rung) -> String
 /// (same global grid) and weak (N times the rows) scaling, with and without
 /// the overlap; prints a Markdown table.
 pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
-    let backend: Backend = args.backend.parse()?;
+    let backend = args.backend;
     if backend == Backend::Cpu {
         return Err(Error::input("--backend", "cpu; gpu or sim"));
     }
