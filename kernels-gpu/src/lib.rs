@@ -55,3 +55,7 @@ portable!(
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod hopper;
+
+/// Planted bugs of asynchronous pipelines, for the simulator's checks and
+/// the GPU comparison (the `cp.async` ones portable, the rest sm_90a).
+pub mod pipeline_bugs;

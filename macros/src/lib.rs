@@ -35,6 +35,8 @@
 //!   were); and one `KernelInfo` per instance in `ptxlab_device::REGISTRY`, so
 //!   the host and the tests can list every entry.
 
+mod print;
+
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{format_ident, quote};
@@ -921,4 +923,13 @@ pub fn __entry(input: TokenStream) -> TokenStream {
         quote!(#module_path::Of<#gargs>)
     };
     quote!(<#of as #module_path::Instance>::ENTRY).into()
+}
+
+/// `ptxlab_device::println!("x = {}, bits {:#x}", x, x.to_bits())`: one
+/// line of kernel debug output, printed by `vprintf` on the GPU and to
+/// standard output in the simulator, the same way on both (see
+/// `ptxlab_device::print` for the accepted placeholders).
+#[proc_macro]
+pub fn println(input: TokenStream) -> TokenStream {
+    print::expand(input.into()).into()
 }

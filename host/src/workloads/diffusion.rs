@@ -422,7 +422,10 @@ pub fn sim_check() -> Result<()> {
             detail: format!("the race detector should report the in-place kernel: {e}"),
         });
     }
-    let quiet = Device::sim_with(SimOptions { race_check: false });
+    let quiet = Device::sim_with(SimOptions {
+        race_check: false,
+        ..SimOptions::default()
+    });
     let c = check(&quiet, Variant::Inplace, 37, 29, 1, 0.2, 17)?;
     if !c.rel_err.is_finite() {
         return Err(Error::Verification {
@@ -649,7 +652,10 @@ pub fn cli(args: &Args) -> Result<()> {
                      running on with race detection off; the values below depend on the order \
                      of the blocks"
                 );
-                Device::sim_with(SimOptions { race_check: false })
+                Device::sim_with(SimOptions {
+                    race_check: false,
+                    ..SimOptions::default()
+                })
             } else {
                 dev
             };

@@ -229,7 +229,10 @@ pub fn run(args: &Args) -> Result<()> {
             continue;
         }
         for &race in modes {
-            let dev = Device::sim_with(SimOptions { race_check: race });
+            let dev = Device::sim_with(SimOptions {
+                race_check: race,
+                ..SimOptions::default()
+            });
             (c.run)(&dev)?;
             (c.check)(&dev)?;
             let mut times = Vec::new();
