@@ -3,10 +3,10 @@
 //! precise logarithm the `log` normalization needs. Simulator tests (small)
 //! and GPU tests (skipped without a driver).
 
+use ptxlab::Device;
 use ptxlab::workloads::lomb::{
     self, General, Normalization, Options, Phases, Rung, Shape, check_general, reference_general,
 };
-use ptxlab::Device;
 
 /// The astropy fixtures (`tests/fixtures/lomb/make_astropy_fixture.py`),
 /// embedded so the test binary runs anywhere.

@@ -128,11 +128,17 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
         let bad_options: [(&[&str], &[&str]); 9] = [
             (
                 &["--variant", "bogus"][..],
-                &["invalid value 'bogus'", "possible values: all, baseline, cached"][..],
+                &[
+                    "invalid value 'bogus'",
+                    "possible values: all, baseline, cached",
+                ][..],
             ),
             (
                 &["--variant", "cheby-tabb"][..],
-                &["invalid value 'cheby-tabb'", "a similar value exists: 'cheby-tab"][..],
+                &[
+                    "invalid value 'cheby-tabb'",
+                    "a similar value exists: 'cheby-tab",
+                ][..],
             ),
             (
                 &["--variant", "regcap8"][..],
@@ -425,7 +431,10 @@ fn lomb_scargle_models_batches_and_checks() {
         };
         with(
             &["--check", "most"],
-            &["invalid value 'most' for '--check", "possible values: none, sample, full"],
+            &[
+                "invalid value 'most' for '--check",
+                "possible values: none, sample, full",
+            ],
         );
         with(
             &["--normalization", "max"],
@@ -440,7 +449,10 @@ fn lomb_scargle_models_batches_and_checks() {
         );
         with(
             &["--phases", "wide"],
-            &["invalid value 'wide' for '--phases", "possible values: auto, plain, long"],
+            &[
+                "invalid value 'wide' for '--phases",
+                "possible values: auto, plain, long",
+            ],
         );
         with(
             &["--phases", "lonng"],

@@ -705,11 +705,11 @@ mod tests {
                 &["--normalization", "standrd"],
                 &["a similar value exists: 'standard'"],
             ),
+            (&["--check", "ful"], &["a similar value exists: 'full'"]),
             (
-                &["--check", "ful"],
-                &["a similar value exists: 'full'"],
+                &["--phases", "sideways"],
+                &["possible values: auto, plain, long"],
             ),
-            (&["--phases", "sideways"], &["possible values: auto, plain, long"]),
         ] {
             let e = parse(a).unwrap_err();
             for n in needles {

@@ -302,10 +302,22 @@ pub fn launch_direct<T: Elem>(
     let (x, y, f, out, s) = (&b.x, &b.y, &b.freqs, &mut b.out, b.scale);
     if let (Some(xl), Some(fl), true) = (&b.x_lo, &b.freqs_lo, b.long) {
         match kind {
-            Kernel::Bounds => launch!(dev, cfg, lomb::lomb_bounds_long::<T>(x, xl, y, f, fl, out, s)),
-            Kernel::Shared => launch!(dev, cfg, lomb::lomb_shared_long::<T>(x, xl, y, f, fl, out, s)),
+            Kernel::Bounds => launch!(
+                dev,
+                cfg,
+                lomb::lomb_bounds_long::<T>(x, xl, y, f, fl, out, s)
+            ),
+            Kernel::Shared => launch!(
+                dev,
+                cfg,
+                lomb::lomb_shared_long::<T>(x, xl, y, f, fl, out, s)
+            ),
             Kernel::Lean => launch!(dev, cfg, lomb::lomb_lean_long::<T>(x, xl, y, f, fl, out, s)),
-            _ => launch!(dev, cfg, lomb::lomb_direct_long::<T>(x, xl, y, f, fl, out, s)),
+            _ => launch!(
+                dev,
+                cfg,
+                lomb::lomb_direct_long::<T>(x, xl, y, f, fl, out, s)
+            ),
         }
     } else {
         match kind {
@@ -351,10 +363,18 @@ fn launch_even<const LONG: bool, T: Elem + Even<LONG>>(
         (Kernel::Taylor, _) => {
             let (tab, plan) = b.taylor.as_ref().ok_or_else(not_even)?;
             let (h, run) = (T::from_f64(plan.h), plan.run);
-            launch!(dev, cfg, lomb::lomb_taylor::<LONG, T>(tab, out, start, step, h, run, s))
+            launch!(
+                dev,
+                cfg,
+                lomb::lomb_taylor::<LONG, T>(tab, out, start, step, h, run, s)
+            )
         }
         (Kernel::Cheby, Some(tab)) => {
-            launch!(dev, cfg, lomb::lomb_cheby::<LONG, T>(tab, out, start, step, s))
+            launch!(
+                dev,
+                cfg,
+                lomb::lomb_cheby::<LONG, T>(tab, out, start, step, s)
+            )
         }
         (Kernel::ChebyTab | Kernel::ChebyTabPipe, cheby) => {
             let lo = b.lo.as_ref().ok_or_else(not_even)?;
@@ -382,7 +402,11 @@ fn launch_even<const LONG: bool, T: Elem + Even<LONG>>(
                 ),
             }
         }
-        _ => launch!(dev, cfg, lomb::lomb_rotate::<LONG, T>(rot()?, out, start, step, s)),
+        _ => launch!(
+            dev,
+            cfg,
+            lomb::lomb_rotate::<LONG, T>(rot()?, out, start, step, s)
+        ),
     }
 }
 
@@ -401,7 +425,12 @@ pub fn launch_gen<T: Elem>(
                 return Err(not_even());
             };
             let (tab, plan) = b.taylor.as_ref().ok_or_else(not_even)?;
-            let (start, step, h, run) = (T::from_f64(start), T::from_f64(step), T::from_f64(plan.h), plan.run);
+            let (start, step, h, run) = (
+                T::from_f64(start),
+                T::from_f64(step),
+                T::from_f64(plan.h),
+                plan.run,
+            );
             launch!(
                 dev,
                 cfg,

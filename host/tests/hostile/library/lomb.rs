@@ -89,7 +89,10 @@ fn lomb_public_functions() {
         ],
     );
     has(
-        &err(<lomb::Rung as clap::ValueEnum>::from_str("regcap300", false)),
+        &err(<lomb::Rung as clap::ValueEnum>::from_str(
+            "regcap300",
+            false,
+        )),
         &["`regcap300`", "regcapN takes a register cap N in 16..=255"],
     );
     assert!(lomb::linspace(0.0, 1.0, 0).is_empty());
