@@ -442,6 +442,17 @@ fn ladder(rows: &[Row], g: &Group) -> Vec<Chart> {
 /// The ratio charts of one workload: the best Rust rung of each group
 /// against each of its peers.
 fn peers_chart(rows: &[Row], workload: &str, gs: &[&Group]) -> Vec<Chart> {
+    // Sizes in increasing order; a solve's tolerances from loose to tight.
+    let mut gs: Vec<&Group> = gs.to_vec();
+    let tol = |g: &Group| match &g.class {
+        Class::Tolerance(t) => -t.parse::<f64>().unwrap_or(0.0),
+        Class::Measure { .. } => 0.0,
+    };
+    gs.sort_by(|a, b| {
+        size_magnitude(&a.size)
+            .total_cmp(&size_magnitude(&b.size))
+            .then(tol(a).total_cmp(&tol(b)))
+    });
     let mut blocks: Vec<Vec<Item>> = Vec::new();
     for g in gs {
         let Some(best) = best_gpu(rows, &g.rows) else {
@@ -539,6 +550,16 @@ fn peers_chart(rows: &[Row], workload: &str, gs: &[&Group]) -> Vec<Chart> {
         .collect()
 }
 
+/// One variant's points in a scaling chart: (size index, throughput).
+struct Trace {
+    /// Variant, backend, precision.
+    key: (String, String, String),
+    pts: Vec<(f64, f64)>,
+    kind: Kind,
+    /// Its first row (for the label).
+    first: usize,
+}
+
 /// Throughput against size, for each precision and unit of a workload
 /// measured at two sizes or more.
 fn scaling(rows: &[Row], workload: &str, gs: &[&Group]) -> Vec<Chart> {
@@ -565,41 +586,40 @@ fn scaling(rows: &[Row], workload: &str, gs: &[&Group]) -> Vec<Chart> {
         let names: Vec<String> = fam.iter().map(|g| g.size.clone()).collect();
         // One series per variant, backend and precision, in run order; one
         // point per size (the first row).
-        let mut series: Vec<((String, String, String), Vec<(f64, f64)>, Kind, usize)> = Vec::new();
+        let mut series: Vec<Trace> = Vec::new();
         for (x, g) in fam.iter().enumerate() {
             for &i in &g.rows {
                 let r = &rows[i];
                 let Some(tp) = r.throughput.filter(|v| v.is_finite() && *v > 0.0) else {
                     continue;
                 };
-                let k = (r.variant.clone(), r.backend.clone(), r.precision.clone());
-                match series.iter_mut().find(|s| s.0 == k) {
-                    Some(s) if s.1.iter().any(|p| p.0 == x as f64) => {}
-                    Some(s) => s.1.push((x as f64, tp)),
-                    None => series.push((k, vec![(x as f64, tp)], kind(r), i)),
+                let key = (r.variant.clone(), r.backend.clone(), r.precision.clone());
+                match series.iter_mut().find(|s| s.key == key) {
+                    Some(s) if s.pts.iter().any(|p| p.0 == x as f64) => {}
+                    Some(s) => s.pts.push((x as f64, tp)),
+                    None => series.push(Trace {
+                        key,
+                        pts: vec![(x as f64, tp)],
+                        kind: kind(r),
+                        first: i,
+                    }),
                 }
             }
         }
         // A baseline at one size is a point of another chart (the thread
         // sweep), not a line.
-        series.retain(|s| s.1.len() >= 2 || matches!(s.2, Kind::Gpu | Kind::Peer));
-        series.sort_by_key(|s| s.2 == Kind::Peer);
-        if !series.iter().any(|s| s.1.len() >= 2) {
+        series.retain(|s| s.pts.len() >= 2 || matches!(s.kind, Kind::Gpu | Kind::Peer));
+        series.sort_by_key(|s| s.kind == Kind::Peer);
+        if !series.iter().any(|s| s.pts.len() >= 2) {
             continue;
         }
-        let to_series = |k: usize,
-                         (_, pts, kd, first): &(
-            (String, String, String),
-            Vec<(f64, f64)>,
-            Kind,
-            usize,
-        )| {
-            let mut pts = pts.clone();
+        let to_series = |k: usize, t: &Trace| {
+            let mut pts = t.pts.clone();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             Series {
-                label: label(&rows[*first], Some(prec.as_str())),
+                label: label(&rows[t.first], Some(prec.as_str())),
                 colour: PALETTE[k % PALETTE.len()],
-                dash: *kd != Kind::Gpu,
+                dash: t.kind != Kind::Gpu,
                 pts,
             }
         };
@@ -635,7 +655,7 @@ fn scaling(rows: &[Row], workload: &str, gs: &[&Group]) -> Vec<Chart> {
             let (gpu, other): (Vec<_>, Vec<_>) = all
                 .into_iter()
                 .zip(&series)
-                .partition(|(_, s)| s.2 == Kind::Gpu);
+                .partition(|(_, s)| s.kind == Kind::Gpu);
             let gpu: Vec<Series> = gpu.into_iter().map(|p| p.0).collect();
             let other: Vec<Series> = other.into_iter().map(|p| p.0).collect();
             let best = gpu
@@ -681,6 +701,7 @@ fn scaling(rows: &[Row], workload: &str, gs: &[&Group]) -> Vec<Chart> {
                 y_log_ratio: 1.0,
                 series: s,
                 point_labels: false,
+                legend: true,
             });
             out.push(Chart {
                 name,
@@ -758,6 +779,7 @@ fn convergence(rows: &[Row], workload: &str) -> Vec<Chart> {
             y_log_ratio: 1.0,
             series,
             point_labels: false,
+            legend: true,
         });
         out.push(Chart {
             name: format!("convergence-{}-{}", slug(workload), slug(&key)),
@@ -881,7 +903,7 @@ fn roofline_chart(rows: &[Row], ceilings: &Ceilings) -> Option<Chart> {
 }
 
 fn thread_sweep(rows: &[Row]) -> Option<Chart> {
-    let pts: Vec<(f64, f64)> = rows
+    let mut pts: Vec<(u32, f64)> = rows
         .iter()
         .filter(|r| {
             r.workload == "poisson"
@@ -890,7 +912,7 @@ fn thread_sweep(rows: &[Row]) -> Option<Chart> {
                 && time_ms(r).is_some()
         })
         .filter_map(|r| {
-            let n: f64 = r
+            let n: u32 = r
                 .variant
                 .trim_start_matches("CPU rayon ")
                 .trim_end_matches(" threads")
@@ -899,16 +921,23 @@ fn thread_sweep(rows: &[Row]) -> Option<Chart> {
             Some((n, r.throughput?))
         })
         .collect();
+    pts.sort_by_key(|p| p.0);
+    pts.dedup_by_key(|p| p.0);
     if pts.len() < 2 {
         return None;
     }
-    let title = "poisson — CPU thread sweep";
-    let what = "Throughput of the CPU Jacobi sweep (rayon) against the number of threads: where memory bandwidth saturates.";
+    let size = rows
+        .iter()
+        .find(|r| r.workload == "poisson" && r.variant.starts_with("CPU rayon "))
+        .map(|r| r.size.clone())
+        .unwrap_or_default();
+    let title = format!("poisson · {size} — CPU thread sweep");
+    let what = "Throughput of the CPU Jacobi sweep (rayon, one pool per thread count) against the number of threads: where memory bandwidth saturates.";
     let figure = lines(&Lines {
-        title: title.into(),
+        title: title.clone(),
         subtitle: what.into(),
-        x: XAxis::Numeric {
-            log: false,
+        x: XAxis::Categories {
+            names: pts.iter().map(|p| p.0.to_string()).collect(),
             title: "threads".into(),
         },
         y_title: "GCells/s".into(),
@@ -917,9 +946,14 @@ fn thread_sweep(rows: &[Row]) -> Option<Chart> {
             label: "CPU rayon".into(),
             colour: PALETTE[0],
             dash: false,
-            pts,
+            pts: pts
+                .iter()
+                .enumerate()
+                .map(|(k, p)| (k as f64, p.1))
+                .collect(),
         }],
         point_labels: true,
+        legend: false,
     });
     Some(Chart {
         name: "poisson-cpu-sweep".into(),

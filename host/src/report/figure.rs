@@ -530,22 +530,22 @@ fn paeth(a: u8, b: u8, c: u8) -> u8 {
     }
 }
 
-/// Encodes 8-bit RGB pixels as a PNG, each row with the filter (none, sub,
-/// up or Paeth) whose output has the smallest sum of magnitudes.
-pub fn encode_png(w: u32, h: u32, rgb: &[u8]) -> Vec<u8> {
-    let stride = w as usize * 3;
-    let mut raw = Vec::with_capacity(rgb.len() + h as usize);
+/// Filters the rows of an image of `stride` bytes per row and `bpp` bytes
+/// per pixel, each with the PNG filter (none, sub, up or Paeth) whose output
+/// has the smallest sum of magnitudes; returns the bytes to deflate.
+fn filter_rows(data: &[u8], stride: usize, bpp: usize) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(data.len() + data.len() / stride.max(1) + 1);
     let zero = vec![0u8; stride];
     let mut cand = vec![vec![0u8; stride]; 4];
-    for (r, row) in rgb.chunks(stride).enumerate() {
+    for (r, row) in data.chunks(stride).enumerate() {
         let up = if r == 0 {
             &zero[..]
         } else {
-            &rgb[(r - 1) * stride..r * stride]
+            &data[(r - 1) * stride..r * stride]
         };
         for i in 0..row.len() {
-            let a = if i >= 3 { row[i - 3] } else { 0 };
-            let c = if i >= 3 { up[i - 3] } else { 0 };
+            let a = if i >= bpp { row[i - bpp] } else { 0 };
+            let c = if i >= bpp { up[i - bpp] } else { 0 };
             cand[0][i] = row[i];
             cand[1][i] = row[i].wrapping_sub(a);
             cand[2][i] = row[i].wrapping_sub(up[i]);
@@ -565,6 +565,39 @@ pub fn encode_png(w: u32, h: u32, rgb: &[u8]) -> Vec<u8> {
         raw.push(kind);
         raw.extend_from_slice(&best[..row.len()]);
     }
+    raw
+}
+
+/// Encodes 8-bit RGB pixels as a PNG: indexed (a palette of the exact
+/// colours) when the image has at most 256 colours, as charts mostly do,
+/// else RGB; rows filtered, then deflated. Lossless either way.
+pub fn encode_png(w: u32, h: u32, rgb: &[u8]) -> Vec<u8> {
+    let mut palette: Vec<[u8; 3]> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let mut indexed = Vec::with_capacity(rgb.len() / 3);
+    for p in rgb.chunks_exact(3) {
+        let c = [p[0], p[1], p[2]];
+        let i = *index.entry(c).or_insert_with(|| {
+            palette.push(c);
+            palette.len() - 1
+        });
+        if palette.len() > 256 {
+            break;
+        }
+        indexed.push(i as u8);
+    }
+    let paletted = palette.len() <= 256;
+    let raw = if paletted {
+        // Indices are not magnitudes: rows go unfiltered.
+        let mut raw = Vec::with_capacity(indexed.len() + h as usize);
+        for row in indexed.chunks(w.max(1) as usize) {
+            raw.push(0);
+            raw.extend_from_slice(row);
+        }
+        raw
+    } else {
+        filter_rows(rgb, w as usize * 3, 3)
+    };
     let z = miniz_oxide::deflate::compress_to_vec_zlib(&raw, 6);
     let mut out = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
     let mut chunk = |kind: &[u8; 4], data: &[u8]| {
@@ -577,15 +610,18 @@ pub fn encode_png(w: u32, h: u32, rgb: &[u8]) -> Vec<u8> {
     let mut ihdr = Vec::new();
     ihdr.extend_from_slice(&w.to_be_bytes());
     ihdr.extend_from_slice(&h.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    ihdr.extend_from_slice(&[8, if paletted { 3 } else { 2 }, 0, 0, 0]);
     chunk(b"IHDR", &ihdr);
+    if paletted {
+        chunk(b"PLTE", &palette.concat());
+    }
     chunk(b"IDAT", &z);
     chunk(b"IEND", &[]);
     out
 }
 
-/// Decodes a PNG written by [`encode_png`] (8-bit RGB, one IDAT or several,
-/// any filter) into `(width, height, rgb)`; `None` for anything else. The
+/// Decodes an 8-bit PNG (RGB, RGBA or indexed, not interlaced, any filter)
+/// into `(width, height, rgb)`; `None` for anything else. The
 /// report's tests read the charts and the browser's screenshots with it.
 pub fn decode_png(png: &[u8]) -> Option<(usize, usize, Vec<u8>)> {
     if png.get(..8)? != b"\x89PNG\r\n\x1a\n" {
@@ -593,6 +629,7 @@ pub fn decode_png(png: &[u8]) -> Option<(usize, usize, Vec<u8>)> {
     }
     let (mut pos, mut w, mut h, mut bpp) = (8usize, 0usize, 0usize, 0usize);
     let mut z = Vec::new();
+    let mut plte: Vec<u8> = Vec::new();
     while pos + 8 <= png.len() {
         let len = u32::from_be_bytes(png[pos..pos + 4].try_into().ok()?) as usize;
         let kind = &png[pos + 4..pos + 8];
@@ -605,10 +642,12 @@ pub fn decode_png(png: &[u8]) -> Option<(usize, usize, Vec<u8>)> {
                 bpp = match (data[8], data[9], data[12]) {
                     (8, 2, 0) => 3,
                     (8, 6, 0) => 4,
+                    (8, 3, 0) => 1,
                     _ => return None,
                 };
             }
             b"IDAT" => z.extend_from_slice(data),
+            b"PLTE" => plte = data.to_vec(),
             b"IEND" => break,
             _ => {}
         }
@@ -645,12 +684,19 @@ pub fn decode_png(png: &[u8]) -> Option<(usize, usize, Vec<u8>)> {
             };
         }
     }
-    let rgb = if bpp == 3 {
-        px
-    } else {
-        px.chunks_exact(4)
+    let rgb = match bpp {
+        3 => px,
+        4 => px
+            .chunks_exact(4)
             .flat_map(|p| [p[0], p[1], p[2]])
-            .collect()
+            .collect(),
+        _ => {
+            let mut v = Vec::with_capacity(px.len() * 3);
+            for &i in &px {
+                v.extend_from_slice(plte.get(3 * i as usize..3 * i as usize + 3)?);
+            }
+            v
+        }
     };
     Some((w, h, rgb))
 }
@@ -660,13 +706,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn png_round_trips_through_the_decoder_with_every_filter() {
+    fn png_round_trips_through_the_decoder_rgb_and_indexed() {
         let (w, h) = (37u32, 11u32);
+        // Many colours: RGB with filtered rows.
         let rgb: Vec<u8> = (0..w * h * 3).map(|i| ((i * 7919) % 251) as u8).collect();
         let png = encode_png(w, h, &rgb);
+        assert_eq!(png[25], 2, "colour type RGB");
         let (dw, dh, back) = decode_png(&png).unwrap();
         assert_eq!((dw, dh), (w as usize, h as usize));
         assert_eq!(back, rgb);
+        // Few colours: a palette.
+        let few: Vec<u8> = (0..w * h)
+            .flat_map(|i| [(i % 7) as u8 * 30, 200, (i % 3) as u8])
+            .collect();
+        let png = encode_png(w, h, &few);
+        assert_eq!(png[25], 3, "colour type indexed");
+        assert_eq!(decode_png(&png).unwrap().2, few);
     }
 
     #[test]

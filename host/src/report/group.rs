@@ -172,7 +172,7 @@ pub(crate) fn tolerance(variant: &str) -> Option<String> {
 
 /// A solve's variant without its ` to <tolerance>` (the chart names the
 /// tolerance once, in its title).
-pub(crate) fn without_tolerance(variant: &str) -> String {
+pub fn without_tolerance(variant: &str) -> String {
     let Some(at) = variant.rfind(" to ") else {
         return variant.to_string();
     };
@@ -185,6 +185,8 @@ pub(crate) fn without_tolerance(variant: &str) -> String {
         .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.'))
         .count();
     format!("{}{}", &variant[..at], &rest[len..])
+        .replace(", )", ")")
+        .replace(",)", ")")
 }
 
 /// First word of a unit (`GB/s (incl. zero + read-back)`: `GB/s`).
@@ -257,7 +259,7 @@ impl Group {
     }
 }
 
-/// Groups the charted rows (those with a time, see [`time_ms`]) of `rows`:
+/// Groups the charted rows of `rows` (checked or inaccurate, with a time):
 /// one group per workload, size key and [`Class`], in order of first
 /// appearance. A row without a unit joins the group of its workload, size
 /// and precision when there is exactly one.
@@ -359,13 +361,13 @@ pub fn groups(rows: &[Row]) -> Vec<Group> {
             }
         }
     }
-    for k in 0..gs.len() {
-        let Class::Measure { prec, unit } = &gs[k].class else {
+    for g in &mut gs {
+        let Class::Measure { prec, unit } = &g.class else {
             continue;
         };
-        gs[k].name_unit = snapshot.iter().any(|o| {
-            o.workload == gs[k].workload
-                && o.key == gs[k].key
+        g.name_unit = snapshot.iter().any(|o| {
+            o.workload == g.workload
+                && o.key == g.key
                 && matches!(&o.class, Class::Measure { prec: p, unit: u } if p == prec && u != unit)
         });
     }

@@ -35,7 +35,8 @@ pub use figure::{Figure, decode_png, encode_png};
 pub use group::{Group, Kind, groups, kind, size_key};
 pub use html::html;
 pub use progress::{
-    fmt_elapsed, progress_clear, progress_note, progress_step, progress_workload, set_quiet,
+    fmt_elapsed, progress_clear, progress_note, progress_row_done, progress_step,
+    progress_workload, set_quiet,
 };
 pub use row::{Ceilings, Row, Status, fmt_ms};
 pub use run::{Run, Section};

@@ -372,6 +372,8 @@ pub(crate) struct Lines {
     pub series: Vec<Series>,
     /// Label each point with its y value.
     pub point_labels: bool,
+    /// Name the series under the plot.
+    pub legend: bool,
 }
 
 /// Draws a [`Lines`] chart, its legend under the plot.
@@ -393,8 +395,8 @@ pub(crate) fn lines(spec: &Lines) -> Figure {
         .fold(0.0, f64::max);
     let x0 = MARGIN + 22.0 + ytw + 8.0;
     let x1 = WIDTH - MARGIN - 10.0;
-    // x scale.
-    let (xpx, xticks): (Box<dyn Fn(f64) -> f64>, Vec<(f64, String)>) = match &spec.x {
+    // x scale: numeric, or categories at the middles of equal steps.
+    let (xsc, xticks, step) = match &spec.x {
         XAxis::Numeric { log, .. } => {
             let xs: Vec<f64> = spec
                 .series
@@ -403,18 +405,20 @@ pub(crate) fn lines(spec: &Lines) -> Figure {
                 .collect();
             let sc = Scale::fit(&xs, if *log { 1.0 } else { f64::INFINITY }, !log, x0, x1);
             let t = sc.ticks();
-            (Box::new(move |v| sc.px(v)), t)
+            (Some(sc), t, 0.0)
         }
         XAxis::Categories { names, .. } => {
-            let n = names.len().max(1) as f64;
-            let step = (x1 - x0) / n;
             let t = names
                 .iter()
                 .enumerate()
                 .map(|(i, s)| (i as f64, s.clone()))
                 .collect();
-            (Box::new(move |v| x0 + step * (v + 0.5)), t)
+            (None, t, (x1 - x0) / names.len().max(1) as f64)
         }
+    };
+    let xpx = |v: f64| match &xsc {
+        Some(sc) => sc.px(v),
+        None => x0 + step * (v + 0.5),
     };
     for (v, l) in &yt {
         let y = ysc.px(*v);
@@ -502,7 +506,7 @@ pub(crate) fn lines(spec: &Lines) -> Figure {
             text: s.label.clone(),
         })
         .collect();
-    let end = if entries.len() > 1 {
+    let end = if spec.legend {
         one_per_line(&mut f, &entries, y0 + 70.0)
     } else {
         y0 + 62.0

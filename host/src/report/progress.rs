@@ -1,12 +1,15 @@
 //! The benchmark's progress on stderr.
 //!
-//! * Default: a line per row when it finishes, with the time it took
-//!   (from its [`Row::new`](super::Row::new) to the next row's, or to the
-//!   end of its workload), and notes such as a long peer's announcement. On
-//!   a terminal a status line at the bottom names the row running and its
-//!   elapsed time, redrawn four times a second; elsewhere (CI logs) each
-//!   row's line is written when it starts and completed when it finishes,
-//!   so a log shows what is running.
+//! * Default: a line per row, with the time from its start (its
+//!   [`Row::new`](super::Row::new)) to the next row's start or the end of
+//!   its workload, and notes such as a long peer's announcement. A GPU rung
+//!   starts its row before it is measured, so its time is its own; a CPU
+//!   baseline made after its measurement shows that time on the line before
+//!   it (the workloads create their rows where they see fit). On a terminal
+//!   a status line at the bottom names the row running and its elapsed
+//!   time, redrawn four times a second; elsewhere (CI logs) each row's line
+//!   is written when it starts and completed when it finishes, so a log
+//!   shows what is running.
 //! * Quiet ([`set_quiet`], `ptxlab bench --quiet`): one line per workload
 //!   (a redrawn bar on a terminal), nothing per row.
 
@@ -25,6 +28,8 @@ struct State {
     open_line: bool,
     /// The terminal ticker thread runs.
     ticker: bool,
+    /// Where the next row's time starts, when a row was finished early.
+    mark: Option<Instant>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -34,6 +39,7 @@ static STATE: Mutex<State> = Mutex::new(State {
     row: None,
     open_line: false,
     ticker: false,
+    mark: None,
 });
 
 /// Quiet progress: one line per workload, nothing per row.
@@ -89,13 +95,15 @@ fn redraw(s: &State) {
     }
 }
 
-/// Prints a finished line (above the status line on a terminal).
+/// Prints a finished line (above the status line on a terminal; in a log,
+/// after ending a row's open line, whose time then gets a line of its own).
 fn println_above(s: &mut State, line: &str) {
     if s.tty {
         eprintln!("\r\x1b[K{line}");
-    } else if s.open_line {
-        eprintln!(" {line}");
     } else {
+        if s.open_line {
+            eprintln!();
+        }
         eprintln!("{line}");
     }
     s.open_line = false;
@@ -111,6 +119,8 @@ fn finish_row(s: &mut State) {
         } else if s.open_line {
             eprintln!(" {took}");
             s.open_line = false;
+        } else {
+            eprintln!("  {desc} ... {took}");
         }
     }
 }
@@ -182,9 +192,23 @@ pub(crate) fn progress_row(workload: &str, variant: &str, size: &str, precision:
         eprint!("  {desc} ...");
         s.open_line = true;
     }
-    s.row = Some((desc, Instant::now()));
+    let start = s.mark.take().unwrap_or_else(Instant::now);
+    s.row = Some((desc, start));
     redraw(&s);
     let _ = std::io::stderr().flush();
+}
+
+/// The running row is finished now (its work is over, more work follows
+/// before the next row starts): its line gets its time, and the next row's
+/// time counts from here.
+pub fn progress_row_done() {
+    let Ok(mut s) = STATE.lock() else { return };
+    if s.quiet || s.row.is_none() {
+        return;
+    }
+    finish_row(&mut s);
+    s.mark = Some(Instant::now());
+    redraw(&s);
 }
 
 /// A line of its own (a peer's announcement), unless quiet.
@@ -225,4 +249,5 @@ pub fn progress_clear() {
         let _ = std::io::stderr().flush();
     }
     s.workload = None;
+    s.mark = None;
 }

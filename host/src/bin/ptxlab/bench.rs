@@ -214,6 +214,7 @@ pub fn run(args: &Args) -> Result<()> {
                 Err(e) => Status::Failed(e.to_string()),
             };
             r.first_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+            report::progress_row_done();
             rows.push(r);
         }
         let ctx = BenchCtx {
