@@ -3,7 +3,7 @@
 //! on the GPU against the f64 reference.
 
 use ptxlab::runtime::Device;
-use ptxlab::workloads::matmul::{self, Half, TcRung, Tf32x3};
+use ptxlab::workloads::matmul::{self, Half, Precision, TcRung, Tf32x3, Variant};
 
 #[test]
 fn tensor_sim_check_passes() {
@@ -11,14 +11,25 @@ fn tensor_sim_check_passes() {
 }
 
 #[test]
-fn unknown_tensor_variants_name_the_allowed_ones() {
-    let e = "wmma".parse::<TcRung>().unwrap_err().to_string();
+fn variants_of_another_ladder_name_the_allowed_ones() {
+    let e = Variant::named("vec").pick::<TcRung>(Precision::Bf16);
+    let e = e.unwrap_err().to_string();
     assert!(
-        e.contains("mma, ldsm, pipe") && e.contains("wgmma, ws"),
+        e.contains("--precision bf16") && e.contains("mma, ldsm, pipe") && e.contains("wgmma, ws"),
         "{e}"
     );
-    let e = "pipe".parse::<Tf32x3>().unwrap_err().to_string();
+    let e = Variant::named("pipe").pick::<Tf32x3>(Precision::Tf32x3);
+    let e = e.unwrap_err().to_string();
     assert!(e.contains("tf32x3") && e.contains("mma, wgmma"), "{e}");
+    let both = Variant::named("wgmma");
+    assert_eq!(
+        both.pick::<TcRung>(Precision::F16).unwrap(),
+        vec![TcRung::Wgmma]
+    );
+    assert_eq!(
+        both.pick::<Tf32x3>(Precision::Tf32x3).unwrap(),
+        vec![Tf32x3::Wgmma]
+    );
 }
 
 #[test]
