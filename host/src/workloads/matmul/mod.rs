@@ -46,8 +46,8 @@ pub use launch::{
 };
 pub use rung::Rung;
 pub use tensor::{
-    Half, HalfPlan, HalfType, Precision, SIM_PERSISTENT_BLOCKS, TcRung, Tf32x3, Tf32x3Plan,
-    gemm_half, gemm_tf32x3, tf32x3_scratch,
+    Half, HalfPlan, HalfType, Precision, SIM_PERSISTENT_BLOCKS, Staging, TcRung, Tf32x3,
+    Tf32x3Plan, gemm_half, gemm_tf32x3, tf32x3_scratch,
 };
 pub use tensor_bench::tensor_shapes;
 pub use tensor_check::{

@@ -395,14 +395,92 @@ fn check_buffers<T, U>(
     check_len("C", c.len(), m * n)
 }
 
+/// Which operands a TMA rung copies into rows of a multiple of 64 values
+/// (128 bytes) before each product ([`matmul_pitch16`](k::matmul_pitch16)),
+/// instead of reading them in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Staging {
+    /// Copy `A` (`m x k`).
+    pub a: bool,
+    /// Copy `B` (`k x n`).
+    pub b: bool,
+}
+
+impl Staging {
+    /// What [`HalfPlan::new`] does: `A` when its rows are not 16-byte
+    /// aligned (`k` not a multiple of 8: TMA cannot read it in place), `B`
+    /// when its rows are not 128-byte aligned (`n` not a multiple of 64: TMA
+    /// reads it in place, slowly). Why `B` and not `A` at 128 bytes: see
+    /// `docs/workloads/matmul.md`, "Any shape".
+    pub fn auto(n: usize, kk: usize) -> Self {
+        Staging {
+            a: !kk.is_multiple_of(8),
+            b: !n.is_multiple_of(64),
+        }
+    }
+}
+
+/// How a TMA rung reads one operand.
+enum Operand<'a> {
+    /// In place, through a map made once.
+    Direct(TensorMap<'a>),
+    /// From `copy`, which holds the operand with rows of `ld` values,
+    /// rewritten at each run (a run is a whole product from the caller's
+    /// operands, copy included, as `torch.matmul` is), through a map made
+    /// at each run (the map borrows `copy`, which the plan owns).
+    Staged { copy: Buffer<u16>, ld: usize },
+}
+
+impl<'a> Operand<'a> {
+    /// The operand `src` (`rows x cols`), read in boxes of `boxes` (rows,
+    /// columns), staged or not.
+    fn new(
+        dev: &Device,
+        src: &'a Buffer<u16>,
+        (rows, cols): (usize, usize),
+        (box_rows, box_cols): (u32, u32),
+        staged: bool,
+    ) -> Result<Self> {
+        if staged {
+            let ld = cols.next_multiple_of(64);
+            let copy = dev.alloc_filled(super::launch::elems("a staged operand", rows, ld)?, 0)?;
+            return Ok(Operand::Staged { copy, ld });
+        }
+        let map = TensorMap::tiled_2d(dev, src, rows, cols, box_rows, box_cols, Swizzle::B128)?;
+        Ok(Operand::Direct(map))
+    }
+
+    /// Copies `src` (`rows x cols`) into the staging buffer, if any.
+    fn stage(
+        &mut self,
+        dev: &Device,
+        src: &Buffer<u16>,
+        (rows, cols): (usize, usize),
+    ) -> Result<()> {
+        let Operand::Staged { copy, ld } = self else {
+            return Ok(());
+        };
+        let gx = (*ld / 8).div_ceil(k::PITCH_BLOCK as usize);
+        let cfg = LaunchConfig {
+            grid: Dim3::xy(gx as u32, rows.min(8192) as u32),
+            block: Dim3::x(k::PITCH_BLOCK),
+            shared_bytes: 0,
+            module: ModuleKey::default(),
+        };
+        let (r, c, l) = (rows as u32, cols as u32, *ld as u32);
+        launch!(dev, cfg, tensor::matmul_pitch16(src, copy, r, c, l))
+    }
+}
+
 /// One product `C = A B` with 16-bit inputs, ready to launch: the rung,
-/// the operands, and for the TMA rungs their tensor maps (made once).
+/// the operands, and for the TMA rungs how each operand is read (in place
+/// through a tensor map made once, or staged: [`Staging`]).
 pub struct HalfPlan<'a> {
     rung: TcRung,
     half: Half,
     a: &'a Buffer<u16>,
     b: &'a Buffer<u16>,
-    maps: Option<(TensorMap<'a>, TensorMap<'a>)>,
+    tma: Option<(Operand<'a>, Operand<'a>)>,
     cfg: LaunchConfig,
     m: usize,
     n: usize,
@@ -410,10 +488,9 @@ pub struct HalfPlan<'a> {
 }
 
 impl<'a> HalfPlan<'a> {
-    /// Checks shapes and lengths (`A` is `m x k`, `B` is `k x n`), makes
-    /// the tensor maps of the TMA rungs (which need `k` and `n` multiples
-    /// of 8: TMA copies rows that start on 16-byte boundaries) and the
-    /// launch shape.
+    /// Checks shapes and lengths (`A` is `m x k`, `B` is `k x n`) and makes
+    /// the launch shape; for the TMA rungs, stages the operands that need it
+    /// ([`Staging::auto`]), so every rung takes any shape.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         dev: &Device,
@@ -425,33 +502,40 @@ impl<'a> HalfPlan<'a> {
         n: usize,
         kk: usize,
     ) -> Result<Self> {
+        Self::with_staging(dev, rung, half, (a, b), (m, n, kk), Staging::auto(n, kk))
+    }
+
+    /// [`HalfPlan::new`] with the operands staged as `staging` says (the
+    /// TMA rungs only; an operand read in place needs rows on 16-byte
+    /// boundaries: `k`, `n` multiples of 8).
+    pub fn with_staging(
+        dev: &Device,
+        rung: TcRung,
+        half: Half,
+        (a, b): (&'a Buffer<u16>, &'a Buffer<u16>),
+        (m, n, kk): (usize, usize, usize),
+        staging: Staging,
+    ) -> Result<Self> {
         check_shapes(m, kk, kk, n)?;
         check_len("A", a.len(), m * kk)?;
         check_len("B", b.len(), kk * n)?;
-        let maps = if rung.uses_tma() {
-            if !kk.is_multiple_of(8) || !n.is_multiple_of(8) {
-                return Err(Error::input(
-                    "matmul",
-                    format!(
-                        "{} reads A and B through TMA, which needs rows on 16-byte boundaries: \
-                         k ({kk}) and n ({n}) must be multiples of 8 (any m works); use rung \
-                         pipe for other shapes",
-                        rung.name()
-                    ),
-                ));
+        let tma = if rung.uses_tma() {
+            for (staged, what, cols) in [(staging.a, "A (k", kk), (staging.b, "B (n", n)] {
+                if !staged && !cols.is_multiple_of(8) {
+                    return Err(Error::input(
+                        "matmul",
+                        format!(
+                            "{} reads {what} = {cols}) in place through TMA, which needs rows on \
+                             16-byte boundaries (a multiple of 8 values); stage it (Staging)",
+                            rung.name()
+                        ),
+                    ));
+                }
             }
-            let box_b = 64u32;
+            let (bm, bk) = (h::WG_BM as u32, h::WG_BK as u32);
             Some((
-                TensorMap::tiled_2d(
-                    dev,
-                    a,
-                    m,
-                    kk,
-                    h::WG_BM as u32,
-                    h::WG_BK as u32,
-                    Swizzle::B128,
-                )?,
-                TensorMap::tiled_2d(dev, b, kk, n, h::WG_BK as u32, box_b, Swizzle::B128)?,
+                Operand::new(dev, a, (m, kk), (bm, bk), staging.a)?,
+                Operand::new(dev, b, (kk, n), (bk, 64), staging.b)?,
             ))
         } else {
             None
@@ -461,7 +545,7 @@ impl<'a> HalfPlan<'a> {
             half,
             a,
             b,
-            maps,
+            tma,
             cfg: rung.config(dev, m, n)?,
             m,
             n,
@@ -469,8 +553,8 @@ impl<'a> HalfPlan<'a> {
         })
     }
 
-    /// Launches the product into `c` (`m x n`).
-    pub fn run(&self, dev: &Device, c: &mut Buffer<u16>) -> Result<()> {
+    /// Launches the product into `c` (`m x n`), after the staging copies.
+    pub fn run(&mut self, dev: &Device, c: &mut Buffer<u16>) -> Result<()> {
         check_len("C", c.len(), self.m * self.n)?;
         match self.half {
             Half::Bf16 => self.launch::<Bf16>(dev, c),
@@ -479,10 +563,32 @@ impl<'a> HalfPlan<'a> {
     }
 
     /// [`HalfPlan::run`] for the device type `T` of `self.half`.
-    fn launch<T: HalfType>(&self, dev: &Device, c: &mut Buffer<u16>) -> Result<()> {
+    fn launch<T: HalfType>(&mut self, dev: &Device, c: &mut Buffer<u16>) -> Result<()> {
         let (a, b, cfg) = (self.a, self.b, self.cfg);
-        let (mu, nu, ku) = (self.m as u32, self.n as u32, self.kk as u32);
-        if let Some((ma, mb)) = &self.maps {
+        let (m, n, kk) = (self.m, self.n, self.kk);
+        let (mu, nu, ku) = (m as u32, n as u32, kk as u32);
+        if let Some((oa, ob)) = &mut self.tma {
+            oa.stage(dev, a, (m, kk))?;
+            ob.stage(dev, b, (kk, n))?;
+            let (bm, bk) = (h::WG_BM as u32, h::WG_BK as u32);
+            let pitched = |copy, (rows, cols, ld), (br, bc)| {
+                TensorMap::tiled_2d_pitched(dev, copy, (rows, cols, ld), br, bc, Swizzle::B128)
+            };
+            let (own_a, own_b);
+            let ma = match &*oa {
+                Operand::Direct(map) => map,
+                Operand::Staged { copy, ld } => {
+                    own_a = pitched(copy, (m, kk, *ld), (bm, bk))?;
+                    &own_a
+                }
+            };
+            let mb = match &*ob {
+                Operand::Direct(map) => map,
+                Operand::Staged { copy, ld } => {
+                    own_b = pitched(copy, (kk, n, *ld), (bk, 64))?;
+                    &own_b
+                }
+            };
             let (ma, mb) = (ma.buffer(), mb.buffer());
             return match self.rung {
                 TcRung::Wgmma => {

@@ -117,7 +117,7 @@ pub fn cli_tensor(
             for rung in rungs {
                 let label = format!("{} {}", half_name(half), rung.label());
                 dev.write(&mut c, &vec![POISON_16; m * n])?;
-                let plan = HalfPlan::new(&dev, rung, half, &a, &b, m, n, kk)?;
+                let mut plan = HalfPlan::new(&dev, rung, half, &a, &b, m, n, kk)?;
                 if skipped(&label, plan.run(&dev, &mut c))? {
                     continue;
                 }
