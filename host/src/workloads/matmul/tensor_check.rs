@@ -108,7 +108,10 @@ pub fn sim_shapes(rung: TcRung) -> [(usize, usize, usize); 2] {
 /// 4-byte words and would report one.)
 pub fn sim_check_tensor() -> Result<()> {
     let dev = &Device::sim();
-    let no_race_check = &Device::sim_with(SimOptions { race_check: false });
+    let no_race_check = &Device::sim_with(SimOptions {
+        race_check: false,
+        ..SimOptions::default()
+    });
     for rung in TcRung::ALL {
         // Odd n and k (the TMA rungs stage both operands).
         let odd_n = Some((rung.tile() + 3, rung.tile() + 5, 37));
