@@ -72,7 +72,10 @@ fn tma_rungs_at_ragged_shapes_under_every_staging() {
     // With 16-bit outputs and odd `n` two blocks write one 4-byte word
     // (byte-granular on a GPU); the detector tracks words (see
     // `sim_check_tensor`), so odd `n` runs with it off.
-    let racy = Device::sim_with(SimOptions { race_check: false });
+    let racy = Device::sim_with(SimOptions {
+        race_check: false,
+        ..SimOptions::default()
+    });
     let strict = Device::sim();
     for rung in [TcRung::Wgmma, TcRung::Ws] {
         let t = rung.tile();
