@@ -42,8 +42,10 @@ struct Cli {
 enum Cmd {
     /// Show the GPU (or why there is none), the embedded kernels and their resources.
     Info,
-    /// Check and time every workload; write report.md, results.json/csv and plots.
+    /// Check and time every workload; write report.md, report.html, results.json/csv and charts.
     Bench(bench::Args),
+    /// Draw a recorded run's report again (charts, report.md, report.html) from its results.json.
+    Report(bench::ReportArgs),
     /// c = a + b: checked against the CPU, then timed.
     VectorAdd(vector::Args),
     /// 2D Poisson by Jacobi iteration (the stencil ladder and a real solve).
@@ -115,6 +117,7 @@ fn main() {
     let r: anyhow::Result<()> = match &cli.cmd {
         Cmd::Info => bench::info(),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Report(a) => bench::report_from(a),
         Cmd::VectorAdd(a) => vector::cli(a).map_err(Into::into),
         Cmd::Poisson(a) => poisson::cli(a).map_err(Into::into),
         Cmd::PoissonScaling(a) => poisson::multi::cli_scaling(a).map_err(Into::into),
