@@ -2,7 +2,6 @@
 //! odd shapes, hostile inputs, and (when a driver is present) every kernel
 //! on the GPU against the f64 reference.
 
-use kernels_gpu::tensor;
 use ptxlab::runtime::Device;
 use ptxlab::workloads::matmul::{
     self, Half, HalfPlan, Precision, Staging, TcRung, Tf32x3, Variant,
