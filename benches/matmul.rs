@@ -17,13 +17,6 @@ const GPU_SIZE: usize = 4096;
 /// The material's column-sum shape `(m, n, k)`.
 const COLSUM_SHAPE: (usize, usize, usize) = (10000, 7000, 5000);
 
-/// Short name of a rung, its `--variant` spelling (`naive`, `tiled`,
-/// `regblock`, `vec`, `vec1`): the variant's name in lower case, so rungs
-/// added to [`Rung::ALL`] get their group without a change here.
-fn name(rung: Rung) -> String {
-    format!("{rung:?}").to_lowercase()
-}
-
 pub fn bench(c: &mut Criterion, dev: Option<&Device>) {
     let s = CPU_SIZE;
     let (a, b) = matmul::inputs(s, s, s, 1);
@@ -49,7 +42,7 @@ pub fn bench(c: &mut Criterion, dev: Option<&Device>) {
     let mut dc = dev.alloc_filled(s * s, 0f32).expect("alloc");
     g.throughput(Throughput::Elements(matmul::flops(s, s, s) as u64));
     for rung in Rung::ALL {
-        g.bench_function(name(rung), |bch| {
+        g.bench_function(rung.name(), |bch| {
             bch.iter_custom(|iters| {
                 crate::gpu_time(dev, iters, || {
                     matmul::gemm(dev, rung, &da, &db, &mut dc, s, s, s)

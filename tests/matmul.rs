@@ -3,7 +3,7 @@
 
 use kernels_gpu::matmul as km;
 use ptxlab::runtime::Device;
-use ptxlab::workloads::matmul::{self, Colsum, FusedPlan, Loads, Rung};
+use ptxlab::workloads::matmul::{self, Colsum, FusedPlan, Loads, Precision, Rung, Variant};
 
 #[test]
 fn sim_check_passes() {
@@ -165,8 +165,11 @@ fn vec_rungs_fit_in_default_shared_memory() {
 #[test]
 fn rung_names_round_trip() {
     for rung in Rung::ALL {
-        assert_eq!(rung.name().parse::<Rung>().unwrap(), rung);
+        let picked = Variant::named(rung.name()).pick::<Rung>(Precision::F32);
+        assert_eq!(picked.unwrap(), vec![rung]);
     }
+    let all = Variant::ALL.pick::<Rung>(Precision::F32).unwrap();
+    assert_eq!(all, Rung::ALL.to_vec());
 }
 
 #[test]
@@ -289,11 +292,14 @@ fn buffer_lengths_must_match_the_shapes() {
 }
 
 #[test]
-fn unknown_variant_names_the_allowed_ones() {
-    let e = "fast".parse::<Rung>().unwrap_err().to_string();
-    assert!(e.contains("naive, tiled, regblock, vec"), "{e}");
-    let e = "both".parse::<Colsum>().unwrap_err().to_string();
-    assert!(e.contains("direct, fused"), "{e}");
+fn a_variant_of_another_ladder_names_the_allowed_ones() {
+    let e = Variant::named("pipe").pick::<Rung>(Precision::F32);
+    let e = e.unwrap_err().to_string();
+    assert!(
+        e.contains("`pipe` is not a rung of --precision f32")
+            && e.contains("allowed: naive, tiled, regblock, vec"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -277,6 +277,13 @@ fn tensor_core_kernels_use_the_tensor_cores() {
             "{name}"
         );
     }
+    // The TMA rungs' staging copy: one 16-byte store per chunk, 16-byte
+    // loads when the source rows are aligned.
+    let e = entry(ptx(false), "matmul_pitch16");
+    assert!(
+        e.contains("st.global.v4") && e.contains("ld.global.v4") && !e.contains(".local"),
+        "matmul_pitch16"
+    );
     let e = entry(ptx(false), "matmul_tf32x3_f32");
     assert!(e.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"));
     assert!(e.contains("cvt.rna.tf32.f32"));
@@ -355,6 +362,8 @@ fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
         "matmul_pipes_f16",
         "matmul_pipet_bf16",
         "matmul_pipet_f16",
+        // The staging copy's 16-byte word is built in registers.
+        "matmul_pitch16",
     ] {
         let r = report.iter().find(|r| r.kernel == name).unwrap();
         assert_eq!((r.spill_stores, r.stack_frame), (0, 0), "{name}: {r:?}");

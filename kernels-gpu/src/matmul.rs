@@ -10,33 +10,36 @@
 //! 2. [`matmul_tiled_f32`]: 32x32 shared-memory tiles, one output per thread.
 //! 3. [`matmul_regblock_f32`]: 64x64 block tile, 4x4 outputs per thread in
 //!    registers.
-//! 4. [`matmul_vec_f32`]: 128x128 block tile, 8x8 outputs per thread, 16-byte
+//! 4. [`matmul_vec`]: 128x128 block tile, 8x8 outputs per thread, 16-byte
 //!    loads, `A` transposed (and padded) in shared memory, double-buffered.
-//!    4b [`matmul_vec1_f32`]: the same with one block per SM and no spill.
-//!    4c [`matmul_vec16_f32`]: tiles 16 deep (one barrier per 1024 FMAs per
-//!    thread); 4d [`matmul_vec16x2_f32`]: 4c with two blocks per SM;
-//!    4e [`matmul_vec16s_f32`]: 4c with grouped block order for L2 reuse.
-//!    4f [`matmul_vecf_f32`]: 4b with a branch-free fast path for interior
+//!    4b: the same with one block per SM and no spill. 4c: tiles 16 deep
+//!    (one barrier per 1024 FMAs per thread); 4d: 4c with two blocks per
+//!    SM; 4e: 4c with grouped block order for L2 reuse.
+//!    4f [`matmul_vecf`]: 4b with a branch-free fast path for interior
 //!    blocks (unchecked 16-byte loads and stores, indices advanced by
-//!    constants); 4g [`matmul_vecf2_f32`]: 4f with two blocks per SM.
-//! 5. [`matmul_async_f32`]: rung 4b's tile with asynchronous copies
+//!    constants); 4g: 4f with two blocks per SM.
+//! 5. [`matmul_async`]: rung 4b's tile with asynchronous copies
 //!    (`cp.async`) four stages deep, `A` row-major in shared memory;
-//!    5b [`matmul_async2_f32`]: the same with two blocks per SM;
-//!    5c [`matmul_asyncs2_f32`]: `A` read per step (8 registers, not 32) so
-//!    two blocks per SM fit without a spill; 5d [`matmul_asyncs_f32`]: 5c
+//!    5b: the same with two blocks per SM; 5c: `A` read per step (8
+//!    registers, not 32) so two blocks per SM fit without a spill; 5d: 5c
 //!    with one block per SM.
+//!
+//! Rungs that share a body are one kernel with const generic parameters,
+//! one instance per rung (the tile depth, the block order, the blocks per
+//! SM its launch bounds ask for), each instance keeping its rung's entry
+//! name (`matmul_vec16x2_f32` is `matmul_vec::<VEC16_BK, false, 2>`).
 //!
 //! Every rung handles ragged edges: loads outside the matrices read zero,
 //! stores outside are skipped, so `m`, `n`, `k` need not be tile multiples.
 //!
-//! The column sum: [`matmul_colsum_f32`] (column reduction of a matrix, rows
-//! split in chunks, one atomic per column and chunk), [`matmul_vecmat_f32`]
+//! The column sum: [`matmul_colsum`] (column reduction of a matrix, rows
+//! split in chunks, one atomic per column and chunk), [`matmul_vecmat`]
 //! (`out += v B`, the same shape of work with a weight per row) and
-//! [`matmul_zero2_f32`] (clears the two accumulators first). Variants timed
-//! beside them: eight loads in flight ([`matmul_colsum8_f32`],
-//! [`matmul_vecmat8_f32`]; the chunk length is a run-time parameter of all
-//! four) and both halves in one ticketed launch
-//! ([`matmul_colsum_product_f32`] after [`matmul_zero3_f32`]).
+//! [`matmul_zero2_f32`] (clears the two accumulators first), each of the
+//! first two with four or eight loads in flight (the chunk length is a
+//! run-time parameter of all four instances); and both halves in one
+//! ticketed launch ([`matmul_colsum_product_f32`] after
+//! [`matmul_zero3_f32`]).
 
 use core::sync::atomic::{AtomicU32, Ordering, fence};
 use ptxlab_device::mem::F32x4;
@@ -344,8 +347,22 @@ fn outer8(acc: &mut [[f32; 8]; 8], af: [f32; 8], sb4: SharedSlice<F32x4>, brow: 
     }
 }
 
-/// Rung 4: 128x128 block tile, 8 deep, 256 threads with 8x8 outputs each,
-/// 16-byte loads, `A` transposed in shared memory, two shared stages.
+/// Rungs 4 to 4e: 128x128 block tile, 256 threads with 8x8 outputs each,
+/// 16-byte loads, `A` transposed in shared memory, two shared stages. The
+/// instance `<BK, GROUPED, BLOCKS>` is the rung: `BK` the tile depth (8 or
+/// 16), `GROUPED` the grouped block order of rung 4e, `BLOCKS` the blocks
+/// per SM its launch bounds ask for (the body does not read it; it is what
+/// tells rung 4 from 4b and 4c from 4d):
+///
+/// | rung | instance | entry | launch bounds |
+/// |---|---|---|---|
+/// | 4 | `<VEC_BK, false, 2>` | `matmul_vec_f32` | `(256, 2)` |
+/// | 4b | `<VEC_BK, false, 1>` | `matmul_vec1_f32` | `(256)` |
+/// | 4c | `<VEC16_BK, false, 1>` | `matmul_vec16_f32` | `(256)` |
+/// | 4d | `<VEC16_BK, false, 2>` | `matmul_vec16x2_f32` | `(256, 2)` |
+/// | 4e | `<VEC16_BK, true, 1>` | `matmul_vec16s_f32` | `(256)` |
+///
+/// # Rung 4
 ///
 /// What changed from rung 3:
 /// * 64 outputs per thread: per step of `p` a thread loads 8 `A` values and
@@ -374,35 +391,17 @@ fn outer8(acc: &mut [[f32; 8]; 8], af: [f32; 8], sb4: SharedSlice<F32x4>, brow: 
 ///
 /// Shared layout (floats): `As[stage][p][r]` at `stage*8*132 + p*132 + r`,
 /// then `Bs[stage][p][c]` at `2*8*132 + stage*8*128 + p*128 + c`.
-#[kernel(launch_bounds(256, 2))]
-pub fn matmul_vec_f32(
-    a: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    c: DeviceSliceMut<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    vec_body::<VEC_BK, false>(a, b, c, m, n, k);
-}
-
-/// Rung 4b: [`matmul_vec_f32`] with `launch_bounds(256)` only, so ptxas may
-/// use up to 255 registers: no spill, but one block (8 warps) per SM instead
-/// of two. The benchmark runs both in the same process to show which side of
-/// the registers-against-occupancy trade wins on the device at hand.
-#[kernel(launch_bounds(256))]
-pub fn matmul_vec1_f32(
-    a: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    c: DeviceSliceMut<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    vec_body::<VEC_BK, false>(a, b, c, m, n, k);
-}
-
-/// Rung 4c: [`matmul_vec1_f32`] with tiles 16 deep instead of 8.
+///
+/// # Rung 4b
+///
+/// Rung 4 with `launch_bounds(256)` only, so ptxas may use up to 255
+/// registers: no spill, but one block (8 warps) per SM instead of two. The
+/// benchmark runs both in the same process to show which side of the
+/// registers-against-occupancy trade wins on the device at hand.
+///
+/// # Rung 4c
+///
+/// Rung 4b with tiles 16 deep instead of 8.
 ///
 /// What changed: `BK = 16`. A tile is now 128x16 of `A` and 16x128 of `B`;
 /// each thread fetches two float4 of each (two passes of rung 4's mapping:
@@ -428,39 +427,21 @@ pub fn matmul_vec1_f32(
 ///
 /// One block of 256 threads per SM, as rung 4b (two would need <= 128
 /// registers; the counts are in `docs/workloads/matmul.md`).
-#[kernel(launch_bounds(256))]
-pub fn matmul_vec16_f32(
-    a: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    c: DeviceSliceMut<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    vec_body::<VEC16_BK, false>(a, b, c, m, n, k);
-}
-
-/// Rung 4d: [`matmul_vec16_f32`] with `launch_bounds(256, 2)`, as rung 4 is to
-/// rung 4b: ptxas must fit 128 registers so two blocks share an SM, and the
-/// barrier bubble of one block is filled by the other block's FMAs. Two
-/// blocks take 66,560 bytes of shared memory (an H100 SM has up to 228 KiB).
+///
+/// # Rung 4d
+///
+/// Rung 4c with `launch_bounds(256, 2)`, as rung 4 is to rung 4b: ptxas
+/// must fit 128 registers so two blocks share an SM, and the barrier bubble
+/// of one block is filled by the other block's FMAs. Two blocks take
+/// 66,560 bytes of shared memory (an H100 SM has up to 228 KiB).
 ///
 /// At 128 registers the body spills more than rung 4's does; whether 16
 /// warps per SM pay for that local-memory traffic is the question this rung
 /// asks the device (counts and answer: `docs/workloads/matmul.md`).
-#[kernel(launch_bounds(256, 2))]
-pub fn matmul_vec16x2_f32(
-    a: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    c: DeviceSliceMut<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    vec_body::<VEC16_BK, false>(a, b, c, m, n, k);
-}
-
-/// Rung 4e: [`matmul_vec16_f32`] with grouped block rasterization.
+///
+/// # Rung 4e
+///
+/// Rung 4c with grouped block rasterization.
 ///
 /// What changed: the block-tile a block computes is no longer
 /// `(blockIdx.y, blockIdx.x)`. The linear block id `L = y*gx + x` (the order
@@ -478,8 +459,17 @@ pub fn matmul_vec16x2_f32(
 /// already hits L2 well (the blocks move along `k` roughly together), so
 /// this rung measures how much is left to gain from the order alone
 /// (`docs/workloads/matmul.md` has the answer).
-#[kernel(launch_bounds(256))]
-pub fn matmul_vec16s_f32(
+#[kernel(
+    launch_bounds(256),
+    instances(
+        <VEC_BK, false, 2> => (launch_bounds(256, 2), name = "matmul_vec_f32"),
+        <VEC_BK, false, 1> => (name = "matmul_vec1_f32"),
+        <VEC16_BK, false, 1> => (name = "matmul_vec16_f32"),
+        <VEC16_BK, false, 2> => (launch_bounds(256, 2), name = "matmul_vec16x2_f32"),
+        <VEC16_BK, true, 1> => (name = "matmul_vec16s_f32"),
+    )
+)]
+pub fn matmul_vec<const BK: usize, const GROUPED: bool, const BLOCKS: u32>(
     a: DeviceSlice<f32>,
     b: DeviceSlice<f32>,
     c: DeviceSliceMut<f32>,
@@ -487,15 +477,18 @@ pub fn matmul_vec16s_f32(
     n: u32,
     k: u32,
 ) {
-    vec_body::<VEC16_BK, true>(a, b, c, m, n, k);
+    vec_body::<BK, GROUPED>(a, b, c, m, n, k);
 }
 
-/// Rung 4f: rung 4b with a fast path for interior blocks: every block whose
-/// 128x128 tile of `C` lies inside `C`, when `k % 8 == 0` and `n % 4 == 0`,
-/// runs a main loop with no bounds check at all; the other blocks (the last
-/// block row and column when `m` or `n` is not a multiple of 128, or every
-/// block when `k` or `n` breaks the alignment) run rung 4b's checked body,
-/// unchanged.
+/// Rungs 4f and 4g: rung 4b with a fast path for interior blocks: every
+/// block whose 128x128 tile of `C` lies inside `C`, when `k % 8 == 0` and
+/// `n % 4 == 0`, runs a main loop with no bounds check at all; the other
+/// blocks (the last block row and column when `m` or `n` is not a multiple
+/// of 128, or every block when `k` or `n` breaks the alignment) run rung
+/// 4b's checked body, unchanged. `BLOCKS` is the blocks per SM of the
+/// instance's launch bounds: rung 4f `<1>` (`matmul_vecf_f32`,
+/// `launch_bounds(256)`), rung 4g `<2>` (`matmul_vecf2_f32`,
+/// `launch_bounds(256, 2)`).
 ///
 /// Why: in rung 4b's main loop ptxas emits, per tile, the checked loads of
 /// `load_group!` (a compare pair per condition on 64-bit indices, a branch to
@@ -524,37 +517,27 @@ pub fn matmul_vec16s_f32(
 /// shared layout (two stages of `As[8][132]` transposed, `Bs[8][128]`) and
 /// arithmetic are rung 4's, so results are bitwise those of rung 4b.
 ///
-/// Why it is faster than rung 4b: the interior loop's FFMAs take a larger
+/// Why 4f is faster than rung 4b: the interior loop's FFMAs take a larger
 /// share of the issue slots (fewer integer and control instructions per
 /// tile). The SASS instruction counts, the variants tried and not kept and
 /// the measured speed-up are in `docs/workloads/matmul.md` ("Rungs 4f/4g by
 /// the SASS").
-#[kernel(launch_bounds(256))]
-pub fn matmul_vecf_f32(
-    a: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    c: DeviceSliceMut<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    vec_fast_body(a, b, c, m, n, k);
-}
-
-/// Rung 4g: [`matmul_vecf_f32`] with `launch_bounds(256, 2)` (two blocks per
-/// SM if the body fits 128 registers), as rung 4 is to rung 4b: the fast
-/// path needs no registers for bounds, indices of the fallback or its
-/// predicates.
 ///
-/// Why it is faster than rung 4f: at 128 registers the kernel spills, but
-/// only in the checked path of edge blocks (the kernel's one register count
+/// Why 4g is faster than 4f: at 128 registers the kernel spills, but only
+/// in the checked path of edge blocks (the kernel's one register count
 /// covers both paths); the interior path has no local-memory access and the
 /// same loop as rung 4f. With the spills off the hot path, the second
 /// block's 8 warps fill each block's barrier bubbles for free (rung 4, whose
 /// spill loads are in its loop, gains nothing from its second block). The
 /// fastest SGEMM rung, `Rung::BEST`; figures in `docs/workloads/matmul.md`.
-#[kernel(launch_bounds(256, 2))]
-pub fn matmul_vecf2_f32(
+#[kernel(
+    launch_bounds(256),
+    instances(
+        <1> => (name = "matmul_vecf_f32"),
+        <2> => (launch_bounds(256, 2), name = "matmul_vecf2_f32"),
+    )
+)]
+pub fn matmul_vecf<const BLOCKS: u32>(
     a: DeviceSlice<f32>,
     b: DeviceSlice<f32>,
     c: DeviceSliceMut<f32>,
@@ -609,9 +592,20 @@ pub const fn async_shared_bytes(a_ld: usize) -> usize {
     shared::shared_bytes::<f32>(0, ASYNC_STAGES * (VEC_BM * a_ld + ASYNC_BK * VEC_BN))
 }
 
-/// Rung 5: rung 4b's 128x128 tile and 8x8 outputs per thread, with the
-/// tiles brought in by asynchronous copies (`cp.async`, sm_80+), four stages
-/// deep, and `A` kept row-major in shared memory.
+/// Rungs 5 to 5d: rung 4b's 128x128 tile and 8x8 outputs per thread, with
+/// the tiles brought in by asynchronous copies (`cp.async`, sm_80+), four
+/// stages deep, and `A` kept row-major in shared memory. The instance
+/// `<SCALAR_A, BLOCKS>` is the rung: `SCALAR_A` the per-step scalar `A`
+/// reads of rungs 5c/5d, `BLOCKS` the blocks per SM of its launch bounds:
+///
+/// | rung | instance | entry | launch bounds |
+/// |---|---|---|---|
+/// | 5 | `<false, 1>` | `matmul_async_f32` | `(256)` |
+/// | 5b | `<false, 2>` | `matmul_async2_f32` | `(256, 2)` |
+/// | 5c | `<true, 2>` | `matmul_asyncs2_f32` | `(256, 2)` |
+/// | 5d | `<true, 1>` | `matmul_asyncs_f32` | `(256)` |
+///
+/// # Rung 5
 ///
 /// What changed from rung 4:
 /// * Global to shared without registers: each thread starts one 16-byte
@@ -649,38 +643,20 @@ pub const fn async_shared_bytes(a_ld: usize) -> usize {
 /// deeper pipeline does not pay, so it does not; the rung stays as that
 /// lesson (figures and registers: `docs/workloads/matmul.md`, "What rung 5
 /// taught").
-#[kernel(launch_bounds(256))]
-pub fn matmul_async_f32(
-    a: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    c: DeviceSliceMut<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    async_body::<false>(a, b, c, m, n, k);
-}
-
-/// Rung 5b: [`matmul_async_f32`] with `launch_bounds(256, 2)`: two blocks
-/// (16 warps) per SM if ptxas fits the body in 128 registers. Rung 5 holds
-/// no prefetched tile in registers, but the 32 registers of `A` fragments
-/// cost more than the 8 staging registers they replace, so at 128 registers
-/// it spills (counts and timings: `docs/workloads/matmul.md`).
-#[kernel(launch_bounds(256, 2))]
-pub fn matmul_async2_f32(
-    a: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    c: DeviceSliceMut<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    async_body::<false>(a, b, c, m, n, k);
-}
-
-/// Rung 5c: rung 5 with `A` read one float per row and step (8 scalar
-/// `ld.shared` per step, rows padded to 12 floats) instead of a float4 per
-/// row and half tile, and `launch_bounds(256, 2)`.
+///
+/// # Rung 5b
+///
+/// Rung 5 with `launch_bounds(256, 2)`: two blocks (16 warps) per SM if
+/// ptxas fits the body in 128 registers. Rung 5 holds no prefetched tile in
+/// registers, but the 32 registers of `A` fragments cost more than the 8
+/// staging registers they replace, so at 128 registers it spills (counts
+/// and timings: `docs/workloads/matmul.md`).
+///
+/// # Rung 5c
+///
+/// Rung 5 with `A` read one float per row and step (8 scalar `ld.shared`
+/// per step, rows padded to 12 floats) instead of a float4 per row and half
+/// tile, and `launch_bounds(256, 2)`.
 ///
 /// Why: rung 5b has to hold 4 steps of `A` (32 registers) and spills at
 /// 128. Reading `A` per step needs 8 registers, so the body should fit in
@@ -692,8 +668,21 @@ pub fn matmul_async2_f32(
 /// ptxas hoists them, so at 128 registers the body still spills (outside
 /// the main loop); what that cost on the device is in
 /// `docs/workloads/matmul.md` ("What rung 5 taught").
-#[kernel(launch_bounds(256, 2))]
-pub fn matmul_asyncs2_f32(
+///
+/// # Rung 5d
+///
+/// Rung 5c with `launch_bounds(256)` (one block per SM), to separate the
+/// effect of the scalar `A` reads from that of the occupancy.
+#[kernel(
+    launch_bounds(256),
+    instances(
+        <false, 1> => (name = "matmul_async_f32"),
+        <false, 2> => (launch_bounds(256, 2), name = "matmul_async2_f32"),
+        <true, 2> => (launch_bounds(256, 2), name = "matmul_asyncs2_f32"),
+        <true, 1> => (name = "matmul_asyncs_f32"),
+    )
+)]
+pub fn matmul_async<const SCALAR_A: bool, const BLOCKS: u32>(
     a: DeviceSlice<f32>,
     b: DeviceSlice<f32>,
     c: DeviceSliceMut<f32>,
@@ -701,22 +690,7 @@ pub fn matmul_asyncs2_f32(
     n: u32,
     k: u32,
 ) {
-    async_body::<true>(a, b, c, m, n, k);
-}
-
-/// Rung 5d: [`matmul_asyncs2_f32`] with `launch_bounds(256)` (one block per
-/// SM), to separate the effect of the scalar `A` reads from that of the
-/// occupancy.
-#[kernel(launch_bounds(256))]
-pub fn matmul_asyncs_f32(
-    a: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    c: DeviceSliceMut<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    async_body::<true>(a, b, c, m, n, k);
+    async_body::<SCALAR_A>(a, b, c, m, n, k);
 }
 
 /// One step `p` of rungs 5c/5d: the 8 `A` values of this thread's rows at
@@ -1345,57 +1319,57 @@ fn column_chunk<const U: usize, const WEIGHTED: bool>(
     }
 }
 
-/// Column sum of a row-major `rows x cols` matrix: `out[j] += sum_i x[i, j]`.
+/// Column sum of a row-major `rows x cols` matrix: `out[j] += sum_i x[i, j]`,
+/// with `U` loads in flight per thread: `<4>` is `matmul_colsum_f32`, `<8>`
+/// `matmul_colsum8_f32`.
 ///
 /// Thread mapping: `x` = column (consecutive threads read consecutive words of
 /// a row: coalesced), `blockIdx.y` = a chunk of `chunk` rows (a run-time
 /// parameter; the default is [`COLSUM_ROWS`]). A thread sums its column over
-/// the chunk with four independent accumulators (four loads in flight), then
+/// the chunk with `U` independent accumulators (`U` loads in flight), then
 /// adds the partial sum into `out[j]` with one atomic. Splitting the rows is
 /// what makes the grid large enough to fill the GPU (one thread per column,
 /// the material's mapping, gives only `cols` threads). `out` must be zeroed
 /// first ([`matmul_zero2_f32`]). Memory-bound: 4 bytes read per element.
 ///
 /// The chunk length trades the atomics (one per column and chunk) against
-/// the tail of the grid: a thread's chunk is `chunk / 4` dependent round trips
-/// to memory, and the last blocks of the grid run alone for that long.
+/// the tail of the grid: a thread's chunk is `chunk / U` dependent round
+/// trips to memory, and the last blocks of the grid run alone for that long.
 /// One column per thread keeps many threads in flight (the variants tried
 /// and measured are in `docs/workloads/matmul.md`, "The column sum").
-#[kernel(launch_bounds(256))]
-pub fn matmul_colsum_f32(
+///
+/// Why eight partial sums are faster than four: a chunk is half as many
+/// dependent round trips to memory (the tail of the grid is shorter) and a
+/// resident block keeps twice as many bytes in flight, and the registers
+/// still leave room for eight blocks of 256 threads per SM (counts:
+/// `docs/workloads/matmul.md`).
+#[kernel(
+    launch_bounds(256),
+    instances(<4> => (name = "matmul_colsum_f32"), <8> => (name = "matmul_colsum8_f32"))
+)]
+pub fn matmul_colsum<const U: usize>(
     x: DeviceSlice<f32>,
     out: DeviceSliceMut<f32>,
     rows: u32,
     cols: u32,
     chunk: u32,
 ) {
-    column_chunk::<4, false>(x, x, out, rows as usize, cols as usize, chunk as usize);
+    column_chunk::<U, false>(x, x, out, rows as usize, cols as usize, chunk as usize);
 }
 
-/// [`matmul_colsum_f32`] with eight partial sums: eight loads in flight per
-/// thread, so a chunk is half as many dependent round trips to memory (the
-/// tail of the grid is shorter) and a resident block keeps twice as many
-/// bytes in flight, and the registers still leave room for eight blocks of
-/// 256 threads per SM (counts: `docs/workloads/matmul.md`).
-#[kernel(launch_bounds(256))]
-pub fn matmul_colsum8_f32(
-    x: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    rows: u32,
-    cols: u32,
-    chunk: u32,
-) {
-    column_chunk::<8, false>(x, x, out, rows as usize, cols as usize, chunk as usize);
-}
-
-/// Vector-matrix product `out[j] += sum_i v[i] B[i, j]`, `B` row-major `k x n`.
+/// Vector-matrix product `out[j] += sum_i v[i] B[i, j]`, `B` row-major `k x n`,
+/// with `U` loads in flight per thread: `<4>` is `matmul_vecmat_f32`, `<8>`
+/// `matmul_vecmat8_f32`.
 ///
 /// The second half of the fused column sum `colsum(A B) = colsum(A) B`: the
-/// same mapping as [`matmul_colsum_f32`] (thread = output column, reading `B`
+/// same mapping as [`matmul_colsum`] (thread = output column, reading `B`
 /// row by row, coalesced; `blockIdx.y` = chunk of `chunk` rows, one atomic per
 /// column and chunk) with each row weighted by `v[i]` (a broadcast load).
-#[kernel(launch_bounds(256))]
-pub fn matmul_vecmat_f32(
+#[kernel(
+    launch_bounds(256),
+    instances(<4> => (name = "matmul_vecmat_f32"), <8> => (name = "matmul_vecmat8_f32"))
+)]
+pub fn matmul_vecmat<const U: usize>(
     v: DeviceSlice<f32>,
     b: DeviceSlice<f32>,
     out: DeviceSliceMut<f32>,
@@ -1403,21 +1377,7 @@ pub fn matmul_vecmat_f32(
     n: u32,
     chunk: u32,
 ) {
-    column_chunk::<4, true>(v, b, out, k as usize, n as usize, chunk as usize);
-}
-
-/// [`matmul_vecmat_f32`] with eight loads in flight per thread (as
-/// [`matmul_colsum8_f32`] is to [`matmul_colsum_f32`]).
-#[kernel(launch_bounds(256))]
-pub fn matmul_vecmat8_f32(
-    v: DeviceSlice<f32>,
-    b: DeviceSlice<f32>,
-    out: DeviceSliceMut<f32>,
-    k: u32,
-    n: u32,
-    chunk: u32,
-) {
-    column_chunk::<8, true>(v, b, out, k as usize, n as usize, chunk as usize);
+    column_chunk::<U, true>(v, b, out, k as usize, n as usize, chunk as usize);
 }
 
 /// Sets two buffers to zero (the accumulators of the column-sum kernels),
@@ -1526,8 +1486,8 @@ fn load_relaxed_f32(s: DeviceSliceMut<f32>, i: usize) -> f32 {
 /// ordered by a ticket so that the second kind never waits for a block that
 /// has not started.
 ///
-/// Why: the three-launch version ([`matmul_zero2_f32`], [`matmul_colsum_f32`],
-/// [`matmul_vecmat_f32`]) drains the GPU twice: the last blocks of the
+/// Why: the three-launch version ([`matmul_zero2_f32`], [`matmul_colsum`],
+/// [`matmul_vecmat`]) drains the GPU twice: the last blocks of the
 /// column sum of `A` run with the SMs half empty, then the launch of `v B`
 /// waits for all of them. Here the blocks of `v B` fill the SMs as soon as
 /// the blocks of `A` leave, and start as soon as the part of `v` they need
@@ -1559,7 +1519,7 @@ fn load_relaxed_f32(s: DeviceSliceMut<f32>, i: usize) -> f32 {
 /// GPU only, a spin gives up after [`SPIN_LIMIT`] polls and counts that in
 /// the last word of `sync`; the host checks that word when it verifies.
 ///
-/// Eight loads in flight per thread (as [`matmul_colsum8_f32`]).
+/// Eight loads in flight per thread (as `matmul_colsum::<8>`).
 /// `launch_bounds(256, 8)` caps the body at 32 registers, so eight blocks
 /// (64 warps, full occupancy) fit per SM as for the three-launch kernels
 /// (without the cap ptxas takes more and only six fit; counts in

@@ -11,21 +11,21 @@
 //! the tile copies fall back to element-by-element loads.
 //!
 //! The ladder, in order (the `wgmma` rungs 4 and 5, for sm_90a, are in
-//! [`hopper`](crate::hopper)):
+//! [`hopper`](crate::hopper)). Each rung is one kernel generic over the
+//! 16-bit type (`T: Half16`), built for both (`instances(Bf16, F16)`:
+//! entries `matmul_mma_bf16`, `matmul_mma_f16`, and so on):
 //!
-//! 1. [`matmul_mma_bf16`] / [`matmul_mma_f16`]: `mma.sync.m16n8k16`, operand
-//!    fragments read from shared memory one 32-bit word (or 16-bit value) at
-//!    a time.
-//! 2. [`matmul_ldsm_bf16`] / [`matmul_ldsm_f16`]: fragments by `ldmatrix`
-//!    from padded shared-memory rows (no bank conflicts), tiles twice as
-//!    deep, 16-byte global loads.
-//! 3. [`matmul_pipe_bf16`] / [`matmul_pipe_f16`]: 128x128 block tiles,
-//!    64x64 per warp, fed by `cp.async` four stages deep; variants 3b
-//!    ([`matmul_pipek_f16`], tiles 64 deep), 3c ([`matmul_pipew_f16`],
-//!    128x256), 3d ([`matmul_pipes_f16`]: lean tile copies, XOR-swizzled
-//!    shared memory, fragments loaded a step ahead, rasterised blocks: the
-//!    fastest `mma.sync` rung) and 3e ([`matmul_pipet_f16`], 3d with
-//!    256x128 tiles, one block of eight warps per SM).
+//! 1. [`matmul_mma`]: `mma.sync.m16n8k16`, operand fragments read from
+//!    shared memory one 32-bit word (or 16-bit value) at a time.
+//! 2. [`matmul_ldsm`]: fragments by `ldmatrix` from padded shared-memory
+//!    rows (no bank conflicts), tiles twice as deep, 16-byte global loads.
+//! 3. [`matmul_pipe`]: 128x128 block tiles, 64x64 per warp, fed by
+//!    `cp.async` four stages deep; variants 3b ([`matmul_pipek`], tiles 64
+//!    deep), 3c ([`matmul_pipew`], 128x256), 3d ([`matmul_pipes`]: lean
+//!    tile copies, XOR-swizzled shared memory, fragments loaded a step
+//!    ahead, rasterised blocks: the fastest `mma.sync` rung) and 3e
+//!    ([`matmul_pipet`], 3d with 256x128 tiles, one block of eight warps
+//!    per SM).
 //!
 //! And [`matmul_tf32x3_f32`]: f32 in, f32 out, each operand split into a
 //! TF32 high part and a TF32 remainder, three `mma.m16n8k8.tf32` products
@@ -267,32 +267,6 @@ fn pair(x: DeviceSlice<u16>, row: usize, rows: usize, col: usize, cols: usize) -
     at(col) | at(col + 1) << 16
 }
 
-/// Rung 1, BF16: see `mma_body`.
-#[kernel(launch_bounds(128))]
-pub fn matmul_mma_bf16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    mma_body::<Bf16>(a, b, c, m, n, k);
-}
-
-/// Rung 1, FP16: see `mma_body`.
-#[kernel(launch_bounds(128))]
-pub fn matmul_mma_f16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    mma_body::<F16>(a, b, c, m, n, k);
-}
-
 /// Rung 1: tensor cores with fragments read from shared memory.
 ///
 /// What changed from the SIMT ladder ([`matmul`](crate::matmul)): the multiply-adds are
@@ -313,8 +287,8 @@ pub fn matmul_mma_f16(
 /// `gid` and `gid + 4` share banks), 4-way on `B` (the four `tig` of a
 /// column read four rows 128 bytes apart), 12 shared loads per 8 `mma`,
 /// and one barrier pair per 16 of depth. Rung 2 removes all three.
-#[inline(always)]
-fn mma_body<T: Half16>(
+#[kernel(launch_bounds(128), instances(Bf16, F16))]
+pub fn matmul_mma<T: Half16>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -376,32 +350,6 @@ fn mma_body<T: Half16>(
             store_frag16::<T>(c, &acc[mi][ni], r0, c0, m, n);
         }
     }
-}
-
-/// Rung 2, BF16: see `ldsm_body`.
-#[kernel(launch_bounds(128))]
-pub fn matmul_ldsm_bf16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    ldsm_body::<Bf16>(a, b, c, m, n, k);
-}
-
-/// Rung 2, FP16: see `ldsm_body`.
-#[kernel(launch_bounds(128))]
-pub fn matmul_ldsm_f16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    ldsm_body::<F16>(a, b, c, m, n, k);
 }
 
 /// One 16-deep step of a warp tile of `MI x 16` rows and `NI x 8` columns
@@ -494,6 +442,21 @@ fn store_warp16<T: Half16, const MI: usize, const NI: usize>(
 /// Tiling as rung 1: 64 x 64 per block, 32 x 32 per warp. Copies: thread
 /// `t` copies chunks `t` and `t + 128` of `As` (row `c / 4`, chunk `c % 4`)
 /// and of `Bs` (row `c / 8`, chunk `c % 8`).
+#[kernel(launch_bounds(128), instances(Bf16, F16))]
+pub fn matmul_ldsm<T: Half16>(
+    a: DeviceSlice<u16>,
+    b: DeviceSlice<u16>,
+    c: DeviceSliceMut<u16>,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    // A body of its own: inlined straight into the kernel, LLVM orders the
+    // parameter loads differently (the PTX is kept as it was measured).
+    ldsm_body::<T>(a, b, c, m, n, k);
+}
+
+/// Rung 2's body (see [`matmul_ldsm`]).
 #[inline(always)]
 fn ldsm_body<T: Half16>(
     a: DeviceSlice<u16>,
@@ -543,32 +506,6 @@ fn ldsm_body<T: Half16>(
     store_warp16::<T, 2, 4>(c, &acc, bm + 32 * wm, bn + 32 * wn, m, n);
 }
 
-/// Rung 3, BF16: see `pipe_body`.
-#[kernel(launch_bounds(128))]
-pub fn matmul_pipe_bf16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    pipe_body::<Bf16>(a, b, c, m, n, k);
-}
-
-/// Rung 3, FP16: see `pipe_body`.
-#[kernel(launch_bounds(128))]
-pub fn matmul_pipe_f16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    pipe_body::<F16>(a, b, c, m, n, k);
-}
-
 /// Rung 3: 128 x 128 block tiles, 64 x 64 per warp, a four-stage
 /// `cp.async` pipeline.
 ///
@@ -590,8 +527,8 @@ pub fn matmul_pipe_f16(
 /// per row, conflict-free as in rung 2) at `s * STAGE`, then `Bs[32][17]`.
 /// Copies: thread `t` copies chunks `t + 128 j` (`j < 4`) of `As` (row
 /// `c / 4`, chunk `c % 4`) and of `Bs` (row `c / 16`, chunk `c % 16`).
-#[inline(always)]
-fn pipe_body<T: Half16>(
+#[kernel(launch_bounds(128), instances(Bf16, F16))]
+pub fn matmul_pipe<T: Half16>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -673,25 +610,12 @@ fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize, con
     store_warp16::<T, 4, 8>(c, &acc, bm + 64 * wm, bn + 64 * wn, m, n);
 }
 
-/// Rung 3b, BF16: see [`matmul_pipek_f16`].
-#[kernel(launch_bounds(128))]
-pub fn matmul_pipek_bf16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    pipe_generic::<Bf16, 128, 64, 3, 1>(a, b, c, m, n, k);
-}
-
 /// Rung 3b: rung 3 with tiles 64 deep and three stages (107,520 bytes of
 /// shared memory): one barrier and one `cp.async` wait per four `k16`
 /// steps instead of two, and a longer straight run of `ldmatrix` and
 /// `mma` for the scheduler to interleave.
-#[kernel(launch_bounds(128))]
-pub fn matmul_pipek_f16(
+#[kernel(launch_bounds(128), instances(Bf16, F16))]
+pub fn matmul_pipek<T: Half16>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -699,28 +623,15 @@ pub fn matmul_pipek_f16(
     n: u32,
     k: u32,
 ) {
-    pipe_generic::<F16, 128, 64, 3, 1>(a, b, c, m, n, k);
-}
-
-/// Rung 3c, BF16: see [`matmul_pipew_f16`].
-#[kernel(launch_bounds(256))]
-pub fn matmul_pipew_bf16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    pipe_generic::<Bf16, 256, 32, 3, 1>(a, b, c, m, n, k);
+    pipe_generic::<T, 128, 64, 3, 1>(a, b, c, m, n, k);
 }
 
 /// Rung 3c: rung 3 with 128 x 256 block tiles and eight warps (still
 /// 64 x 64 each), three stages (81,408 bytes): each element brought to
 /// shared memory feeds twice as many multiply-adds along `B`, and a block
 /// has eight warps to hide `ldmatrix` and barrier latency.
-#[kernel(launch_bounds(256))]
-pub fn matmul_pipew_f16(
+#[kernel(launch_bounds(256), instances(Bf16, F16))]
+pub fn matmul_pipew<T: Half16>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -728,7 +639,7 @@ pub fn matmul_pipew_f16(
     n: u32,
     k: u32,
 ) {
-    pipe_generic::<F16, 256, 32, 3, 1>(a, b, c, m, n, k);
+    pipe_generic::<T, 256, 32, 3, 1>(a, b, c, m, n, k);
 }
 
 /// Dynamic shared memory of a rung-3 variant: `S` stages of a 128 x `bk`
@@ -798,21 +709,6 @@ pub const fn raster(bid: usize, gx: usize, gy: usize, g: usize) -> (usize, usize
     (first + i % rows, i / rows)
 }
 
-/// Rung 3d, BF16: see [`matmul_pipes_f16`].
-#[kernel(launch_bounds(128, 2))]
-pub fn matmul_pipes_bf16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    pipes_body::<Bf16, PIPE_BM, PIPES_BN, PIPES_STAGES, { PIPES_STAGES as u32 - 2 }>(
-        a, b, c, m, n, k,
-    );
-}
-
 /// Rung 3d: rung 3b's tiles (128 x 128 x 64, four warps of 64 x 64, three
 /// `cp.async` stages) with lean tile copies, XOR-swizzled shared memory,
 /// fragments loaded one `k16` step ahead, and a rasterised block order.
@@ -871,8 +767,8 @@ pub fn matmul_pipes_bf16(
 /// `t + 2` starts, into the stage tile `t - 1` used (every warp finished
 /// reading it before the barrier of tile `t - 1`'s step 3): one barrier
 /// per tile.
-#[kernel(launch_bounds(128, 2))]
-pub fn matmul_pipes_f16(
+#[kernel(launch_bounds(128, 2), instances(Bf16, F16))]
+pub fn matmul_pipes<T: Half16>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -880,14 +776,14 @@ pub fn matmul_pipes_f16(
     n: u32,
     k: u32,
 ) {
-    pipes_body::<F16, PIPE_BM, PIPES_BN, PIPES_STAGES, { PIPES_STAGES as u32 - 2 }>(
+    pipes_body::<T, PIPE_BM, PIPES_BN, PIPES_STAGES, { PIPES_STAGES as u32 - 2 }>(
         a, b, c, m, n, k,
     );
 }
 
 /// Where a rung-3d warp finds one `k16` step's fragments in a swizzled
 /// stage: the stage's first chunk, the step, and the lane's terms (see
-/// [`matmul_pipes_f16`]): `a_lane` and `b_lane` its row's first chunk in
+/// [`matmul_pipes`]): `a_lane` and `b_lane` its row's first chunk in
 /// `As` and `Bs`, `s` its swizzle term; `a_ch` is the chunks of `As` (where
 /// `Bs` starts) and `bld` the chunks of a `Bs` row (block tile columns / 8).
 #[derive(Clone, Copy)]
@@ -972,7 +868,7 @@ fn pipes_step<T: Half16>(
 /// general [`copy_chunk16`], the other path, recomputes the row, column,
 /// bounds and products of every chunk: in rungs 3 to 3c, several times
 /// more integer instructions per tile than `mma`; see
-/// [`matmul_pipes_f16`].)
+/// [`matmul_pipes`].)
 ///
 /// The tile-derived values (`bld`, the steps, the counts per thread) are
 /// fields, not associated constants: they fold to constants after
@@ -1109,7 +1005,7 @@ impl PipesCopy {
     }
 }
 
-/// Rung 3d's body (see [`matmul_pipes_f16`]) for a `BM x BN` block tile
+/// Rung 3d's body (see [`matmul_pipes`]) for a `BM x BN` block tile
 /// of `(BM / 64) x (BN / 64)` warps, each 64 x 64, tiles 64 deep and `S`
 /// stages (`WAIT = S - 2`, the copy groups still in flight when a tile is
 /// needed). Rung 3d is `<128, 128, 3>`, 3e `<256, 128, 4>`.
@@ -1243,21 +1139,6 @@ pub const fn pipet_shared_bytes() -> usize {
     shared::shared_bytes::<U32x4>(0, PIPET_STAGES * pipes_stage_chunks(PIPET_BM, PIPES_BN))
 }
 
-/// Rung 3e, BF16: see [`matmul_pipet_f16`].
-#[kernel(launch_bounds(256, 1))]
-pub fn matmul_pipet_bf16(
-    a: DeviceSlice<u16>,
-    b: DeviceSlice<u16>,
-    c: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    pipes_body::<Bf16, PIPET_BM, PIPES_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
-        a, b, c, m, n, k,
-    );
-}
-
 /// Rung 3e: rung 3d with 256 x 128 block tiles, eight warps and four
 /// stages.
 ///
@@ -1280,8 +1161,8 @@ pub fn matmul_pipet_bf16(
 /// (`j < 8`) at chunk `t % 8` and `B` rows `t / 16 + 16 j` (`j < 4`) at
 /// chunk `t % 16`. Shared layout per stage: `As[256][8]` then `Bs[64][16]`
 /// (16-byte chunks, swizzled as [`swizzle`]).
-#[kernel(launch_bounds(256, 1))]
-pub fn matmul_pipet_f16(
+#[kernel(launch_bounds(256, 1), instances(Bf16, F16))]
+pub fn matmul_pipet<T: Half16>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -1289,7 +1170,7 @@ pub fn matmul_pipet_f16(
     n: u32,
     k: u32,
 ) {
-    pipes_body::<F16, PIPET_BM, PIPES_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
+    pipes_body::<T, PIPET_BM, PIPES_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
         a, b, c, m, n, k,
     );
 }
@@ -1508,6 +1389,66 @@ pub fn matmul_split_tf32_t_f32(
             hi.set(orow * rows + ocol, h);
             lo.set(orow * rows + ocol, l);
         }
+    }
+}
+
+/// Threads per block of [`matmul_pitch16`].
+pub const PITCH_BLOCK: u32 = 256;
+
+/// The staging copy of the TMA rungs: a row-major `rows x cols` matrix of
+/// 16-bit values copied into `dst` with rows of `ld` values (`ld >= cols`,
+/// `ld` a multiple of 8), the columns `cols..ld` set to zero.
+///
+/// Why: TMA copies rows that start on 16-byte boundaries only, and it reads
+/// rows that do not start on 128-byte boundaries slowly (a box row then
+/// straddles two 128-byte lines; the measurements are in
+/// `docs/workloads/matmul.md`, "Any shape"). A `k x n` `B` with `n` not a
+/// multiple of 64, or an `m x k` `A` with `k` not a multiple of 8, is
+/// copied once per product into rows of a multiple of 64 values (128
+/// bytes); the copy moves each byte twice at the copy bandwidth, a few
+/// percent of a large product's time.
+///
+/// Thread mapping: thread `x` of the grid's `x` dimension writes the
+/// 16-byte chunk `x` of a row (values `8x..8x+8`) with one 16-byte store;
+/// block row `y` does rows `y`, `y + gridDim.y`, ... . Reads: one 16-byte
+/// load per chunk when `cols` is a multiple of 8 (every source chunk is
+/// then aligned), else eight 2-byte loads, consecutive threads reading
+/// consecutive 16-byte spans (coalesced; the sectors they share hit L1).
+#[kernel(launch_bounds(256))]
+pub fn matmul_pitch16(src: DeviceSlice<u16>, dst: DeviceSliceMut<u16>, rows: u32, cols: u32, ld: u32) {
+    let (rows, cols, ld) = (rows as usize, cols as usize, ld as usize);
+    if ld < cols || !ld.is_multiple_of(8) || src.len() < rows * cols || dst.len() < rows * ld {
+        ptxlab_device::trap("pitch16: the buffers do not hold the matrices");
+    }
+    let q = thread::index_1d();
+    if q >= ld / 8 {
+        return;
+    }
+    let c0 = 8 * q;
+    let aligned = cols.is_multiple_of(8);
+    let mut r = thread::block_idx_y() as usize;
+    while r < rows {
+        let w = if aligned && c0 < cols {
+            // SAFETY: `cols` and `c0` are multiples of 8 and `c0 < cols`, so
+            // the chunk `r cols + c0 .. + 8` lies inside row `r < rows` of
+            // `src` (length checked) and is 16-byte aligned.
+            unsafe { src.get_vec_unchecked::<U32x4>((r * cols + c0) / 8) }
+        } else {
+            let mut w = [0u32; 4];
+            for i in 0..8 {
+                if c0 + i < cols {
+                    // SAFETY: `r < rows`, `c0 + i < cols`: inside `src`.
+                    let v = unsafe { src.get_unchecked(r * cols + c0 + i) };
+                    w[i / 2] |= (v as u32) << (16 * (i % 2));
+                }
+            }
+            U32x4(w)
+        };
+        // SAFETY: `c0 + 8 <= ld` (`q < ld / 8`), so the chunk lies inside row
+        // `r < rows` of `dst` (length checked), 16-byte aligned (`ld` a
+        // multiple of 8).
+        unsafe { dst.set_vec_unchecked::<U32x4>((r * ld + c0) / 8, w) };
+        r += thread::grid_dim_y() as usize;
     }
 }
 

@@ -54,6 +54,20 @@ impl<'a> TensorMap<'a> {
         box_cols: u32,
         swizzle: Swizzle,
     ) -> Result<Self> {
+        Self::tiled_2d_pitched(dev, data, (rows, cols, cols), box_rows, box_cols, swizzle)
+    }
+
+    /// [`TensorMap::tiled_2d`] of a `rows x cols` matrix whose rows start
+    /// `pitch` elements apart (`pitch >= cols`; the elements between a row's
+    /// end and the next row's start are never read).
+    pub fn tiled_2d_pitched<T: DeviceCopy>(
+        dev: &Device,
+        data: &'a Buffer<T>,
+        (rows, cols, pitch): (usize, usize, usize),
+        box_rows: u32,
+        box_cols: u32,
+        swizzle: Swizzle,
+    ) -> Result<Self> {
         let eb = std::mem::size_of::<T>();
         let what = "tensor map";
         if rows == 0 || cols == 0 {
@@ -62,11 +76,22 @@ impl<'a> TensorMap<'a> {
                 format!("a {rows}x{cols} matrix; both sides must be at least 1"),
             ));
         }
-        if rows.checked_mul(cols).is_none_or(|n| n > data.len()) {
+        if pitch < cols {
+            return Err(Error::input(
+                what,
+                format!("rows of {cols} elements {pitch} apart; the pitch must be at least {cols}"),
+            ));
+        }
+        if (rows - 1)
+            .checked_mul(pitch)
+            .and_then(|n| n.checked_add(cols))
+            .is_none_or(|n| n > data.len())
+        {
             return Err(Error::input(
                 what,
                 format!(
-                    "a {rows}x{cols} matrix does not fit in a buffer of {} elements",
+                    "a {rows}x{cols} matrix with rows {pitch} elements apart does not fit in a \
+                     buffer of {} elements",
                     data.len()
                 ),
             ));
@@ -83,13 +108,13 @@ impl<'a> TensorMap<'a> {
                 format!("{eb}-byte elements; allowed 1, 2, 4 or 8 bytes"),
             ));
         }
-        if !(cols * eb).is_multiple_of(16) {
+        if !(pitch * eb).is_multiple_of(16) {
             return Err(Error::input(
                 what,
                 format!(
-                    "rows of {cols} elements of {eb} bytes ({} bytes) are not 16-byte aligned, as \
+                    "rows of {pitch} elements of {eb} bytes ({} bytes) are not 16-byte aligned, as \
                      the tensor memory accelerator needs: use a column count that is a multiple of {}",
-                    cols * eb,
+                    pitch * eb,
                     16 / eb
                 ),
             ));
@@ -122,7 +147,7 @@ impl<'a> TensorMap<'a> {
                 addr: data.host_ptr() as u64,
                 elem_bytes: eb as u32,
                 dims: [cols as u64, rows as u64],
-                row_stride: (cols * eb) as u64,
+                row_stride: (pitch * eb) as u64,
                 box_dims: [box_cols, box_rows],
                 swizzle,
             }
@@ -130,8 +155,7 @@ impl<'a> TensorMap<'a> {
             DeviceKind::Gpu(_) => encode(
                 data.device_ptr(),
                 eb,
-                rows,
-                cols,
+                (rows, cols, pitch),
                 box_rows,
                 box_cols,
                 swizzle,
@@ -156,12 +180,12 @@ impl<'a> TensorMap<'a> {
     }
 }
 
-/// `cuTensorMapEncodeTiled` for a 2D row-major matrix at `addr`.
+/// `cuTensorMapEncodeTiled` for a 2D row-major matrix at `addr`, rows
+/// `pitch` elements apart.
 fn encode(
     addr: u64,
     eb: usize,
-    rows: usize,
-    cols: usize,
+    (rows, cols, pitch): (usize, usize, usize),
     box_rows: u32,
     box_cols: u32,
     swizzle: Swizzle,
@@ -189,13 +213,13 @@ fn encode(
         Swizzle::B128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
     };
     let dims: [u64; 2] = [cols as u64, rows as u64];
-    let strides: [u64; 1] = [(cols * eb) as u64];
+    let strides: [u64; 1] = [(pitch * eb) as u64];
     let boxes: [u32; 2] = [box_cols, box_rows];
     let elem_strides: [u32; 2] = [1, 1];
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     // SAFETY: `map` and the four arrays are valid for the rank (2) the
     // call reads; `addr` is a live device allocation of at least
-    // `rows * cols` elements (checked by the caller), 256-byte aligned; the
+    // `(rows - 1) * pitch + cols` elements (checked by the caller), 256-byte aligned; the
     // symbol is present (checked above).
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
@@ -261,5 +285,19 @@ mod tests {
             (t.dims, t.box_dims, t.row_stride),
             ([64, 64], [64, 32], 128)
         );
+        // Pitched: 60 columns (120 bytes) whose rows start 64 apart.
+        let m =
+            TensorMap::tiled_2d_pitched(&dev, &buf, (64, 60, 64), 32, 64, Swizzle::B128).unwrap();
+        let w = dev.download(m.buffer()).unwrap();
+        let t = SimTensorMap::from_words(&w.try_into().unwrap()).unwrap();
+        assert_eq!((t.dims, t.row_stride), ([60, 64], 128));
+        let e = TensorMap::tiled_2d_pitched(&dev, &buf, (64, 60, 59), 32, 64, Swizzle::B128)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least 60"), "{e}");
+        let e = TensorMap::tiled_2d_pitched(&dev, &buf, (65, 60, 64), 32, 64, Swizzle::B128)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not fit"), "{e}");
     }
 }

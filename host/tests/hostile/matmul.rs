@@ -33,7 +33,11 @@ fn matmul_hostile_options_and_valid_edges() {
                     "foo",
                 ],
             ),
-            &["`foo`", "allowed: naive, tiled, regblock, vec"],
+            &[
+                "--variant",
+                "'foo'",
+                "possible values: all, naive, tiled, regblock, vec",
+            ],
         );
         fails_with(
             &on(
@@ -42,7 +46,7 @@ fn matmul_hostile_options_and_valid_edges() {
                     "matmul", "--m", "3", "--n", "3", "--k", "3", "--colsum", "foo",
                 ],
             ),
-            &["--colsum", "`foo`", "allowed: direct, fused"],
+            &["--colsum", "'foo'", "possible values: direct, fused"],
         );
         fails_with(
             &on(
@@ -52,6 +56,30 @@ fn matmul_hostile_options_and_valid_edges() {
             &["--reps", "allowed 1..=10000"],
         );
     }
+    // A rung of another ladder: refused once --precision says which.
+    fails_with(
+        &on(
+            SIM,
+            &[
+                "matmul",
+                "--m",
+                "3",
+                "--n",
+                "3",
+                "--k",
+                "3",
+                "--precision",
+                "bf16",
+                "--variant",
+                "vec",
+            ],
+        ),
+        &[
+            "--variant",
+            "`vec` is not a rung of --precision bf16",
+            "allowed: mma, ldsm, pipe",
+        ],
+    );
     fails_with(
         &on(CPU, &["matmul", "--m", "1e6", "--n", "1e6", "--k", "1e6"]),
         &[

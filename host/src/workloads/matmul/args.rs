@@ -1,6 +1,13 @@
 //! `ptxlab matmul` arguments and the simulator's and CPU's size limits
 //! (shared by the f32 and the tensor-core commands).
 
+use super::colsum::Colsum;
+use super::rung::Rung;
+use super::tensor::{Precision, TcRung, Tf32x3};
+use crate::cli::OneOrAll;
+use crate::error::{Error, Result};
+use clap::ValueEnum;
+
 /// `ptxlab matmul` arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -16,16 +23,17 @@ pub struct Args {
     /// f32 (the SGEMM ladder), bf16 or f16 (the tensor-core ladder: 16-bit
     /// inputs and output, f32 accumulation), or tf32x3 (f32 from three TF32
     /// tensor-core products).
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
-    /// With --precision f32: naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, vecf, vecf2,
-    /// async, async2, asyncs2, asyncs or all. With bf16/f16: mma, ldsm, pipe, pipek, pipew, pipes, pipet, wgmma, ws
-    /// or all (wgmma and ws need an sm_90 GPU). With tf32x3: mma, wgmma or all.
-    #[arg(long, default_value = "all")]
-    pub variant: String,
-    /// Also compute colsum(A B): direct or fused.
-    #[arg(long)]
-    pub colsum: Option<String>,
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    pub precision: Precision,
+    /// A rung of the ladder --precision picks, or all. With f32: naive, tiled, regblock, vec,
+    /// vec1, vec16, vec16x2, vec16s, vecf, vecf2, async, async2, asyncs2, asyncs. With bf16/f16:
+    /// mma, ldsm, pipe, pipek, pipew, pipes, pipet, wgmma, ws (wgmma and ws need an sm_90 GPU).
+    /// With tf32x3: mma, wgmma.
+    #[arg(long, value_parser = Variant::parser(), default_value = "all")]
+    pub variant: Variant,
+    /// Also compute colsum(A B).
+    #[arg(long, value_enum)]
+    pub colsum: Option<Colsum>,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -34,7 +42,175 @@ pub struct Args {
     pub reps: usize,
 }
 
+/// `--variant`: `all`, or the name of one rung. One flag serves three
+/// ladders (the SGEMM [`Rung`]s, the tensor-core [`TcRung`]s, the 3xTF32
+/// [`Tf32x3`] kernels), so clap checks the name against all of their names
+/// (listing them in `--help`, suggesting the nearest for a typo), and
+/// [`Variant::pick`] resolves it in the ladder of `--precision`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant(OneOrAll<String>);
+
+/// Every `--variant` value of a `ValueEnum`, in its order.
+fn values<R: ValueEnum + 'static>() -> impl Iterator<Item = clap::builder::PossibleValue> {
+    R::value_variants()
+        .iter()
+        .filter_map(ValueEnum::to_possible_value)
+}
+
+/// Every `--variant` name of a `ValueEnum`, in its order.
+fn names<R: ValueEnum + 'static>() -> Vec<String> {
+    values::<R>().map(|v| v.get_name().to_string()).collect()
+}
+
+impl Variant {
+    /// Every rung of the ladder.
+    pub const ALL: Variant = Variant(OneOrAll::All);
+
+    /// The rung named `name` (checked by [`Variant::pick`]).
+    pub fn named(name: impl Into<String>) -> Self {
+        Variant(OneOrAll::One(name.into()))
+    }
+
+    /// The clap value parser: `all` or a rung name of any of the ladders.
+    pub fn parser() -> impl clap::builder::TypedValueParser<Value = Self> {
+        use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+        let mut all =
+            vec![PossibleValue::new("all").help("every rung that applies, in ladder order")];
+        for v in values::<Rung>()
+            .chain(values::<TcRung>())
+            .chain(values::<Tf32x3>())
+        {
+            if !all.iter().any(|a| a.get_name() == v.get_name()) {
+                all.push(v);
+            }
+        }
+        PossibleValuesParser::new(all).map(|s: String| {
+            if s == "all" {
+                Variant::ALL
+            } else {
+                Variant::named(s)
+            }
+        })
+    }
+
+    /// The rungs of ladder `R` (`--precision`'s, named `precision` in the
+    /// error): all of them, or the one named, which must be one of `R`'s.
+    pub fn pick<R: ValueEnum + Clone + Send + Sync + 'static>(
+        &self,
+        precision: Precision,
+    ) -> Result<Vec<R>> {
+        let one = match &self.0 {
+            OneOrAll::All => OneOrAll::All,
+            OneOrAll::One(s) => OneOrAll::One(R::from_str(s, false).map_err(|_| {
+                Error::input(
+                    "--variant",
+                    format!(
+                        "`{s}` is not a rung of --precision {}; allowed: {}, all",
+                        crate::cli::value_name(&precision),
+                        names::<R>().join(", ")
+                    ),
+                )
+            })?),
+        };
+        Ok(one.rungs())
+    }
+}
+
 /// Most multiply-adds (`m n k`) of a simulated run (512^3).
 pub const SIM_MAX_MNK: usize = 1 << 27;
 /// Most multiply-adds of a `--backend cpu` run (its one-thread baseline).
 pub const CPU_MAX_MNK: usize = 1 << 36;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parse(words: &[&str]) -> std::result::Result<Args, clap::Error> {
+        let argv = std::iter::once("matmul").chain(words.iter().copied());
+        Cli::try_parse_from(argv).map(|c| c.args)
+    }
+
+    #[test]
+    fn enums_keep_their_command_line_names_and_order() {
+        let joined = |v: Vec<String>| v.join(", ");
+        assert_eq!(
+            joined(names::<Rung>()),
+            "naive, tiled, regblock, vec, vec1, vec16, vec16x2, vec16s, vecf, vecf2, async, \
+             async2, asyncs2, asyncs"
+        );
+        assert_eq!(
+            joined(names::<TcRung>()),
+            "mma, ldsm, pipe, pipek, pipew, pipes, pipet, wgmma, ws"
+        );
+        assert_eq!(joined(names::<Tf32x3>()), "mma, wgmma");
+        assert_eq!(joined(names::<Precision>()), "f32, bf16, f16, tf32x3");
+        assert_eq!(joined(names::<Colsum>()), "direct, fused");
+        // The ladders' `ALL` lists are the enums' order.
+        assert_eq!(Rung::ALL.as_slice(), Rung::value_variants());
+        assert_eq!(TcRung::ALL.as_slice(), TcRung::value_variants());
+        assert_eq!(Tf32x3::ALL.as_slice(), Tf32x3::value_variants());
+    }
+
+    #[test]
+    fn options_parse_to_their_types() {
+        let a = parse(&[
+            "--precision",
+            "bf16",
+            "--variant",
+            "pipek",
+            "--colsum",
+            "fused",
+        ])
+        .unwrap();
+        assert_eq!(a.precision, Precision::Bf16);
+        assert_eq!(
+            a.variant.pick::<TcRung>(a.precision).unwrap(),
+            vec![TcRung::PipeK]
+        );
+        assert_eq!(a.colsum, Some(Colsum::Fused));
+        let a = parse(&[]).unwrap();
+        assert_eq!(
+            (a.precision, a.variant, a.colsum),
+            (Precision::F32, Variant::ALL, None)
+        );
+    }
+
+    #[test]
+    fn typos_are_refused_by_clap_with_a_suggestion() {
+        for (words, want) in [
+            (&["--variant", "vec16z"][..], "vec16"),
+            (&["--precision", "bf61"][..], "bf16"),
+            (&["--colsum", "fuse"][..], "fused"),
+        ] {
+            let e = parse(words).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue, "{words:?}");
+            let text = e.to_string();
+            assert!(
+                text.contains(&format!("'{}'", words[1])) && text.contains(want),
+                "{words:?}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_rung_of_another_ladder_is_refused_after_the_precision_is_known() {
+        let a = parse(&["--precision", "tf32x3", "--variant", "pipes"]).unwrap();
+        let e = a
+            .variant
+            .pick::<Tf32x3>(a.precision)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--variant") && e.contains("`pipes` is not a rung of --precision tf32x3"),
+            "{e}"
+        );
+        assert!(e.contains("allowed: mma, wgmma, all"), "{e}");
+    }
+}

@@ -77,7 +77,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
         let mut c = dev.alloc_filled(m * n, f32::NAN)?;
         for (rung, checked) in &ok {
             let mut row = Row::new("matmul", rung.label(), "gpu", &size, "f32");
-            if let Some(res) = crate::modules::resource(rung.kernel(), &arch, false) {
+            if let Some(res) = crate::modules::resource(rung.entry(), &arch, false) {
                 row.registers = Some(res.registers);
                 row.spills = Some(res.spill_stores + res.spill_loads);
             }
@@ -159,7 +159,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
         };
         let mut row = Row::new("matmul", &label, "gpu", &size, "f32");
         if plan.is_some_and(|p| p.one_launch)
-            && let Some(res) = crate::modules::resource("matmul_colsum_product_f32", &arch, false)
+            && let Some(res) = crate::modules::resource(product_entry(), &arch, false)
         {
             row.registers = Some(res.registers);
             row.spills = Some(res.spill_stores + res.spill_loads);
@@ -215,4 +215,10 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// The PTX entry of the one-launch column sum (for the resource report).
+fn product_entry() -> &'static str {
+    use kernels_gpu::matmul::matmul_colsum_product_f32 as p;
+    <p::Of as p::Instance>::ENTRY
 }

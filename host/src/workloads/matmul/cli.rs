@@ -17,16 +17,12 @@ use crate::runtime::Timing;
 pub fn cli(args: &Args) -> Result<()> {
     let backend = args.backend;
     let (m, n, kk) = check_shapes(args.m, args.k, args.k, args.n)?;
-    let precision: Precision = args.precision.parse()?;
+    let precision = args.precision;
     if precision != Precision::F32 {
         return super::tensor_cli::cli_tensor(args, precision, backend, m, n, kk);
     }
-    let rungs: Vec<Rung> = if args.variant == "all" {
-        Rung::ALL.to_vec()
-    } else {
-        vec![args.variant.parse()?]
-    };
-    let colsum: Option<Colsum> = args.colsum.as_deref().map(str::parse).transpose()?;
+    let rungs: Vec<Rung> = args.variant.pick(precision)?;
+    let colsum: Option<Colsum> = args.colsum;
     crate::cli::check_reps(args.reps)?;
     if backend == crate::Backend::Sim && m.saturating_mul(n).saturating_mul(kk) > SIM_MAX_MNK {
         return Err(Error::input(

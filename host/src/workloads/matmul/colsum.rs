@@ -12,28 +12,14 @@ use crate::runtime::{Buffer, Device, LaunchConfig, ModuleKey};
 use kernels_gpu::matmul as k;
 use ptxlab_device::Dim3;
 
-/// How the column sum of `A B` is computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the column sum of `A B` is computed (`--colsum`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Colsum {
     /// SGEMM into `C`, then a column reduction of `C` (`2mnk` FLOP).
     Direct,
     /// `colsum(A) B`: a column reduction of `A`, then `v B` (memory-bound),
     /// with [`FusedPlan::DEFAULT`].
     Fused,
-}
-
-impl std::str::FromStr for Colsum {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "direct" => Ok(Colsum::Direct),
-            "fused" => Ok(Colsum::Fused),
-            _ => Err(Error::input(
-                "--colsum",
-                format!("`{s}`; allowed: direct, fused"),
-            )),
-        }
-    }
 }
 
 /// How the fused column sum `colsum(A) B` runs: the variants the benchmark
@@ -105,10 +91,7 @@ impl FusedPlan {
     /// tail. Chunks are rounded up to a multiple of 8 rows.
     pub fn one_wave(dev: &Device, loads: Loads, m: usize, n: usize, kk: usize) -> Result<Self> {
         check_shapes(m, kk, kk, n)?;
-        let (colsum, vecmat) = match loads {
-            Loads::Four => ("matmul_colsum_f32", "matmul_vecmat_f32"),
-            Loads::Eight => ("matmul_colsum8_f32", "matmul_vecmat8_f32"),
-        };
+        let (colsum, vecmat) = loads.entries();
         let resident = |kernel: &str| -> Result<usize> {
             let Some(g) = dev.as_gpu() else {
                 return Ok(4 * 8);

@@ -81,21 +81,60 @@ pub fn gemm(
     check_len("C", c.len(), m * n)?;
     let cfg = rung.config(m, n)?;
     let (mu, nu, ku) = (m as u32, n as u32, kk as u32);
+    use k::{VEC_BK as B8, VEC16_BK as B16};
     match rung {
         Rung::Naive => launch!(dev, cfg, matmul::matmul_naive_f32(a, b, c, mu, nu, ku)),
         Rung::Tiled => launch!(dev, cfg, matmul::matmul_tiled_f32(a, b, c, mu, nu, ku)),
         Rung::Regblock => launch!(dev, cfg, matmul::matmul_regblock_f32(a, b, c, mu, nu, ku)),
-        Rung::Vec => launch!(dev, cfg, matmul::matmul_vec_f32(a, b, c, mu, nu, ku)),
-        Rung::Vec1 => launch!(dev, cfg, matmul::matmul_vec1_f32(a, b, c, mu, nu, ku)),
-        Rung::Vec16 => launch!(dev, cfg, matmul::matmul_vec16_f32(a, b, c, mu, nu, ku)),
-        Rung::Vec16x2 => launch!(dev, cfg, matmul::matmul_vec16x2_f32(a, b, c, mu, nu, ku)),
-        Rung::Vec16s => launch!(dev, cfg, matmul::matmul_vec16s_f32(a, b, c, mu, nu, ku)),
-        Rung::Vecf => launch!(dev, cfg, matmul::matmul_vecf_f32(a, b, c, mu, nu, ku)),
-        Rung::Vecf2 => launch!(dev, cfg, matmul::matmul_vecf2_f32(a, b, c, mu, nu, ku)),
-        Rung::Async => launch!(dev, cfg, matmul::matmul_async_f32(a, b, c, mu, nu, ku)),
-        Rung::Async2 => launch!(dev, cfg, matmul::matmul_async2_f32(a, b, c, mu, nu, ku)),
-        Rung::Asyncs2 => launch!(dev, cfg, matmul::matmul_asyncs2_f32(a, b, c, mu, nu, ku)),
-        Rung::Asyncs => launch!(dev, cfg, matmul::matmul_asyncs_f32(a, b, c, mu, nu, ku)),
+        Rung::Vec => launch!(
+            dev,
+            cfg,
+            matmul::matmul_vec::<B8, false, 2>(a, b, c, mu, nu, ku)
+        ),
+        Rung::Vec1 => launch!(
+            dev,
+            cfg,
+            matmul::matmul_vec::<B8, false, 1>(a, b, c, mu, nu, ku)
+        ),
+        Rung::Vec16 => launch!(
+            dev,
+            cfg,
+            matmul::matmul_vec::<B16, false, 1>(a, b, c, mu, nu, ku)
+        ),
+        Rung::Vec16x2 => {
+            launch!(
+                dev,
+                cfg,
+                matmul::matmul_vec::<B16, false, 2>(a, b, c, mu, nu, ku)
+            )
+        }
+        Rung::Vec16s => launch!(
+            dev,
+            cfg,
+            matmul::matmul_vec::<B16, true, 1>(a, b, c, mu, nu, ku)
+        ),
+        Rung::Vecf => launch!(dev, cfg, matmul::matmul_vecf::<1>(a, b, c, mu, nu, ku)),
+        Rung::Vecf2 => launch!(dev, cfg, matmul::matmul_vecf::<2>(a, b, c, mu, nu, ku)),
+        Rung::Async => launch!(
+            dev,
+            cfg,
+            matmul::matmul_async::<false, 1>(a, b, c, mu, nu, ku)
+        ),
+        Rung::Async2 => launch!(
+            dev,
+            cfg,
+            matmul::matmul_async::<false, 2>(a, b, c, mu, nu, ku)
+        ),
+        Rung::Asyncs2 => launch!(
+            dev,
+            cfg,
+            matmul::matmul_async::<true, 2>(a, b, c, mu, nu, ku)
+        ),
+        Rung::Asyncs => launch!(
+            dev,
+            cfg,
+            matmul::matmul_async::<true, 1>(a, b, c, mu, nu, ku)
+        ),
     }
 }
 
@@ -176,9 +215,9 @@ fn chunk_config(rows: usize, cols: usize, chunk: usize) -> Result<LaunchConfig> 
 /// Loads in flight per thread of the column-sum kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Loads {
-    /// Four partial sums (`matmul_colsum_f32`, `matmul_vecmat_f32`).
+    /// Four partial sums (`matmul_colsum::<4>`, `matmul_vecmat::<4>`).
     Four,
-    /// Eight partial sums (`matmul_colsum8_f32`, `matmul_vecmat8_f32`).
+    /// Eight partial sums (`matmul_colsum::<8>`, `matmul_vecmat::<8>`).
     Eight,
 }
 
@@ -187,6 +226,21 @@ impl Loads {
         match self {
             Loads::Four => 4,
             Loads::Eight => 8,
+        }
+    }
+    /// The PTX entries of the column sum and the vector-matrix product
+    /// with this many loads in flight.
+    pub(super) fn entries(self) -> (&'static str, &'static str) {
+        use k::{matmul_colsum as cs, matmul_vecmat as vm};
+        match self {
+            Loads::Four => (
+                <cs::Of<4> as cs::Instance>::ENTRY,
+                <vm::Of<4> as vm::Instance>::ENTRY,
+            ),
+            Loads::Eight => (
+                <cs::Of<8> as cs::Instance>::ENTRY,
+                <vm::Of<8> as vm::Instance>::ENTRY,
+            ),
         }
     }
 }
@@ -219,8 +273,8 @@ pub fn colsum_add_with(
     let cfg = chunk_config(rows, cols, chunk)?;
     let (r, c, ch) = (rows as u32, cols as u32, chunk as u32);
     match loads {
-        Loads::Four => launch!(dev, cfg, matmul::matmul_colsum_f32(x, out, r, c, ch)),
-        Loads::Eight => launch!(dev, cfg, matmul::matmul_colsum8_f32(x, out, r, c, ch)),
+        Loads::Four => launch!(dev, cfg, matmul::matmul_colsum::<4>(x, out, r, c, ch)),
+        Loads::Eight => launch!(dev, cfg, matmul::matmul_colsum::<8>(x, out, r, c, ch)),
     }
 }
 
@@ -256,7 +310,7 @@ pub fn vecmat_add_with(
     let cfg = chunk_config(kk, n, chunk)?;
     let (kr, nc, ch) = (kk as u32, n as u32, chunk as u32);
     match loads {
-        Loads::Four => launch!(dev, cfg, matmul::matmul_vecmat_f32(v, b, out, kr, nc, ch)),
-        Loads::Eight => launch!(dev, cfg, matmul::matmul_vecmat8_f32(v, b, out, kr, nc, ch)),
+        Loads::Four => launch!(dev, cfg, matmul::matmul_vecmat::<4>(v, b, out, kr, nc, ch)),
+        Loads::Eight => launch!(dev, cfg, matmul::matmul_vecmat::<8>(v, b, out, kr, nc, ch)),
     }
 }

@@ -33,7 +33,7 @@ mod tensor_bench;
 mod tensor_check;
 mod tensor_cli;
 
-pub use args::{Args, CPU_MAX_MNK, SIM_MAX_MNK};
+pub use args::{Args, CPU_MAX_MNK, SIM_MAX_MNK, Variant};
 pub use bench::bench;
 pub use check::{TOL, check_colsum, check_fused, check_rung, sim_check_f32};
 pub use cli::cli;
@@ -46,8 +46,8 @@ pub use launch::{
 };
 pub use rung::Rung;
 pub use tensor::{
-    Half, HalfPlan, Precision, SIM_PERSISTENT_BLOCKS, TcRung, Tf32x3, Tf32x3Plan, gemm_half,
-    gemm_tf32x3, tf32x3_scratch,
+    Half, HalfPlan, HalfType, Precision, SIM_PERSISTENT_BLOCKS, Staging, TcRung, Tf32x3,
+    Tf32x3Plan, gemm_half, gemm_tf32x3, tf32x3_scratch,
 };
 pub use tensor_bench::tensor_shapes;
 pub use tensor_check::{

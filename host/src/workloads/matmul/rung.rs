@@ -5,8 +5,9 @@ use crate::runtime::{LaunchConfig, ModuleKey};
 use kernels_gpu::matmul as k;
 use ptxlab_device::Dim3;
 
-/// The rungs of the SGEMM ladder, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The rungs of the SGEMM ladder, in order (`--variant`: the names in
+/// lower case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Rung {
     /// One thread per output, operands from global memory.
     Naive,
@@ -81,42 +82,31 @@ impl Rung {
             Rung::Asyncs => "5d as 5c, launch_bounds(256): 1 block/SM",
         }
     }
-    /// Short name: the `--variant` spelling (`vec16`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Rung::Naive => "naive",
-            Rung::Tiled => "tiled",
-            Rung::Regblock => "regblock",
-            Rung::Vec => "vec",
-            Rung::Vec1 => "vec1",
-            Rung::Vec16 => "vec16",
-            Rung::Vec16x2 => "vec16x2",
-            Rung::Vec16s => "vec16s",
-            Rung::Vecf => "vecf",
-            Rung::Vecf2 => "vecf2",
-            Rung::Async => "async",
-            Rung::Async2 => "async2",
-            Rung::Asyncs2 => "asyncs2",
-            Rung::Asyncs => "asyncs",
-        }
+    /// The `--variant` spelling (`vec16x2`).
+    pub fn name(&self) -> String {
+        crate::cli::value_name(self)
     }
-    /// Kernel name (for the resource report).
-    pub fn kernel(&self) -> &'static str {
+    /// The PTX entry of the rung's kernel (for the resource report).
+    pub fn entry(&self) -> &'static str {
+        use k::{VEC_BK as B8, VEC16_BK as B16};
+        use k::{matmul_async as asy, matmul_vec as vec, matmul_vecf as vecf};
         match self {
-            Rung::Naive => "matmul_naive_f32",
-            Rung::Tiled => "matmul_tiled_f32",
-            Rung::Regblock => "matmul_regblock_f32",
-            Rung::Vec => "matmul_vec_f32",
-            Rung::Vec1 => "matmul_vec1_f32",
-            Rung::Vec16 => "matmul_vec16_f32",
-            Rung::Vec16x2 => "matmul_vec16x2_f32",
-            Rung::Vec16s => "matmul_vec16s_f32",
-            Rung::Vecf => "matmul_vecf_f32",
-            Rung::Vecf2 => "matmul_vecf2_f32",
-            Rung::Async => "matmul_async_f32",
-            Rung::Async2 => "matmul_async2_f32",
-            Rung::Asyncs2 => "matmul_asyncs2_f32",
-            Rung::Asyncs => "matmul_asyncs_f32",
+            Rung::Naive => <k::matmul_naive_f32::Of as k::matmul_naive_f32::Instance>::ENTRY,
+            Rung::Tiled => <k::matmul_tiled_f32::Of as k::matmul_tiled_f32::Instance>::ENTRY,
+            Rung::Regblock => {
+                <k::matmul_regblock_f32::Of as k::matmul_regblock_f32::Instance>::ENTRY
+            }
+            Rung::Vec => <vec::Of<B8, false, 2> as vec::Instance>::ENTRY,
+            Rung::Vec1 => <vec::Of<B8, false, 1> as vec::Instance>::ENTRY,
+            Rung::Vec16 => <vec::Of<B16, false, 1> as vec::Instance>::ENTRY,
+            Rung::Vec16x2 => <vec::Of<B16, false, 2> as vec::Instance>::ENTRY,
+            Rung::Vec16s => <vec::Of<B16, true, 1> as vec::Instance>::ENTRY,
+            Rung::Vecf => <vecf::Of<1> as vecf::Instance>::ENTRY,
+            Rung::Vecf2 => <vecf::Of<2> as vecf::Instance>::ENTRY,
+            Rung::Async => <asy::Of<false, 1> as asy::Instance>::ENTRY,
+            Rung::Async2 => <asy::Of<false, 2> as asy::Instance>::ENTRY,
+            Rung::Asyncs2 => <asy::Of<true, 2> as asy::Instance>::ENTRY,
+            Rung::Asyncs => <asy::Of<true, 1> as asy::Instance>::ENTRY,
         }
     }
     /// The launch of this rung for `C` of `m x n`.
@@ -178,12 +168,5 @@ impl Rung {
                 k::async_shared_bytes(k::ASYNC_AS_LD_SCALAR),
             ),
         }
-    }
-}
-
-impl std::str::FromStr for Rung {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        crate::cli::choose("--variant", s, &Rung::ALL, Rung::name, "", "all")
     }
 }

@@ -64,34 +64,51 @@ impl Half {
 }
 
 /// The precision of `ptxlab matmul --precision`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Precision {
     /// f32 in and out on the FP32 units: the SGEMM ladder.
     F32,
-    /// A 16-bit type in and out, f32 accumulation: the tensor-core ladder.
-    Half(Half),
+    /// bfloat16 in and out, f32 accumulation: the tensor-core ladder.
+    Bf16,
+    /// IEEE binary16 in and out, f32 accumulation: the tensor-core ladder.
+    F16,
     /// f32 in and out from three TF32 tensor-core products.
     Tf32x3,
 }
 
-impl std::str::FromStr for Precision {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "f32" => Ok(Precision::F32),
-            "bf16" => Ok(Precision::Half(Half::Bf16)),
-            "f16" => Ok(Precision::Half(Half::F16)),
-            "tf32x3" => Ok(Precision::Tf32x3),
-            _ => Err(Error::input(
-                "--precision",
-                format!("`{s}`; allowed: f32, bf16, f16, tf32x3"),
-            )),
+impl Precision {
+    /// The 16-bit type of `bf16` and `f16`.
+    pub fn half(self) -> Option<Half> {
+        match self {
+            Precision::Bf16 => Some(Half::Bf16),
+            Precision::F16 => Some(Half::F16),
+            Precision::F32 | Precision::Tf32x3 => None,
         }
     }
 }
 
-/// The rungs of the BF16/FP16 tensor-core ladder, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The device-side 16-bit types ([`Bf16`], [`F16`]): each tensor-core
+/// kernel of the ladder is built for both, so launchers generic over
+/// `T: HalfType` launch `kernel::<T>` without naming a type.
+pub trait HalfType:
+    Half16
+    + k::matmul_mma::Built
+    + k::matmul_ldsm::Built
+    + k::matmul_pipe::Built
+    + k::matmul_pipek::Built
+    + k::matmul_pipew::Built
+    + k::matmul_pipes::Built
+    + k::matmul_pipet::Built
+    + h::matmul_wgmma::Built
+    + h::matmul_ws::Built
+{
+}
+
+impl HalfType for Bf16 {}
+impl HalfType for F16 {}
+
+/// The rungs of the BF16/FP16 tensor-core ladder, in order (`--variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TcRung {
     /// `mma.sync` with fragments read from shared memory word by word.
     Mma,
@@ -100,13 +117,17 @@ pub enum TcRung {
     /// 128x128 block tiles, 64x64 per warp, `cp.async` four stages deep.
     Pipe,
     /// Rung 3 with tiles 64 deep, three stages.
+    #[value(name = "pipek")]
     PipeK,
     /// Rung 3 with 128x256 tiles, eight warps, three stages.
+    #[value(name = "pipew")]
     PipeW,
     /// Rung 3b with lean tile copies, XOR-swizzled shared memory, fragments
     /// loaded a step ahead, rasterised blocks.
+    #[value(name = "pipes")]
     PipeS,
     /// Rung 3d with 256x128 tiles, eight warps, four stages.
+    #[value(name = "pipet")]
     PipeT,
     /// `wgmma` from shared memory, TMA copies, an mbarrier pipeline (sm_90a).
     Wgmma,
@@ -142,40 +163,27 @@ impl TcRung {
         }
     }
     /// The `--variant` spelling.
-    pub fn name(&self) -> &'static str {
-        match self {
-            TcRung::Mma => "mma",
-            TcRung::Ldsm => "ldsm",
-            TcRung::Pipe => "pipe",
-            TcRung::PipeK => "pipek",
-            TcRung::PipeW => "pipew",
-            TcRung::PipeS => "pipes",
-            TcRung::PipeT => "pipet",
-            TcRung::Wgmma => "wgmma",
-            TcRung::Ws => "ws",
+    pub fn name(&self) -> String {
+        crate::cli::value_name(self)
+    }
+    /// The PTX entry of the rung's kernel for `half` (for the resource report).
+    pub fn entry(&self, half: Half) -> &'static str {
+        match half {
+            Half::Bf16 => self.entry_of::<Bf16>(),
+            Half::F16 => self.entry_of::<F16>(),
         }
     }
-    /// Kernel name for `half` (for the resource report).
-    pub fn kernel(&self, half: Half) -> &'static str {
-        match (self, half) {
-            (TcRung::Mma, Half::Bf16) => "matmul_mma_bf16",
-            (TcRung::Mma, Half::F16) => "matmul_mma_f16",
-            (TcRung::Ldsm, Half::Bf16) => "matmul_ldsm_bf16",
-            (TcRung::Ldsm, Half::F16) => "matmul_ldsm_f16",
-            (TcRung::Pipe, Half::Bf16) => "matmul_pipe_bf16",
-            (TcRung::Pipe, Half::F16) => "matmul_pipe_f16",
-            (TcRung::PipeK, Half::Bf16) => "matmul_pipek_bf16",
-            (TcRung::PipeK, Half::F16) => "matmul_pipek_f16",
-            (TcRung::PipeW, Half::Bf16) => "matmul_pipew_bf16",
-            (TcRung::PipeW, Half::F16) => "matmul_pipew_f16",
-            (TcRung::PipeS, Half::Bf16) => "matmul_pipes_bf16",
-            (TcRung::PipeS, Half::F16) => "matmul_pipes_f16",
-            (TcRung::PipeT, Half::Bf16) => "matmul_pipet_bf16",
-            (TcRung::PipeT, Half::F16) => "matmul_pipet_f16",
-            (TcRung::Wgmma, Half::Bf16) => "matmul_wgmma_bf16",
-            (TcRung::Wgmma, Half::F16) => "matmul_wgmma_f16",
-            (TcRung::Ws, Half::Bf16) => "matmul_ws_bf16",
-            (TcRung::Ws, Half::F16) => "matmul_ws_f16",
+    fn entry_of<T: HalfType>(&self) -> &'static str {
+        match self {
+            TcRung::Mma => <T as k::matmul_mma::Built>::ENTRY,
+            TcRung::Ldsm => <T as k::matmul_ldsm::Built>::ENTRY,
+            TcRung::Pipe => <T as k::matmul_pipe::Built>::ENTRY,
+            TcRung::PipeK => <T as k::matmul_pipek::Built>::ENTRY,
+            TcRung::PipeW => <T as k::matmul_pipew::Built>::ENTRY,
+            TcRung::PipeS => <T as k::matmul_pipes::Built>::ENTRY,
+            TcRung::PipeT => <T as k::matmul_pipet::Built>::ENTRY,
+            TcRung::Wgmma => <T as h::matmul_wgmma::Built>::ENTRY,
+            TcRung::Ws => <T as h::matmul_ws::Built>::ENTRY,
         }
     }
     /// Whether the rung reads its operands through TMA (sm_90a; rows of
@@ -264,16 +272,8 @@ impl TcRung {
     }
 }
 
-impl std::str::FromStr for TcRung {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        let context = " for --precision bf16/f16";
-        crate::cli::choose("--variant", s, &TcRung::ALL, TcRung::name, context, "all")
-    }
-}
-
-/// The 3xTF32 kernels (f32 in, f32 out).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The 3xTF32 kernels (f32 in, f32 out; `--variant` with `--precision tf32x3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Tf32x3 {
     /// `mma.sync.m16n8k8.tf32`, 128x128 tiles, `cp.async` four stages.
     Mma,
@@ -293,17 +293,16 @@ impl Tf32x3 {
         }
     }
     /// The `--variant` spelling.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Tf32x3::Mma => "mma",
-            Tf32x3::Wgmma => "wgmma",
-        }
+    pub fn name(&self) -> String {
+        crate::cli::value_name(self)
     }
-    /// Kernel name.
-    pub fn kernel(&self) -> &'static str {
+    /// The PTX entry of the variant's product kernel.
+    pub fn entry(&self) -> &'static str {
+        use h::matmul_tf32x3w_f32 as w;
+        use k::matmul_tf32x3_f32 as s;
         match self {
-            Tf32x3::Mma => "matmul_tf32x3_f32",
-            Tf32x3::Wgmma => "matmul_tf32x3w_f32",
+            Tf32x3::Mma => <s::Of as s::Instance>::ENTRY,
+            Tf32x3::Wgmma => <w::Of as w::Instance>::ENTRY,
         }
     }
     /// Whether the variant reads its operands through TMA (sm_90a; `k` a
@@ -331,14 +330,6 @@ impl Tf32x3 {
             ),
             Tf32x3::Wgmma => persistent(dev, m, n, h::TF32W_BN, h::tf32x3w_shared_bytes()),
         }
-    }
-}
-
-impl std::str::FromStr for Tf32x3 {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        let context = " for --precision tf32x3";
-        crate::cli::choose("--variant", s, &Tf32x3::ALL, Tf32x3::name, context, "all")
     }
 }
 
@@ -404,14 +395,92 @@ fn check_buffers<T, U>(
     check_len("C", c.len(), m * n)
 }
 
+/// Which operands a TMA rung copies into rows of a multiple of 64 values
+/// (128 bytes) before each product ([`matmul_pitch16`](k::matmul_pitch16)),
+/// instead of reading them in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Staging {
+    /// Copy `A` (`m x k`).
+    pub a: bool,
+    /// Copy `B` (`k x n`).
+    pub b: bool,
+}
+
+impl Staging {
+    /// What [`HalfPlan::new`] does: `A` when its rows are not 16-byte
+    /// aligned (`k` not a multiple of 8: TMA cannot read it in place), `B`
+    /// when its rows are not 128-byte aligned (`n` not a multiple of 64: TMA
+    /// reads it in place, slowly). Why `B` and not `A` at 128 bytes: see
+    /// `docs/workloads/matmul.md`, "Any shape".
+    pub fn auto(n: usize, kk: usize) -> Self {
+        Staging {
+            a: !kk.is_multiple_of(8),
+            b: !n.is_multiple_of(64),
+        }
+    }
+}
+
+/// How a TMA rung reads one operand.
+enum Operand<'a> {
+    /// In place, through a map made once.
+    Direct(TensorMap<'a>),
+    /// From `copy`, which holds the operand with rows of `ld` values,
+    /// rewritten at each run (a run is a whole product from the caller's
+    /// operands, copy included, as `torch.matmul` is), through a map made
+    /// at each run (the map borrows `copy`, which the plan owns).
+    Staged { copy: Buffer<u16>, ld: usize },
+}
+
+impl<'a> Operand<'a> {
+    /// The operand `src` (`rows x cols`), read in boxes of `boxes` (rows,
+    /// columns), staged or not.
+    fn new(
+        dev: &Device,
+        src: &'a Buffer<u16>,
+        (rows, cols): (usize, usize),
+        (box_rows, box_cols): (u32, u32),
+        staged: bool,
+    ) -> Result<Self> {
+        if staged {
+            let ld = cols.next_multiple_of(64);
+            let copy = dev.alloc_filled(super::launch::elems("a staged operand", rows, ld)?, 0)?;
+            return Ok(Operand::Staged { copy, ld });
+        }
+        let map = TensorMap::tiled_2d(dev, src, rows, cols, box_rows, box_cols, Swizzle::B128)?;
+        Ok(Operand::Direct(map))
+    }
+
+    /// Copies `src` (`rows x cols`) into the staging buffer, if any.
+    fn stage(
+        &mut self,
+        dev: &Device,
+        src: &Buffer<u16>,
+        (rows, cols): (usize, usize),
+    ) -> Result<()> {
+        let Operand::Staged { copy, ld } = self else {
+            return Ok(());
+        };
+        let gx = (*ld / 8).div_ceil(k::PITCH_BLOCK as usize);
+        let cfg = LaunchConfig {
+            grid: Dim3::xy(gx as u32, rows.min(8192) as u32),
+            block: Dim3::x(k::PITCH_BLOCK),
+            shared_bytes: 0,
+            module: ModuleKey::default(),
+        };
+        let (r, c, l) = (rows as u32, cols as u32, *ld as u32);
+        launch!(dev, cfg, tensor::matmul_pitch16(src, copy, r, c, l))
+    }
+}
+
 /// One product `C = A B` with 16-bit inputs, ready to launch: the rung,
-/// the operands, and for the TMA rungs their tensor maps (made once).
+/// the operands, and for the TMA rungs how each operand is read (in place
+/// through a tensor map made once, or staged: [`Staging`]).
 pub struct HalfPlan<'a> {
     rung: TcRung,
     half: Half,
     a: &'a Buffer<u16>,
     b: &'a Buffer<u16>,
-    maps: Option<(TensorMap<'a>, TensorMap<'a>)>,
+    tma: Option<(Operand<'a>, Operand<'a>)>,
     cfg: LaunchConfig,
     m: usize,
     n: usize,
@@ -419,10 +488,9 @@ pub struct HalfPlan<'a> {
 }
 
 impl<'a> HalfPlan<'a> {
-    /// Checks shapes and lengths (`A` is `m x k`, `B` is `k x n`), makes
-    /// the tensor maps of the TMA rungs (which need `k` and `n` multiples
-    /// of 8: TMA copies rows that start on 16-byte boundaries) and the
-    /// launch shape.
+    /// Checks shapes and lengths (`A` is `m x k`, `B` is `k x n`) and makes
+    /// the launch shape; for the TMA rungs, stages the operands that need it
+    /// ([`Staging::auto`]), so every rung takes any shape.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         dev: &Device,
@@ -434,33 +502,40 @@ impl<'a> HalfPlan<'a> {
         n: usize,
         kk: usize,
     ) -> Result<Self> {
+        Self::with_staging(dev, rung, half, (a, b), (m, n, kk), Staging::auto(n, kk))
+    }
+
+    /// [`HalfPlan::new`] with the operands staged as `staging` says (the
+    /// TMA rungs only; an operand read in place needs rows on 16-byte
+    /// boundaries: `k`, `n` multiples of 8).
+    pub fn with_staging(
+        dev: &Device,
+        rung: TcRung,
+        half: Half,
+        (a, b): (&'a Buffer<u16>, &'a Buffer<u16>),
+        (m, n, kk): (usize, usize, usize),
+        staging: Staging,
+    ) -> Result<Self> {
         check_shapes(m, kk, kk, n)?;
         check_len("A", a.len(), m * kk)?;
         check_len("B", b.len(), kk * n)?;
-        let maps = if rung.uses_tma() {
-            if !kk.is_multiple_of(8) || !n.is_multiple_of(8) {
-                return Err(Error::input(
-                    "matmul",
-                    format!(
-                        "{} reads A and B through TMA, which needs rows on 16-byte boundaries: \
-                         k ({kk}) and n ({n}) must be multiples of 8 (any m works); use rung \
-                         pipe for other shapes",
-                        rung.name()
-                    ),
-                ));
+        let tma = if rung.uses_tma() {
+            for (staged, what, cols) in [(staging.a, "A (k", kk), (staging.b, "B (n", n)] {
+                if !staged && !cols.is_multiple_of(8) {
+                    return Err(Error::input(
+                        "matmul",
+                        format!(
+                            "{} reads {what} = {cols}) in place through TMA, which needs rows on \
+                             16-byte boundaries (a multiple of 8 values); stage it (Staging)",
+                            rung.name()
+                        ),
+                    ));
+                }
             }
-            let box_b = 64u32;
+            let (bm, bk) = (h::WG_BM as u32, h::WG_BK as u32);
             Some((
-                TensorMap::tiled_2d(
-                    dev,
-                    a,
-                    m,
-                    kk,
-                    h::WG_BM as u32,
-                    h::WG_BK as u32,
-                    Swizzle::B128,
-                )?,
-                TensorMap::tiled_2d(dev, b, kk, n, h::WG_BK as u32, box_b, Swizzle::B128)?,
+                Operand::new(dev, a, (m, kk), (bm, bk), staging.a)?,
+                Operand::new(dev, b, (kk, n), (bk, 64), staging.b)?,
             ))
         } else {
             None
@@ -470,7 +545,7 @@ impl<'a> HalfPlan<'a> {
             half,
             a,
             b,
-            maps,
+            tma,
             cfg: rung.config(dev, m, n)?,
             m,
             n,
@@ -478,73 +553,60 @@ impl<'a> HalfPlan<'a> {
         })
     }
 
-    /// Launches the product into `c` (`m x n`).
-    pub fn run(&self, dev: &Device, c: &mut Buffer<u16>) -> Result<()> {
-        let (a, b, cfg) = (self.a, self.b, self.cfg);
+    /// Launches the product into `c` (`m x n`), after the staging copies.
+    pub fn run(&mut self, dev: &Device, c: &mut Buffer<u16>) -> Result<()> {
         check_len("C", c.len(), self.m * self.n)?;
-        let (mu, nu, ku) = (self.m as u32, self.n as u32, self.kk as u32);
-        if let Some((ma, mb)) = &self.maps {
+        match self.half {
+            Half::Bf16 => self.launch::<Bf16>(dev, c),
+            Half::F16 => self.launch::<F16>(dev, c),
+        }
+    }
+
+    /// [`HalfPlan::run`] for the device type `T` of `self.half`.
+    fn launch<T: HalfType>(&mut self, dev: &Device, c: &mut Buffer<u16>) -> Result<()> {
+        let (a, b, cfg) = (self.a, self.b, self.cfg);
+        let (m, n, kk) = (self.m, self.n, self.kk);
+        let (mu, nu, ku) = (m as u32, n as u32, kk as u32);
+        if let Some((oa, ob)) = &mut self.tma {
+            oa.stage(dev, a, (m, kk))?;
+            ob.stage(dev, b, (kk, n))?;
+            let (bm, bk) = (h::WG_BM as u32, h::WG_BK as u32);
+            let pitched = |copy, (rows, cols, ld), (br, bc)| {
+                TensorMap::tiled_2d_pitched(dev, copy, (rows, cols, ld), br, bc, Swizzle::B128)
+            };
+            let (own_a, own_b);
+            let ma = match &*oa {
+                Operand::Direct(map) => map,
+                Operand::Staged { copy, ld } => {
+                    own_a = pitched(copy, (m, kk, *ld), (bm, bk))?;
+                    &own_a
+                }
+            };
+            let mb = match &*ob {
+                Operand::Direct(map) => map,
+                Operand::Staged { copy, ld } => {
+                    own_b = pitched(copy, (kk, n, *ld), (bk, 64))?;
+                    &own_b
+                }
+            };
             let (ma, mb) = (ma.buffer(), mb.buffer());
-            return match (self.rung, self.half) {
-                (TcRung::Wgmma, Half::Bf16) => {
-                    launch!(dev, cfg, hopper::matmul_wgmma_bf16(ma, mb, c, mu, nu, ku))
+            return match self.rung {
+                TcRung::Wgmma => {
+                    launch!(dev, cfg, hopper::matmul_wgmma::<T>(ma, mb, c, mu, nu, ku))
                 }
-                (TcRung::Wgmma, Half::F16) => {
-                    launch!(dev, cfg, hopper::matmul_wgmma_f16(ma, mb, c, mu, nu, ku))
-                }
-                (TcRung::Ws, Half::Bf16) => {
-                    launch!(dev, cfg, hopper::matmul_ws_bf16(ma, mb, c, mu, nu, ku))
-                }
-                (TcRung::Ws, Half::F16) => {
-                    launch!(dev, cfg, hopper::matmul_ws_f16(ma, mb, c, mu, nu, ku))
-                }
+                TcRung::Ws => launch!(dev, cfg, hopper::matmul_ws::<T>(ma, mb, c, mu, nu, ku)),
                 _ => unreachable!("only the TMA rungs have maps"),
             };
         }
-        match (self.rung, self.half) {
-            (TcRung::Mma, Half::Bf16) => {
-                launch!(dev, cfg, tensor::matmul_mma_bf16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::Mma, Half::F16) => {
-                launch!(dev, cfg, tensor::matmul_mma_f16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::Ldsm, Half::Bf16) => {
-                launch!(dev, cfg, tensor::matmul_ldsm_bf16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::Ldsm, Half::F16) => {
-                launch!(dev, cfg, tensor::matmul_ldsm_f16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::Pipe, Half::Bf16) => {
-                launch!(dev, cfg, tensor::matmul_pipe_bf16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::Pipe, Half::F16) => {
-                launch!(dev, cfg, tensor::matmul_pipe_f16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeK, Half::Bf16) => {
-                launch!(dev, cfg, tensor::matmul_pipek_bf16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeK, Half::F16) => {
-                launch!(dev, cfg, tensor::matmul_pipek_f16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeW, Half::Bf16) => {
-                launch!(dev, cfg, tensor::matmul_pipew_bf16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeW, Half::F16) => {
-                launch!(dev, cfg, tensor::matmul_pipew_f16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeS, Half::Bf16) => {
-                launch!(dev, cfg, tensor::matmul_pipes_bf16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeS, Half::F16) => {
-                launch!(dev, cfg, tensor::matmul_pipes_f16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeT, Half::Bf16) => {
-                launch!(dev, cfg, tensor::matmul_pipet_bf16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::PipeT, Half::F16) => {
-                launch!(dev, cfg, tensor::matmul_pipet_f16(a, b, c, mu, nu, ku))
-            }
-            (TcRung::Wgmma | TcRung::Ws, _) => unreachable!("the TMA rungs have maps"),
+        match self.rung {
+            TcRung::Mma => launch!(dev, cfg, tensor::matmul_mma::<T>(a, b, c, mu, nu, ku)),
+            TcRung::Ldsm => launch!(dev, cfg, tensor::matmul_ldsm::<T>(a, b, c, mu, nu, ku)),
+            TcRung::Pipe => launch!(dev, cfg, tensor::matmul_pipe::<T>(a, b, c, mu, nu, ku)),
+            TcRung::PipeK => launch!(dev, cfg, tensor::matmul_pipek::<T>(a, b, c, mu, nu, ku)),
+            TcRung::PipeW => launch!(dev, cfg, tensor::matmul_pipew::<T>(a, b, c, mu, nu, ku)),
+            TcRung::PipeS => launch!(dev, cfg, tensor::matmul_pipes::<T>(a, b, c, mu, nu, ku)),
+            TcRung::PipeT => launch!(dev, cfg, tensor::matmul_pipet::<T>(a, b, c, mu, nu, ku)),
+            TcRung::Wgmma | TcRung::Ws => unreachable!("the TMA rungs have maps"),
         }
     }
 }

@@ -140,8 +140,7 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
         .iter()
         .flat_map(|&h| TcRung::ALL.map(|r| (h, r)))
         .map(|(h, r)| {
-            // The TMA rungs need k and n multiples of 8: 517 x 392 x 304.
-            let (on, ok) = if r.uses_tma() { (392, 304) } else { (on, ok) };
+            // Every rung at the odd shape (the TMA rungs stage both operands).
             let e = check_half(dev, r, h, om, on, ok, 3).and_then(|e| {
                 verify(
                     format!("matmul {} {} {om}x{on}x{ok}", h.name(), r.label()),
@@ -175,7 +174,7 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
             for (_, rung, odd) in odd_half.iter().filter(|(h, _, _)| *h == half) {
                 let mut row = Row::new("matmul", rung.label(), "gpu", &size, half.name());
                 dev.write(&mut c, &vec![POISON_16; m * n])?;
-                let plan = match HalfPlan::new(dev, *rung, half, &a, &b, m, n, kk) {
+                let mut plan = match HalfPlan::new(dev, *rung, half, &a, &b, m, n, kk) {
                     Ok(p) => p,
                     Err(e) => {
                         row.status = status_of(e);
@@ -188,7 +187,7 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
                     dev,
                     &mut row,
                     odd,
-                    rung.kernel(half),
+                    rung.entry(half),
                     flop,
                     &mut c,
                     |c| plan.run(dev, c),
@@ -225,7 +224,7 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
                 dev,
                 &mut row,
                 odd,
-                v.kernel(),
+                v.entry(),
                 flop,
                 &mut c,
                 |c| plan.run(dev, c),
@@ -243,7 +242,7 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
             dev,
             &mut row,
             &Ok(f64::NAN),
-            best.kernel(),
+            best.entry(),
             flop,
             &mut c,
             |c| gemm(dev, best, &a, &b, c, m, n, kk),

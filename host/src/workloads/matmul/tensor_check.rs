@@ -77,9 +77,11 @@ pub fn check_tf32x3(
 ///   of 8: the asynchronous copies) and once with none (element-by-element
 ///   copies), `k` not a multiple of the tile depth; `n` stays even (see
 ///   [`sim_check_tensor`] for odd `n`);
-/// * with TMA (rows must be 16-byte aligned): `k` of 6 tiles (more than
-///   the stages: every stage refilled, both barrier phases), and an odd
-///   `m` with a short `k`.
+/// * with TMA: `k` of 6 tiles (more than the stages: every stage
+///   refilled, both barrier phases), and an odd `m` with a short `k`;
+///   `n` a multiple of 8 but not of 64, so `B` is staged
+///   ([`Staging::auto`](super::Staging::auto)) and `A` read in
+///   place.
 pub fn sim_shapes(rung: TcRung) -> [(usize, usize, usize); 2] {
     let t = rung.tile();
     match rung {
@@ -111,8 +113,8 @@ pub fn sim_check_tensor() -> Result<()> {
         ..SimOptions::default()
     });
     for rung in TcRung::ALL {
-        // TMA rungs need even n (16-byte rows): no odd-n case for them.
-        let odd_n = (!rung.uses_tma()).then_some((rung.tile() + 3, rung.tile() + 5, 37));
+        // Odd n and k (the TMA rungs stage both operands).
+        let odd_n = Some((rung.tile() + 3, rung.tile() + 5, 37));
         let runs = sim_shapes(rung)
             .into_iter()
             .enumerate()

@@ -104,14 +104,9 @@ pub fn cli_tensor(
     let (fa, fb) = inputs(m, n, kk, 42);
     let small = m.saturating_mul(n).saturating_mul(kk) <= 1 << 27;
     let reps = if dev.is_sim() { 1 } else { args.reps };
-    match precision {
-        Precision::F32 => unreachable!("f32 runs the SGEMM ladder"),
-        Precision::Half(half) => {
-            let rungs: Vec<TcRung> = if args.variant == "all" {
-                TcRung::ALL.to_vec()
-            } else {
-                vec![args.variant.parse()?]
-            };
+    match (precision, precision.half()) {
+        (_, Some(half)) => {
+            let rungs: Vec<TcRung> = args.variant.pick(precision)?;
             let ha: Vec<u16> = fa.iter().map(|x| half.from_f32(*x)).collect();
             let hb: Vec<u16> = fb.iter().map(|x| half.from_f32(*x)).collect();
             let (wa, wb) = (widen(half, &ha), widen(half, &hb));
@@ -122,7 +117,7 @@ pub fn cli_tensor(
             for rung in rungs {
                 let label = format!("{} {}", half_name(half), rung.label());
                 dev.write(&mut c, &vec![POISON_16; m * n])?;
-                let plan = HalfPlan::new(&dev, rung, half, &a, &b, m, n, kk)?;
+                let mut plan = HalfPlan::new(&dev, rung, half, &a, &b, m, n, kk)?;
                 if skipped(&label, plan.run(&dev, &mut c))? {
                     continue;
                 }
@@ -132,12 +127,8 @@ pub fn cli_tensor(
                 report(&dev, &label, e, half.tol(), t.median_ms, m, n, kk)?;
             }
         }
-        Precision::Tf32x3 => {
-            let variants: Vec<Tf32x3> = if args.variant == "all" {
-                Tf32x3::ALL.to_vec()
-            } else {
-                vec![args.variant.parse()?]
-            };
+        (Precision::Tf32x3, _) => {
+            let variants: Vec<Tf32x3> = args.variant.pick(precision)?;
             let want = small.then(|| reference_f64(&fa, &fb, m, n, kk));
             let a = dev.upload(&fa)?;
             let b = dev.upload(&fb)?;
@@ -159,6 +150,7 @@ pub fn cli_tensor(
                 report(&dev, v.label(), e, TOL, t.median_ms, m, n, kk)?;
             }
         }
+        (_, None) => unreachable!("f32 runs the SGEMM ladder"),
     }
     Ok(())
 }
