@@ -219,7 +219,7 @@ fn cli_on_simulated_devices_checks_against_one_device() {
     ps::cli(&args("sim", 3)).unwrap();
     let mut a = args("sim", 2);
     a.gpus.no_overlap = true;
-    a.precision = "f64".into();
+    a.precision = ptxlab::cli::Precision::F64;
     ps::cli(&a).unwrap();
 }
 

@@ -1,7 +1,7 @@
 //! `ptxlab poisson`: dispatches to the multi-device run (`--gpus`) or solves
 //! on one device (or the CPU), after checking the kernel on the problem.
 
-use super::args::Args;
+use super::args::{Args, SolveMethod};
 use super::check::CheckCase;
 use super::check::verify;
 use super::cpu::reference;
@@ -11,25 +11,22 @@ use super::multi;
 use super::problem::{SolveOptions, SolveReport};
 use super::solve::{solve_cpu, solve_device};
 use super::types::{Element, Rung, k_of_h};
+use crate::cli::Precision;
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 
 /// `ptxlab poisson`.
 pub fn cli(args: &Args) -> Result<()> {
-    if args.mg.method != "jacobi" {
+    if args.mg.method != SolveMethod::Jacobi {
         return mg::run::cli(args);
     }
     if args.gpus.requested() {
         return multi::cli(args);
     }
     let backend = args.backend;
-    match args.precision.as_str() {
-        "f32" => cli_typed::<f32>(args, backend),
-        "f64" => cli_typed::<f64>(args, backend),
-        p => Err(Error::input(
-            "--precision",
-            format!("`{p}`; allowed: f32, f64"),
-        )),
+    match args.precision {
+        Precision::F32 => cli_typed::<f32>(args, backend),
+        Precision::F64 => cli_typed::<f64>(args, backend),
     }
 }
 

@@ -161,7 +161,7 @@ pub fn compare_with_cpu<T: MgElement>(
             what: format!(
                 "{} {} {} on {}",
                 opts.label(),
-                opts.smoother.name(),
+                crate::cli::value_name(&opts.smoother),
                 T::NAME,
                 dev.name()
             ),

@@ -10,7 +10,7 @@
 //! stays far from f32's underflow whatever the units of `b`.
 
 use super::cycle::{Ops, cycle, visit};
-use super::launch::{Exec, MgElement, cg_shift, clear, coarse_cells, coarse_geometry};
+use super::launch::{self as ml, Exec, MgElement, cg_shift, clear, coarse_cells, coarse_geometry};
 use super::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
 use super::report::MgReport;
 use crate::error::{Error, Result};
@@ -104,8 +104,8 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
                 let first = u32::from(black_first);
                 let (u, f) = (&mut self.lv.u[l][0], &self.lv.f[l]);
                 for s in 0..sweeps {
-                    T::smooth_rb(self.ex, &lvl, u, f, first, zero && s == 0)?;
-                    T::smooth_rb(self.ex, &lvl, u, f, 1 - first, false)?;
+                    ml::smooth_rb(self.ex, &lvl, u, f, first, zero && s == 0)?;
+                    ml::smooth_rb(self.ex, &lvl, u, f, 1 - first, false)?;
                 }
                 Ok(())
             }
@@ -127,7 +127,7 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
                 };
                 let coarse = coarse.map(|(cl, cc)| (cl, &hi[0][cc]));
                 let coarse = coarse.as_ref().map(|(cl, b)| (cl, *b));
-                T::smooth_tile(
+                ml::smooth_tile(
                     self.ex,
                     &lvl,
                     u_in,
@@ -148,13 +148,13 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         let (cu, cc) = (self.lv.cur[l], self.lv.cur[l + 1]);
         let (ul, uc) = pair(&mut self.lv.u, l);
         let (fl, fc) = pair(&mut self.lv.f, l);
-        T::restrict(self.ex, &lvl, &cl, &ul[cu], fl, fc, &mut uc[cc], with_u)
+        ml::restrict(self.ex, &lvl, &cl, &ul[cu], fl, fc, &mut uc[cc], with_u)
     }
     fn prolong(&mut self, l: usize, add: bool) -> Result<()> {
         let (lvl, cl) = (self.lv.level(l), self.lv.level(l + 1));
         let (cu, cc) = (self.lv.cur[l], self.lv.cur[l + 1]);
         let (ul, uc) = pair(&mut self.lv.u, l);
-        T::prolong(self.ex, &lvl, &cl, &uc[cc], &mut ul[cu], add)
+        ml::prolong(self.ex, &lvl, &cl, &uc[cc], &mut ul[cu], add)
     }
     fn coarse_cycle(&mut self, l: usize, opts: &MgOptions) -> Result<bool> {
         let Some((first, geom)) = &self.lv.coarse else {
@@ -165,7 +165,7 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         }
         let c = self.lv.cur[l];
         let levels = &self.lv.hier.levels[l..];
-        T::coarse_cycle(
+        ml::coarse_cycle(
             self.ex,
             levels,
             geom,
@@ -309,7 +309,7 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     (&b[0], &mut a[0])
                 };
                 let (u0, f0) = (&self.levels.u[0][self.levels.cur[0]], &mut self.levels.f[0]);
-                T::defect(
+                ml::defect(
                     ex,
                     &fine,
                     self.h,
@@ -339,15 +339,15 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     true,
                 )?;
                 let z = self.levels.fine_u();
-                T::cg_dot(ex, rho, z, &mut self.s, zs)?;
+                ml::cg_dot(ex, rho, z, &mut self.s, zs)?;
                 let (a, bb) = d.split_at_mut(1);
                 let (d_in, d_out) = if k.is_multiple_of(2) {
                     (&a[0], &mut bb[0])
                 } else {
                     (&bb[0], &mut a[0])
                 };
-                T::cg_dir(ex, &fine, self.h, z, d_in, d_out, q, &mut self.s, zs)?;
-                T::cg_update(
+                ml::cg_dir(ex, &fine, self.h, z, d_in, d_out, q, &mut self.s, zs)?;
+                ml::cg_update(
                     ex,
                     &mut self.p[0],
                     rho,
@@ -371,7 +371,7 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
             Method::Multigrid => {
                 let (a, b) = self.p.split_at_mut(1);
                 let e = &self.levels.u[0][0];
-                T::defect(
+                ml::defect(
                     &mut ex,
                     &fine,
                     self.h,
@@ -391,7 +391,7 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     .rho
                     .as_mut()
                     .ok_or_else(|| Error::input("PCG", "no residual buffer"))?;
-                T::residual(
+                ml::residual(
                     &mut ex,
                     &fine,
                     self.h,
@@ -535,7 +535,7 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
         clear(&mut ex, &mut self.acc)?;
         let mut rho = self.dev.alloc_filled(fine.cells(), f64::NAN)?;
         let mut scratch = self.dev.alloc_filled(fine.cells(), T::from_f64(f64::NAN))?;
-        T::residual(
+        ml::residual(
             &mut ex,
             &fine,
             self.h,

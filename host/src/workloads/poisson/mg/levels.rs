@@ -91,8 +91,9 @@ impl Hierarchy {
     }
 }
 
-/// What solves the system.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What solves the system to a tolerance (`--method`, with `jacobi` for the
+/// sweep ladder: [`super::super::args::SolveMethod`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Method {
     /// Multigrid cycles on the error equation (defect correction).
     Multigrid,
@@ -100,8 +101,8 @@ pub enum Method {
     Pcg,
 }
 
-/// The cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The cycle (`--cycle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Cycle {
     /// One visit of each coarser level.
     V,
@@ -111,35 +112,17 @@ pub enum Cycle {
     Fmg,
 }
 
-/// The smoother's implementation (both do red-black Gauss-Seidel).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The smoother's implementation (`--smoother`; both do red-black
+/// Gauss-Seidel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Smoother {
     /// Rung 1: one launch per colour, in place; a separate prolongation.
+    #[value(name = "rb")]
     RedBlack,
     /// Rung 2: all sweeps of a visit in one launch through shared memory,
     /// the prolongation fused into the post-smoothing.
     Tile,
 }
-
-macro_rules! named {
-    ($t:ty, $what:literal, $($v:path => $n:literal),+) => {
-        impl $t {
-            /// CLI name.
-            pub fn name(&self) -> &'static str {
-                match self { $($v => $n),+ }
-            }
-        }
-        impl std::str::FromStr for $t {
-            type Err = Error;
-            fn from_str(s: &str) -> Result<Self> {
-                crate::cli::choose($what, s, &[$($v),+], <$t>::name, "", "")
-            }
-        }
-    };
-}
-named!(Method, "--method", Method::Multigrid => "multigrid", Method::Pcg => "pcg");
-named!(Cycle, "--cycle", Cycle::V => "v", Cycle::W => "w", Cycle::Fmg => "fmg");
-named!(Smoother, "--smoother", Smoother::RedBlack => "rb", Smoother::Tile => "tile");
 
 /// Options of a multigrid or PCG solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -224,7 +207,7 @@ impl MgOptions {
                     "--cycle",
                     format!(
                         "{} with --method pcg; the preconditioner is one V-cycle (use --cycle v)",
-                        self.cycle.name()
+                        crate::cli::value_name(&self.cycle)
                     ),
                 ));
             }

@@ -58,9 +58,9 @@ pub struct ScalingArgs {
     /// Untimed sweeps first.
     #[arg(long, default_value_t = 20)]
     pub warmup: usize,
-    /// f32 or f64.
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
+    /// The element type.
+    #[arg(long, value_enum, default_value_t = crate::cli::Precision::F32)]
+    pub precision: crate::cli::Precision,
     /// naive, tiled or register.
     #[arg(long, default_value = "register")]
     pub variant: String,
@@ -87,7 +87,7 @@ impl Default for ScalingArgs {
             iters: 200,
             reps: 5,
             warmup: 20,
-            precision: "f32".into(),
+            precision: crate::cli::Precision::F32,
             variant: "register".into(),
             backend: crate::Backend::Gpu,
             no_weak: false,

@@ -11,6 +11,7 @@ use super::decomp::Decomp;
 use super::element::{SlabElement, temporal_error};
 use super::team::Team;
 use crate::Backend;
+use crate::cli::Precision;
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 use crate::runtime::{Device, ModuleKey};
@@ -73,13 +74,9 @@ pub fn cli(args: &Args) -> Result<()> {
              --backend cpu has no devices",
         ));
     }
-    match args.precision.as_str() {
-        "f32" => cli_typed::<f32>(args, n, backend),
-        "f64" => cli_typed::<f64>(args, n, backend),
-        p => Err(Error::input(
-            "--precision",
-            format!("`{p}`; allowed: f32, f64"),
-        )),
+    match args.precision {
+        Precision::F32 => cli_typed::<f32>(args, n, backend),
+        Precision::F64 => cli_typed::<f64>(args, n, backend),
     }
 }
 
