@@ -98,33 +98,58 @@ pub const MODE_BLACK_FIRST: u32 = 1;
 pub const MODE_ZERO: u32 = 2;
 /// `mode` bit: add the prolongation of `uc` to `u_in` while loading.
 pub const MODE_PROLONG: u32 = 4;
+/// `mode` bit: load the boundary ring from `u_in` and keep it (the fine
+/// level of rung 5 holds the field, whose boundary carries the Dirichlet
+/// values; without it the ring is zero, as a correction's is).
+pub const MODE_DIRICHLET: u32 = 8;
+/// `mode` bit: after the sweeps, add `sum r^2` over the output tile's
+/// interior cells (`r = f - lap u`) to `acc[0]`: the residual of the last
+/// sweep, with no pass of its own (rung 5).
+pub const MODE_RESIDUAL: u32 = 16;
 /// `mode` bits 8..: the number of sweeps (1..=[`MAX_TILE_SWEEPS`]).
 pub const MODE_SWEEPS_SHIFT: u32 = 8;
+
+/// The sweep count a tile-smoother `mode` asks for.
+pub const fn mode_sweeps(mode: u32) -> u32 {
+    mode >> MODE_SWEEPS_SHIFT
+}
 
 /// Dynamic shared memory of the reduction kernels: one f64 slot per warp.
 pub const fn reduce_shared_bytes() -> usize {
     warp_slots_shared_bytes::<f64>(BLOCK)
 }
 
-/// Halo of the tile smoother for `sweeps` sweeps: each half-sweep of
-/// red-black Gauss-Seidel invalidates one more ring of the tile.
-pub const fn tile_halo(sweeps: u32) -> usize {
-    2 * sweeps as usize
+/// Halo of the tile smoother for `mode`: each half-sweep of red-black
+/// Gauss-Seidel invalidates one more ring of the tile (`2 s` for `s`
+/// sweeps), and the residual of the output tile ([`MODE_RESIDUAL`]) needs
+/// one ring more.
+pub const fn tile_halo(mode: u32) -> usize {
+    2 * mode_sweeps(mode) as usize + if mode & MODE_RESIDUAL != 0 { 1 } else { 0 }
 }
 
 /// Shared tile of the smoother: `(TILE_OX + 2 halo) x (TILE_OY + 2 halo)`.
-pub const fn tile_dims(sweeps: u32) -> (usize, usize) {
+pub const fn tile_dims(mode: u32) -> (usize, usize) {
     (
-        TILE_OX + 2 * tile_halo(sweeps),
-        TILE_OY + 2 * tile_halo(sweeps),
+        TILE_OX + 2 * tile_halo(mode),
+        TILE_OY + 2 * tile_halo(mode),
     )
 }
 
 /// Dynamic shared memory of the tile smoother: the correction and the
-/// right-hand side over the tile with its halo.
-pub const fn tile_shared_bytes<T>(sweeps: u32) -> usize {
-    let (w, h) = tile_dims(sweeps);
-    shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, w * h), w * h)
+/// right-hand side over the tile with its halo, then one f64 slot per warp
+/// for the residual's block sum.
+pub const fn tile_shared_bytes<T>(mode: u32) -> usize {
+    let (w, h) = tile_dims(mode);
+    let uf = shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, w * h), w * h);
+    shared::shared_bytes::<f64>(uf, (BLOCK / WARP_SIZE) as usize)
+}
+
+/// One point of an over-relaxed (SOR) red-black sweep: `old + omega (gs -
+/// old)`, `gs` the Gauss-Seidel value ([`gs_point`]). `omega = 1` is plain
+/// Gauss-Seidel (the host and the CPU solver use the same expression).
+#[inline(always)]
+pub fn sor<T: Real>(old: T, gs: T, omega: T) -> T {
+    old + omega * (gs - old)
 }
 
 /// Stops the kernel unless the grid is at least 3 x 3 and every buffer in
@@ -241,6 +266,7 @@ pub fn mg_smooth_rb<T: Real>(
     ny: u32,
     cx: T,
     cy: T,
+    omega: T,
     colour: u32,
     zero: u32,
 ) {
@@ -257,6 +283,14 @@ pub fn mg_smooth_rb<T: Real>(
     while y + 1 < ny {
         // The cells of colour `colour` ((x + y) & 1) in row y, in order.
         let x = 1 + 2 * xh + ((1 + y + colour) & 1);
+        let xo = 1 + 2 * xh + ((y + colour) & 1);
+        if zero != 0 && xo + 1 < nx {
+            // From zero, the other colour's cell of this pair becomes 0 too
+            // (the next half-sweep reads it as its old value). No thread
+            // reads a neighbour in a launch from zero: no race.
+            // SAFETY: 1 <= xo <= nx - 2 and 1 <= y <= ny - 2: inside `u`.
+            unsafe { u.set_unchecked(y as usize * width + xo as usize, T::ZERO) };
+        }
         if x + 1 < nx {
             let i = y as usize * width + x as usize;
             // SAFETY: 1 <= x <= nx - 2 and 1 <= y <= ny - 2, so the cell and
@@ -265,12 +299,17 @@ pub fn mg_smooth_rb<T: Real>(
             // no thread of this launch writes them.
             unsafe {
                 let v = if zero != 0 {
-                    gs_point(T::ZERO, T::ZERO, f.get_unchecked(i), cx, cy, w)
+                    sor(
+                        T::ZERO,
+                        gs_point(T::ZERO, T::ZERO, f.get_unchecked(i), cx, cy, w),
+                        omega,
+                    )
                 } else {
                     let we = u.as_const().get_unchecked(i - 1) + u.as_const().get_unchecked(i + 1);
                     let sn = u.as_const().get_unchecked(i - width)
                         + u.as_const().get_unchecked(i + width);
-                    gs_point(we, sn, f.get_unchecked(i), cx, cy, w)
+                    let gs = gs_point(we, sn, f.get_unchecked(i), cx, cy, w);
+                    sor(u.as_const().get_unchecked(i), gs, omega)
                 };
                 u.set_unchecked(i, v);
             }
@@ -318,8 +357,8 @@ fn interpolate<T: Real>(
 pub const TILE_TX: u32 = 32;
 /// Rows of the tile smoother's block.
 pub const TILE_TY: u32 = BLOCK / TILE_TX;
-/// Most tile columns one thread loads: `(TILE_OX + 4 MAX_TILE_SWEEPS) / 32`, rounded up.
-const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize).div_ceil(TILE_TX as usize);
+/// Most tile columns one thread loads: `(TILE_OX + 4 MAX_TILE_SWEEPS + 2) / 32`, rounded up.
+const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize + 2).div_ceil(TILE_TX as usize);
 
 /// Rung 2: `s` whole red-black Gauss-Seidel sweeps in shared
 /// memory, out of place (`u_in` -> `u_out`), optionally after adding the
@@ -360,12 +399,14 @@ pub fn mg_smooth_tile<T: Real>(
     f: DeviceSlice<T>,
     uc: DeviceSlice<T>,
     u_out: DeviceSliceMut<T>,
+    acc: DeviceSliceMut<f64>,
     nx: u32,
     ny: u32,
     ncx: u32,
     ncy: u32,
     cx: T,
     cy: T,
+    omega: T,
     mode: u32,
 ) {
     check_grid(
@@ -374,9 +415,11 @@ pub fn mg_smooth_tile<T: Real>(
         ny,
         "mg_smooth_tile: bad grid or buffer",
     );
-    let sweeps = mode >> MODE_SWEEPS_SHIFT;
+    let sweeps = mode_sweeps(mode);
     let prolong = mode & MODE_PROLONG != 0;
     let zero = mode & MODE_ZERO != 0;
+    let dirichlet = mode & MODE_DIRICHLET != 0;
+    let residual = mode & MODE_RESIDUAL != 0;
     if sweeps == 0
         || sweeps > MAX_TILE_SWEEPS
         || thread::block_dim_x() != TILE_TX
@@ -385,11 +428,12 @@ pub fn mg_smooth_tile<T: Real>(
         || ny > i32::MAX as u32 / 2
         || (prolong && (ncx < 3 || ncy < 3 || ncx > nx || ncy > ny))
         || (prolong && uc.len() < ncx as usize * ncy as usize)
+        || (residual && acc.is_empty())
     {
         ptxlab_device::trap("mg_smooth_tile: bad mode, block or coarse grid");
     }
-    let halo = tile_halo(sweeps) as i32;
-    let (sw, sh) = tile_dims(sweeps);
+    let halo = tile_halo(mode) as i32;
+    let (sw, sh) = tile_dims(mode);
     let (sw, sh) = (sw as i32, sh as i32);
     let cells = (sw * sh) as usize;
     let su = shared::dynamic_shared::<T>(0, cells);
@@ -442,7 +486,7 @@ pub fn mg_smooth_tile<T: Real>(
                     // cell (i0, j0) has i0 + 1 <= ncx - 1 and j0 + 1 <= ncy - 1
                     // (see `interpolate`), inside `uc` (length checked).
                     unsafe {
-                        let mut v = if zero || !interior {
+                        let mut v = if (zero && interior) || !(interior || dirichlet) {
                             T::ZERO
                         } else {
                             u_in.get_unchecked(g)
@@ -493,7 +537,8 @@ pub fn mg_smooth_tile<T: Real>(
                         unsafe {
                             let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
                             let sn = su.get_unchecked(s - swu) + su.get_unchecked(s + swu);
-                            su.set_unchecked(s, gs_point(we, sn, sf.get_unchecked(s), cx, cy, w));
+                            let gs = gs_point(we, sn, sf.get_unchecked(s), cx, cy, w);
+                            su.set_unchecked(s, sor(su.get_unchecked(s), gs, omega));
                         }
                     }
                     m += ctx;
@@ -520,6 +565,55 @@ pub fn mg_smooth_tile<T: Real>(
             lx += ctx;
         }
         ly += cty;
+    }
+    if residual {
+        // The residual of the output tile's interior cells: their
+        // neighbours are at distance >= 2 s from the tile's edge, exact.
+        let two = T::from_f64(2.0);
+        let swu = sw as usize;
+        let mut sum = 0.0f64;
+        let mut ly = halo + ty;
+        while ly < halo + TILE_OY as i32 {
+            let gy = gy0 + ly;
+            let mut lx = halo + tx;
+            while lx < halo + TILE_OX as i32 {
+                let gx = gx0 + lx;
+                if gx > 0 && gy > 0 && gx + 1 < nxi && gy + 1 < nyi {
+                    let s = (ly * sw + lx) as usize;
+                    // SAFETY: an output cell is at distance >= halo >= 1
+                    // from the tile's edge: it and its neighbours are in
+                    // the tile (s +- 1, s +- sw < cells).
+                    let r = unsafe {
+                        let c0 = su.get_unchecked(s);
+                        let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
+                        let sn = su.get_unchecked(s - swu) + su.get_unchecked(s + swu);
+                        sf.get_unchecked(s) - (cx * (we - two * c0) + cy * (sn - two * c0))
+                    };
+                    let r = r.to_f64();
+                    sum += r * r;
+                }
+                lx += ctx;
+            }
+            ly += cty;
+        }
+        let slots = shared::dynamic_shared::<f64>(
+            shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, cells), cells),
+            (BLOCK / WARP_SIZE) as usize,
+        );
+        let s = warp::reduce_sum(sum);
+        if warp::lane_id() == 0 {
+            slots.set(warp::warp_id() as usize, s);
+        }
+        sync_threads();
+        if thread::thread_rank() == 0 {
+            let mut total = 0.0f64;
+            let mut k = 0;
+            while k < (BLOCK / WARP_SIZE) as usize {
+                total += slots.get(k);
+                k += 1;
+            }
+            acc.atomic_add(0, total);
+        }
     }
 }
 
@@ -1075,6 +1169,7 @@ fn block_smooth<T: Real>(
     (nx, ny, cx, cy, off): (u32, u32, T, T, usize),
     sweeps: u32,
     first: u32,
+    omega: T,
 ) {
     let w = inv_diag(cx, cy);
     let (iw, ih) = (nx - 2, ny - 2);
@@ -1094,7 +1189,8 @@ fn block_smooth<T: Real>(
                 unsafe {
                     let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
                     let sn = su.get_unchecked(s - n) + su.get_unchecked(s + n);
-                    su.set_unchecked(s, gs_point(we, sn, sf.get_unchecked(s), cx, cy, w));
+                    let gs = gs_point(we, sn, sf.get_unchecked(s), cx, cy, w);
+                    su.set_unchecked(s, sor(su.get_unchecked(s), gs, omega));
                 }
             }
             m += thread::block_dim_x();
@@ -1130,6 +1226,8 @@ pub fn mg_coarse_cycle<T: Real>(
     levels: u32,
     pre: u32,
     post: u32,
+    post_first: u32,
+    omega: T,
 ) {
     if levels == 0
         || levels > MAX_COARSE_LEVELS
@@ -1172,7 +1270,7 @@ pub fn mg_coarse_cycle<T: Real>(
     let mut l = 0;
     while l + 1 < levels {
         let (nx, ny, cx, cy, off) = coarse_level::<T>(&geom, l);
-        block_smooth(&su, &sf, (nx, ny, cx, cy, off), pre, 0);
+        block_smooth(&su, &sf, (nx, ny, cx, cy, off), pre, 0, omega);
         let (ncx, ncy, _, _, coff) = coarse_level::<T>(&geom, l + 1);
         let (numx, denx, numy, deny) = (ncx - 1, nx - 1, ncy - 1, ny - 1);
         let scale = T::from_f64((numx as f64 * numy as f64) / (denx as f64 * deny as f64));
@@ -1211,7 +1309,7 @@ pub fn mg_coarse_cycle<T: Real>(
         l += 1;
     }
     // The coarsest level: one interior point, one sweep solves it.
-    block_smooth(&su, &sf, coarse_level::<T>(&geom, levels - 1), 1, 0);
+    block_smooth(&su, &sf, coarse_level::<T>(&geom, levels - 1), 1, 0, T::ONE);
     // Up: prolongation with correction, then post-smoothing (black first).
     let mut l = levels - 1;
     while l > 0 {
@@ -1241,7 +1339,7 @@ pub fn mg_coarse_cycle<T: Real>(
         }
         sync_threads();
         if post > 0 {
-            block_smooth(&su, &sf, (nx, ny, cx, cy, off), post, 1);
+            block_smooth(&su, &sf, (nx, ny, cx, cy, off), post, post_first & 1, omega);
         }
     }
     let mut i = tid;

@@ -75,6 +75,32 @@ fn poisson_hostile_options() {
                 &[flag, &format!("'{typo}'"), values],
             );
         }
+        for w in ["0", "2", "-0.5", "nan"] {
+            fails_with(
+                &on(
+                    be,
+                    &[
+                        "poisson",
+                        "--size",
+                        "5",
+                        "--method",
+                        "multigrid",
+                        "--omega",
+                        w,
+                    ],
+                ),
+                &["--omega", "must lie in (0, 2)"],
+            );
+        }
+        fails_with(
+            &on(
+                be,
+                &[
+                    "poisson", "--size", "5", "--method", "pcg", "--omega", "fast",
+                ],
+            ),
+            &["--omega", "'fast'"],
+        );
         fails_with(
             &on(be, &["poisson", "--size", "5", "--nx", "5"]),
             &["--size", "give --size N or --nx/--ny, not both"],

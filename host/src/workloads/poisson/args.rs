@@ -98,6 +98,18 @@ pub struct MgArgs {
     /// memory) or rb (rung 1: one kernel per colour).
     #[arg(long, value_enum, default_value_t = Smoother::Tile)]
     pub smoother: Smoother,
+    /// Over-relaxation of the red-black sweeps, in (0, 2) (1: Gauss-Seidel).
+    #[arg(long, default_value_t = 1.1, allow_negative_numbers = true)]
+    pub omega: f64,
+    /// Post-smooth in the reverse colour order (a symmetric cycle, as PCG
+    /// always does) instead of the pre-smoothing's order.
+    #[arg(long)]
+    pub symmetric: bool,
+    /// Keep the finest level on the error equation with an outer step
+    /// (rung 4) instead of holding the field there and taking the residual
+    /// from the last sweep (rung 5, the default for f64 multigrid).
+    #[arg(long)]
+    pub no_fused_fine: bool,
     /// Launch each cycle directly instead of replaying it as a CUDA graph.
     #[arg(long)]
     pub no_graph: bool,
@@ -115,6 +127,9 @@ impl Default for MgArgs {
             pre: 2,
             post: 2,
             smoother: Smoother::Tile,
+            omega: 1.1,
+            symmetric: false,
+            no_fused_fine: false,
             no_graph: false,
             no_coarse_block: false,
         }

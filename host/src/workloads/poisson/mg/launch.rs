@@ -170,6 +170,8 @@ pub fn coarse_cycle<T: MgElement>(
     u_top: &mut Buffer<T>,
     pre: u32,
     post: u32,
+    post_black_first: bool,
+    omega: f64,
 ) -> Result<()> {
     let cells = coarse_cells(levels, std::mem::size_of::<T>()).ok_or_else(|| {
         Error::input(
@@ -192,10 +194,11 @@ pub fn coarse_cycle<T: MgElement>(
     let cfg = LaunchConfig::for_threads(km::COARSE_BLOCK as usize, km::COARSE_BLOCK)?
         .with_shared(km::coarse_shared_bytes::<T>(cells));
     let n = levels.len() as u32;
+    let (first, omega) = (u32::from(post_black_first), T::from_f64(omega));
     launch!(
         &mut *ex,
         cfg,
-        multigrid::mg_coarse_cycle::<T>(f_top, u_top, geom, n, pre, post)
+        multigrid::mg_coarse_cycle::<T>(f_top, u_top, geom, n, pre, post, first, omega)
     )
 }
 
@@ -207,22 +210,41 @@ pub fn smooth_rb<T: MgElement>(
     f: &Buffer<T>,
     colour: u32,
     zero: bool,
+    omega: f64,
 ) -> Result<()> {
     check_level("u", u, l)?;
     check_level("f", f, l)?;
     let cfg = rows_cfg(ex, (l.nx - 1) / 2, l.ny - 2)?;
     let (nx, ny) = dims(l);
-    let (cx, cy) = (T::from_f64(l.cx), T::from_f64(l.cy));
+    let (cx, cy, omega) = (T::from_f64(l.cx), T::from_f64(l.cy), T::from_f64(omega));
     let (colour, zero) = (colour & 1, u32::from(zero));
     launch!(
         &mut *ex,
         cfg,
-        multigrid::mg_smooth_rb::<T>(u, f, nx, ny, cx, cy, colour, zero)
+        multigrid::mg_smooth_rb::<T>(u, f, nx, ny, cx, cy, omega, colour, zero)
     )
 }
 
-/// `sweeps` sweeps through shared memory ([`km::mg_smooth_tile`]);
-/// `coarse`: the level below and its correction, added first.
+/// What one call of the tile smoother does besides its sweeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TileSweeps {
+    /// Sweeps (1..=[`km::MAX_TILE_SWEEPS`]).
+    pub sweeps: u32,
+    /// Black first.
+    pub black_first: bool,
+    /// From a zero correction.
+    pub zero: bool,
+    /// Over-relaxation.
+    pub omega: f64,
+    /// The level holds a field: load and keep its boundary ring.
+    pub dirichlet: bool,
+    /// Add the output tiles' `sum r^2` to `acc[0]`.
+    pub residual: bool,
+}
+
+/// Sweeps through shared memory ([`km::mg_smooth_tile`]); `coarse`: the
+/// level below and its correction, added first; `acc`: the residual's sum
+/// (read only with `how.residual`).
 #[allow(clippy::too_many_arguments)]
 pub fn smooth_tile<T: MgElement>(
     ex: &mut Exec,
@@ -231,10 +253,17 @@ pub fn smooth_tile<T: MgElement>(
     f: &Buffer<T>,
     coarse: Option<(&Level, &Buffer<T>)>,
     u_out: &mut Buffer<T>,
-    sweeps: u32,
-    black_first: bool,
-    zero: bool,
+    acc: &mut Buffer<f64>,
+    how: TileSweeps,
 ) -> Result<()> {
+    let TileSweeps {
+        sweeps,
+        black_first,
+        zero,
+        omega,
+        dirichlet,
+        residual,
+    } = how;
     check_level("u_in", u_in, l)?;
     check_level("f", f, l)?;
     check_level("u_out", u_out, l)?;
@@ -249,6 +278,12 @@ pub fn smooth_tile<T: MgElement>(
     if zero {
         mode |= km::MODE_ZERO;
     }
+    if dirichlet {
+        mode |= km::MODE_DIRICHLET;
+    }
+    if residual {
+        mode |= km::MODE_RESIDUAL;
+    }
     let (uc, ncx, ncy) = match coarse {
         Some((c, uc)) => {
             check_level("uc", uc, c)?;
@@ -261,13 +296,15 @@ pub fn smooth_tile<T: MgElement>(
     let (gx, gy) = (l.nx.div_ceil(km::TILE_OX), l.ny.div_ceil(km::TILE_OY));
     let (tx, ty) = (km::TILE_TX, km::TILE_TY);
     let cfg = LaunchConfig::for_2d(gx * tx as usize, gy * ty as usize, tx, ty)?
-        .with_shared(km::tile_shared_bytes::<T>(sweeps));
+        .with_shared(km::tile_shared_bytes::<T>(mode));
     let (nx, ny) = dims(l);
-    let (cx, cy) = (T::from_f64(l.cx), T::from_f64(l.cy));
+    let (cx, cy, omega) = (T::from_f64(l.cx), T::from_f64(l.cy), T::from_f64(omega));
     launch!(
         &mut *ex,
         cfg,
-        multigrid::mg_smooth_tile::<T>(u_in, f, uc, u_out, nx, ny, ncx, ncy, cx, cy, mode)
+        multigrid::mg_smooth_tile::<T>(
+            u_in, f, uc, u_out, acc, nx, ny, ncx, ncy, cx, cy, omega, mode
+        )
     )
 }
 

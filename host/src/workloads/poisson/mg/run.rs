@@ -64,6 +64,9 @@ pub fn options(args: &Args) -> Result<MgOptions> {
         max_cycles: args.iters.unwrap_or(50),
         graph: !a.no_graph,
         coarse_block: !a.no_coarse_block,
+        omega: a.omega,
+        symmetric: a.symmetric,
+        field_on_fine: !a.no_fused_fine,
     };
     opts.validate()?;
     Ok(opts)
