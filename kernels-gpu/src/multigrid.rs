@@ -360,23 +360,27 @@ pub const TILE_TY: u32 = BLOCK / TILE_TX;
 /// Most tile columns one thread loads: `(TILE_OX + 4 MAX_TILE_SWEEPS + 2) / 32`, rounded up.
 const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize + 2).div_ceil(TILE_TX as usize);
 
-/// Rung 2: `s` whole red-black Gauss-Seidel sweeps in shared
-/// memory, out of place (`u_in` -> `u_out`), optionally after adding the
-/// prolongation of the coarse correction.
+/// Rung 2: `s` whole red-black sweeps (Gauss-Seidel over-relaxed by
+/// `omega`, [`sor`]) in shared memory, out of place (`u_in` -> `u_out`),
+/// optionally after adding the prolongation of the coarse correction.
 ///
-/// `mode`: bit 0 the first colour ([`MODE_BLACK_FIRST`]: post-smoothing runs
-/// black-red, the reverse of pre-smoothing, which keeps the V-cycle
-/// symmetric for PCG), [`MODE_ZERO`] (start from zero: `u_in` is not read),
-/// [`MODE_PROLONG`] (`u_in + P uc`, bilinear, `interpolate`), and the sweep
-/// count `s` in bits 8.. (`1..=`[`MAX_TILE_SWEEPS`]).
+/// `mode`: bit 0 the first colour ([`MODE_BLACK_FIRST`]: black-red, the
+/// reverse of pre-smoothing, which keeps the V-cycle symmetric for PCG),
+/// [`MODE_ZERO`] (start from zero: `u_in`'s interior is not read),
+/// [`MODE_PROLONG`] (`u_in + P uc`, bilinear, `interpolate`),
+/// [`MODE_DIRICHLET`] (the level holds a field: its boundary ring is loaded
+/// from `u_in` and written back unchanged, instead of zero),
+/// [`MODE_RESIDUAL`] (add the output tile's `sum r^2` to `acc[0]`), and the
+/// sweep count `s` in bits 8.. (`1..=`[`MAX_TILE_SWEEPS`]).
 ///
 /// Thread mapping: one block of [`TILE_TX`] x [`TILE_TY`] threads per
 /// [`TILE_OX`] x [`TILE_OY`] output tile; thread `(tx, ty)` takes tile
 /// columns `tx, tx + 32, ...` and rows `ty, ty + 8, ...` in every phase, so
 /// no index is divided and a column's place on the coarse grid is computed
 /// once. Shared layout ([`tile_shared_bytes`]): the correction and the
-/// right-hand side over the tile plus a halo of `2 s` cells on each side,
-/// row-major, one after the other. The block loads both (clipped to the
+/// right-hand side over the tile plus a halo of `2 s` cells on each side
+/// (`2 s + 1` with [`MODE_RESIDUAL`]), row-major, one after the other, then
+/// one f64 slot per warp (the residual's block sum). The block loads both (clipped to the
 /// grid), then runs `2 s` half-sweeps, each over the cells of one colour
 /// (a warp takes 32 of a row's cells of that colour), with one barrier per
 /// half-sweep; a half-sweep can update only cells whose four neighbours are
@@ -392,6 +396,13 @@ const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize + 2).div_ceil(T
 /// loaded and updated redundantly ((64 + 8)(32 + 8) / (64 x 32) = 1.4x the
 /// cells for `s = 2`; the extra loads are L2 hits), and the output must go
 /// to a second buffer (neighbouring blocks read the halo from `u_in`).
+///
+/// What [`MODE_DIRICHLET`] and [`MODE_RESIDUAL`] add (rung 5, the finest
+/// level holding the field): the residual of the last sweep comes out of
+/// the tile already in shared memory (each output cell's neighbours are
+/// exact with the extra ring), reduced per warp and added with one atomic
+/// per block, so the cycle needs no separate pass over the field to
+/// measure its residual or to add its correction.
 #[kernel(launch_bounds(256), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
 pub fn mg_smooth_tile<T: Real>(
@@ -1219,6 +1230,7 @@ fn block_smooth<T: Real>(
 /// launch for all of them turns some 18 launches per cycle into one, and
 /// their data never leaves the SM.
 #[kernel(launch_bounds(512), instances(f32, f64))]
+#[allow(clippy::too_many_arguments)]
 pub fn mg_coarse_cycle<T: Real>(
     f_top: DeviceSlice<T>,
     u_top: DeviceSliceMut<T>,
