@@ -355,7 +355,7 @@ fn bad_input_is_refused_with_what_was_wrong() {
         has(&run(&|a| a.mg.omega = w), &["--omega", "(0, 2)"]);
     }
     has(
-        &run(&|a| a.variant = "tiled".into()),
+        &run(&|a| a.variant = ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Tiled)),
         &["--variant", "--method jacobi"],
     );
     has(

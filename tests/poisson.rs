@@ -312,15 +312,6 @@ fn rejects_bad_depth_variant_precision_backend() {
         ..cpu_args()
     });
     assert!(e.contains("--depth"), "{e}");
-    let e = cli_err(Args {
-        size: Some(5),
-        variant: "fancy".into(),
-        ..cpu_args()
-    });
-    assert!(
-        e.contains("`fancy`") && e.contains("naive, tiled, register, temporal, all"),
-        "{e}"
-    );
 }
 
 #[test]

@@ -65,7 +65,8 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 /// Where and with what a run happened.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
+#[serde(default)]
 pub struct Environment {
     /// GPU name, or why there is none.
     pub gpu: String,

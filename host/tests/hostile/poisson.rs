@@ -58,7 +58,10 @@ fn poisson_hostile_options() {
         }
         fails_with(
             &on(be, &["poisson", "--size", "5", "--variant", "fancy"]),
-            &["`fancy`", "allowed: naive, tiled, register, temporal, all"],
+            &[
+                "'fancy'",
+                "possible values: all, naive, tiled, register, temporal",
+            ],
         );
         fails_with(
             &on(be, &["poisson", "--size", "5", "--precision", "f16"]),

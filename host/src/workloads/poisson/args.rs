@@ -2,8 +2,8 @@
 
 use super::mg::{Cycle, Smoother};
 use super::multi::args::GpuArgs;
-use super::types::DEFAULT_DEPTH;
-use crate::cli::Precision;
+use super::types::{DEFAULT_DEPTH, Rung};
+use crate::cli::{OneOrAll, Precision};
 use std::path::PathBuf;
 
 /// `ptxlab poisson` arguments.
@@ -21,9 +21,9 @@ pub struct Args {
     /// The element type (with multigrid or pcg: of the cycles).
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
-    /// naive, tiled, register, temporal, or all.
-    #[arg(long, default_value = "all")]
-    pub variant: String,
+    /// The rung of the Jacobi ladder, or all of them.
+    #[arg(long, value_parser = OneOrAll::<Rung>::parser(), default_value = "all")]
+    pub variant: OneOrAll<Rung>,
     /// Sweeps per pass of the temporal variant (1..=16).
     #[arg(long, default_value_t = DEFAULT_DEPTH, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub depth: u32,
@@ -143,7 +143,7 @@ impl Default for Args {
             ny: None,
             size: None,
             precision: Precision::F32,
-            variant: "all".into(),
+            variant: OneOrAll::All,
             depth: DEFAULT_DEPTH,
             backend: crate::Backend::Gpu,
             iters: None,

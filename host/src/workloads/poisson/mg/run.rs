@@ -36,7 +36,7 @@ pub fn options(args: &Args) -> Result<MgOptions> {
         }
     };
     for (flag, given) in [
-        ("--variant", args.variant != "all"),
+        ("--variant", args.variant != crate::cli::OneOrAll::All),
         ("--depth", args.depth != DEFAULT_DEPTH),
         ("--check-every", args.check_every != 100),
         ("--gpus/--no-overlap", args.gpus.requested()),

@@ -58,12 +58,12 @@ pub struct ScalingArgs {
     /// Untimed sweeps first.
     #[arg(long, default_value_t = 20)]
     pub warmup: usize,
-    /// The element type.
+    /// Element type.
     #[arg(long, value_enum, default_value_t = crate::cli::Precision::F32)]
     pub precision: crate::cli::Precision,
-    /// naive, tiled or register.
-    #[arg(long, default_value = "register")]
-    pub variant: String,
+    /// The rung (naive, tiled or register: the temporal one is not decomposed).
+    #[arg(long, value_enum, default_value_t = crate::workloads::poisson::Rung::Register)]
+    pub variant: crate::workloads::poisson::Rung,
     /// gpu or sim (sim: a smoke test at small sizes).
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -88,7 +88,7 @@ impl Default for ScalingArgs {
             reps: 5,
             warmup: 20,
             precision: crate::cli::Precision::F32,
-            variant: "register".into(),
+            variant: crate::workloads::poisson::Rung::Register,
             backend: crate::Backend::Gpu,
             no_weak: false,
             no_check: false,

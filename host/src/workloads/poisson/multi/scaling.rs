@@ -12,7 +12,7 @@ use super::placed::{Placed, single_device};
 use super::run::{reference_device, rungs_of, sim_limits};
 use super::team::Team;
 use crate::Backend;
-use crate::cli::Precision;
+use crate::cli::{OneOrAll, Precision};
 use crate::error::{Error, Result};
 use crate::runtime::{Buffer, Device, Timing};
 use std::time::Instant;
@@ -80,7 +80,7 @@ pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
             "at least one size and one sweep per batch",
         ));
     }
-    let rung = rungs_of(&args.variant)?;
+    let rung = rungs_of(OneOrAll::One(args.variant))?;
     let [rung] = rung[..] else {
         return Err(Error::input(
             "--variant",
