@@ -306,6 +306,7 @@ pub fn html(run: &Run, charts: &[Chart]) -> String {
         ("git", e.git_sha.clone()),
         ("date", e.date.clone()),
         ("command", e.command.clone()),
+        ("modules loaded", e.modules_loaded.clone()),
         (
             "device copy (measured)",
             cc.copy_gbs

@@ -286,6 +286,9 @@ pub fn run(args: &Args) -> Result<()> {
             report::fmt_elapsed(started.elapsed())
         );
     }
+    if let Some(g) = dev.as_ref().and_then(|d| d.as_gpu()) {
+        run.env.note_loads(g);
+    }
     let rows_all = run.rows();
     let w = report::write_outputs(&out, &run, true)?;
     eprintln!(
