@@ -9,7 +9,7 @@
 // Checks are written `!(err <= bound)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
-use ptxlab::runtime::{Device, driver_present};
+use ptxlab::runtime::{Device, probe::driver_present};
 use ptxlab::workloads::mathcheck::{self, Ty, bound, funcs, measure, measure_all};
 
 /// Points per function and type in CI (the GPU table uses 1e6 and more).

@@ -62,11 +62,11 @@ pub mod wgmma;
 
 pub use mem::{DeviceSlice, DeviceSliceMut};
 pub use ptxlab_macros::kernel;
-#[doc(hidden)]
-pub use ptxlab_macros::{__entry, __launch};
 /// Kernel debug output, the same on the GPU (`vprintf`) and in the
 /// simulator: `ptxlab_device::println!("x = {:.3}", x)` (see [`print`]).
 pub use ptxlab_macros::println;
+#[doc(hidden)]
+pub use ptxlab_macros::{__entry, __launch};
 pub use shared::SharedSlice;
 pub use thread::Dim3;
 
