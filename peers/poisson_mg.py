@@ -1,6 +1,9 @@
 """Peers of the multigrid rung (Poisson to a tolerance): pyamg (smoothed
-aggregation + CG, CPU) and CuPy's conjugate gradients (GPU), on the same
-problem as `ptxlab bench --only poisson-mg`.
+aggregation + CG, CPU), CuPy's conjugate gradients (GPU), and the direct
+spectral solve a CuPy user writes for a uniform rectangle (DST-I through
+`cupy.fft.rfft` of the odd extension, divide by the 5-point eigenvalues,
+inverse; f64 and f32), on the same problem as `ptxlab bench --only
+poisson-mg`.
 
 The problem: an n x n grid, h = 1 / (n - 1), zero Dirichlet values and a
 zero start, b[i] = ((i * 40503) mod 1000) / 1000 - 0.5 on the interior (i the
@@ -167,5 +170,80 @@ def run_cupy(quick):
     return rows
 
 
+def _dst1(cp, v, axis):
+    """DST-I of `v` along `axis` (length m): S_k = sum_j v_j sin(pi j k / (m + 1)),
+    k = 1..m, from the rfft of the odd extension [0, v, 0, -reversed(v)]."""
+    v = cp.moveaxis(v, axis, -1)
+    m = v.shape[-1]
+    z = cp.zeros(v.shape[:-1] + (1,), dtype=v.dtype)
+    ext = cp.concatenate([z, v, z, -v[..., ::-1]], axis=-1)
+    s = -cp.fft.rfft(ext, axis=-1).imag[..., 1:m + 1] / 2
+    return cp.moveaxis(s.astype(v.dtype, copy=False), -1, axis)
+
+
+def spectral_solve(cp, b, h):
+    """The exact discrete solution of lap_h p = b on the interior of `b`
+    (zero Dirichlet values): DST-I on both axes, divide by the eigenvalues
+    -4/h^2 (sin^2(pi j / 2(nx-1)) + sin^2(pi k / 2(ny-1))), DST-I back
+    (its own inverse up to 2 / (m + 1) per axis). Returns the whole grid."""
+    ny, nx = b.shape
+    my, mx = ny - 2, nx - 2
+    dt = b.dtype
+    f = _dst1(cp, _dst1(cp, b[1:-1, 1:-1], 1), 0)
+    sx = cp.sin(cp.pi * cp.arange(1, mx + 1, dtype=dt) / (2 * (nx - 1))) ** 2
+    sy = cp.sin(cp.pi * cp.arange(1, my + 1, dtype=dt) / (2 * (ny - 1))) ** 2
+    lam = (-4.0 / (h * h)) * (sy[:, None] + sx[None, :])
+    u = _dst1(cp, _dst1(cp, f / lam, 1), 0) * (4.0 / ((mx + 1) * (my + 1)))
+    p = cp.zeros_like(b)
+    p[1:-1, 1:-1] = u
+    return p
+
+
+def run_spectral(quick):
+    cp, why = try_import("cupy")
+    if cp is None:
+        return [_skip("CuPy spectral solve (DST-I via rfft)", "cupy", why)]
+    rows = []
+    for n in ([1025] if quick else [1025, 4096, 8192]):
+        h = 1.0 / (n - 1)
+        i = cp.arange(n * n, dtype=cp.int64).reshape(n, n)
+        b64 = ((i * 40503) % 1000).astype(cp.float64) / 1000.0 - 0.5
+        b64[0, :] = 0
+        b64[-1, :] = 0
+        b64[:, 0] = 0
+        b64[:, -1] = 0
+        del i
+        for dt in (cp.float64, cp.float32):
+            b = b64.astype(dt)
+            p = spectral_solve(cp, b, h)  # warm-up: plans, kernels
+            cp.cuda.Device().synchronize()
+            ms = []
+            for _ in range(3 if n >= 8192 else 5):
+                a, e = cp.cuda.Event(), cp.cuda.Event()
+                a.record()
+                p = spectral_solve(cp, b, h)
+                e.record()
+                e.synchronize()
+                ms.append(cp.cuda.get_elapsed_time(a, e))
+            # Relative residual in f64 of the returned field.
+            p64 = p.astype(cp.float64)
+            lap = (p64[1:-1, :-2] + p64[1:-1, 2:] + p64[:-2, 1:-1] + p64[2:, 1:-1]
+                   - 4 * p64[1:-1, 1:-1]) / (h * h)
+            rel = float(cp.linalg.norm(b64[1:-1, 1:-1] - lap) / cp.linalg.norm(b64[1:-1, 1:-1]))
+            ms.sort()
+            name = "f64" if dt == cp.float64 else "f32"
+            row = _row("CuPy spectral solve (DST-I via rfft of the odd extension, direct)", "cupy",
+                       n, ms[len(ms) // 2], rel_err=rel,
+                       note=f"median of {len(ms)} (CUDA events), warm-up first; exact discrete "
+                            f"solution up to rounding; cupy {cp.__version__}")
+            row["precision"] = name
+            row["min_ms"], row["max_ms"], row["reps"] = ms[0], ms[-1], len(ms)
+            rows.append(row)
+            del p, p64, lap, b
+        del b64
+        cp.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
 def run(quick):
-    return run_pyamg(quick) + run_cupy(quick)
+    return run_spectral(quick) + run_pyamg(quick) + run_cupy(quick)

@@ -5,12 +5,13 @@
 //! the CLI, and bad input refused with errors that name it. GPU tests skip
 //! without a driver.
 
+use ptxlab::cli::Precision;
 use ptxlab::runtime::Device;
 use ptxlab::workloads::poisson::mg::check::{
     bench_problem, compare_with_cpu, jacobi_sweeps, second_order, solve_cpu, solve_device,
 };
 use ptxlab::workloads::poisson::mg::{self, Cycle, Hierarchy, Method, MgOptions, Smoother};
-use ptxlab::workloads::poisson::{self as ps, Args, Grid, Problem};
+use ptxlab::workloads::poisson::{self as ps, Args, Grid, Problem, SolveMethod};
 
 fn opts() -> MgOptions {
     MgOptions {
@@ -90,15 +91,24 @@ fn cpu_manufactured_solution_second_order_on_odd_and_even_grids() {
 }
 
 #[test]
-fn cpu_convergence_is_grid_independent_and_reaches_1e8_within_10_cycles() {
+fn cpu_convergence_is_grid_independent_and_reaches_1e8_within_8_cycles() {
     let mut factors = Vec::new();
-    for n in [65, 129, 257, 256] {
-        let g = Grid::new(n, n).unwrap();
+    // Square (nested and not), odd and non-square shapes.
+    for (nx, ny) in [
+        (65, 65),
+        (129, 129),
+        (257, 257),
+        (256, 256),
+        (203, 157),
+        (200, 131),
+    ] {
+        let n = format!("{nx}x{ny}");
+        let g = Grid::new(nx, ny).unwrap();
         let (b, p0) = bench_problem(g);
         let prob = Problem::new(g, ps::default_h(g), b, p0).unwrap();
         let (_, r) = solve_cpu::<f64>(&prob, &opts()).unwrap();
         assert!(
-            r.converged && r.cycles <= 10,
+            r.converged && r.cycles <= 8,
             "{n}: {} cycles to {:e}",
             r.cycles,
             r.rel_residual
@@ -119,7 +129,7 @@ fn cpu_convergence_is_grid_independent_and_reaches_1e8_within_10_cycles() {
         );
     }
     assert!(
-        factors.iter().all(|f| *f < 0.15),
+        factors.iter().all(|f| *f < 0.1),
         "factors per V(2,2) cycle: {factors:?}"
     );
 }
@@ -159,6 +169,71 @@ fn jacobi_extrapolation_formula() {
     let n = jacobi_sweeps(g, 1e-8);
     let approx = 2.0 * 1024.0f64.powi(2) / std::f64::consts::PI.powi(2) * 1e8f64.ln();
     assert!((n / approx - 1.0).abs() < 1e-3, "{n} vs {approx}");
+}
+
+/// `||b - lap_h p|| / ||b||` over the interior, in f64, written out here
+/// independently of the solver's kernels.
+fn rel_residual_f64(g: Grid, h: f64, b: &[f64], p: &[f64]) -> f64 {
+    let (mut rr, mut bb) = (0.0, 0.0);
+    for y in 1..g.ny - 1 {
+        for x in 1..g.nx - 1 {
+            let i = y * g.nx + x;
+            let lap = (p[i - 1] + p[i + 1] + p[i - g.nx] + p[i + g.nx] - 4.0 * p[i]) / (h * h);
+            rr += (b[i] - lap).powi(2);
+            bb += b[i] * b[i];
+        }
+    }
+    (rr / bb).sqrt()
+}
+
+/// Rung 5 keeps the field on the finest level and reads the residual out
+/// of the last sweep: on an odd grid with random, non-zero Dirichlet values,
+/// the boundary must come back unchanged and the residual the solver stops
+/// on must be the true one (f64, computed here), for V and FMG cycles, on
+/// the CPU and (fewer cells) the simulator.
+fn field_on_fine_keeps_dirichlet_values(dev: Option<&Device>, nx: usize, ny: usize) {
+    let g = Grid::new(nx, ny).unwrap();
+    let h = 1.0 / (nx.max(ny) - 1) as f64;
+    let prob = random::<f64>(nx, ny, 11, h);
+    for cycle in [Cycle::V, Cycle::Fmg] {
+        let o = MgOptions {
+            tol: 1e-9,
+            cycle,
+            ..opts()
+        };
+        assert!(o.fused_fine(8), "the default f64 multigrid is rung 5");
+        let (p, r) = match dev {
+            Some(d) => solve_device::<f64>(d, &prob, &o).unwrap(),
+            None => solve_cpu::<f64>(&prob, &o).unwrap(),
+        };
+        // A random start (noise of size 1 on every cell) begins far above
+        // the bench problem's residual: no cycle bound here.
+        assert!(r.converged, "{cycle:?}: {r:?}");
+        for (i, (a, b)) in p.iter().zip(&prob.p0).enumerate() {
+            let (x, y) = (i % nx, i / nx);
+            if x == 0 || y == 0 || x + 1 == nx || y + 1 == ny {
+                assert_eq!(a, b, "{cycle:?}: boundary cell ({x}, {y}) changed");
+            }
+        }
+        // The solver's residual and this one differ by the rounding of
+        // `lap p` (about 1e-16 |p| / h^2 per cell): 1e-3 relative apart.
+        let truth = rel_residual_f64(g, h, &prob.b, &p);
+        assert!(
+            truth < 1e-9 && ((truth - r.rel_residual) / truth).abs() < 1e-3,
+            "{cycle:?}: reported {:e}, true {truth:e}",
+            r.rel_residual
+        );
+    }
+}
+
+#[test]
+fn cpu_field_on_fine_keeps_dirichlet_values_and_stops_on_the_true_residual() {
+    field_on_fine_keeps_dirichlet_values(None, 203, 157);
+}
+
+#[test]
+fn sim_field_on_fine_keeps_dirichlet_values_and_stops_on_the_true_residual() {
+    field_on_fine_keeps_dirichlet_values(Some(&Device::sim()), 37, 23);
 }
 
 // ------------------------------------------------------------ simulator
@@ -226,22 +301,22 @@ fn sim_equals_cpu_for_every_cycle_and_smoother() {
 
 // ------------------------------------------------------------ CLI
 
-fn mg_args(method: &str) -> Args {
+fn mg_args(method: SolveMethod) -> Args {
     let mut a = Args {
         backend: ptxlab::Backend::Cpu,
         size: Some(33),
         ..Args::default()
     };
-    a.mg.method = method.into();
+    a.mg.method = method;
     a
 }
 
 #[test]
 fn cli_solves_and_writes_npy_on_cpu_and_sim() {
     let out = std::env::temp_dir().join(format!("ptxlab-mg-{}.npy", std::process::id()));
-    let mut a = mg_args("multigrid");
+    let mut a = mg_args(SolveMethod::Multigrid);
     a.out = Some(out.clone());
-    a.precision = ptxlab::cli::Precision::F64;
+    a.precision = Precision::F64;
     ps::cli(&a).unwrap();
     let (r, c, v) = ptxlab::npy::read_2d::<f64>(&out, "f64").unwrap();
     assert_eq!((r, c), (33, 33));
@@ -252,7 +327,7 @@ fn cli_solves_and_writes_npy_on_cpu_and_sim() {
         .map(|i| (v[i] - (pi * (i % 33) as f64 * h).sin() * (pi * (i / 33) as f64 * h).sin()).abs())
         .fold(0.0, f64::max);
     assert!(e < 0.9 * h * h, "max error {e:e}");
-    let mut a = mg_args("pcg");
+    let mut a = mg_args(SolveMethod::Pcg);
     a.backend = ptxlab::Backend::Sim;
     a.size = Some(9);
     a.out = Some(out.clone());
@@ -266,28 +341,19 @@ fn cli_solves_and_writes_npy_on_cpu_and_sim() {
 #[test]
 fn bad_input_is_refused_with_what_was_wrong() {
     let run = |f: &dyn Fn(&mut Args)| {
-        let mut a = mg_args("multigrid");
+        let mut a = mg_args(SolveMethod::Multigrid);
         f(&mut a);
         err_of(ps::cli(&a))
     };
     has(&run(&|a| a.tol = Some(0.0)), &["--tol", "positive"]);
     has(&run(&|a| a.tol = Some(-1e-8)), &["--tol", "positive"]);
     has(&run(&|a| a.tol = Some(f64::NAN)), &["--tol", "positive"]);
-    has(
-        &run(&|a| a.mg.method = "sor".into()),
-        &["--method", "jacobi, multigrid, pcg"],
-    );
-    has(
-        &run(&|a| a.mg.cycle = "f".into()),
-        &["--cycle", "v, w, fmg"],
-    );
-    has(
-        &run(&|a| a.mg.smoother = "jacobi".into()),
-        &["--smoother", "rb, tile"],
-    );
     has(&run(&|a| a.mg.pre = 0), &["--pre", "1..=4"]);
     has(&run(&|a| a.mg.post = 9), &["--post", "0..=4"]);
     has(&run(&|a| a.iters = Some(0)), &["--iters"]);
+    for w in [0.0, 2.0, -0.5, f64::NAN, f64::INFINITY] {
+        has(&run(&|a| a.mg.omega = w), &["--omega", "(0, 2)"]);
+    }
     has(
         &run(&|a| a.variant = ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Tiled)),
         &["--variant", "--method jacobi"],
@@ -298,14 +364,14 @@ fn bad_input_is_refused_with_what_was_wrong() {
     );
     has(
         &run(&|a| {
-            a.mg.method = "pcg".into();
-            a.mg.cycle = "w".into()
+            a.mg.method = SolveMethod::Pcg;
+            a.mg.cycle = Cycle::W
         }),
         &["--cycle", "pcg"],
     );
     has(
         &run(&|a| {
-            a.mg.method = "pcg".into();
+            a.mg.method = SolveMethod::Pcg;
             a.mg.post = 1
         }),
         &["--pre/--post", "symmetric"],

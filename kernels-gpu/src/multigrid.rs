@@ -45,16 +45,17 @@
 //! # The kernels
 //! | kernel | does | memory per fine cell (f64 cycle) |
 //! |---|---|---|
-//! | [`mg_smooth_rb_f64`] | one colour of a red-black Gauss-Seidel sweep, in place (rung 1) | ~24 B per colour |
-//! | [`mg_smooth_tile_f64`] | `s` whole sweeps in shared memory, optionally after the prolongation (rung 2) | 16-26 B per call |
-//! | [`mg_restrict_f64`] | residual `f - lap u` and its restriction in one pass; zeroes the coarse correction | ~20 B |
-//! | [`mg_prolong_f64`] | `u += P uc` (or `u = P uc` for FMG) | ~16 B |
-//! | [`mg_defect_f64`] | `p_out = p_in + e`, `r = b - lap p_out`, `sum r^2` (one pass, f64) | 40 B |
-//! | [`mg_residual_f64`] | `r = b - lap p`, `sum r^2` (the start of PCG, and the final check) | 32 B |
-//! | [`mg_cg_dir_f64`], [`mg_cg_update_f64`], [`mg_cg_dot_f64`], [`mg_cg_shift`] | the PCG iteration, its scalars kept on the device | |
+//! | [`mg_smooth_rb`] | one colour of a red-black Gauss-Seidel sweep, in place (rung 1) | ~24 B per colour |
+//! | [`mg_smooth_tile`] | `s` whole sweeps in shared memory, optionally after the prolongation (rung 2) | 16-26 B per call |
+//! | [`mg_restrict`] | residual `f - lap u` and its restriction in one pass; zeroes the coarse correction | ~20 B |
+//! | [`mg_prolong`] | `u += P uc` (or `u = P uc` for FMG) | ~16 B |
+//! | [`mg_defect`] | `p_out = p_in + e`, `r = b - lap p_out`, `sum r^2` (one pass, f64) | 40 B |
+//! | [`mg_residual`] | `r = b - lap p`, `sum r^2` (the start of PCG, and the final check) | 32 B |
+//! | [`mg_cg_dir`], [`mg_cg_update`], [`mg_cg_dot`], [`mg_cg_shift`] | the PCG iteration, its scalars kept on the device | |
 //! | [`mg_clear`] | zeroes the reduction slots (inside a captured graph) | |
 //!
-//! The f32 kernels are the same code with f32 cycle arrays; the fine-level
+//! Each kernel is generic over the cycle's precision `T` and built for
+//! `f32` and `f64` (entries `<kernel>_f32`, `<kernel>_f64`); the fine-level
 //! field `p`, the right-hand side `b` and the residual are always f64.
 //!
 //! # Launch shapes
@@ -91,39 +92,64 @@ pub mod slot {
     pub const COUNT: usize = 4;
 }
 
-/// `mode` bits of [`mg_smooth_tile_f64`]: the first colour (0 red, 1 black).
+/// `mode` bits of [`mg_smooth_tile`]: the first colour (0 red, 1 black).
 pub const MODE_BLACK_FIRST: u32 = 1;
 /// `mode` bit: start from a zero correction (do not read `u_in`).
 pub const MODE_ZERO: u32 = 2;
 /// `mode` bit: add the prolongation of `uc` to `u_in` while loading.
 pub const MODE_PROLONG: u32 = 4;
+/// `mode` bit: load the boundary ring from `u_in` and keep it (the fine
+/// level of rung 5 holds the field, whose boundary carries the Dirichlet
+/// values; without it the ring is zero, as a correction's is).
+pub const MODE_DIRICHLET: u32 = 8;
+/// `mode` bit: after the sweeps, add `sum r^2` over the output tile's
+/// interior cells (`r = f - lap u`) to `acc[0]`: the residual of the last
+/// sweep, with no pass of its own (rung 5).
+pub const MODE_RESIDUAL: u32 = 16;
 /// `mode` bits 8..: the number of sweeps (1..=[`MAX_TILE_SWEEPS`]).
 pub const MODE_SWEEPS_SHIFT: u32 = 8;
+
+/// The sweep count a tile-smoother `mode` asks for.
+pub const fn mode_sweeps(mode: u32) -> u32 {
+    mode >> MODE_SWEEPS_SHIFT
+}
 
 /// Dynamic shared memory of the reduction kernels: one f64 slot per warp.
 pub const fn reduce_shared_bytes() -> usize {
     warp_slots_shared_bytes::<f64>(BLOCK)
 }
 
-/// Halo of the tile smoother for `sweeps` sweeps: each half-sweep of
-/// red-black Gauss-Seidel invalidates one more ring of the tile.
-pub const fn tile_halo(sweeps: u32) -> usize {
-    2 * sweeps as usize
+/// Halo of the tile smoother for `mode`: each half-sweep of red-black
+/// Gauss-Seidel invalidates one more ring of the tile (`2 s` for `s`
+/// sweeps), and the residual of the output tile ([`MODE_RESIDUAL`]) needs
+/// one ring more.
+pub const fn tile_halo(mode: u32) -> usize {
+    2 * mode_sweeps(mode) as usize + if mode & MODE_RESIDUAL != 0 { 1 } else { 0 }
 }
 
 /// Shared tile of the smoother: `(TILE_OX + 2 halo) x (TILE_OY + 2 halo)`.
-pub const fn tile_dims(sweeps: u32) -> (usize, usize) {
+pub const fn tile_dims(mode: u32) -> (usize, usize) {
     (
-        TILE_OX + 2 * tile_halo(sweeps),
-        TILE_OY + 2 * tile_halo(sweeps),
+        TILE_OX + 2 * tile_halo(mode),
+        TILE_OY + 2 * tile_halo(mode),
     )
 }
 
 /// Dynamic shared memory of the tile smoother: the correction and the
-/// right-hand side over the tile with its halo.
-pub const fn tile_shared_bytes<T>(sweeps: u32) -> usize {
-    let (w, h) = tile_dims(sweeps);
-    shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, w * h), w * h)
+/// right-hand side over the tile with its halo, then one f64 slot per warp
+/// for the residual's block sum.
+pub const fn tile_shared_bytes<T>(mode: u32) -> usize {
+    let (w, h) = tile_dims(mode);
+    let uf = shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, w * h), w * h);
+    shared::shared_bytes::<f64>(uf, (BLOCK / WARP_SIZE) as usize)
+}
+
+/// One point of an over-relaxed (SOR) red-black sweep: `old + omega (gs -
+/// old)`, `gs` the Gauss-Seidel value ([`gs_point`]). `omega = 1` is plain
+/// Gauss-Seidel (the host and the CPU solver use the same expression).
+#[inline(always)]
+pub fn sor<T: Real>(old: T, gs: T, omega: T) -> T {
+    old + omega * (gs - old)
 }
 
 /// Stops the kernel unless the grid is at least 3 x 3 and every buffer in
@@ -215,15 +241,32 @@ pub fn inv_diag<T: Real>(cx: T, cy: T) -> T {
 
 // ---------------------------------------------------------------- rung 1: smoother
 
-#[inline(always)]
+/// Rung 1: one colour of a red-black Gauss-Seidel sweep of
+/// `lap u = f` on a level, in place.
+///
+/// Thread mapping: blocks of [`BLOCK`] x 1; thread `t` of the row grid
+/// updates the `t`-th cell of colour `colour` (`(x + y) & 1`: 0 red, 1 black)
+/// of each row `y` it visits (`y = 1 + blockIdx.y, += gridDim.y`). A cell's
+/// four neighbours have the other colour, so updating one colour in place is
+/// race-free and is exactly Gauss-Seidel in red-black order. `zero = 1`
+/// treats `u` as zero (the first half-sweep from a zero start: no neighbour
+/// loads). Boundary cells are never written. No shared memory.
+///
+/// Why red-black Gauss-Seidel: it damps the high-frequency half of the error
+/// by about 4x per sweep (Jacobi: about 3x with the best weight), in place,
+/// and in parallel. What it costs: two launches per sweep, each reading the
+/// whole row (the colours interleave in every cache line) and writing half
+/// of it, about 48 bytes per cell and sweep in f64.
+#[kernel(launch_bounds(256), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-fn smooth_rb_body<T: Real>(
+pub fn mg_smooth_rb<T: Real>(
     u: DeviceSliceMut<T>,
     f: DeviceSlice<T>,
     nx: u32,
     ny: u32,
     cx: T,
     cy: T,
+    omega: T,
     colour: u32,
     zero: u32,
 ) {
@@ -240,6 +283,14 @@ fn smooth_rb_body<T: Real>(
     while y + 1 < ny {
         // The cells of colour `colour` ((x + y) & 1) in row y, in order.
         let x = 1 + 2 * xh + ((1 + y + colour) & 1);
+        let xo = 1 + 2 * xh + ((y + colour) & 1);
+        if zero != 0 && xo + 1 < nx {
+            // From zero, the other colour's cell of this pair becomes 0 too
+            // (the next half-sweep reads it as its old value). No thread
+            // reads a neighbour in a launch from zero: no race.
+            // SAFETY: 1 <= xo <= nx - 2 and 1 <= y <= ny - 2: inside `u`.
+            unsafe { u.set_unchecked(y as usize * width + xo as usize, T::ZERO) };
+        }
         if x + 1 < nx {
             let i = y as usize * width + x as usize;
             // SAFETY: 1 <= x <= nx - 2 and 1 <= y <= ny - 2, so the cell and
@@ -248,65 +299,23 @@ fn smooth_rb_body<T: Real>(
             // no thread of this launch writes them.
             unsafe {
                 let v = if zero != 0 {
-                    gs_point(T::ZERO, T::ZERO, f.get_unchecked(i), cx, cy, w)
+                    sor(
+                        T::ZERO,
+                        gs_point(T::ZERO, T::ZERO, f.get_unchecked(i), cx, cy, w),
+                        omega,
+                    )
                 } else {
                     let we = u.as_const().get_unchecked(i - 1) + u.as_const().get_unchecked(i + 1);
                     let sn = u.as_const().get_unchecked(i - width)
                         + u.as_const().get_unchecked(i + width);
-                    gs_point(we, sn, f.get_unchecked(i), cx, cy, w)
+                    let gs = gs_point(we, sn, f.get_unchecked(i), cx, cy, w);
+                    sor(u.as_const().get_unchecked(i), gs, omega)
                 };
                 u.set_unchecked(i, v);
             }
         }
         y += thread::grid_dim_y();
     }
-}
-
-/// Rung 1 (f64 cycle): one colour of a red-black Gauss-Seidel sweep of
-/// `lap u = f` on a level, in place.
-///
-/// Thread mapping: blocks of [`BLOCK`] x 1; thread `t` of the row grid
-/// updates the `t`-th cell of colour `colour` (`(x + y) & 1`: 0 red, 1 black)
-/// of each row `y` it visits (`y = 1 + blockIdx.y, += gridDim.y`). A cell's
-/// four neighbours have the other colour, so updating one colour in place is
-/// race-free and is exactly Gauss-Seidel in red-black order. `zero = 1`
-/// treats `u` as zero (the first half-sweep from a zero start: no neighbour
-/// loads). Boundary cells are never written. No shared memory.
-///
-/// Why red-black Gauss-Seidel: it damps the high-frequency half of the error
-/// by about 4x per sweep (Jacobi: about 3x with the best weight), in place,
-/// and in parallel. What it costs: two launches per sweep, each reading the
-/// whole row (the colours interleave in every cache line) and writing half
-/// of it, about 48 bytes per cell and sweep in f64.
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_smooth_rb_f64(
-    u: DeviceSliceMut<f64>,
-    f: DeviceSlice<f64>,
-    nx: u32,
-    ny: u32,
-    cx: f64,
-    cy: f64,
-    colour: u32,
-    zero: u32,
-) {
-    smooth_rb_body(u, f, nx, ny, cx, cy, colour, zero);
-}
-
-/// Rung 1 (f32 cycle): as [`mg_smooth_rb_f64`].
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_smooth_rb_f32(
-    u: DeviceSliceMut<f32>,
-    f: DeviceSlice<f32>,
-    nx: u32,
-    ny: u32,
-    cx: f32,
-    cy: f32,
-    colour: u32,
-    zero: u32,
-) {
-    smooth_rb_body(u, f, nx, ny, cx, cy, colour, zero);
 }
 
 // ---------------------------------------------------------------- rung 2: tile smoother
@@ -348,22 +357,67 @@ fn interpolate<T: Real>(
 pub const TILE_TX: u32 = 32;
 /// Rows of the tile smoother's block.
 pub const TILE_TY: u32 = BLOCK / TILE_TX;
-/// Most tile columns one thread loads: `(TILE_OX + 4 MAX_TILE_SWEEPS) / 32`, rounded up.
-const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize).div_ceil(TILE_TX as usize);
+/// Most tile columns one thread loads: `(TILE_OX + 4 MAX_TILE_SWEEPS + 2) / 32`, rounded up.
+const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize + 2).div_ceil(TILE_TX as usize);
 
-#[inline(always)]
+/// Rung 2: `s` whole red-black sweeps (Gauss-Seidel over-relaxed by
+/// `omega`, [`sor`]) in shared memory, out of place (`u_in` -> `u_out`),
+/// optionally after adding the prolongation of the coarse correction.
+///
+/// `mode`: bit 0 the first colour ([`MODE_BLACK_FIRST`]: black-red, the
+/// reverse of pre-smoothing, which keeps the V-cycle symmetric for PCG),
+/// [`MODE_ZERO`] (start from zero: `u_in`'s interior is not read),
+/// [`MODE_PROLONG`] (`u_in + P uc`, bilinear, `interpolate`),
+/// [`MODE_DIRICHLET`] (the level holds a field: its boundary ring is loaded
+/// from `u_in` and written back unchanged, instead of zero),
+/// [`MODE_RESIDUAL`] (add the output tile's `sum r^2` to `acc[0]`), and the
+/// sweep count `s` in bits 8.. (`1..=`[`MAX_TILE_SWEEPS`]).
+///
+/// Thread mapping: one block of [`TILE_TX`] x [`TILE_TY`] threads per
+/// [`TILE_OX`] x [`TILE_OY`] output tile; thread `(tx, ty)` takes tile
+/// columns `tx, tx + 32, ...` and rows `ty, ty + 8, ...` in every phase, so
+/// no index is divided and a column's place on the coarse grid is computed
+/// once. Shared layout ([`tile_shared_bytes`]): the correction and the
+/// right-hand side over the tile plus a halo of `2 s` cells on each side
+/// (`2 s + 1` with [`MODE_RESIDUAL`]), row-major, one after the other, then
+/// one f64 slot per warp (the residual's block sum). The block loads both (clipped to the
+/// grid), then runs `2 s` half-sweeps, each over the cells of one colour
+/// (a warp takes 32 of a row's cells of that colour), with one barrier per
+/// half-sweep; a half-sweep can update only cells whose four neighbours are
+/// in the tile, so each one leaves one more ring stale, and after `2 s` the
+/// cells at distance `>= 2 s` from the tile's edge (the output tile) are
+/// exactly what `s` global sweeps give. Domain boundary cells are never
+/// updated (Dirichlet).
+///
+/// What changed from rung 1: one launch and one pass over memory for `s`
+/// sweeps (and the prolongation) instead of `2 s` launches, `2 s` passes
+/// and a separate correction pass: about 26 bytes per cell for prolongation
+/// plus two sweeps in f64, against about 112. What it costs: the halo is
+/// loaded and updated redundantly ((64 + 8)(32 + 8) / (64 x 32) = 1.4x the
+/// cells for `s = 2`; the extra loads are L2 hits), and the output must go
+/// to a second buffer (neighbouring blocks read the halo from `u_in`).
+///
+/// What [`MODE_DIRICHLET`] and [`MODE_RESIDUAL`] add (rung 5, the finest
+/// level holding the field): the residual of the last sweep comes out of
+/// the tile already in shared memory (each output cell's neighbours are
+/// exact with the extra ring), reduced per warp and added with one atomic
+/// per block, so the cycle needs no separate pass over the field to
+/// measure its residual or to add its correction.
+#[kernel(launch_bounds(256), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-fn smooth_tile_body<T: Real>(
+pub fn mg_smooth_tile<T: Real>(
     u_in: DeviceSlice<T>,
     f: DeviceSlice<T>,
     uc: DeviceSlice<T>,
     u_out: DeviceSliceMut<T>,
+    acc: DeviceSliceMut<f64>,
     nx: u32,
     ny: u32,
     ncx: u32,
     ncy: u32,
     cx: T,
     cy: T,
+    omega: T,
     mode: u32,
 ) {
     check_grid(
@@ -372,9 +426,11 @@ fn smooth_tile_body<T: Real>(
         ny,
         "mg_smooth_tile: bad grid or buffer",
     );
-    let sweeps = mode >> MODE_SWEEPS_SHIFT;
+    let sweeps = mode_sweeps(mode);
     let prolong = mode & MODE_PROLONG != 0;
     let zero = mode & MODE_ZERO != 0;
+    let dirichlet = mode & MODE_DIRICHLET != 0;
+    let residual = mode & MODE_RESIDUAL != 0;
     if sweeps == 0
         || sweeps > MAX_TILE_SWEEPS
         || thread::block_dim_x() != TILE_TX
@@ -383,11 +439,12 @@ fn smooth_tile_body<T: Real>(
         || ny > i32::MAX as u32 / 2
         || (prolong && (ncx < 3 || ncy < 3 || ncx > nx || ncy > ny))
         || (prolong && uc.len() < ncx as usize * ncy as usize)
+        || (residual && acc.is_empty())
     {
         ptxlab_device::trap("mg_smooth_tile: bad mode, block or coarse grid");
     }
-    let halo = tile_halo(sweeps) as i32;
-    let (sw, sh) = tile_dims(sweeps);
+    let halo = tile_halo(mode) as i32;
+    let (sw, sh) = tile_dims(mode);
     let (sw, sh) = (sw as i32, sh as i32);
     let cells = (sw * sh) as usize;
     let su = shared::dynamic_shared::<T>(0, cells);
@@ -440,7 +497,7 @@ fn smooth_tile_body<T: Real>(
                     // cell (i0, j0) has i0 + 1 <= ncx - 1 and j0 + 1 <= ncy - 1
                     // (see `interpolate`), inside `uc` (length checked).
                     unsafe {
-                        let mut v = if zero || !interior {
+                        let mut v = if (zero && interior) || !(interior || dirichlet) {
                             T::ZERO
                         } else {
                             u_in.get_unchecked(g)
@@ -491,7 +548,8 @@ fn smooth_tile_body<T: Real>(
                         unsafe {
                             let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
                             let sn = su.get_unchecked(s - swu) + su.get_unchecked(s + swu);
-                            su.set_unchecked(s, gs_point(we, sn, sf.get_unchecked(s), cx, cy, w));
+                            let gs = gs_point(we, sn, sf.get_unchecked(s), cx, cy, w);
+                            su.set_unchecked(s, sor(su.get_unchecked(s), gs, omega));
                         }
                     }
                     m += ctx;
@@ -519,82 +577,77 @@ fn smooth_tile_body<T: Real>(
         }
         ly += cty;
     }
-}
-
-/// Rung 2 (f64 cycle): `s` whole red-black Gauss-Seidel sweeps in shared
-/// memory, out of place (`u_in` -> `u_out`), optionally after adding the
-/// prolongation of the coarse correction.
-///
-/// `mode`: bit 0 the first colour ([`MODE_BLACK_FIRST`]: post-smoothing runs
-/// black-red, the reverse of pre-smoothing, which keeps the V-cycle
-/// symmetric for PCG), [`MODE_ZERO`] (start from zero: `u_in` is not read),
-/// [`MODE_PROLONG`] (`u_in + P uc`, bilinear, `interpolate`), and the sweep
-/// count `s` in bits 8.. (`1..=`[`MAX_TILE_SWEEPS`]).
-///
-/// Thread mapping: one block of [`TILE_TX`] x [`TILE_TY`] threads per
-/// [`TILE_OX`] x [`TILE_OY`] output tile; thread `(tx, ty)` takes tile
-/// columns `tx, tx + 32, ...` and rows `ty, ty + 8, ...` in every phase, so
-/// no index is divided and a column's place on the coarse grid is computed
-/// once. Shared layout ([`tile_shared_bytes`]): the correction and the
-/// right-hand side over the tile plus a halo of `2 s` cells on each side,
-/// row-major, one after the other. The block loads both (clipped to the
-/// grid), then runs `2 s` half-sweeps, each over the cells of one colour
-/// (a warp takes 32 of a row's cells of that colour), with one barrier per
-/// half-sweep; a half-sweep can update only cells whose four neighbours are
-/// in the tile, so each one leaves one more ring stale, and after `2 s` the
-/// cells at distance `>= 2 s` from the tile's edge (the output tile) are
-/// exactly what `s` global sweeps give. Domain boundary cells are never
-/// updated (Dirichlet).
-///
-/// What changed from rung 1: one launch and one pass over memory for `s`
-/// sweeps (and the prolongation) instead of `2 s` launches, `2 s` passes
-/// and a separate correction pass: about 26 bytes per cell for prolongation
-/// plus two sweeps in f64, against about 112. What it costs: the halo is
-/// loaded and updated redundantly ((64 + 8)(32 + 8) / (64 x 32) = 1.4x the
-/// cells for `s = 2`; the extra loads are L2 hits), and the output must go
-/// to a second buffer (neighbouring blocks read the halo from `u_in`).
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_smooth_tile_f64(
-    u_in: DeviceSlice<f64>,
-    f: DeviceSlice<f64>,
-    uc: DeviceSlice<f64>,
-    u_out: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    ncx: u32,
-    ncy: u32,
-    cx: f64,
-    cy: f64,
-    mode: u32,
-) {
-    smooth_tile_body(u_in, f, uc, u_out, nx, ny, ncx, ncy, cx, cy, mode);
-}
-
-/// Rung 2 (f32 cycle): as [`mg_smooth_tile_f64`].
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_smooth_tile_f32(
-    u_in: DeviceSlice<f32>,
-    f: DeviceSlice<f32>,
-    uc: DeviceSlice<f32>,
-    u_out: DeviceSliceMut<f32>,
-    nx: u32,
-    ny: u32,
-    ncx: u32,
-    ncy: u32,
-    cx: f32,
-    cy: f32,
-    mode: u32,
-) {
-    smooth_tile_body(u_in, f, uc, u_out, nx, ny, ncx, ncy, cx, cy, mode);
+    if residual {
+        // The residual of the output tile's interior cells: their
+        // neighbours are at distance >= 2 s from the tile's edge, exact.
+        let two = T::from_f64(2.0);
+        let swu = sw as usize;
+        let mut sum = 0.0f64;
+        let mut ly = halo + ty;
+        while ly < halo + TILE_OY as i32 {
+            let gy = gy0 + ly;
+            let mut lx = halo + tx;
+            while lx < halo + TILE_OX as i32 {
+                let gx = gx0 + lx;
+                if gx > 0 && gy > 0 && gx + 1 < nxi && gy + 1 < nyi {
+                    let s = (ly * sw + lx) as usize;
+                    // SAFETY: an output cell is at distance >= halo >= 1
+                    // from the tile's edge: it and its neighbours are in
+                    // the tile (s +- 1, s +- sw < cells).
+                    let r = unsafe {
+                        let c0 = su.get_unchecked(s);
+                        let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
+                        let sn = su.get_unchecked(s - swu) + su.get_unchecked(s + swu);
+                        sf.get_unchecked(s) - (cx * (we - two * c0) + cy * (sn - two * c0))
+                    };
+                    let r = r.to_f64();
+                    sum += r * r;
+                }
+                lx += ctx;
+            }
+            ly += cty;
+        }
+        let slots = shared::dynamic_shared::<f64>(
+            shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, cells), cells),
+            (BLOCK / WARP_SIZE) as usize,
+        );
+        let s = warp::reduce_sum(sum);
+        if warp::lane_id() == 0 {
+            slots.set(warp::warp_id() as usize, s);
+        }
+        sync_threads();
+        if thread::thread_rank() == 0 {
+            let mut total = 0.0f64;
+            let mut k = 0;
+            while k < (BLOCK / WARP_SIZE) as usize {
+                total += slots.get(k);
+                k += 1;
+            }
+            acc.atomic_add(0, total);
+        }
+    }
 }
 
 // ---------------------------------------------------------------- transfers
 
-#[inline(always)]
+/// Residual and restriction in one pass: `fc = R (f - lap u)`
+/// on the coarse interior, `fc = 0` on its boundary, `uc = 0` everywhere
+/// (the coarse level starts from a zero correction). `with_u = 0` restricts
+/// `f` alone (FMG's first descent, where `u` is zero).
+///
+/// Thread mapping: blocks of [`BLOCK`] x 1; one thread per coarse cell
+/// (`x` by `blockIdx.x`, rows by a `gridDim.y` stride). The thread gathers
+/// the fine points of its restriction stencil (3 x 3 in the nested case, at
+/// most 4 x 4 otherwise), computes each one's residual from five loads of `u`
+/// and one of `f`, and sums them with the weights of [`weight`]. No shared
+/// memory: a fine residual is recomputed by up to four coarse threads, whose
+/// loads hit L1.
+///
+/// Why fused: a separate residual kernel would write a full fine-grid array
+/// and the restriction would read it back, 16 bytes per cell more in f64.
+#[kernel(launch_bounds(256), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-fn restrict_body<T: Real>(
+pub fn mg_restrict<T: Real>(
     u: DeviceSlice<T>,
     f: DeviceSlice<T>,
     fc: DeviceSliceMut<T>,
@@ -678,60 +731,17 @@ fn restrict_body<T: Real>(
     }
 }
 
-/// Residual and restriction in one pass (f64 cycle): `fc = R (f - lap u)`
-/// on the coarse interior, `fc = 0` on its boundary, `uc = 0` everywhere
-/// (the coarse level starts from a zero correction). `with_u = 0` restricts
-/// `f` alone (FMG's first descent, where `u` is zero).
+/// Prolongation with correction: `u += P uc` on the fine
+/// interior (`add = 0`: `u = P uc`, FMG's interpolation of a coarse
+/// solution). `P` is bilinear interpolation at each fine point's position on
+/// the coarse grid (`interpolate`).
 ///
-/// Thread mapping: blocks of [`BLOCK`] x 1; one thread per coarse cell
-/// (`x` by `blockIdx.x`, rows by a `gridDim.y` stride). The thread gathers
-/// the fine points of its restriction stencil (3 x 3 in the nested case, at
-/// most 4 x 4 otherwise), computes each one's residual from five loads of `u`
-/// and one of `f`, and sums them with the weights of [`weight`]. No shared
-/// memory: a fine residual is recomputed by up to four coarse threads, whose
-/// loads hit L1.
-///
-/// Why fused: a separate residual kernel would write a full fine-grid array
-/// and the restriction would read it back, 16 bytes per cell more in f64.
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_restrict_f64(
-    u: DeviceSlice<f64>,
-    f: DeviceSlice<f64>,
-    fc: DeviceSliceMut<f64>,
-    uc: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    ncx: u32,
-    ncy: u32,
-    cx: f64,
-    cy: f64,
-    with_u: u32,
-) {
-    restrict_body(u, f, fc, uc, nx, ny, ncx, ncy, cx, cy, with_u);
-}
-
-/// Residual and restriction (f32 cycle): as [`mg_restrict_f64`].
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_restrict_f32(
-    u: DeviceSlice<f32>,
-    f: DeviceSlice<f32>,
-    fc: DeviceSliceMut<f32>,
-    uc: DeviceSliceMut<f32>,
-    nx: u32,
-    ny: u32,
-    ncx: u32,
-    ncy: u32,
-    cx: f32,
-    cy: f32,
-    with_u: u32,
-) {
-    restrict_body(u, f, fc, uc, nx, ny, ncx, ncy, cx, cy, with_u);
-}
-
-#[inline(always)]
-fn prolong_body<T: Real>(
+/// Thread mapping: blocks of [`BLOCK`] x 1, one thread per fine interior
+/// cell, rows by a `gridDim.y` stride; the four coarse values a warp needs
+/// are a few cache lines. Used with the rung-1 smoother; rung 2 fuses it
+/// into the first post-smoothing pass.
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn mg_prolong<T: Real>(
     uc: DeviceSlice<T>,
     u: DeviceSliceMut<T>,
     nx: u32,
@@ -767,42 +777,6 @@ fn prolong_body<T: Real>(
         }
         y += thread::grid_dim_y();
     }
-}
-
-/// Prolongation with correction (f64 cycle): `u += P uc` on the fine
-/// interior (`add = 0`: `u = P uc`, FMG's interpolation of a coarse
-/// solution). `P` is bilinear interpolation at each fine point's position on
-/// the coarse grid (`interpolate`).
-///
-/// Thread mapping: blocks of [`BLOCK`] x 1, one thread per fine interior
-/// cell, rows by a `gridDim.y` stride; the four coarse values a warp needs
-/// are a few cache lines. Used with the rung-1 smoother; rung 2 fuses it
-/// into the first post-smoothing pass.
-#[kernel(launch_bounds(256))]
-pub fn mg_prolong_f64(
-    uc: DeviceSlice<f64>,
-    u: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    ncx: u32,
-    ncy: u32,
-    add: u32,
-) {
-    prolong_body(uc, u, nx, ny, ncx, ncy, add);
-}
-
-/// Prolongation with correction (f32 cycle): as [`mg_prolong_f64`].
-#[kernel(launch_bounds(256))]
-pub fn mg_prolong_f32(
-    uc: DeviceSlice<f32>,
-    u: DeviceSliceMut<f32>,
-    nx: u32,
-    ny: u32,
-    ncx: u32,
-    ncy: u32,
-    add: u32,
-) {
-    prolong_body(uc, u, nx, ny, ncx, ncy, add);
 }
 
 // ---------------------------------------------------------------- fine level, f64
@@ -913,7 +887,7 @@ fn defect_body<T: Real>(
     block_add(sum, &acc, 0);
 }
 
-/// The outer step of multigrid (f64 field, f64 cycle): `p_out = p_in + e_scale e`
+/// The outer step of multigrid : `p_out = p_in + e_scale e`
 /// on the interior (the boundary copied), `r = (b - lap_h p_out) r_scale` on
 /// the interior and 0 on the boundary (the next cycle's right-hand side), and
 /// `acc[0] += sum r^2` (unscaled; the host zeroes `acc` first).
@@ -931,14 +905,14 @@ fn defect_body<T: Real>(
 /// what the tolerance is measured on; in the mixed-precision solve only the
 /// cycles run in f32, and their correction is added here in f64, which is
 /// what lets an f32 cycle reach a 1e-10 relative residual.
-#[kernel(launch_bounds(256))]
+#[kernel(launch_bounds(256), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-pub fn mg_defect_f64(
+pub fn mg_defect<T: Real>(
     p_in: DeviceSlice<f64>,
-    e: DeviceSlice<f64>,
+    e: DeviceSlice<T>,
     b: DeviceSlice<f64>,
     p_out: DeviceSliceMut<f64>,
-    r: DeviceSliceMut<f64>,
+    r: DeviceSliceMut<T>,
     acc: DeviceSliceMut<f64>,
     nx: u32,
     ny: u32,
@@ -966,78 +940,24 @@ pub fn mg_defect_f64(
     );
 }
 
-/// The outer step of multigrid with an f32 cycle: as [`mg_defect_f64`],
-/// reading the f32 correction and writing the f32 right-hand side.
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_defect_f32(
-    p_in: DeviceSlice<f64>,
-    e: DeviceSlice<f32>,
-    b: DeviceSlice<f64>,
-    p_out: DeviceSliceMut<f64>,
-    r: DeviceSliceMut<f32>,
-    acc: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
-    e_scale: f64,
-    r_scale: f64,
-) {
-    let e = if e_scale != 0.0 {
-        Some((e, e_scale))
-    } else {
-        None
-    };
-    defect_body(
-        p_in,
-        e,
-        b,
-        Some(p_out),
-        None,
-        r,
-        acc,
-        nx,
-        ny,
-        inv_h2,
-        r_scale,
-    );
-}
-
-/// Residual of the fine equation (f64 cycle): `rho = b - lap_h p` (0 on the
+/// Residual of the fine equation: `rho = b - lap_h p` (0 on the
 /// boundary), `r = rho r_scale` for the cycle, `acc[0] += sum rho^2`. The
 /// start of PCG, and the final check of every solve. Mapping as
-/// [`mg_defect_f64`].
-#[kernel(launch_bounds(256))]
+/// [`mg_defect`].
+#[kernel(launch_bounds(256), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-pub fn mg_residual_f64(
+pub fn mg_residual<T: Real>(
     p: DeviceSlice<f64>,
     b: DeviceSlice<f64>,
     rho: DeviceSliceMut<f64>,
-    r: DeviceSliceMut<f64>,
+    r: DeviceSliceMut<T>,
     acc: DeviceSliceMut<f64>,
     nx: u32,
     ny: u32,
     inv_h2: f64,
     r_scale: f64,
 ) {
-    defect_body::<f64>(p, None, b, None, Some(rho), r, acc, nx, ny, inv_h2, r_scale);
-}
-
-/// Residual of the fine equation (f32 cycle): as [`mg_residual_f64`].
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_residual_f32(
-    p: DeviceSlice<f64>,
-    b: DeviceSlice<f64>,
-    rho: DeviceSliceMut<f64>,
-    r: DeviceSliceMut<f32>,
-    acc: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
-    r_scale: f64,
-) {
-    defect_body::<f32>(p, None, b, None, Some(rho), r, acc, nx, ny, inv_h2, r_scale);
+    defect_body::<T>(p, None, b, None, Some(rho), r, acc, nx, ny, inv_h2, r_scale);
 }
 
 /// Zeroes `acc` (grid-stride). Inside a captured graph the reduction slots
@@ -1051,9 +971,20 @@ pub fn mg_clear(acc: DeviceSliceMut<f64>) {
 
 // ---------------------------------------------------------------- PCG
 
-#[inline(always)]
+/// PCG direction: `d_out = z_scale z + beta d_in` with
+/// `beta = s[GAMMA] / s[GAMMA_OLD]` (0 on the first iteration, when
+/// `s[GAMMA_OLD]` is 0), `q = lap_h d_out`, `s[DQ] += <d_out, q>`.
+///
+/// The scalars live on the device ([`slot`]), so a whole PCG iteration
+/// (shift, V-cycle, dot, direction, update) is a fixed sequence of launches
+/// that a CUDA graph can capture; the host reads only `||rho||^2`.
+/// Thread mapping as [`mg_defect`]: each thread rebuilds the new
+/// direction at its cell and four neighbours from `z` and `d_in`, so the
+/// update, the operator and the dot product are one pass (out of place:
+/// `d_in` and `d_out` alternate).
+#[kernel(launch_bounds(256), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
-fn cg_dir_body<T: Real>(
+pub fn mg_cg_dir<T: Real>(
     z: DeviceSlice<T>,
     d_in: DeviceSlice<f64>,
     d_out: DeviceSliceMut<f64>,
@@ -1122,53 +1053,13 @@ fn cg_dir_body<T: Real>(
     block_add(sum, &s, slot::DQ);
 }
 
-/// PCG direction (f64 cycle): `d_out = z_scale z + beta d_in` with
-/// `beta = s[GAMMA] / s[GAMMA_OLD]` (0 on the first iteration, when
-/// `s[GAMMA_OLD]` is 0), `q = lap_h d_out`, `s[DQ] += <d_out, q>`.
-///
-/// The scalars live on the device ([`slot`]), so a whole PCG iteration
-/// (shift, V-cycle, dot, direction, update) is a fixed sequence of launches
-/// that a CUDA graph can capture; the host reads only `||rho||^2`.
-/// Thread mapping as [`mg_defect_f64`]: each thread rebuilds the new
-/// direction at its cell and four neighbours from `z` and `d_in`, so the
-/// update, the operator and the dot product are one pass (out of place:
-/// `d_in` and `d_out` alternate).
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_cg_dir_f64(
-    z: DeviceSlice<f64>,
-    d_in: DeviceSlice<f64>,
-    d_out: DeviceSliceMut<f64>,
-    q: DeviceSliceMut<f64>,
-    s: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
-    z_scale: f64,
-) {
-    cg_dir_body(z, d_in, d_out, q, s, nx, ny, inv_h2, z_scale);
-}
-
-/// PCG direction (f32 cycle): as [`mg_cg_dir_f64`] with an f32 `z`.
-#[kernel(launch_bounds(256))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_cg_dir_f32(
-    z: DeviceSlice<f32>,
-    d_in: DeviceSlice<f64>,
-    d_out: DeviceSliceMut<f64>,
-    q: DeviceSliceMut<f64>,
-    s: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
-    z_scale: f64,
-) {
-    cg_dir_body(z, d_in, d_out, q, s, nx, ny, inv_h2, z_scale);
-}
-
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn cg_update_body<T: Real>(
+/// PCG update: `alpha = s[GAMMA] / s[DQ]`, `p += alpha d`,
+/// `rho -= alpha q`, `r = rho r_scale` (the next V-cycle's right-hand
+/// side), `s[RHO2] += ||rho||^2`. Elementwise, grid-stride over every cell
+/// (`d` and `q` are 0 on the boundary, so `p` keeps its Dirichlet values);
+/// one atomic per block.
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn mg_cg_update<T: Real>(
     p: DeviceSliceMut<f64>,
     rho: DeviceSliceMut<f64>,
     r: DeviceSliceMut<T>,
@@ -1206,40 +1097,10 @@ fn cg_update_body<T: Real>(
     block_add(sum, &s, slot::RHO2);
 }
 
-/// PCG update (f64 cycle): `alpha = s[GAMMA] / s[DQ]`, `p += alpha d`,
-/// `rho -= alpha q`, `r = rho r_scale` (the next V-cycle's right-hand
-/// side), `s[RHO2] += ||rho||^2`. Elementwise, grid-stride over every cell
-/// (`d` and `q` are 0 on the boundary, so `p` keeps its Dirichlet values);
+/// PCG dot product: `s[GAMMA] += z_scale <rho, z>`, grid-stride,
 /// one atomic per block.
-#[kernel(launch_bounds(256))]
-pub fn mg_cg_update_f64(
-    p: DeviceSliceMut<f64>,
-    rho: DeviceSliceMut<f64>,
-    r: DeviceSliceMut<f64>,
-    d: DeviceSlice<f64>,
-    q: DeviceSlice<f64>,
-    s: DeviceSliceMut<f64>,
-    r_scale: f64,
-) {
-    cg_update_body(p, rho, r, d, q, s, r_scale);
-}
-
-/// PCG update (f32 cycle): as [`mg_cg_update_f64`] with an f32 `r`.
-#[kernel(launch_bounds(256))]
-pub fn mg_cg_update_f32(
-    p: DeviceSliceMut<f64>,
-    rho: DeviceSliceMut<f64>,
-    r: DeviceSliceMut<f32>,
-    d: DeviceSlice<f64>,
-    q: DeviceSlice<f64>,
-    s: DeviceSliceMut<f64>,
-    r_scale: f64,
-) {
-    cg_update_body(p, rho, r, d, q, s, r_scale);
-}
-
-#[inline(always)]
-fn cg_dot_body<T: Real>(
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn mg_cg_dot<T: Real>(
     rho: DeviceSlice<f64>,
     z: DeviceSlice<T>,
     s: DeviceSliceMut<f64>,
@@ -1255,29 +1116,6 @@ fn cg_dot_body<T: Real>(
         sum += unsafe { rho.get_unchecked(i) * z.get_unchecked(i).to_f64() };
     }
     block_add(sum * z_scale, &s, slot::GAMMA);
-}
-
-/// PCG dot product (f64 cycle): `s[GAMMA] += z_scale <rho, z>`, grid-stride,
-/// one atomic per block.
-#[kernel(launch_bounds(256))]
-pub fn mg_cg_dot_f64(
-    rho: DeviceSlice<f64>,
-    z: DeviceSlice<f64>,
-    s: DeviceSliceMut<f64>,
-    z_scale: f64,
-) {
-    cg_dot_body(rho, z, s, z_scale);
-}
-
-/// PCG dot product (f32 cycle): as [`mg_cg_dot_f64`] with an f32 `z`.
-#[kernel(launch_bounds(256))]
-pub fn mg_cg_dot_f32(
-    rho: DeviceSlice<f64>,
-    z: DeviceSlice<f32>,
-    s: DeviceSliceMut<f64>,
-    z_scale: f64,
-) {
-    cg_dot_body(rho, z, s, z_scale);
 }
 
 /// The start of a PCG iteration, one thread: `s[GAMMA_OLD] = s[GAMMA]`,
@@ -1342,6 +1180,7 @@ fn block_smooth<T: Real>(
     (nx, ny, cx, cy, off): (u32, u32, T, T, usize),
     sweeps: u32,
     first: u32,
+    omega: T,
 ) {
     let w = inv_diag(cx, cy);
     let (iw, ih) = (nx - 2, ny - 2);
@@ -1361,7 +1200,8 @@ fn block_smooth<T: Real>(
                 unsafe {
                     let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
                     let sn = su.get_unchecked(s - n) + su.get_unchecked(s + n);
-                    su.set_unchecked(s, gs_point(we, sn, sf.get_unchecked(s), cx, cy, w));
+                    let gs = gs_point(we, sn, sf.get_unchecked(s), cx, cy, w);
+                    su.set_unchecked(s, sor(su.get_unchecked(s), gs, omega));
                 }
             }
             m += thread::block_dim_x();
@@ -1370,13 +1210,36 @@ fn block_smooth<T: Real>(
     }
 }
 
-fn coarse_cycle_body<T: Real>(
+/// Rung 3: a whole V-cycle over the coarse levels in one block,
+/// in shared memory, from a zero correction: `u_top` = V-cycle of
+/// `lap u = f_top` over the `levels` levels described by `geom` (4 f64 per
+/// level, top first: `nx, ny, cx, cy`).
+///
+/// Thread mapping: one block of [`COARSE_BLOCK`] threads; every step
+/// (a half-sweep, a restriction, a prolongation) is a loop of the block over
+/// that level's cells with a barrier after it, in the order of the
+/// per-level kernels, with their arithmetic (the same `gs_point`,
+/// `coarse_pos`, `fine_range`, `weight`), so the result equals rung 2's.
+/// Shared layout ([`coarse_shared_bytes`]): the corrections of all levels,
+/// one after the other, then their right-hand sides; the host takes the
+/// levels whose sum fits in [`COARSE_SHARED_MAX`] (from 65 x 65 down, in f64).
+///
+/// Why: below about 129 x 129 a level is too small to fill the GPU, and a
+/// V-cycle spends its time launching kernels (three per level, a few
+/// microseconds each even from a CUDA graph) rather than moving bytes. One
+/// launch for all of them turns some 18 launches per cycle into one, and
+/// their data never leaves the SM.
+#[kernel(launch_bounds(512), instances(f32, f64))]
+#[allow(clippy::too_many_arguments)]
+pub fn mg_coarse_cycle<T: Real>(
     f_top: DeviceSlice<T>,
     u_top: DeviceSliceMut<T>,
     geom: DeviceSlice<f64>,
     levels: u32,
     pre: u32,
     post: u32,
+    post_first: u32,
+    omega: T,
 ) {
     if levels == 0
         || levels > MAX_COARSE_LEVELS
@@ -1419,7 +1282,7 @@ fn coarse_cycle_body<T: Real>(
     let mut l = 0;
     while l + 1 < levels {
         let (nx, ny, cx, cy, off) = coarse_level::<T>(&geom, l);
-        block_smooth(&su, &sf, (nx, ny, cx, cy, off), pre, 0);
+        block_smooth(&su, &sf, (nx, ny, cx, cy, off), pre, 0, omega);
         let (ncx, ncy, _, _, coff) = coarse_level::<T>(&geom, l + 1);
         let (numx, denx, numy, deny) = (ncx - 1, nx - 1, ncy - 1, ny - 1);
         let scale = T::from_f64((numx as f64 * numy as f64) / (denx as f64 * deny as f64));
@@ -1458,7 +1321,7 @@ fn coarse_cycle_body<T: Real>(
         l += 1;
     }
     // The coarsest level: one interior point, one sweep solves it.
-    block_smooth(&su, &sf, coarse_level::<T>(&geom, levels - 1), 1, 0);
+    block_smooth(&su, &sf, coarse_level::<T>(&geom, levels - 1), 1, 0, T::ONE);
     // Up: prolongation with correction, then post-smoothing (black first).
     let mut l = levels - 1;
     while l > 0 {
@@ -1488,7 +1351,7 @@ fn coarse_cycle_body<T: Real>(
         }
         sync_threads();
         if post > 0 {
-            block_smooth(&su, &sf, (nx, ny, cx, cy, off), post, 1);
+            block_smooth(&su, &sf, (nx, ny, cx, cy, off), post, post_first & 1, omega);
         }
     }
     let mut i = tid;
@@ -1497,48 +1360,4 @@ fn coarse_cycle_body<T: Real>(
         unsafe { u_top.set_unchecked(i, su.get_unchecked(i)) };
         i += bd;
     }
-}
-
-/// Rung 3 (f64 cycle): a whole V-cycle over the coarse levels in one block,
-/// in shared memory, from a zero correction: `u_top` = V-cycle of
-/// `lap u = f_top` over the `levels` levels described by `geom` (4 f64 per
-/// level, top first: `nx, ny, cx, cy`).
-///
-/// Thread mapping: one block of [`COARSE_BLOCK`] threads; every step
-/// (a half-sweep, a restriction, a prolongation) is a loop of the block over
-/// that level's cells with a barrier after it, in the order of the
-/// per-level kernels, with their arithmetic (the same `gs_point`,
-/// `coarse_pos`, `fine_range`, `weight`), so the result equals rung 2's.
-/// Shared layout ([`coarse_shared_bytes`]): the corrections of all levels,
-/// one after the other, then their right-hand sides; the host takes the
-/// levels whose sum fits in [`COARSE_SHARED_MAX`] (from 65 x 65 down, in f64).
-///
-/// Why: below about 129 x 129 a level is too small to fill the GPU, and a
-/// V-cycle spends its time launching kernels (three per level, a few
-/// microseconds each even from a CUDA graph) rather than moving bytes. One
-/// launch for all of them turns some 18 launches per cycle into one, and
-/// their data never leaves the SM.
-#[kernel(launch_bounds(512))]
-pub fn mg_coarse_cycle_f64(
-    f_top: DeviceSlice<f64>,
-    u_top: DeviceSliceMut<f64>,
-    geom: DeviceSlice<f64>,
-    levels: u32,
-    pre: u32,
-    post: u32,
-) {
-    coarse_cycle_body(f_top, u_top, geom, levels, pre, post);
-}
-
-/// Rung 3 (f32 cycle): as [`mg_coarse_cycle_f64`].
-#[kernel(launch_bounds(512))]
-pub fn mg_coarse_cycle_f32(
-    f_top: DeviceSlice<f32>,
-    u_top: DeviceSliceMut<f32>,
-    geom: DeviceSlice<f64>,
-    levels: u32,
-    pre: u32,
-    post: u32,
-) {
-    coarse_cycle_body(f_top, u_top, geom, levels, pre, post);
 }

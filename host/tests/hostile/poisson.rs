@@ -67,6 +67,43 @@ fn poisson_hostile_options() {
             &on(be, &["poisson", "--size", "5", "--precision", "f16"]),
             &["'f16'", "possible values: f32, f64"],
         );
+        // Multigrid's options are clap value enums: a typo gets a suggestion.
+        for (flag, typo, values) in [
+            ("--method", "multigird", "jacobi, multigrid, pcg"),
+            ("--cycle", "vv", "v, w, fmg"),
+            ("--smoother", "tiles", "rb, tile"),
+        ] {
+            fails_with(
+                &on(be, &["poisson", "--size", "5", flag, typo]),
+                &[flag, &format!("'{typo}'"), values],
+            );
+        }
+        for w in ["0", "2", "-0.5", "nan"] {
+            fails_with(
+                &on(
+                    be,
+                    &[
+                        "poisson",
+                        "--size",
+                        "5",
+                        "--method",
+                        "multigrid",
+                        "--omega",
+                        w,
+                    ],
+                ),
+                &["--omega", "must lie in (0, 2)"],
+            );
+        }
+        fails_with(
+            &on(
+                be,
+                &[
+                    "poisson", "--size", "5", "--method", "pcg", "--omega", "fast",
+                ],
+            ),
+            &["--omega", "'fast'"],
+        );
         fails_with(
             &on(be, &["poisson", "--size", "5", "--nx", "5"]),
             &["--size", "give --size N or --nx/--ny, not both"],

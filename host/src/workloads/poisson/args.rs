@@ -1,5 +1,6 @@
 //! `ptxlab poisson` arguments.
 
+use super::mg::{Cycle, Smoother};
 use super::multi::args::GpuArgs;
 use super::types::{DEFAULT_DEPTH, Rung};
 use crate::cli::{OneOrAll, Precision};
@@ -17,7 +18,7 @@ pub struct Args {
     /// Square grid N x N (instead of --nx/--ny).
     #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub size: Option<usize>,
-    /// Element type.
+    /// The element type (with multigrid or pcg: of the cycles).
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
     /// The rung of the Jacobi ladder, or all of them.
@@ -63,6 +64,17 @@ pub struct Args {
     pub mg: MgArgs,
 }
 
+/// What `ptxlab poisson` runs (`--method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SolveMethod {
+    /// The Jacobi sweep ladder.
+    Jacobi,
+    /// Multigrid cycles.
+    Multigrid,
+    /// Conjugate gradients preconditioned by one V-cycle.
+    Pcg,
+}
+
 /// The solver options of `ptxlab poisson` beyond the Jacobi sweeps.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MgArgs {
@@ -71,11 +83,11 @@ pub struct MgArgs {
     /// relative residual to reach (default 1e-8) and --iters the most cycles
     /// (default 50); --precision f32 runs the cycles in f32 and keeps the
     /// field and residual in f64 (mixed precision, iterative refinement).
-    #[arg(long, default_value = "jacobi")]
-    pub method: String,
-    /// v, w or fmg (full multigrid first, then V-cycles).
-    #[arg(long, default_value = "v")]
-    pub cycle: String,
+    #[arg(long, value_enum, default_value_t = SolveMethod::Jacobi)]
+    pub method: SolveMethod,
+    /// The cycle: v, w, or fmg (full multigrid first, then V-cycles).
+    #[arg(long, value_enum, default_value_t = Cycle::V)]
+    pub cycle: Cycle,
     /// Pre-smoothing sweeps (red-black Gauss-Seidel), 1..=4.
     #[arg(long, default_value_t = 2, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub pre: u32,
@@ -84,8 +96,20 @@ pub struct MgArgs {
     pub post: u32,
     /// tile (rung 2: all sweeps of a visit in one kernel through shared
     /// memory) or rb (rung 1: one kernel per colour).
-    #[arg(long, default_value = "tile")]
-    pub smoother: String,
+    #[arg(long, value_enum, default_value_t = Smoother::Tile)]
+    pub smoother: Smoother,
+    /// Over-relaxation of the red-black sweeps, in (0, 2) (1: Gauss-Seidel).
+    #[arg(long, default_value_t = 1.1, allow_negative_numbers = true)]
+    pub omega: f64,
+    /// Post-smooth in the reverse colour order (a symmetric cycle, as PCG
+    /// always does) instead of the pre-smoothing's order.
+    #[arg(long)]
+    pub symmetric: bool,
+    /// Keep the finest level on the error equation with an outer step
+    /// (rung 4) instead of holding the field there and taking the residual
+    /// from the last sweep (rung 5, the default for f64 multigrid).
+    #[arg(long)]
+    pub no_fused_fine: bool,
     /// Launch each cycle directly instead of replaying it as a CUDA graph.
     #[arg(long)]
     pub no_graph: bool,
@@ -98,11 +122,14 @@ pub struct MgArgs {
 impl Default for MgArgs {
     fn default() -> Self {
         Self {
-            method: "jacobi".into(),
-            cycle: "v".into(),
+            method: SolveMethod::Jacobi,
+            cycle: Cycle::V,
             pre: 2,
             post: 2,
-            smoother: "tile".into(),
+            smoother: Smoother::Tile,
+            omega: 1.1,
+            symmetric: false,
+            no_fused_fine: false,
             no_graph: false,
             no_coarse_block: false,
         }

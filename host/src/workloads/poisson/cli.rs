@@ -1,7 +1,7 @@
 //! `ptxlab poisson`: dispatches to the multi-device run (`--gpus`) or solves
 //! on one device (or the CPU), after checking the kernel on the problem.
 
-use super::args::Args;
+use super::args::{Args, SolveMethod};
 use super::check::CheckCase;
 use super::check::verify;
 use super::cpu::reference;
@@ -17,7 +17,7 @@ use crate::report::fmt_ms;
 
 /// `ptxlab poisson`.
 pub fn cli(args: &Args) -> Result<()> {
-    if args.mg.method != "jacobi" {
+    if args.mg.method != SolveMethod::Jacobi {
         return mg::run::cli(args);
     }
     if args.gpus.requested() {

@@ -34,7 +34,7 @@ pub mod problem;
 pub mod solve;
 pub mod types;
 
-pub use args::Args;
+pub use args::{Args, MgArgs, SolveMethod};
 pub use bench::{BENCH_DEPTHS, BENCH_SIZES, bench, cpu_rows};
 pub use check::{
     CHECK_GRID_GPU, CHECK_H, CHECK_SWEEPS, CheckCase, bench_inputs, check_case, check_residual,

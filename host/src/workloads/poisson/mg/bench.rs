@@ -46,27 +46,51 @@ fn configs(quick: bool) -> Vec<Config> {
         tols,
         plot,
     };
+    // The ladder: rung 3 is the cycle measured on 2026-11-24 (symmetric
+    // colour order, Gauss-Seidel, an outer step); rung 4 tunes the cycle
+    // (post-smoothing in the pre-smoothing's order, omega 1.1); rung 5
+    // keeps the field on the finest level and takes the residual from the
+    // last sweep (no outer step).
+    let rung4 = MgOptions {
+        field_on_fine: false,
+        ..v
+    };
+    let rung3 = MgOptions {
+        omega: 1.0,
+        symmetric: true,
+        ..rung4
+    };
     let pcg = MgOptions {
         method: Method::Pcg,
-        ..v
+        ..rung4
     };
     let mut c = vec![
         cfg(
-            "multigrid V(2,2), rung 3 (tile smoother, coarse levels in one block)",
+            "multigrid V(2,2), rung 5 (field on the fine level, residual in the last sweep)",
             false,
             v,
             &[1e-6, 1e-8, 1e-10],
             true,
         ),
         cfg(
-            "multigrid V(2,2), rung 3, f32 cycles",
-            true,
-            v,
-            &[1e-6, 1e-8, 1e-10],
+            "multigrid FMG + V(2,2), rung 5",
+            false,
+            MgOptions {
+                cycle: Cycle::Fmg,
+                ..v
+            },
+            &[1e-8],
             true,
         ),
         cfg(
-            "PCG, V(2,2) preconditioner (rung 3)",
+            "multigrid V(2,2), rung 4, f32 cycles",
+            true,
+            rung4,
+            &[1e-8, 1e-10],
+            true,
+        ),
+        cfg(
+            "PCG, V(2,2) omega 1.1 preconditioner",
             false,
             pcg,
             &[1e-8, 1e-10],
@@ -74,57 +98,51 @@ fn configs(quick: bool) -> Vec<Config> {
         ),
     ];
     if !quick {
-        let rung2 = MgOptions {
-            coarse_block: false,
-            ..v
-        };
         c.extend([
             cfg(
-                "PCG, V(2,2) preconditioner (rung 3), f32 cycles",
+                "multigrid V(2,2), rung 4 (same colour order, omega 1.1, outer step)",
+                false,
+                rung4,
+                &[1e-8],
+                false,
+            ),
+            cfg(
+                "multigrid V(2,2), rung 3 (symmetric order, Gauss-Seidel; 2026-11-24's cycle)",
+                false,
+                rung3,
+                &[1e-8],
+                true,
+            ),
+            cfg(
+                "PCG, V(2,2) omega 1.1 preconditioner, f32 cycles",
                 true,
                 pcg,
                 &[1e-8],
                 false,
             ),
             cfg(
-                "multigrid V(2,2), rung 2 (tile smoother, one launch per level)",
-                false,
-                rung2,
+                "multigrid FMG + V(2,2), rung 4, f32 cycles",
+                true,
+                MgOptions {
+                    cycle: Cycle::Fmg,
+                    ..rung4
+                },
                 &[1e-8],
                 false,
             ),
             cfg(
-                "multigrid V(2,2), rung 1 (red-black smoother, one launch per colour)",
+                "multigrid V(2,2), rung 1 (red-black smoother, one launch per colour), omega 1.1",
                 false,
                 MgOptions {
                     smoother: Smoother::RedBlack,
-                    ..rung2
-                },
-                &[1e-8],
-                true,
-            ),
-            cfg(
-                "multigrid FMG + V(2,2), rung 3",
-                false,
-                MgOptions {
-                    cycle: Cycle::Fmg,
-                    ..v
-                },
-                &[1e-8],
-                true,
-            ),
-            cfg(
-                "multigrid W(2,2), rung 2",
-                false,
-                MgOptions {
-                    cycle: Cycle::W,
-                    ..rung2
+                    coarse_block: false,
+                    ..rung4
                 },
                 &[1e-8],
                 false,
             ),
             cfg(
-                "multigrid V(2,2), rung 3, no CUDA graph",
+                "multigrid V(2,2), rung 5, no CUDA graph",
                 false,
                 MgOptions { graph: false, ..v },
                 &[1e-8],
@@ -416,20 +434,34 @@ fn check_rows(dev: &Device) -> Result<(Vec<Row>, Vec<Failure>)> {
     }
     let odd = Grid::new(1000, 777)?;
     let (b, p0) = super::super::check::random_inputs(odd, 77);
-    let rung2 = MgOptions {
-        coarse_block: false,
+    let rung4 = MgOptions {
+        field_on_fine: false,
         ..v
     };
+    let rung3 = MgOptions {
+        omega: 1.0,
+        symmetric: true,
+        ..rung4
+    };
     for (label, o, f32c) in [
-        ("multigrid V(2,2) rung 3", v, false),
-        ("multigrid V(2,2) rung 3", v, true),
-        ("multigrid V(2,2) rung 2", rung2, false),
-        ("multigrid V(2,2) rung 2", rung2, true),
+        ("multigrid V(2,2) rung 5", v, false),
+        ("multigrid V(2,2) rung 4", rung4, true),
+        ("multigrid V(2,2) rung 4", rung4, false),
+        ("multigrid V(2,2) rung 3", rung3, false),
+        (
+            "multigrid V(2,2) rung 2",
+            MgOptions {
+                coarse_block: false,
+                ..rung4
+            },
+            true,
+        ),
         (
             "multigrid V(2,2) rung 1",
             MgOptions {
                 smoother: Smoother::RedBlack,
-                ..rung2
+                coarse_block: false,
+                ..rung4
             },
             false,
         ),
@@ -437,12 +469,13 @@ fn check_rows(dev: &Device) -> Result<(Vec<Row>, Vec<Failure>)> {
             "multigrid W(2,2)",
             MgOptions {
                 cycle: Cycle::W,
-                ..rung2
+                coarse_block: false,
+                ..v
             },
             false,
         ),
         (
-            "multigrid FMG",
+            "multigrid FMG, rung 5",
             MgOptions {
                 cycle: Cycle::Fmg,
                 ..v
@@ -540,6 +573,9 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
                         && f.smoother == o.smoother
                         && f.cycle == o.cycle
                         && f.coarse_block == o.coarse_block
+                        && f.field_on_fine == o.field_on_fine
+                        && f.symmetric == o.symmetric
+                        && f.omega == o.omega
                         && *f32c == cfg.f32_cycles
                 })
                 .map(|(_, _, e)| e.as_str());

@@ -161,7 +161,7 @@ pub fn compare_with_cpu<T: MgElement>(
             what: format!(
                 "{} {} {} on {}",
                 opts.label(),
-                opts.smoother.name(),
+                crate::cli::value_name(&opts.smoother),
                 T::NAME,
                 dev.name()
             ),
@@ -226,6 +226,25 @@ pub fn sim_check() -> Result<()> {
                 },
             ),
             ((3, 3), base),
+            // Rung 3's cycle (symmetric order, Gauss-Seidel, outer step) and
+            // rung 4's (outer step): the field-on-the-fine-level rung is the
+            // default of the others.
+            (
+                (19, 14),
+                MgOptions {
+                    omega: 1.0,
+                    symmetric: true,
+                    field_on_fine: false,
+                    ..base
+                },
+            ),
+            (
+                (21, 12),
+                MgOptions {
+                    field_on_fine: false,
+                    ..base
+                },
+            ),
             // The tile smoother and the restriction on two tiles per axis.
             (
                 (66, 35),

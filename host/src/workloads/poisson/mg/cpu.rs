@@ -9,7 +9,7 @@ use super::cycle::{Ops, cycle, visit};
 use super::levels::{Hierarchy, Level, Method, MgOptions};
 use super::report::MgReport;
 use crate::error::{Error, Result};
-use kernels_gpu::multigrid::{coarse_pos, fine_range, gs_point, inv_diag, weight};
+use kernels_gpu::multigrid::{coarse_pos, fine_range, gs_point, inv_diag, sor, weight};
 use ptxlab_device::math::Real;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -25,7 +25,14 @@ unsafe impl<T: Send> Sync for Cells<T> {}
 
 /// One colour of a red-black sweep of level `l`, in place, rows in parallel
 /// (as `mg_smooth_rb`).
-pub fn smooth_rb<T: Real + Send + Sync>(l: &Level, u: &mut [T], f: &[T], colour: u32, zero: bool) {
+pub fn smooth_rb<T: Real + Send + Sync>(
+    l: &Level,
+    u: &mut [T],
+    f: &[T],
+    colour: u32,
+    zero: bool,
+    omega: f64,
+) {
     let (nx, ny) = (l.nx, l.ny);
     assert!(
         u.len() >= nx * ny && f.len() >= nx * ny,
@@ -33,6 +40,7 @@ pub fn smooth_rb<T: Real + Send + Sync>(l: &Level, u: &mut [T], f: &[T], colour:
     );
     let (cx, cy) = (T::from_f64(l.cx), T::from_f64(l.cy));
     let w = inv_diag(cx, cy);
+    let omega = T::from_f64(omega);
     let cells = Cells(u.as_mut_ptr());
     (1..ny - 1).into_par_iter().for_each(move |y| {
         let cells = cells;
@@ -50,11 +58,11 @@ pub fn smooth_rb<T: Real + Send + Sync>(l: &Level, u: &mut [T], f: &[T], colour:
             unsafe {
                 let p = cells.0;
                 let v = if zero {
-                    gs_point(T::ZERO, T::ZERO, f[i], cx, cy, w)
+                    sor(T::ZERO, gs_point(T::ZERO, T::ZERO, f[i], cx, cy, w), omega)
                 } else {
                     let we = p.add(i - 1).read() + p.add(i + 1).read();
                     let sn = p.add(i - nx).read() + p.add(i + nx).read();
-                    gs_point(we, sn, f[i], cx, cy, w)
+                    sor(p.add(i).read(), gs_point(we, sn, f[i], cx, cy, w), omega)
                 };
                 p.add(i).write(v);
             }
@@ -142,16 +150,22 @@ pub fn restrict<T: Real + Send + Sync>(
 /// smooths in place, which gives what the out-of-place tile kernel gives).
 pub struct CpuOps<T> {
     levels: Vec<Level>,
-    /// Correction of each level.
+    /// Correction of each level (rung 5: level 0 holds the field).
     pub u: Vec<Vec<T>>,
-    /// Right-hand side of each level.
+    /// Right-hand side of each level (rung 5: level 0's is `b`).
     pub f: Vec<Vec<T>>,
+    /// Rung 5: the field on level 0, the residual out of its last sweep.
+    field: bool,
+    /// Rung 5: `sum r^2` after level 0's post-smoothing.
+    pub res: f64,
 }
 
 impl<T: Real + Send + Sync> CpuOps<T> {
-    /// Zeroed levels of `hier`.
-    pub fn new(hier: &Hierarchy) -> Self {
+    /// Zeroed levels of `hier` (`field`: level 0 will hold the field).
+    pub fn new(hier: &Hierarchy, field: bool) -> Self {
         Self {
+            field,
+            res: 0.0,
             levels: hier.levels.clone(),
             u: hier
                 .levels
@@ -183,17 +197,36 @@ impl<T: Real + Send + Sync> Ops for CpuOps<T> {
         black_first: bool,
         zero: bool,
         prolong: bool,
+        omega: f64,
     ) -> Result<()> {
         if prolong {
             self.prolong(l, true)?;
         }
         let first = u32::from(black_first);
         let lvl = self.levels[l];
+        if zero {
+            // From a zero correction (the first half-sweep reads no
+            // neighbour; the next reads each cell's old value: 0).
+            self.u[l].fill(T::ZERO);
+        }
         for s in 0..sweeps {
-            smooth_rb(&lvl, &mut self.u[l], &self.f[l], first, zero && s == 0);
-            smooth_rb(&lvl, &mut self.u[l], &self.f[l], 1 - first, false);
+            smooth_rb(
+                &lvl,
+                &mut self.u[l],
+                &self.f[l],
+                first,
+                zero && s == 0,
+                omega,
+            );
+            smooth_rb(&lvl, &mut self.u[l], &self.f[l], 1 - first, false, omega);
+        }
+        if self.field && l == 0 && prolong {
+            self.res = level_residual_sq(&lvl, &self.u[0], &self.f[0]);
         }
         Ok(())
+    }
+    fn field_on_fine(&self) -> bool {
+        self.field
     }
     fn restrict(&mut self, l: usize, with_u: bool) -> Result<()> {
         let (lvl, cl) = (self.levels[l], self.levels[l + 1]);
@@ -208,6 +241,30 @@ impl<T: Real + Send + Sync> Ops for CpuOps<T> {
         prolong(&lvl, &cl, uc, ul, add);
         Ok(())
     }
+}
+
+/// `sum r^2` over the interior of level `l`, `r = f - lap u` with the
+/// level's own operator and the tile smoother's arithmetic (rung 5's
+/// residual out of the last sweep).
+fn level_residual_sq<T: Real + Send + Sync>(l: &Level, u: &[T], f: &[T]) -> f64 {
+    let (nx, ny) = (l.nx, l.ny);
+    let (cx, cy) = (T::from_f64(l.cx), T::from_f64(l.cy));
+    let two = T::from_f64(2.0);
+    (1..ny - 1)
+        .into_par_iter()
+        .map(|y| {
+            let mut s = 0.0;
+            for x in 1..nx - 1 {
+                let g = y * nx + x;
+                let c0 = u[g];
+                let we = u[g - 1] + u[g + 1];
+                let sn = u[g - nx] + u[g + nx];
+                let r = (f[g] - (cx * (we - two * c0) + cy * (sn - two * c0))).to_f64();
+                s += r * r;
+            }
+            s
+        })
+        .sum()
 }
 
 /// Interior-or-zero view of a fine-level array: `v[i]` on the interior, 0 on
@@ -319,7 +376,8 @@ pub fn solve<T: Real + Send + Sync>(
         }
     };
     let h = hier.h;
-    let mut ops = CpuOps::<T>::new(hier);
+    let field = opts.fused_fine(std::mem::size_of::<T>()) && hier.depth() >= 2;
+    let mut ops = CpuOps::<T>::new(hier, field);
     let t0 = Instant::now();
     let mut p = p0.to_vec();
     let mut p_next = vec![0.0; p.len()];
@@ -327,6 +385,32 @@ pub fn solve<T: Real + Send + Sync>(
     let mut history;
     let mut res;
     match opts.method {
+        Method::Multigrid if field => {
+            // Rung 5: level 0 holds the field and b; the residual comes out
+            // of each cycle's last sweep.
+            let mut scratch = vec![T::ZERO; p.len()];
+            res = defect::<T>(
+                &fine,
+                h,
+                &p,
+                None,
+                b,
+                Out::Field,
+                &mut p_next,
+                &mut scratch,
+                1.0,
+            );
+            ops.u[0] = p.iter().map(|&v| T::from_f64(v)).collect();
+            ops.f[0] = b.iter().map(|&v| T::from_f64(v)).collect();
+            history = vec![(t0.elapsed().as_secs_f64() * 1e3, rel(res))];
+            while rel(res) >= opts.tol && k < opts.max_cycles {
+                cycle(&mut ops, opts, k)?;
+                res = ops.res;
+                k += 1;
+                history.push((t0.elapsed().as_secs_f64() * 1e3, rel(res)));
+            }
+            p = ops.u[0].iter().map(|v| v.to_f64()).collect();
+        }
         Method::Multigrid => {
             res = defect::<T>(
                 &fine,

@@ -13,9 +13,12 @@ use crate::error::Result;
 pub trait Ops {
     /// Levels.
     fn depth(&self) -> usize;
-    /// `sweeps` red-black Gauss-Seidel sweeps of level `l` (black first
-    /// when asked; from a zero correction when `zero`), after adding the
-    /// prolongation of level `l + 1`'s correction when `prolong`.
+    /// `sweeps` red-black sweeps of level `l` over-relaxed by `omega`
+    /// (black first when asked; from a zero correction when `zero`), after
+    /// adding the prolongation of level `l + 1`'s correction when `prolong`.
+    /// With the field on the finest level ([`Ops::field_on_fine`]), level
+    /// 0's post-smoothing also measures the residual.
+    #[allow(clippy::too_many_arguments)]
     fn smooth(
         &mut self,
         l: usize,
@@ -23,6 +26,7 @@ pub trait Ops {
         black_first: bool,
         zero: bool,
         prolong: bool,
+        omega: f64,
     ) -> Result<()>;
     /// `f[l + 1] = R (f[l] - lap u[l])` (`R f[l]` without `with_u`), and a
     /// zero correction on level `l + 1`.
@@ -36,6 +40,10 @@ pub trait Ops {
     fn coarse_cycle(&mut self, _l: usize, _opts: &MgOptions) -> Result<bool> {
         Ok(false)
     }
+    /// Rung 5: level 0 holds the field (its `f` is `b`), not a correction.
+    fn field_on_fine(&self) -> bool {
+        false
+    }
 }
 
 /// One visit of level `l`: pre-smoothing, restriction, the coarser
@@ -46,16 +54,17 @@ pub fn visit<O: Ops>(o: &mut O, opts: &MgOptions, l: usize, zero: bool) -> Resul
         return Ok(());
     }
     if l + 1 >= o.depth() {
-        return o.smooth(l, 1, false, zero, false);
+        return o.smooth(l, 1, false, zero, false, 1.0);
     }
-    o.smooth(l, opts.pre, false, zero, false)?;
+    o.smooth(l, opts.pre, false, zero, false, opts.omega)?;
     o.restrict(l, true)?;
     visit(o, opts, l + 1, true)?;
     if opts.cycle == Cycle::W {
         visit(o, opts, l + 1, false)?;
     }
     if opts.post > 0 {
-        o.smooth(l, opts.post, true, false, true)
+        let black_first = opts.post_black_first();
+        o.smooth(l, opts.post, black_first, false, true, opts.omega)
     } else {
         o.prolong(l, true)
     }
@@ -63,11 +72,15 @@ pub fn visit<O: Ops>(o: &mut O, opts: &MgOptions, l: usize, zero: bool) -> Resul
 
 /// Full multigrid on the finest level's `f`: restrict it down to the
 /// coarsest level, solve there, then on each finer level interpolate the
-/// coarser solution and improve it by one V-cycle.
+/// coarser solution and improve it by one V-cycle. With the field on the
+/// finest level, the first restriction is of its residual and the coarse
+/// solution is added to the field (the coarse levels solve for a
+/// correction, which keeps any Dirichlet values and start right).
 pub fn fmg<O: Ops>(o: &mut O, opts: &MgOptions) -> Result<()> {
     let depth = o.depth();
+    let field = o.field_on_fine();
     for l in 0..depth - 1 {
-        o.restrict(l, false)?;
+        o.restrict(l, field && l == 0)?;
     }
     visit(o, opts, depth - 1, true)?;
     let v = MgOptions {
@@ -75,7 +88,7 @@ pub fn fmg<O: Ops>(o: &mut O, opts: &MgOptions) -> Result<()> {
         ..*opts
     };
     for l in (0..depth - 1).rev() {
-        o.prolong(l, false)?;
+        o.prolong(l, field && l == 0)?;
         visit(o, &v, l, false)?;
     }
     Ok(())
@@ -86,6 +99,7 @@ pub fn cycle<O: Ops>(o: &mut O, opts: &MgOptions, k: usize) -> Result<()> {
     if opts.cycle == Cycle::Fmg && k == 0 {
         fmg(o, opts)
     } else {
-        visit(o, opts, 0, true)
+        let zero = !o.field_on_fine();
+        visit(o, opts, 0, zero)
     }
 }

@@ -10,7 +10,7 @@
 //! stays far from f32's underflow whatever the units of `b`.
 
 use super::cycle::{Ops, cycle, visit};
-use super::launch::{Exec, MgElement, cg_shift, clear, coarse_cells, coarse_geometry};
+use super::launch::{self as ml, Exec, MgElement, cg_shift, clear, coarse_cells, coarse_geometry};
 use super::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
 use super::report::MgReport;
 use crate::error::{Error, Result};
@@ -28,11 +28,13 @@ pub struct LevelBufs<T> {
     /// The first level whose suffix fits the coarse-levels kernel, and the
     /// suffix's geometry on the device.
     coarse: Option<(usize, Buffer<f64>)>,
+    /// Rung 5: level 0 holds the field (`u`) and `b` (`f`).
+    field: bool,
 }
 
 impl<T: MgElement> LevelBufs<T> {
     /// Zero-filled levels (the boundary rings must stay zero).
-    pub fn new(dev: &Device, hier: &Hierarchy, smoother: Smoother) -> Result<Self> {
+    pub fn new(dev: &Device, hier: &Hierarchy, smoother: Smoother, field: bool) -> Result<Self> {
         let per = match smoother {
             Smoother::RedBlack => 1,
             Smoother::Tile => 2,
@@ -48,11 +50,15 @@ impl<T: MgElement> LevelBufs<T> {
             f.push(dev.alloc_filled(l.cells(), T::ZERO)?);
         }
         let elem = std::mem::size_of::<T>();
-        let coarse =
-            match (0..hier.depth()).find(|&l| coarse_cells(&hier.levels[l..], elem).is_some()) {
-                Some(l) => Some((l, dev.upload(&coarse_geometry(&hier.levels[l..]))?)),
-                None => None,
-            };
+        // With the field on level 0, the one-block kernel (which starts from
+        // a zero correction) takes levels 1.. at most.
+        let first = usize::from(field);
+        let coarse = match (first..hier.depth())
+            .find(|&l| coarse_cells(&hier.levels[l..], elem).is_some())
+        {
+            Some(l) => Some((l, dev.upload(&coarse_geometry(&hier.levels[l..]))?)),
+            None => None,
+        };
         Ok(Self {
             hier: hier.clone(),
             smoother,
@@ -60,6 +66,7 @@ impl<T: MgElement> LevelBufs<T> {
             f,
             cur: vec![0; hier.depth()],
             coarse,
+            field,
         })
     }
     fn level(&self, l: usize) -> Level {
@@ -81,6 +88,8 @@ fn pair<X>(v: &mut [X], l: usize) -> (&mut X, &mut X) {
 struct DevOps<'e, 'a, 'g, T> {
     ex: &'e mut Exec<'a, 'g>,
     lv: &'e mut LevelBufs<T>,
+    /// The residual's sum (rung 5's last sweep adds to it).
+    acc: &'e mut Buffer<f64>,
 }
 
 impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
@@ -94,6 +103,7 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         black_first: bool,
         zero: bool,
         prolong: bool,
+        omega: f64,
     ) -> Result<()> {
         let lvl = self.lv.level(l);
         match self.lv.smoother {
@@ -104,8 +114,8 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
                 let first = u32::from(black_first);
                 let (u, f) = (&mut self.lv.u[l][0], &self.lv.f[l]);
                 for s in 0..sweeps {
-                    T::smooth_rb(self.ex, &lvl, u, f, first, zero && s == 0)?;
-                    T::smooth_rb(self.ex, &lvl, u, f, 1 - first, false)?;
+                    ml::smooth_rb(self.ex, &lvl, u, f, first, zero && s == 0, omega)?;
+                    ml::smooth_rb(self.ex, &lvl, u, f, 1 - first, false, omega)?;
                 }
                 Ok(())
             }
@@ -127,16 +137,24 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
                 };
                 let coarse = coarse.map(|(cl, cc)| (cl, &hi[0][cc]));
                 let coarse = coarse.as_ref().map(|(cl, b)| (cl, *b));
-                T::smooth_tile(
+                let field = self.lv.field && l == 0;
+                let how = ml::TileSweeps {
+                    sweeps,
+                    black_first,
+                    zero,
+                    omega,
+                    dirichlet: field,
+                    residual: field && prolong,
+                };
+                ml::smooth_tile(
                     self.ex,
                     &lvl,
                     u_in,
                     &self.lv.f[l],
                     coarse,
                     u_out,
-                    sweeps,
-                    black_first,
-                    zero,
+                    self.acc,
+                    how,
                 )?;
                 self.lv.cur[l] = 1 - c;
                 Ok(())
@@ -148,13 +166,13 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         let (cu, cc) = (self.lv.cur[l], self.lv.cur[l + 1]);
         let (ul, uc) = pair(&mut self.lv.u, l);
         let (fl, fc) = pair(&mut self.lv.f, l);
-        T::restrict(self.ex, &lvl, &cl, &ul[cu], fl, fc, &mut uc[cc], with_u)
+        ml::restrict(self.ex, &lvl, &cl, &ul[cu], fl, fc, &mut uc[cc], with_u)
     }
     fn prolong(&mut self, l: usize, add: bool) -> Result<()> {
         let (lvl, cl) = (self.lv.level(l), self.lv.level(l + 1));
         let (cu, cc) = (self.lv.cur[l], self.lv.cur[l + 1]);
         let (ul, uc) = pair(&mut self.lv.u, l);
-        T::prolong(self.ex, &lvl, &cl, &uc[cc], &mut ul[cu], add)
+        ml::prolong(self.ex, &lvl, &cl, &uc[cc], &mut ul[cu], add)
     }
     fn coarse_cycle(&mut self, l: usize, opts: &MgOptions) -> Result<bool> {
         let Some((first, geom)) = &self.lv.coarse else {
@@ -165,7 +183,7 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         }
         let c = self.lv.cur[l];
         let levels = &self.lv.hier.levels[l..];
-        T::coarse_cycle(
+        ml::coarse_cycle(
             self.ex,
             levels,
             geom,
@@ -173,8 +191,13 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
             &mut self.lv.u[l][c],
             opts.pre,
             opts.post,
+            opts.post_black_first(),
+            opts.omega,
         )?;
         Ok(true)
+    }
+    fn field_on_fine(&self) -> bool {
+        self.lv.field
     }
 }
 
@@ -244,13 +267,14 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
             1.0
         };
         let pcg = opts.method == Method::Pcg;
+        let field = opts.fused_fine(std::mem::size_of::<T>()) && hier.depth() >= 2;
         let nan = f64::NAN;
         let n = fine.cells();
-        Ok(Self {
+        let mut me = Self {
             dev,
             opts: *opts,
             h: hier.h,
-            levels: LevelBufs::new(dev, hier, opts.smoother)?,
+            levels: LevelBufs::new(dev, hier, opts.smoother, field)?,
             p: [dev.upload(p0)?, dev.alloc_filled(n, nan)?],
             pc: 0,
             b: dev.upload(b)?,
@@ -274,7 +298,13 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
             r_scale,
             b_sq,
             graphs: Vec::new(),
-        })
+        };
+        if field {
+            // Rung 5: level 0's right-hand side is b itself.
+            let bt: Vec<T> = b.iter().map(|&v| T::from_f64(v)).collect();
+            dev.write(&mut me.levels.f[0], &bt)?;
+        }
+        Ok(me)
     }
 
     fn rel(&self, sq: f64) -> f64 {
@@ -297,10 +327,16 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     &mut DevOps {
                         ex,
                         lv: &mut self.levels,
+                        acc: &mut self.acc,
                     },
                     &self.opts,
                     k,
                 )?;
+                if self.levels.field {
+                    // Rung 5: the field is updated in place on level 0 and
+                    // the last sweep summed the residual.
+                    return Ok(());
+                }
                 let pc = (1 + k) % 2;
                 let (a, b) = self.p.split_at_mut(1);
                 let (p_in, p_out) = if pc == 0 {
@@ -309,7 +345,7 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     (&b[0], &mut a[0])
                 };
                 let (u0, f0) = (&self.levels.u[0][self.levels.cur[0]], &mut self.levels.f[0]);
-                T::defect(
+                ml::defect(
                     ex,
                     &fine,
                     self.h,
@@ -333,21 +369,22 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     &mut DevOps {
                         ex,
                         lv: &mut self.levels,
+                        acc: &mut self.acc,
                     },
                     &self.opts,
                     0,
                     true,
                 )?;
                 let z = self.levels.fine_u();
-                T::cg_dot(ex, rho, z, &mut self.s, zs)?;
+                ml::cg_dot(ex, rho, z, &mut self.s, zs)?;
                 let (a, bb) = d.split_at_mut(1);
                 let (d_in, d_out) = if k.is_multiple_of(2) {
                     (&a[0], &mut bb[0])
                 } else {
                     (&bb[0], &mut a[0])
                 };
-                T::cg_dir(ex, &fine, self.h, z, d_in, d_out, q, &mut self.s, zs)?;
-                T::cg_update(
+                ml::cg_dir(ex, &fine, self.h, z, d_in, d_out, q, &mut self.s, zs)?;
+                ml::cg_update(
                     ex,
                     &mut self.p[0],
                     rho,
@@ -368,10 +405,29 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
         let mut ex = Exec::Dev(self.dev);
         clear(&mut ex, &mut self.acc)?;
         match self.opts.method {
+            Method::Multigrid if self.levels.field => {
+                // The residual of p0 only (its r goes to level 0's spare
+                // buffer, which the first sweep overwrites).
+                let (a, b) = self.p.split_at_mut(1);
+                let (u0, u1) = self.levels.u[0].split_at_mut(1);
+                ml::defect(
+                    &mut ex,
+                    &fine,
+                    self.h,
+                    &a[0],
+                    &u0[0],
+                    &self.b,
+                    &mut b[0],
+                    &mut u1[0],
+                    &mut self.acc,
+                    0.0,
+                    1.0,
+                )?;
+            }
             Method::Multigrid => {
                 let (a, b) = self.p.split_at_mut(1);
                 let e = &self.levels.u[0][0];
-                T::defect(
+                ml::defect(
                     &mut ex,
                     &fine,
                     self.h,
@@ -391,7 +447,7 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     .rho
                     .as_mut()
                     .ok_or_else(|| Error::input("PCG", "no residual buffer"))?;
-                T::residual(
+                ml::residual(
                     &mut ex,
                     &fine,
                     self.h,
@@ -484,6 +540,17 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
     /// several times) to the tolerance or `max_cycles`.
     pub fn solve(&mut self, p0: &[f64]) -> Result<MgReport> {
         self.dev.write(&mut self.p[0], p0)?;
+        if self.levels.field {
+            // Rung 5: the field starts in level 0's first buffer; the second
+            // is poisoned, so a cell the first sweep fails to write (its
+            // output covers the whole grid, boundary included) shows up as
+            // NaN in the result.
+            let p0t: Vec<T> = p0.iter().map(|&v| T::from_f64(v)).collect();
+            let (u0, u1) = self.levels.u[0].split_at_mut(1);
+            self.dev.write(&mut u0[0], &p0t)?;
+            self.dev
+                .write(&mut u1[0], &vec![T::from_f64(f64::NAN); p0t.len()])?;
+        }
         if let Some(d) = &mut self.d {
             self.dev.write(&mut d[0], &vec![0.0; p0.len()])?;
         }
@@ -524,6 +591,10 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
 
     /// The current field (f64).
     pub fn field(&self) -> Result<Vec<f64>> {
+        if self.levels.field {
+            let u = self.dev.download(&self.levels.u[0][self.levels.cur[0]])?;
+            return Ok(u.iter().map(|v| v.to_f64()).collect());
+        }
         Ok(self.dev.download(&self.p[self.pc])?)
     }
 
@@ -531,11 +602,15 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
     /// recursive residual drifts; this is the true one).
     pub fn true_residual_sq(&mut self) -> Result<f64> {
         let fine = self.levels.level(0);
+        if self.levels.field {
+            let p = self.field()?;
+            self.dev.write(&mut self.p[self.pc], &p)?;
+        }
         let mut ex = Exec::Dev(self.dev);
         clear(&mut ex, &mut self.acc)?;
         let mut rho = self.dev.alloc_filled(fine.cells(), f64::NAN)?;
         let mut scratch = self.dev.alloc_filled(fine.cells(), T::from_f64(f64::NAN))?;
-        T::residual(
+        ml::residual(
             &mut ex,
             &fine,
             self.h,

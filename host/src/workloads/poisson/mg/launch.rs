@@ -5,9 +5,12 @@
 //! a cycle is recorded once by the same code that runs it directly, and the
 //! graph replays it with one driver call.
 
+use super::super::types::Element;
 use super::levels::Level;
 use crate::error::{Error, Result};
-use crate::runtime::{Buffer, Capture, Device, LaunchConfig};
+use crate::launch;
+use crate::runtime::launch::KernelCall;
+use crate::runtime::{Buffer, Capture, Device, Kernels, Launch, LaunchConfig};
 use kernels_gpu::multigrid as km;
 
 /// Where launches go.
@@ -37,15 +40,19 @@ impl Exec<'_, '_> {
     }
 }
 
-/// Launches `multigrid::$kernel(args)` on `ex` (the lab's kernels).
-macro_rules! mg_launch {
-    ($ex:expr, $cfg:expr, $kernel:ident ( $($arg:expr),* $(,)? )) => {{
-        let cfg: LaunchConfig = $cfg;
-        match $ex {
-            Exec::Dev(dev) => crate::launch!(*dev, cfg, multigrid::$kernel($($arg),*)),
-            Exec::Cap(_, cap) => crate::launch!(&mut **cap, cfg, multigrid::$kernel($($arg),*)),
+impl Launch for &mut Exec<'_, '_> {
+    fn launch_call<C: KernelCall>(
+        self,
+        kernels: &Kernels,
+        entry: &'static str,
+        cfg: &LaunchConfig,
+        call: C,
+    ) -> crate::runtime::Result<()> {
+        match self {
+            Exec::Dev(dev) => dev.launch_call(kernels, entry, cfg, call),
+            Exec::Cap(_, cap) => (&mut **cap).launch_call(kernels, entry, cfg, call),
         }
-    }};
+    }
 }
 
 /// Row kernels: `cols` threads per row, `rows` rows (strided past the cap).
@@ -97,7 +104,7 @@ fn check_level<T>(what: &str, b: &Buffer<T>, l: &Level) -> Result<()> {
 /// Zeroes `acc` ([`km::mg_clear`]).
 pub fn clear(ex: &mut Exec, acc: &mut Buffer<f64>) -> Result<()> {
     let cfg = LaunchConfig::for_threads(acc.len().max(1), 32)?;
-    mg_launch!(ex, cfg, mg_clear(&mut *acc))
+    launch!(&mut *ex, cfg, multigrid::mg_clear(acc))
 }
 
 /// The start of a PCG iteration ([`km::mg_cg_shift`]).
@@ -109,130 +116,30 @@ pub fn cg_shift(ex: &mut Exec, s: &mut Buffer<f64>) -> Result<()> {
         ));
     }
     let cfg = LaunchConfig::for_threads(1, 32)?;
-    mg_launch!(ex, cfg, mg_cg_shift(&mut *s))
+    launch!(&mut *ex, cfg, multigrid::mg_cg_shift(s))
 }
 
-/// The cycle's precision: f64, or f32 (the mixed-precision solve). Each
-/// method checks the buffers against the levels and launches one kernel.
-pub trait MgElement: crate::workloads::poisson::Element {
-    /// One colour of a red-black sweep, in place ([`km::mg_smooth_rb_f64`]).
-    fn smooth_rb(
-        ex: &mut Exec,
-        l: &Level,
-        u: &mut Buffer<Self>,
-        f: &Buffer<Self>,
-        colour: u32,
-        zero: bool,
-    ) -> Result<()>;
-    /// `sweeps` sweeps through shared memory ([`km::mg_smooth_tile_f64`]);
-    /// `coarse`: the level below and its correction, added first.
-    #[allow(clippy::too_many_arguments)]
-    fn smooth_tile(
-        ex: &mut Exec,
-        l: &Level,
-        u_in: &Buffer<Self>,
-        f: &Buffer<Self>,
-        coarse: Option<(&Level, &Buffer<Self>)>,
-        u_out: &mut Buffer<Self>,
-        sweeps: u32,
-        black_first: bool,
-        zero: bool,
-    ) -> Result<()>;
-    /// Residual and restriction ([`km::mg_restrict_f64`]).
-    #[allow(clippy::too_many_arguments)]
-    fn restrict(
-        ex: &mut Exec,
-        l: &Level,
-        c: &Level,
-        u: &Buffer<Self>,
-        f: &Buffer<Self>,
-        fc: &mut Buffer<Self>,
-        uc: &mut Buffer<Self>,
-        with_u: bool,
-    ) -> Result<()>;
-    /// `u (+)= P uc` ([`km::mg_prolong_f64`]).
-    fn prolong(
-        ex: &mut Exec,
-        l: &Level,
-        c: &Level,
-        uc: &Buffer<Self>,
-        u: &mut Buffer<Self>,
-        add: bool,
-    ) -> Result<()>;
-    /// The outer step ([`km::mg_defect_f64`]).
-    #[allow(clippy::too_many_arguments)]
-    fn defect(
-        ex: &mut Exec,
-        l: &Level,
-        h: f64,
-        p_in: &Buffer<f64>,
-        e: &Buffer<Self>,
-        b: &Buffer<f64>,
-        p_out: &mut Buffer<f64>,
-        r: &mut Buffer<Self>,
-        acc: &mut Buffer<f64>,
-        e_scale: f64,
-        r_scale: f64,
-    ) -> Result<()>;
-    /// The fine residual ([`km::mg_residual_f64`]).
-    #[allow(clippy::too_many_arguments)]
-    fn residual(
-        ex: &mut Exec,
-        l: &Level,
-        h: f64,
-        p: &Buffer<f64>,
-        b: &Buffer<f64>,
-        rho: &mut Buffer<f64>,
-        r: &mut Buffer<Self>,
-        acc: &mut Buffer<f64>,
-        r_scale: f64,
-    ) -> Result<()>;
-    /// PCG direction ([`km::mg_cg_dir_f64`]).
-    #[allow(clippy::too_many_arguments)]
-    fn cg_dir(
-        ex: &mut Exec,
-        l: &Level,
-        h: f64,
-        z: &Buffer<Self>,
-        d_in: &Buffer<f64>,
-        d_out: &mut Buffer<f64>,
-        q: &mut Buffer<f64>,
-        s: &mut Buffer<f64>,
-        z_scale: f64,
-    ) -> Result<()>;
-    /// PCG update ([`km::mg_cg_update_f64`]).
-    #[allow(clippy::too_many_arguments)]
-    fn cg_update(
-        ex: &mut Exec,
-        p: &mut Buffer<f64>,
-        rho: &mut Buffer<f64>,
-        r: &mut Buffer<Self>,
-        d: &Buffer<f64>,
-        q: &Buffer<f64>,
-        s: &mut Buffer<f64>,
-        r_scale: f64,
-    ) -> Result<()>;
-    /// PCG dot product ([`km::mg_cg_dot_f64`]).
-    fn cg_dot(
-        ex: &mut Exec,
-        rho: &Buffer<f64>,
-        z: &Buffer<Self>,
-        s: &mut Buffer<f64>,
-        z_scale: f64,
-    ) -> Result<()>;
-    /// The V-cycle of the coarse levels `levels` (top first) in one block
-    /// ([`km::mg_coarse_cycle_f64`]); `geom` holds their `nx, ny, cx, cy`.
-    #[allow(clippy::too_many_arguments)]
-    fn coarse_cycle(
-        ex: &mut Exec,
-        levels: &[Level],
-        geom: &Buffer<f64>,
-        f_top: &Buffer<Self>,
-        u_top: &mut Buffer<Self>,
-        pre: u32,
-        post: u32,
-    ) -> Result<()>;
+/// The cycle's precision: f64, or f32 (the mixed-precision solve): the
+/// Poisson [`Element`]s for which every multigrid kernel was built (each
+/// `km::<kernel>::Built` bound says that one kernel has an instance for
+/// `Self`, so the launchers below launch `km::<kernel>::<T>`).
+pub trait MgElement:
+    Element
+    + km::mg_smooth_rb::Built
+    + km::mg_smooth_tile::Built
+    + km::mg_restrict::Built
+    + km::mg_prolong::Built
+    + km::mg_defect::Built
+    + km::mg_residual::Built
+    + km::mg_cg_dir::Built
+    + km::mg_cg_update::Built
+    + km::mg_cg_dot::Built
+    + km::mg_coarse_cycle::Built
+{
 }
+
+impl MgElement for f32 {}
+impl MgElement for f64 {}
 
 /// The cells of `levels` if the coarse-levels kernel can take them in
 /// cycle precision `elem` bytes (shared memory and level count), else `None`.
@@ -253,337 +160,327 @@ pub fn coarse_geometry(levels: &[Level]) -> Vec<f64> {
         .collect()
 }
 
-macro_rules! mg_element {
-    ($t:ty, $rb:ident, $tile:ident, $restrict:ident, $prolong:ident, $defect:ident, $residual:ident, $dir:ident, $update:ident, $dot:ident, $coarse:ident) => {
-        impl MgElement for $t {
-            fn coarse_cycle(
-                ex: &mut Exec,
-                levels: &[Level],
-                geom: &Buffer<f64>,
-                f_top: &Buffer<$t>,
-                u_top: &mut Buffer<$t>,
-                pre: u32,
-                post: u32,
-            ) -> Result<()> {
-                let cells = coarse_cells(levels, std::mem::size_of::<$t>()).ok_or_else(|| {
-                    Error::input(
-                        "coarse levels",
-                        format!(
-                            "{} levels do not fit one block ({} bytes of shared memory at most)",
-                            levels.len(),
-                            km::COARSE_SHARED_MAX
-                        ),
-                    )
-                })?;
-                check_level("f_top", f_top, &levels[0])?;
-                check_level("u_top", u_top, &levels[0])?;
-                if geom.len() != 4 * levels.len() {
-                    return Err(Error::input(
-                        "coarse geometry",
-                        format!("{} values for {} levels", geom.len(), levels.len()),
-                    ));
-                }
-                let cfg = LaunchConfig::for_threads(km::COARSE_BLOCK as usize, km::COARSE_BLOCK)?
-                    .with_shared(km::coarse_shared_bytes::<$t>(cells));
-                mg_launch!(
-                    ex,
-                    cfg,
-                    $coarse(f_top, &mut *u_top, geom, levels.len() as u32, pre, post)
-                )
-            }
-            fn smooth_rb(
-                ex: &mut Exec,
-                l: &Level,
-                u: &mut Buffer<$t>,
-                f: &Buffer<$t>,
-                colour: u32,
-                zero: bool,
-            ) -> Result<()> {
-                check_level("u", u, l)?;
-                check_level("f", f, l)?;
-                let cfg = rows_cfg(ex, (l.nx - 1) / 2, l.ny - 2)?;
-                let (nx, ny) = dims(l);
-                let (cx, cy) = (<$t>::from_f64(l.cx), <$t>::from_f64(l.cy));
-                mg_launch!(
-                    ex,
-                    cfg,
-                    $rb(&mut *u, f, nx, ny, cx, cy, colour & 1, u32::from(zero))
-                )
-            }
-            fn smooth_tile(
-                ex: &mut Exec,
-                l: &Level,
-                u_in: &Buffer<$t>,
-                f: &Buffer<$t>,
-                coarse: Option<(&Level, &Buffer<$t>)>,
-                u_out: &mut Buffer<$t>,
-                sweeps: u32,
-                black_first: bool,
-                zero: bool,
-            ) -> Result<()> {
-                check_level("u_in", u_in, l)?;
-                check_level("f", f, l)?;
-                check_level("u_out", u_out, l)?;
-                if sweeps == 0 || sweeps > km::MAX_TILE_SWEEPS {
-                    return Err(Error::input(
-                        "smoothing sweeps",
-                        format!("{sweeps}; allowed 1..={}", km::MAX_TILE_SWEEPS),
-                    ));
-                }
-                let mut mode = (sweeps << km::MODE_SWEEPS_SHIFT)
-                    | if black_first { km::MODE_BLACK_FIRST } else { 0 };
-                if zero {
-                    mode |= km::MODE_ZERO;
-                }
-                let (uc, ncx, ncy) = match coarse {
-                    Some((c, uc)) => {
-                        check_level("uc", uc, c)?;
-                        mode |= km::MODE_PROLONG;
-                        (uc, c.nx as u32, c.ny as u32)
-                    }
-                    // Not read without MODE_PROLONG.
-                    None => (f, 0, 0),
-                };
-                let (gx, gy) = (l.nx.div_ceil(km::TILE_OX), l.ny.div_ceil(km::TILE_OY));
-                let (tx, ty) = (km::TILE_TX, km::TILE_TY);
-                let cfg = LaunchConfig::for_2d(gx * tx as usize, gy * ty as usize, tx, ty)?
-                    .with_shared(km::tile_shared_bytes::<$t>(sweeps));
-                let (nx, ny) = dims(l);
-                let (cx, cy) = (<$t>::from_f64(l.cx), <$t>::from_f64(l.cy));
-                mg_launch!(
-                    ex,
-                    cfg,
-                    $tile(u_in, f, uc, &mut *u_out, nx, ny, ncx, ncy, cx, cy, mode)
-                )
-            }
-            fn restrict(
-                ex: &mut Exec,
-                l: &Level,
-                c: &Level,
-                u: &Buffer<$t>,
-                f: &Buffer<$t>,
-                fc: &mut Buffer<$t>,
-                uc: &mut Buffer<$t>,
-                with_u: bool,
-            ) -> Result<()> {
-                check_level("u", u, l)?;
-                check_level("f", f, l)?;
-                check_level("fc", fc, c)?;
-                check_level("uc", uc, c)?;
-                let cfg = rows_cfg(ex, c.nx, c.ny)?;
-                let (nx, ny) = dims(l);
-                let (ncx, ncy) = dims(c);
-                let (cx, cy) = (<$t>::from_f64(l.cx), <$t>::from_f64(l.cy));
-                mg_launch!(
-                    ex,
-                    cfg,
-                    $restrict(
-                        u,
-                        f,
-                        &mut *fc,
-                        &mut *uc,
-                        nx,
-                        ny,
-                        ncx,
-                        ncy,
-                        cx,
-                        cy,
-                        u32::from(with_u)
-                    )
-                )
-            }
-            fn prolong(
-                ex: &mut Exec,
-                l: &Level,
-                c: &Level,
-                uc: &Buffer<$t>,
-                u: &mut Buffer<$t>,
-                add: bool,
-            ) -> Result<()> {
-                check_level("u", u, l)?;
-                check_level("uc", uc, c)?;
-                let cfg = rows_cfg(ex, l.nx - 2, l.ny - 2)?;
-                let (nx, ny) = dims(l);
-                let (ncx, ncy) = dims(c);
-                mg_launch!(
-                    ex,
-                    cfg,
-                    $prolong(uc, &mut *u, nx, ny, ncx, ncy, u32::from(add))
-                )
-            }
-            fn defect(
-                ex: &mut Exec,
-                l: &Level,
-                h: f64,
-                p_in: &Buffer<f64>,
-                e: &Buffer<$t>,
-                b: &Buffer<f64>,
-                p_out: &mut Buffer<f64>,
-                r: &mut Buffer<$t>,
-                acc: &mut Buffer<f64>,
-                e_scale: f64,
-                r_scale: f64,
-            ) -> Result<()> {
-                check_level("p_in", p_in, l)?;
-                check_level("e", e, l)?;
-                check_level("b", b, l)?;
-                check_level("p_out", p_out, l)?;
-                check_level("r", r, l)?;
-                let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
-                let (nx, ny) = dims(l);
-                mg_launch!(
-                    ex,
-                    cfg,
-                    $defect(
-                        p_in,
-                        e,
-                        b,
-                        &mut *p_out,
-                        &mut *r,
-                        &mut *acc,
-                        nx,
-                        ny,
-                        1.0 / (h * h),
-                        e_scale,
-                        r_scale
-                    )
-                )
-            }
-            fn residual(
-                ex: &mut Exec,
-                l: &Level,
-                h: f64,
-                p: &Buffer<f64>,
-                b: &Buffer<f64>,
-                rho: &mut Buffer<f64>,
-                r: &mut Buffer<$t>,
-                acc: &mut Buffer<f64>,
-                r_scale: f64,
-            ) -> Result<()> {
-                check_level("p", p, l)?;
-                check_level("b", b, l)?;
-                check_level("rho", rho, l)?;
-                check_level("r", r, l)?;
-                let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
-                let (nx, ny) = dims(l);
-                mg_launch!(
-                    ex,
-                    cfg,
-                    $residual(
-                        p,
-                        b,
-                        &mut *rho,
-                        &mut *r,
-                        &mut *acc,
-                        nx,
-                        ny,
-                        1.0 / (h * h),
-                        r_scale
-                    )
-                )
-            }
-            fn cg_dir(
-                ex: &mut Exec,
-                l: &Level,
-                h: f64,
-                z: &Buffer<$t>,
-                d_in: &Buffer<f64>,
-                d_out: &mut Buffer<f64>,
-                q: &mut Buffer<f64>,
-                s: &mut Buffer<f64>,
-                z_scale: f64,
-            ) -> Result<()> {
-                check_level("z", z, l)?;
-                check_level("d_in", d_in, l)?;
-                check_level("d_out", d_out, l)?;
-                check_level("q", q, l)?;
-                let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
-                let (nx, ny) = dims(l);
-                mg_launch!(
-                    ex,
-                    cfg,
-                    $dir(
-                        z,
-                        d_in,
-                        &mut *d_out,
-                        &mut *q,
-                        &mut *s,
-                        nx,
-                        ny,
-                        1.0 / (h * h),
-                        z_scale
-                    )
-                )
-            }
-            fn cg_update(
-                ex: &mut Exec,
-                p: &mut Buffer<f64>,
-                rho: &mut Buffer<f64>,
-                r: &mut Buffer<$t>,
-                d: &Buffer<f64>,
-                q: &Buffer<f64>,
-                s: &mut Buffer<f64>,
-                r_scale: f64,
-            ) -> Result<()> {
-                let n = p.len();
-                if [rho.len(), r.len(), d.len(), q.len()]
-                    .iter()
-                    .any(|&m| m != n)
-                {
-                    return Err(Error::input(
-                        "PCG update",
-                        "the field, residual and direction lengths differ",
-                    ));
-                }
-                let cfg = reduce_flat_cfg(ex, n)?;
-                mg_launch!(
-                    ex,
-                    cfg,
-                    $update(&mut *p, &mut *rho, &mut *r, d, q, &mut *s, r_scale)
-                )
-            }
-            fn cg_dot(
-                ex: &mut Exec,
-                rho: &Buffer<f64>,
-                z: &Buffer<$t>,
-                s: &mut Buffer<f64>,
-                z_scale: f64,
-            ) -> Result<()> {
-                if rho.len() != z.len() {
-                    return Err(Error::input("PCG dot", "the residual and z lengths differ"));
-                }
-                let cfg = reduce_flat_cfg(ex, rho.len())?;
-                mg_launch!(ex, cfg, $dot(rho, z, &mut *s, z_scale))
-            }
-        }
-    };
+/// The V-cycle of the coarse levels `levels` (top first) in one block
+/// ([`km::mg_coarse_cycle`]); `geom` holds their `nx, ny, cx, cy`.
+pub fn coarse_cycle<T: MgElement>(
+    ex: &mut Exec,
+    levels: &[Level],
+    geom: &Buffer<f64>,
+    f_top: &Buffer<T>,
+    u_top: &mut Buffer<T>,
+    pre: u32,
+    post: u32,
+    post_black_first: bool,
+    omega: f64,
+) -> Result<()> {
+    let cells = coarse_cells(levels, std::mem::size_of::<T>()).ok_or_else(|| {
+        Error::input(
+            "coarse levels",
+            format!(
+                "{} levels do not fit one block ({} bytes of shared memory at most)",
+                levels.len(),
+                km::COARSE_SHARED_MAX
+            ),
+        )
+    })?;
+    check_level("f_top", f_top, &levels[0])?;
+    check_level("u_top", u_top, &levels[0])?;
+    if geom.len() != 4 * levels.len() {
+        return Err(Error::input(
+            "coarse geometry",
+            format!("{} values for {} levels", geom.len(), levels.len()),
+        ));
+    }
+    let cfg = LaunchConfig::for_threads(km::COARSE_BLOCK as usize, km::COARSE_BLOCK)?
+        .with_shared(km::coarse_shared_bytes::<T>(cells));
+    let n = levels.len() as u32;
+    let (first, omega) = (u32::from(post_black_first), T::from_f64(omega));
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_coarse_cycle::<T>(f_top, u_top, geom, n, pre, post, first, omega)
+    )
 }
 
-use ptxlab_device::math::Real;
+/// One colour of a red-black sweep, in place ([`km::mg_smooth_rb`]).
+pub fn smooth_rb<T: MgElement>(
+    ex: &mut Exec,
+    l: &Level,
+    u: &mut Buffer<T>,
+    f: &Buffer<T>,
+    colour: u32,
+    zero: bool,
+    omega: f64,
+) -> Result<()> {
+    check_level("u", u, l)?;
+    check_level("f", f, l)?;
+    let cfg = rows_cfg(ex, (l.nx - 1) / 2, l.ny - 2)?;
+    let (nx, ny) = dims(l);
+    let (cx, cy, omega) = (T::from_f64(l.cx), T::from_f64(l.cy), T::from_f64(omega));
+    let (colour, zero) = (colour & 1, u32::from(zero));
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_smooth_rb::<T>(u, f, nx, ny, cx, cy, omega, colour, zero)
+    )
+}
 
-mg_element!(
-    f64,
-    mg_smooth_rb_f64,
-    mg_smooth_tile_f64,
-    mg_restrict_f64,
-    mg_prolong_f64,
-    mg_defect_f64,
-    mg_residual_f64,
-    mg_cg_dir_f64,
-    mg_cg_update_f64,
-    mg_cg_dot_f64,
-    mg_coarse_cycle_f64
-);
-mg_element!(
-    f32,
-    mg_smooth_rb_f32,
-    mg_smooth_tile_f32,
-    mg_restrict_f32,
-    mg_prolong_f32,
-    mg_defect_f32,
-    mg_residual_f32,
-    mg_cg_dir_f32,
-    mg_cg_update_f32,
-    mg_cg_dot_f32,
-    mg_coarse_cycle_f32
-);
+/// What one call of the tile smoother does besides its sweeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TileSweeps {
+    /// Sweeps (1..=[`km::MAX_TILE_SWEEPS`]).
+    pub sweeps: u32,
+    /// Black first.
+    pub black_first: bool,
+    /// From a zero correction.
+    pub zero: bool,
+    /// Over-relaxation.
+    pub omega: f64,
+    /// The level holds a field: load and keep its boundary ring.
+    pub dirichlet: bool,
+    /// Add the output tiles' `sum r^2` to `acc[0]`.
+    pub residual: bool,
+}
+
+/// Sweeps through shared memory ([`km::mg_smooth_tile`]); `coarse`: the
+/// level below and its correction, added first; `acc`: the residual's sum
+/// (read only with `how.residual`).
+#[allow(clippy::too_many_arguments)]
+pub fn smooth_tile<T: MgElement>(
+    ex: &mut Exec,
+    l: &Level,
+    u_in: &Buffer<T>,
+    f: &Buffer<T>,
+    coarse: Option<(&Level, &Buffer<T>)>,
+    u_out: &mut Buffer<T>,
+    acc: &mut Buffer<f64>,
+    how: TileSweeps,
+) -> Result<()> {
+    let TileSweeps {
+        sweeps,
+        black_first,
+        zero,
+        omega,
+        dirichlet,
+        residual,
+    } = how;
+    check_level("u_in", u_in, l)?;
+    check_level("f", f, l)?;
+    check_level("u_out", u_out, l)?;
+    if sweeps == 0 || sweeps > km::MAX_TILE_SWEEPS {
+        return Err(Error::input(
+            "smoothing sweeps",
+            format!("{sweeps}; allowed 1..={}", km::MAX_TILE_SWEEPS),
+        ));
+    }
+    let mut mode =
+        (sweeps << km::MODE_SWEEPS_SHIFT) | if black_first { km::MODE_BLACK_FIRST } else { 0 };
+    if zero {
+        mode |= km::MODE_ZERO;
+    }
+    if dirichlet {
+        mode |= km::MODE_DIRICHLET;
+    }
+    if residual {
+        mode |= km::MODE_RESIDUAL;
+    }
+    let (uc, ncx, ncy) = match coarse {
+        Some((c, uc)) => {
+            check_level("uc", uc, c)?;
+            mode |= km::MODE_PROLONG;
+            (uc, c.nx as u32, c.ny as u32)
+        }
+        // Not read without MODE_PROLONG.
+        None => (f, 0, 0),
+    };
+    let (gx, gy) = (l.nx.div_ceil(km::TILE_OX), l.ny.div_ceil(km::TILE_OY));
+    let (tx, ty) = (km::TILE_TX, km::TILE_TY);
+    let cfg = LaunchConfig::for_2d(gx * tx as usize, gy * ty as usize, tx, ty)?
+        .with_shared(km::tile_shared_bytes::<T>(mode));
+    let (nx, ny) = dims(l);
+    let (cx, cy, omega) = (T::from_f64(l.cx), T::from_f64(l.cy), T::from_f64(omega));
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_smooth_tile::<T>(
+            u_in, f, uc, u_out, acc, nx, ny, ncx, ncy, cx, cy, omega, mode
+        )
+    )
+}
+
+/// Residual and restriction ([`km::mg_restrict`]).
+#[allow(clippy::too_many_arguments)]
+pub fn restrict<T: MgElement>(
+    ex: &mut Exec,
+    l: &Level,
+    c: &Level,
+    u: &Buffer<T>,
+    f: &Buffer<T>,
+    fc: &mut Buffer<T>,
+    uc: &mut Buffer<T>,
+    with_u: bool,
+) -> Result<()> {
+    check_level("u", u, l)?;
+    check_level("f", f, l)?;
+    check_level("fc", fc, c)?;
+    check_level("uc", uc, c)?;
+    let cfg = rows_cfg(ex, c.nx, c.ny)?;
+    let ((nx, ny), (ncx, ncy)) = (dims(l), dims(c));
+    let (cx, cy) = (T::from_f64(l.cx), T::from_f64(l.cy));
+    let with_u = u32::from(with_u);
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_restrict::<T>(u, f, fc, uc, nx, ny, ncx, ncy, cx, cy, with_u)
+    )
+}
+
+/// `u (+)= P uc` ([`km::mg_prolong`]).
+pub fn prolong<T: MgElement>(
+    ex: &mut Exec,
+    l: &Level,
+    c: &Level,
+    uc: &Buffer<T>,
+    u: &mut Buffer<T>,
+    add: bool,
+) -> Result<()> {
+    check_level("u", u, l)?;
+    check_level("uc", uc, c)?;
+    let cfg = rows_cfg(ex, l.nx - 2, l.ny - 2)?;
+    let ((nx, ny), (ncx, ncy)) = (dims(l), dims(c));
+    let add = u32::from(add);
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_prolong::<T>(uc, u, nx, ny, ncx, ncy, add)
+    )
+}
+
+/// The outer step ([`km::mg_defect`]).
+#[allow(clippy::too_many_arguments)]
+pub fn defect<T: MgElement>(
+    ex: &mut Exec,
+    l: &Level,
+    h: f64,
+    p_in: &Buffer<f64>,
+    e: &Buffer<T>,
+    b: &Buffer<f64>,
+    p_out: &mut Buffer<f64>,
+    r: &mut Buffer<T>,
+    acc: &mut Buffer<f64>,
+    e_scale: f64,
+    r_scale: f64,
+) -> Result<()> {
+    check_level("p_in", p_in, l)?;
+    check_level("e", e, l)?;
+    check_level("b", b, l)?;
+    check_level("p_out", p_out, l)?;
+    check_level("r", r, l)?;
+    let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
+    let (nx, ny) = dims(l);
+    let inv_h2 = 1.0 / (h * h);
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_defect::<T>(p_in, e, b, p_out, r, acc, nx, ny, inv_h2, e_scale, r_scale)
+    )
+}
+
+/// The fine residual ([`km::mg_residual`]).
+#[allow(clippy::too_many_arguments)]
+pub fn residual<T: MgElement>(
+    ex: &mut Exec,
+    l: &Level,
+    h: f64,
+    p: &Buffer<f64>,
+    b: &Buffer<f64>,
+    rho: &mut Buffer<f64>,
+    r: &mut Buffer<T>,
+    acc: &mut Buffer<f64>,
+    r_scale: f64,
+) -> Result<()> {
+    check_level("p", p, l)?;
+    check_level("b", b, l)?;
+    check_level("rho", rho, l)?;
+    check_level("r", r, l)?;
+    let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
+    let (nx, ny) = dims(l);
+    let inv_h2 = 1.0 / (h * h);
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_residual::<T>(p, b, rho, r, acc, nx, ny, inv_h2, r_scale)
+    )
+}
+
+/// PCG direction ([`km::mg_cg_dir`]).
+#[allow(clippy::too_many_arguments)]
+pub fn cg_dir<T: MgElement>(
+    ex: &mut Exec,
+    l: &Level,
+    h: f64,
+    z: &Buffer<T>,
+    d_in: &Buffer<f64>,
+    d_out: &mut Buffer<f64>,
+    q: &mut Buffer<f64>,
+    s: &mut Buffer<f64>,
+    z_scale: f64,
+) -> Result<()> {
+    check_level("z", z, l)?;
+    check_level("d_in", d_in, l)?;
+    check_level("d_out", d_out, l)?;
+    check_level("q", q, l)?;
+    let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
+    let (nx, ny) = dims(l);
+    let inv_h2 = 1.0 / (h * h);
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_cg_dir::<T>(z, d_in, d_out, q, s, nx, ny, inv_h2, z_scale)
+    )
+}
+
+/// PCG update ([`km::mg_cg_update`]).
+#[allow(clippy::too_many_arguments)]
+pub fn cg_update<T: MgElement>(
+    ex: &mut Exec,
+    p: &mut Buffer<f64>,
+    rho: &mut Buffer<f64>,
+    r: &mut Buffer<T>,
+    d: &Buffer<f64>,
+    q: &Buffer<f64>,
+    s: &mut Buffer<f64>,
+    r_scale: f64,
+) -> Result<()> {
+    let n = p.len();
+    if [rho.len(), r.len(), d.len(), q.len()]
+        .iter()
+        .any(|&m| m != n)
+    {
+        return Err(Error::input(
+            "PCG update",
+            "the field, residual and direction lengths differ",
+        ));
+    }
+    let cfg = reduce_flat_cfg(ex, n)?;
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_cg_update::<T>(p, rho, r, d, q, s, r_scale)
+    )
+}
+
+/// PCG dot product ([`km::mg_cg_dot`]).
+pub fn cg_dot<T: MgElement>(
+    ex: &mut Exec,
+    rho: &Buffer<f64>,
+    z: &Buffer<T>,
+    s: &mut Buffer<f64>,
+    z_scale: f64,
+) -> Result<()> {
+    if rho.len() != z.len() {
+        return Err(Error::input("PCG dot", "the residual and z lengths differ"));
+    }
+    let cfg = reduce_flat_cfg(ex, rho.len())?;
+    launch!(&mut *ex, cfg, multigrid::mg_cg_dot::<T>(rho, z, s, z_scale))
+}

@@ -91,8 +91,9 @@ impl Hierarchy {
     }
 }
 
-/// What solves the system.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What solves the system to a tolerance (`--method`, with `jacobi` for the
+/// sweep ladder: [`super::super::args::SolveMethod`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Method {
     /// Multigrid cycles on the error equation (defect correction).
     Multigrid,
@@ -100,8 +101,8 @@ pub enum Method {
     Pcg,
 }
 
-/// The cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The cycle (`--cycle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Cycle {
     /// One visit of each coarser level.
     V,
@@ -111,35 +112,17 @@ pub enum Cycle {
     Fmg,
 }
 
-/// The smoother's implementation (both do red-black Gauss-Seidel).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The smoother's implementation (`--smoother`; both do red-black
+/// Gauss-Seidel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Smoother {
     /// Rung 1: one launch per colour, in place; a separate prolongation.
+    #[value(name = "rb")]
     RedBlack,
     /// Rung 2: all sweeps of a visit in one launch through shared memory,
     /// the prolongation fused into the post-smoothing.
     Tile,
 }
-
-macro_rules! named {
-    ($t:ty, $what:literal, $($v:path => $n:literal),+) => {
-        impl $t {
-            /// CLI name.
-            pub fn name(&self) -> &'static str {
-                match self { $($v => $n),+ }
-            }
-        }
-        impl std::str::FromStr for $t {
-            type Err = Error;
-            fn from_str(s: &str) -> Result<Self> {
-                crate::cli::choose($what, s, &[$($v),+], <$t>::name, "", "")
-            }
-        }
-    };
-}
-named!(Method, "--method", Method::Multigrid => "multigrid", Method::Pcg => "pcg");
-named!(Cycle, "--cycle", Cycle::V => "v", Cycle::W => "w", Cycle::Fmg => "fmg");
-named!(Smoother, "--smoother", Smoother::RedBlack => "rb", Smoother::Tile => "tile");
 
 /// Options of a multigrid or PCG solve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -164,6 +147,20 @@ pub struct MgOptions {
     /// block's shared memory as one kernel (device only; the CPU and the
     /// result are the same either way).
     pub coarse_block: bool,
+    /// Over-relaxation of the red-black sweeps (`--omega`, in (0, 2); 1 is
+    /// Gauss-Seidel): rung 4 uses 1.1 (the coarsest level, one point, is
+    /// always solved with 1).
+    pub omega: f64,
+    /// Post-smoothing in the reverse colour order (black first), which
+    /// makes the cycle a symmetric operator. PCG needs it and always has
+    /// it; for multigrid, the same order as the pre-smoothing (red first,
+    /// rung 4) leaves a smaller residual per cycle.
+    pub symmetric: bool,
+    /// Rung 5: the finest level holds the field itself (f64) instead of a
+    /// correction, the residual's norm comes out of the last sweep, and
+    /// there is no outer step (multigrid with the tile smoother, post >= 1
+    /// and f64 cycles; the other solves keep the outer step).
+    pub field_on_fine: bool,
 }
 
 impl Default for MgOptions {
@@ -178,6 +175,9 @@ impl Default for MgOptions {
             max_cycles: 50,
             graph: true,
             coarse_block: true,
+            omega: 1.1,
+            symmetric: false,
+            field_on_fine: true,
         }
     }
 }
@@ -186,8 +186,33 @@ impl Default for MgOptions {
 pub const MAX_CYCLES: usize = 10_000;
 
 impl MgOptions {
+    /// Whether post-smoothing runs black first (the symmetric cycle).
+    pub fn post_black_first(&self) -> bool {
+        self.symmetric || self.method == Method::Pcg
+    }
+    /// Whether this solve keeps the field on the finest level (rung 5) for
+    /// cycle arrays of `elem` bytes: asked for, multigrid, the tile
+    /// smoother with post-smoothing, f64 cycles. The device and the CPU
+    /// solver decide it here, alike.
+    pub fn fused_fine(&self, elem: usize) -> bool {
+        self.field_on_fine
+            && self.method == Method::Multigrid
+            && self.smoother == Smoother::Tile
+            && self.post > 0
+            && elem == 8
+    }
     /// Rejects what the solver cannot do, naming the option.
     pub fn validate(&self) -> Result<()> {
+        if !(self.omega > 0.0 && self.omega < 2.0) {
+            return Err(Error::input(
+                "--omega",
+                format!(
+                    "{}; the over-relaxation of the sweeps must lie in (0, 2) (1 is \
+                     Gauss-Seidel)",
+                    self.omega
+                ),
+            ));
+        }
         if !(self.tol.is_finite() && self.tol > 0.0) {
             return Err(Error::input(
                 "--tol",
@@ -224,7 +249,7 @@ impl MgOptions {
                     "--cycle",
                     format!(
                         "{} with --method pcg; the preconditioner is one V-cycle (use --cycle v)",
-                        self.cycle.name()
+                        crate::cli::value_name(&self.cycle)
                     ),
                 ));
             }
@@ -241,14 +266,19 @@ impl MgOptions {
         }
         Ok(())
     }
-    /// `"V(2,2)"`, `"W(2,2)"`, `"FMG+V(2,2)"`, `"PCG, V(2,2)"`.
+    /// `"V(2,2)"`, `"W(2,2)"`, `"FMG+V(2,2)"`, `"PCG, V(2,2)"`; a label
+    /// ends with the over-relaxation when it is not 1.
     pub fn label(&self) -> String {
         let c = match self.cycle {
             Cycle::V => "V",
             Cycle::W => "W",
             Cycle::Fmg => "FMG+V",
         };
-        let s = format!("{c}({},{})", self.pre, self.post);
+        let s = if self.omega == 1.0 {
+            format!("{c}({},{})", self.pre, self.post)
+        } else {
+            format!("{c}({},{}), omega {}", self.pre, self.post, self.omega)
+        };
         match self.method {
             Method::Multigrid => format!("multigrid {s}"),
             Method::Pcg => format!("PCG, {s} preconditioner"),
@@ -262,6 +292,7 @@ impl MgOptions {
 /// included: `32 + elem` bytes per cell for multigrid (40 with f64 cycles),
 /// `80 + 3 elem` for PCG (104 with f64 cycles).
 pub fn cycle_bytes(hier: &Hierarchy, opts: &MgOptions, elem: usize) -> f64 {
+    let fused = opts.fused_fine(elem);
     let e = elem as f64;
     let mut total = 0.0;
     let n = hier.depth();
@@ -279,8 +310,9 @@ pub fn cycle_bytes(hier: &Hierarchy, opts: &MgOptions, elem: usize) -> f64 {
             }
             // Pre: read f, write u; restrict: read u, f, write fc, uc;
             // post: read u, uc, f, write u.
+            // Rung 5's finest level pre-smooths the field: it reads u too.
             Smoother::Tile => {
-                2.0 * e * c
+                (if fused && l == 0 { 3.0 } else { 2.0 }) * e * c
                     + (2.0 * e * c + 2.0 * e * cc)
                     + if opts.post > 0 {
                         3.0 * e * c + e * cc
@@ -303,6 +335,8 @@ pub fn cycle_bytes(hier: &Hierarchy, opts: &MgOptions, elem: usize) -> f64 {
     total += 2.0 * e * last * visits_w(n - 1);
     let fine = hier.fine().cells() as f64;
     total += match opts.method {
+        // Rung 5: no outer step (the residual comes out of the last sweep).
+        Method::Multigrid if fused => 0.0,
         Method::Multigrid => (32.0 + e) * fine,
         // dot (8 + e), direction (e + 8 + 8 + 8), update (4 x 8 + 2 x 8 + e).
         Method::Pcg => (8.0 + e) * fine + (24.0 + e) * fine + (48.0 + e) * fine,

@@ -2,15 +2,16 @@
 //! Poisson CLI (`--b/--p0/--h/--out`, or the manufactured one) to
 //! `--tol`, on a GPU, the simulator or the CPU, and prints every cycle.
 
-use super::super::args::Args;
+use super::super::args::{Args, SolveMethod};
 use super::super::input::cli_problem;
 use super::super::types::DEFAULT_DEPTH;
 use super::check::widen;
 use super::device::MgDevice;
 use super::launch::MgElement;
-use super::levels::{Hierarchy, MgOptions};
+use super::levels::{Hierarchy, Method, MgOptions};
 use super::report::MgReport;
 use crate::Backend;
+use crate::cli::Precision;
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 use std::time::Instant;
@@ -24,12 +25,16 @@ pub const SIM_MAX_WORK: usize = 1 << 22;
 /// cycles), checked; Jacobi-only options are refused.
 pub fn options(args: &Args) -> Result<MgOptions> {
     let a = &args.mg;
-    let method = a.method.parse().map_err(|_| {
-        Error::input(
-            "--method",
-            format!("`{}`; allowed: jacobi, multigrid, pcg", a.method),
-        )
-    })?;
+    let method = match a.method {
+        SolveMethod::Multigrid => Method::Multigrid,
+        SolveMethod::Pcg => Method::Pcg,
+        SolveMethod::Jacobi => {
+            return Err(Error::input(
+                "--method",
+                "jacobi runs the sweep ladder, not a multigrid solve",
+            ));
+        }
+    };
     for (flag, given) in [
         ("--variant", args.variant != crate::cli::OneOrAll::All),
         ("--depth", args.depth != DEFAULT_DEPTH),
@@ -41,7 +46,7 @@ pub fn options(args: &Args) -> Result<MgOptions> {
                 flag,
                 format!(
                     "applies to --method jacobi (the sweep ladder), not to --method {}",
-                    a.method
+                    crate::cli::value_name(&a.method)
                 ),
             ));
         }
@@ -51,14 +56,17 @@ pub fn options(args: &Args) -> Result<MgOptions> {
     }
     let opts = MgOptions {
         method,
-        cycle: a.cycle.parse()?,
+        cycle: a.cycle,
         pre: a.pre,
         post: a.post,
-        smoother: a.smoother.parse()?,
+        smoother: a.smoother,
         tol: args.tol.unwrap_or(1e-8),
         max_cycles: args.iters.unwrap_or(50),
         graph: !a.no_graph,
         coarse_block: !a.no_coarse_block,
+        omega: a.omega,
+        symmetric: a.symmetric,
+        field_on_fine: !a.no_fused_fine,
     };
     opts.validate()?;
     Ok(opts)
@@ -69,8 +77,8 @@ pub fn cli(args: &Args) -> Result<()> {
     let opts = options(args)?;
     let backend = args.backend;
     match args.precision {
-        crate::cli::Precision::F32 => typed::<f32>(args, backend, &opts),
-        crate::cli::Precision::F64 => typed::<f64>(args, backend, &opts),
+        Precision::F32 => typed::<f32>(args, backend, &opts),
+        Precision::F64 => typed::<f64>(args, backend, &opts),
     }
 }
 
@@ -136,7 +144,7 @@ fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Resul
         T::NAME,
         prob.h,
         opts.label(),
-        opts.smoother.name(),
+        crate::cli::value_name(&opts.smoother),
         opts.tol,
         opts.max_cycles,
         hier.depth(),
