@@ -18,6 +18,7 @@
 //! | [`multigrid`] | multigrid smoothers, transfers and the PCG vector kernels | `poisson` (`poisson::mg`), `poisson.md` |
 //! | [`diffusion`] | explicit heat-equation steps | `diffusion`, `diffusion.md` |
 //! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
+//! | [`attention`] | the FlashAttention ladder: three kernels, `mma.sync` fused, and its Hopper rungs (`wgmma`, TMA, warp specialisation) | `attention`, `attention.md` |
 //! | [`demo`] | toolchain demonstrations used by the tests (register caps, fast math, a planted out-of-bounds write and a planted race) | `demo` |
 //!
 //! The crate is `#![no_std]` and compiles twice:
@@ -37,6 +38,9 @@
 // ranges on purpose: the loops unroll and the arrays stay in registers.
 #![allow(clippy::needless_range_loop)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
+// Inline PTX for the instructions the device layer does not wrap (the
+// attention kernels' `wgmma` with `A` in registers, named barriers).
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch))]
 
 /// Declares the portable modules: compiled everywhere except into the
 /// `sm_90a` module (the `sm90a` feature on `nvptx64`).
@@ -54,3 +58,8 @@ portable!(
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod hopper;
+
+// Compiled into both the portable and the sm_90a modules: its portable
+// kernels (`attention::split`, `attention::fa2`) and its Hopper ones
+// (`attention::hopper`) choose their build themselves.
+pub mod attention;
