@@ -24,6 +24,7 @@ MODULES = {
     "primitives": "primitives",
     "diffusion": "diffusion",
     "matmul": "matmul",
+    "attention": "attention",
     "fusion": "fusion",
 }
 

@@ -53,7 +53,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Backend::Gpu)]
     pub backend: Backend,
     /// Scale of the scores [default: 1/sqrt(D)].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub scale: Option<f64>,
     /// Write O (float32, (B, H, S, D)) of the last rung run.
     #[arg(long)]
@@ -310,4 +310,109 @@ fn write(args: &Args, dims: &[usize; 4], o: &[f32], lse: &[f32]) -> Result<()> {
         println!("wrote {} (float32, shape {:?})", p.display(), &dims[..3]);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parse(line: &str) -> std::result::Result<Args, clap::Error> {
+        T::try_parse_from(std::iter::once("attention").chain(line.split_whitespace()))
+            .map(|t| t.args)
+    }
+
+    fn err_of(line: &str) -> String {
+        cli(&parse(line).unwrap()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_misspelt_rung_gets_clap_s_suggestion() {
+        let e = parse("--variant ws-skp").err().unwrap().to_string();
+        assert!(e.contains("ws-skip"), "{e}");
+        let e = parse("--precision bf61").err().unwrap().to_string();
+        assert!(e.contains("bf16"), "{e}");
+        let a = parse("--variant wgmma --precision f16 --causal").unwrap();
+        assert_eq!(a.variant, OneOrAll::One(Rung::Wgmma));
+        assert_eq!(a.precision, Precision::F16);
+    }
+
+    #[test]
+    fn hostile_options_are_refused_with_a_reason() {
+        let e = err_of("--backend cpu --seq 0");
+        assert!(e.contains("--seq") && e.contains("at least 1"), "{e}");
+        let e = err_of("--backend cpu --seq 8 --scale -1");
+        assert!(e.contains("--scale") && e.contains("positive"), "{e}");
+        let e = err_of("--backend sim --seq 8 --dim 96 --variant fa2");
+        assert!(
+            e.contains("not for this shape") && e.contains("64 and 128"),
+            "{e}"
+        );
+        let e = err_of("--backend sim --seq 8 --dim 64 --variant ws-skip");
+        assert!(e.contains("without --causal"), "{e}");
+        let e = err_of("--backend sim --seq 4096 --heads 8");
+        assert!(e.contains("simulator"), "{e}");
+        let e = err_of("--backend cpu --q q.npy");
+        assert!(e.contains("all three"), "{e}");
+    }
+
+    #[test]
+    fn npy_inputs_of_mismatched_shapes_or_with_nan_are_refused() {
+        let dir = std::env::temp_dir().join(format!("ptxlab-attn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = |n: &str| dir.join(n);
+        let save = |n: &str, shape: &[usize], v: f32| {
+            let len = shape.iter().product();
+            crate::npy::write_nd(&path(n), shape, &vec![v; len]).unwrap();
+        };
+        save("q.npy", &[1, 2, 5, 8], 0.5);
+        save("k.npy", &[1, 2, 7, 8], 0.25);
+        save("v.npy", &[1, 2, 7, 8], 1.0);
+        save("v4.npy", &[1, 2, 7, 4], 1.0);
+        save("kh.npy", &[1, 3, 7, 8], 0.25);
+        save("qnan.npy", &[1, 2, 5, 8], f32::NAN);
+        let files = |q: &str, k: &str, v: &str| {
+            format!(
+                "--backend cpu --q {} --k {} --v {}",
+                path(q).display(),
+                path(k).display(),
+                path(v).display()
+            )
+        };
+        let e = err_of(&files("q.npy", "k.npy", "v4.npy"));
+        assert!(e.contains("same shape"), "{e}");
+        let e = err_of(&files("q.npy", "kh.npy", "kh.npy"));
+        assert!(
+            e.contains("must agree") && e.contains("(1, 3, 7, 8)"),
+            "{e}"
+        );
+        let e = err_of(&files("qnan.npy", "k.npy", "v.npy"));
+        assert!(e.contains("Q") && e.contains("NaN"), "{e}");
+        let e = err_of(&format!("{} --seq 5", files("q.npy", "k.npy", "v.npy")));
+        assert!(
+            e.contains("--seq") && e.contains("from the --q/--k/--v files"),
+            "{e}"
+        );
+        // A good set runs (CPU reference) and writes O and lse: V constant,
+        // so O is that constant.
+        let line = format!(
+            "{} --out {} --lse {}",
+            files("q.npy", "k.npy", "v.npy"),
+            path("o.npy").display(),
+            path("l.npy").display()
+        );
+        cli(&parse(&line).unwrap()).unwrap();
+        let (shape, o) = crate::npy::read_nd::<f32>(&path("o.npy"), "O", 4).unwrap();
+        assert_eq!(shape, vec![1, 2, 5, 8]);
+        assert!(o.iter().all(|x| (*x - 1.0).abs() < 1e-6));
+        let (shape, _) = crate::npy::read_nd::<f32>(&path("l.npy"), "lse", 3).unwrap();
+        assert_eq!(shape, vec![1, 2, 5]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -161,3 +161,62 @@ pub fn reference(
         max_score,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_inputs_are_the_ones_the_torch_peer_makes() {
+        // Bit patterns from peers/attention.py's arithmetic (Python ints,
+        // then float32 rounding).
+        for (t, i, bits) in [
+            (0u64, 0u64, 0xbea3_d052u32),
+            (1, 1, 0x3ed8_35a5),
+            (2, 12345, 0x3fd8_b950),
+            (0, (1 << 26) + 17, 0xbea4_b13f),
+            (5, (1 << 31) + 3, 0x3f84_b5ff),
+        ] {
+            assert_eq!(hash_value(t, i).to_bits(), bits, "tensor {t}, index {i}");
+        }
+    }
+
+    #[test]
+    fn the_reference_on_a_case_worked_by_hand() {
+        // Two keys with scores 0 and ln 3 (scale 1): weights 1/4, 3/4.
+        let shape = Shape::new(1, 1, 1, 2, 1, false, Some(1.0)).unwrap();
+        let r = reference(
+            &shape,
+            &[3f32.ln()],
+            &[0.0, 1.0],
+            &[4.0, 8.0],
+            all_rows(&shape),
+        );
+        assert!((r.o[0] - 7.0).abs() < 1e-6, "{}", r.o[0]);
+        assert!((r.lse[0] - 4f64.ln()).abs() < 1e-7, "{}", r.lse[0]);
+        // Causal: the first query sees only the first key.
+        let shape = Shape::new(1, 1, 2, 2, 1, true, Some(1.0)).unwrap();
+        let r = reference(
+            &shape,
+            &[1.0, 1.0],
+            &[0.0, 1.0],
+            &[4.0, 8.0],
+            all_rows(&shape),
+        );
+        assert_eq!(r.o[0], 4.0);
+        assert!(r.o[1] > 4.0 && r.o[1] < 8.0);
+    }
+
+    #[test]
+    fn non_finite_and_overflowing_inputs_are_named() {
+        let e = round_checked(Precision::Bf16, "K", &[1.0, f32::NAN])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("K") && e.contains("element 1 is NaN"), "{e}");
+        let e = round_checked(Precision::F16, "V", &[7e4])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("overflows f16") && e.contains("65504"), "{e}");
+        assert!(round_checked(Precision::Bf16, "V", &[7e4]).is_ok());
+    }
+}
