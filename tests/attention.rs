@@ -133,7 +133,7 @@ fn rungs_refuse_shapes_they_cannot_take() {
 
 #[test]
 fn hostile_shapes_and_buffers_are_refused_with_the_allowed_range() {
-    let err = |r: ptxlab::Result<Shape>| r.err().expect("must be refused").to_string();
+    let err = |r: ptxlab::Result<Shape>| r.expect_err("must be refused").to_string();
     for (i, flag) in ["--batch", "--heads", "--seq", "--seq-kv", "--dim"]
         .iter()
         .enumerate()

@@ -178,7 +178,7 @@ fn v_desc(v: u32, kk: usize) -> SmemDesc {
 fn issue_s<H: Half16, const D: usize>(s: &mut [f32; 64], q: u32, wg: usize, k: u32) {
     unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
         if kk < D / 16 {
-            wgmma_m64n128k16::<H, false>(s, q_desc(q, wg, kk), k_desc(k, kk), kk > 0);
+            wgmma_m64n128k16::<H, false>(s, q_desc(q, wg, kk), k_desc(k, kk), kk != 0);
         }
     });
 }

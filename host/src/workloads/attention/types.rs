@@ -219,10 +219,8 @@ impl Shape {
             if v == 0 {
                 return Err(Error::input(
                     flag,
-                    format!(
-                        "0; every size must be at least 1 (a softmax over no keys, or of no \
-                         queries, is not defined)"
-                    ),
+                    "0; every size must be at least 1 (a softmax over no keys, or of no \
+                     queries, is not defined)",
                 ));
             }
         }
