@@ -427,7 +427,10 @@ fn a_missing_barrier_is_reported_as_a_shared_memory_race() {
     );
     // Without the detector the same launch runs, and thread 0 read the
     // poisoned slot (NaN) before thread 63 wrote it.
-    let quiet = Device::sim_with(SimOptions { race_check: false });
+    let quiet = Device::sim_with(SimOptions {
+        race_check: false,
+        ..SimOptions::default()
+    });
     let got = ptxlab::workloads::demo::planted_race(&quiet, 100, 64).unwrap();
     assert!(got[0].is_nan(), "{}", got[0]);
 }
@@ -520,7 +523,10 @@ fn blocks_touching_the_same_global_word_race_and_readers_do_not() {
     assert!(r.first.location.contains("tests/simulator.rs"), "{e}");
     // A launch whose blocks only share inputs runs; with the detector off,
     // the racy one runs too.
-    let opts = SimOptions { race_check: false };
+    let opts = SimOptions {
+        race_check: false,
+        ..SimOptions::default()
+    };
     launch!(
         &Device::sim_with(opts),
         &ptxlab::modules::KERNELS,

@@ -161,8 +161,9 @@ unsafe fn read<T: Copy>(p: *const T, index: usize) -> T {
     }
 }
 
-/// Writes one element (recorded by the race detector, then a relaxed atomic
-/// store of its bits on the host).
+/// Writes one element (recorded by the race detector and checked for
+/// `wgmma` accumulator poison, then a relaxed atomic store of its bits on
+/// the host).
 ///
 /// # Safety
 /// `p` must be valid for writes of `T` and aligned.
@@ -176,11 +177,9 @@ unsafe fn write<T: Copy>(p: *mut T, index: usize, v: T) {
         unsafe { p.write(v) }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let loc = core::panic::Location::caller();
-        crate::sim::global_access(p as usize, core::mem::size_of::<T>(), index, true, loc);
-        // SAFETY: forwarded from the caller.
-        unsafe { crate::sim::mem::write(p, v) }
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        crate::sim::global_store(p, index, v, core::panic::Location::caller())
     }
 }
 

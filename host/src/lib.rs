@@ -11,7 +11,11 @@
 //! * [`report`]: plain result rows, tables, the environment block and plots
 //!   (it needs nothing from the workloads);
 //! * [`cli`]: the option checks every `ptxlab` subcommand shares;
-//! * [`npy`], [`rng`]: `.npy` files and reproducible inputs.
+//! * [`npy`], [`rng`]: `.npy` files and reproducible inputs;
+//! * [`pipeline_bugs`]: the planted bugs of asynchronous pipelines and
+//!   what catches them; [`sim_fuzz`]: a command under many simulator
+//!   schedules.
+#![feature(f128)]
 #![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
@@ -21,8 +25,10 @@ pub mod error;
 pub mod modules;
 pub mod npy;
 pub mod npz;
+pub mod pipeline_bugs;
 pub mod report;
 pub mod rng;
+pub mod sim_fuzz;
 pub mod workloads;
 
 pub use error::{Error, Result};

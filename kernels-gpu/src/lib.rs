@@ -19,6 +19,7 @@
 //! | [`diffusion`] | explicit heat-equation steps | `diffusion`, `diffusion.md` |
 //! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
 //! | [`attention`] | the FlashAttention ladder: three kernels, `mma.sync` fused, and its Hopper rungs (`wgmma`, TMA, warp specialisation) | `attention`, `attention.md` |
+//! | [`mathcheck`] | `Real`'s math functions over arrays, to measure their error | `mathcheck` (`ptxlab math-accuracy`), `docs/math.md` |
 //! | [`demo`] | toolchain demonstrations used by the tests (register caps, fast math, a planted out-of-bounds write and a planted race) | `demo` |
 //!
 //! The crate is `#![no_std]` and compiles twice:
@@ -52,8 +53,8 @@ macro_rules! portable {
 }
 
 portable!(
-    demo, diffusion, fusion, histogram, lomb, matmul, montecarlo, multigrid, poisson, reduce,
-    tensor, vector,
+    demo, diffusion, fusion, histogram, lomb, mathcheck, matmul, montecarlo, multigrid, poisson,
+    reduce, tensor, vector,
 );
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
@@ -63,3 +64,7 @@ pub mod hopper;
 // kernels (`attention::split`, `attention::fa2`) and its Hopper ones
 // (`attention::hopper`) choose their build themselves.
 pub mod attention;
+
+/// Planted bugs of asynchronous pipelines, for the simulator's checks and
+/// the GPU comparison (the `cp.async` ones portable, the rest sm_90a).
+pub mod pipeline_bugs;

@@ -47,7 +47,7 @@ impl Device {
         Self::sim_with(SimOptions::default())
     }
     /// The CPU simulator with these options (for example race detection
-    /// off: `SimOptions { race_check: false }`).
+    /// off: `SimOptions { race_check: false, ..SimOptions::default() }`).
     pub fn sim_with(options: SimOptions) -> Self {
         Self {
             kind: DeviceKind::Sim,
@@ -184,14 +184,28 @@ impl Device {
                 .stream()
                 .clone_dtoh(s)
                 .map_err(|e| Error::driver("cuMemcpyDtoH", e)),
-            (DeviceKind::Sim, BufInner::Sim(s)) => Ok(s
-                .iter()
-                .map(|c| {
-                    // SAFETY: no simulated launch is running (launches are
-                    // synchronous), so nothing writes the cells while they are read.
-                    unsafe { *c.get() }
-                })
-                .collect()),
+            (DeviceKind::Sim, BufInner::Sim(s)) => {
+                let v: Vec<T> = s
+                    .iter()
+                    .map(|c| {
+                        // SAFETY: no simulated launch is running (launches are
+                        // synchronous), so nothing writes the cells while they are read.
+                        unsafe { *c.get() }
+                    })
+                    .collect();
+                if ptxlab_device::sim::recording() {
+                    // SAFETY: `DeviceCopy` types have no padding and every
+                    // byte of them is initialised; the slice covers `v`.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts(
+                            v.as_ptr() as *const u8,
+                            std::mem::size_of_val(&v[..]),
+                        )
+                    };
+                    ptxlab_device::sim::record_download(bytes, std::mem::size_of::<T>());
+                }
+                Ok(v)
+            }
             _ => Err(Error::input(
                 "buffer",
                 "the buffer belongs to another backend",

@@ -8,10 +8,13 @@
 
 use clap::{Parser, Subcommand};
 
-use ptxlab::workloads::{attention, diffusion, fusion, lomb, matmul, poisson, primitives, vector};
+use ptxlab::workloads::{
+    attention, diffusion, fusion, lomb, mathcheck, matmul, poisson, primitives, vector,
+};
 
 mod bench;
 mod sim_bench;
+mod sim_fuzz;
 
 #[derive(Parser)]
 #[command(
@@ -27,6 +30,14 @@ struct Cli {
     /// it) or off. Overrides the environment variable PTXLAB_SIM_RACECHECK.
     #[arg(long, global = true, value_name = "on|off", value_parser = ["on", "off"])]
     race_check: Option<String>,
+    /// Schedule of the CPU simulator: in-order (the default) or random
+    /// (from --sim-seed). Overrides PTXLAB_SIM_SCHEDULE.
+    #[arg(long, global = true, value_enum)]
+    sim_schedule: Option<sim_fuzz::ScheduleArg>,
+    /// Seed of a random simulator schedule (alone, it implies random).
+    /// Overrides PTXLAB_SIM_SEED.
+    #[arg(long, global = true)]
+    sim_seed: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -61,6 +72,12 @@ enum Cmd {
     LaunchOverhead(fusion::LaunchArgs),
     /// Speed of the CPU simulator: simulated GPU threads per second.
     SimBench(sim_bench::Args),
+    /// Error of the math functions (exp, powf, erf, ...) in ulps, on the GPU and the CPU.
+    MathAccuracy(mathcheck::Args),
+    /// A command on the simulator under many schedules: the first error or divergence.
+    SimFuzz(sim_fuzz::Args),
+    /// The planted bugs of asynchronous pipelines, and what catches them.
+    PipelineBugs(ptxlab::pipeline_bugs::Args),
 }
 
 /// Let a closed stdout (`cargo xtask inspect k | head`) end the process
@@ -98,6 +115,7 @@ fn main() {
     if let Some(r) = &cli.race_check {
         ptxlab_device::sim::set_race_check(Some(r == "on"));
     }
+    sim_fuzz::apply_schedule(cli.sim_schedule, cli.sim_seed);
     let r: anyhow::Result<()> = match &cli.cmd {
         Cmd::Info => bench::info(),
         Cmd::Bench(a) => bench::run(a),
@@ -114,6 +132,9 @@ fn main() {
         Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
         Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),
         Cmd::SimBench(a) => sim_bench::run(a),
+        Cmd::MathAccuracy(a) => mathcheck::cli(a).map_err(Into::into),
+        Cmd::SimFuzz(a) => sim_fuzz::run(a),
+        Cmd::PipelineBugs(a) => ptxlab::pipeline_bugs::cli(a).map_err(Into::into),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");
