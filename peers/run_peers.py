@@ -30,6 +30,7 @@ MODULES = {
     "primitives": "primitives",
     "diffusion": "diffusion",
     "matmul": "matmul",
+    "attention": "attention",
     "fusion": "fusion",
 }
 

@@ -10,7 +10,7 @@
 //! converted to C order.
 
 use crate::error::{Error, Result};
-use ndarray::{Array1, Array2};
+use ndarray::{Array1, Array2, ArrayD, IxDyn};
 use ndarray_npy::{ReadNpyError, ReadNpyExt, ReadableElement, WritableElement, WriteNpyExt};
 use std::path::Path;
 
@@ -273,6 +273,32 @@ pub fn read_2d<T: ReadableElement + Clone>(
     let (r, c) = a.dim();
     let a = a.as_standard_layout().to_owned();
     Ok((r, c, a.into_raw_vec_and_offset().0))
+}
+
+/// Reads an `ndim`-D array (C or Fortran order); returns (shape, data in C
+/// order).
+pub fn read_nd<T: ReadableElement + Clone>(
+    path: &Path,
+    want: &str,
+    ndim: usize,
+) -> Result<(Vec<usize>, Vec<T>)> {
+    let h = precheck(path, want, ndim)?;
+    let a = ArrayD::<T>::read_npy(open(path)?).map_err(|e| describe(path, e, want, &h))?;
+    let shape = a.shape().to_vec();
+    let a = a.as_standard_layout().to_owned();
+    Ok((shape, a.into_raw_vec_and_offset().0))
+}
+
+/// Writes a C-order array of any shape.
+pub fn write_nd<T: WritableElement + Clone>(
+    path: &Path,
+    shape: &[usize],
+    data: &[T],
+) -> Result<()> {
+    let a = ArrayD::from_shape_vec(IxDyn(shape), data.to_vec()).map_err(|e| file_err(path, e))?;
+    let f =
+        std::fs::File::create(path).map_err(|e| file_err(path, format!("cannot create: {e}")))?;
+    a.write_npy(f).map_err(|e| file_err(path, e))
 }
 
 /// Parses a 1-D array from the bytes of a `.npy` file held in memory (for

@@ -18,6 +18,7 @@
 //! | [`multigrid`] | multigrid smoothers, transfers and the PCG vector kernels | `poisson` (`poisson::mg`), `poisson.md` |
 //! | [`diffusion`] | explicit heat-equation steps | `diffusion`, `diffusion.md` |
 //! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
+//! | [`attention`] | the FlashAttention ladder: three kernels, `mma.sync` fused, and its Hopper rungs (`wgmma`, TMA, warp specialisation) | `attention`, `attention.md` |
 //! | [`mathcheck`] | `Real`'s math functions over arrays, to measure their error | `mathcheck` (`ptxlab math-accuracy`), `docs/math.md` |
 //! | [`demo`] | toolchain demonstrations used by the tests (register caps, fast math, a planted out-of-bounds write and a planted race) | `demo` |
 //!
@@ -38,6 +39,9 @@
 // ranges on purpose: the loops unroll and the arrays stay in registers.
 #![allow(clippy::needless_range_loop)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
+// Inline PTX for the instructions the device layer does not wrap (the
+// attention kernels' `wgmma` with `A` in registers, named barriers).
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch))]
 
 /// Declares the portable modules: compiled everywhere except into the
 /// `sm_90a` module (the `sm90a` feature on `nvptx64`).
@@ -55,6 +59,11 @@ portable!(
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod hopper;
+
+// Compiled into both the portable and the sm_90a modules: its portable
+// kernels (`attention::split`, `attention::fa2`) and its Hopper ones
+// (`attention::hopper`) choose their build themselves.
+pub mod attention;
 
 /// Planted bugs of asynchronous pipelines, for the simulator's checks and
 /// the GPU comparison (the `cp.async` ones portable, the rest sm_90a).

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::report::{Ceilings, Row};
 use crate::runtime::Device;
 
+pub mod attention;
 pub mod demo;
 pub mod diffusion;
 pub mod fusion;
@@ -105,6 +106,12 @@ pub fn all() -> Vec<Workload> {
             about: "SGEMM ladder and the fused column sum",
             bench: matmul::bench,
             sim_check: matmul::sim_check,
+        },
+        Workload {
+            name: "attention",
+            about: "attention, the FlashAttention ladder (three kernels to warp-specialised wgmma)",
+            bench: attention::bench,
+            sim_check: attention::sim_check,
         },
         Workload {
             name: "fusion",

@@ -8,7 +8,9 @@
 
 use clap::{Parser, Subcommand};
 
-use ptxlab::workloads::{diffusion, fusion, lomb, mathcheck, matmul, poisson, primitives, vector};
+use ptxlab::workloads::{
+    attention, diffusion, fusion, lomb, mathcheck, matmul, poisson, primitives, vector,
+};
 
 mod bench;
 mod sim_bench;
@@ -64,6 +66,8 @@ enum Cmd {
     Diffusion(diffusion::Args),
     /// SGEMM ladder and the fused column sum.
     Matmul(matmul::Args),
+    /// Attention softmax(Q K^T scale) V: the FlashAttention ladder.
+    Attention(attention::Args),
     /// Three elementwise kernels against one fused kernel.
     Fusion(fusion::Args),
     /// Many small launches, plain and replayed from a CUDA graph.
@@ -127,6 +131,7 @@ fn main() {
         Cmd::MonteCarloPi(a) => primitives::cli_pi(a).map_err(Into::into),
         Cmd::Diffusion(a) => diffusion::cli(a).map_err(Into::into),
         Cmd::Matmul(a) => matmul::cli(a).map_err(Into::into),
+        Cmd::Attention(a) => attention::cli(a).map_err(Into::into),
         Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
         Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),
         Cmd::SimBench(a) => sim_bench::run(a),

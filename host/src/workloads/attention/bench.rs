@@ -1,0 +1,169 @@
+//! The benchmark rows: every rung at the shapes (BF16; FP16 at the
+//! first), each checked first at an odd shape against the full f64
+//! reference, then at the benchmark shape (every output written, sampled
+//! rows against f64: the same rows and measures as the torch peers in
+//! `peers/attention.py`), then timed with device events.
+
+use super::check::{POISON_16, bound, check_rung, errors};
+use super::cpu::{generated, reference, round_checked, sample_rows, widen};
+use super::launch::{Inputs, Plan, entry};
+use super::types::{NAME, Precision, Rung, Shape};
+use crate::error::{Error, Result};
+use crate::report::{Row, Status};
+use crate::runtime::Device;
+use crate::workloads::BenchCtx;
+
+/// The benchmark shapes `(batch, heads, seq, dim)`, each non-causal and
+/// causal: the (quick: one small one).
+pub fn bench_shapes(quick: bool) -> Vec<(usize, usize, usize, usize)> {
+    if quick {
+        vec![(1, 8, 2048, 128)]
+    } else {
+        vec![(4, 16, 8192, 128), (4, 32, 8192, 64)]
+    }
+}
+
+/// Timed repetitions for a call that took `ms` once: about 2 s per row.
+fn reps_for(ms: f64, max: usize) -> usize {
+    ((2000.0 / ms.max(1e-3)) as usize).clamp(3, max.max(3))
+}
+
+/// A failure's row status: skipped when this GPU cannot run the kernel
+/// (an sm_90a kernel elsewhere) or the rung does not take the shape,
+/// failed otherwise.
+fn status_of(e: Error) -> Status {
+    match e {
+        Error::Runtime(crate::runtime::Error::Unsupported { .. }) => {
+            Status::Skipped(e.to_string().replace('\n', " "))
+        }
+        Error::Runtime(crate::runtime::Error::Input { .. })
+            if e.to_string().contains("not for this") =>
+        {
+            Status::Skipped(e.to_string())
+        }
+        e => Status::Failed(e.to_string()),
+    }
+}
+
+/// The attention rows on `ctx`'s GPU (one "skipped" row without one).
+pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let Some(dev) = ctx.gpu() else {
+        rows.push(crate::workloads::skipped_gpu(NAME, ctx));
+        return Ok(rows);
+    };
+    for (si, (b, h, s, d)) in bench_shapes(ctx.quick).into_iter().enumerate() {
+        let precs: &[Precision] = if si == 0 {
+            &Precision::ALL
+        } else {
+            &[Precision::Bf16]
+        };
+        for &prec in precs {
+            for causal in [false, true] {
+                let shape = Shape::new(b, h, s, s, d, causal, None)?;
+                bench_shape(ctx, dev, &shape, prec, &mut rows)?;
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The rows of every rung at `shape` in `prec`.
+fn bench_shape(
+    ctx: &BenchCtx,
+    dev: &Device,
+    shape: &Shape,
+    prec: Precision,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let odd = Shape::new(1, 3, 300, 333, shape.d, shape.causal, None)?;
+    let size = shape.label();
+    let q = round_checked(prec, "Q", &generated(0, shape.q_len()))?;
+    let k = round_checked(prec, "K", &generated(1, shape.kv_len()))?;
+    let v = round_checked(prec, "V", &generated(2, shape.kv_len()))?;
+    let refr = reference(
+        shape,
+        &widen(prec, &q),
+        &widen(prec, &k),
+        &widen(prec, &v),
+        sample_rows(shape),
+    );
+    let x = Inputs::upload(dev, shape, &q, &k, &v)?;
+    drop((q, k, v));
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
+    let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
+    for rung in Rung::ALL {
+        let mut row = Row::new(NAME, rung.label(), "gpu", &size, prec.name());
+        if let Some(why) = rung.refuses(shape) {
+            row.status = Status::Skipped(why);
+            rows.push(row);
+            continue;
+        }
+        if let Some(kernel) = entry(rung, prec, shape.d) {
+            let res = crate::modules::resource(kernel, &arch, false)
+                .or_else(|| crate::modules::resource(kernel, &format!("{arch}a"), false));
+            if let Some(res) = res {
+                row.registers = Some(res.registers);
+                row.spills = Some(res.spill_stores + res.spill_loads);
+            }
+        }
+        if let Err(e) = check_rung(dev, rung, prec, &odd, 11) {
+            row.status = status_of(e);
+            rows.push(row);
+            continue;
+        }
+        let mut plan = match Plan::new(dev, rung, prec, *shape, &x) {
+            Ok(p) => p,
+            Err(e) => {
+                row.status = status_of(e);
+                rows.push(row);
+                continue;
+            }
+        };
+        dev.write(&mut o, &vec![POISON_16; shape.q_len()])?;
+        let t0 = std::time::Instant::now();
+        if let Err(e) = plan
+            .run(dev, &mut o, None)
+            .and_then(|()| Ok(dev.synchronize()?))
+        {
+            row.status = status_of(e);
+            rows.push(row);
+            continue;
+        }
+        row.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
+        let got = dev.download(&o)?;
+        match errors(shape, prec, &refr, &got, None) {
+            Ok(e) => {
+                let b = bound(rung, prec, refr.max_score);
+                row.rel_err = Some(e.rel);
+                row.note = format!("max {:.1e}", e.max);
+                if !(e.rel <= b) || !(e.max <= 2.0 * b) {
+                    row.status = Status::Failed(format!(
+                        "sampled rows: relative error {:.2e} (bound {b:.1e}), max {:.2e}",
+                        e.rel, e.max
+                    ));
+                    rows.push(row);
+                    continue;
+                }
+            }
+            Err(why) => {
+                row.status = Status::Failed(why);
+                rows.push(row);
+                continue;
+            }
+        }
+        let first = row.first_ms.unwrap_or(1.0);
+        match dev.time(1, reps_for(first, ctx.reps()), |_| {
+            plan.run(dev, &mut o, None)
+        }) {
+            Ok(t) => {
+                row.throughput = Some(shape.flops() / (t.median_ms * 1e-3) / 1e9);
+                row.unit = "GFLOP/s".into();
+                row.timing = Some(t);
+            }
+            Err(e) => row.status = Status::Failed(e.to_string()),
+        }
+        rows.push(row);
+    }
+    Ok(())
+}

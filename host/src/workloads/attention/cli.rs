@@ -1,0 +1,418 @@
+//! `ptxlab attention`: the ladder on a GPU or the simulator (each rung
+//! checked against the f64 reference before it is timed), or the f64
+//! reference alone on the CPU.
+
+use super::check::{POISON_16, bound, errors, verify};
+use super::cpu::{Reference, all_rows, generated, reference, round_checked, sample_rows, widen};
+use super::launch::{Inputs, Plan};
+use super::types::{Precision, Rung, Shape};
+use crate::Backend;
+use crate::cli::OneOrAll;
+use crate::error::{Error, Result};
+use crate::report::fmt_ms;
+use std::path::{Path, PathBuf};
+
+/// `ptxlab attention` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Queries: a float32 .npy of shape (B, H, S, D). With --k and --v;
+    /// replaces --batch/--heads/--seq/--dim.
+    #[arg(long)]
+    pub q: Option<PathBuf>,
+    /// Keys: float32 .npy (B, H, S_kv, D).
+    #[arg(long)]
+    pub k: Option<PathBuf>,
+    /// Values: float32 .npy (B, H, S_kv, D).
+    #[arg(long)]
+    pub v: Option<PathBuf>,
+    /// Batch size of random inputs [default: 1].
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub batch: Option<usize>,
+    /// Heads per batch element of random inputs [default: 4].
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub heads: Option<usize>,
+    /// Query length of random inputs [default: 1024].
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub seq: Option<usize>,
+    /// Key/value length of random inputs [default: --seq].
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub seq_kv: Option<usize>,
+    /// Head dimension of random inputs [default: 128]; rungs 2-5 take 64 and 128.
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub dim: Option<usize>,
+    /// Causal mask (torch's `is_causal`: query i sees keys j <= i).
+    #[arg(long)]
+    pub causal: bool,
+    /// Working precision of inputs and output (softmax and accumulation in f32).
+    #[arg(long, value_enum, default_value_t = Precision::Bf16)]
+    pub precision: Precision,
+    /// The rung, or all of them.
+    #[arg(long, value_parser = OneOrAll::<Rung>::parser(), default_value = "all")]
+    pub variant: OneOrAll<Rung>,
+    /// gpu, sim or cpu (the f64 reference alone).
+    #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+    pub backend: Backend,
+    /// Scale of the scores [default: 1/sqrt(D)].
+    #[arg(long, allow_negative_numbers = true)]
+    pub scale: Option<f64>,
+    /// Write O (float32, (B, H, S, D)) of the last rung run.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write the log-sum-exp per query row (float32, (B, H, S)).
+    #[arg(long)]
+    pub lse: Option<PathBuf>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0, value_parser = crate::cli::parse_whole::<u64>, allow_negative_numbers = true)]
+    pub seed: u64,
+    /// Timed repetitions (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
+}
+
+/// Most multiply-adds (`heads Sq Skv D`) of one rung on the simulator.
+pub const SIM_MAX_WORK: usize = 1 << 26;
+/// Most multiply-adds of the f64 reference on every row (`--backend cpu`,
+/// and the full check of smaller GPU runs).
+pub const CPU_MAX_WORK: usize = 1 << 34;
+/// Above this, GPU results are checked on sampled rows only.
+pub const FULL_CHECK_WORK: usize = 1 << 30;
+
+/// The shape and the values (f32, before rounding) of the problem.
+fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
+    let files = [&args.q, &args.k, &args.v];
+    if files.iter().any(|f| f.is_some()) {
+        let [Some(qp), Some(kp), Some(vp)] = files else {
+            return Err(Error::input(
+                "--q/--k/--v",
+                "give all three files, or none (random inputs from --batch --heads --seq --dim)",
+            ));
+        };
+        if let Some((flag, _)) = [
+            ("--batch", args.batch),
+            ("--heads", args.heads),
+            ("--seq", args.seq),
+            ("--seq-kv", args.seq_kv),
+            ("--dim", args.dim),
+        ]
+        .iter()
+        .find(|(_, v)| v.is_some())
+        {
+            return Err(Error::input(
+                *flag,
+                "the shape comes from the --q/--k/--v files; leave out --batch, --heads, --seq, \
+                 --seq-kv and --dim",
+            ));
+        }
+        let read = |p: &Path| crate::npy::read_nd::<f32>(p, "a float32 array (B, H, S, D)", 4);
+        let (qs, q) = read(qp)?;
+        let (ks, k) = read(kp)?;
+        let (vs, v) = read(vp)?;
+        let txt = |s: &[usize]| {
+            format!(
+                "({})",
+                s.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        if ks != vs {
+            return Err(Error::input(
+                "--k/--v",
+                format!(
+                    "K is {} and V is {}; they must have the same shape (B, H, S_kv, D)",
+                    txt(&ks),
+                    txt(&vs)
+                ),
+            ));
+        }
+        if qs[0] != ks[0] || qs[1] != ks[1] || qs[3] != ks[3] {
+            return Err(Error::input(
+                "--q/--k",
+                format!(
+                    "Q is {} and K is {}; batch, heads and head dim (dimensions 0, 1 and 3) must \
+                     agree (only the sequence lengths may differ)",
+                    txt(&qs),
+                    txt(&ks)
+                ),
+            ));
+        }
+        let shape = Shape::new(qs[0], qs[1], qs[2], ks[2], qs[3], args.causal, args.scale)?;
+        return Ok((shape, [q, k, v]));
+    }
+    let seq = args.seq.unwrap_or(1024);
+    let shape = Shape::new(
+        args.batch.unwrap_or(1),
+        args.heads.unwrap_or(4),
+        seq,
+        args.seq_kv.unwrap_or(seq),
+        args.dim.unwrap_or(128),
+        args.causal,
+        args.scale,
+    )?;
+    crate::cli::check_host_arrays("shape", shape.q_len().max(shape.kv_len()), 4, 6)?;
+    let s = 3 * args.seed;
+    Ok((
+        shape,
+        [
+            generated(s, shape.q_len()),
+            generated(s + 1, shape.kv_len()),
+            generated(s + 2, shape.kv_len()),
+        ],
+    ))
+}
+
+/// `heads Sq Skv D`: the multiply-adds of one product.
+fn work(shape: &Shape) -> usize {
+    shape
+        .bh()
+        .saturating_mul(shape.sq)
+        .saturating_mul(shape.skv)
+        .saturating_mul(shape.d)
+}
+
+/// `ptxlab attention`.
+pub fn cli(args: &Args) -> Result<()> {
+    crate::cli::check_reps(args.reps)?;
+    let (shape, [q, k, v]) = inputs(args)?;
+    let prec = args.precision;
+    let q = round_checked(prec, "Q", &q)?;
+    let k = round_checked(prec, "K", &k)?;
+    let v = round_checked(prec, "V", &v)?;
+    let (wq, wk, wv) = (widen(prec, &q), widen(prec, &k), widen(prec, &v));
+    println!(
+        "attention {} {}, scale {:.6}, {:.3} GFLOP",
+        shape.label(),
+        prec.name(),
+        shape.scale,
+        shape.flops() / 1e9
+    );
+    let w = work(&shape);
+    let dims = [shape.batch, shape.heads, shape.sq, shape.d];
+    if args.backend == Backend::Cpu {
+        if w > CPU_MAX_WORK {
+            return Err(Error::input(
+                "shape",
+                format!(
+                    "{w} multiply-adds for the f64 reference; at most {CPU_MAX_WORK} with --backend \
+                     cpu: use a smaller problem"
+                ),
+            ));
+        }
+        let t = std::time::Instant::now();
+        let r = reference(&shape, &wq, &wk, &wv, all_rows(&shape));
+        println!(
+            "CPU f64 reference ({} threads): {} ms",
+            rayon::current_num_threads(),
+            fmt_ms(t.elapsed().as_secs_f64() * 1e3)
+        );
+        let o: Vec<f32> = r.o.iter().map(|x| *x as f32).collect();
+        let l: Vec<f32> = r.lse.iter().map(|x| *x as f32).collect();
+        return write(args, &dims, &o, &l);
+    }
+    let dev = crate::cli::open_device(args.backend)?.expect("gpu and sim have a device");
+    if dev.is_sim() && w > SIM_MAX_WORK {
+        return Err(Error::input(
+            "shape",
+            format!(
+                "{w} multiply-adds per rung on the simulator; at most {SIM_MAX_WORK} (it runs on \
+                 the CPU, with a race detector): use a smaller problem, or --backend cpu"
+            ),
+        ));
+    }
+    let rows = if w <= FULL_CHECK_WORK {
+        all_rows(&shape)
+    } else {
+        sample_rows(&shape)
+    };
+    let full = rows.len() == shape.bh() * shape.sq;
+    let refr: Reference = reference(&shape, &wq, &wk, &wv, rows);
+    let x = Inputs::upload(&dev, &shape, &q, &k, &v)?;
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
+    let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
+    let mut last = None;
+    let one = matches!(args.variant, OneOrAll::One(_));
+    for rung in args.variant.rungs() {
+        if let Some(why) = rung.refuses(&shape) {
+            if one {
+                return Err(Error::input(format!("--variant {}", rung.name()), why));
+            }
+            println!("{}: {why}", rung.label());
+            continue;
+        }
+        let mut plan = Plan::new(&dev, rung, prec, shape, &x)?;
+        dev.write(&mut o, &vec![POISON_16; shape.q_len()])?;
+        dev.write(&mut lse, &vec![f32::NAN; shape.bh() * shape.sq])?;
+        match plan.run(&dev, &mut o, Some(&mut lse)) {
+            Err(Error::Runtime(crate::runtime::Error::Unsupported { what, hint, .. })) if !one => {
+                println!(
+                    "{}: skipped on {}: {what} ({hint})",
+                    rung.label(),
+                    dev.name()
+                );
+                continue;
+            }
+            r => r?,
+        }
+        let (got, got_lse) = (dev.download(&o)?, dev.download(&lse)?);
+        let what = format!(
+            "attention {} {} {}",
+            rung.label(),
+            prec.name(),
+            shape.label()
+        );
+        let e = errors(&shape, prec, &refr, &got, Some(&got_lse)).map_err(|detail| {
+            Error::Verification {
+                what: what.clone(),
+                detail,
+            }
+        })?;
+        verify(&what, rung, prec, refr.max_score, &e)?;
+        let reps = if dev.is_sim() { 1 } else { args.reps };
+        let t = dev.time(1, reps, |_| plan.run(&dev, &mut o, None))?;
+        println!(
+            "PASS {} on {}: rel err {:.2e} (bound {:.1e}, {}), max {:.2e}, lse {:.1e}; median {} ms \
+             ({}-{}), {:.1} TFLOP/s",
+            rung.label(),
+            dev.name(),
+            e.rel,
+            bound(rung, prec, refr.max_score),
+            if full { "every row" } else { "sampled rows" },
+            e.max,
+            e.lse,
+            fmt_ms(t.median_ms),
+            fmt_ms(t.min_ms),
+            fmt_ms(t.max_ms),
+            shape.flops() / (t.median_ms * 1e-3) / 1e12
+        );
+        last = Some((got, got_lse));
+    }
+    match last {
+        Some((got, l)) => {
+            let o: Vec<f32> = got.iter().map(|b| prec.value(*b)).collect();
+            write(args, &dims, &o, &l)
+        }
+        None => Err(Error::input(
+            "--variant",
+            format!("no rung takes {} (see the lines above)", shape.label()),
+        )),
+    }
+}
+
+/// Writes `--out` and `--lse` when asked.
+fn write(args: &Args, dims: &[usize; 4], o: &[f32], lse: &[f32]) -> Result<()> {
+    if let Some(p) = &args.out {
+        crate::npy::write_nd(p, dims, o)?;
+        println!("wrote {} (float32, shape {:?})", p.display(), dims);
+    }
+    if let Some(p) = &args.lse {
+        crate::npy::write_nd(p, &dims[..3], lse)?;
+        println!("wrote {} (float32, shape {:?})", p.display(), &dims[..3]);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn parse(line: &str) -> std::result::Result<Args, clap::Error> {
+        T::try_parse_from(std::iter::once("attention").chain(line.split_whitespace()))
+            .map(|t| t.args)
+    }
+
+    fn err_of(line: &str) -> String {
+        cli(&parse(line).unwrap()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_misspelt_rung_gets_clap_s_suggestion() {
+        let e = parse("--variant ws-skp").err().unwrap().to_string();
+        assert!(e.contains("ws-skip"), "{e}");
+        let e = parse("--precision bf61").err().unwrap().to_string();
+        assert!(e.contains("bf16"), "{e}");
+        let a = parse("--variant wgmma --precision f16 --causal").unwrap();
+        assert_eq!(a.variant, OneOrAll::One(Rung::Wgmma));
+        assert_eq!(a.precision, Precision::F16);
+    }
+
+    #[test]
+    fn hostile_options_are_refused_with_a_reason() {
+        let e = err_of("--backend cpu --seq 0");
+        assert!(e.contains("--seq") && e.contains("at least 1"), "{e}");
+        let e = err_of("--backend cpu --seq 8 --scale -1");
+        assert!(e.contains("--scale") && e.contains("positive"), "{e}");
+        let e = err_of("--backend sim --seq 8 --dim 96 --variant fa2");
+        assert!(
+            e.contains("not for this shape") && e.contains("64 and 128"),
+            "{e}"
+        );
+        let e = err_of("--backend sim --seq 8 --dim 64 --variant ws-skip");
+        assert!(e.contains("without --causal"), "{e}");
+        let e = err_of("--backend sim --seq 4096 --heads 8");
+        assert!(e.contains("simulator"), "{e}");
+        let e = err_of("--backend cpu --q q.npy");
+        assert!(e.contains("all three"), "{e}");
+    }
+
+    #[test]
+    fn npy_inputs_of_mismatched_shapes_or_with_nan_are_refused() {
+        let dir = std::env::temp_dir().join(format!("ptxlab-attn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = |n: &str| dir.join(n);
+        let save = |n: &str, shape: &[usize], v: f32| {
+            let len = shape.iter().product();
+            crate::npy::write_nd(&path(n), shape, &vec![v; len]).unwrap();
+        };
+        save("q.npy", &[1, 2, 5, 8], 0.5);
+        save("k.npy", &[1, 2, 7, 8], 0.25);
+        save("v.npy", &[1, 2, 7, 8], 1.0);
+        save("v4.npy", &[1, 2, 7, 4], 1.0);
+        save("kh.npy", &[1, 3, 7, 8], 0.25);
+        save("qnan.npy", &[1, 2, 5, 8], f32::NAN);
+        let files = |q: &str, k: &str, v: &str| {
+            format!(
+                "--backend cpu --q {} --k {} --v {}",
+                path(q).display(),
+                path(k).display(),
+                path(v).display()
+            )
+        };
+        let e = err_of(&files("q.npy", "k.npy", "v4.npy"));
+        assert!(e.contains("same shape"), "{e}");
+        let e = err_of(&files("q.npy", "kh.npy", "kh.npy"));
+        assert!(
+            e.contains("must agree") && e.contains("(1, 3, 7, 8)"),
+            "{e}"
+        );
+        let e = err_of(&files("qnan.npy", "k.npy", "v.npy"));
+        assert!(e.contains("Q") && e.contains("NaN"), "{e}");
+        let e = err_of(&format!("{} --seq 5", files("q.npy", "k.npy", "v.npy")));
+        assert!(
+            e.contains("--seq") && e.contains("from the --q/--k/--v files"),
+            "{e}"
+        );
+        // A good set runs (CPU reference) and writes O and lse: V constant,
+        // so O is that constant.
+        let line = format!(
+            "{} --out {} --lse {}",
+            files("q.npy", "k.npy", "v.npy"),
+            path("o.npy").display(),
+            path("l.npy").display()
+        );
+        cli(&parse(&line).unwrap()).unwrap();
+        let (shape, o) = crate::npy::read_nd::<f32>(&path("o.npy"), "O", 4).unwrap();
+        assert_eq!(shape, vec![1, 2, 5, 8]);
+        assert!(o.iter().all(|x| (*x - 1.0).abs() < 1e-6));
+        let (shape, _) = crate::npy::read_nd::<f32>(&path("l.npy"), "lse", 3).unwrap();
+        assert_eq!(shape, vec![1, 2, 5]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,375 @@
+//! The typed launchers: a [`Plan`] checks a problem against a rung, makes
+//! what the rung needs once (TMA tensor maps, rung 1's scratch) and runs
+//! the forward pass into `O` (and the log-sum-exp, when asked).
+
+use super::types::{Precision, Rung, Shape};
+use crate::error::{Error, Result};
+use crate::launch;
+use crate::runtime::{Buffer, Device, LaunchConfig, ModuleKey, TensorMap};
+use crate::workloads::matmul::TcRung;
+use kernels_gpu::attention::{fa2, hopper as hp, split};
+use ptxlab_device::Dim3;
+use ptxlab_device::hopper::Swizzle;
+use ptxlab_device::mma::{Bf16, F16, Half16};
+use ptxlab_runtime::{View, ViewMut};
+use std::marker::PhantomData;
+
+/// `Q`, `K`, `V` on the device: `(heads, S, D)` row-major 16-bit bits.
+pub struct Inputs {
+    /// Queries, `bh x sq x d`.
+    pub q: Buffer<u16>,
+    /// Keys, `bh x skv x d`.
+    pub k: Buffer<u16>,
+    /// Values, `bh x skv x d`.
+    pub v: Buffer<u16>,
+}
+
+impl Inputs {
+    /// Uploads the three tensors (bits of the working precision), checking
+    /// their lengths against `shape`.
+    pub fn upload(dev: &Device, shape: &Shape, q: &[u16], k: &[u16], v: &[u16]) -> Result<Self> {
+        check_len("Q", q.len(), shape.q_len())?;
+        check_len("K", k.len(), shape.kv_len())?;
+        check_len("V", v.len(), shape.kv_len())?;
+        Ok(Self {
+            q: dev.upload(q)?,
+            k: dev.upload(k)?,
+            v: dev.upload(v)?,
+        })
+    }
+}
+
+fn check_len(what: &str, got: usize, want: usize) -> Result<()> {
+    if got != want {
+        return Err(Error::input(
+            what,
+            format!("{got} elements; the shape needs {want}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Rung 1's scratch: `K^T` of every head and one head's score matrix,
+/// rows padded to an even length `ld` (so that no 4-byte word holds values
+/// written by two blocks: a 16-bit store is not a race on a GPU, but the
+/// simulator's race detector tracks 4-byte words); and for an odd `Skv`,
+/// `V` with a zero row after each head's, the `k` of `P V` being `ld`.
+struct SplitScratch {
+    ld: usize,
+    kt: Buffer<u16>,
+    s: Buffer<u16>,
+    v_padded: Option<Buffer<u16>>,
+}
+
+/// One attention forward pass, ready to launch.
+pub struct Plan<'a> {
+    rung: Rung,
+    prec: Precision,
+    shape: Shape,
+    x: &'a Inputs,
+    maps: Option<[TensorMap<'a>; 3]>,
+    split: Option<SplitScratch>,
+    /// A one-element stand-in for `lse` when it is not wanted.
+    no_lse: Buffer<f32>,
+    cfg: LaunchConfig,
+}
+
+impl<'a> Plan<'a> {
+    /// Checks that `rung` takes `shape` (the error says "not for this
+    /// shape: ..." when it does not) and makes what it needs.
+    pub fn new(
+        dev: &Device,
+        rung: Rung,
+        prec: Precision,
+        shape: Shape,
+        x: &'a Inputs,
+    ) -> Result<Self> {
+        if let Some(why) = rung.refuses(&shape) {
+            return Err(Error::input(format!("--variant {}", rung.name()), why));
+        }
+        check_len("Q", x.q.len(), shape.q_len())?;
+        check_len("K", x.k.len(), shape.kv_len())?;
+        check_len("V", x.v.len(), shape.kv_len())?;
+        let (bh, sq, skv, d) = (shape.bh(), shape.sq, shape.skv, shape.d);
+        let maps = if rung.hopper() {
+            let (rows, box_cols) = (hp::HP_BM as u32, hp::HP_BOX_COLS as u32);
+            let map = |b: &'a Buffer<u16>, n: usize| {
+                TensorMap::tiled_2d(dev, b, bh * n, d, rows, box_cols, Swizzle::B128)
+            };
+            Some([map(&x.q, sq)?, map(&x.k, skv)?, map(&x.v, skv)?])
+        } else {
+            None
+        };
+        let split = if rung == Rung::Split {
+            let ld = skv + skv % 2;
+            let v_padded = if ld != skv {
+                let v = dev.download(&x.v)?;
+                let mut p = vec![0u16; bh * ld * d];
+                for h in 0..bh {
+                    p[h * ld * d..(h * ld + skv) * d]
+                        .copy_from_slice(&v[h * skv * d..(h + 1) * skv * d]);
+                }
+                Some(dev.upload(&p)?)
+            } else {
+                None
+            };
+            Some(SplitScratch {
+                ld,
+                kt: dev.alloc_filled(bh * d * ld, 0u16)?,
+                s: dev.alloc_filled(sq * ld, 0u16)?,
+                v_padded,
+            })
+        } else {
+            None
+        };
+        let grid = |rows: usize| Dim3::xy(sq.div_ceil(rows) as u32, bh as u32);
+        let cfg = |grid: Dim3, shared_bytes: usize| LaunchConfig {
+            grid,
+            block: Dim3::x(rung.threads()),
+            shared_bytes,
+            module: ModuleKey::default(),
+        };
+        let cfg = match rung {
+            Rung::Split => cfg(Dim3::x(sq as u32), split::softmax_shared_bytes()),
+            Rung::Fa2 => cfg(grid(fa2::FA2_BM), fa2::fa2_shared_bytes(d)),
+            Rung::Wgmma | Rung::Ws | Rung::WsSkip => {
+                cfg(grid(hp::HP_BM), hp::hopper_shared_bytes(d))
+            }
+        };
+        Ok(Self {
+            rung,
+            prec,
+            shape,
+            x,
+            maps,
+            split,
+            no_lse: dev.alloc_filled(1, 0f32)?,
+            cfg,
+        })
+    }
+
+    /// Runs the forward pass: `O` (`bh x sq x d` bits) and, when given, the
+    /// log-sum-exp per query row (`bh x sq`).
+    pub fn run(
+        &mut self,
+        dev: &Device,
+        o: &mut Buffer<u16>,
+        lse: Option<&mut Buffer<f32>>,
+    ) -> Result<()> {
+        check_len("O", o.len(), self.shape.q_len())?;
+        if let Some(l) = &lse {
+            check_len("lse", l.len(), self.shape.bh() * self.shape.sq)?;
+        }
+        if self.rung == Rung::Split {
+            return match self.prec {
+                Precision::Bf16 => self.run_split::<Bf16>(dev, o, lse),
+                Precision::F16 => self.run_split::<F16>(dev, o, lse),
+            };
+        }
+        match (self.prec, self.shape.d) {
+            (Precision::Bf16, 64) => Fused::<Bf16, 64>::run(self, dev, o, lse),
+            (Precision::Bf16, 128) => Fused::<Bf16, 128>::run(self, dev, o, lse),
+            (Precision::F16, 64) => Fused::<F16, 64>::run(self, dev, o, lse),
+            (Precision::F16, 128) => Fused::<F16, 128>::run(self, dev, o, lse),
+            _ => unreachable!("Plan::new refused other head dims for the fused rungs"),
+        }
+    }
+
+    /// Rung 1: `K^T` for all heads, then per head `S = Q K^T`, the softmax
+    /// in place, `O = P V` (rows of `K^T` and `S` padded to `ld`).
+    fn run_split<H: Half16 + split::attn_softmax::Built>(
+        &mut self,
+        dev: &Device,
+        o: &mut Buffer<u16>,
+        mut lse: Option<&mut Buffer<f32>>,
+    ) -> Result<()> {
+        let sh = self.shape;
+        let (bh, sq, skv, d) = (sh.bh(), sh.sq, sh.skv, sh.d);
+        let Some(sc) = self.split.as_mut() else {
+            unreachable!("Plan::new made rung 1's scratch")
+        };
+        let t = split::TRANSPOSE_TILE;
+        let tcfg = LaunchConfig {
+            grid: Dim3::new(
+                skv.div_ceil(t as usize) as u32,
+                d.div_ceil(t as usize) as u32,
+                bh as u32,
+            ),
+            block: Dim3::xy(t, split::TRANSPOSE_ROWS),
+            shared_bytes: split::transpose_shared_bytes(),
+            module: ModuleKey::default(),
+        };
+        launch!(
+            dev,
+            tcfg,
+            attention::split::attn_transpose(
+                &self.x.k,
+                &mut sc.kt,
+                skv as u32,
+                d as u32,
+                sc.ld as u32
+            )
+        )?;
+        let ld = sc.ld;
+        let v = sc.v_padded.as_ref().unwrap_or(&self.x.v);
+        let (causal, want) = (sh.causal as u32, lse.is_some() as u32);
+        for h in 0..bh {
+            let (qa, ka) = (h * sq * d, h * ld * d);
+            gemm_pipes::<H>(
+                dev,
+                self.x.q.view(qa..qa + sq * d)?,
+                sc.kt.view(ka..ka + ld * d)?,
+                sc.s.view_mut(0..sq * ld)?,
+                sq,
+                ld,
+                d,
+            )?;
+            let lv = match lse.as_deref_mut() {
+                Some(l) => l.view_mut(h * sq..(h + 1) * sq)?,
+                None => self.no_lse.view_mut(0..1)?,
+            };
+            launch!(
+                dev,
+                self.cfg,
+                attention::split::attn_softmax::<H>(
+                    sc.s.view_mut(0..sq * ld)?,
+                    lv,
+                    skv as u32,
+                    ld as u32,
+                    sh.scale_log2(),
+                    causal,
+                    want
+                )
+            )?;
+            gemm_pipes::<H>(
+                dev,
+                sc.s.view(0..sq * ld)?,
+                v.view(ka..ka + ld * d)?,
+                o.view_mut(qa..qa + sq * d)?,
+                sq,
+                d,
+                ld,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `C = A B` (`m x k` times `k x n`, 16-bit, row-major) with the tensor
+/// ladder's rung 3d (`mma.sync`, any shape), on views of larger buffers.
+fn gemm_pipes<H: Half16>(
+    dev: &Device,
+    a: View<'_, u16>,
+    b: View<'_, u16>,
+    c: ViewMut<'_, u16>,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Result<()> {
+    let cfg = TcRung::PipeS.config(dev, m, n)?;
+    let (m, n, k) = (m as u32, n as u32, k as u32);
+    // The tensor ladder's kernels are one per type until its generic
+    // migration: pick the instance of `H`.
+    if H::IS_BF16 {
+        launch!(dev, cfg, tensor::matmul_pipes_bf16(a, b, c, m, n, k))
+    } else {
+        launch!(dev, cfg, tensor::matmul_pipes_f16(a, b, c, m, n, k))
+    }
+}
+
+/// The fused rungs for one `(H, D)`: the only place their kernels are
+/// named; [`Plan::run`] picks the instance from the precision and `d`.
+struct Fused<H, const D: usize>(PhantomData<H>);
+
+impl<H: Half16, const D: usize> Fused<H, D>
+where
+    fa2::attn_fa2::Of<H, D>: fa2::attn_fa2::Instance,
+    hp::attn_wgmma::Of<H, D>: hp::attn_wgmma::Instance,
+    hp::attn_ws::Of<H, D, false>: hp::attn_ws::Instance,
+    hp::attn_ws::Of<H, D, true>: hp::attn_ws::Instance,
+{
+    fn run(
+        p: &mut Plan<'_>,
+        dev: &Device,
+        o: &mut Buffer<u16>,
+        lse: Option<&mut Buffer<f32>>,
+    ) -> Result<()> {
+        let sh = p.shape;
+        let (sq, skv) = (sh.sq as u32, sh.skv as u32);
+        let (scale, causal, want) = (sh.scale_log2(), sh.causal as u32, lse.is_some() as u32);
+        let cfg = p.cfg;
+        let lse = match lse {
+            Some(l) => l,
+            None => &mut p.no_lse,
+        };
+        let x = p.x;
+        if p.rung == Rung::Fa2 {
+            return launch!(
+                dev,
+                cfg,
+                attention::fa2::attn_fa2::<H, D>(
+                    &x.q, &x.k, &x.v, o, lse, sq, skv, scale, causal, want
+                )
+            );
+        }
+        let Some([mq, mk, mv]) = &p.maps else {
+            unreachable!("Plan::new made the tensor maps of the Hopper rungs")
+        };
+        let (mq, mk, mv) = (mq.buffer(), mk.buffer(), mv.buffer());
+        match p.rung {
+            Rung::Wgmma => launch!(
+                dev,
+                cfg,
+                attention::hopper::attn_wgmma::<H, D>(
+                    mq, mk, mv, o, lse, sq, skv, scale, causal, want
+                )
+            ),
+            Rung::Ws => launch!(
+                dev,
+                cfg,
+                attention::hopper::attn_ws::<H, D, false>(
+                    mq, mk, mv, o, lse, sq, skv, scale, causal, want
+                )
+            ),
+            Rung::WsSkip => launch!(
+                dev,
+                cfg,
+                attention::hopper::attn_ws::<H, D, true>(
+                    mq, mk, mv, o, lse, sq, skv, scale, causal, want
+                )
+            ),
+            Rung::Split | Rung::Fa2 => unreachable!("handled above"),
+        }
+    }
+}
+
+/// The PTX entry of `rung`'s main kernel for `prec` and `d` (for the
+/// resource report; rung 1's is its softmax).
+pub fn entry(rung: Rung, prec: Precision, d: usize) -> Option<&'static str> {
+    fn of<H: Half16 + split::attn_softmax::Built, const D: usize>(rung: Rung) -> &'static str
+    where
+        fa2::attn_fa2::Of<H, D>: fa2::attn_fa2::Instance,
+        hp::attn_wgmma::Of<H, D>: hp::attn_wgmma::Instance,
+        hp::attn_ws::Of<H, D, false>: hp::attn_ws::Instance,
+        hp::attn_ws::Of<H, D, true>: hp::attn_ws::Instance,
+    {
+        match rung {
+            Rung::Split => <H as split::attn_softmax::Built>::ENTRY,
+            Rung::Fa2 => <fa2::attn_fa2::Of<H, D> as fa2::attn_fa2::Instance>::ENTRY,
+            Rung::Wgmma => <hp::attn_wgmma::Of<H, D> as hp::attn_wgmma::Instance>::ENTRY,
+            Rung::Ws => <hp::attn_ws::Of<H, D, false> as hp::attn_ws::Instance>::ENTRY,
+            Rung::WsSkip => <hp::attn_ws::Of<H, D, true> as hp::attn_ws::Instance>::ENTRY,
+        }
+    }
+    Some(match (prec, d) {
+        (Precision::Bf16, 64) => of::<Bf16, 64>(rung),
+        (Precision::Bf16, 128) => of::<Bf16, 128>(rung),
+        (Precision::F16, 64) => of::<F16, 64>(rung),
+        (Precision::F16, 128) => of::<F16, 128>(rung),
+        _ if rung == Rung::Split => match prec {
+            Precision::Bf16 => <Bf16 as split::attn_softmax::Built>::ENTRY,
+            Precision::F16 => <F16 as split::attn_softmax::Built>::ENTRY,
+        },
+        _ => return None,
+    })
+}

@@ -1,0 +1,35 @@
+//! Attention, `softmax(Q K^T scale) V`: the FlashAttention ladder of
+//! [`kernels_gpu::attention`], from three kernels through memory to
+//! warp-specialised `wgmma` on Hopper, with the f64 reference (and the
+//! log-sum-exp), the checks, the benchmark rows and `ptxlab attention`.
+//!
+//! Tensors are `(B, H, S, D)` row-major: `B H` heads, each `S` rows of `D`
+//! 16-bit values (BF16 or FP16 bits in `u16`); `Q` has `Sq` rows, `K` and
+//! `V` `Skv`.
+//!
+//! | file | holds |
+//! |---|---|
+//! | `types.rs` | [`Precision`], [`Rung`] (names, labels, which shapes each takes), [`Shape`] |
+//! | `cpu.rs` | the inputs (a hash the torch peer repeats), rounding, the f64 [`reference`] |
+//! | `launch.rs` | [`Plan`]: one forward pass of a rung, its tensor maps and scratch |
+//! | `check.rs` | error measures and bounds, [`check_rung`], [`sim_check`] |
+//! | `bench.rs` | the benchmark rows |
+//! | `cli.rs` | `ptxlab attention` |
+
+mod bench;
+mod check;
+mod cli;
+mod cpu;
+mod launch;
+mod types;
+
+pub use bench::{bench, bench_shapes};
+pub use check::{
+    Errors, POISON_16, SIM_SHAPES, bound, check_inputs, check_rung, errors, sim_check, verify,
+};
+pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK, cli};
+pub use cpu::{
+    Reference, all_rows, generated, hash_value, reference, round_checked, sample_rows, widen,
+};
+pub use launch::{Inputs, Plan, entry};
+pub use types::{MAX_DIM, MAX_HEADS, NAME, Precision, Rung, Shape};

@@ -1,0 +1,303 @@
+//! Attention, `O = softmax(Q K^T * scale) V`: the FlashAttention ladder.
+//!
+//! # What is computed
+//! For every head (the `B H` heads of a batch are independent, stored one
+//! after the other) with queries `Q` (`Sq x D`), keys `K` and values `V`
+//! (`Skv x D`), all row-major 16-bit values (`H`: BF16 or FP16, as bits):
+//!
+//! ```text
+//! s[i][j] = scale * sum_d Q[i][d] K[j][d]        (masked: -inf where j >= Skv, or j > i when causal)
+//! m[i]    = max_j s[i][j],   l[i] = sum_j exp(s[i][j] - m[i])
+//! O[i][:] = sum_j exp(s[i][j] - m[i]) V[j][:] / l[i]     lse[i] = m[i] + ln l[i]
+//! ```
+//!
+//! Causal masking is torch's (`is_causal=True`): query `i` sees keys
+//! `j <= i`, counted from the top-left corner also when `Sq != Skv`, so
+//! every row sees at least key 0. Scores, the softmax and the `O`
+//! accumulators are f32; `O` is rounded to `H` once at the end; the
+//! log-sum-exp `lse` (what a backward pass needs) is f32.
+//!
+//! # The online softmax
+//! The fused rungs never hold a whole row of `s`: they walk the keys in
+//! tiles and keep, per row, the running maximum `m` and sum `l` of what
+//! they have seen, and an unnormalised output `o`. A tile with scores
+//! `s_t` updates them as
+//!
+//! ```text
+//! m' = max(m, max_j s_t[j])      alpha = exp(m - m')
+//! p  = exp(s_t - m')             l' = alpha l + sum_j p[j]      o' = alpha o + p V_t
+//! ```
+//!
+//! which after the last tile gives `O = o / l` exactly as the formula
+//! above (every term carries the same `exp(-m)` factor). Exponentials are
+//! `ex2.approx` of `s log2(e) scale`, so the scale costs one FMA per score.
+//!
+//! # The ladder
+//! 1. [`split`]: three steps through memory: `S = Q K^T` with the
+//!    project's GEMM (tensor rung 3d, one launch per head, `K` transposed
+//!    first by [`split::attn_transpose`]), [`split::attn_softmax`] in
+//!    place, `O = P V` with the same GEMM.
+//! 2. [`fa2::attn_fa2`]: one kernel, `mma.sync` and `ldmatrix`,
+//!    FlashAttention-2's structure (sm_80 and newer).
+//! 3. [`hopper::attn_wgmma`]: `wgmma` from shared memory and registers,
+//!    `Q`, `K`, `V` through TMA, an mbarrier pipeline (sm_90a).
+//! 4. [`hopper::attn_ws`]: warp-specialised: a producer warpgroup, two
+//!    consumer warpgroups taking turns at the tensor core, the softmax of
+//!    one tile overlapped with the `wgmma` of the next (FlashAttention-3's
+//!    structure).
+//! 5. [`hopper::attn_ws`] with `SKIP`: causal attention that never visits
+//!    a fully masked tile, heaviest query tiles first.
+//!
+//! The measured figures and the history are in `docs/workloads/attention.md`.
+//!
+//! # Register layout shared by the fused rungs
+//! Every fused rung gives each warp 16 query rows and keeps a tile of
+//! scores (and the output accumulators) in the accumulator layout of
+//! `mma.m16n8` / `wgmma.m64nN`: element `i` of a thread with lane
+//! `(gid, tig) = (lane / 4, lane % 4)` is row `gid + 8 ((i / 2) % 2)` of
+//! its warp's 16, column `8 (i / 4) + 2 tig + i % 2`. So a thread holds two
+//! rows ([`Rows`]), each shared by the four lanes of its quad, and the
+//! scores of key-step `k` (16 keys) are elements `8 k .. 8 k + 8`, exactly
+//! the `A` fragment of the next product ([`p_frag`]).
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+use ptxlab_device::math::{Real, fast};
+use ptxlab_device::mma::{Half16, pack_rn};
+use ptxlab_device::prelude::*;
+use ptxlab_device::unroll;
+
+#[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
+pub mod fa2;
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub mod hopper;
+#[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
+pub mod split;
+
+/// `log2(e)`: scores are scaled by `scale log2(e)` so that `exp` is `ex2`.
+pub const LOG2_E: f32 = core::f32::consts::LOG2_E;
+/// `ln(2)`, to turn the base-2 log-sum-exp back into natural units.
+pub const LN_2: f32 = core::f32::consts::LN_2;
+
+/// The per-thread state of the online softmax for the thread's two rows
+/// (see the module docs): the running maximum of `s log2(e) scale` and the
+/// thread's partial sum of `exp2` (its quad's four partial sums add up to
+/// the row's `l` in [`finish`]).
+#[derive(Clone, Copy)]
+pub struct Rows {
+    /// Running maxima (base-2 units), `-inf` before the first score.
+    pub m: [f32; 2],
+    /// This thread's share of the running sums.
+    pub l: [f32; 2],
+}
+
+impl Rows {
+    /// Nothing seen yet.
+    #[inline(always)]
+    pub fn new() -> Self {
+        Rows {
+            m: [f32::NEG_INFINITY; 2],
+            l: [0.0; 2],
+        }
+    }
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `log2(x)`: `lg2.approx.f32` on the GPU (relative error about 2^-22).
+#[inline(always)]
+pub fn log2_approx(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: a register-only arithmetic instruction, defined for every input.
+        unsafe {
+            core::arch::asm!("lg2.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x,
+                options(pure, nomem, nostack));
+        }
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        std::primitive::f32::log2(x)
+    }
+}
+
+/// Sets to `-inf` the scores of a tile that lie outside the problem: keys
+/// at or past `skv`, and with `causal` keys after the row's query. `col0`
+/// is the tile's first key, `row0` this thread's first query row (its
+/// second is `row0 + 8`); `N` scores, `N / 4` column blocks of 8.
+#[inline(always)]
+pub fn mask_scores<const N: usize>(
+    s: &mut [f32; N],
+    tig: usize,
+    col0: usize,
+    row0: usize,
+    skv: usize,
+    causal: bool,
+) {
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
+        if i < N {
+            let col = col0 + 8 * (i / 4) + 2 * tig + i % 2;
+            let row = row0 + 8 * ((i / 2) % 2);
+            if col >= skv || (causal && col > row) {
+                s[i] = f32::NEG_INFINITY;
+            }
+        }
+    });
+}
+
+/// The online-softmax step of one tile of `N` scores (module docs): finds
+/// the rows' new maxima (over the quad, by two shuffles), replaces each
+/// score by `p = exp2(s scale_log2 - m')`, adds the tile's `p` to the
+/// thread's share of `l` (after scaling it by `alpha`) and returns each
+/// row's `alpha = exp2(m - m')`, by which the caller scales its output
+/// accumulators. A row with no unmasked score yet keeps `m = -inf` and gets
+/// `p = 0`, `alpha = 1` (never `NaN`).
+#[inline(always)]
+pub fn online_softmax<const N: usize>(
+    s: &mut [f32; N],
+    rows: &mut Rows,
+    scale_log2: f32,
+) -> [f32; 2] {
+    // Four partial maxima per row shorten the dependency chain.
+    let mut mx = [f32::NEG_INFINITY; 8];
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
+        if i < N {
+            let h = (i / 2) % 2;
+            let k = 2 * ((i / 4) % 4) + h;
+            mx[k] = mx[k].max(s[i]);
+        }
+    });
+    let mut alpha = [1f32; 2];
+    let mut base = [0f32; 2];
+    for h in 0..2 {
+        let mut m = mx[h].max(mx[2 + h]).max(mx[4 + h].max(mx[6 + h]));
+        m = m.max(warp::shfl_xor(FULL_MASK, m, 1));
+        m = m.max(warp::shfl_xor(FULL_MASK, m, 2));
+        // scale > 0 (checked by the host): the maximum of the scaled
+        // scores is the scaled maximum.
+        let m_new = rows.m[h].max(m * scale_log2);
+        base[h] = if m_new == f32::NEG_INFINITY {
+            0.0
+        } else {
+            m_new
+        };
+        alpha[h] = fast::exp2(rows.m[h] - base[h]);
+        rows.m[h] = m_new;
+    }
+    let mut sum = [0f32; 4];
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
+        if i < N {
+            let h = (i / 2) % 2;
+            let p = fast::exp2(Real::mul_add(s[i], scale_log2, -base[h]));
+            s[i] = p;
+            sum[2 * ((i / 4) % 2) + h] += p;
+        }
+    });
+    for h in 0..2 {
+        rows.l[h] = Real::mul_add(rows.l[h], alpha[h], sum[h] + sum[2 + h]);
+    }
+    alpha
+}
+
+/// Multiplies the first `n` output accumulators by their row's `alpha`.
+#[inline(always)]
+pub fn rescale<const N: usize>(o: &mut [f32; N], n: usize, alpha: [f32; 2]) {
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
+        if i < N && i < n {
+            o[i] *= alpha[(i / 2) % 2];
+        }
+    });
+}
+
+/// The `A` fragment of key-step `k` (16 keys) of the probabilities `p`
+/// held in the accumulator layout: elements `8 k .. 8 k + 8` rounded to
+/// `H` in pairs, as `mma.m16n8k16` and `wgmma` (`A` in registers) read it.
+#[inline(always)]
+pub fn p_frag<H: Half16, const N: usize>(p: &[f32; N], k: usize) -> [u32; 4] {
+    let e = 8 * k;
+    [
+        pack_rn::<H>(p[e], p[e + 1]),
+        pack_rn::<H>(p[e + 2], p[e + 3]),
+        pack_rn::<H>(p[e + 4], p[e + 5]),
+        pack_rn::<H>(p[e + 6], p[e + 7]),
+    ]
+}
+
+/// Ends the online softmax: adds up each row's `l` over its quad, scales
+/// the first `n` accumulators of `o` by `1 / l` and returns the rows'
+/// log-sum-exp in natural units (`-inf` for a row with nothing unmasked).
+#[inline(always)]
+pub fn finish<const N: usize>(o: &mut [f32; N], n: usize, rows: &Rows) -> [f32; 2] {
+    let mut inv = [0f32; 2];
+    let mut lse = [0f32; 2];
+    for h in 0..2 {
+        let mut l = rows.l[h];
+        l += warp::shfl_xor(FULL_MASK, l, 1);
+        l += warp::shfl_xor(FULL_MASK, l, 2);
+        inv[h] = if l > 0.0 { fast::recip(l) } else { 0.0 };
+        lse[h] = (rows.m[h] + log2_approx(l)) * LN_2;
+    }
+    rescale(o, n, inv);
+    lse
+}
+
+/// Stores the first `n` accumulators of `o` (the thread's two rows of a
+/// `16 x n`-column slab, accumulator layout) as `H` into `O` (row-major,
+/// `d` columns): rows `row0` and `row0 + 8` of the head whose first row
+/// is `base_row`, skipped at or past `sq`. Pairs of neighbours go as one
+/// 32-bit store (`d` is even).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn store_rows<H: Half16, const N: usize>(
+    out: DeviceSliceMut<u16>,
+    o: &[f32; N],
+    n: usize,
+    tig: usize,
+    base_row: usize,
+    row0: usize,
+    sq: usize,
+    d: usize,
+) {
+    unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] {
+        if 2 * p < N && 2 * p < n {
+            let i = 2 * p;
+            let row = row0 + 8 * ((i / 2) % 2);
+            let col = 8 * (i / 4) + 2 * tig;
+            if row < sq {
+                let w = pack_rn::<H>(o[i], o[i + 1]);
+                // SAFETY: `row < sq` and `col + 1 < d`: inside this head's
+                // rows of `O`, whose length the kernel checked; 4-byte
+                // aligned (`d` and `col` even).
+                unsafe { out.set_vec_unchecked::<u32>(((base_row + row) * d + col) / 2, w) };
+            }
+        }
+    });
+}
+
+/// Writes the log-sum-exp of the thread's two rows (lane `tig == 0` of
+/// each quad), rows at or past `sq` skipped.
+#[inline(always)]
+pub fn store_lse(
+    lse_out: DeviceSliceMut<f32>,
+    lse: [f32; 2],
+    tig: usize,
+    base_row: usize,
+    row0: usize,
+    sq: usize,
+) {
+    if tig == 0 {
+        for h in 0..2 {
+            let row = row0 + 8 * h;
+            if row < sq {
+                lse_out.set(base_row + row, lse[h]);
+            }
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Rung 2: one fused kernel, FlashAttention-2's structure on `mma.sync`.
+
+use super::{Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse, store_rows};
+use ptxlab_device::mem::U32x4;
+use ptxlab_device::mma::{
+    Bf16, F16, FragA16, FragB16, FragC, Half16, ldmatrix_x4, ldmatrix_x4_trans, mma_m16n8k16,
+};
+use ptxlab_device::prelude::*;
+use ptxlab_device::shared::{commit_async_copies, wait_async_copies};
+use ptxlab_device::unroll;
+
+/// Query rows of a block (16 per warp).
+pub const FA2_BM: usize = 64;
+/// Keys per tile.
+pub const FA2_BN: usize = 64;
+/// Threads of a block: four warps.
+pub const FA2_THREADS: u32 = 128;
+/// Key/value stages (double buffering).
+pub const FA2_STAGES: usize = 2;
+
+/// Dynamic shared memory of rung 2 for head dimension `d`: the `Q` tile
+/// and two stages of `K` and `V` tiles, `d` 16-bit values a row (80 KiB at
+/// `d = 128`, so two blocks fit on an SM).
+pub const fn fa2_shared_bytes(d: usize) -> usize {
+    (FA2_BM + 2 * FA2_STAGES * FA2_BN) * d * 2
+}
+
+/// The 16-byte chunk of shared memory that holds chunk `q` of row `r` of
+/// a tile with `cpr` chunks a row: `q ^ (r % 8)` (an XOR swizzle: the
+/// eight rows an `ldmatrix` matrix reads, and the rows a warp's copies
+/// write, fall on eight different 16-byte bank groups).
+#[inline(always)]
+fn chunk(r: usize, q: usize, cpr: usize) -> usize {
+    r * cpr + (q ^ (r % 8))
+}
+
+/// Starts the copies of rows `r0..r0 + 64` of a head's matrix (`rows` of
+/// them, `cpr` chunks each, the head's first row at `head_row`) into the
+/// tile at chunk `at` of `sm`; rows at or past `rows` are zero-filled.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn copy_tile(
+    sm: SharedSlice<U32x4>,
+    at: usize,
+    src: DeviceSlice<u16>,
+    head_row: usize,
+    r0: usize,
+    rows: usize,
+    cpr: usize,
+    t: usize,
+) {
+    unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7] {
+        if c < FA2_BN * cpr / FA2_THREADS as usize {
+            let i = t + FA2_THREADS as usize * c;
+            let (r, q) = (i / cpr, i % cpr);
+            let valid = r0 + r < rows;
+            let g = if valid { (head_row + r0 + r) * cpr + q } else { 0 };
+            // SAFETY: `chunk(r, q)` is inside the tile (`r < 64`, `q < cpr`),
+            // which lies inside `sm`; when `valid`, row `head_row + r0 + r`
+            // is a row of the head inside `src` (length checked by the
+            // kernel), and groups of 16 bytes of a 256-byte aligned buffer
+            // are 16-byte aligned. Nothing touches the chunk until the
+            // wait that completes this copy.
+            unsafe { sm.copy_async(at + chunk(r, q, cpr), src, g, valid) };
+        }
+    });
+}
+
+/// Rung 2: the whole attention of 64 query rows in one block, with the
+/// online softmax, `mma.sync.m16n8k16` and `ldmatrix`.
+///
+/// Thread mapping: grid `(ceil(Sq / 64), heads)`, four warps; warp `w`
+/// owns query rows `16 w .. 16 w + 16` of the block's 64 and keeps, in
+/// the accumulator layout of the module docs, 32 scores (16 rows x 64 keys
+/// of the current tile) and `D / 2` output accumulators (16 rows x `D`).
+/// `Q`'s fragments are loaded once (`D / 4` registers).
+///
+/// Shared memory: the `Q` tile, then `K` and `V` tiles of 64 rows in two
+/// stages, each row `D` 16-bit values as 16-byte chunks XOR-swizzled by
+/// the row ([`chunk`]). The copies are `cp.async` (rows past `Sq` or
+/// `Skv` zero-filled): tile `j + 1` is in flight while tile `j` is used.
+///
+/// Per key tile: `S = Q K^T` (`ldmatrix.x4` of `K` rows gives the `B`
+/// fragments of two 8-key blocks), the scale and the masks, the online
+/// softmax in registers (row maxima and sums over a quad with two
+/// shuffles), then `O += P V` with `P` taken straight from the score
+/// registers (the accumulator layout of `m16n8` is the `A` layout of
+/// `m16n8k16`: no shared memory, no shuffles) and `V` through
+/// `ldmatrix.x4.trans`.
+///
+/// Why it is faster than rung 1: no score matrix in memory (rung 1 writes
+/// and reads `Sq x Skv` 16-bit values three times per head), one launch
+/// instead of `3 heads + 1`, and the exponentials and the products of a
+/// tile interleave in the same warps. Scores stay f32 until `P`.
+#[kernel(launch_bounds(128), instances(<Bf16, 128>, <F16, 128>, <Bf16, 64>, <F16, 64>))]
+#[allow(clippy::too_many_arguments)]
+pub fn attn_fa2<H: Half16, const D: usize>(
+    q: DeviceSlice<u16>,
+    k: DeviceSlice<u16>,
+    v: DeviceSlice<u16>,
+    out: DeviceSliceMut<u16>,
+    lse: DeviceSliceMut<f32>,
+    sq: u32,
+    skv: u32,
+    scale_log2: f32,
+    causal: u32,
+    want_lse: u32,
+) {
+    let (sq, skv, causal) = (sq as usize, skv as usize, causal != 0);
+    let heads = thread::grid_dim_y() as usize;
+    let head = thread::block_idx_y() as usize;
+    if q.len() < heads * sq * D
+        || out.len() < heads * sq * D
+        || k.len() < heads * skv * D
+        || v.len() < heads * skv * D
+        || (want_lse != 0 && lse.len() < heads * sq)
+    {
+        ptxlab_device::trap("attn_fa2: a buffer is shorter than its shape");
+    }
+    let cpr = D / 8;
+    let sm = shared::dynamic_shared::<U32x4>(0, fa2_shared_bytes(D) / 16);
+    let tile = FA2_BN * cpr;
+    let k_at = |s: usize| tile + 2 * s * tile;
+    let v_at = |s: usize| tile + 2 * s * tile + tile;
+    let t = thread::thread_idx_x() as usize;
+    let (w, lane) = (t / 32, t % 32);
+    let (gid, tig) = (lane / 4, lane % 4);
+    let q0 = thread::block_idx_x() as usize * FA2_BM;
+    let row0 = q0 + 16 * w + gid;
+    let ntiles = skv.div_ceil(FA2_BN);
+
+    copy_tile(sm, 0, q, head * sq, q0, sq, cpr, t);
+    copy_tile(sm, k_at(0), k, head * skv, 0, skv, cpr, t);
+    copy_tile(sm, v_at(0), v, head * skv, 0, skv, cpr, t);
+    commit_async_copies();
+
+    let mut qf = [[0u32; 4]; 8];
+    let mut o = [0f32; 64];
+    let mut rows = Rows::new();
+    for j in 0..ntiles {
+        let st = j % FA2_STAGES;
+        if j + 1 < ntiles {
+            let nx = (j + 1) % FA2_STAGES;
+            let r0 = (j + 1) * FA2_BN;
+            copy_tile(sm, k_at(nx), k, head * skv, r0, skv, cpr, t);
+            copy_tile(sm, v_at(nx), v, head * skv, r0, skv, cpr, t);
+        }
+        // An empty group on the last tile keeps the count uniform.
+        commit_async_copies();
+        wait_async_copies::<1>();
+        sync_threads();
+        if j == 0 {
+            unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+                if kk < D / 16 {
+                    let r = 16 * w + lane % 16;
+                    qf[kk] = ldmatrix_x4(sm, chunk(r, 2 * kk + lane / 16, cpr));
+                }
+            });
+        }
+        // S = Q K^T: 16 rows x 64 keys per warp, 8 blocks of 8 keys.
+        let mut s = [0f32; 32];
+        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+            if kk < D / 16 {
+                let a = FragA16(qf[kk]);
+                unroll!(nb in [0, 1, 2, 3] {
+                    // Lanes 8m..8m+8 name matrix m: key block 2 nb + m / 2,
+                    // k half m % 2.
+                    let m = lane / 8;
+                    let r = (2 * nb + m / 2) * 8 + lane % 8;
+                    let b = ldmatrix_x4(sm, k_at(st) + chunk(r, 2 * kk + m % 2, cpr));
+                    mma_block::<H, 32>(&mut s, 2 * nb, &a, [b[0], b[1]]);
+                    mma_block::<H, 32>(&mut s, 2 * nb + 1, &a, [b[2], b[3]]);
+                });
+            }
+        });
+        let col0 = j * FA2_BN;
+        if col0 + FA2_BN > skv || (causal && col0 + FA2_BN - 1 > q0 + 16 * w) {
+            mask_scores(&mut s, tig, col0, row0, skv, causal);
+        }
+        let alpha = online_softmax(&mut s, &mut rows, scale_log2);
+        rescale(&mut o, D / 2, alpha);
+        // O += P V: 4 steps of 16 keys, D / 8 blocks of 8 columns.
+        unroll!(kt in [0, 1, 2, 3] {
+            let a = FragA16(p_frag::<H, 32>(&s, kt));
+            unroll!(db in [0, 1, 2, 3, 4, 5, 6, 7] {
+                if db < D / 16 {
+                    // Lanes 0..16 name key rows 16 kt.. of column block
+                    // 2 db, lanes 16..32 the same rows of block 2 db + 1.
+                    let r = 16 * kt + lane % 16;
+                    let b = ldmatrix_x4_trans(sm, v_at(st) + chunk(r, 2 * db + lane / 16, cpr));
+                    mma_block::<H, 64>(&mut o, 2 * db, &a, [b[0], b[1]]);
+                    mma_block::<H, 64>(&mut o, 2 * db + 1, &a, [b[2], b[3]]);
+                }
+            });
+        });
+        // Everyone is done with stage `st` before it is refilled.
+        sync_threads();
+    }
+    let l = finish(&mut o, D / 2, &rows);
+    store_rows::<H, 64>(out, &o, D / 2, tig, head * sq, row0, sq, D);
+    if want_lse != 0 {
+        store_lse(lse, l, tig, head * sq, row0, sq);
+    }
+}
+
+/// `mma.m16n8k16` into 8-column block `nb` of accumulators held in the
+/// accumulator layout (elements `4 nb .. 4 nb + 4`).
+#[inline(always)]
+fn mma_block<H: Half16, const N: usize>(acc: &mut [f32; N], nb: usize, a: &FragA16, b: [u32; 2]) {
+    let e = 4 * nb;
+    let mut c = FragC([acc[e], acc[e + 1], acc[e + 2], acc[e + 3]]);
+    mma_m16n8k16::<H>(&mut c, a, &FragB16(b));
+    acc[e..e + 4].copy_from_slice(&c.0);
+}

@@ -1,0 +1,119 @@
+"""Attention peers: torch.nn.functional.scaled_dot_product_attention with each
+of its backends (cuDNN, flash = FlashAttention-2, memory-efficient), where
+available, at the shapes of `ptxlab bench` (host/src/workloads/attention/
+bench.rs), BF16 (and FP16 at the first shape), non-causal and causal.
+
+The inputs are the ones the Rust rows use: a hash of the element index
+(`hash_value` in host/src/workloads/attention/cpu.rs, repeated here with
+torch's int64 arithmetic), rounded to the 16-bit type. The error is measured
+the same way too: against an f64 reference on the first and last head, every
+64th query row and the last one; relative error by norm, and the largest
+absolute error over the largest reference value ("max")."""
+import math
+
+from common import try_import, time_cuda
+
+W = "attention"
+
+
+def shapes(quick):
+    """(batch, heads, seq, dim), as bench_shapes in bench.rs."""
+    return [(1, 8, 2048, 128)] if quick else [(4, 16, 8192, 128), (4, 32, 8192, 64)]
+
+
+def hashed(torch, tensor, shape):
+    """hash_value of cpu.rs for every index of `shape`, as float32."""
+    m32 = 0xFFFFFFFF
+    n = math.prod(shape)
+    i = torch.arange(n, device="cuda", dtype=torch.int64)
+    x = (i * 0x9E3779B1 + (tensor + 1) * 0x85EBCA77) & m32
+    del i
+    x = x ^ (x >> 16)
+    x = (x * 0x045D9F3B) & m32
+    x = x ^ (x >> 16)
+    x = (x * 0x045D9F3B) & m32
+    x = x ^ (x >> 16)
+    u = x.to(torch.float64) / 4294967296.0
+    del x
+    v = ((2.0 * u - 1.0) * math.sqrt(3.0)).to(torch.float32)
+    return v.reshape(shape)
+
+
+def sample_rows(s):
+    rows = list(range(0, s, 64))
+    if rows[-1] != s - 1:
+        rows.append(s - 1)
+    return rows
+
+
+def reference(torch, q, k, v, causal, scale, heads):
+    """f64 attention on the sampled rows of the given (b, h) heads."""
+    out = []
+    for b, h in heads:
+        rows = torch.tensor(sample_rows(q.shape[2]), device="cuda")
+        qd = q[b, h, rows].double()
+        s = (qd @ k[b, h].double().T) * scale
+        if causal:
+            cols = torch.arange(k.shape[2], device="cuda")
+            s = s.masked_fill(cols[None, :] > rows[:, None], float("-inf"))
+        p = torch.softmax(s, dim=-1)
+        out.append(p @ v[b, h].double())
+    return torch.cat(out)
+
+
+def picked(torch, o, heads, s):
+    rows = torch.tensor(sample_rows(s), device="cuda")
+    return torch.cat([o[b, h, rows].double() for b, h in heads])
+
+
+def run(quick):
+    torch, why = try_import("torch")
+    if torch is None or not torch.cuda.is_available():
+        return [{"workload": W, "variant": "torch sdpa", "backend": "torch",
+                 "skipped": why or "torch has no CUDA device"}]
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+
+    backends = [("cuDNN", SDPBackend.CUDNN_ATTENTION),
+                ("flash (FlashAttention-2)", SDPBackend.FLASH_ATTENTION),
+                ("memory-efficient", SDPBackend.EFFICIENT_ATTENTION)]
+    rows = []
+    for si, (b, h, s, d) in enumerate(shapes(quick)):
+        qf = hashed(torch, 0, (b, h, s, d))
+        kf = hashed(torch, 1, (b, h, s, d))
+        vf = hashed(torch, 2, (b, h, s, d))
+        dtypes = [(torch.bfloat16, "bf16"), (torch.float16, "f16")] if si == 0 else [(torch.bfloat16, "bf16")]
+        for dtype, pname in dtypes:
+            q, k, v = qf.to(dtype), kf.to(dtype), vf.to(dtype)
+            scale = 1.0 / math.sqrt(d)
+            heads = [(0, 0)] + ([(b - 1, h - 1)] if b * h > 1 else [])
+            for causal in (False, True):
+                size = f"B={b} H={h} S={s} D={d}" + (" causal" if causal else "")
+                flop = 4.0 * b * h * s * s * d / (2.0 if causal else 1.0)
+                want = reference(torch, q, k, v, causal, scale, heads)
+                peak = want.abs().max()
+                for label, be in backends:
+                    variant = f"torch sdpa {label}"
+                    try:
+                        with sdpa_kernel([be]):
+                            fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
+                            o = fn()
+                            got = picked(torch, o, heads, s)
+                            rel = float((got - want).norm() / want.norm())
+                            mx = float((got - want).abs().max() / peak)
+                            del o
+                            t = time_cuda(fn, reps=20, warmup=3)
+                    except Exception as e:  # a backend that does not take this shape or GPU
+                        rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                                     "precision": pname,
+                                     "skipped": f"{type(e).__name__}: {e}".splitlines()[0][:200]})
+                        continue
+                    rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                                 "precision": pname, **t,
+                                 "throughput": flop / (t["median_ms"] * 1e-3) / 1e9, "unit": "GFLOP/s",
+                                 "rel_err": rel, "note": f"max {mx:.1e}"})
+                del want
+            del q, k, v
+        del qf, kf, vf
+        torch.cuda.empty_cache()
+    return rows

@@ -1,0 +1,391 @@
+//! Attention ladder: every rung on the simulator at odd shapes against the
+//! f64 reference (the workload's `sim_check`, and the edges it leaves out:
+//! one query, one key, more queries than keys under the causal mask, many
+//! key tiles), the checker catching a wrong result, hostile inputs, the
+//! PTX (entries, directives, instructions; `ptxas` when it is found: no
+//! spills, register caps honoured, `setmaxnreg` kept), and (when a driver is
+//! present) every rung on the GPU against the f64 reference.
+
+use ptxlab::runtime::Device;
+use ptxlab::workloads::attention::{
+    self, Errors, Inputs, POISON_16, Plan, Precision, Rung, Shape, check_inputs, check_rung,
+};
+
+/// GPU 0 for a GPU test, or `None` after one line saying why there is none.
+/// With `PTXLAB_REQUIRE_GPU` set (the bundle's run script sets it) a
+/// missing driver fails the test instead, so a GPU run cannot pass by
+/// skipping; with a driver present the device must open.
+fn gpu_or_skip() -> Option<Device> {
+    if !ptxlab::runtime::probe::driver_present() {
+        assert!(
+            std::env::var_os("PTXLAB_REQUIRE_GPU").is_none(),
+            "PTXLAB_REQUIRE_GPU is set, so this GPU test may not skip, but there is no NVIDIA driver"
+        );
+        println!("skipped: no NVIDIA driver (libcuda.so.1 could not be loaded)");
+        return None;
+    }
+    Some(Device::gpu(0).unwrap_or_else(|e| panic!("a driver is present, so GPU 0 must open: {e}")))
+}
+
+#[test]
+fn sim_every_rung_at_odd_shapes_causal_and_not() {
+    // S = 77 and 133 (no tile divides them), Sq < Skv and Sq > Skv, D = 64
+    // and 128, both precisions, causal and not, full f64 reference.
+    attention::sim_check().unwrap();
+}
+
+#[test]
+fn sim_one_query_one_key_and_more_queries_than_keys() {
+    let dev = Device::sim();
+    // (batch, heads, sq, skv, d, causal)
+    let cases = [
+        (1, 1, 1, 1, 64, false),
+        (1, 1, 1, 1, 128, true),
+        (1, 2, 300, 77, 64, true),
+    ];
+    for (b, h, sq, skv, d, causal) in cases {
+        let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
+        for rung in Rung::ALL {
+            if rung.refuses(&shape).is_none() {
+                check_rung(&dev, rung, Precision::Bf16, &shape, 7).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn sim_many_key_tiles_reuse_every_stage() {
+    // 600 keys: 5 tiles of 128 (the Hopper rungs' 2 or 3 stages are each
+    // refilled), 10 of 64 (rung 2); a non-default scale.
+    let dev = Device::sim();
+    for (d, prec, causal) in [(128, Precision::F16, false), (64, Precision::Bf16, true)] {
+        let shape = Shape::new(1, 1, 150, 600, d, causal, Some(0.2)).unwrap();
+        for rung in [Rung::Fa2, Rung::Wgmma, Rung::Ws, Rung::WsSkip] {
+            if rung.refuses(&shape).is_none() {
+                check_rung(&dev, rung, prec, &shape, 3).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn the_checker_fails_a_wrong_or_unwritten_output() {
+    let dev = Device::sim();
+    let shape = Shape::new(1, 1, 40, 50, 64, false, None).unwrap();
+    let prec = Precision::Bf16;
+    let [q, k, v] = check_inputs(&shape, prec, 1, 2.0).unwrap();
+    let x = Inputs::upload(&dev, &shape, &q, &k, &v).unwrap();
+    let refr = attention::reference(
+        &shape,
+        &attention::widen(prec, &q),
+        &attention::widen(prec, &k),
+        &attention::widen(prec, &v),
+        attention::all_rows(&shape),
+    );
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16).unwrap();
+    let mut plan = Plan::new(&dev, Rung::Fa2, prec, shape, &x).unwrap();
+    plan.run(&dev, &mut o, None).unwrap();
+    let good = dev.download(&o).unwrap();
+    let e: Errors = attention::errors(&shape, prec, &refr, &good, None).unwrap();
+    attention::verify("good", Rung::Fa2, prec, refr.max_score, &e).unwrap();
+    // One output off by 10%: the max measure catches it.
+    let mut bad = good.clone();
+    bad[77] = prec.round(prec.value(bad[77]) * 1.1 + 0.2);
+    let e = attention::errors(&shape, prec, &refr, &bad, None).unwrap();
+    assert!(attention::verify("bad", Rung::Fa2, prec, refr.max_score, &e).is_err());
+    // An element never written is named.
+    let mut hole = good;
+    hole[5 * 64 + 3] = POISON_16;
+    let why = attention::errors(&shape, prec, &refr, &hole, None).unwrap_err();
+    assert!(why.contains("row 5, col 3"), "{why}");
+}
+
+#[test]
+fn rungs_refuse_shapes_they_cannot_take() {
+    let dev = Device::sim();
+    let shape = Shape::new(1, 1, 10, 10, 96, false, None).unwrap();
+    let [q, k, v] = check_inputs(&shape, Precision::Bf16, 0, 1.0).unwrap();
+    let x = Inputs::upload(&dev, &shape, &q, &k, &v).unwrap();
+    for rung in [Rung::Fa2, Rung::Wgmma, Rung::Ws] {
+        let e = Plan::new(&dev, rung, Precision::Bf16, shape, &x)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("not for this shape") && e.contains("64 and 128"),
+            "{e}"
+        );
+    }
+    // Rung 1 takes D = 96.
+    check_rung(&dev, Rung::Split, Precision::Bf16, &shape, 0).unwrap();
+    let e = Plan::new(
+        &dev,
+        Rung::WsSkip,
+        Precision::Bf16,
+        Shape { d: 64, ..shape },
+        &x,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("without --causal"), "{e}");
+}
+
+#[test]
+fn hostile_shapes_and_buffers_are_refused_with_the_allowed_range() {
+    let err = |r: ptxlab::Result<Shape>| r.expect_err("must be refused").to_string();
+    for (i, flag) in ["--batch", "--heads", "--seq", "--seq-kv", "--dim"]
+        .iter()
+        .enumerate()
+    {
+        let mut s = [1usize, 1, 8, 8, 64];
+        s[i] = 0;
+        let e = err(Shape::new(s[0], s[1], s[2], s[3], s[4], false, None));
+        assert!(e.contains(flag) && e.contains("at least 1"), "{e}");
+    }
+    let e = err(Shape::new(1, 1, 8, 8, 4096, false, None));
+    assert!(e.contains("--dim") && e.contains("64 and 128"), "{e}");
+    let e = err(Shape::new(300, 300, 8, 8, 64, false, None));
+    assert!(e.contains("90000 heads") && e.contains("65535"), "{e}");
+    let e = err(Shape::new(1, 1, 1 << 30, 8, 64, false, None));
+    assert!(e.contains("elements per tensor"), "{e}");
+    for bad in [0.0, -0.5, f64::NAN, f64::INFINITY, 1e-60, 1e60] {
+        let e = err(Shape::new(1, 1, 8, 8, 64, false, Some(bad)));
+        assert!(
+            e.contains("--scale") && e.contains("positive finite"),
+            "{bad}: {e}"
+        );
+    }
+    // Buffers that do not match the shape, and non-finite or overflowing
+    // values, are named.
+    let dev = Device::sim();
+    let shape = Shape::new(1, 2, 9, 11, 64, true, None).unwrap();
+    let [q, k, v] = check_inputs(&shape, Precision::F16, 4, 1.0).unwrap();
+    let e = Inputs::upload(&dev, &shape, &q, &k[1..], &v)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("K") && e.contains(&format!("{} elements", k.len() - 1)),
+        "{e}"
+    );
+    let x = Inputs::upload(&dev, &shape, &q, &k, &v).unwrap();
+    let mut plan = Plan::new(&dev, Rung::Fa2, Precision::F16, shape, &x).unwrap();
+    let mut short = dev.alloc_filled(shape.q_len() - 1, POISON_16).unwrap();
+    let e = plan.run(&dev, &mut short, None).unwrap_err().to_string();
+    assert!(e.contains("O") && e.contains("the shape needs"), "{e}");
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16).unwrap();
+    let mut lse = dev.alloc_filled(3, 0f32).unwrap();
+    let e = plan
+        .run(&dev, &mut o, Some(&mut lse))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lse") && e.contains("3 elements"), "{e}");
+    let e = attention::round_checked(Precision::Bf16, "Q", &[0.5, f32::INFINITY])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Q") && e.contains("element 1"), "{e}");
+}
+
+#[test]
+fn gpu_every_rung() {
+    let Some(dev) = gpu_or_skip() else { return };
+    let hopper = dev.as_gpu().unwrap().info().compute_capability == (9, 0);
+    // Under compute-sanitizer (PTXLAB_TEST_SCALE=small) the large shapes
+    // are left out.
+    let small = std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small");
+    let mut shapes = vec![(1, 2, 77, 133), (2, 1, 133, 77), (1, 1, 1, 1)];
+    if !small {
+        shapes.extend([(2, 3, 1000, 1000), (1, 2, 513, 2049), (1, 1, 4096, 300)]);
+    }
+    for (b, h, sq, skv) in shapes {
+        for d in [64, 128] {
+            for causal in [false, true] {
+                let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
+                for prec in Precision::ALL {
+                    for rung in Rung::ALL {
+                        if rung.refuses(&shape).is_some() || (rung.hopper() && !hopper) {
+                            continue;
+                        }
+                        let e = check_rung(&dev, rung, prec, &shape, 5).unwrap();
+                        println!(
+                            "{} {} {}: rel {:.2e} max {:.2e} lse {:.1e}",
+                            rung.label(),
+                            prec.name(),
+                            shape.label(),
+                            e.rel,
+                            e.max,
+                            e.lse
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The text of one `.entry` of `ptx`.
+fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("kernel `{name}` is not exported in the PTX"));
+    let rest = &ptx[start..];
+    &rest[..rest.find("// -- End function").unwrap_or(rest.len())]
+}
+
+#[test]
+fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions() {
+    let _ = kernels_gpu::attention::LOG2_E;
+    let kernels: Vec<_> = ptxlab_device::REGISTRY
+        .iter()
+        .filter(|k| k.module.starts_with("kernels_gpu::attention"))
+        .collect();
+    // 1 transpose + 2 softmaxes + 4 fa2 + 4 wgmma + 8 ws instances.
+    assert_eq!(kernels.len(), 1 + 2 + 4 + 4 + 8, "{kernels:?}");
+    let (portable, hopper) = (ptxlab::modules::ptx(false), ptxlab::modules::ptx_sm90a());
+    for k in &kernels {
+        let is_hopper = k.module.ends_with("hopper");
+        let e = entry(if is_hopper { hopper } else { portable }, k.name);
+        assert!(
+            e.contains(&format!(".maxntid {}, 1, 1", k.max_threads)),
+            "{}: no .maxntid {}",
+            k.name,
+            k.max_threads
+        );
+        if is_hopper {
+            assert!(e.contains(".minnctapersm 1"), "{}", k.name);
+            for what in [
+                "wgmma.mma_async.sync.aligned.m64n128k16.f32",
+                "wgmma.fence.sync.aligned",
+                "wgmma.wait_group.sync.aligned",
+                "cp.async.bulk.tensor.2d",
+                "mbarrier.try_wait.parity",
+            ] {
+                assert!(e.contains(what), "{}: no `{what}`", k.name);
+            }
+            // P V takes P from registers: `{a0, a1, a2, a3}`, B transposed.
+            let n = if k.name.contains("_64") { 64 } else { 128 };
+            assert!(
+                e.contains(&format!("m64n{n}k16.f32"))
+                    && e.lines()
+                        .any(|l| l.contains("wgmma.mma_async") && l.contains("p, 1, 1, 1;")),
+                "{}: no register-A wgmma of N = {n}",
+                k.name
+            );
+        }
+        if k.name.starts_with("attn_ws") {
+            for what in [
+                "setmaxnreg.dec.sync.aligned.u32 40",
+                "setmaxnreg.inc.sync.aligned.u32 232",
+                "bar.sync",
+                "bar.arrive",
+            ] {
+                assert!(e.contains(what), "{}: no `{what}`", k.name);
+            }
+        }
+        if k.name.starts_with("attn_fa2") {
+            for what in [
+                "mma.sync.aligned.m16n8k16",
+                "ldmatrix.sync.aligned.m8n8.x4.trans",
+                "cp.async.cg",
+            ] {
+                assert!(e.contains(what), "{}: no `{what}`", k.name);
+            }
+        }
+    }
+}
+
+/// The registers a thread may have under `.maxntid threads` and
+/// `.minnctapersm blocks` (and `.maxnreg`, when set): the SM's 65536
+/// registers shared by `threads x blocks` threads, allocated per thread in
+/// multiples of 8, at most 255.
+fn register_cap(k: &ptxlab_device::KernelInfo) -> u32 {
+    let mut cap = 255;
+    if k.max_threads > 0 {
+        cap = cap.min(65536 / (k.max_threads * k.min_blocks.max(1)) / 8 * 8);
+    }
+    if k.max_registers > 0 {
+        cap = cap.min(k.max_registers);
+    }
+    cap
+}
+
+#[test]
+fn ptxas_honours_the_register_caps_and_keeps_setmaxnreg() {
+    let ptxas = match ptxlab_builder::find_ptxas() {
+        Ok(p) => p,
+        Err(why) => {
+            assert!(
+                std::env::var_os("PTXLAB_REQUIRE_PTXAS").is_none(),
+                "PTXLAB_REQUIRE_PTXAS is set but {why}"
+            );
+            println!("skipped: {why}");
+            return;
+        }
+    };
+    let _ = kernels_gpu::attention::LOG2_E;
+    let dir = std::env::temp_dir().join(format!("ptxlab-attn-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut seen = Vec::new();
+    let modules = ptxlab::modules::KERNELS
+        .modules
+        .iter()
+        .filter(|m| m.group == "attention" && m.math == ptxlab::MathMode::Precise);
+    for m in modules {
+        // The portable module as the H100 loads it, the Hopper one for the
+        // only target it is valid for.
+        let arch = if m.arch.ends_with('a') {
+            "sm_90a"
+        } else {
+            "sm_90"
+        };
+        let src = dir.join(format!("attention.{arch}.ptx"));
+        std::fs::write(&src, m.ptx).unwrap();
+        let out = std::process::Command::new(&ptxas)
+            .args([&format!("-arch={arch}"), "-O3", "-v"])
+            .arg(&src)
+            .arg("-o")
+            .arg(dir.join(format!("attention.{arch}.cubin")))
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e}", ptxas.display()));
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "ptxas -arch={arch} rejected the attention module:\n{log}"
+        );
+        // C7508: ptxas dropped `setmaxnreg` (no register cap at entry, or the
+        // warpgroup roles not one branch each): the consumers would then run
+        // on the entry allocation.
+        assert!(
+            !log.contains("C7508") && !log.contains("setmaxnreg"),
+            "ptxas -arch={arch} ignored setmaxnreg:\n{log}"
+        );
+        for r in ptxlab_builder::parse_ptxas_report(&log, arch) {
+            let k = ptxlab_device::kernel_info(&r.kernel)
+                .unwrap_or_else(|| panic!("ptxas reports `{}`, which is not registered", r.kernel));
+            let cap = register_cap(k);
+            assert!(
+                r.registers <= cap,
+                "{arch}: `{}` uses {} registers over its cap {cap} ({} threads, {} blocks per SM)",
+                r.kernel,
+                r.registers,
+                k.max_threads,
+                k.min_blocks
+            );
+            if r.kernel.starts_with("attn_fa2") || arch == "sm_90a" {
+                assert_eq!(
+                    (r.spill_stores, r.spill_loads, r.stack_frame),
+                    (0, 0, 0),
+                    "{arch}: `{}` spills or uses local memory ({r:?})",
+                    r.kernel
+                );
+            }
+            println!("{arch} {}: {} registers (cap {cap})", r.kernel, r.registers);
+            seen.push(r.kernel.clone());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 1 + 2 + 4 + 4 + 8, "ptxas reported {seen:?}");
+}
