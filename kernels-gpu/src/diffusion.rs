@@ -211,11 +211,10 @@ pub fn diffusion_pingpong_f32(
 /// What changed from rung 2: a launch reads `u` and writes `lap` and `u_new`
 /// once for `depth` steps (12 bytes per cell per launch, plus halo re-reads
 /// that mostly hit L2), so the HBM floor of one step per launch no longer
-/// applies. An earlier version of this rung stepped a 72 x 40 shared plane
-/// with a 32 x 8 block (every value through shared memory, index arithmetic
-/// per cell, 4 steps) and ran 13.5 us per step at 2000^2 on an H100; keeping
-/// strips in registers and sharing the Poisson body removes most of that
-/// overhead. `lap` is the Laplacian of the last step, and the fields are
+/// applies. Strips kept in registers (rather than every value going
+/// through shared memory with index arithmetic per cell) keep the step's
+/// overhead low; the earlier version of this rung and its time are in
+/// `docs/workloads/diffusion.md`. `lap` is the Laplacian of the last step, and the fields are
 /// bitwise equal to `depth` launches of rung 2 (same [`step_sums`]).
 #[kernel(launch_bounds(512, 2))]
 pub fn diffusion_temporal_f32(

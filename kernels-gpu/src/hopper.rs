@@ -520,8 +520,8 @@ fn ws_body<T: Half16>(
 /// (`m64n128k8.tf32`, small terms first).
 ///
 /// Accuracy: the tensor core accumulates with truncation, so a long chain
-/// of accumulating `wgmma` drifts (measured on `mma.sync`: error growing
-/// linearly with `k`, 6e-5 at `k = 8192`). Each 32-deep tile therefore
+/// of accumulating `wgmma` drifts (on `mma.sync` the error grew linearly
+/// with `k`: `docs/workloads/matmul.md`, "3xTF32"). Each 32-deep tile therefore
 /// goes into fresh accumulators (12 `wgmma`, zeroed by the first), and the
 /// tile's sum is added to the running total with an ordinary f32 add,
 /// rounded to nearest: the biased chains are 12 long whatever `k` is.

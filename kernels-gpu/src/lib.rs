@@ -1,8 +1,24 @@
 //! # kernels-gpu: every GPU kernel of ptxlab
 //!
-//! One module per workload; the rungs of an optimisation ladder are kernels
-//! named `<workload>_<variant>` in the order of the ladder, each with a doc
-//! comment saying what changed from the previous rung and what it should buy.
+//! One module per kernel family. A family's kernels are named after it
+//! (`<family>_<variant>`; `mg_` for [`multigrid`]) and come in the order of
+//! its optimisation ladder, each with a doc comment giving its thread
+//! mapping and shared-memory layout, what changed from the previous rung
+//! and why that makes it faster. Measured figures live in the workload's
+//! page under `docs/workloads/`. Several families serve one workload:
+//!
+//! | module | kernels | workload (host `ptxlab::workloads`, docs page) |
+//! |---|---|---|
+//! | [`vector`] | vector add | `vector`, `vector-add.md` |
+//! | [`reduce`], [`histogram`], [`montecarlo`] | sum reduction, histogram, Monte Carlo pi | `primitives`, `primitives.md` |
+//! | [`fusion`] | an elementwise pipeline, fused and unfused; the launch-overhead kernel | `fusion`, `fusion.md` |
+//! | [`matmul`] | the SGEMM ladder and the column sum of a product | `matmul`, `matmul.md` |
+//! | [`tensor`], [`hopper`] | the tensor-core ladder on `mma.sync`, and its Hopper rungs (`wgmma`, TMA) | `matmul`, `matmul.md` |
+//! | [`poisson`] | Jacobi sweeps of the 2-D Poisson ladder | `poisson`, `poisson.md` and `poisson-multi-gpu.md` |
+//! | [`multigrid`] | multigrid smoothers, transfers and the PCG vector kernels | `poisson` (`poisson::mg`), `poisson.md` |
+//! | [`diffusion`] | explicit heat-equation steps | `diffusion`, `diffusion.md` |
+//! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
+//! | [`demo`] | toolchain demonstrations used by the tests (register caps, fast math, a planted out-of-bounds write and a planted race) | `demo` |
 //!
 //! The crate is `#![no_std]` and compiles twice:
 //! * for `nvptx64-nvidia-cuda`, where `ptxlab-builder` turns it into PTX (and,

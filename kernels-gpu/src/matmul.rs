@@ -74,10 +74,9 @@ pub const VEC_THREADS: u32 = 256;
 /// Threads per block of the column-sum kernels.
 pub const COLSUM_BLOCK: u32 = 256;
 /// Rows each block of the column-sum kernels reduces by default (one atomic
-/// per column per chunk). 16 measured best on an H100 (with eight loads in
-/// flight: 90.0% of the bytes floor against 84.3% for 64 rows and four
-/// loads, `docs/results/2026-11-23-h100-lomb-matmul`): small chunks give
-/// many short-lived blocks and keep every SM streaming to the end.
+/// per column per chunk). Small chunks give many short-lived blocks and
+/// keep every SM streaming to the end; the chunk-length sweep that chose 16
+/// is in `docs/workloads/matmul.md` ("The column sum").
 pub const COLSUM_ROWS: usize = 16;
 
 /// Dynamic shared memory of rung 2: one `A` tile and one `B` tile of 32x32 f32.
@@ -362,11 +361,9 @@ fn outer8(acc: &mut [[f32; 8]; 8], af: [f32; 8], sb4: SharedSlice<F32x4>, brow: 
 ///   current one is multiplied, then stored to the other stage; one barrier
 ///   per tile. Global latency hides behind 512 FMAs per thread.
 /// * `launch_bounds(256, 2)`: ptxas must fit 128 registers so two blocks
-///   (16 warps) share an SM. Measured with ptxas 13.0 for sm_90: 128
-///   registers and a 16-byte spill (44 bytes before the body became generic
-///   over the tile depth, for rungs 4c-4e; the same algorithm, different
-///   code order); without the `2` it takes 155 registers and no spill but
-///   only one block per SM.
+///   (16 warps) share an SM, at the price of a small spill; without the `2`
+///   (rung 4b) there is no spill but only one block per SM. Register and
+///   spill counts: `docs/workloads/matmul.md` ("The ladder").
 ///
 /// Thread mapping: `tx = rank % 16`, `ty = rank / 16`. The 8x8 patch is split
 /// in 2x2 blocks of 4x4: rows `4ty..4ty+4` and `64+4ty..64+4ty+4`, columns
@@ -429,8 +426,8 @@ pub fn matmul_vec1_f32(
 /// transposed `As` stores of a warp (16 rows x 2 column groups, for each of
 /// the four floats of a group) still fall in 32 distinct banks.
 ///
-/// Registers (ptxas 13.0): 189 on sm_90 (175 on sm_80), no spill (rung 4b:
-/// 155); one block of 256 threads per SM either way (two would need <= 128).
+/// One block of 256 threads per SM, as rung 4b (two would need <= 128
+/// registers; the counts are in `docs/workloads/matmul.md`).
 #[kernel(launch_bounds(256))]
 pub fn matmul_vec16_f32(
     a: DeviceSlice<f32>,
@@ -448,10 +445,9 @@ pub fn matmul_vec16_f32(
 /// barrier bubble of one block is filled by the other block's FMAs. Two
 /// blocks take 66,560 bytes of shared memory (an H100 SM has up to 228 KiB).
 ///
-/// Registers (ptxas 13.0, sm_90): 128, with 40 bytes of spill stores and 52
-/// of spill loads (sm_80: 72 and 120), against rung 4's 16 and 16; whether
-/// 16 warps per SM pay for that local-memory traffic is the question this
-/// rung asks the device.
+/// At 128 registers the body spills more than rung 4's does; whether 16
+/// warps per SM pay for that local-memory traffic is the question this rung
+/// asks the device (counts and answer: `docs/workloads/matmul.md`).
 #[kernel(launch_bounds(256, 2))]
 pub fn matmul_vec16x2_f32(
     a: DeviceSlice<f32>,
@@ -480,9 +476,8 @@ pub fn matmul_vec16x2_f32(
 /// `A` and `B` instead of 36: less L2 traffic per FMA and, where the working
 /// set would not fit in L2, less DRAM traffic. At 4096^3 the row-major order
 /// already hits L2 well (the blocks move along `k` roughly together), so
-/// this rung measures how much is left to gain from the order alone.
-///
-/// Registers (ptxas 13.0): 181 on sm_90 (167 on sm_80), no spill.
+/// this rung measures how much is left to gain from the order alone
+/// (`docs/workloads/matmul.md` has the answer).
 #[kernel(launch_bounds(256))]
 pub fn matmul_vec16s_f32(
     a: DeviceSlice<f32>,
@@ -505,8 +500,8 @@ pub fn matmul_vec16s_f32(
 /// Why: in rung 4b's main loop ptxas emits, per tile, the checked loads of
 /// `load_group!` (a compare pair per condition on 64-bit indices, a branch to
 /// the element-by-element fallback with its `BSSY`/`BSYNC` convergence
-/// barriers) and recomputes the 64-bit load addresses from products, about
-/// 100 instructions besides the 512 FFMA and 32 LDS.128 when every load is
+/// barriers) and recomputes the 64-bit load addresses from products: many
+/// instructions besides the 512 FFMA and 32 LDS.128 even when every load is
 /// in bounds. They take issue slots from the FFMAs, and the branches cut the
 /// tile into basic blocks across which ptxas does not move instructions.
 ///
@@ -529,26 +524,11 @@ pub fn matmul_vec16s_f32(
 /// shared layout (two stages of `As[8][132]` transposed, `Bs[8][128]`) and
 /// arithmetic are rung 4's, so results are bitwise those of rung 4b.
 ///
-/// Measured with ptxas 13.0 for sm_90 (`cargo xtask build-ptx --cubin
-/// sm_90`, `cuobjdump -sass`): 153 registers, no spill (rung 4b: 155). The
-/// interior `k` loop is 577 instructions per tile: 512 FFMA (88.7%), 32
-/// LDS.128, 2 LDG.128, 4 STS + 1 STS.128, one BAR and 25 integer and
-/// control instructions (3 selects, a 32-bit counter, one branch). Rung
-/// 4b's loop is 707 instructions, of which about 624 run when every load is
-/// in bounds (82% FFMA): 80 besides the LDS against 33 here.
-///
-/// Tried and not kept (no better by the same proxies): writing the step
-/// loop with explicit register double-buffering of the fragments (ptxas
-/// already loads step `p + 1`'s float4 between step `p`'s FFMAs once the
-/// tile is one basic block, and it hoisted the FFMAs meant to cover the
-/// first loads after the barrier back above `BAR.SYNC`: 581 instructions);
-/// issuing the loads two tiles ahead, before the barrier (ptxas had sunk
-/// them about 175 FFMAs into the tile; ahead, they get a whole tile to
-/// arrive, at the same 577 instructions here, but rung 4g then spills
-/// inside the loop).
-///
-/// On an H100 (2026-11-23, same run as rung 4b): 40.2 TFLOP/s at 4096^3
-/// against 4b's 37.7, +6.6%, about the FFMA issue share gained.
+/// Why it is faster than rung 4b: the interior loop's FFMAs take a larger
+/// share of the issue slots (fewer integer and control instructions per
+/// tile). The SASS instruction counts, the variants tried and not kept and
+/// the measured speed-up are in `docs/workloads/matmul.md` ("Rungs 4f/4g by
+/// the SASS").
 #[kernel(launch_bounds(256))]
 pub fn matmul_vecf_f32(
     a: DeviceSlice<f32>,
@@ -566,18 +546,13 @@ pub fn matmul_vecf_f32(
 /// path needs no registers for bounds, indices of the fallback or its
 /// predicates.
 ///
-/// Measured with ptxas 13.0 for sm_90: 128 registers, 40 bytes of spill
-/// stores and 48 of spill loads, all of them in the checked path of edge
-/// blocks (the kernel's one register count covers both paths); the interior
-/// path has no local-memory access, and its loop is the same 577
-/// instructions as rung 4f's (512 FFMA). Rung 4 (the checked body alone at
-/// 128 registers) spills 16 bytes, some of it in its main loop.
-///
-/// On an H100 (2026-11-23, same run): 45.9 TFLOP/s at 4096^3, 89.8% of
-/// `torch.matmul` (TF32 off, 51.1), against 4f's 40.2: with the spills off
-/// the hot path, the second block's 8 warps fill each block's barrier
-/// bubbles for free (for rung 4 against 4b, whose spill loads are in the
-/// loop, the second block bought nothing). The fastest rung, `Rung::BEST`.
+/// Why it is faster than rung 4f: at 128 registers the kernel spills, but
+/// only in the checked path of edge blocks (the kernel's one register count
+/// covers both paths); the interior path has no local-memory access and the
+/// same loop as rung 4f. With the spills off the hot path, the second
+/// block's 8 warps fill each block's barrier bubbles for free (rung 4, whose
+/// spill loads are in its loop, gains nothing from its second block). The
+/// fastest SGEMM rung, `Rung::BEST`; figures in `docs/workloads/matmul.md`.
 #[kernel(launch_bounds(256, 2))]
 pub fn matmul_vecf2_f32(
     a: DeviceSlice<f32>,
@@ -594,7 +569,8 @@ pub fn matmul_vecf2_f32(
 /// it: one 16-byte load when the group is inside and `vec_ok` (`cols % 4 ==
 /// 0`, so the group is aligned), element by element otherwise. A macro, not
 /// a function, so rung 4's loads expand to exactly the code that was
-/// measured (as a function, ptxas 13.0 spilled 36 bytes instead of 16).
+/// measured (as a function, ptxas spilled more; see
+/// `docs/workloads/matmul.md`).
 macro_rules! load_group {
     ($x:ident, $row:ident, $rows:ident, $col:ident, $cols:ident, $vec_ok:expr) => {
         if $row < $rows && $col + 4 <= $cols && $vec_ok {
@@ -669,11 +645,10 @@ pub const fn async_shared_bytes(a_ld: usize) -> usize {
 /// Shared layout (float4 units): `As[s]` at `512 s + 2 r + h`, then `Bs[s]`
 /// at `512 S + 256 s + 32 p + c4` for stage `s < S = 4`.
 ///
-/// Measured (H100, 2026-11-23, two runs): 36.8 and 36.1 TFLOP/s at 4096^3
-/// against rung 4's 37.8 and 38.1 in the same runs: the deeper pipeline
-/// does not pay, which says rung 4 is not waiting on global memory. The
-/// rung stays as that lesson. Registers (ptxas 13.0, sm_90): 179, no spill (the measured build: 187, before its
-/// element-by-element fallback became the shared `copy_group`).
+/// What it tests: whether rung 4 waits on global memory. On the device the
+/// deeper pipeline does not pay, so it does not; the rung stays as that
+/// lesson (figures and registers: `docs/workloads/matmul.md`, "What rung 5
+/// taught").
 #[kernel(launch_bounds(256))]
 pub fn matmul_async_f32(
     a: DeviceSlice<f32>,
@@ -689,9 +664,8 @@ pub fn matmul_async_f32(
 /// Rung 5b: [`matmul_async_f32`] with `launch_bounds(256, 2)`: two blocks
 /// (16 warps) per SM if ptxas fits the body in 128 registers. Rung 5 holds
 /// no prefetched tile in registers, but the 32 registers of `A` fragments
-/// cost more than the 8 staging registers they replace: 128 registers and
-/// 60 bytes of spill stores (ptxas 13.0, sm_90); measured 32.9 TFLOP/s at
-/// 4096^3 (H100), the slowest of rungs 4-5.
+/// cost more than the 8 staging registers they replace, so at 128 registers
+/// it spills (counts and timings: `docs/workloads/matmul.md`).
 #[kernel(launch_bounds(256, 2))]
 pub fn matmul_async2_f32(
     a: DeviceSlice<f32>,
@@ -714,11 +688,10 @@ pub fn matmul_async2_f32(
 /// warps to hide shared-load and barrier latency. The price: 10 shared
 /// loads per 64 FMAs instead of 4.
 ///
-/// Measured (H100, 2026-11-23): 32.6 TFLOP/s at 4096^3, rung 5d 36.7, rung 4
-/// 38.1 in the same run. It did not fit: LLVM merges the per-step loads of
-/// a row back into `ld.shared.v4` and ptxas hoists them, so at 128
-/// registers it spills 68 bytes (outside the main loop). Two blocks per SM
-/// do not pay here.
+/// LLVM merges the per-step loads of a row back into `ld.shared.v4` and
+/// ptxas hoists them, so at 128 registers the body still spills (outside
+/// the main loop); what that cost on the device is in
+/// `docs/workloads/matmul.md` ("What rung 5 taught").
 #[kernel(launch_bounds(256, 2))]
 pub fn matmul_asyncs2_f32(
     a: DeviceSlice<f32>,
@@ -1386,10 +1359,8 @@ fn column_chunk<const U: usize, const WEIGHTED: bool>(
 /// The chunk length trades the atomics (one per column and chunk) against
 /// the tail of the grid: a thread's chunk is `chunk / 4` dependent round trips
 /// to memory, and the last blocks of the grid run alone for that long.
-///
-/// Tried and measured slower on an H100 (fused column sum 139 us against
-/// 131 us for this version): four columns per thread with 16-byte loads and
-/// 128-row chunks, which gave the grid a third as many threads.
+/// One column per thread keeps many threads in flight (the variants tried
+/// and measured are in `docs/workloads/matmul.md`, "The column sum").
 #[kernel(launch_bounds(256))]
 pub fn matmul_colsum_f32(
     x: DeviceSlice<f32>,
@@ -1404,9 +1375,8 @@ pub fn matmul_colsum_f32(
 /// [`matmul_colsum_f32`] with eight partial sums: eight loads in flight per
 /// thread, so a chunk is half as many dependent round trips to memory (the
 /// tail of the grid is shorter) and a resident block keeps twice as many
-/// bytes in flight. Registers (ptxas 13.0, sm_90 and sm_80): 32, no spill
-/// (the four-load kernel: 32 on sm_90, 25 on sm_80); still eight blocks of
-/// 256 threads per SM.
+/// bytes in flight, and the registers still leave room for eight blocks of
+/// 256 threads per SM (counts: `docs/workloads/matmul.md`).
 #[kernel(launch_bounds(256))]
 pub fn matmul_colsum8_f32(
     x: DeviceSlice<f32>,
@@ -1590,10 +1560,10 @@ fn load_relaxed_f32(s: DeviceSliceMut<f32>, i: usize) -> f32 {
 /// the last word of `sync`; the host checks that word when it verifies.
 ///
 /// Eight loads in flight per thread (as [`matmul_colsum8_f32`]).
-/// `launch_bounds(256, 8)`: without the `8` ptxas takes 40 registers, which
-/// leaves room for six blocks of 256 threads per SM; with it, 32 registers
-/// and no spill (ptxas 13.0, sm_90 and sm_80), so eight blocks (64 warps,
-/// full occupancy) as for the three-launch kernels.
+/// `launch_bounds(256, 8)` caps the body at 32 registers, so eight blocks
+/// (64 warps, full occupancy) fit per SM as for the three-launch kernels
+/// (without the cap ptxas takes more and only six fit; counts in
+/// `docs/workloads/matmul.md`).
 #[kernel(launch_bounds(256, 8))]
 #[allow(clippy::too_many_arguments)]
 pub fn matmul_colsum_product_f32(

@@ -187,9 +187,9 @@ fn naive_body<T: Real>(
 /// neighbour loads misses: the west/east loads hit the lines the warp just
 /// read (L1), and the north/south rows were read by the blocks above and
 /// below a moment earlier (L1/L2). So DRAM traffic is close to the floor of
-/// 12 bytes per cell (f32: read p and b, write p_new) and the kernel runs at
-/// about 87% of the copy bandwidth on an H100. It is the baseline every other
-/// rung must beat. Boundary cells are copied from `p` to `out`.
+/// 12 bytes per cell (f32: read p and b, write p_new) and the kernel runs
+/// close to the copy bandwidth (measured: `docs/workloads/poisson.md`). It is
+/// the baseline every other rung must beat. Boundary cells are copied from `p` to `out`.
 #[kernel(launch_bounds(256))]
 pub fn poisson_naive_f32(
     p: DeviceSlice<f32>,
@@ -288,7 +288,8 @@ fn tiled_body<T: Real>(
 ///
 /// What changed from rung 1: each `p` value is read from global memory once
 /// per block instead of up to five times. What it buys on Hopper: nothing,
-/// it *loses* to rung 1 (the CUDA C++ peer too: 0.0260 vs 0.0185 ms at 2000^2).
+/// it *loses* to rung 1, and so does the CUDA C++ peer of each
+/// (`docs/workloads/poisson.md`).
 /// The reuse it captures by hand was already caught by L1 and L2, which are
 /// large and fast on sm_90; what it adds is real work: the halo loads are
 /// divergent, mostly-wasted partial warps (the west/east halo is one lane per
@@ -633,9 +634,9 @@ pub fn temporal_body<T: Real, S: Stencil5<T>>(
 /// memory. A pass reads `p` and `b` and writes `p` once (about 12 bytes per
 /// output cell, plus the halo re-reads, which mostly hit L2) and performs
 /// `depth` updates per cell. What it buys: the HBM floor of a single sweep
-/// (250 GCells/s on an H100, f32) no longer applies; the limit becomes shared
-/// memory bandwidth and the redundant work on the halo (18% of the region at
-/// depth 4, 34% at 8). Target: 2x the single-sweep floor or more.
+/// (12 bytes per cell at the memory bandwidth) no longer applies; the limit
+/// becomes shared memory bandwidth and the redundant work on the halo (18%
+/// of the region at depth 4, 34% at 8). Target: 2x the single-sweep floor or more.
 #[kernel(launch_bounds(512, 2))]
 pub fn poisson_temporal_f32(
     p: DeviceSlice<f32>,

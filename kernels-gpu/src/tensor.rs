@@ -298,7 +298,7 @@ pub fn matmul_mma_f16(
 /// What changed from the SIMT ladder ([`matmul`](crate::matmul)): the multiply-adds are
 /// `mma.sync.m16n8k16` instructions, each 2048 multiply-adds (4096 FLOP) of one warp at
 /// once, instead of one FMA per thread. What it buys: the tensor cores'
-/// throughput (on an H100 about 12x the FP32 units' in BF16).
+/// throughput (in BF16 an order of magnitude above the FP32 units').
 ///
 /// Tiling: a block of four warps (2 x 2) computes a 64 x 64 tile of `C`,
 /// each warp 32 x 32 = 2 x 4 tiles of 16 x 8 (8 accumulator fragments,
@@ -817,26 +817,20 @@ pub fn matmul_pipes_bf16(
 /// `cp.async` stages) with lean tile copies, XOR-swizzled shared memory,
 /// fragments loaded one `k16` step ahead, and a rasterised block order.
 ///
-/// Measured (H100, 2026-11-24, BF16, same run as `torch.matmul`): 2.593 ms
-/// at 8192^3, 424.1 TFLOP/s, 55.4% of torch (3b: 3.952 ms, 278.2 TFLOP/s).
-///
-/// The lesson of this rung is which change bought that. A first 3d had
-/// everything below except the lean copies, and it ran at 3b's speed
-/// (3.994 ms against 3.983): the shared-memory layout, the fragment
-/// latency and L2 were not what limited rungs 3 to 3c. The SASS showed
-/// what did: each 16-byte chunk copy (`copy_chunk16`) recomputed its
-/// row, column, bounds checks and 64-bit products, inside a loop with a
-/// branch per chunk between the aligned and the element-by-element path:
-/// about 580 instructions per thread and tile on the aligned path (eight
-/// loop turns of about 70, for 16 chunks), four times the warp's 128
-/// `mma`, issued in one burst during which that warp fed no tensor core.
-/// `PipesCopy` makes the plan once per thread and compiles the aligned
-/// and general bodies apart: the same 16 `cp.async` with their addresses
-/// and predicates take about 195 instructions, and the rung gained 35%.
-/// (Counts from the sm_90 SASS of `matmul_pipes_bf16`, before and after.)
+/// Why it is faster than 3b: the lean copies. In rungs 3 to 3c each
+/// 16-byte chunk copy (`copy_chunk16`) recomputes its row, column, bounds
+/// checks and 64-bit products, inside a loop with a branch per chunk
+/// between the aligned and the element-by-element path: several times as
+/// many instructions per thread and tile as the warp's 128 `mma`, issued in
+/// one burst during which that warp feeds no tensor core. The other three
+/// changes below, on their own, left the rung at 3b's speed. The SASS
+/// counts before and after, the measured speed-up and the history of this
+/// rung are in `docs/workloads/matmul.md` ("The rungs", 3d).
 ///
 /// What changed from 3b, and what each was meant to buy:
-/// * **Lean copies** (`PipesCopy`), above.
+/// * **Lean copies** (`PipesCopy`): each thread's copy plan is made once,
+///   and the aligned and general bodies are compiled apart, so the same 16
+///   `cp.async` per tile cost a few integer instructions each.
 /// * **Swizzle instead of padding** ([`swizzle`]): `As` rows are exactly
 ///   one 128-byte line and `Bs` rows two, chunk `q` of row `r` at
 ///   `q ^ (r % 8)`. `ldmatrix` stays conflict-free, and now so are the
@@ -931,8 +925,8 @@ impl PipesAt {
 /// (when given) as it goes: the 4 `A` fragments into `fa_next` first,
 /// then each pair of `B` fragments into `fb` right after the last `mma`
 /// that reads the pair (so only `A` needs two register sets: 16 registers
-/// fewer than two full sets: with both sets doubled, ptxas for sm_90
-/// spilled at 255 registers; this way it needs 252 and no spills).
+/// fewer than two full sets, which is what keeps the rung from spilling;
+/// the counts are in `docs/workloads/matmul.md`).
 #[inline(always)]
 fn pipes_step<T: Half16>(
     acc: &mut [[FragC; 8]; 4],
@@ -984,7 +978,7 @@ fn pipes_step<T: Half16>(
 /// fields, not associated constants: they fold to constants after
 /// inlining all the same, but a version with associated constants changed
 /// ptxas's schedule of the rung, and it is the schedule measured on the
-/// device that stays (see the tensor-core results, call 8).
+/// device that stays (`docs/workloads/matmul.md`, 3d).
 #[derive(Clone, Copy)]
 struct PipesCopy {
     m: usize,
@@ -1271,16 +1265,15 @@ pub fn matmul_pipet_bf16(
 /// into shared memory for `128 * 128 k` multiply-adds (16 GiB from L2 at
 /// 8192^3); a 256 x 128 tile brings `(256 + 128) k` for twice the work, a
 /// quarter less traffic per FLOP. The block has the 256 threads of two 3d
-/// blocks (one block per SM: 255 registers each), and 192 KiB of shared
-/// memory holds four stages, three tiles in flight.
+/// blocks (one block per SM: its threads take the whole register file),
+/// and 192 KiB of shared memory holds four stages, three tiles in flight.
 ///
-/// Measured (H100, 2026-11-24, BF16, same run as 3d): 2.829 ms at 8192^3
-/// (388.6 TFLOP/s), 9% slower than 3d; 0.383 ms at 4096^3 (3d 0.338);
-/// 2.080 ms at 10000x7000x5000, 4% faster than 3d (2.160). With L2
+/// What it teaches: it is not faster than 3d at square sizes. With L2
 /// traffic no longer the limit, what decides is latency hiding: 3d's two
 /// independent blocks per SM wait at their barriers at different times,
-/// while 3e's one barrier stops all eight warps of the SM at once. (The
-/// transpose, 128 x 256 tiles, measured the same: 2.845 ms.)
+/// while 3e's one barrier stops all eight warps of the SM at once. The
+/// figures (and the dropped 128 x 256 transpose) are in
+/// `docs/workloads/matmul.md` ("The rungs", 3e).
 ///
 /// Thread mapping as 3d with warp `w` at rows `64 (w / 2)`, columns
 /// `64 (w % 2)`; copies: thread `t` copies `A` rows `t / 8 + 32 j`
@@ -1321,11 +1314,11 @@ pub fn matmul_pipet_f16(
 /// 24 subtractions) and issues 48 `mma.m16n8k8`.
 ///
 /// Accuracy: the tensor core accumulates with truncation, so a chain of
-/// accumulating `mma` over all of `k` drifts one way (measured on an
-/// H100: error growing linearly with `k`, 6.2e-5 at `k = 8192` against
-/// SGEMM's 1.8e-6). So each 16-deep tile's six products go into fresh
-/// accumulators and are added to the running sum with an ordinary f32
-/// add (round to nearest): the biased chains are six long whatever `k`.
+/// accumulating `mma` over all of `k` drifts one way (the error grows
+/// linearly with `k`; measured in `docs/workloads/matmul.md`, "3xTF32").
+/// So each 16-deep tile's six products go into fresh accumulators and are
+/// added to the running sum with an ordinary f32 add (round to nearest):
+/// the biased chains are six long whatever `k`.
 ///
 /// Shared layout per stage (16-byte chunks): `As[128][5]` then `Bs[16][34]`.
 #[kernel(launch_bounds(256))]

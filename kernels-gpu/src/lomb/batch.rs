@@ -363,8 +363,7 @@ fn batch_rotate<T: BatchAnchor, const R: usize>(
 /// and [`normalize`] with the curve's scalars.
 ///
 /// Why faster than the rotation (11 FP32 operations per (sample,
-/// frequency), 19.7 ms for 10^4 curves x 300 samples x 10^4 frequencies on
-/// an H100): per step it now costs 8. (1) The weight rides in the stepped
+/// frequency)): per step it now costs 8. (1) The weight rides in the stepped
 /// pair, `(a, b) = sqrt(w) (cos, sin)` (the host stores `sqrt w` and `y
 /// sqrt w`), so each of the six sums `YC, YS, CC, CS, C, S` is one FMA
 /// (`SS = sum w - CC`); the unweighted pair needed `w c` first (7). (2) The
@@ -382,14 +381,10 @@ fn batch_rotate<T: BatchAnchor, const R: usize>(
 /// finishes with [`finish_general_d`] (`versine_sums`): the mean-fitted
 /// variances keep f32 accuracy where every phase is near 0. Without
 /// `fit_mean` (SciPy's classic model) `C` and `S` are not taken: 6
-/// operations per step. Measured on an H100 (10^4 curves x 300 samples x
-/// 10^4 frequencies, f32, floating mean with `dy`): 16.5 ms against the
-/// rotation's 19.7 ms (f64: 38.1 against 45.2 ms); SciPy's model 14.6 ms.
-/// Still about 17 issue slots per pair at 1.98 GHz for 8 FMAs in the step:
-/// the rest is not yet accounted for (every block streams its curve's table
-/// from L2 one sample at a time; staging it in shared memory is the next
-/// thing to try). `start` and `step` are the grid's (`nf = out.len() /
-/// curves`).
+/// operations per step. The measured times against the rotation, and what
+/// is not yet accounted for, are in `docs/workloads/lomb-scargle.md`
+/// ("Batches of curves"). `start` and `step` are the grid's (`nf =
+/// out.len() / curves`).
 #[kernel(launch_bounds(128))]
 #[allow(clippy::too_many_arguments)]
 pub fn lomb_batch_rotate_f32(

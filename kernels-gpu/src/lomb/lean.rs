@@ -84,11 +84,11 @@ fn lean<T: Pack4, const F: usize, const SPLIT: bool>(
 /// `2g + 1` ([`LEAN_FREQS`]) in one pass over the samples (four at a time,
 /// 16-byte loads, a broadcast: every lane reads the same `x_j`, `y_j`); the
 /// host launches `ceil(nf / 2)` threads in blocks of [`LEAN_BLOCK`], so the
-/// grid-stride loop runs once. No shared memory. 32 registers, so an SM
-/// holds 2048 threads, as many as it can (4 blocks of 512). Blocks of 512
-/// measured 66.8 us at 114 x 2^20 on the H100, blocks of 128 or 256 67.3.
+/// grid-stride loop runs once. No shared memory. Few enough registers that
+/// an SM holds 2048 threads, as many as it can (4 blocks of 512; the block
+/// size sweep is in `docs/workloads/lomb-scargle.md`, rung 4c).
 ///
-/// Why it is faster than rung 4b (4% at 114 samples on the H100): the loop
+/// Why it is faster than rung 4b: the loop
 /// is SFU-bound (two `MUFU` per pair, 16 cycles of a sub-partition's SFU
 /// per warp and pair) but every other instruction competes with them for
 /// the one issue slot per cycle.
@@ -99,10 +99,8 @@ fn lean<T: Pack4, const F: usize, const SPLIT: bool>(
 ///   two divisions (five SFU operations and about fifty instructions, a
 ///   twentieth of a 114-sample frequency) with one division.
 ///
-/// Measured and rejected (docs/results/2026-11-23-h100-lomb-lean): one or
-/// four frequencies per thread, a one-wave persistent grid, per-warp
-/// balanced frequency ranges, and two chunks per loop iteration were all
-/// slower.
+/// The figures, and the variants measured and rejected, are in
+/// `docs/workloads/lomb-scargle.md` (rung 4c).
 #[kernel]
 pub fn lomb_lean_f32(
     x: DeviceSlice<f32>,

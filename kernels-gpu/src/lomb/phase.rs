@@ -46,9 +46,10 @@ use ptxlab_device::precise::Trig;
 
 /// Largest `max |w| max |x - x0|` for which the host runs the plain f32
 /// kernels (phase as one f32 product): there the phase error is below about
-/// `1.2e-4` rad and the periodogram within about `5e-6` of its peak (20x
-/// inside the 1e-4 bound, measured on random samples); beyond, the `_long`
-/// kernels.
+/// `1.2e-4` rad (the rounding of `w`, `x` and their product at 1024 rad)
+/// and the periodogram well inside the 1e-4 bound (measured:
+/// `docs/workloads/lomb-scargle.md`, "Spans and precision: split phases");
+/// beyond, the `_long` kernels.
 pub const PLAIN_PHASE_MAX_F32: f64 = 1024.0;
 /// Largest phase of the plain f64 kernels: beyond it the precise f64 `sincos`
 /// reduces every pair by Payne-Hanek (correct, slow), so the host runs the

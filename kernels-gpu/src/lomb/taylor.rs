@@ -319,10 +319,8 @@ fn no_model<T: Real>() -> GenModel<T> {
 /// half-span of the times, from the host ([`TAYLOR_BLOCK`] threads; the
 /// kernel traps on another block size or a bad run).
 ///
-/// Registers (ptxas 13.0, sm_90): 64, no spill (f64: 118). On an H100
-/// (2026-11-23, same run as rung 11 and CuPy): 16.2 us at the material's
-/// 114 x 2^20 (rung 11: 52.3 us, CuPy's fast-math kernel 84.0 us), 0.251 ms
-/// at 10^4 x 2^20 (rung 11: 3.10 ms); f64 29.6 us and 0.631 ms.
+/// Registers and the measured times against rung 11 and CuPy:
+/// `docs/workloads/lomb-scargle.md` (rung 12).
 #[kernel(launch_bounds(128))]
 pub fn lomb_taylor_f32(
     tab: DeviceSlice<f32>,
