@@ -46,11 +46,9 @@ fn tensor_shapes_and_lengths_are_checked() {
 
 #[test]
 fn gpu_every_tensor_kernel() {
-    if !ptxlab::runtime::driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).unwrap();
+    };
     let hopper = dev.as_gpu().unwrap().info().compute_capability == (9, 0);
     // Under compute-sanitizer (PTXLAB_TEST_SCALE=small) the large shapes
     // are left out.
