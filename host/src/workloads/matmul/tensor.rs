@@ -183,6 +183,18 @@ impl TcRung {
     pub fn uses_tma(&self) -> bool {
         matches!(self, TcRung::Wgmma | TcRung::Ws)
     }
+    /// Why the rung cannot take a `k x n` `B` (and an `A` with `k`
+    /// columns), or `None` when it can: the TMA rungs need rows on 16-byte
+    /// boundaries.
+    pub fn shape_refusal(&self, n: usize, kk: usize) -> Option<String> {
+        (self.uses_tma() && !(kk.is_multiple_of(8) && n.is_multiple_of(8))).then(|| {
+            format!(
+                "{} reads A and B through TMA, which needs rows on 16-byte boundaries: k ({kk}) \
+                 and n ({n}) must be multiples of 8 (any m works)",
+                self.name()
+            )
+        })
+    }
     /// Rows of the block tile.
     pub fn tile(&self) -> usize {
         match self {
@@ -311,6 +323,16 @@ impl Tf32x3 {
     pub fn uses_tma(&self) -> bool {
         matches!(self, Tf32x3::Wgmma)
     }
+    /// Why the variant cannot take depth `k`, or `None` when it can: the
+    /// `wgmma` variant reads rows of `k` f32 through TMA.
+    pub fn shape_refusal(&self, kk: usize) -> Option<String> {
+        (self.uses_tma() && !kk.is_multiple_of(4)).then(|| {
+            format!(
+                "3xTF32 wgmma reads the split operands through TMA, which needs rows on 16-byte \
+                 boundaries: k ({kk}) must be a multiple of 4"
+            )
+        })
+    }
     /// Rows of the block tile.
     pub fn tile(&self) -> usize {
         match self {
@@ -438,15 +460,10 @@ impl<'a> HalfPlan<'a> {
         check_len("A", a.len(), m * kk)?;
         check_len("B", b.len(), kk * n)?;
         let maps = if rung.uses_tma() {
-            if !kk.is_multiple_of(8) || !n.is_multiple_of(8) {
+            if let Some(why) = rung.shape_refusal(n, kk) {
                 return Err(Error::input(
                     "matmul",
-                    format!(
-                        "{} reads A and B through TMA, which needs rows on 16-byte boundaries: \
-                         k ({kk}) and n ({n}) must be multiples of 8 (any m works); use rung \
-                         pipe for other shapes",
-                        rung.name()
-                    ),
+                    format!("{why}; use rung pipe for other shapes"),
                 ));
             }
             let box_b = 64u32;
@@ -613,14 +630,8 @@ impl<'a> Tf32x3Plan<'a> {
         check_len("A", a.len(), m * kk)?;
         check_len("B", b.len(), kk * n)?;
         if variant.uses_tma() {
-            if !kk.is_multiple_of(4) {
-                return Err(Error::input(
-                    "matmul",
-                    format!(
-                        "3xTF32 wgmma reads the split operands through TMA, which needs rows on \
-                         16-byte boundaries: k ({kk}) must be a multiple of 4; use variant mma"
-                    ),
-                ));
+            if let Some(why) = variant.shape_refusal(kk) {
+                return Err(Error::input("matmul", format!("{why}; use variant mma")));
             }
             match &scratch {
                 Some(s) => {
