@@ -76,6 +76,7 @@ fn ceilings(dev: &Device) -> Ceilings {
         copy_gbs: copy,
         sfu_per_s: Some(16.0 * i.sm_count as f64 * clock),
         fp32_flops: Some(256.0 * i.sm_count as f64 * clock),
+        clock_mhz: Some(clock / 1e6),
     }
 }
 
@@ -126,17 +127,8 @@ pub fn run(args: &Args) -> Result<()> {
         .filter(|w| args.only.is_empty() || args.only.iter().any(|o| o == w.name))
         .collect();
     let mut md = format!("# ptxlab benchmark\n\n{}\n", env.markdown());
-    if let Some(c) = ceil.copy_gbs {
-        md.push_str(&format!(
-            "Ceilings measured in this run: device-to-device copy {c:.0} GB/s (read + write)"
-        ));
-        if let Some(s) = ceil.sfu_per_s {
-            md.push_str(&format!(", SFU {:.2e} op/s", s));
-        }
-        if let Some(f) = ceil.fp32_flops {
-            md.push_str(&format!(", FP32 {:.1} TFLOP/s (from clock)", f / 1e12));
-        }
-        md.push_str(".\n\n");
+    if let Some(line) = ceil.markdown() {
+        md.push_str(&line);
     }
     let mut rows_all: Vec<Row> = Vec::new();
     let total = chosen.len();
