@@ -11,12 +11,16 @@
 //! * [`report`]: plain result rows, tables, the environment block and plots
 //!   (it needs nothing from the workloads);
 //! * [`cli`]: the option checks every `ptxlab` subcommand shares;
-//! * [`npy`], [`rng`]: `.npy` files and reproducible inputs.
+//! * [`command_line`]: the `ptxlab` command line itself (subcommands and
+//!   arguments, the one parse entry point);
+//! * [`npy`], [`npz`], [`rng`]: `.npy` and `.npz` files and reproducible
+//!   inputs.
 #![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod cli;
+pub mod command_line;
 pub mod modules;
 pub mod npy;
 pub mod npz;

@@ -7,29 +7,8 @@ use ptxlab::runtime::Device;
 use ptxlab::workloads::{self, BenchCtx};
 use std::path::PathBuf;
 
-/// `ptxlab bench` arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Smaller sizes and fewer repetitions.
-    #[arg(long)]
-    pub quick: bool,
-    /// Only these workloads (repeatable): poisson, lomb-scargle, vector-add,
-    /// primitives (reduce, histogram, Monte-Carlo pi), diffusion, matmul, fusion.
-    #[arg(long)]
-    pub only: Vec<String>,
-    /// gpu (fall back to CPU + simulator checks when there is no GPU), sim, or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
-    /// Output directory (default: target/bench-results/<timestamp>).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Also run the Python peers (CuPy, PyTorch, Numba) where installed.
-    #[arg(long)]
-    pub peers: bool,
-    /// Folder of the peer scripts.
-    #[arg(long, default_value = "peers")]
-    pub peers_dir: PathBuf,
-}
+/// The arguments (defined with the rest of the command line in the library).
+pub use ptxlab::command_line::BenchArgs as Args;
 
 pub fn info() -> Result<()> {
     match Device::gpu(0) {
