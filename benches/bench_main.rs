@@ -53,7 +53,7 @@ pub(crate) fn gpu_time(
             for _ in 0..iters {
                 f()?;
             }
-            Ok(())
+            Ok::<(), ptxlab::Error>(())
         })
         .expect("GPU timing");
     Duration::from_secs_f64(t.median_ms * 1e-3)

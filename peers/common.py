@@ -1,6 +1,8 @@
 """Helpers shared by the peer scripts: event timing, the statistics of a
-set of timings, and availability checks."""
+set of timings, availability checks, and progress announcements for
+`ptxlab bench` (JSON lines on stdout, like the rows)."""
 import importlib
+import json
 import math
 
 
@@ -53,3 +55,18 @@ def time_cuda(fn, reps=50, warmup=5, sync=None):
             b.synchronize()
             samples.append(cupy.cuda.get_elapsed_time(a, b))
     return timing_stats(samples)
+
+
+def announce(text, expected_s=None, basis=None):
+    """Says, before a long step, what it is and about how long it takes.
+
+    `ptxlab bench --peers` prints it as a progress line (unless --quiet):
+    `expected_s` is an estimate from earlier measurements (`basis` says
+    which), so a quiet minute of pyamg's set-up is not mistaken for a hang.
+    """
+    line = {"note": text}
+    if expected_s is not None:
+        line["expected_s"] = float(expected_s)
+    if basis:
+        line["basis"] = basis
+    print(json.dumps(line), flush=True)

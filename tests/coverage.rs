@@ -1,7 +1,7 @@
 //! Every kernel of the project has a simulator test against its CPU
 //! reference: this runs every workload's simulator check, then compares the
 //! kernels the simulator launched with the list the kernel crate registers
-//! (`ptxlab_device::KERNELS`, filled by `#[kernel]`, not kept by hand).
+//! (`ptxlab_device::REGISTRY`, filled by `#[kernel]`, not kept by hand).
 
 #[test]
 fn every_kernel_runs_on_the_simulator_against_its_reference() {
@@ -21,13 +21,19 @@ fn every_kernel_runs_on_the_simulator_against_its_reference() {
     if let Err(e) = ptxlab::workloads::demo::sim_check() {
         failures.push(format!("demo: {e}"));
     }
+    if let Err(e) = ptxlab::workloads::mathcheck::sim_check() {
+        failures.push(format!("mathcheck: {e}"));
+    }
+    if let Err(e) = ptxlab::pipeline_bugs::sim_check() {
+        failures.push(format!("pipeline bugs: {e}"));
+    }
     assert!(
         failures.is_empty(),
         "simulator checks failed:\n{}",
         failures.join("\n")
     );
     let launched = ptxlab_device::sim::launched_kernels();
-    let missing: Vec<_> = ptxlab_device::KERNELS
+    let missing: Vec<_> = ptxlab_device::REGISTRY
         .iter()
         .filter(|k| k.module.starts_with("kernels_gpu"))
         .filter(|k| !launched.contains(&k.name))

@@ -26,7 +26,13 @@ fn graph_capture_is_unsupported_on_the_simulator_with_a_hint() {
     let Err(e) = fusion::TinyGraph::capture(&dev, &mut x, 10) else {
         panic!("capture succeeded on the simulator")
     };
-    assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Runtime(ptxlab::runtime::Error::Unsupported { .. })
+        ),
+        "{e}"
+    );
     let s = e.to_string();
     assert!(
         s.contains("CUDA graph") && s.contains("hint") && s.contains("--backend gpu"),

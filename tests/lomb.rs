@@ -532,7 +532,7 @@ fn sim_table_anchors_across_chunks_and_groups() {
 
 fn input_err(r: ptxlab::Result<Vec<f64>>) -> String {
     match r {
-        Err(e @ Error::Input { .. }) => e.to_string(),
+        Err(e @ Error::Runtime(ptxlab::runtime::Error::Input { .. })) => e.to_string(),
         other => panic!("expected an input error, got {other:?}"),
     }
 }

@@ -253,7 +253,7 @@ fn general_rejects_bad_options_and_rungs() {
     assert!(reference_general(&t, &flat, None, &w, psd).is_ok());
     assert!(matches!(
         "bogus".parse::<Normalization>(),
-        Err(Error::Input { .. })
+        Err(Error::Runtime(ptxlab::runtime::Error::Input { .. }))
     ));
 }
 

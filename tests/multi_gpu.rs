@@ -5,7 +5,7 @@
 //! with one device; and the GPU-only paths fail with errors that name what
 //! is missing (driver, GPUs, NCCL, launcher variables, unique id).
 
-use ptxlab::runtime::{Device, driver_present};
+use ptxlab::runtime::{Device, probe::driver_present};
 use ptxlab::workloads::poisson::multi::{
     self as pm, Decomp, GpuArgs, RankEnv, SlabElement, Team, bootstrap, nccl,
 };
@@ -228,11 +228,15 @@ fn temporal_rung_is_refused_with_the_reason() {
 
 fn args(backend: &str, gpus: usize) -> Args {
     Args {
-        backend: backend.into(),
+        backend: match backend {
+            "gpu" => ptxlab::Backend::Gpu,
+            "sim" => ptxlab::Backend::Sim,
+            _ => ptxlab::Backend::Cpu,
+        },
         nx: Some(21),
         ny: Some(17),
         iters: Some(3),
-        variant: "register".into(),
+        variant: ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Register),
         gpus: GpuArgs {
             count: Some(gpus),
             no_overlap: false,
@@ -246,7 +250,7 @@ fn cli_on_simulated_devices_checks_against_one_device() {
     ps::cli(&args("sim", 3)).unwrap();
     let mut a = args("sim", 2);
     a.gpus.no_overlap = true;
-    a.precision = "f64".into();
+    a.precision = ptxlab::cli::Precision::F64;
     ps::cli(&a).unwrap();
 }
 
@@ -256,7 +260,7 @@ fn cli_refuses_what_it_cannot_run() {
     let e = err(args("cpu", 2));
     assert!(e.contains("--gpus") && e.contains("--backend sim"), "{e}");
     let mut a = args("sim", 2);
-    a.variant = "temporal".into();
+    a.variant = ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Temporal);
     assert!(err(a).contains("not decomposed"));
     let e = err(args("sim", 40));
     assert!(e.contains("15 interior row(s)"), "{e}");
@@ -418,7 +422,7 @@ fn scaling_benchmark_runs_on_simulated_devices() {
         iters: 2,
         reps: 1,
         warmup: 1,
-        backend: "sim".into(),
+        backend: ptxlab::Backend::Sim,
         no_check: true,
         ..pm::ScalingArgs::default()
     };

@@ -3,7 +3,7 @@
 //! silently truncated result.
 
 use proptest::prelude::*;
-use ptxlab::runtime::{Device, KernelArg, LaunchConfig, check_launch, sim_launch};
+use ptxlab::runtime::{Device, LaunchConfig, config::check_launch, launch};
 use ptxlab::workloads::vector::{self, Rung};
 use ptxlab_device::prelude::*;
 
@@ -32,8 +32,9 @@ proptest! {
         let dev = Device::sim();
         let mut out = dev.alloc_filled((nx * ny) as usize, u32::MAX).unwrap();
         let cfg = LaunchConfig::for_2d(nx as usize, ny as usize, bx, by).unwrap();
-        let o = (&mut out).sim_value();
-        sim_launch("p_index_2d", &cfg, || p_index_2d(o, nx, ny)).unwrap();
+        // A kernel of this test crate, on the simulator (which never reads
+        // the embedded modules, so the lab's serve as the `Kernels`).
+        launch!(&dev, &ptxlab::modules::KERNELS, cfg, p_index_2d(&mut out, nx, ny)).unwrap();
         let got = dev.download(&out).unwrap();
         for y in 0..ny {
             for x in 0..nx {

@@ -11,7 +11,7 @@ use ptxlab_builder::{assemble, find_ptxas, kernels_in_ptx};
 fn project_kernels() -> Vec<&'static ptxlab_device::KernelInfo> {
     // Force-link the kernel crate's registrations.
     let _ = kernels_gpu::vector::BLOCK;
-    ptxlab_device::KERNELS
+    ptxlab_device::REGISTRY
         .iter()
         .filter(|k| k.module.starts_with("kernels_gpu"))
         .collect()
@@ -124,10 +124,10 @@ fn fast_math_kernels_use_the_sfu() {
         );
     }
     // The vector kernels use 16-byte accesses in the wide rung.
-    let e = entry(ptx(false), "vector_add_x4_f32");
+    let e = entry(ptx(false), "vector_add_wide_f32");
     assert!(
         e.contains("ld.global.v4") && e.contains("st.global.v4"),
-        "vector_add_x4_f32 lacks 16-byte accesses:\n{e}"
+        "vector_add_wide_f32 lacks 16-byte accesses:\n{e}"
     );
 }
 
@@ -145,22 +145,47 @@ fn ptxas_or_skip() -> Option<std::path::PathBuf> {
     }
 }
 
+/// `ptxas` over every embedded module (one per group) of the builds that
+/// `pick` selects, for `arch`: the merged resource report.
+fn assemble_modules(
+    ptxas: &std::path::Path,
+    dir: &std::path::Path,
+    label: &str,
+    pick: impl Fn(&ptxlab::runtime::module::ModuleImage) -> bool,
+    arch: &str,
+) -> Vec<ptxlab_builder::ResourceUsage> {
+    let mut out = Vec::new();
+    for m in ptxlab::modules::KERNELS.modules.iter().filter(|m| pick(m)) {
+        let src = dir.join(format!("{label}.{}.ptx", m.group));
+        std::fs::write(&src, m.ptx).unwrap();
+        let cubin = dir.join(format!("{label}.{}.{arch}.cubin", m.group));
+        out.extend(assemble(ptxas, &src, arch, &cubin).unwrap_or_else(|e| {
+            panic!(
+                "ptxas rejected the {label} module `{}` for {arch}: {e}",
+                m.group
+            )
+        }));
+    }
+    out
+}
+
 #[test]
 fn ptxas_accepts_the_modules_and_honours_register_caps() {
     let Some(ptxas) = ptxas_or_skip() else { return };
     let dir = std::env::temp_dir().join(format!("ptxlab-ptx-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (label, ptx) in [("precise", ptx(false)), ("fast", ptx(true))] {
-        let src = dir.join(format!("{label}.ptx"));
-        std::fs::write(&src, ptx).unwrap();
+    for (label, math) in [
+        ("precise", ptxlab::MathMode::Precise),
+        ("fast", ptxlab::MathMode::Fast),
+    ] {
         for arch in ["sm_80", "sm_90"] {
-            let report = assemble(
+            let report = assemble_modules(
                 &ptxas,
-                &src,
+                &dir,
+                label,
+                |m| m.math == math && !m.arch.ends_with('a'),
                 arch,
-                &dir.join(format!("{label}.{arch}.cubin")),
-            )
-            .unwrap_or_else(|e| panic!("ptxas rejected the {label} module for {arch}: {e}"));
+            );
             let reg = |name: &str| {
                 report
                     .iter()
@@ -196,11 +221,11 @@ fn ptxas_accepts_the_modules_and_honours_register_caps() {
 
 #[test]
 fn register_cap_rung_rewrites_every_entry() {
-    let capped = ptxlab::runtime::with_register_cap(ptx(false), 24).unwrap();
+    let capped = ptxlab::runtime::module::with_register_cap(ptx(false), 24).unwrap();
     for k in kernels_in_ptx(&capped) {
         assert_eq!(k.max_registers, 24, "{}", k.name);
     }
-    let e = ptxlab::runtime::with_register_cap(ptx(false), 7)
+    let e = ptxlab::runtime::module::with_register_cap(ptx(false), 7)
         .unwrap_err()
         .to_string();
     assert!(e.contains("7 registers") && e.contains("16..=255"), "{e}");
@@ -297,10 +322,7 @@ fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
     let Some(ptxas) = ptxas_or_skip() else { return };
     let dir = std::env::temp_dir().join(format!("ptxlab-ptx90a-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("sm90a.ptx");
-    std::fs::write(&src, ptxlab::modules::ptx_sm90a()).unwrap();
-    let report = assemble(&ptxas, &src, "sm_90a", &dir.join("sm90a.cubin"))
-        .unwrap_or_else(|e| panic!("ptxas rejected the sm_90a module: {e}"));
+    let report = assemble_modules(&ptxas, &dir, "sm90a", |m| m.arch == "sm_90a", "sm_90a");
     for name in [
         "matmul_wgmma_bf16",
         "matmul_wgmma_f16",
@@ -318,9 +340,13 @@ fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
         );
     }
     // The accumulators of the mma.sync rungs stay in registers too.
-    let src = dir.join("sm80.ptx");
-    std::fs::write(&src, ptx(false)).unwrap();
-    let report = assemble(&ptxas, &src, "sm_90", &dir.join("sm80.cubin")).unwrap();
+    let report = assemble_modules(
+        &ptxas,
+        &dir,
+        "sm80",
+        |m| m.math == ptxlab::MathMode::Precise && !m.arch.ends_with('a'),
+        "sm_90",
+    );
     for name in [
         "matmul_ldsm_bf16",
         "matmul_pipe_bf16",

@@ -5,7 +5,7 @@
 //! deadlocks), and the race detector (shared memory within a barrier
 //! interval, ordered by warp collectives; global memory across blocks).
 
-use ptxlab::runtime::{Device, KernelArg, LaunchConfig, SimOptions, sim_launch};
+use ptxlab::runtime::{Device, LaunchConfig, SimOptions, launch};
 use ptxlab_device::prelude::*;
 use ptxlab_device::sim::Fault;
 
@@ -34,8 +34,13 @@ fn shared_memory_after_barrier_sees_neighbours() {
     let cfg = LaunchConfig::for_threads((blocks * threads) as usize, threads)
         .unwrap()
         .with_shared(4 * threads as usize);
-    let o = (&mut out).sim_value();
-    sim_launch("t_shared_neighbour", &cfg, || t_shared_neighbour(o)).unwrap();
+    launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        cfg,
+        t_shared_neighbour(&mut out)
+    )
+    .unwrap();
     let got = dev.download(&out).unwrap();
     for b in 0..blocks as usize {
         for t in 0..threads as usize {
@@ -65,8 +70,7 @@ fn run_warp_ops(threads: u32) -> Vec<u32> {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(threads as usize * 8, u32::MAX).unwrap();
     let cfg = LaunchConfig::for_threads(threads as usize, threads).unwrap();
-    let o = (&mut out).sim_value();
-    sim_launch("t_warp_ops", &cfg, || t_warp_ops(o)).unwrap();
+    launch!(&dev, &ptxlab::modules::KERNELS, cfg, t_warp_ops(&mut out)).unwrap();
     dev.download(&out).unwrap()
 }
 
@@ -145,11 +149,11 @@ pub fn t_half_mask(out: DeviceSliceMut<u32>) {
 fn lanes_outside_the_mask_do_not_take_part() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(32, u32::MAX).unwrap();
-    let o = (&mut out).sim_value();
-    sim_launch(
-        "t_half_mask",
-        &LaunchConfig::for_threads(32, 32).unwrap(),
-        || t_half_mask(o),
+    launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        LaunchConfig::for_threads(32, 32).unwrap(),
+        t_half_mask(&mut out)
     )
     .unwrap();
     let got = dev.download(&out).unwrap();
@@ -190,8 +194,13 @@ fn atomic_counter_over_many_blocks_is_exact() {
     let cfg = LaunchConfig::for_threads(blocks * threads as usize, threads)
         .unwrap()
         .with_shared(16);
-    let (cv, fv) = ((&mut c).sim_value(), (&mut f).sim_value());
-    sim_launch("t_atomics", &cfg, || t_atomics(cv, fv)).unwrap();
+    launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        cfg,
+        t_atomics(&mut c, &mut f)
+    )
+    .unwrap();
     let n = (blocks * threads as usize) as u32;
     assert_eq!(dev.download(&c).unwrap(), vec![n, 2 * n]);
     assert_eq!(dev.download(&f).unwrap(), vec![0.5 * n as f64]);
@@ -211,11 +220,15 @@ fn out_of_bounds_read_names_kernel_block_thread_and_index() {
     let dev = Device::sim();
     let a = dev.upload(&vec![1.0f32; 100]).unwrap();
     let mut out = dev.alloc_filled(100, f32::NAN).unwrap();
-    let (av, ov) = ((&a).sim_value(), (&mut out).sim_value());
     let cfg = LaunchConfig::for_threads(100, 64).unwrap();
-    let e = sim_launch("t_out_of_bounds", &cfg, || t_out_of_bounds(av, ov))
-        .unwrap_err()
-        .to_string();
+    let e = launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        cfg,
+        t_out_of_bounds(&a, &mut out)
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("kernel `t_out_of_bounds`"), "{e}");
     assert!(
         e.contains("block (1, 0, 0)") && e.contains("thread (35, 0, 0)"),
@@ -242,14 +255,13 @@ pub fn t_shared_oob(out: DeviceSliceMut<u32>) {
 fn out_of_bounds_shared_write_is_reported() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(40, 0u32).unwrap();
-    let o = (&mut out).sim_value();
     let cfg = LaunchConfig::for_threads(40, 40)
         .unwrap()
         .with_shared(40 * 4);
-    let e = sim_launch("t_shared_oob", &cfg, || t_shared_oob(o)).unwrap_err();
+    let e = launch!(&dev, &ptxlab::modules::KERNELS, cfg, t_shared_oob(&mut out)).unwrap_err();
     let text = e.to_string();
     assert!(
-        matches!(e, ptxlab::Error::Sim(ref s) if matches!(s.fault, Fault::OutOfBounds { space: "shared memory", len: 32, .. })),
+        matches!(e, ptxlab::runtime::Error::Sim(ref s) if matches!(s.fault, Fault::OutOfBounds { space: "shared memory", len: 32, .. })),
         "{text}"
     );
     assert!(
@@ -264,9 +276,8 @@ fn out_of_bounds_shared_write_is_reported() {
 fn shared_view_larger_than_the_launch_is_reported() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(40, 0u32).unwrap();
-    let o = (&mut out).sim_value();
     let cfg = LaunchConfig::for_threads(40, 40).unwrap().with_shared(64);
-    let e = sim_launch("t_shared_oob", &cfg, || t_shared_oob(o))
+    let e = launch!(&dev, &ptxlab::modules::KERNELS, cfg, t_shared_oob(&mut out))
         .unwrap_err()
         .to_string();
     assert!(
@@ -289,11 +300,11 @@ pub fn t_divergent(out: DeviceSliceMut<u32>) {
 fn divergent_barrier_is_an_error_not_a_hang() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(64, 0u32).unwrap();
-    let o = (&mut out).sim_value();
-    let e = sim_launch(
-        "t_divergent",
-        &LaunchConfig::for_threads(64, 64).unwrap(),
-        || t_divergent(o),
+    let e = launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        LaunchConfig::for_threads(64, 64).unwrap(),
+        t_divergent(&mut out)
     )
     .unwrap_err()
     .to_string();
@@ -319,11 +330,11 @@ pub fn t_two_barriers(out: DeviceSliceMut<u32>) {
 fn barriers_at_different_call_sites_are_divergent() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(32, 0u32).unwrap();
-    let o = (&mut out).sim_value();
-    let e = sim_launch(
-        "t_two_barriers",
-        &LaunchConfig::for_threads(32, 32).unwrap(),
-        || t_two_barriers(o),
+    let e = launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        LaunchConfig::for_threads(32, 32).unwrap(),
+        t_two_barriers(&mut out)
     )
     .unwrap_err()
     .to_string();
@@ -337,10 +348,9 @@ fn barriers_at_different_call_sites_are_divergent() {
 fn invalid_launch_shapes_are_rejected_with_the_limit() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(4096, 0u32).unwrap();
-    let o = (&mut out).sim_value();
     let mut cfg = LaunchConfig::for_threads(4096, 1024).unwrap();
     cfg.block.x = 2048;
-    let e = sim_launch("t_divergent", &cfg, || t_divergent(o))
+    let e = launch!(&dev, &ptxlab::modules::KERNELS, cfg, t_divergent(&mut out))
         .unwrap_err()
         .to_string();
     assert!(
@@ -350,7 +360,7 @@ fn invalid_launch_shapes_are_rejected_with_the_limit() {
     let cfg = LaunchConfig::for_threads(64, 64)
         .unwrap()
         .with_shared(1 << 20);
-    let e = sim_launch("t_divergent", &cfg, || t_divergent(o))
+    let e = launch!(&dev, &ptxlab::modules::KERNELS, cfg, t_divergent(&mut out))
         .unwrap_err()
         .to_string();
     assert!(
@@ -370,11 +380,11 @@ fn a_panicking_kernel_is_reported_with_its_message() {
     }
     let dev = Device::sim();
     let mut out = dev.alloc_filled(1, 0u32).unwrap();
-    let o = (&mut out).sim_value();
-    let e = sim_launch(
-        "t_panics",
-        &LaunchConfig::for_threads(8, 8).unwrap(),
-        || t_panics(o),
+    let e = launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        LaunchConfig::for_threads(8, 8).unwrap(),
+        t_panics(&mut out)
     )
     .unwrap_err()
     .to_string();
@@ -391,7 +401,7 @@ fn a_panicking_kernel_is_reported_with_its_message() {
 #[test]
 fn a_missing_barrier_is_reported_as_a_shared_memory_race() {
     let e = match ptxlab::workloads::demo::planted_race(&Device::sim(), 100, 64) {
-        Err(ptxlab::Error::Sim(e)) => e,
+        Err(ptxlab::Error::Runtime(ptxlab::runtime::Error::Sim(e))) => e,
         other => panic!("expected a race, got {other:?}"),
     };
     let Fault::Race(r) = &e.fault else {
@@ -417,7 +427,10 @@ fn a_missing_barrier_is_reported_as_a_shared_memory_race() {
     );
     // Without the detector the same launch runs, and thread 0 read the
     // poisoned slot (NaN) before thread 63 wrote it.
-    let quiet = Device::sim_with(SimOptions { race_check: false });
+    let quiet = Device::sim_with(SimOptions {
+        race_check: false,
+        ..SimOptions::default()
+    });
     let got = ptxlab::workloads::demo::planted_race(&quiet, 100, 64).unwrap();
     assert!(got[0].is_nan(), "{}", got[0]);
 }
@@ -441,18 +454,28 @@ pub fn t_warp_ordered(out: DeviceSliceMut<u32>, order: u32) {
 fn a_warp_collective_orders_the_lanes_of_a_warp() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(64, u32::MAX).unwrap();
-    let o = (&mut out).sim_value();
     let cfg = LaunchConfig::for_threads(64, 64).unwrap().with_shared(256);
-    let e = sim_launch("t_warp_ordered", &cfg, || t_warp_ordered(o, 0))
-        .unwrap_err()
-        .to_string();
+    let e = launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        cfg,
+        t_warp_ordered(&mut out, 0)
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains("data race on shared memory word 1 (byte offset 4)")
             && e.contains("read by thread (0, 0, 0)")
             && e.contains("written by thread (1, 0, 0)"),
         "{e}"
     );
-    sim_launch("t_warp_ordered", &cfg, || t_warp_ordered(o, 1)).unwrap();
+    launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        cfg,
+        t_warp_ordered(&mut out, 1)
+    )
+    .unwrap();
     let got = dev.download(&out).unwrap();
     for (t, g) in got.iter().enumerate() {
         assert_eq!(*g, (t ^ 1) as u32 + 1, "thread {t}");
@@ -477,10 +500,15 @@ fn blocks_touching_the_same_global_word_race_and_readers_do_not() {
     let dev = Device::sim();
     let x = dev.upload(&[7u32]).unwrap();
     let mut out = dev.alloc_filled(5, 0u32).unwrap();
-    let (xv, o) = ((&x).sim_value(), (&mut out).sim_value());
     let cfg = LaunchConfig::for_threads(5 * 32, 32).unwrap();
-    let e = sim_launch("t_neighbour_block", &cfg, || t_neighbour_block(xv, o)).unwrap_err();
-    let ptxlab::Error::Sim(e) = e else {
+    let e = launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        cfg,
+        t_neighbour_block(&x, &mut out)
+    )
+    .unwrap_err();
+    let ptxlab::runtime::Error::Sim(e) = e else {
         panic!("{e}")
     };
     let Fault::Race(r) = &e.fault else {
@@ -495,10 +523,16 @@ fn blocks_touching_the_same_global_word_race_and_readers_do_not() {
     assert!(r.first.location.contains("tests/simulator.rs"), "{e}");
     // A launch whose blocks only share inputs runs; with the detector off,
     // the racy one runs too.
-    let opts = SimOptions { race_check: false };
-    ptxlab::runtime::sim_launch_with("t_neighbour_block", &cfg, &opts, || {
-        t_neighbour_block(xv, o)
-    })
+    let opts = SimOptions {
+        race_check: false,
+        ..SimOptions::default()
+    };
+    launch!(
+        &Device::sim_with(opts),
+        &ptxlab::modules::KERNELS,
+        cfg,
+        t_neighbour_block(&x, &mut out)
+    )
     .unwrap();
     assert_eq!(dev.download(&out).unwrap(), vec![7, 8, 9, 10, 11]);
 }
@@ -519,11 +553,11 @@ pub fn t_deadlock(out: DeviceSliceMut<u32>) {
 fn threads_waiting_for_each_other_are_a_deadlock_not_a_hang() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(32, 0u32).unwrap();
-    let o = (&mut out).sim_value();
-    let e = sim_launch(
-        "t_deadlock",
-        &LaunchConfig::for_threads(32, 32).unwrap(),
-        || t_deadlock(o),
+    let e = launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        LaunchConfig::for_threads(32, 32).unwrap(),
+        t_deadlock(&mut out)
     )
     .unwrap_err()
     .to_string();
@@ -560,11 +594,11 @@ fn yield_point_lets_the_other_threads_of_the_block_run() {
     let dev = Device::sim();
     let mut flag = dev.alloc_filled(1, 0u32).unwrap();
     let mut out = dev.alloc_filled(1, u32::MAX).unwrap();
-    let (f, o) = ((&mut flag).sim_value(), (&mut out).sim_value());
-    sim_launch(
-        "t_spin_wait",
-        &LaunchConfig::for_threads(100, 100).unwrap(),
-        || t_spin_wait(f, o),
+    launch!(
+        &dev,
+        &ptxlab::modules::KERNELS,
+        LaunchConfig::for_threads(100, 100).unwrap(),
+        t_spin_wait(&mut flag, &mut out)
     )
     .unwrap();
     let turns = dev.download(&out).unwrap()[0];

@@ -1,7 +1,9 @@
 //! Vector add end to end: the simulator in CI, the GPU where there is one,
 //! and every kind of bad input ending in a clear error.
 
-use ptxlab::runtime::{Device, LaunchConfig, ModuleKey, check_launch, driver_present};
+use ptxlab::runtime::{
+    Device, LaunchConfig, ModuleKey, config::check_launch, probe::driver_present,
+};
 use ptxlab::workloads::vector::{self, Rung};
 
 #[test]
@@ -101,7 +103,14 @@ fn missing_driver_is_a_clear_error() {
         println!("skipped: a driver is present (this checks the no-driver path)");
         return;
     }
+    // The runtime names its own way out (the simulator), no program's options ...
     let e = Device::gpu(0).unwrap_err().to_string();
+    assert!(
+        e.contains("no NVIDIA driver") && e.contains("Device::sim()") && !e.contains("--backend"),
+        "{e}"
+    );
+    // ... and the lab names its command-line options.
+    let e = ptxlab::Error::open_gpu(0).unwrap_err().to_string();
     assert!(
         e.contains("no NVIDIA driver") && e.contains("--backend sim"),
         "{e}"
@@ -168,7 +177,11 @@ fn gpu_demo_kernels_and_modules() {
         form: ptxlab::Form::Cubin,
         ..ModuleKey::default()
     };
-    match g.load_uncached(&ptxlab::modules::KERNELS, cubin) {
+    match g.load_uncached(
+        &ptxlab::modules::KERNELS,
+        cubin,
+        ptxlab::runtime::entry!(kernels_gpu::vector::vector_add::<f32>),
+    ) {
         Ok(_) => assert!(
             vector::check::<f32>(&dev, 1 << 20, Rung::Wide, 3)
                 .unwrap()

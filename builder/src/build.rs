@@ -3,6 +3,7 @@
 
 use crate::directives::{KernelMeta, apply_directives, kernel_names_in_ir, kernels_in_ptx};
 use crate::ptxas::{ResourceUsage, assemble};
+use crate::split::split;
 use crate::tools::{LlvmTools, Toolchain, find_ptxas, run};
 use crate::{BuildError, DEFAULT_ARCH, DEFAULT_PTX_ISA, err};
 use serde::{Deserialize, Serialize};
@@ -37,14 +38,31 @@ pub struct Builder {
     pub ptxas: Option<PathBuf>,
 }
 
+/// One loadable part of a build: the entries of one group (top-level Rust
+/// module of the kernel crate) and what they reach, as PTX and cubins.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Part {
+    /// Group name (`poisson`).
+    pub group: String,
+    /// The part's PTX file (`kernels.poisson.ptx`).
+    pub ptx_path: PathBuf,
+    /// Its entries.
+    pub kernels: Vec<KernelMeta>,
+    /// Its cubins, by arch.
+    pub cubins: Vec<(String, PathBuf)>,
+}
+
 /// Result of a build.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BuildOutput {
-    /// The PTX file.
+    /// The PTX file of the whole crate.
     pub ptx_path: PathBuf,
-    /// Kernels found, with their directives and parameter types.
+    /// Kernels found, with their directives, parameter types and group.
     pub kernels: Vec<KernelMeta>,
-    /// Cubins written, by arch.
+    /// The loadable parts, one per group.
+    #[serde(default)]
+    pub parts: Vec<Part>,
+    /// Every cubin written (of every part), by arch.
     pub cubins: Vec<(String, PathBuf)>,
     /// Resource report (empty without `ptxas`).
     pub resources: Vec<ResourceUsage>,
@@ -135,28 +153,71 @@ impl Builder {
         }
         let ptx =
             std::fs::read_to_string(&ptx_path).map_err(|e| err("read PTX", e.to_string(), ""))?;
-        let kernels = kernels_in_ptx(&ptx);
+        let groups: Vec<(String, String)> = std::fs::read_to_string(groups_path(&ptx_path))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        let group_of = |entry: &str| {
+            groups
+                .iter()
+                .find(|(e, _)| e == entry)
+                .map(|(_, g)| g.clone())
+                .unwrap_or_else(|| "lib".into())
+        };
+        let mut kernels = kernels_in_ptx(&ptx);
+        for k in &mut kernels {
+            k.group = group_of(&k.name);
+        }
 
         let mut out = BuildOutput {
             ptx_path: ptx_path.clone(),
             kernels,
+            parts: Vec::new(),
             cubins: Vec::new(),
             resources: Vec::new(),
             ptxas_note: None,
             sources: built.sources,
         };
-        if !self.cubin_archs.is_empty() {
+        let ptxas = if self.cubin_archs.is_empty() {
+            None
+        } else {
             match self.ptxas.clone().map(Ok).unwrap_or_else(find_ptxas) {
-                Ok(ptxas) => {
-                    for arch in &self.cubin_archs {
-                        let cubin = self.out_dir.join(format!("{}.{arch}.cubin", self.stem));
-                        let res = assemble(&ptxas, &ptx_path, arch, &cubin)?;
-                        out.resources.extend(res);
-                        out.cubins.push((arch.clone(), cubin));
-                    }
+                Ok(p) => Some(p),
+                Err(note) => {
+                    out.ptxas_note = Some(note);
+                    None
                 }
-                Err(note) => out.ptxas_note = Some(note),
             }
+        };
+        for (group, text) in split(&ptx, group_of) {
+            let part_ptx = self.out_dir.join(format!("{}.{group}.ptx", self.stem));
+            // Rewrite only on change, so the cubins' inputs keep their times.
+            if std::fs::read_to_string(&part_ptx).ok().as_deref() != Some(text.as_str()) {
+                std::fs::write(&part_ptx, &text)
+                    .map_err(|e| err("write PTX part", e.to_string(), ""))?;
+            }
+            let mut kernels = kernels_in_ptx(&text);
+            for k in &mut kernels {
+                k.group = group.clone();
+            }
+            let mut part = Part {
+                group: group.clone(),
+                ptx_path: part_ptx.clone(),
+                kernels,
+                cubins: Vec::new(),
+            };
+            if let Some(ptxas) = &ptxas {
+                for arch in &self.cubin_archs {
+                    let cubin = self
+                        .out_dir
+                        .join(format!("{}.{group}.{arch}.cubin", self.stem));
+                    let res = assemble_cached(ptxas, &part_ptx, arch, &cubin)?;
+                    out.resources.extend(res);
+                    out.cubins.push((arch.clone(), cubin.clone()));
+                    part.cubins.push((arch.clone(), cubin));
+                }
+            }
+            out.parts.push(part);
         }
         let report = self.out_dir.join(format!("{}.report.json", self.stem));
         let _ = std::fs::write(
@@ -253,7 +314,13 @@ impl Builder {
         run(&mut llc, "llc")?;
         let raw =
             std::fs::read_to_string(&raw_ptx).map_err(|e| err("read PTX", e.to_string(), ""))?;
-        let (ptx, _) = apply_directives(&raw)?;
+        let (ptx, metas) = apply_directives(&raw)?;
+        let groups: Vec<(String, String)> = metas.into_iter().map(|m| (m.name, m.group)).collect();
+        std::fs::write(
+            groups_path(ptx_path),
+            serde_json::to_string(&groups).unwrap_or_default(),
+        )
+        .map_err(|e| err("write entry groups", e.to_string(), ""))?;
         std::fs::write(ptx_path, ptx).map_err(|e| err("write PTX", e.to_string(), ""))
     }
 
@@ -529,6 +596,35 @@ fn extract_bitcode(
         members.extend(found);
     }
     Ok(members)
+}
+
+/// The entry-to-group map written beside a build's PTX (`kernels.groups.json`).
+fn groups_path(ptx_path: &Path) -> PathBuf {
+    ptx_path.with_extension("groups.json")
+}
+
+/// [`assemble`], skipped when the cubin is newer than its PTX and its report
+/// was kept beside it (a rebuild of the host that changed no kernel reruns
+/// no `ptxas`).
+fn assemble_cached(
+    ptxas: &Path,
+    ptx: &Path,
+    arch: &str,
+    cubin: &Path,
+) -> Result<Vec<ResourceUsage>, BuildError> {
+    let report = cubin.with_extension("cubin.json");
+    let fresh = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let (Some(c), Some(p)) = (fresh(cubin), fresh(ptx))
+        && c >= p
+        && let Some(r) = std::fs::read_to_string(&report)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Vec<ResourceUsage>>(&t).ok())
+    {
+        return Ok(r);
+    }
+    let r = assemble(ptxas, ptx, arch, cubin)?;
+    let _ = std::fs::write(&report, serde_json::to_string(&r).unwrap_or_default());
+    Ok(r)
 }
 
 #[cfg(test)]

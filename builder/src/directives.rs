@@ -23,6 +23,17 @@ pub struct KernelMeta {
     /// `bytes:SIZE:ALIGN` for a by-value aggregate.
     #[serde(default)]
     pub params: Vec<String>,
+    /// The loadable module the entry is built into: the top-level Rust
+    /// module of the kernel crate it is defined in (`poisson` for
+    /// `kernels_gpu::poisson::...`, `lib` for the crate root).
+    #[serde(default)]
+    pub group: String,
+}
+
+/// The group of a kernel defined in Rust module `path` (`my_crate::a::b`
+/// gives `a`; the crate root gives `lib`).
+pub fn group_of_path(path: &str) -> String {
+    path.split("::").nth(1).unwrap_or("lib").to_string()
 }
 
 /// Names of the `ptx_kernel` functions defined in textual LLVM IR.
@@ -61,7 +72,28 @@ fn entry_name(line: &str) -> Option<String> {
 pub fn apply_directives(ptx: &str) -> Result<(String, Vec<KernelMeta>), BuildError> {
     let mut metas = Vec::new();
     let mut kept = Vec::new();
+    let mut groups: Vec<(String, String)> = Vec::new();
     for line in ptx.lines() {
+        if let Some(pos) = line.find("__ptxlab_path_")
+            && line.contains(".global")
+        {
+            let rest = &line[pos + "__ptxlab_path_".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let bytes: Vec<u8> = line
+                .split_once('{')
+                .map(|(_, b)| {
+                    b.trim_end_matches(['}', ';', ' '])
+                        .split(',')
+                        .filter_map(|x| x.trim().parse::<u8>().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            groups.push((name, group_of_path(&String::from_utf8_lossy(&bytes))));
+            continue;
+        }
         if let Some(pos) = line.find("__ptxlab_meta_") {
             let rest = &line[pos + "__ptxlab_meta_".len()..];
             let name: String = rest
@@ -95,11 +127,19 @@ pub fn apply_directives(ptx: &str) -> Result<(String, Vec<KernelMeta>), BuildErr
                     min_blocks: words[1],
                     max_registers: words[2],
                     params: Vec::new(),
+                    group: String::new(),
                 });
                 continue;
             }
         }
         kept.push(line);
+    }
+    for m in &mut metas {
+        m.group = groups
+            .iter()
+            .find(|(n, _)| *n == m.name)
+            .map(|(_, g)| g.clone())
+            .unwrap_or_else(|| "lib".into());
     }
     let mut out = String::with_capacity(ptx.len() + 256);
     let mut pending: Option<&KernelMeta> = None;
@@ -184,6 +224,7 @@ pub fn kernels_in_ptx(ptx: &str) -> Vec<KernelMeta> {
                 min_blocks: 0,
                 max_registers: 0,
                 params: Vec::new(),
+                group: String::new(),
             });
             continue;
         }
@@ -218,6 +259,7 @@ mod tests {
     #[test]
     fn directives_are_inserted_and_meta_removed() {
         let ptx = ".visible .global .align 4 .b8 __ptxlab_meta_k[16] = {0, 1, 0, 0, 2, 0, 0, 0, 32, 0, 0, 0, 76, 88, 84, 80};\n\
+                   .visible .global .align 1 .b8 __ptxlab_path_k[9] = {107, 58, 58, 115, 116, 101, 110, 99, 105};\n\
                    .visible .entry k(\n\t.param .u64 .ptr .global .align 4 k_param_0,\n\t.param .u64 k_param_1,\n\t.param .f32 k_param_2,\n\t.param .align 64 .b8 k_param_3[128]\n)\n{\n\tret;\n}\n";
         let (out, metas) = apply_directives(ptx).unwrap();
         assert_eq!(
@@ -228,9 +270,10 @@ mod tests {
                 min_blocks: 2,
                 max_registers: 32,
                 params: vec![],
+                group: "stenci".into(),
             }]
         );
-        assert!(!out.contains("__ptxlab_meta_"));
+        assert!(!out.contains("__ptxlab_meta_") && !out.contains("__ptxlab_path_"));
         assert!(out.contains(".maxntid 256, 1, 1\n.minnctapersm 2\n.maxnreg 32\n{"));
         let found = kernels_in_ptx(&out);
         assert_eq!(found.len(), 1);

@@ -244,60 +244,63 @@ impl Embed {
              /// cubins, every entry with its parameter types and launch directives, and the\n\
              /// `ptxas` resource report. Launch them with `ptxlab_runtime::launch!`.\n\
              pub static {}: {rt}::Kernels = {{\n    \
-             use {rt}::module::{{Entry as E, ModuleImage, ParamKind as P, Resources as R, Variant}};\n    \
+             use {rt}::module::{{Entry as E, ModuleImage, ParamKind as P, Resources as R, MathMode}};\n    \
              {rt}::Kernels {{\n        crate_name: {name:?},\n        modules: &[",
             self.crate_dir.display(),
             self.static_name
         );
         for (spec, o) in built {
-            let variant = if spec.fast_math {
-                "FastMath"
-            } else {
-                "Precise"
-            };
-            let _ = writeln!(
-                s,
-                "            ModuleImage {{\n                stem: {:?},\n                variant: Variant::{variant},\n                arch: {:?},\n                ptx: include_str!({:?}),",
-                spec.stem,
-                spec.arch,
-                o.ptx_path.display().to_string()
-            );
-            s.push_str("                cubins: &[");
-            for (arch, path) in &o.cubins {
-                let _ = write!(
-                    s,
-                    "({arch:?}, include_bytes!({:?})), ",
-                    path.display().to_string()
-                );
-            }
-            s.push_str("],\n                entries: &[\n");
-            for k in &o.kernels {
-                let params: Vec<String> = k.params.iter().map(|p| param_kind(p)).collect();
+            let math = if spec.fast_math { "Fast" } else { "Precise" };
+            for part in &o.parts {
                 let _ = writeln!(
                     s,
-                    "                    E {{ name: {:?}, params: &[{}], max_threads: {}, min_blocks: {}, max_registers: {} }},",
-                    k.name,
-                    params.join(", "),
-                    k.max_threads,
-                    k.min_blocks,
-                    k.max_registers
+                    "            ModuleImage {{\n                stem: {:?},\n                group: {:?},\n                math: MathMode::{math},\n                arch: {:?},\n                ptx: include_str!({:?}),",
+                    spec.stem,
+                    part.group,
+                    spec.arch,
+                    part.ptx_path.display().to_string()
                 );
+                s.push_str("                cubins: &[");
+                for (arch, path) in &part.cubins {
+                    let _ = write!(
+                        s,
+                        "({arch:?}, include_bytes!({:?})), ",
+                        path.display().to_string()
+                    );
+                }
+                s.push_str("],\n                entries: &[\n");
+                for k in &part.kernels {
+                    let params: Vec<String> = k.params.iter().map(|p| param_kind(p)).collect();
+                    let _ = writeln!(
+                        s,
+                        "                    E {{ name: {:?}, params: &[{}], max_threads: {}, min_blocks: {}, max_registers: {} }},",
+                        k.name,
+                        params.join(", "),
+                        k.max_threads,
+                        k.min_blocks,
+                        k.max_registers
+                    );
+                }
+                s.push_str("                ],\n                resources: &[\n");
+                for r in o
+                    .resources
+                    .iter()
+                    .filter(|r| part.kernels.iter().any(|k| k.name == r.kernel))
+                {
+                    let _ = writeln!(
+                        s,
+                        "                    R {{ kernel: {:?}, arch: {:?}, registers: {}, spill_stores: {}, spill_loads: {}, stack_frame: {}, shared_bytes: {} }},",
+                        r.kernel,
+                        r.arch,
+                        r.registers,
+                        r.spill_stores,
+                        r.spill_loads,
+                        r.stack_frame,
+                        r.shared_bytes
+                    );
+                }
+                s.push_str("                ],\n            },\n");
             }
-            s.push_str("                ],\n                resources: &[\n");
-            for r in &o.resources {
-                let _ = writeln!(
-                    s,
-                    "                    R {{ kernel: {:?}, arch: {:?}, registers: {}, spill_stores: {}, spill_loads: {}, stack_frame: {}, shared_bytes: {} }},",
-                    r.kernel,
-                    r.arch,
-                    r.registers,
-                    r.spill_stores,
-                    r.spill_loads,
-                    r.stack_frame,
-                    r.shared_bytes
-                );
-            }
-            s.push_str("                ],\n            },\n");
         }
         s.push_str("        ],\n    }\n};\n");
         s

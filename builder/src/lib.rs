@@ -15,9 +15,14 @@
 //! 3. The `__ptxlab_meta_<kernel>` statics that `#[kernel]` leaves in the PTX
 //!    are read and removed, and `.maxntid`, `.minnctapersm` and `.maxnreg`
 //!    are written between each `.entry`'s parameters and its body.
-//! 4. With `ptxas` (from PyPI's `nvidia-cuda-nvcc`, found through
-//!    `PTXLAB_PTXAS`, `CUDA_HOME`, `PATH` or `target/nvcc`), each arch gets a
-//!    cubin and a parsed per-kernel [`ResourceUsage`] report.
+//! 4. The module is split into parts, one per group of entries (the kernels
+//!    of one top-level Rust module, from the `__ptxlab_path_<kernel>`
+//!    statics), each with exactly the functions and variables its entries
+//!    reach ([`split`]): a program loads only the parts it launches from.
+//! 5. With `ptxas` (from PyPI's `nvidia-cuda-nvcc`, found through
+//!    `PTXLAB_PTXAS`, `CUDA_HOME`, `PATH` or `target/nvcc`), each part gets
+//!    a cubin per arch and a parsed per-kernel [`ResourceUsage`] report; a
+//!    runtime on a GPU of that arch loads the cubin (no JIT).
 //!
 //! Two ways to use it:
 //! * [`Embed`], from a host crate's `build.rs`: builds a kernel crate (one
@@ -42,11 +47,12 @@ mod build;
 mod directives;
 mod embed;
 mod ptxas;
+pub mod split;
 mod tools;
 
-pub use build::{BuildOutput, Builder};
+pub use build::{BuildOutput, Builder, Part};
 pub use directives::{
-    KernelMeta, apply_directives, entry_params, kernel_names_in_ir, kernels_in_ptx,
+    KernelMeta, apply_directives, entry_params, group_of_path, kernel_names_in_ir, kernels_in_ptx,
 };
 pub use embed::{Embed, Embedded, ModuleSpec};
 pub use ptxas::{ResourceUsage, assemble, parse_ptxas_report, report_table};

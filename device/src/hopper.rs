@@ -7,26 +7,35 @@
 //! |---|---|---|
 //! | [`Mbarrier`] | `mbarrier.init`, `mbarrier.arrive`, `mbarrier.arrive.expect_tx`, `mbarrier.try_wait.parity` | 9.7.13.15 "Parallel Synchronization and Communication Instructions: mbarrier" |
 //! | [`tma_load_2d`] | `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` | 9.7.9.25.5.1 "cp.async.bulk.tensor"; tensor maps 5.5 "Tensor" |
+//! | [`tma_store_2d`] | `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` | 9.7.9.25.5.1 |
+//! | [`bulk_commit_group`], [`bulk_wait_group_read`], [`bulk_wait_group`] | `cp.async.bulk.commit_group`, `cp.async.bulk.wait_group[.read]` | 9.7.9.25.6 "cp.async.bulk.commit_group", 9.7.9.25.7 "cp.async.bulk.wait_group" |
 //! | [`fence_proxy_async_shared`] | `fence.proxy.async.shared::cta` | 9.7.13.4 "membar/fence" |
 //! | [`fence_mbarrier_init`] | `fence.mbarrier_init.release.cluster` | 9.7.13.4 |
 //! | [`fence_tensormap_acquire`] | `fence.proxy.tensormap::generic.acquire.sys` | 9.7.13.4 |
 //! | [`setmaxnreg_inc`], [`setmaxnreg_dec`] | `setmaxnreg.{inc,dec}.sync.aligned.u32` | 9.7.19.4 "setmaxnreg" (sm_90a) |
 //!
 //! # The simulator's model
-//! * An mbarrier is its 8-byte shared-memory word, updated with atomic
-//!   compare-and-swap: pending arrivals, the expected count, the
-//!   transaction count (signed) and the phase bit. A phase completes when
-//!   both counts reach zero; `try_wait.parity(p)` is true once the phase
-//!   of parity `p` has completed. Waiting threads call
-//!   [`yield_point`](crate::sim::yield_point) between tries.
-//! * A TMA load copies its box at once, as the instruction's issue, into
-//!   shared memory (raw accesses that the race detector does not see, as
-//!   the hardware's copy engine is another proxy), zero-filling what lies
-//!   outside the tensor, with the tensor map's swizzle applied to the
-//!   shared-memory addresses, then completes its bytes on the barrier.
-//!   A copy that completes early is one valid schedule of the hardware's.
-//! * The fences and `setmaxnreg` order or size things the simulator does
-//!   not model; they do nothing there.
+//! The simulator runs these operations asynchronously, as the PTX ISA
+//! defines them (see `ptxlab_device::sim`'s "Asynchronous operations"):
+//! * An mbarrier is a record of the block (not its shared-memory word):
+//!   the init count, the arrivals and transaction bytes pending in the
+//!   current phase, and the number of phases completed. A phase completes
+//!   when both counts reach zero; `try_wait.parity(p)` is true once the
+//!   phase of parity `p` has completed, and [`Mbarrier::wait`] blocks the
+//!   thread until then (a wait that can never end is a deadlock report).
+//!   Using a barrier before its init is visible, more arrivals than its
+//!   count, or a TMA load on a barrier whose init was not fenced
+//!   ([`fence_mbarrier_init`]) are errors.
+//! * A TMA load is in flight from its issue: it lands (copies its box,
+//!   zero-filling what lies outside the tensor, swizzled) at its issue in
+//!   order, or later under a random schedule, then completes its bytes on
+//!   the barrier. Its destination may be read only by a thread that has
+//!   seen that phase complete.
+//! * A TMA store reads its source until [`bulk_wait_group_read`] covers
+//!   it; what it reads must have been fenced ([`fence_proxy_async_shared`])
+//!   by the threads that wrote it with ordinary stores.
+//! * `setmaxnreg` sizes registers the simulator does not model; it does
+//!   nothing there, and neither does [`fence_tensormap_acquire`].
 
 use crate::mem::DeviceSlice;
 use crate::mma::shared_addr;
@@ -188,7 +197,7 @@ impl Mbarrier {
                 c = in(reg32) count, options(nostack));
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        sim::init(self.addr, count);
+        crate::sim::async_mbar::init(self.addr, count, core::panic::Location::caller());
     }
     /// `mbarrier.arrive.shared::cta.b64`: this thread's arrival.
     #[inline(always)]
@@ -201,7 +210,7 @@ impl Mbarrier {
                 a = in(reg32) self.addr, options(nostack));
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        sim::update(self.addr, 1, 0);
+        crate::sim::async_mbar::arrive(self.addr, 1, 0, core::panic::Location::caller());
     }
     /// [`arrive`](Self::arrive) when `pred` holds, as one predicated
     /// instruction: no branch, so the compiler keeps a loop that arrives
@@ -220,7 +229,7 @@ impl Mbarrier {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         if pred {
-            sim::update(self.addr, 1, 0);
+            crate::sim::async_mbar::arrive(self.addr, 1, 0, core::panic::Location::caller());
         }
     }
     /// `mbarrier.arrive.expect_tx.shared::cta.b64 [bar], bytes`: raises the
@@ -237,7 +246,7 @@ impl Mbarrier {
                 a = in(reg32) self.addr, b = in(reg32) bytes, options(nostack));
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        sim::update(self.addr, 1, -(bytes as i64));
+        crate::sim::async_mbar::arrive(self.addr, 1, bytes, core::panic::Location::caller());
     }
     /// `mbarrier.try_wait.parity.shared::cta.b64`: whether the phase of
     /// parity `parity` (0 or 1) has completed.
@@ -259,12 +268,13 @@ impl Mbarrier {
             done != 0
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        sim::phase_done(self.addr, parity)
+        crate::sim::async_mbar::try_wait(self.addr, parity, core::panic::Location::caller())
     }
     /// Spins until the phase of parity `parity` has completed. On the GPU
     /// the loop is inside one `asm` block (as CUTLASS writes it), so the
     /// compiler sees a single instruction and no divergent loop before the
-    /// `wgmma` that follow; the simulator yields between tries.
+    /// `wgmma` that follow; the simulator blocks the thread until the
+    /// barrier's phase changes (and reports a wait that can never end).
     #[inline(always)]
     #[track_caller]
     // PTX labels are local to the `{ }` block they are in, so the named
@@ -281,9 +291,7 @@ impl Mbarrier {
                 a = in(reg32) self.addr, q = in(reg32) parity, options(nostack));
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        while !self.try_wait(parity) {
-            crate::sim::yield_point();
-        }
+        crate::sim::async_mbar::wait(self.addr, parity, core::panic::Location::caller());
     }
 }
 
@@ -297,6 +305,8 @@ pub fn fence_mbarrier_init() {
     unsafe {
         core::arch::asm!("fence.mbarrier_init.release.cluster;", options(nostack))
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::async_mbar::fence_init();
 }
 
 /// `fence.proxy.async.shared::cta`: orders this thread's ordinary
@@ -309,6 +319,8 @@ pub fn fence_proxy_async_shared() {
     unsafe {
         core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack))
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::proxy_fence();
 }
 
 /// `fence.proxy.tensormap::generic.acquire.sys [map], 128`: a tensor map
@@ -347,7 +359,79 @@ pub fn tma_load_2d(dst: u32, map: DeviceSlice<u64>, x: i32, y: i32, bar: Mbarrie
             b = in(reg32) bar.addr, options(nostack));
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    sim::tma_load_2d(dst, map, x, y, bar.addr);
+    {
+        let t = crate::sim::async_tma::read_map(map);
+        crate::sim::async_tma::load(t, dst, x, y, bar.addr, core::panic::Location::caller());
+    }
+}
+
+/// Starts a TMA store of the box at shared address `src` (aligned as for
+/// [`tma_load_2d`]) to column `x`, row `y` of the 2D tensor described by
+/// `map`; elements outside the tensor are not written. The store reads
+/// `src` asynchronously: close its group with [`bulk_commit_group`] and
+/// wait with [`bulk_wait_group_read`] before writing `src` again (and
+/// before the block ends). Data written to `src` by ordinary stores needs
+/// [`fence_proxy_async_shared`] by the writing threads, then a block
+/// barrier, before the store is issued.
+#[inline(always)]
+#[track_caller]
+pub fn tma_store_2d(map: DeviceSlice<u64>, x: i32, y: i32, src: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the copy engine reads the box's bytes at `src` (the caller's
+    // shared tile) and writes global memory through the tensor map, whose
+    // bounds it enforces.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
+            m = in(reg64) map.as_ptr(), x = in(reg32) x, y = in(reg32) y, s = in(reg32) src,
+            options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let t = crate::sim::async_tma::read_map(map);
+        crate::sim::async_tma::store(t, src, x, y, core::panic::Location::caller());
+    }
+}
+
+/// `cp.async.bulk.commit_group`: closes the group of this thread's bulk
+/// copies (TMA stores) issued since the last commit.
+#[inline(always)]
+pub fn bulk_commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands.
+    unsafe {
+        core::arch::asm!("cp.async.bulk.commit_group;", options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::async_tma::commit();
+}
+
+/// `cp.async.bulk.wait_group.read N`: waits until at most `N` of this
+/// thread's bulk groups still read their shared-memory source (their
+/// global writes may still be in flight).
+#[inline(always)]
+pub fn bulk_wait_group_read<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands besides the immediate; a compiler barrier for
+    // memory, so later writes of the source stay after it.
+    unsafe {
+        core::arch::asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::async_tma::wait(N);
+}
+
+/// `cp.async.bulk.wait_group N`: waits until at most `N` of this thread's
+/// bulk groups are pending, their global writes included.
+#[inline(always)]
+pub fn bulk_wait_group<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: as `bulk_wait_group_read`.
+    unsafe {
+        core::arch::asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::async_tma::wait(N);
 }
 
 /// `setmaxnreg.inc.sync.aligned.u32 N` (sm_90a): this warpgroup takes `N`
@@ -374,160 +458,4 @@ pub fn setmaxnreg_dec<const N: u32>() {
     unsafe {
         core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack))
     };
-}
-
-/// The simulator's barriers and copies (see the module docs).
-#[cfg(not(target_arch = "nvptx64"))]
-pub(crate) mod sim {
-    use super::{SimTensorMap, Swizzle};
-    use crate::mem::DeviceSlice;
-    use crate::sim::{Fault, fail, shared_base};
-    use core::sync::atomic::{AtomicU64, Ordering};
-    use std::format;
-
-    // The barrier word: bits 0..20 pending arrivals, 20..40 expected
-    // arrivals, 40..62 transaction count (two's complement, 22 bits),
-    // bit 63 the phase parity.
-    const COUNT: u64 = (1 << 20) - 1;
-    const TX_BITS: u32 = 22;
-    const TX_MASK: u64 = (1 << TX_BITS) - 1;
-
-    /// The barrier's word, after checking it lies in the block's shared
-    /// memory and is 8-byte aligned.
-    #[track_caller]
-    fn word(addr: u32) -> &'static AtomicU64 {
-        let a = addr as usize;
-        let base = shared_base(a + 8, a, 8);
-        // SAFETY: `shared_base` checked the 8 bytes exist and the offset is
-        // aligned (the buffer itself is 16-byte aligned); the block's shared
-        // memory outlives every thread of the block, and every access to
-        // the word is atomic.
-        unsafe { AtomicU64::from_ptr(base.add(a) as *mut u64) }
-    }
-
-    fn tx_of(w: u64) -> i64 {
-        let t = (w >> 40) & TX_MASK;
-        ((t << (64 - TX_BITS)) as i64) >> (64 - TX_BITS)
-    }
-
-    #[track_caller]
-    pub(super) fn init(addr: u32, count: u32) {
-        if count == 0 || count as u64 > COUNT {
-            fail(Fault::Trap {
-                reason: format!("mbarrier.init with count {count}; allowed 1..=2^20-1"),
-            });
-        }
-        word(addr).store(count as u64 | (count as u64) << 20, Ordering::SeqCst);
-    }
-
-    /// `arrivals` arrive and the transaction count drops by `tx_done`
-    /// (negative: `expect_tx` raises it); completes the phase when both
-    /// reach zero.
-    #[track_caller]
-    pub(super) fn update(addr: u32, arrivals: u64, tx_done: i64) {
-        let w = word(addr);
-        let mut cur = w.load(Ordering::SeqCst);
-        loop {
-            let pending = cur & COUNT;
-            let expected = (cur >> 20) & COUNT;
-            if expected == 0 {
-                fail(Fault::Trap {
-                    reason: "mbarrier used before mbarrier.init (or its word was overwritten)"
-                        .into(),
-                });
-            }
-            if arrivals > pending {
-                fail(Fault::Trap {
-                    reason: format!(
-                        "mbarrier: {arrivals} arrival(s) with {pending} pending in this phase"
-                    ),
-                });
-            }
-            let pending = pending - arrivals;
-            let tx = tx_of(cur) - tx_done;
-            let phase = cur >> 63;
-            let next = if pending == 0 && tx == 0 {
-                expected | expected << 20 | (phase ^ 1) << 63
-            } else {
-                pending | expected << 20 | ((tx as u64) & TX_MASK) << 40 | phase << 63
-            };
-            match w.compare_exchange(cur, next, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(_) => return,
-                Err(now) => cur = now,
-            }
-        }
-    }
-
-    #[track_caller]
-    pub(super) fn phase_done(addr: u32, parity: u32) -> bool {
-        (word(addr).load(Ordering::SeqCst) >> 63) as u32 != (parity & 1)
-    }
-
-    #[track_caller]
-    pub(super) fn tma_load_2d(dst: u32, map: DeviceSlice<u64>, x: i32, y: i32, bar: u32) {
-        let mut words = [0u64; 16];
-        for (i, w) in words.iter_mut().enumerate() {
-            *w = map.get(i);
-        }
-        let Some(t) = SimTensorMap::from_words(&words) else {
-            fail(Fault::Trap {
-                reason:
-                    "cp.async.bulk.tensor: the tensor-map buffer holds no simulator tensor map \
-                         (make it with the runtime's tensor-map constructor on the simulator)"
-                        .into(),
-            })
-        };
-        let align = if t.swizzle == Swizzle::None {
-            128
-        } else {
-            1024
-        };
-        if !dst.is_multiple_of(align) {
-            fail(Fault::Misaligned {
-                addr: dst as usize,
-                align: align as usize,
-            });
-        }
-        let eb = t.elem_bytes as usize;
-        let row_bytes = t.box_dims[0] as usize * eb;
-        if t.swizzle != Swizzle::None && row_bytes != t.swizzle.span() as usize {
-            fail(Fault::Trap {
-                reason: format!(
-                    "cp.async.bulk.tensor: a {row_bytes}-byte box row with a {}-byte swizzle \
-                     (the simulator needs them equal)",
-                    t.swizzle.span()
-                ),
-            });
-        }
-        let bytes = t.box_bytes() as usize;
-        let base = shared_base(dst as usize + bytes, 0, 1);
-        for r in 0..t.box_dims[1] as usize {
-            let gy = y as i64 + r as i64;
-            for c in 0..t.box_dims[0] as usize {
-                let gx = x as i64 + c as i64;
-                let inside =
-                    gx >= 0 && gy >= 0 && (gx as u64) < t.dims[0] && (gy as u64) < t.dims[1];
-                let logical = dst + (r * row_bytes + c * eb) as u32;
-                let phys = t.swizzle.apply(logical) as usize;
-                for q in 0..eb {
-                    let v = if inside {
-                        let src = t.addr as usize
-                            + gy as usize * t.row_stride as usize
-                            + gx as usize * eb
-                            + q;
-                        // SAFETY: (gx, gy) is inside the tensor the host
-                        // described, whose bytes are a live simulator buffer.
-                        unsafe { crate::sim::mem::read(src as *const u8) }
-                    } else {
-                        0
-                    };
-                    // SAFETY: `phys` stays inside the box's bytes (the
-                    // swizzle permutes 16-byte chunks within aligned
-                    // spans), which `shared_base` checked exist.
-                    unsafe { crate::sim::mem::write(base.add(phys + q), v) };
-                }
-            }
-        }
-        update(bar, 0, bytes as i64);
-    }
 }

@@ -23,6 +23,7 @@
 //! | [`hopper`] | sm_90: mbarriers with transaction counts, TMA (`cp.async.bulk.tensor`), proxy fences, `setmaxnreg` | `cuda::barrier`, `cp.async.bulk.tensor` |
 //! | [`wgmma`] | sm_90a: warpgroup tensor cores (`wgmma.mma_async`), shared-memory matrix descriptors | CUTLASS's `GMMA` atoms |
 //! | [`mma`] | warp-level tensor cores: `mma.sync` (BF16, FP16, TF32), `ldmatrix`, fragments, conversions | `mma.h` / inline PTX, `__float2bfloat16_rn` |
+//! | [`print`] | [`println!`]: kernel debug lines, `vprintf` on the GPU, standard output in the simulator | `printf` |
 //!
 //! Kernels are declared with [`kernel`] (`#[kernel(launch_bounds(256, 2), max_registers = 32)]`).
 #![no_std]
@@ -38,6 +39,7 @@
 )]
 #![feature(core_intrinsics)]
 #![cfg_attr(test, feature(f16))]
+#![cfg_attr(not(target_arch = "nvptx64"), feature(float_erf))]
 #![allow(internal_features)]
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -50,6 +52,7 @@ pub mod math;
 pub mod mem;
 pub mod mma;
 pub mod precise;
+pub mod print;
 pub mod shared;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;
@@ -59,6 +62,11 @@ pub mod wgmma;
 
 pub use mem::{DeviceSlice, DeviceSliceMut};
 pub use ptxlab_macros::kernel;
+/// Kernel debug output, the same on the GPU (`vprintf`) and in the
+/// simulator: `ptxlab_device::println!("x = {:.3}", x)` (see [`print`]).
+pub use ptxlab_macros::println;
+#[doc(hidden)]
+pub use ptxlab_macros::{__entry, __launch};
 pub use shared::SharedSlice;
 pub use thread::Dim3;
 
@@ -116,10 +124,13 @@ pub struct KernelInfo {
     pub max_registers: u32,
 }
 
-/// Every `#[kernel]` linked into the program, registered by the macro.
+/// Every kernel entry linked into the program (one per instance of a
+/// generic kernel), registered by `#[kernel]` itself: the host and the tests
+/// list kernels from here, never from a hand-kept list. (Not to be confused
+/// with a host crate's embedded `KERNELS`, the PTX and cubins it launches.)
 #[cfg(not(target_arch = "nvptx64"))]
 #[linkme::distributed_slice]
-pub static KERNELS: [KernelInfo];
+pub static REGISTRY: [KernelInfo];
 
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
@@ -128,7 +139,7 @@ pub use linkme as __linkme;
 /// Finds a kernel's compile-time facts by its exported name.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn kernel_info(name: &str) -> Option<&'static KernelInfo> {
-    KERNELS.iter().find(|k| k.name == name)
+    REGISTRY.iter().find(|k| k.name == name)
 }
 
 /// On the GPU a panic (an explicit `panic!`, or a checked access out of bounds)

@@ -28,6 +28,41 @@ device_copy!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, usize, isize);
 // SAFETY: arrays of POD are POD.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
+/// A scalar kernel parameter's value, as the GPU receives it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScalarValue {
+    /// `.u32`
+    U32(u32),
+    /// `.s32`
+    I32(i32),
+    /// `.u64` (`u64` and `usize`)
+    U64(u64),
+    /// `.f32`
+    F32(f32),
+    /// `.f64`
+    F64(f64),
+}
+
+/// Types a kernel takes by value: `u32`, `i32`, `u64`, `usize`, `f32`,
+/// `f64` (and so every [`Real`](crate::math::Real)). The host passes a
+/// value of the same type for such a parameter.
+pub trait KernelScalar: Copy + Send + Sync + 'static {
+    /// The value as a PTX parameter.
+    fn scalar_value(self) -> ScalarValue;
+}
+
+macro_rules! kernel_scalar {
+    ($($t:ty => $v:ident as $c:ty),*) => {$(
+        impl KernelScalar for $t {
+            #[inline(always)]
+            fn scalar_value(self) -> ScalarValue {
+                ScalarValue::$v(self as $c)
+            }
+        }
+    )*};
+}
+kernel_scalar!(u32 => U32 as u32, i32 => I32 as i32, u64 => U64 as u64, usize => U64 as u64, f32 => F32 as f32, f64 => F64 as f64);
+
 /// Sixteen bytes of four `f32`, aligned so a load is one `ld.global.v4.f32`.
 #[repr(C, align(16))]
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -126,8 +161,9 @@ unsafe fn read<T: Copy>(p: *const T, index: usize) -> T {
     }
 }
 
-/// Writes one element (recorded by the race detector, then a relaxed atomic
-/// store of its bits on the host).
+/// Writes one element (recorded by the race detector and checked for
+/// `wgmma` accumulator poison, then a relaxed atomic store of its bits on
+/// the host).
 ///
 /// # Safety
 /// `p` must be valid for writes of `T` and aligned.
@@ -141,11 +177,9 @@ unsafe fn write<T: Copy>(p: *mut T, index: usize, v: T) {
         unsafe { p.write(v) }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let loc = core::panic::Location::caller();
-        crate::sim::global_access(p as usize, core::mem::size_of::<T>(), index, true, loc);
-        // SAFETY: forwarded from the caller.
-        unsafe { crate::sim::mem::write(p, v) }
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        crate::sim::global_store(p, index, v, core::panic::Location::caller())
     }
 }
 
@@ -331,5 +365,77 @@ impl<T: crate::atomic::AtomicAdd> DeviceSliceMut<'_, T> {
         check(i, self.len, "device buffer (atomic)");
         // SAFETY: in bounds (checked) and valid (launcher contract).
         unsafe { T::atomic_add(self.ptr.add(i), v) }
+    }
+}
+
+/// Records an indexed access for the simulator's race detector and checks
+/// its bounds (a `trap` on the GPU, a precise error in the simulator); the
+/// access itself is the caller's plain load or store through the returned
+/// reference.
+#[inline(always)]
+#[track_caller]
+fn index_access<T>(ptr: *const T, i: usize, len: usize, write: bool) -> *const T {
+    check(
+        i,
+        len,
+        if write {
+            "device buffer (write)"
+        } else {
+            "device buffer (read)"
+        },
+    );
+    // SAFETY: `i < len` was just checked, and the view's pointer is valid
+    // for `len` elements (the launcher's contract).
+    let p = unsafe { ptr.add(i) };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::global_access(
+        p as usize,
+        core::mem::size_of::<T>(),
+        i,
+        write,
+        core::panic::Location::caller(),
+    );
+    p
+}
+
+/// `x[i]`: a checked read, as [`DeviceSlice::get`] (and recorded by the
+/// simulator's race detector the same way).
+impl<T: Copy> core::ops::Index<usize> for DeviceSlice<'_, T> {
+    type Output = T;
+    #[inline(always)]
+    #[track_caller]
+    fn index(&self, i: usize) -> &T {
+        // SAFETY: `index_access` checked `i < len`; the element is valid
+        // for reads for the kernel's duration (launcher contract) and
+        // nothing writes a `DeviceSlice`'s buffer during the kernel.
+        unsafe { &*index_access(self.ptr, i, self.len, false) }
+    }
+}
+
+/// `y[i]`: a checked read of a writable buffer.
+impl<T: Copy> core::ops::Index<usize> for DeviceSliceMut<'_, T> {
+    type Output = T;
+    #[inline(always)]
+    #[track_caller]
+    fn index(&self, i: usize) -> &T {
+        // SAFETY: in bounds (checked); valid for the kernel's duration.
+        // Which thread writes which element is the kernel's design, which
+        // the simulator's race detector checks.
+        unsafe { &*index_access(self.ptr, i, self.len, false) }
+    }
+}
+
+/// `y[i] = v` and `y[i] += v`: a checked write, as [`DeviceSliceMut::set`]
+/// (recorded as a write by the simulator's race detector; a compound
+/// assignment reads the element first).
+impl<T: Copy> core::ops::IndexMut<usize> for DeviceSliceMut<'_, T> {
+    #[inline(always)]
+    #[track_caller]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        // SAFETY: in bounds (checked); the element is valid for writes for
+        // the kernel's duration. Elements written by one thread and touched
+        // by another in the same launch are a kernel bug the simulator's
+        // race detector reports.
+        unsafe { &mut *(index_access(self.ptr, i, self.len, true) as *mut T) }
     }
 }

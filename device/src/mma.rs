@@ -204,6 +204,7 @@ pub fn tf32_split(x: f32) -> (f32, f32) {
 /// `lo` in bits 0..16, `hi` in bits 16..32 (`cvt.rn.bf16x2.f32` or
 /// `cvt.rn.f16x2.f32`).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn pack_rn<T: Half16>(lo: f32, hi: f32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -223,6 +224,11 @@ pub fn pack_rn<T: Half16>(lo: f32, hi: f32) -> u32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        crate::sim::async_wgmma::check_poison(
+            &[lo.to_bits(), hi.to_bits()],
+            "pack_rn converts",
+            core::panic::Location::caller(),
+        );
         T::from_f32(lo) as u32 | ((T::from_f32(hi) as u32) << 16)
     }
 }

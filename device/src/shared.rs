@@ -189,8 +189,13 @@ impl<V: DeviceCopy> SharedSlice<V> {
     /// The copy is complete, for this thread, once a
     /// [`wait_async_copies`] has covered the group it was committed in
     /// ([`commit_async_copies`]); other threads see it after that wait and a
-    /// barrier. The simulator copies at once (a valid schedule of the same
-    /// program).
+    /// barrier. The simulator keeps it in flight until then: any access to
+    /// element `i` before the wait (by any thread), another copy into it,
+    /// or a write of the source by this thread stops the launch with an
+    /// error naming the copy; the landing of its bytes is this thread's
+    /// write at the wait for the race detector. In order the bytes move at
+    /// the issue; a random schedule moves them to a random point up to the
+    /// wait.
     ///
     /// # Safety
     /// `size_of::<V>() == 16`; `i < self.len()`; when `valid`, group `j` lies
@@ -232,16 +237,23 @@ impl<V: DeviceCopy> SharedSlice<V> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            let v = if valid {
+            check(i, self.len);
+            let from = if valid {
+                // Bounds, alignment and the global race detector's read
+                // record (the value itself moves when the copy lands).
                 // SAFETY: the caller guarantees the group is inside `src` and
                 // aligned (the simulator checks both).
-                unsafe { src.get_vec_unchecked::<V>(j) }
+                let _ = unsafe { src.get_vec_unchecked::<V>(j) };
+                (src.as_ptr() as *const V).wrapping_add(j) as usize
             } else {
-                // SAFETY: `DeviceCopy` types are plain numbers and arrays of
-                // them, for which all-zero bytes are a valid value.
-                unsafe { core::mem::zeroed() }
+                0
             };
-            self.set(i, v);
+            crate::sim::async_copy::issue(
+                self.ptr.wrapping_add(i) as usize,
+                from,
+                valid,
+                core::panic::Location::caller(),
+            );
         }
     }
 }
@@ -258,6 +270,8 @@ pub fn commit_async_copies() {
     unsafe {
         core::arch::asm!("cp.async.commit_group;")
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::async_copy::commit();
 }
 
 /// Waits until at most `N` of this thread's committed copy groups are still
@@ -265,6 +279,7 @@ pub fn commit_async_copies() {
 /// stage, `N = S - 2` means the oldest tile has landed. Follow it with a
 /// barrier before other threads read what this thread copied.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn wait_async_copies<const N: u32>() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands besides the immediate; the asm is a compiler
@@ -272,6 +287,8 @@ pub fn wait_async_copies<const N: u32>() {
     unsafe {
         core::arch::asm!("cp.async.wait_group {n};", n = const N)
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::async_copy::wait(N, core::panic::Location::caller());
 }
 
 impl<T: crate::atomic::AtomicAdd + DeviceCopy> SharedSlice<T> {
@@ -282,5 +299,50 @@ impl<T: crate::atomic::AtomicAdd + DeviceCopy> SharedSlice<T> {
         check(i, self.len);
         // SAFETY: in bounds, inside the block's shared memory.
         unsafe { T::atomic_add(self.ptr.add(i), v) }
+    }
+}
+
+/// Checks an indexed shared-memory access and records it for the race
+/// detector; the access itself is the caller's, through the reference.
+#[inline(always)]
+#[track_caller]
+fn index_access<T>(ptr: *mut T, i: usize, len: usize, write: bool) -> *mut T {
+    check(i, len);
+    // SAFETY: `i < len` was just checked; the view lies inside the block's
+    // shared memory.
+    let p = unsafe { ptr.add(i) };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::shared_access(
+        p as usize,
+        core::mem::size_of::<T>(),
+        write,
+        core::panic::Location::caller(),
+    );
+    #[cfg(target_arch = "nvptx64")]
+    let _ = write;
+    p
+}
+
+/// `s[i]`: a checked shared-memory read, as [`SharedSlice::get`].
+impl<T: DeviceCopy> core::ops::Index<usize> for SharedSlice<T> {
+    type Output = T;
+    #[inline(always)]
+    #[track_caller]
+    fn index(&self, i: usize) -> &T {
+        // SAFETY: in bounds (checked), inside the block's shared memory,
+        // which lives as long as the block; ordering against other threads'
+        // writes is the kernel's barriers', which the simulator checks.
+        unsafe { &*index_access(self.ptr, i, self.len, false) }
+    }
+}
+
+/// `s[i] = v`, `s[i] += v`: a checked shared-memory write, as [`SharedSlice::set`].
+impl<T: DeviceCopy> core::ops::IndexMut<usize> for SharedSlice<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        // SAFETY: as `index`; a write raced by another thread is a kernel
+        // bug the simulator's race detector reports.
+        unsafe { &mut *index_access(self.ptr, i, self.len, true) }
     }
 }

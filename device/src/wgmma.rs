@@ -35,7 +35,14 @@
 //! The simulator computes each thread's accumulators from the two
 //! descriptors exactly so (raw shared-memory reads: the asynchronous
 //! proxy's), so a wrong descriptor, major-ness or swizzle gives a wrong
-//! product there as on the GPU.
+//! product there as on the GPU. It runs `wgmma` asynchronously: the
+//! product lands in the accumulators at the `wgmma_wait_group` that covers
+//! its group (before, they hold poison, and storing one is an error naming
+//! the `wgmma`), the operand tiles may not be written until the whole
+//! warpgroup has waited, and the operands must have been delivered (a TMA
+//! phase this thread has seen complete, ordinary stores fenced with
+//! `fence_proxy_async_shared`); see `ptxlab_device::sim`'s "Asynchronous
+//! operations".
 
 use crate::hopper::Swizzle;
 use crate::mma::Half16;
@@ -129,6 +136,8 @@ pub fn wgmma_fence() {
     unsafe {
         core::arch::asm!("wgmma.fence.sync.aligned;", options(nostack))
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::async_wgmma::fence();
 }
 
 /// `wgmma.commit_group.sync.aligned`: closes the group of `wgmma` issued
@@ -140,12 +149,15 @@ pub fn wgmma_commit_group() {
     unsafe {
         core::arch::asm!("wgmma.commit_group.sync.aligned;", options(nostack))
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::async_wgmma::commit();
 }
 
 /// `wgmma.wait_group.sync.aligned N`: waits until at most `N` committed
 /// groups are pending; after `N = 0` the accumulators are final and the
 /// shared memory they read may be overwritten.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn wgmma_wait_group<const N: u32>() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands besides the immediate; a compiler barrier for
@@ -153,6 +165,8 @@ pub fn wgmma_wait_group<const N: u32>() {
     unsafe {
         core::arch::asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack))
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::async_wgmma::wait(N, core::panic::Location::caller());
 }
 
 /// Keeps the compiler from moving accesses of the accumulators across this
@@ -333,6 +347,7 @@ pub fn wgmma_m64n128k8_tf32(d: &mut [f32; 64], a: SmemDesc, b: SmemDesc, accumul
 mod sim {
     use super::{SmemDesc, acc_coord};
     use crate::sim::{shared_base, with_thread};
+    use std::vec::Vec;
 
     /// The (swizzled) shared-memory address of operand element (`mn`, `k`).
     fn address(d: SmemDesc, mn: usize, k: usize, mn_major: bool, eb: u32) -> usize {
@@ -348,7 +363,8 @@ mod sim {
     /// `D (+)= A B` for a 64 x `N` x `K` instruction with `R = N / 2`
     /// accumulators per thread; `value` turns operand bits into their value.
     /// Every operand address is computed first and checked against the
-    /// block's shared memory in one go, then read raw.
+    /// block's shared memory in one go, then read raw. The product goes
+    /// through the simulator's `wgmma` tracking (in flight until the wait).
     #[track_caller]
     pub(super) fn mma<const R: usize, const N: usize, const K: usize>(
         d: &mut [f32; R],
@@ -396,16 +412,38 @@ mod sim {
             };
             value(bits)
         };
+        let loc = core::panic::Location::caller();
+        // The chunks of both whole operand tiles (the warpgroup's
+        // instruction reads them all), for the tracking.
+        let chunks = || {
+            let mut c: Vec<u32> = Vec::with_capacity(64 * K + N * K);
+            for r in 0..64 {
+                for k in 0..K {
+                    c.push((address(a, r, k, false, eb) / 16) as u32);
+                }
+            }
+            for col in 0..N {
+                for k in 0..K {
+                    c.push((address(b, col, k, b_mn_major, eb) / 16) as u32);
+                }
+            }
+            c.sort_unstable();
+            c.dedup();
+            c
+        };
+        let input = crate::sim::async_wgmma::begin(&d[..], &chunks, loc);
         let av: [[f64; K]; 2] =
             core::array::from_fn(|h| core::array::from_fn(|k| read(a_at[h][k])));
-        for (i, acc) in d.iter_mut().enumerate() {
+        let mut out = [0f32; R];
+        for (i, o) in out.iter_mut().enumerate() {
             let h = (i / 2) % 2;
-            let mut s = if accumulate { *acc as f64 } else { 0.0 };
+            let mut s = if accumulate { input[i] as f64 } else { 0.0 };
             for k in 0..K {
                 s += av[h][k] * read(b_at[i][k]);
             }
-            *acc = s as f32;
+            *o = s as f32;
         }
+        crate::sim::async_wgmma::end(&mut d[..], &out, loc);
     }
 }
 
@@ -653,6 +691,7 @@ mod tests {
             let bar = Mbarrier::at(dynamic_shared::<u64>(1024, 1), 0);
             if thread_idx_x() == 0 {
                 bar.init(1);
+                fence_mbarrier_init();
                 bar.arrive_expect_tx(1024);
                 tma_load_2d(shared_addr(s.as_mut_ptr()), mm, -4, 2, bar);
                 bar.wait(0);

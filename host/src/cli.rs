@@ -4,7 +4,7 @@
 
 use crate::Backend;
 use crate::error::{Error, Result};
-use crate::runtime::{Device, check_host_alloc};
+use crate::runtime::{Device, host_mem::check_host_alloc};
 
 /// Most timed repetitions a subcommand accepts.
 pub const MAX_REPS: usize = 10_000;
@@ -113,13 +113,13 @@ pub fn check_host_arrays(
     arrays: usize,
 ) -> Result<()> {
     let bytes = elements as u128 * elem_bytes as u128 * arrays as u128;
-    check_host_alloc(
+    Ok(check_host_alloc(
         flag,
         bytes,
         &format!(
             "{elements} elements x {elem_bytes} bytes x {arrays} arrays held at once; use a smaller {flag}"
         ),
-    )
+    )?)
 }
 
 /// A simulator limit: `value` of `flag` above `max` is refused. The
@@ -139,11 +139,87 @@ pub fn check_sim_limit(flag: &str, value: usize, max: usize, unit: &str) -> Resu
     Ok(())
 }
 
+/// A floating-point element type for the f32/f64 workloads (`--precision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Precision {
+    /// 32-bit.
+    F32,
+    /// 64-bit.
+    F64,
+}
+
+impl Precision {
+    /// `f32` / `f64`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+}
+
+/// `--variant`: one rung of a ladder, or `all` of them (in ladder order).
+///
+/// `R` is the ladder's rung enum (a clap `ValueEnum`); [`OneOrAll::parser`]
+/// lists `all` and every rung in `--help`, and a typo gets clap's
+/// suggestion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OneOrAll<R> {
+    /// Every rung that applies.
+    All,
+    /// This rung.
+    One(R),
+}
+
+impl<R: clap::ValueEnum + Clone + Send + Sync + 'static> OneOrAll<R> {
+    /// The clap value parser: `all` or a rung name.
+    pub fn parser() -> impl clap::builder::TypedValueParser<Value = Self> {
+        use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+        let mut values =
+            vec![PossibleValue::new("all").help("every rung that applies, in ladder order")];
+        values.extend(
+            R::value_variants()
+                .iter()
+                .filter_map(clap::ValueEnum::to_possible_value),
+        );
+        PossibleValuesParser::new(values).try_map(|s: String| {
+            if s == "all" {
+                return Ok(OneOrAll::All);
+            }
+            R::from_str(&s, false).map(OneOrAll::One)
+        })
+    }
+    /// The rungs chosen: all of them (`R`'s order), or the one.
+    pub fn rungs(&self) -> Vec<R> {
+        match self {
+            OneOrAll::All => R::value_variants().to_vec(),
+            OneOrAll::One(r) => vec![r.clone()],
+        }
+    }
+    /// The rung's name (or `all`), as the command line spells it.
+    pub fn name(&self) -> String {
+        match self {
+            OneOrAll::All => "all".into(),
+            OneOrAll::One(r) => r
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The command-line name of a `ValueEnum` value (`Rung::Naive` -> `naive`).
+pub fn value_name<V: clap::ValueEnum>(v: &V) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_string())
+        .unwrap_or_default()
+}
+
 /// Opens the device of `backend` (none for `cpu`). Subcommands call it
 /// before generating inputs, so a missing driver is reported at once.
 pub fn open_device(backend: Backend) -> Result<Option<Device>> {
     Ok(match backend {
-        Backend::Gpu => Some(Device::gpu(0)?),
+        Backend::Gpu => Some(crate::Error::open_gpu(0)?),
         Backend::Sim => Some(Device::sim()),
         Backend::Cpu => None,
     })

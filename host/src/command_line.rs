@@ -5,7 +5,7 @@
 //! file, for the fuzz target to run on whatever parses.
 
 use crate::error::Result;
-use crate::workloads::{diffusion, fusion, lomb, matmul, poisson, primitives, vector};
+use crate::workloads::{diffusion, fusion, lomb, mathcheck, matmul, poisson, primitives, vector};
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -26,6 +26,23 @@ pub struct Cli {
     /// it) or off. Overrides the environment variable PTXLAB_SIM_RACECHECK.
     #[arg(long, global = true, value_name = "on|off", value_parser = ["on", "off"])]
     pub race_check: Option<String>,
+    /// Schedule of the CPU simulator: in-order (the default) or random
+    /// (from --sim-seed). Overrides PTXLAB_SIM_SCHEDULE.
+    #[arg(long, global = true, value_enum)]
+    pub sim_schedule: Option<ScheduleArg>,
+    /// Seed of a random simulator schedule (alone, it implies random).
+    /// Overrides PTXLAB_SIM_SEED.
+    #[arg(long, global = true)]
+    pub sim_seed: Option<u64>,
+}
+
+/// The values of the global `--sim-schedule` flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScheduleArg {
+    /// Threads in index order, copies landing at their issue (the default).
+    InOrder,
+    /// From `--sim-seed`: random warp order, interruptions and landing times.
+    Random,
 }
 
 /// The subcommands.
@@ -33,8 +50,10 @@ pub struct Cli {
 pub enum Cmd {
     /// Show the GPU (or why there is none), the embedded kernels and their resources.
     Info,
-    /// Check and time every workload; write report.md, results.json/csv and plots.
+    /// Check and time every workload; write report.md, report.html, results.json/csv and charts.
     Bench(BenchArgs),
+    /// Draw a recorded run's report again (charts, report.md, report.html) from its results.json.
+    Report(ReportArgs),
     /// c = a + b: checked against the CPU, then timed.
     VectorAdd(vector::Args),
     /// 2D Poisson by Jacobi iteration (the stencil ladder and a real solve).
@@ -59,6 +78,12 @@ pub enum Cmd {
     LaunchOverhead(fusion::LaunchArgs),
     /// Speed of the CPU simulator: simulated GPU threads per second.
     SimBench(SimBenchArgs),
+    /// Error of the math functions (exp, powf, erf, ...) in ulps, on the GPU and the CPU.
+    MathAccuracy(mathcheck::Args),
+    /// A command on the simulator under many schedules: the first error or divergence.
+    SimFuzz(SimFuzzArgs),
+    /// The planted bugs of asynchronous pipelines, and what catches them.
+    PipelineBugs(crate::pipeline_bugs::Args),
 }
 
 /// `ptxlab bench` arguments.
@@ -72,8 +97,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub only: Vec<String>,
     /// gpu (fall back to CPU + simulator checks when there is no GPU), sim, or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Output directory (default: target/bench-results/<timestamp>).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -83,6 +108,37 @@ pub struct BenchArgs {
     /// Folder of the peer scripts.
     #[arg(long, default_value = "peers")]
     pub peers_dir: PathBuf,
+    /// Terse progress: one line per workload, none per row or peer step.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `ptxlab report` arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// A run's `results.json` (written by `ptxlab bench`).
+    #[arg(long, value_name = "results.json")]
+    pub from: PathBuf,
+    /// Folder to write the report into (created; files of the same names
+    /// are replaced). Default: the folder of `--from`.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `ptxlab sim-fuzz` arguments.
+#[derive(Debug, clap::Args)]
+pub struct SimFuzzArgs {
+    /// Random schedules to try after the in-order run.
+    #[arg(long, default_value_t = 20)]
+    pub seeds: u64,
+    /// The first seed (then S+1, S+2, ...).
+    #[arg(long, default_value_t = 1)]
+    pub first_seed: u64,
+    /// The ptxlab command and its arguments, after `--` (for example
+    /// `-- pipeline-bugs --bug inplace-prefetch`); it must run on the
+    /// simulator (`--backend sim` where the command has a backend).
+    #[arg(required = true, allow_hyphen_values = true, num_args = 1.., last = true)]
+    pub command: Vec<String>,
 }
 
 /// `ptxlab sim-bench` arguments.
@@ -120,38 +176,41 @@ pub fn subcommand_names() -> Vec<String> {
 }
 
 /// The checks of a parsed command line that need neither a device nor a
-/// file (the rest happen when the subcommand runs): the backend names,
-/// the repetition counts, `bench --only`, Lomb-Scargle's model options and
-/// the diffusion grid.
+/// file (the rest happen when the subcommand runs; clap has checked the
+/// backend names): the repetition counts, `bench --only`, Lomb-Scargle's
+/// model options and the diffusion grid.
 pub fn check(cli: &Cli) -> Result<()> {
-    let backend = |b: &str| b.parse::<crate::Backend>().map(|_| ());
+    use crate::cli::check_reps;
     match &cli.cmd {
-        Cmd::Info => Ok(()),
         Cmd::Bench(a) => {
             let names: Vec<&str> = crate::workloads::all().iter().map(|w| w.name).collect();
-            if let Some(o) = a.only.iter().find(|o| !names.contains(&o.as_str())) {
-                return Err(crate::error::Error::input(
+            match a.only.iter().find(|o| !names.contains(&o.as_str())) {
+                Some(o) => Err(crate::error::Error::input(
                     "--only",
                     format!("`{o}`: allowed {}", names.join(", ")),
-                ));
+                )),
+                None => Ok(()),
             }
-            backend(&a.backend)
         }
-        Cmd::VectorAdd(a) => backend(&a.backend).and(crate::cli::check_reps(a.reps)),
-        Cmd::Poisson(a) => backend(&a.backend),
-        Cmd::PoissonScaling(a) => backend(&a.backend).and(crate::cli::check_reps(a.reps)),
-        Cmd::LombScargle(a) => backend(&a.backend).and(lomb::model_of(a).map(|_| ())),
-        Cmd::Reduce(a) => backend(&a.backend).and(crate::cli::check_reps(a.reps)),
-        Cmd::Histogram(a) => backend(&a.backend).and(crate::cli::check_reps(a.reps)),
-        Cmd::MonteCarloPi(a) => backend(&a.backend).and(crate::cli::check_reps(a.reps)),
+        Cmd::VectorAdd(a) => check_reps(a.reps),
+        Cmd::PoissonScaling(a) => check_reps(a.reps),
+        Cmd::LombScargle(a) => lomb::model_of(a).map(|_| ()),
+        Cmd::Reduce(a) => check_reps(a.reps),
+        Cmd::Histogram(a) => check_reps(a.reps),
+        Cmd::MonteCarloPi(a) => check_reps(a.reps),
         Cmd::Diffusion(a) => {
-            backend(&a.backend)?;
             let (nx, ny) = diffusion::parse_size(&a.size)?;
             diffusion::check_params(nx, ny, a.alpha)
         }
-        Cmd::Matmul(a) => backend(&a.backend).and(crate::cli::check_reps(a.reps)),
-        Cmd::Fusion(a) => backend(&a.backend).and(crate::cli::check_reps(a.reps)),
-        Cmd::LaunchOverhead(a) => backend(&a.backend).and(crate::cli::check_reps(a.reps)),
-        Cmd::SimBench(_) => Ok(()),
+        Cmd::Matmul(a) => check_reps(a.reps),
+        Cmd::Fusion(a) => check_reps(a.reps),
+        Cmd::LaunchOverhead(a) => check_reps(a.reps),
+        Cmd::Info
+        | Cmd::Report(_)
+        | Cmd::Poisson(_)
+        | Cmd::SimBench(_)
+        | Cmd::MathAccuracy(_)
+        | Cmd::SimFuzz(_)
+        | Cmd::PipelineBugs(_) => Ok(()),
     }
 }

@@ -14,44 +14,50 @@
 //! * [`command_line`]: the `ptxlab` command line itself (subcommands and
 //!   arguments, the one parse entry point);
 //! * [`npy`], [`npz`], [`rng`]: `.npy` and `.npz` files and reproducible
-//!   inputs.
+//!   inputs;
+//! * [`pipeline_bugs`]: the planted bugs of asynchronous pipelines and
+//!   what catches them; [`sim_fuzz`]: a command under many simulator
+//!   schedules.
+#![feature(f128)]
 #![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod cli;
 pub mod command_line;
+pub mod error;
 pub mod modules;
 pub mod npy;
 pub mod npz;
+pub mod pipeline_bugs;
 pub mod report;
 pub mod rng;
+pub mod sim_fuzz;
 pub mod workloads;
 
+pub use error::{Error, Result};
 pub use ptxlab_runtime as runtime;
-pub use ptxlab_runtime::error;
-pub use ptxlab_runtime::{
-    Buffer, Device, Error, Form, LaunchConfig, ModuleKey, Result, Timing, Variant,
-};
+pub use ptxlab_runtime::{Buffer, Device, Form, LaunchConfig, MathMode, ModuleKey, Timing};
 
 /// Launches a kernel of the lab's kernel crate (`kernels-gpu`):
-/// `launch!(dev, cfg, vector::vector_add_f32(&a, &b, &mut c))` is
+/// `launch!(dev, cfg, vector::vector_add::<f32>(&a, &b, &mut c))` is
 /// `ptxlab_runtime::launch!` with [`modules::KERNELS`] and the path
-/// `kernels_gpu::vector::vector_add_f32`.
+/// `kernels_gpu::vector::vector_add::<f32>`.
 #[macro_export]
 macro_rules! launch {
-    ($dev:expr, $cfg:expr, $module:ident :: $kernel:ident ( $($arg:expr),* $(,)? )) => {
+    ($target:expr, $cfg:expr, $($call:tt)+) => {
         $crate::runtime::launch!(
-            $dev,
+            $target,
             &$crate::modules::KERNELS,
             $cfg,
-            ::kernels_gpu::$module::$kernel($($arg),*)
+            ::kernels_gpu::$($call)+
         )
+        .map_err($crate::Error::from)
     };
 }
 
-/// Which backend a workload runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which backend a workload runs on (`--backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Backend {
     /// A real GPU.
     Gpu,
@@ -59,19 +65,4 @@ pub enum Backend {
     Sim,
     /// CPU baselines only.
     Cpu,
-}
-
-impl std::str::FromStr for Backend {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "gpu" => Ok(Backend::Gpu),
-            "sim" => Ok(Backend::Sim),
-            "cpu" => Ok(Backend::Cpu),
-            _ => Err(Error::input(
-                "backend",
-                format!("`{s}`; allowed: gpu, sim, cpu"),
-            )),
-        }
-    }
 }

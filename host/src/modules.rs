@@ -3,32 +3,32 @@
 //! the `ptxas` resource report when `ptxas` is present) and embedded here as
 //! [`KERNELS`], the way any host crate embeds its own kernel crate.
 
-use ptxlab_runtime::{Resources, Variant};
+use ptxlab_runtime::{MathMode, module::Resources};
+use std::sync::OnceLock;
 
 ptxlab_runtime::include_kernels!();
 
-fn variant(fast: bool) -> Variant {
+fn math(fast: bool) -> MathMode {
     if fast {
-        Variant::FastMath
+        MathMode::Fast
     } else {
-        Variant::Precise
+        MathMode::Precise
     }
 }
 
-/// The PTX of the precise (`fast == false`) or fast-math module.
+/// The PTX of the precise (`fast == false`) or fast-math build: every
+/// portable module (group) of it, one after the other.
 pub fn ptx(fast: bool) -> &'static str {
-    KERNELS.module(variant(fast)).map(|m| m.ptx).unwrap_or("")
+    static PRECISE: OnceLock<String> = OnceLock::new();
+    static FAST: OnceLock<String> = OnceLock::new();
+    if fast { &FAST } else { &PRECISE }.get_or_init(|| KERNELS.ptx(math(fast)))
 }
 
-/// The PTX of the arch-specific `sm_90a` module (the Hopper kernels:
+/// The PTX of the arch-specific `sm_90a` modules (the Hopper kernels:
 /// `kernels_gpu::hopper`), empty if the build has none.
 pub fn ptx_sm90a() -> &'static str {
-    sm90a().map(|m| m.ptx).unwrap_or("")
-}
-
-/// The arch-specific `sm_90a` module, if the build has one.
-pub fn sm90a() -> Option<&'static ptxlab_runtime::ModuleImage> {
-    KERNELS.modules.iter().find(|m| m.arch == "sm_90a")
+    static PTX: OnceLock<String> = OnceLock::new();
+    PTX.get_or_init(|| KERNELS.ptx_for_arch("sm_90a"))
 }
 
 /// The PTX targets of the embedded modules, each once, in build order:
@@ -44,15 +44,18 @@ pub fn ptx_arch() -> String {
     archs.join(", ")
 }
 
-/// The `ptxas` resource report of a module (empty when ptxas was absent).
-pub fn resources(fast: bool) -> &'static [Resources] {
+/// The `ptxas` resource report of the precise or fast-math build (empty
+/// when ptxas was absent).
+pub fn resources(fast: bool) -> Vec<&'static Resources> {
     KERNELS
-        .module(variant(fast))
-        .map(|m| m.resources)
-        .unwrap_or(&[])
+        .modules
+        .iter()
+        .filter(|m| m.math == math(fast))
+        .flat_map(|m| m.resources.iter())
+        .collect()
 }
 
 /// Registers and spill bytes of a kernel for an arch, from the report.
 pub fn resource(kernel: &str, arch: &str, fast: bool) -> Option<&'static Resources> {
-    KERNELS.resources(kernel, arch, variant(fast))
+    KERNELS.resources(kernel, arch, math(fast))
 }

@@ -274,7 +274,7 @@ fn precheck(
     use std::io::{Read, Seek, SeekFrom};
     let h = inspect(path)?;
     let need = check_layout(&h, want, ndim).map_err(|d| invalid(path, want, d))?;
-    crate::runtime::check_host_alloc(
+    crate::runtime::host_mem::check_host_alloc(
         &path.display().to_string(),
         need as u128,
         "use a smaller array",

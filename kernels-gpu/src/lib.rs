@@ -18,6 +18,7 @@
 //! | [`multigrid`] | multigrid smoothers, transfers and the PCG vector kernels | `poisson` (`poisson::mg`), `poisson.md` |
 //! | [`diffusion`] | explicit heat-equation steps | `diffusion`, `diffusion.md` |
 //! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
+//! | [`mathcheck`] | `Real`'s math functions over arrays, to measure their error | `mathcheck` (`ptxlab math-accuracy`), `docs/math.md` |
 //! | [`demo`] | toolchain demonstrations used by the tests (register caps, fast math, a planted out-of-bounds write and a planted race) | `demo` |
 //!
 //! The crate is `#![no_std]` and compiles twice:
@@ -26,7 +27,7 @@
 //! * for the host, where the simulator runs the same functions on the CPU and
 //!   the host shares the constants and shared-memory size functions below.
 //!
-//! Every kernel is listed at run time by `ptxlab_device::KERNELS`.
+//! Every kernel is listed at run time by `ptxlab_device::REGISTRY`.
 //!
 //! The Hopper kernels ([`hopper`]: `wgmma`, TMA, `setmaxnreg`) need the
 //! `sm_90a` target, which no other GPU can load: they build into a module
@@ -48,9 +49,13 @@ macro_rules! portable {
 }
 
 portable!(
-    demo, diffusion, fusion, histogram, lomb, matmul, montecarlo, multigrid, poisson, reduce,
-    tensor, vector,
+    demo, diffusion, fusion, histogram, lomb, mathcheck, matmul, montecarlo, multigrid, poisson,
+    reduce, tensor, vector,
 );
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod hopper;
+
+/// Planted bugs of asynchronous pipelines, for the simulator's checks and
+/// the GPU comparison (the `cp.async` ones portable, the rest sm_90a).
+pub mod pipeline_bugs;

@@ -50,6 +50,12 @@ impl<T> Buffer<T> {
             BufInner::Sim(_) => None,
         }
     }
+    /// The buffer's address: the device address on a GPU, the host address
+    /// of the simulator's cells. For interop with other libraries (NCCL,
+    /// driver copies between devices); a launch takes the buffer itself.
+    pub fn address(&self) -> u64 {
+        self.device_ptr()
+    }
     /// The device address (the host address of the simulator's cells).
     pub(crate) fn device_ptr(&self) -> u64 {
         match &self.inner {
@@ -66,5 +72,152 @@ impl<T> Buffer<T> {
             BufInner::Gpu(_) => std::ptr::null_mut(),
             BufInner::Sim(s) => UnsafeCell::raw_get(s.as_ptr()),
         }
+    }
+}
+
+impl<T: ptxlab_device::mem::DeviceCopy> Buffer<T> {
+    /// The simulator's kernel view of this buffer (a GPU buffer gives an
+    /// empty view: it is never passed to a simulated kernel).
+    pub(crate) fn sim_slice(&self) -> ptxlab_device::DeviceSlice<'_, T> {
+        let len = if self.host_ptr().is_null() {
+            0
+        } else {
+            self.len()
+        };
+        // SAFETY: the simulator's cells are live for the borrow and `len`
+        // long (0 for a GPU buffer, whose null pointer is then never read);
+        // kernels only read through a `DeviceSlice`.
+        unsafe { ptxlab_device::DeviceSlice::from_raw_parts(self.host_ptr(), len) }
+    }
+    /// The simulator's writable kernel view of this buffer.
+    pub(crate) fn sim_slice_mut(&mut self) -> ptxlab_device::DeviceSliceMut<'_, T> {
+        let len = if self.host_ptr().is_null() {
+            0
+        } else {
+            self.len()
+        };
+        // SAFETY: the buffer is borrowed mutably for the view's lifetime (the
+        // launch), its cells are `len` long (0 on a GPU); simulated writes
+        // are relaxed atomics into the cells.
+        unsafe { ptxlab_device::DeviceSliceMut::from_raw_parts(self.host_ptr(), len) }
+    }
+}
+
+/// Elements `start .. start + len` of a [`Buffer`], passed to a kernel's
+/// `DeviceSlice<T>` parameter as if they were a buffer of their own
+/// ([`Buffer::view`]): a kernel that works on a slab or a block of rows runs
+/// on part of a larger allocation.
+pub struct View<'a, T> {
+    device_ptr: u64,
+    host_ptr: *mut T,
+    len: usize,
+    _buf: std::marker::PhantomData<&'a Buffer<T>>,
+}
+
+/// Elements `start .. start + len` of a [`Buffer`], for a kernel's
+/// `DeviceSliceMut<T>` parameter ([`Buffer::view_mut`]).
+pub struct ViewMut<'a, T> {
+    device_ptr: u64,
+    host_ptr: *mut T,
+    len: usize,
+    _buf: std::marker::PhantomData<&'a mut Buffer<T>>,
+}
+
+impl<T> Clone for View<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for View<'_, T> {}
+
+impl<T> std::fmt::Debug for View<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "View(len {})", self.len)
+    }
+}
+impl<T> std::fmt::Debug for ViewMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ViewMut(len {})", self.len)
+    }
+}
+
+fn check_range(len: usize, range: &std::ops::Range<usize>) -> crate::Result<()> {
+    if range.start > range.end || range.end > len {
+        return Err(crate::Error::input(
+            "buffer view",
+            format!(
+                "elements {}..{} of a buffer of {len}; a view lies inside its buffer",
+                range.start, range.end
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl<T> Buffer<T> {
+    /// Elements `range` as a read-only kernel argument; a range outside the
+    /// buffer is an error.
+    pub fn view(&self, range: std::ops::Range<usize>) -> crate::Result<View<'_, T>> {
+        check_range(self.len(), &range)?;
+        let off = range.start;
+        Ok(View {
+            device_ptr: self.device_ptr() + (off * std::mem::size_of::<T>()) as u64,
+            host_ptr: self.host_ptr().wrapping_add(off),
+            len: range.end - range.start,
+            _buf: std::marker::PhantomData,
+        })
+    }
+    /// Elements `range` as a writable kernel argument (the buffer stays
+    /// borrowed mutably while the view lives); a range outside the buffer is
+    /// an error.
+    pub fn view_mut(&mut self, range: std::ops::Range<usize>) -> crate::Result<ViewMut<'_, T>> {
+        check_range(self.len(), &range)?;
+        let off = range.start;
+        Ok(ViewMut {
+            device_ptr: self.device_ptr() + (off * std::mem::size_of::<T>()) as u64,
+            host_ptr: self.host_ptr().wrapping_add(off),
+            len: range.end - range.start,
+            _buf: std::marker::PhantomData,
+        })
+    }
+}
+
+impl<'a, T: ptxlab_device::mem::DeviceCopy> View<'a, T> {
+    /// Elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// `true` when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub(crate) fn device_ptr(&self) -> u64 {
+        self.device_ptr
+    }
+    pub(crate) fn sim_slice(&self) -> ptxlab_device::DeviceSlice<'a, T> {
+        let len = if self.host_ptr.is_null() { 0 } else { self.len };
+        // SAFETY: the view lies inside a live simulator buffer borrowed for
+        // 'a (checked when it was made), or is empty on a GPU.
+        unsafe { ptxlab_device::DeviceSlice::from_raw_parts(self.host_ptr, len) }
+    }
+}
+
+impl<'a, T: ptxlab_device::mem::DeviceCopy> ViewMut<'a, T> {
+    /// Elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// `true` when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub(crate) fn device_ptr(&self) -> u64 {
+        self.device_ptr
+    }
+    pub(crate) fn sim_slice_mut(self) -> ptxlab_device::DeviceSliceMut<'a, T> {
+        let len = if self.host_ptr.is_null() { 0 } else { self.len };
+        // SAFETY: the view lies inside a simulator buffer borrowed mutably
+        // for 'a (checked when it was made), or is empty on a GPU.
+        unsafe { ptxlab_device::DeviceSliceMut::from_raw_parts(self.host_ptr, len) }
     }
 }

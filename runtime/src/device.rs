@@ -47,7 +47,7 @@ impl Device {
         Self::sim_with(SimOptions::default())
     }
     /// The CPU simulator with these options (for example race detection
-    /// off: `SimOptions { race_check: false }`).
+    /// off: `SimOptions { race_check: false, ..SimOptions::default() }`).
     pub fn sim_with(options: SimOptions) -> Self {
         Self {
             kind: DeviceKind::Sim,
@@ -57,6 +57,15 @@ impl Device {
     /// The simulator options of this device (unused on a GPU).
     pub fn sim_options(&self) -> SimOptions {
         self.sim_options
+    }
+    /// This device with launches going to `stream` (one of this GPU's
+    /// streams; `None`, or the simulator: the device's own), for
+    /// [`launch!`](crate::launch!): `launch!(dev.on_stream(Some(&s)), ...)`.
+    pub fn on_stream<'a>(
+        &'a self,
+        stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
+    ) -> crate::launch::OnStream<'a> {
+        crate::launch::OnStream { dev: self, stream }
     }
     /// The backend.
     pub fn kind(&self) -> &DeviceKind {
@@ -175,14 +184,28 @@ impl Device {
                 .stream()
                 .clone_dtoh(s)
                 .map_err(|e| Error::driver("cuMemcpyDtoH", e)),
-            (DeviceKind::Sim, BufInner::Sim(s)) => Ok(s
-                .iter()
-                .map(|c| {
-                    // SAFETY: no simulated launch is running (launches are
-                    // synchronous), so nothing writes the cells while they are read.
-                    unsafe { *c.get() }
-                })
-                .collect()),
+            (DeviceKind::Sim, BufInner::Sim(s)) => {
+                let v: Vec<T> = s
+                    .iter()
+                    .map(|c| {
+                        // SAFETY: no simulated launch is running (launches are
+                        // synchronous), so nothing writes the cells while they are read.
+                        unsafe { *c.get() }
+                    })
+                    .collect();
+                if ptxlab_device::sim::recording() {
+                    // SAFETY: `DeviceCopy` types have no padding and every
+                    // byte of them is initialised; the slice covers `v`.
+                    let bytes = unsafe {
+                        std::slice::from_raw_parts(
+                            v.as_ptr() as *const u8,
+                            std::mem::size_of_val(&v[..]),
+                        )
+                    };
+                    ptxlab_device::sim::record_download(bytes, std::mem::size_of::<T>());
+                }
+                Ok(v)
+            }
             _ => Err(Error::input(
                 "buffer",
                 "the buffer belongs to another backend",
@@ -199,12 +222,13 @@ impl Device {
     }
 
     /// Times `f`: device events on a GPU, the wall clock on the simulator.
-    pub fn time(
+    /// `f` may return any error type the runtime's [`Error`] converts into.
+    pub fn time<E: From<Error>>(
         &self,
         warmup: usize,
         reps: usize,
-        mut f: impl FnMut(usize) -> Result<()>,
-    ) -> Result<Timing> {
+        mut f: impl FnMut(usize) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Timing, E> {
         match &self.kind {
             DeviceKind::Gpu(g) => g.time(warmup, reps, f),
             DeviceKind::Sim => {

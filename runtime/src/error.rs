@@ -13,8 +13,7 @@ pub enum Error {
     /// `libcuda` could not be loaded.
     #[error(
         "no NVIDIA driver: {detail}\nhint: install the NVIDIA driver (it provides libcuda.so.1), \
-         or run on the CPU simulator (`Device::sim()`; `--backend sim` in ptxlab and in projects \
-         made by new-kernel-crate)"
+         or run the kernels on the CPU simulator instead (`Device::sim()`)"
     )]
     NoDriver {
         /// What was tried.
@@ -24,8 +23,7 @@ pub enum Error {
     /// point the runtime calls).
     #[error(
         "the NVIDIA driver is too old for this build: {detail}\nhint: update the NVIDIA driver, \
-         or run on the CPU simulator (`Device::sim()`; `--backend sim` in ptxlab and in projects \
-         made by new-kernel-crate)"
+         or run the kernels on the CPU simulator instead (`Device::sim()`)"
     )]
     DriverTooOld {
         /// The version found, the version needed, or the missing entry point.
@@ -34,7 +32,7 @@ pub enum Error {
     /// The driver loaded but has no such device.
     #[error(
         "no CUDA device with ordinal {ordinal}: the driver reports {count} device(s)\nhint: pick an \
-         ordinal below {count}, check CUDA_VISIBLE_DEVICES, or use `--backend sim`"
+         ordinal below {count}, check CUDA_VISIBLE_DEVICES, or use the CPU simulator (`Device::sim()`)"
     )]
     NoDevice {
         /// Ordinal asked for.
@@ -89,25 +87,9 @@ pub enum Error {
         /// Bytes on the device.
         total: u64,
     },
-    /// A GPU result did not match its CPU reference.
-    #[error("verification failed for {what}: {detail}")]
-    Verification {
-        /// What was checked.
-        what: String,
-        /// Error measured and the tolerance.
-        detail: String,
-    },
     /// The simulator stopped a kernel.
     #[error("simulator: {0}")]
     Sim(#[from] SimError),
-    /// A file could not be read or written.
-    #[error("{path}: {detail}")]
-    File {
-        /// The file.
-        path: String,
-        /// What went wrong.
-        detail: String,
-    },
     /// A feature that the chosen backend does not have.
     #[error("{what} is not available on the {backend} backend\nhint: {hint}")]
     Unsupported {
@@ -200,12 +182,12 @@ pub fn hint_for(name: &str) -> &'static str {
              (max_registers) / launch_bounds on the kernel"
         }
         "ILLEGAL_ADDRESS" => {
-            "a kernel accessed memory outside its buffers; run it on the simulator \
-             (`--backend sim`) to get the block, thread and index"
+            "a kernel accessed memory outside its buffers; run it on the CPU \
+             simulator (`Device::sim()`) to get the block, thread and index"
         }
         "LAUNCH_FAILED" | "ILLEGAL_INSTRUCTION" | "ASSERT" => {
             "a kernel trapped (a checked index was out of bounds, or lengths differed); run it on \
-             the simulator (`--backend sim`) to see where"
+             the CPU simulator (`Device::sim()`) to see where"
         }
         "NOT_INITIALIZED" | "NO_DEVICE" => "check the driver installation and CUDA_VISIBLE_DEVICES",
         "INVALID_VALUE" => "an argument was out of range (launch shape, size, or pointer)",
@@ -254,7 +236,7 @@ mod tests {
             (
                 CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
                 "cuStreamSynchronize",
-                "--backend sim",
+                "Device::sim()",
             ),
         ] {
             let e = Error::driver(call, DriverError(code));
@@ -329,13 +311,13 @@ mod tests {
             detail: "it supports CUDA 11.0".into(),
         };
         let t = e.to_string();
-        assert!(t.contains("too old") && t.contains("CUDA 11.0") && t.contains("--backend sim"));
+        assert!(t.contains("too old") && t.contains("CUDA 11.0") && t.contains("Device::sim()"));
         let e = Error::NoDriver {
             detail: "libcuda.so could not be loaded".into(),
         };
         let t = e.to_string();
         assert!(t.starts_with("no NVIDIA driver: libcuda.so") && t.contains("Device::sim()"));
-        // The runtime knows no command line: no option of the lab's alone.
-        assert!(!t.contains("--backend cpu"), "{t}");
+        // The runtime knows no command line: no option of any program's.
+        assert!(!t.contains("--backend"), "{t}");
     }
 }

@@ -58,8 +58,10 @@ impl GpuInfo {
 /// A record of one module load.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LoadRecord {
-    /// Module label.
+    /// The module: build stem and group (`kernels/poisson`).
     pub module: String,
+    /// How it was loaded (`cubin sm_90`, `PTX sm_80 through the driver JIT`).
+    pub how: String,
     /// Wall time of `cuModuleLoadData`, ms (JIT included for PTX).
     pub ms: f64,
 }
@@ -166,11 +168,37 @@ impl Gpu {
         self.loads.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// The form a module key resolves to on this GPU: [`Form::Auto`] is the
+    /// cubin when the image has one for this GPU (and no register cap is
+    /// asked), the PTX otherwise.
+    fn resolve_form(&self, img: &ModuleImage, key: ModuleKey) -> Form {
+        match key.form {
+            Form::Auto if key.reg_cap.is_none() && self.cubin_of(img).is_some() => Form::Cubin,
+            Form::Auto => Form::Ptx,
+            f => f,
+        }
+    }
+
+    /// The cubin of `img` for this GPU: the image's own arch for an
+    /// arch-specific (`sm_90a`) image, this GPU's arch otherwise.
+    fn cubin_of(&self, img: &ModuleImage) -> Option<&'static [u8]> {
+        let want = self.cubin_arch(img);
+        img.cubins.iter().find(|(a, _)| *a == want).map(|(_, b)| *b)
+    }
+
+    fn cubin_arch(&self, img: &ModuleImage) -> String {
+        if img.arch.ends_with('a') {
+            img.arch.to_string()
+        } else {
+            self.info.arch()
+        }
+    }
+
     /// The image to load for a module key: PTX text (with the register cap
     /// written in) or the cubin for this GPU's arch.
     fn image(&self, img: &ModuleImage, key: ModuleKey) -> Result<Ptx> {
-        match key.form {
-            Form::Ptx => {
+        match self.resolve_form(img, key) {
+            Form::Ptx | Form::Auto => {
                 let text = match key.reg_cap {
                     Some(cap) => with_register_cap(img.ptx, cap)?,
                     None => img.ptx.to_string(),
@@ -184,19 +212,14 @@ impl Gpu {
                         "a register cap applies to PTX modules only (the cubin is already assembled)",
                     ));
                 }
-                let arch = self.info.arch();
-                let want = if img.arch.ends_with('a') {
-                    img.arch.to_string()
-                } else {
-                    arch.clone()
-                };
+                let arch = self.cubin_arch(img);
                 let built: Vec<&str> = img.cubins.iter().map(|(a, _)| *a).collect();
-                let (_, bytes) = img.cubins.iter().find(|(a, _)| *a == want).ok_or_else(|| Error::Unsupported {
+                let bytes = self.cubin_of(img).ok_or_else(|| Error::Unsupported {
                     what: format!("a cubin for {arch}"),
                     backend: "gpu".into(),
                     hint: format!(
-                        "cubins were built for {built:?}; rebuild with PTXLAB_CUBIN_ARCHS={arch} and ptxas \
-                         available, or use the PTX module"
+                        "cubins were built for {built:?}; rebuild with PTXLAB_CUBIN_ARCHS={arch} and \
+                         ptxas available, or load the PTX (Form::Ptx or Form::Auto)"
                     ),
                 })?;
                 Ok(Ptx::from_binary(bytes.to_vec()))
@@ -204,34 +227,77 @@ impl Gpu {
         }
     }
 
-    /// The module of `kernels` that a whole-module load of `key` means: the
-    /// portable module of that variant (the one every supported GPU can load).
+    /// How a launch from `img` with `key` would load it on this GPU
+    /// (`cubin sm_90`, `PTX sm_80 through the driver JIT`, or why it cannot).
+    pub fn load_plan(&self, img: &ModuleImage, key: ModuleKey) -> String {
+        if !img.runs_on(self.info.compute_capability) {
+            return format!("not for this GPU ({} only)", img.arch);
+        }
+        match self.resolve_form(img, key) {
+            Form::Cubin if self.cubin_of(img).is_some() => {
+                format!("cubin {}", self.cubin_arch(img))
+            }
+            Form::Cubin => format!("no cubin for {}", self.cubin_arch(img)),
+            _ => format!("PTX {} through the driver JIT", img.arch),
+        }
+    }
+
+    /// The portable module of `key`'s build that holds `entry` (the one
+    /// every supported GPU can load).
     pub fn portable_module(
         &self,
         kernels: &Kernels,
         key: ModuleKey,
+        entry: &str,
     ) -> Result<&'static ModuleImage> {
         let cc = self.info.compute_capability;
         kernels
             .modules
             .iter()
-            .find(|m| m.variant == key.variant && !m.arch.ends_with('a') && m.runs_on(cc))
+            .find(|m| {
+                m.math == key.math
+                    && !m.arch.ends_with('a')
+                    && m.runs_on(cc)
+                    && m.entry(entry).is_some()
+            })
             .ok_or_else(|| Error::Unsupported {
-                what: format!("a {:?} module of `{}`", key.variant, kernels.crate_name),
+                what: format!(
+                    "a {:?} module of `{}` holding `{entry}`",
+                    key.math, kernels.crate_name
+                ),
                 backend: format!("gpu ({})", self.info.arch()),
-                hint: "build the kernel crate for this variant and an arch at or below this GPU's"
-                    .into(),
+                hint:
+                    "build the kernel crate for this math mode and an arch at or below this GPU's"
+                        .into(),
             })
     }
 
-    /// Loads a module without the cache (the "JIT on every call" rung), timing it.
+    /// Loads the module that holds `entry` without the cache, timing the
+    /// load (a module's first load: the JIT for PTX); it is unloaded when
+    /// the handle is dropped.
     pub fn load_uncached(
         &self,
         kernels: &Kernels,
         key: ModuleKey,
+        entry: &str,
     ) -> Result<(Arc<CudaModule>, f64)> {
-        let img = self.portable_module(kernels, key)?;
+        let img = self.portable_module(kernels, key, entry)?;
         self.load_image(img, key)
+    }
+
+    /// Drops the cached module that holds `entry` (and the cached functions
+    /// of `kernels` in that form), so the next launch from it loads it again:
+    /// a lesson that pays the load (the JIT of a PTX module) on every call
+    /// evicts before each launch.
+    pub fn evict(&self, kernels: &Kernels, key: ModuleKey, entry: &str) -> Result<()> {
+        let img = kernels.select(key.math, entry, self.info.compute_capability)?;
+        if let Ok(mut f) = self.functions.lock() {
+            f.remove(&(kernels as *const Kernels as usize, key));
+        }
+        if let Ok(mut m) = self.modules.lock() {
+            m.remove(&(image_id(img), key));
+        }
+        Ok(())
     }
 
     fn load_image(
@@ -239,7 +305,8 @@ impl Gpu {
         img: &'static ModuleImage,
         key: ModuleKey,
     ) -> Result<(Arc<CudaModule>, f64)> {
-        if key.form == Form::Ptx
+        let form = self.resolve_form(img, key);
+        if form == Form::Ptx
             && let Some(isa) = ptx_isa_version(img.ptx)
         {
             check_ptx_isa(driver_cuda_version()?, isa)?;
@@ -251,9 +318,15 @@ impl Gpu {
             .load_module(image)
             .map_err(|e| Error::driver("cuModuleLoadData", e))?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
+        let how = match (form, key.reg_cap) {
+            (Form::Cubin, _) => format!("cubin {}", self.cubin_arch(img)),
+            (_, Some(c)) => format!("PTX {} through the driver JIT, maxnreg {c}", img.arch),
+            (_, None) => format!("PTX {} through the driver JIT", img.arch),
+        };
         if let Ok(mut l) = self.loads.lock() {
             l.push(LoadRecord {
-                module: key.label(),
+                module: format!("{}/{}", img.stem, img.group),
+                how,
                 ms,
             });
         }
@@ -300,7 +373,7 @@ impl Gpu {
         {
             return Ok(hit);
         }
-        let img = kernels.select(key.variant, name, self.info.compute_capability)?;
+        let img = kernels.select(key.math, name, self.info.compute_capability)?;
         let entry = img
             .entry(name)
             .ok_or_else(|| Error::input("kernel", name.to_string()))?;
@@ -329,9 +402,22 @@ impl Gpu {
     }
 
     /// Launches kernel `name` of `kernels` with raw parameters, after checking
-    /// the launch shape and the parameters against the entry's PTX signature.
-    pub fn launch(
+    /// the launch shape and the parameters against the entry's PTX signature
+    /// (the GPU branch of [`launch!`](crate::launch!)).
+    pub(crate) fn launch_params(
         &self,
+        kernels: &Kernels,
+        name: &str,
+        cfg: &LaunchConfig,
+        params: &[Param],
+    ) -> Result<()> {
+        self.launch_params_on(&self.stream, kernels, name, cfg, params)
+    }
+
+    /// [`Gpu::launch_params`] on `stream` (a stream of this GPU's context).
+    pub(crate) fn launch_params_on(
+        &self,
+        stream: &Arc<CudaStream>,
         kernels: &Kernels,
         name: &str,
         cfg: &LaunchConfig,
@@ -339,13 +425,14 @@ impl Gpu {
     ) -> Result<()> {
         let (f, entry) = self.entry(kernels, cfg.module, name)?;
         check_params(entry, params)?;
-        self.launch_function(&f, name, cfg, params)
+        self.launch_function_on(stream, &f, name, cfg, params)
     }
 
-    /// Launches an already-loaded function (no parameter check: the caller
-    /// vouches that `params` match its signature).
-    pub fn launch_function(
+    /// Launches an already-loaded function on `stream` (no parameter check:
+    /// the caller checked `params` against its entry).
+    fn launch_function_on(
         &self,
+        stream: &Arc<CudaStream>,
         f: &CudaFunction,
         name: &str,
         cfg: &LaunchConfig,
@@ -364,7 +451,7 @@ impl Gpu {
             block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
             shared_mem_bytes: cfg.shared_bytes as u32,
         };
-        let mut b = self.stream.launch_builder(f);
+        let mut b = stream.launch_builder(f);
         for p in params {
             p.push(&mut b);
         }
@@ -408,12 +495,12 @@ impl Gpu {
 
     /// Times `f` with device events: `warmup` untimed calls, then `reps` calls
     /// each between its own pair of events. Returns every sample.
-    pub fn time(
+    pub fn time<E: From<Error>>(
         &self,
         warmup: usize,
         reps: usize,
-        mut f: impl FnMut(usize) -> Result<()>,
-    ) -> Result<Timing> {
+        mut f: impl FnMut(usize) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Timing, E> {
         for i in 0..warmup {
             f(i)?;
         }

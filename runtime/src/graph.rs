@@ -6,7 +6,7 @@
 //! ```ignore
 //! let graph = Graph::capture(gpu, |cap| {
 //!     for _ in 0..1000 {
-//!         cap.launch(&KERNELS, "my_kernel", &cfg, &params)?;
+//!         launch!(&mut *cap, &KERNELS, cfg, my_kernels::tiny(&x, &mut y))?;
 //!     }
 //!     Ok(())
 //! })?;
@@ -38,10 +38,10 @@ impl std::fmt::Debug for Capture<'_> {
 }
 
 impl Capture<'_> {
-    /// Records a launch of kernel `name` of `kernels`, checked as
-    /// [`Gpu::launch`] checks it. The parameters' buffers must outlive every
-    /// replay of the graph.
-    pub fn launch(
+    /// Records a launch of kernel `name` of `kernels`, checked as a direct
+    /// launch is (the capture branch of [`launch!`](crate::launch!)). The
+    /// parameters' buffers must outlive every replay of the graph.
+    pub(crate) fn record(
         &mut self,
         kernels: &Kernels,
         name: &str,
@@ -101,7 +101,12 @@ impl std::fmt::Debug for Graph {
 impl Graph {
     /// Captures the launches `record` makes, on a new stream, into a graph
     /// (uploaded to the device, so the first replay is as fast as the rest).
-    pub fn capture(gpu: &Gpu, record: impl FnOnce(&mut Capture) -> Result<()>) -> Result<Self> {
+    /// `record` may return any error type the runtime's [`Error`] converts
+    /// into.
+    pub fn capture<E: From<Error>>(
+        gpu: &Gpu,
+        record: impl FnOnce(&mut Capture) -> std::result::Result<(), E>,
+    ) -> std::result::Result<Self, E> {
         gpu.synchronize()?;
         let stream = gpu
             .context()
@@ -123,7 +128,7 @@ impl Graph {
             .map_err(|e| Error::driver("cuStreamEndCapture", e))?;
         recorded?;
         if let Some(e) = failed {
-            return Err(Error::driver("cuLaunchKernel (capture)", e));
+            return Err(Error::driver("cuLaunchKernel (capture)", e).into());
         }
         let graph = graph.ok_or_else(|| Error::Unsupported {
             what: "an empty CUDA graph".into(),

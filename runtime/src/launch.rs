@@ -1,27 +1,35 @@
-//! Launching a kernel: the arguments a Rust kernel call turns into (GPU
-//! parameters, or the simulator's values), and [`launch!`](crate::launch!),
-//! which runs one call of a `#[kernel]` function on either backend.
+//! Launching a kernel: [`launch!`](crate::launch!), which runs one call of a
+//! `#[kernel]` function on a [`Device`] (GPU or simulator) or records it into
+//! a CUDA graph being captured, and the pieces it is made of.
 //!
 //! ```ignore
 //! // KERNELS: the kernel crate's build (ptxlab_runtime::include_kernels!()).
-//! launch!(&dev, &KERNELS, cfg, my_kernels::saxpy(a, &x, &mut y))?;
+//! launch!(&dev, &KERNELS, cfg, my_kernels::saxpy(2.5, &x, &mut y))?;
+//! launch!(&dev, &KERNELS, cfg, my_kernels::axpy::<f64>(2.0, &x, &mut y))?;
+//! launch!(&mut capture, &KERNELS, cfg, my_kernels::axpy::<f32>(2.0, &x, &mut y))?;
 //! ```
 //!
-//! On a GPU the kernel's name (the path's last segment) selects the PTX
-//! entry, whose parameter list is checked against the arguments; on the
-//! simulator the same Rust function runs once per simulated thread. The
-//! simulator branch also type-checks the arguments against the kernel's Rust
-//! signature at compile time, for both backends.
+//! The kernel's path and generic arguments name the instance (its PTX entry,
+//! checked at compile time: an instance that was not built does not
+//! compile). Each argument is converted to the kernel's parameter type
+//! through [`KernelArg`]: `&Buffer<T>` for a `DeviceSlice<T>`, `&mut
+//! Buffer<T>` for a `DeviceSliceMut<T>`, scalars as themselves (a literal
+//! takes the parameter's type). On a GPU the arguments become the entry's
+//! parameters, checked against its PTX signature; on the simulator the same
+//! Rust function runs once per simulated thread.
 
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, View, ViewMut};
 use crate::config::{LaunchConfig, Limits, check_launch};
+use crate::device::{Device, DeviceKind};
 use crate::error::{Error, Result};
-use crate::module::ParamKind;
-use ptxlab_device::mem::DeviceCopy;
+use crate::graph::Capture;
+use crate::module::{Kernels, ParamKind};
+use ptxlab_device::mem::{DeviceCopy, KernelScalar, ScalarValue};
 use ptxlab_device::sim::{self, LaunchSpec, SimOptions};
 use ptxlab_device::{DeviceSlice, DeviceSliceMut};
+use std::marker::PhantomData;
 
-/// A raw kernel parameter for the GPU.
+/// A raw kernel parameter for the GPU, as the driver receives it.
 #[derive(Debug, Clone, Copy)]
 pub enum Param {
     /// `.u32`
@@ -71,95 +79,241 @@ impl Param {
     }
 }
 
-/// A Rust value that can be a kernel argument on both backends.
-pub trait KernelArg {
-    /// The value the simulator passes to the kernel function.
-    type Sim: Copy + Send + Sync;
+/// A host value that can be passed for a kernel parameter of type `P`.
+///
+/// | kernel parameter | host argument |
+/// |---|---|
+/// | `DeviceSlice<T>` | `&Buffer<T>` (or `&mut Buffer<T>`), or a [`View`] of part of one |
+/// | `DeviceSliceMut<T>` | `&mut Buffer<T>`, or a [`ViewMut`] |
+/// | a scalar: `u32`, `i32`, `u64`, `usize`, `f32`, `f64` (any [`KernelScalar`], so any `T: Real`) | the same type |
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a kernel parameter of type `{P}`",
+    label = "this argument",
+    note = "a `DeviceSlice<T>` takes `&Buffer<T>`, a `DeviceSliceMut<T>` takes `&mut Buffer<T>`, \
+            a scalar takes the same scalar type"
+)]
+pub trait KernelArg<P> {
     /// Appends the GPU parameters (a buffer is pointer + length).
     fn push_params(&self, out: &mut Vec<Param>);
-    /// The simulator's argument.
-    fn sim_value(self) -> Self::Sim;
+    /// The value the simulator passes to the kernel function.
+    fn sim_value(self) -> P;
 }
 
-impl<'b, T: DeviceCopy> KernelArg for &'b Buffer<T> {
-    type Sim = DeviceSlice<'b, T>;
+impl<'b, T: DeviceCopy> KernelArg<DeviceSlice<'b, T>> for &'b Buffer<T> {
     fn push_params(&self, out: &mut Vec<Param>) {
         out.push(Param::U64(self.device_ptr()));
         out.push(Param::U64(self.len() as u64));
     }
     fn sim_value(self) -> DeviceSlice<'b, T> {
-        // SAFETY: the simulator buffer is live for 'b and `len` long; kernels
-        // only read through a `DeviceSlice`.
-        unsafe { DeviceSlice::from_raw_parts(self.host_ptr(), self.len()) }
+        self.sim_slice()
     }
 }
 
-impl<'b, T: DeviceCopy> KernelArg for &'b mut Buffer<T> {
-    type Sim = DeviceSliceMut<'b, T>;
+impl<'b, T: DeviceCopy> KernelArg<DeviceSlice<'b, T>> for &'b mut Buffer<T> {
+    fn push_params(&self, out: &mut Vec<Param>) {
+        out.push(Param::U64(self.device_ptr()));
+        out.push(Param::U64(self.len() as u64));
+    }
+    fn sim_value(self) -> DeviceSlice<'b, T> {
+        self.sim_slice()
+    }
+}
+
+impl<'b, T: DeviceCopy> KernelArg<DeviceSliceMut<'b, T>> for &'b mut Buffer<T> {
     fn push_params(&self, out: &mut Vec<Param>) {
         out.push(Param::U64(self.device_ptr()));
         out.push(Param::U64(self.len() as u64));
     }
     fn sim_value(self) -> DeviceSliceMut<'b, T> {
-        // SAFETY: the buffer is borrowed mutably for 'b (the launch), `len`
-        // long; simulated writes are relaxed atomics into its cells.
-        unsafe { DeviceSliceMut::from_raw_parts(self.host_ptr(), self.len()) }
+        self.sim_slice_mut()
     }
 }
 
-macro_rules! scalar_arg {
-    ($($t:ty => $v:ident as $c:ty),*) => {$(
-        impl KernelArg for $t {
-            type Sim = $t;
-            fn push_params(&self, out: &mut Vec<Param>) {
-                out.push(Param::$v(*self as $c));
-            }
-            fn sim_value(self) -> $t {
-                self
-            }
-        }
-    )*};
+impl<'b, T: DeviceCopy> KernelArg<DeviceSlice<'b, T>> for View<'b, T> {
+    fn push_params(&self, out: &mut Vec<Param>) {
+        out.push(Param::U64(self.device_ptr()));
+        out.push(Param::U64(self.len() as u64));
+    }
+    fn sim_value(self) -> DeviceSlice<'b, T> {
+        self.sim_slice()
+    }
 }
-scalar_arg!(u32 => U32 as u32, i32 => I32 as i32, u64 => U64 as u64, usize => U64 as u64, f32 => F32 as f32, f64 => F64 as f64);
 
-/// Calls a kernel function with a tuple of simulator arguments.
-pub trait CallWith<Args> {
-    /// `self(args.0, args.1, ...)`.
-    fn call_with(&self, args: Args);
+impl<'b, T: DeviceCopy> KernelArg<DeviceSliceMut<'b, T>> for ViewMut<'b, T> {
+    fn push_params(&self, out: &mut Vec<Param>) {
+        out.push(Param::U64(self.device_ptr()));
+        out.push(Param::U64(self.len() as u64));
+    }
+    fn sim_value(self) -> DeviceSliceMut<'b, T> {
+        self.sim_slice_mut()
+    }
 }
-macro_rules! impl_call {
-    ($($t:ident),*) => {
-        impl<F: Fn($($t),*), $($t: Copy),*> CallWith<($($t,)*)> for F {
-            #[allow(non_snake_case)]
-            fn call_with(&self, args: ($($t,)*)) {
-                let ($($t,)*) = args;
-                self($($t),*)
+
+impl<S: KernelScalar> KernelArg<S> for S {
+    fn push_params(&self, out: &mut Vec<Param>) {
+        out.push(match self.scalar_value() {
+            ScalarValue::U32(v) => Param::U32(v),
+            ScalarValue::I32(v) => Param::I32(v),
+            ScalarValue::U64(v) => Param::U64(v),
+            ScalarValue::F32(v) => Param::F32(v),
+            ScalarValue::F64(v) => Param::F64(v),
+        });
+    }
+    fn sim_value(self) -> S {
+        self
+    }
+}
+
+/// One call of a kernel with its arguments bound, ready to launch on either
+/// backend (what [`launch!`](crate::launch!) builds).
+pub trait KernelCall {
+    /// The GPU parameters, in the order of the kernel's signature.
+    fn push_params(&self, out: &mut Vec<Param>);
+    /// Runs the call on the simulator as entry `entry`, after the launch
+    /// checks every backend makes.
+    fn run_sim(self, entry: &'static str, cfg: &LaunchConfig, options: &SimOptions) -> Result<()>;
+}
+
+/// A kernel function `F` with its host arguments `A`, matched to its
+/// parameter types `P` (made by the `bindN` functions).
+pub struct Bound<F, A, P> {
+    f: F,
+    args: A,
+    _params: PhantomData<fn() -> P>,
+}
+
+impl<F, A, P> std::fmt::Debug for Bound<F, A, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Bound(kernel call)")
+    }
+}
+
+macro_rules! bind_arity {
+    ($bind:ident; $($p:ident $a:ident $i:tt),*) => {
+        /// Binds a kernel function to its arguments (used by `launch!`).
+        #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+        pub fn $bind<F, $($p, $a),*>(f: F, args: ($($a,)*)) -> Bound<F, ($($a,)*), ($($p,)*)>
+        where
+            F: Fn($($p),*) + Sync,
+            $($a: KernelArg<$p>, $p: Copy + Send + Sync,)*
+        {
+            Bound { f, args, _params: PhantomData }
+        }
+
+        impl<F, $($p, $a),*> KernelCall for Bound<F, ($($a,)*), ($($p,)*)>
+        where
+            F: Fn($($p),*) + Sync,
+            $($a: KernelArg<$p>, $p: Copy + Send + Sync,)*
+        {
+            #[allow(unused_variables)]
+            fn push_params(&self, out: &mut Vec<Param>) {
+                $( self.args.$i.push_params(out); )*
+            }
+            #[allow(unused_variables, clippy::unused_unit)]
+            fn run_sim(self, entry: &'static str, cfg: &LaunchConfig, options: &SimOptions) -> Result<()> {
+                let f = self.f;
+                let vals = ($( self.args.$i.sim_value(), )*);
+                sim_launch(entry, cfg, options, move || f($(vals.$i),*))
             }
         }
     };
 }
-impl_call!();
-impl_call!(A);
-impl_call!(A, B);
-impl_call!(A, B, C);
-impl_call!(A, B, C, D);
-impl_call!(A, B, C, D, E);
-impl_call!(A, B, C, D, E, G);
-impl_call!(A, B, C, D, E, G, H);
-impl_call!(A, B, C, D, E, G, H, I);
-impl_call!(A, B, C, D, E, G, H, I, J);
-impl_call!(A, B, C, D, E, G, H, I, J, K);
-impl_call!(A, B, C, D, E, G, H, I, J, K, L);
-impl_call!(A, B, C, D, E, G, H, I, J, K, L, M);
+bind_arity!(bind0;);
+bind_arity!(bind1; P0 A0 0);
+bind_arity!(bind2; P0 A0 0, P1 A1 1);
+bind_arity!(bind3; P0 A0 0, P1 A1 1, P2 A2 2);
+bind_arity!(bind4; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3);
+bind_arity!(bind5; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4);
+bind_arity!(bind6; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5);
+bind_arity!(bind7; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6);
+bind_arity!(bind8; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7);
+bind_arity!(bind9; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8);
+bind_arity!(bind10; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9);
+bind_arity!(bind11; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10);
+bind_arity!(bind12; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11);
+bind_arity!(bind13; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11, P12 A12 12);
+bind_arity!(bind14; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13);
+bind_arity!(bind15; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14);
+bind_arity!(bind16; P0 A0 0, P1 A1 1, P2 A2 2, P3 A3 3, P4 A4 4, P5 A5 5, P6 A6 6, P7 A7 7, P8 A8 8, P9 A9 9, P10 A10 10, P11 A11 11, P12 A12 12, P13 A13 13, P14 A14 14, P15 A15 15);
 
-/// Runs a kernel closure on the simulator after the same checks as the GPU,
-/// with the default [`SimOptions`] (race detection on unless turned off).
-pub fn sim_launch<F: Fn() + Sync>(kernel: &'static str, cfg: &LaunchConfig, f: F) -> Result<()> {
-    sim_launch_with(kernel, cfg, &SimOptions::default(), f)
+/// Where a launch goes: a [`Device`] (`&dev`: GPU or simulator), one of a
+/// GPU's streams (`dev.on_stream(Some(&stream))`), or a CUDA graph under
+/// capture (`&mut capture`).
+pub trait Launch {
+    /// Launches `call` as entry `entry` of `kernels` with `cfg`.
+    fn launch_call<C: KernelCall>(
+        self,
+        kernels: &Kernels,
+        entry: &'static str,
+        cfg: &LaunchConfig,
+        call: C,
+    ) -> Result<()>;
 }
 
-/// [`sim_launch`] with explicit simulator options.
-pub fn sim_launch_with<F: Fn() + Sync>(
+impl Launch for &Device {
+    fn launch_call<C: KernelCall>(
+        self,
+        kernels: &Kernels,
+        entry: &'static str,
+        cfg: &LaunchConfig,
+        call: C,
+    ) -> Result<()> {
+        match self.kind() {
+            DeviceKind::Gpu(g) => {
+                let mut p = Vec::new();
+                call.push_params(&mut p);
+                g.launch_params(kernels, entry, cfg, &p)
+            }
+            DeviceKind::Sim => call.run_sim(entry, cfg, &self.sim_options()),
+        }
+    }
+}
+
+impl Launch for &mut Capture<'_> {
+    fn launch_call<C: KernelCall>(
+        self,
+        kernels: &Kernels,
+        entry: &'static str,
+        cfg: &LaunchConfig,
+        call: C,
+    ) -> Result<()> {
+        let mut p = Vec::new();
+        call.push_params(&mut p);
+        self.record(kernels, entry, cfg, &p)
+    }
+}
+
+/// A device and one of its streams: launches go to that stream instead of
+/// the device's own ([`Device::on_stream`]); on the simulator, which has no
+/// streams, they run as on the device.
+#[derive(Debug, Clone, Copy)]
+pub struct OnStream<'a> {
+    pub(crate) dev: &'a Device,
+    pub(crate) stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
+}
+
+impl Launch for OnStream<'_> {
+    fn launch_call<C: KernelCall>(
+        self,
+        kernels: &Kernels,
+        entry: &'static str,
+        cfg: &LaunchConfig,
+        call: C,
+    ) -> Result<()> {
+        match (self.dev.kind(), self.stream) {
+            (DeviceKind::Gpu(g), Some(s)) => {
+                let mut p = Vec::new();
+                call.push_params(&mut p);
+                g.launch_params_on(s, kernels, entry, cfg, &p)
+            }
+            _ => self.dev.launch_call(kernels, entry, cfg, call),
+        }
+    }
+}
+
+/// Runs a kernel closure on the simulator after the same launch checks as
+/// the GPU (the simulator's branch of [`Launch`]).
+fn sim_launch<F: Fn() + Sync>(
     kernel: &'static str,
     cfg: &LaunchConfig,
     options: &SimOptions,
@@ -175,59 +329,28 @@ pub fn sim_launch_with<F: Fn() + Sync>(
     sim::launch_with(&spec, options, f).map_err(Error::from)
 }
 
-/// Launches one call of a `#[kernel]` function on a [`Device`](crate::Device):
-/// `launch!(&dev, &KERNELS, cfg, path::to::kernel(args...))`.
+/// Launches one call of a `#[kernel]` function:
+/// `launch!(target, &KERNELS, cfg, path::to::kernel(args...))`, or
+/// `path::to::kernel::<T, ...>(args...)` for an instance of a generic kernel.
 ///
-/// * `KERNELS`: the kernel crate's [`Kernels`](crate::Kernels), as
-///   `ptxlab_builder::Embed` generated it (`include_kernels!()`).
-/// * `cfg`: a [`LaunchConfig`] (grid, block, dynamic shared memory, module key).
-/// * the call: the kernel's Rust path and its arguments: `&Buffer<T>` for a
+/// * `target`: `&Device` (a GPU or the simulator) or `&mut Capture` (a CUDA
+///   graph being recorded; see [`Graph::capture`](crate::Graph::capture)).
+/// * `KERNELS`: the kernel crate's [`Kernels`], as `ptxlab_builder::Embed`
+///   generated it (`include_kernels!()`).
+/// * `cfg`: a [`LaunchConfig`] (grid, block, dynamic shared memory, module).
+/// * the call: the kernel's Rust path, its generic arguments (an instance
+///   named in the kernel's `instances(...)`; any other is a compile error
+///   that lists the built ones), and its arguments: `&Buffer<T>` for a
 ///   `DeviceSlice<T>` parameter, `&mut Buffer<T>` for a `DeviceSliceMut<T>`,
-///   and scalars (`u32`, `i32`, `u64`, `usize`, `f32`, `f64`).
+///   scalars for scalars (see [`KernelArg`]).
 ///
-/// On a GPU the path's last segment names the PTX entry, the launch shape is
-/// checked against the device and the kernel's launch bounds, and the
-/// parameters against the entry's PTX signature; on the simulator the Rust
-/// function runs once per simulated thread, after the same shape checks,
-/// with the device's [`SimOptions`] (race detection). The
-/// kernel's name is written once, and the arguments are type-checked against
-/// its Rust signature at compile time.
+/// On a GPU the launch shape is checked against the device and the entry's
+/// launch bounds, and the parameters against its PTX signature; on the
+/// simulator the Rust function runs once per simulated thread, after the
+/// same shape checks, with the device's [`SimOptions`].
 #[macro_export]
 macro_rules! launch {
-    ($dev:expr, $kernels:expr, $cfg:expr, :: $($seg:ident)::+ ( $($arg:expr),* $(,)? )) => {
-        $crate::launch!(@go $dev, $kernels, $cfg, [:: $($seg)::+], [$($seg)::+], ($($arg),*))
-    };
-    ($dev:expr, $kernels:expr, $cfg:expr, $($seg:ident)::+ ( $($arg:expr),* $(,)? )) => {
-        $crate::launch!(@go $dev, $kernels, $cfg, [$($seg)::+], [$($seg)::+], ($($arg),*))
-    };
-    (@go $dev:expr, $kernels:expr, $cfg:expr, [$($path:tt)+], [$($seg:ident)::+], ($($arg:expr),*)) => {{
-        let __dev: &$crate::Device = $dev;
-        let __cfg: $crate::LaunchConfig = $cfg;
-        const __NAME: &str = $crate::__last_segment!($($seg)::+);
-        match __dev.kind() {
-            $crate::DeviceKind::Gpu(__g) => {
-                let mut __p = ::std::vec::Vec::new();
-                $( $crate::KernelArg::push_params(&$arg, &mut __p); )*
-                __g.launch($kernels, __NAME, &__cfg, &__p)
-            }
-            $crate::DeviceKind::Sim => {
-                let __vals = ( $( $crate::KernelArg::sim_value($arg), )* );
-                $crate::sim_launch_with(__NAME, &__cfg, &__dev.sim_options(), move || {
-                    $crate::CallWith::call_with(&$($path)+, __vals)
-                })
-            }
-        }
-    }};
-}
-
-/// The last segment of a path, as a string (`a::b::c` -> `"c"`).
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __last_segment {
-    ($last:ident) => {
-        ::core::stringify!($last)
-    };
-    ($first:ident :: $($rest:ident)::+) => {
-        $crate::__last_segment!($($rest)::+)
+    ($($t:tt)*) => {
+        $crate::__launch!($crate, $($t)*)
     };
 }

@@ -7,12 +7,12 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`module`] | [`Kernels`]: the PTX modules, cubins, entries and resource report of a kernel crate, as `ptxlab-builder` embeds them; module selection by variant and GPU arch |
+//! | [`module`] | [`Kernels`]: the PTX modules, cubins, entries and resource report of a kernel crate, as `ptxlab-builder` embeds them; module selection by math mode, group and GPU arch; cubin or PTX |
 //! | [`device`] | [`Device`]: GPU or simulator; uploads, downloads, synchronisation, timing |
 //! | [`buffer`] | [`Buffer`]: typed device memory |
 //! | [`config`] | [`LaunchConfig`] and the launch checks shared by both backends |
-//! | [`mod@launch`] | [`launch!`]: one call of a `#[kernel]` fn on either backend, arguments checked |
-//! | [`gpu`] | [`Gpu`]: context, stream, module cache (JIT or cubin, timed), events |
+//! | [`mod@launch`] | [`launch!`]: one call of a `#[kernel]` fn (an instance of a generic one) on a device, a stream or a graph capture, arguments checked |
+//! | [`gpu`] | [`gpu::Gpu`]: context, stream, module cache (JIT or cubin, timed), events |
 //! | [`graph`] | [`Graph`]: CUDA graph capture and replay |
 //! | [`timing`] | [`Timing`]: median, min, max of samples |
 //! | [`tma`] | [`TensorMap`]: TMA tensor maps of 2D matrices (driver-encoded on a GPU, readable by the simulator) |
@@ -32,7 +32,7 @@
 //! let x = dev.upload(&[1.0f32; 1000])?;
 //! let mut y = dev.alloc_filled(1000, f32::NAN)?;
 //! let cfg = LaunchConfig::for_threads(1000, 256)?;
-//! launch!(&dev, &KERNELS, cfg, my_kernels::scale(2.0f32, &x, &mut y))?;
+//! launch!(&dev, &KERNELS, cfg, my_kernels::scale::<f32>(2.0, &x, &mut y))?;
 //! let y = dev.download(&y)?;
 //! ```
 
@@ -51,26 +51,32 @@ pub mod testing;
 pub mod timing;
 pub mod tma;
 
-pub use buffer::Buffer;
-pub use config::{LaunchConfig, Limits, check_launch};
-pub use device::{Device, DeviceKind};
-pub use driver::{
-    MIN_PTX_ISA, check_driver, check_ptx_isa, cuda_for_ptx_isa, driver_cuda_version,
-    ptx_isa_version,
-};
+// What a kernel-crate author needs, at the root; the rest stays in its
+// module (`ptxlab_runtime::gpu::Gpu`, `device::DeviceKind`, `probe::*`, ...).
+pub use buffer::{Buffer, View, ViewMut};
+pub use config::LaunchConfig;
+pub use device::Device;
 pub use error::{Error, Result};
-pub use gpu::{Gpu, GpuInfo, LoadRecord};
 pub use graph::{Capture, Graph};
-pub use host_mem::{HostMemory, check_host_alloc, fmt_bytes, host_memory};
-pub use launch::{CallWith, KernelArg, Param, sim_launch, sim_launch_with};
-pub use module::{
-    Entry, Form, Kernels, ModuleImage, ModuleKey, ParamKind, Resources, Variant, with_register_cap,
-};
-pub use probe::{REQUIRED_DRIVER_SYMBOLS, driver_present, driver_symbol_present};
+pub use launch::{KernelArg, Launch};
+pub use module::{Form, Kernels, MathMode, ModuleKey};
 pub use ptxlab_device::Dim3;
 pub use ptxlab_device::sim::SimOptions;
 pub use timing::Timing;
 pub use tma::TensorMap;
+
+#[doc(hidden)]
+pub use ptxlab_device::{__entry, __launch};
+
+/// The PTX entry name of a kernel instance, checked at compile time:
+/// `entry!(my_kernels::axpy::<f64>)` is `"axpy_f64"` (for resource
+/// reports and messages; launches name the kernel in [`launch!`] itself).
+#[macro_export]
+macro_rules! entry {
+    ($($path:tt)+) => {
+        $crate::__entry!($($path)+)
+    };
+}
 
 /// Includes the Rust file that `ptxlab_builder::Embed` wrote into `OUT_DIR`
 /// (default `ptxlab_kernels.rs`), which defines `pub static KERNELS: Kernels`.

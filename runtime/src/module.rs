@@ -14,59 +14,87 @@
 
 use crate::error::{Error, Result};
 
-/// Which build of the kernels a launch uses.
+/// Which build of the kernel crate a launch uses: the crate is compiled
+/// twice, once with IEEE-accurate math and once with fast math (a builder
+/// option, not a kernel of its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Variant {
+pub enum MathMode {
     /// IEEE-accurate math (`div.rn`, `sqrt.rn`, precise `math::` functions).
     #[default]
     Precise,
     /// The fast-math build: SFU approximations, approximate division, FTZ.
-    FastMath,
+    Fast,
 }
 
 /// How a module reaches the GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Form {
-    /// PTX, compiled by the driver's JIT at load time.
+    /// The cubin for this GPU's architecture when the build has one (no
+    /// JIT, milliseconds), otherwise the PTX through the driver's JIT.
     #[default]
+    Auto,
+    /// PTX, compiled by the driver's JIT at load time (what a lesson on the
+    /// JIT, or a register cap written into the PTX, needs).
     Ptx,
-    /// A cubin assembled ahead of time by `ptxas` (no JIT).
+    /// A cubin assembled ahead of time by `ptxas` (an error when the build
+    /// has none for this GPU).
     Cubin,
 }
 
-/// One loadable module: variant, form, and an optional register cap applied
-/// to every kernel (`.maxnreg`, written into the PTX before the JIT).
+/// Which module a launch loads its kernel from (cudarc's `CudaModule`): the
+/// build (precise or fast math), the form it is loaded in, and an optional
+/// register cap written into the PTX before the JIT. A [`LaunchConfig`]
+/// carries one (`LaunchConfig::with_module`); the default is the precise
+/// build, cubin when there is one for the GPU.
+///
+/// [`LaunchConfig`]: crate::LaunchConfig
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct ModuleKey {
     /// Precise or fast math.
-    pub variant: Variant,
-    /// PTX or cubin.
+    pub math: MathMode,
+    /// Cubin when available, PTX, or cubin only.
     pub form: Form,
     /// Register cap for every kernel of the module (PTX only).
     pub reg_cap: Option<u32>,
 }
 
 impl ModuleKey {
-    /// The fast-math PTX module.
+    /// The fast-math build (cubin when there is one for the GPU).
     pub const FAST: ModuleKey = ModuleKey {
-        variant: Variant::FastMath,
-        form: Form::Ptx,
+        math: MathMode::Fast,
+        form: Form::Auto,
         reg_cap: None,
     };
-    /// The default module (precise PTX).
+    /// The default: the precise build (cubin when there is one for the GPU).
     pub const PRECISE: ModuleKey = ModuleKey {
-        variant: Variant::Precise,
-        form: Form::Ptx,
+        math: MathMode::Precise,
+        form: Form::Auto,
         reg_cap: None,
     };
+    /// This key, loaded as PTX through the driver's JIT.
+    pub const fn ptx(self) -> ModuleKey {
+        ModuleKey {
+            form: Form::Ptx,
+            ..self
+        }
+    }
+    /// This key, loaded as a cubin only.
+    pub const fn cubin(self) -> ModuleKey {
+        ModuleKey {
+            form: Form::Cubin,
+            ..self
+        }
+    }
     /// A short label for reports.
     pub fn label(&self) -> String {
-        let mut s = match self.variant {
-            Variant::Precise => "precise".to_string(),
-            Variant::FastMath => "fast-math".to_string(),
+        let mut s = match self.math {
+            MathMode::Precise => "precise".to_string(),
+            MathMode::Fast => "fast-math".to_string(),
         };
-        if self.form == Form::Cubin {
-            s.push_str(", cubin");
+        match self.form {
+            Form::Auto => {}
+            Form::Ptx => s.push_str(", PTX"),
+            Form::Cubin => s.push_str(", cubin"),
         }
         if let Some(r) = self.reg_cap {
             s.push_str(&format!(", maxnreg {r}"));
@@ -149,13 +177,18 @@ pub struct Resources {
     pub shared_bytes: u32,
 }
 
-/// One PTX module of a kernel crate, embedded in the host binary.
+/// One PTX module of a kernel crate, embedded in the host binary: the
+/// kernels of one top-level Rust module of the crate (its `group`) in one
+/// build, so a program loads only the groups it launches from.
 #[derive(Debug, Clone, Copy)]
 pub struct ModuleImage {
-    /// File stem (`kernels`, `kernels_fast`).
+    /// File stem of the build (`kernels`, `kernels_fast`).
     pub stem: &'static str,
+    /// The kernel crate's top-level module the entries come from
+    /// (`poisson` for `kernels_gpu::poisson::*`; `lib` for the crate root).
+    pub group: &'static str,
     /// Precise or fast math.
-    pub variant: Variant,
+    pub math: MathMode,
     /// PTX target (`sm_80`; `sm_90a` runs on sm_90 only).
     pub arch: &'static str,
     /// The PTX text.
@@ -202,9 +235,25 @@ pub struct Kernels {
 }
 
 impl Kernels {
-    /// The first module of `variant` (the portable one), if any.
-    pub fn module(&self, variant: Variant) -> Option<&'static ModuleImage> {
-        self.modules.iter().find(|m| m.variant == variant)
+    /// The PTX of every portable (not arch-specific) module of `math`, one
+    /// after the other (for inspection and tests; a GPU loads them one by one).
+    pub fn ptx(&self, math: MathMode) -> String {
+        self.modules
+            .iter()
+            .filter(|m| m.math == math && !m.arch.ends_with('a'))
+            .map(|m| m.ptx)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The PTX of the modules built for `arch` exactly (`sm_90a`).
+    pub fn ptx_for_arch(&self, arch: &str) -> String {
+        self.modules
+            .iter()
+            .filter(|m| m.arch == arch)
+            .map(|m| m.ptx)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// The module of `variant` that holds `entry` and runs on a GPU of
@@ -214,14 +263,14 @@ impl Kernels {
     /// kernel built only for another arch (Hopper-only instructions).
     pub fn select(
         &self,
-        variant: Variant,
+        math: MathMode,
         entry: &str,
         cc: (i32, i32),
     ) -> Result<&'static ModuleImage> {
         let holding: Vec<&'static ModuleImage> = self
             .modules
             .iter()
-            .filter(|m| m.variant == variant && m.entry(entry).is_some())
+            .filter(|m| m.math == math && m.entry(entry).is_some())
             .collect();
         let best = holding
             .iter()
@@ -235,13 +284,13 @@ impl Kernels {
                 .modules
                 .iter()
                 .find(|m| m.entry(entry).is_some())
-                .map(|m| format!(" (it is in the {:?} module `{}`)", m.variant, m.stem))
+                .map(|m| format!(" (it is in the {:?} build `{}`)", m.math, m.stem))
                 .unwrap_or_default();
             return Err(Error::input(
                 "kernel",
                 format!(
-                    "`{entry}` is not an entry of the {variant:?} modules of `{}`{other}: check the \
-                     name, or rebuild if the embedded PTX is stale",
+                    "`{entry}` is not an entry of the {math:?} build of `{}`{other}: rebuild if \
+                     the embedded PTX is stale",
                     self.crate_name
                 ),
             ));
@@ -252,7 +301,7 @@ impl Kernels {
             backend: format!("gpu (compute capability {}.{})", cc.0, cc.1),
             hint: "it uses instructions of another architecture (an `a` target such as sm_90a \
                    runs on that GPU only: wgmma and TMA need an H100/H200); run it on that GPU or \
-                   on the simulator (`--backend sim`)"
+                   on the CPU simulator (`Device::sim()`)"
                 .into(),
         })
     }
@@ -270,16 +319,16 @@ impl Kernels {
         v
     }
 
-    /// The resource report of `kernel` on `arch` in the module of `variant`.
+    /// The resource report of `kernel` on `arch` in the `math` build.
     pub fn resources(
         &self,
         kernel: &str,
         arch: &str,
-        variant: Variant,
+        math: MathMode,
     ) -> Option<&'static Resources> {
         self.modules
             .iter()
-            .filter(|m| m.variant == variant)
+            .filter(|m| m.math == math)
             .flat_map(|m| m.resources.iter())
             .find(|r| r.kernel == kernel && r.arch == arch)
     }
@@ -337,7 +386,8 @@ mod tests {
     fn image(stem: &'static str, arch: &'static str, entries: &'static [Entry]) -> ModuleImage {
         ModuleImage {
             stem,
-            variant: Variant::Precise,
+            group: "lib",
+            math: MathMode::Precise,
             arch,
             ptx: "",
             cubins: &[],
@@ -348,7 +398,8 @@ mod tests {
     static MODULES: [ModuleImage; 2] = [
         ModuleImage {
             stem: "kernels",
-            variant: Variant::Precise,
+            group: "lib",
+            math: MathMode::Precise,
             arch: "sm_80",
             ptx: "",
             cubins: &[],
@@ -357,7 +408,8 @@ mod tests {
         },
         ModuleImage {
             stem: "kernels_sm90a",
-            variant: Variant::Precise,
+            group: "lib",
+            math: MathMode::Precise,
             arch: "sm_90a",
             ptx: "",
             cubins: &[],
@@ -380,15 +432,15 @@ mod tests {
 
     #[test]
     fn select_picks_the_module_that_holds_the_kernel_and_runs_here() {
-        let m = KERNELS.select(Variant::Precise, "saxpy", (9, 0)).unwrap();
+        let m = KERNELS.select(MathMode::Precise, "saxpy", (9, 0)).unwrap();
         assert_eq!(m.stem, "kernels");
         let m = KERNELS
-            .select(Variant::Precise, "gemm_wgmma", (9, 0))
+            .select(MathMode::Precise, "gemm_wgmma", (9, 0))
             .unwrap();
         assert_eq!(m.stem, "kernels_sm90a");
         // On an A100 the Hopper kernel is refused in one line that says why.
         let e = KERNELS
-            .select(Variant::Precise, "gemm_wgmma", (8, 0))
+            .select(MathMode::Precise, "gemm_wgmma", (8, 0))
             .unwrap_err()
             .to_string();
         assert!(
@@ -401,13 +453,13 @@ mod tests {
         );
         // A typo or a stale build.
         let e = KERNELS
-            .select(Variant::Precise, "saxpi", (9, 0))
+            .select(MathMode::Precise, "saxpi", (9, 0))
             .unwrap_err()
             .to_string();
         assert!(e.contains("`saxpi`") && e.contains("rebuild"), "{e}");
         // A kernel missing from the fast-math build names the module it is in.
         let e = KERNELS
-            .select(Variant::FastMath, "saxpy", (9, 0))
+            .select(MathMode::Fast, "saxpy", (9, 0))
             .unwrap_err()
             .to_string();
         assert!(e.contains("Precise") && e.contains("`kernels`"), "{e}");

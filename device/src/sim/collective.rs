@@ -29,6 +29,9 @@ pub fn sync_threads(site: &'static Location<'static>) {
                 if let Some(r) = &b.race {
                     r.barrier(site);
                 }
+                if b.async_on.get() {
+                    super::asyncs::on_barrier(b);
+                }
                 for &f in &waiters {
                     b.wake(f);
                 }

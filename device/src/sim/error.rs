@@ -62,6 +62,32 @@ impl fmt::Display for Race {
     }
 }
 
+/// A misuse of an asynchronous operation (`cp.async`, TMA, mbarrier,
+/// `wgmma`): what was touched too early or waited for wrongly, and the
+/// operation it concerns. The thread and line of the access that found it
+/// are the [`SimError`]'s own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AsyncHazard {
+    /// The operation: `"cp.async"`, `"TMA load"`, `"TMA store"`, `"wgmma"`
+    /// or `"mbarrier"`.
+    pub op: &'static str,
+    /// Block of the thread that issued it.
+    pub block: Dim3,
+    /// Thread that issued it (or initialised the mbarrier).
+    pub thread: Dim3,
+    /// Kernel source line that issued it (`file:line:column`).
+    pub location: String,
+    /// The whole story in one sentence: what happened, to which operation,
+    /// and what the program must do first.
+    pub detail: String,
+}
+
+impl fmt::Display for AsyncHazard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.detail)
+    }
+}
+
 /// What went wrong inside a simulated kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
@@ -107,6 +133,10 @@ pub enum Fault {
     /// Two threads touched the same memory word, at least one of them
     /// writing, with nothing ordering the two accesses (see [`Race`]).
     Race(Box<Race>),
+    /// An asynchronous operation was used wrongly: its destination read
+    /// before the wait that completes it, its source or operands
+    /// overwritten while it runs, an mbarrier misused (see [`AsyncHazard`]).
+    Async(Box<AsyncHazard>),
     /// The kernel called `trap`.
     Trap {
         /// Why.
@@ -148,6 +178,7 @@ impl fmt::Display for Fault {
             Fault::WarpMask { detail } => write!(f, "invalid warp operation: {detail}"),
             Fault::Deadlock { detail } => write!(f, "deadlock: {detail}"),
             Fault::Race(r) => write!(f, "{r}"),
+            Fault::Async(a) => write!(f, "{a}"),
             Fault::Trap { reason } => write!(f, "trap: {reason}"),
             Fault::Panic { message } => write!(f, "panic: {message}"),
             Fault::InvalidLaunch { detail } => write!(f, "invalid launch: {detail}"),

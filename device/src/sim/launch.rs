@@ -5,7 +5,7 @@ use super::error::{Fault, SimError};
 use super::race::global::GlobalShadow;
 use super::sched;
 use super::spec::{
-    LaunchSpec, LaunchState, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SimOptions, lock,
+    LaunchSpec, LaunchState, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, Schedule, SimOptions, lock,
 };
 use crate::dim3::Dim3;
 use std::format;
@@ -44,7 +44,7 @@ static LAUNCHED: Mutex<std::collections::BTreeSet<&'static str>> =
     Mutex::new(std::collections::BTreeSet::new());
 
 /// Names of every kernel launched on the simulator by this process so far
-/// (the simulator coverage test compares it with `KERNELS`).
+/// (the simulator coverage test compares it with `REGISTRY`).
 pub fn launched_kernels() -> Vec<&'static str> {
     lock(&LAUNCHED).iter().copied().collect()
 }
@@ -64,6 +64,7 @@ pub fn launch_with<F: Fn() + Sync>(
     kernel: F,
 ) -> Result<(), SimError> {
     lock(&LAUNCHED).insert(spec.kernel);
+    super::record::launched(spec.kernel);
     if let Err(detail) = validate(spec) {
         return Err(SimError {
             kernel: spec.kernel.to_string(),
@@ -81,6 +82,10 @@ pub fn launch_with<F: Fn() + Sync>(
         aborted: AtomicBool::new(false),
         race_shared: options.race_check,
         global: (options.race_check && nblocks < GlobalShadow::MAX_BLOCKS).then(GlobalShadow::new),
+        seed: match options.schedule {
+            Schedule::InOrder => None,
+            Schedule::Random { seed } => Some(seed),
+        },
     };
     let workers = (rayon::current_num_threads() as u64).clamp(1, nblocks);
     let next = AtomicU64::new(0);

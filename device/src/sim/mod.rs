@@ -1,5 +1,6 @@
 //! The CPU simulator: runs any `#[kernel]` on the host from the same source,
-//! and reports out-of-bounds accesses, divergent barriers and data races.
+//! and reports out-of-bounds accesses, divergent barriers, data races and
+//! misused asynchronous operations (`cp.async`, TMA, mbarriers, `wgmma`).
 //!
 //! # Model
 //! * The threads of a block are cooperative coroutines (stackful, each with
@@ -15,7 +16,8 @@
 //!   threads wait at two different call sites, the launch stops with a
 //!   *divergent barrier* error; if every thread waits for another one that
 //!   waits too (a warp collective that a thread blocked at a barrier should
-//!   join), with a *deadlock* error, instead of hanging.
+//!   join, an mbarrier phase that never completes), with a *deadlock*
+//!   error, instead of hanging.
 //! * Dynamic shared memory is one buffer per block, of the size the launch
 //!   asked for, filled with `0xFF` bytes (NaN for floats) so a read of a slot
 //!   nobody wrote shows up in the result.
@@ -47,14 +49,49 @@
 //! launch). The detector sees the accesses of the kernel views, not those of
 //! the raw accessors in [`mem`].
 //!
+//! # Asynchronous operations
+//! `cp.async`, TMA loads and stores, mbarriers and `wgmma` run
+//! asynchronously, as the PTX ISA defines them; each is in flight from its
+//! issue until the wait that completes it (`asyncs` holds the model):
+//! * a `cp.async` copy until a `wait_async_copies` of its thread covers
+//!   its group: any access to its destination before is an error, as is
+//!   another copy into it or a write of its source by its thread; its
+//!   landing is its thread's write for the race detector, at that wait;
+//! * a TMA load until it lands and its bytes complete its mbarrier's
+//!   phase: only a thread that has seen that phase complete (or a block
+//!   barrier after one that did) may touch the destination;
+//! * an mbarrier is a record with its phase count: wrong parities,
+//!   arrival or byte counts that never complete a phase, uninitialised or
+//!   unfenced barriers are reported (a wait that can never end is a
+//!   deadlock, not a hang);
+//! * a `wgmma` until a `wgmma_wait_group` covers its group: its operand
+//!   tiles must not be written before, its accumulators hold poison until
+//!   then (storing one is an error naming the `wgmma`), and what it reads
+//!   must have been delivered (a TMA phase seen, ordinary stores fenced
+//!   with `fence.proxy.async`); a TMA store's source likewise.
+//!
+//! The report ([`Fault::Async`]) names the operation (its thread, line and
+//! group) and the access that found it. A block that issues no
+//! asynchronous operation pays one flag test per shared-memory access.
+//!
+//! # Schedules
+//! [`Schedule::InOrder`] (the default) runs threads in index order and
+//! lands every copy at its issue. [`Schedule::Random`] (`--sim-schedule
+//! random --sim-seed N`, `PTXLAB_SIM_SCHEDULE=random PTXLAB_SIM_SEED=N`)
+//! starts the warps in a random order, interrupts threads at random points
+//! and lands each copy at a random point of its window, reproducibly from
+//! the seed; `ptxlab sim-fuzz` runs a command under many seeds and reports
+//! the first error or change in what it reads back ([`record_download`]).
+//!
 //! # Debugging a kernel with it
 //! Launch it through the host's `Device::sim()` (or [`launch`] directly) on a
-//! small problem: `println!` works inside a kernel on the host, a debugger can
-//! break in the kernel's source, and an out-of-bounds index, a divergent
-//! barrier or a race comes back as a [`SimError`] instead of a corrupted
-//! result.
+//! small problem: [`println!`](crate::println) prints the same lines here
+//! and on a GPU, a debugger can break in the kernel's source, and an
+//! out-of-bounds index, a divergent barrier, a race or a misused
+//! asynchronous operation comes back as a [`SimError`] instead of a
+//! corrupted result.
 
-// Bottom to top: each module imports only those above it in this list.
+mod asyncs;
 mod barrier;
 mod collective;
 mod coro;
@@ -62,16 +99,21 @@ mod error;
 mod launch;
 pub mod mem;
 mod race;
+mod record;
 mod sched;
 mod spec;
 mod warp;
 
+pub(crate) use asyncs::{
+    copy as async_copy, mbar as async_mbar, proxy_fence, tma as async_tma, wgmma as async_wgmma,
+};
 pub use collective::{sync_threads, warp_ballot, warp_exchange, warp_shuffle};
-pub use error::{Fault, Race, RaceAccess, SimError};
+pub use error::{AsyncHazard, Fault, Race, RaceAccess, SimError};
 pub use launch::{launch, launch_with, launched_kernels};
-pub(crate) use race::{global_access, shared_access};
+pub(crate) use race::{global_access, global_store, shared_access};
+pub use record::{Download, read_record, record_download, recording};
 pub use sched::{ThreadCtx, check_align, fail, shared_base, with_thread, yield_point};
 pub use spec::{
-    LaunchSpec, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, SimOptions, race_check_default,
-    set_race_check,
+    LaunchSpec, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, Schedule, SimOptions, race_check_default,
+    schedule_default, set_race_check, set_schedule,
 };

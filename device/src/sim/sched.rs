@@ -11,8 +11,16 @@
 //! (in the order they became ready), then threads not yet started, then
 //! fibers that yielded. When nothing can run but some threads still wait,
 //! every thread waits for another one that waits too: a deadlock, reported
-//! as [`Fault::Deadlock`] instead of a hang.
+//! as [`Fault::Deadlock`] instead of a hang (after landing any
+//! asynchronous copy still pending, which might release them).
+//!
+//! Under a random [`Schedule`](super::Schedule) the block's warps start in
+//! a random order, the next fiber is a random ready one (or a new thread),
+//! and threads are interrupted at random points; the random numbers come
+//! from the seed and the block's index only, so a seed replays the same
+//! schedule whatever the number of cores.
 
+use super::asyncs::{self, AsyncState};
 use super::barrier::BarrierState;
 use super::coro::{Fiber, Suspender};
 use super::error::{Fault, SimError};
@@ -121,6 +129,19 @@ pub(crate) enum Wait {
     Barrier,
     /// In a warp collective, called at this line.
     Warp(&'static Location<'static>),
+    /// Waiting at this line for the phase of parity `parity` of the
+    /// mbarrier at shared byte `addr`.
+    Mbar {
+        site: &'static Location<'static>,
+        addr: u32,
+        parity: u32,
+    },
+    /// In `wgmma_wait_group` at this line, for the other threads of the
+    /// warpgroup to issue its `wgmma` instruction `n`.
+    Wgmma {
+        site: &'static Location<'static>,
+        n: u64,
+    },
     /// No thread: the block had none left to start.
     Idle,
 }
@@ -128,7 +149,10 @@ pub(crate) enum Wait {
 impl Wait {
     /// Waiting for other threads of the block.
     fn is_blocked(self) -> bool {
-        matches!(self, Wait::Barrier | Wait::Warp(_))
+        matches!(
+            self,
+            Wait::Barrier | Wait::Warp(_) | Wait::Mbar { .. } | Wait::Wgmma { .. }
+        )
     }
 }
 
@@ -173,6 +197,14 @@ pub(crate) struct Block<'l> {
     pub(crate) race: Option<SharedRace>,
     /// Shadow pages of global memory this block used last.
     pub(crate) gcache: GlobalCache,
+    /// Asynchronous operations ([`asyncs`]), valid once `async_on`.
+    pub(crate) asyncs: RefCell<AsyncState>,
+    /// The block has issued an asynchronous operation.
+    pub(crate) async_on: Cell<bool>,
+    /// A random schedule's generator state (`None`: in order).
+    rng: Option<Cell<u64>>,
+    /// The order in which threads start (a random schedule's warp order).
+    order: Vec<u32>,
     /// Buffers reused by the next block on this OS thread.
     shared_mem: Vec<u128>,
 }
@@ -183,6 +215,17 @@ struct Scratch {
     shared: Vec<u128>,
     warps: Vec<RefCell<WarpState>>,
     race: Option<SharedRace>,
+    asyncs: AsyncState,
+    order: Vec<u32>,
+}
+
+/// SplitMix64: the random schedule's generator.
+fn splitmix(state: u64) -> (u64, u64) {
+    let s = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = s;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (s, z ^ (z >> 31))
 }
 
 std::thread_local! {
@@ -203,6 +246,8 @@ impl<'l> Block<'l> {
             shared: mut shared_mem,
             mut warps,
             race,
+            asyncs,
+            mut order,
         } = SCRATCH.with(|s| core::mem::take(&mut *s.borrow_mut()));
         // Poison: 0xFF bytes read as NaN (f32/f64) or all-ones integers.
         shared_mem.clear();
@@ -213,7 +258,7 @@ impl<'l> Block<'l> {
         }
         let race = launch.race_shared.then(|| {
             let mut r = race.unwrap_or_default();
-            r.start_block(spec.shared_bytes);
+            r.start_block(spec.shared_bytes, total as usize);
             r
         });
         let tick = race.as_ref().map_or(0, |r| r.tick());
@@ -221,6 +266,23 @@ impl<'l> Block<'l> {
             cell.get_mut().reset(tick);
         }
         let shared_base = shared_mem.as_mut_ptr() as *mut u8;
+        let rng = launch.seed.map(|seed| {
+            let (s, _) = splitmix(seed ^ id.wrapping_mul(0xA24B_AED4_963E_E407));
+            Cell::new(s)
+        });
+        order.clear();
+        if let Some(r) = &rng {
+            // Warps in a random order, the lanes of each in order.
+            let mut warps_order: Vec<u32> = (0..nwarps as u32).collect();
+            for i in (1..warps_order.len()).rev() {
+                let (s, v) = splitmix(r.get());
+                r.set(s);
+                warps_order.swap(i, (v % (i as u64 + 1)) as usize);
+            }
+            for w in warps_order {
+                order.extend(w * 32..((w + 1) * 32).min(total));
+            }
+        }
         Block {
             launch,
             idx,
@@ -233,6 +295,10 @@ impl<'l> Block<'l> {
             warps,
             race,
             gcache: GlobalCache::default(),
+            asyncs: RefCell::new(asyncs),
+            async_on: Cell::new(false),
+            rng,
+            order,
             shared_mem,
         }
     }
@@ -243,12 +309,29 @@ impl<'l> Block<'l> {
             shared: self.shared_mem,
             warps: self.warps,
             race: self.race,
+            asyncs: self.asyncs.into_inner(),
+            order: self.order,
         };
         SCRATCH.with(|sc| {
             let mut sc = sc.borrow_mut();
             let race = keep.race.or(sc.race.take());
             *sc = Scratch { race, ..keep };
         });
+    }
+
+    /// The next random number of a random schedule (`None` in order).
+    pub(crate) fn random(&self) -> Option<u64> {
+        let r = self.rng.as_ref()?;
+        let (s, v) = splitmix(r.get());
+        r.set(s);
+        Some(v)
+    }
+
+    /// Under a random schedule, whether a memory access interrupts its
+    /// thread (one in 16).
+    #[inline]
+    pub(crate) fn preempts(&self) -> bool {
+        self.rng.is_some() && self.random().is_some_and(|v| v % 16 == 0)
     }
 
     /// `true` once this block or another block of the launch has failed.
@@ -296,7 +379,10 @@ impl<'l> Block<'l> {
         let mut s = self.sched.borrow_mut();
         (s.next_rank < self.total).then(|| {
             s.next_rank += 1;
-            s.next_rank - 1
+            match self.order.get(s.next_rank as usize - 1) {
+                Some(&r) => r,
+                None => s.next_rank - 1,
+            }
         })
     }
 
@@ -319,6 +405,26 @@ impl<'l> Block<'l> {
                 site.map(|s| s.to_string()).unwrap_or_default()
             ));
         }
+        // One note per barrier and parity waited on (at most three), the
+        // ones that say what is wrong first.
+        let mut notes: Vec<(bool, (u32, u32), String)> = Vec::new();
+        for f in waiting.iter() {
+            if let Wait::Mbar { site, addr, parity } = f.wait
+                && !notes.iter().any(|n| n.1 == (addr, parity))
+            {
+                let note = asyncs::mbar::deadlock_note(self, f.rank, site, addr, parity);
+                let telling = note.contains("parity is wrong") || note.contains("missed phase");
+                notes.push((telling, (addr, parity), note));
+            }
+        }
+        notes.sort_by_key(|n| !n.0);
+        parts.extend(notes.into_iter().take(3).map(|n| n.2));
+        for f in waiting.iter() {
+            if let Wait::Wgmma { site, n } = f.wait {
+                parts.push(asyncs::wgmma::deadlock_note(self, f.rank, site, n));
+                break;
+            }
+        }
         for f in waiting.iter().filter(|f| f.wait != Wait::Barrier) {
             if let Wait::Warp(site) = f.wait {
                 let w = self.warps[(f.rank / 32) as usize].borrow();
@@ -332,14 +438,31 @@ impl<'l> Block<'l> {
             }
         }
         let first = waiting.first().map_or(0, |f| f.rank);
-        (
-            first,
-            format!(
-                "{}; no thread can go on (a barrier or warp function that some threads \
-                 never reach)",
-                parts.join("; ")
-            ),
-        )
+        let why = if waiting.iter().any(|f| matches!(f.wait, Wait::Wgmma { .. })) {
+            "no thread can go on (a wgmma that not every thread of its warpgroup issues)"
+        } else if waiting.iter().any(|f| matches!(f.wait, Wait::Mbar { .. })) {
+            "no thread can go on (an mbarrier phase that never completes: a wrong parity, \
+             or fewer arrivals or transaction bytes than the phase expects)"
+        } else {
+            "no thread can go on (a barrier or warp function that some threads never reach)"
+        };
+        // The report's thread: the waiter of the first note.
+        let first = waiting
+            .iter()
+            .find(|f| match f.wait {
+                Wait::Mbar { site, .. } => parts.first().is_some_and(|p| {
+                    p.contains(&std::format!("waits at {site}"))
+                        && p.contains(&std::format!("thread {}", self.thread_of(f.rank)))
+                }),
+                _ => false,
+            })
+            .or_else(|| {
+                waiting
+                    .iter()
+                    .find(|f| matches!(f.wait, Wait::Mbar { .. } | Wait::Wgmma { .. }))
+            })
+            .map_or(first, |f| f.rank);
+        (first, format!("{}; {why}", parts.join("; ")))
     }
 }
 
@@ -352,6 +475,31 @@ pub(crate) fn suspend(t: &ThreadCtx, b: &Block<'_>, wait: Wait) {
     if b.is_aborted() {
         unwind()
     }
+}
+
+/// Under a random schedule, sometimes (one time in two) lets other threads
+/// of the block run first: called after asynchronous operations, so their
+/// order against other warps varies. Does nothing in order.
+pub(crate) fn maybe_preempt() {
+    try_with_block(|t, b| {
+        if b.random().is_some_and(|v| v % 2 == 0) {
+            preempt(t, b)
+        }
+    });
+}
+
+/// Interrupts the current thread (a random schedule decided so at a memory
+/// access): it becomes ready again, to run at a random turn.
+pub(crate) fn maybe_preempt_access() {
+    try_with_block(preempt);
+}
+
+fn preempt(t: &ThreadCtx, b: &Block<'_>) {
+    if b.is_aborted() {
+        unwind()
+    }
+    b.sched.borrow_mut().ready.push_back(t.fiber);
+    suspend(t, b, Wait::Run);
 }
 
 /// A scheduling point: lets the other simulated threads of the block run
@@ -459,6 +607,11 @@ fn run_thread(b: &Block<'_>, rank: u32, fiber: u32, suspender: Suspender) {
 /// Bookkeeping when a thread returns from the kernel: threads still waiting
 /// for it at a barrier or in a warp function can no longer be released.
 fn thread_exited(b: &Block<'_>, t: &ThreadCtx) {
+    if b.async_on.get()
+        && let Some(fault) = asyncs::thread_exit(b, t.rank)
+    {
+        b.record(t.thread_idx, fault, None);
+    }
     if let Some(detail) = b.barrier.borrow_mut().exit(b.total) {
         b.record(t.thread_idx, Fault::DivergentBarrier { detail }, None);
     }
@@ -524,6 +677,8 @@ pub(crate) fn run_worker(launch: &LaunchState<'_>, next: &AtomicU64) {
         block.sched.borrow_mut().fibers.resize(fibers.len(), IDLE);
         worker.block.set(&block);
         run_fibers(&block, &mut fibers, &mut idle, body);
+        // Copies nobody waited for still land (a TMA store's writes).
+        asyncs::land_due(&block, true);
         block.recycle();
     }
     worker.done.set(true);
@@ -546,10 +701,14 @@ fn run_fibers<'f>(
     // Fibers holding a thread of this block.
     let mut live = 0usize;
     loop {
-        let next = b.sched.borrow_mut().ready.pop_front();
+        if b.rng.is_some() {
+            asyncs::land_due(b, false);
+        }
+        let unstarted = b.sched.borrow().next_rank < b.total && !b.is_aborted();
+        let next = pick_ready(b, unstarted);
         let f = match next {
             Some(f) => f,
-            None if b.sched.borrow().next_rank < b.total && !b.is_aborted() => {
+            None if unstarted => {
                 if let Some(f) = idle.pop() {
                     b.sched.borrow_mut().fibers[f as usize].wait = Wait::Run;
                     live += 1;
@@ -580,13 +739,43 @@ fn run_fibers<'f>(
                 }
             }
             None => {
-                let y = b.sched.borrow_mut().yielded.pop_front();
+                let spinning = {
+                    let s = b.sched.borrow();
+                    let ranks: Vec<u32> = s
+                        .yielded
+                        .iter()
+                        .map(|&f| s.fibers[f as usize].rank)
+                        .collect();
+                    drop(s);
+                    asyncs::mbar::all_spinning(b, &ranks)
+                };
+                let y = if spinning {
+                    None
+                } else {
+                    let mut s = b.sched.borrow_mut();
+                    match b.random() {
+                        Some(r) if !s.yielded.is_empty() => {
+                            let i = (r % s.yielded.len() as u64) as usize;
+                            s.yielded.remove(i)
+                        }
+                        _ => s.yielded.pop_front(),
+                    }
+                };
                 match y {
                     Some(f) => f,
                     None if live == 0 => break,
                     None => {
+                        // Every thread waits: an asynchronous copy that has
+                        // not landed yet may still release them.
+                        if !b.is_aborted() && asyncs::land_due(b, true) {
+                            continue;
+                        }
                         if !b.is_aborted() {
-                            let (rank, detail) = b.deadlock_detail();
+                            let (rank, detail) = if spinning {
+                                asyncs::mbar::spin_detail(b)
+                            } else {
+                                b.deadlock_detail()
+                            };
                             b.record(b.thread_of(rank), Fault::Deadlock { detail }, None);
                         }
                         // Resume every waiting thread so that it unwinds.
@@ -596,10 +785,11 @@ fn run_fibers<'f>(
                                 .filter(|&i| s.fibers[i as usize].wait.is_blocked())
                                 .collect()
                         };
-                        if waiting.is_empty() {
+                        let yielded: Vec<u32> = b.sched.borrow_mut().yielded.drain(..).collect();
+                        if waiting.is_empty() && yielded.is_empty() {
                             break;
                         }
-                        for f in waiting {
+                        for f in waiting.into_iter().chain(yielded) {
                             b.wake(f);
                         }
                         continue;
@@ -611,6 +801,28 @@ fn run_fibers<'f>(
         if b.sched.borrow().fibers[f as usize].wait == Wait::Idle {
             idle.push(f);
             live -= 1;
+        }
+    }
+}
+
+/// The next ready fiber: the oldest in order; under a random schedule a
+/// random one, or none (start a new thread) at random when threads are
+/// left to start.
+fn pick_ready(b: &Block<'_>, unstarted: bool) -> Option<u32> {
+    let mut s = b.sched.borrow_mut();
+    if s.ready.is_empty() {
+        return None;
+    }
+    match b.random() {
+        None => s.ready.pop_front(),
+        Some(r) => {
+            let n = s.ready.len() as u64 + unstarted as u64;
+            let i = (r % n) as usize;
+            if i < s.ready.len() {
+                s.ready.remove(i)
+            } else {
+                None
+            }
         }
     }
 }

@@ -34,7 +34,11 @@ pub fn regs(dev: &Device, threads: usize, capped: bool, module: ModuleKey) -> Re
             format!("{threads} threads x {DEMO_WIDTH} inputs overflow a length; use fewer threads"),
         )
     })?;
-    crate::runtime::check_host_alloc("demo_regs threads", len as u128 * 4, "use fewer threads")?;
+    crate::runtime::host_mem::check_host_alloc(
+        "demo_regs threads",
+        len as u128 * 4,
+        "use fewer threads",
+    )?;
     let hx: Vec<f32> = uniform_vec(5, len, -0.5, 0.5)
         .into_iter()
         .map(|v| v as f32)
@@ -54,7 +58,11 @@ pub fn regs(dev: &Device, threads: usize, capped: bool, module: ModuleKey) -> Re
 /// Runs `demo_fast_sincos`; returns the maximum absolute error against
 /// `sin(x) cos(x)` in f64 (the SFU's error is absolute, about 1e-6).
 pub fn fast_sincos(dev: &Device, n: usize, module: ModuleKey) -> Result<f64> {
-    crate::runtime::check_host_alloc("demo_fast_sincos n", n as u128 * 8, "use a smaller n")?;
+    crate::runtime::host_mem::check_host_alloc(
+        "demo_fast_sincos n",
+        n as u128 * 8,
+        "use a smaller n",
+    )?;
     let hx: Vec<f32> = uniform_vec(9, n, -std::f64::consts::PI, std::f64::consts::PI)
         .into_iter()
         .map(|v| v as f32)
@@ -88,7 +96,7 @@ pub fn planted_oob_write(dev: &Device, n: usize) -> Result<()> {
         LaunchConfig::for_threads(n + 1, 128)?,
         demo::demo_oob_write(&mut out)
     )?;
-    dev.synchronize()
+    Ok(dev.synchronize()?)
 }
 
 /// Launches the planted shared-memory race (a tile reversal without its
@@ -101,7 +109,7 @@ pub fn planted_race(dev: &Device, n: usize, block: u32) -> Result<Vec<f32>> {
     let cfg = LaunchConfig::for_threads(n, block)?
         .with_shared(kernels_gpu::demo::race_shared_bytes(block));
     launch!(dev, cfg, demo::demo_race_missing_sync(&x, &mut out))?;
-    dev.download(&out)
+    Ok(dev.download(&out)?)
 }
 
 /// Every demo kernel on the simulator.
@@ -117,7 +125,8 @@ pub fn sim_check() -> Result<()> {
         }
     }
     match planted_oob_write(&dev, 100) {
-        Err(Error::Sim(e)) if e.to_string().contains("index 100, length 100") => {}
+        Err(Error::Runtime(crate::runtime::Error::Sim(e)))
+            if e.to_string().contains("index 100, length 100") => {}
         other => {
             return Err(Error::Verification {
                 what: "demo_oob_write".into(),
@@ -128,7 +137,8 @@ pub fn sim_check() -> Result<()> {
         }
     }
     match planted_race(&dev, 100, 64) {
-        Err(Error::Sim(e)) if matches!(e.fault, ptxlab_device::sim::Fault::Race(_)) => {}
+        Err(Error::Runtime(crate::runtime::Error::Sim(e)))
+            if matches!(e.fault, ptxlab_device::sim::Fault::Race(_)) => {}
         other => {
             return Err(Error::Verification {
                 what: "demo_race_missing_sync".into(),

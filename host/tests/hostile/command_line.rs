@@ -7,7 +7,7 @@ fn bench_info_and_command_line_hostile() {
     let out = tmp("bench-never-created");
     fails_with(
         &["bench", "--backend", "tpu", "--out", &out],
-        &["--backend `tpu`", "allowed gpu, sim, cpu"],
+        &["--backend", "'tpu'", "possible values: gpu, sim, cpu"],
     );
     fails_with(
         &[

@@ -124,9 +124,9 @@ fn broken_or_too_old_driver_is_refused_clearly() {
     // A driver for CUDA 10.2: older than the embedded PTX needs.
     let old = "int cuDriverGetVersion(int *v) { *v = 10020; return 0; }\n";
     let dir = stub_driver("old", old).unwrap();
-    let isa = ptxlab::runtime::ptx_isa_version(ptxlab::modules::ptx(false))
+    let isa = ptxlab::runtime::driver::ptx_isa_version(ptxlab::modules::ptx(false))
         .expect("the PTX has a .version");
-    let need = ptxlab::runtime::cuda_for_ptx_isa(isa).expect("a known PTX ISA");
+    let need = ptxlab::runtime::driver::cuda_for_ptx_isa(isa).expect("a known PTX ISA");
     assert_one_error_line(
         &run,
         &[("LD_LIBRARY_PATH", &dir)],
@@ -159,7 +159,7 @@ fn broken_or_too_old_driver_is_refused_clearly() {
          int cuGetErrorString(int e, const char **s) { *s = e == 100 ? \"no CUDA-capable device is detected (stub)\" : \"stub\"; return 0; }\n\
          int cuGetErrorName(int e, const char **s) { *s = \"CUDA_ERROR_STUB\"; return 0; }\n",
     );
-    for sym in ptxlab::runtime::REQUIRED_DRIVER_SYMBOLS {
+    for sym in ptxlab::runtime::probe::REQUIRED_DRIVER_SYMBOLS {
         if !["cuDriverGetVersion", "cuGetErrorString", "cuGetErrorName"].contains(sym) {
             src.push_str(&format!("int {sym}(void) {{ return 100; }}\n"));
         }

@@ -19,6 +19,12 @@
 //! built or read.
 //!
 //! `--files OLD NEW` compares two PTX files (any project's) without building.
+//!
+//! `--rename OLD=NEW` (repeatable) compares the base's kernel `OLD` with this
+//! tree's `NEW`, for a change that renames entries (a twin pair merged into
+//! one generic kernel whose instances are named differently); the name is
+//! replaced in the base kernel's text (its `.entry` line and parameter
+//! names) before the comparison.
 
 pub mod normalize;
 
@@ -33,17 +39,34 @@ const MODULES: &[(&str, &[&str])] = &[("precise", &[]), ("fast-math", &["--fast"
 
 /// Runs the command; `Ok(true)` when nothing present on both sides differs.
 pub(crate) fn ptx_diff(args: &[String]) -> Result<bool> {
-    let opts = Options {
+    let mut opts = Options {
         numbering: args.iter().any(|a| a == "--ignore-numbering"),
+        renames: Vec::new(),
     };
     for a in args {
         if a.starts_with("--")
-            && !["--base", "--arch", "--files", "--ignore-numbering"].contains(&a.as_str())
+            && ![
+                "--base",
+                "--arch",
+                "--files",
+                "--ignore-numbering",
+                "--rename",
+            ]
+            .contains(&a.as_str())
         {
             bail!(
                 "unknown option `{a}`; usage: cargo xtask ptx-diff [--base REV] [--arch sm_XX] \
-                 [--ignore-numbering] | --files OLD.ptx NEW.ptx [--ignore-numbering]"
+                 [--ignore-numbering] [--rename OLD=NEW ...] | --files OLD.ptx NEW.ptx \
+                 [--ignore-numbering] [--rename OLD=NEW ...]"
             );
+        }
+    }
+    for (i, a) in args.iter().enumerate() {
+        if a == "--rename" {
+            let Some((old, new)) = args.get(i + 1).and_then(|v| v.split_once('=')) else {
+                bail!("--rename takes OLD=NEW (a kernel name of the base, and of this tree)");
+            };
+            opts.renames.push((old.to_string(), new.to_string()));
         }
     }
     if let Some(i) = args.iter().position(|a| a == "--files") {
@@ -136,13 +159,17 @@ fn flags_with_arch(flags: &[&str], arch: &Option<String>, out: &Path) -> Vec<Str
 }
 
 /// Compares each (label, base, current) pair and prints the report.
-fn compare_files(pairs: &[(String, PathBuf, PathBuf)], opts: Options) -> Result<bool> {
+fn compare_files(pairs: &[(String, PathBuf, PathBuf)], mut opts: Options) -> Result<bool> {
     let mut same = true;
     for (label, b, c) in pairs {
         let read = |p: &Path| {
             std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))
         };
-        let outcomes = compare(&parse(&read(b)?, opts), &parse(&read(c)?, opts));
+        let renames = std::mem::take(&mut opts.renames);
+        let mut base = parse(&read(b)?, &opts);
+        normalize::rename(&mut base, &renames);
+        opts.renames = renames;
+        let outcomes = compare(&base, &parse(&read(c)?, &opts));
         let (text, differs) = render(label, &outcomes);
         print!("{text}");
         same &= !differs;
@@ -158,12 +185,17 @@ fn compare_files(pairs: &[(String, PathBuf, PathBuf)], opts: Options) -> Result<
     Ok(same)
 }
 
-/// The one `.ptx` file in `dir`.
+/// The one whole-module `.ptx` file in `dir` (`kernels.ptx`; not the
+/// per-group parts `kernels.<group>.ptx` a newer builder writes beside it).
 fn single_ptx(dir: &Path) -> Result<PathBuf> {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+        .filter(|p| {
+            p.file_stem()
+                .is_some_and(|s| !s.to_string_lossy().contains('.'))
+        })
         .collect();
     match files.as_slice() {
         [one] => Ok(one.clone()),

@@ -24,11 +24,46 @@
 use std::collections::HashMap;
 
 /// What to normalise beyond comments, blanks, symbol hashes and label indices.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Renumber virtual registers and block labels by first use within
     /// each item.
     pub numbering: bool,
+    /// Kernel renames applied to the base (old name, new name).
+    pub renames: Vec<(String, String)>,
+}
+
+/// Renames kernels of `items` (the base): the item's name and the name in
+/// its text (the `.entry` line, `<name>_param_<i>`).
+pub fn rename(items: &mut [Item], renames: &[(String, String)]) {
+    for it in items.iter_mut().filter(|i| i.kind == Kind::Kernel) {
+        let Some((old, new)) = renames.iter().find(|(o, _)| *o == it.name) else {
+            continue;
+        };
+        it.name = new.clone();
+        for l in &mut it.lines {
+            let mut out = String::with_capacity(l.len());
+            let mut rest = l.as_str();
+            while let Some(p) = rest.find(old.as_str()) {
+                let before = rest[..p].chars().last();
+                let after = rest[p + old.len()..].chars().next();
+                let boundary = |c: Option<char>| c.is_none_or(|c| !is_token_char(c) || c == '_');
+                // A whole name, or `<name>_param_<i>`.
+                if before.is_none_or(|c| !is_token_char(c))
+                    && (boundary(after) && !rest[p + old.len()..].starts_with("_")
+                        || rest[p + old.len()..].starts_with("_param_"))
+                {
+                    out.push_str(&rest[..p]);
+                    out.push_str(new);
+                } else {
+                    out.push_str(&rest[..p + old.len()]);
+                }
+                rest = &rest[p + old.len()..];
+            }
+            out.push_str(rest);
+            *l = out;
+        }
+    }
 }
 
 /// Kinds of top-level PTX items.
@@ -304,7 +339,7 @@ fn item_name(kind: Kind, text: &str) -> String {
 }
 
 /// Cuts a PTX module into normalised top-level items, in order.
-pub fn parse(ptx: &str, opts: Options) -> Vec<Item> {
+pub fn parse(ptx: &str, opts: &Options) -> Vec<Item> {
     let mut items = Vec::new();
     let mut in_block = false;
     let mut cur: Vec<String> = Vec::new();

@@ -45,7 +45,7 @@ fn names(items: &[Item]) -> Vec<(Kind, &str)> {
 
 #[test]
 fn cuts_a_module_into_named_items() {
-    let items = parse(BASE, Options::default());
+    let items = parse(BASE, &Options::default());
     assert_eq!(
         names(&items),
         vec![
@@ -75,8 +75,8 @@ fn comments_blank_lines_and_layout_do_not_count() {
         .replace("// %bb.1:", "/* a block\n comment */")
         .replace("ret;", "ret; // done\n\n");
     let cmp = compare(
-        &parse(BASE, Options::default()),
-        &parse(&other, Options::default()),
+        &parse(BASE, &Options::default()),
+        &parse(&other, &Options::default()),
     );
     assert!(cmp.iter().all(|o| o.status == Status::Identical), "{cmp:?}");
 }
@@ -88,15 +88,15 @@ fn symbol_hashes_and_label_indices_do_not_count() {
         .replace("CsAbC_", "CsXyZ12_")
         .replace("$L__BB0_2", "$L__BB7_2");
     let cmp = compare(
-        &parse(BASE, Options::default()),
-        &parse(&other, Options::default()),
+        &parse(BASE, &Options::default()),
+        &parse(&other, &Options::default()),
     );
     assert!(cmp.iter().all(|o| o.status == Status::Identical), "{cmp:?}");
     // But the block number within the kernel does.
     let moved = BASE.replace("$L__BB0_2", "$L__BB0_3");
     let cmp = compare(
-        &parse(BASE, Options::default()),
-        &parse(&moved, Options::default()),
+        &parse(BASE, &Options::default()),
+        &parse(&moved, &Options::default()),
     );
     assert!(matches!(cmp[5].status, Status::Differs { .. }));
     assert_eq!(
@@ -112,8 +112,8 @@ fn a_code_change_is_found_with_its_first_line() {
     let other = BASE.replace("add.s32 \t%r3, %r1, %r1;", "mul.lo.s32 \t%r3, %r1, %r1;");
     assert_ne!(other, BASE);
     let cmp = compare(
-        &parse(BASE, Options::default()),
-        &parse(&other, Options::default()),
+        &parse(BASE, &Options::default()),
+        &parse(&other, &Options::default()),
     );
     let k = cmp.iter().find(|o| o.name == "saxpy").unwrap();
     match &k.status {
@@ -127,7 +127,7 @@ fn a_code_change_is_found_with_its_first_line() {
             assert_eq!(base[0], "add.s32 %r3, %r1, %r1;");
             assert_eq!(current[0], "mul.lo.s32 %r3, %r1, %r1;");
             assert_eq!(base_len, current_len);
-            assert_eq!(parse(BASE, Options::default())[5].lines[*line], base[0]);
+            assert_eq!(parse(BASE, &Options::default())[5].lines[*line], base[0]);
         }
         s => panic!("expected a difference, got {s:?}"),
     }
@@ -143,8 +143,8 @@ fn a_code_change_is_found_with_its_first_line() {
 fn a_changed_directive_is_a_difference() {
     let other = BASE.replace(".maxntid 256, 1, 1", ".maxntid 128, 1, 1\n.maxnreg 32");
     let cmp = compare(
-        &parse(BASE, Options::default()),
-        &parse(&other, Options::default()),
+        &parse(BASE, &Options::default()),
+        &parse(&other, &Options::default()),
     );
     assert!(matches!(
         cmp.iter().find(|o| o.name == "saxpy").unwrap().status,
@@ -160,11 +160,14 @@ fn register_and_label_numbering_count_unless_asked_not_to() {
         .replace("%r1", "%r4")
         .replace("%r<5>", "%r<10>");
     let plain = compare(
-        &parse(BASE, Options::default()),
-        &parse(&other, Options::default()),
+        &parse(BASE, &Options::default()),
+        &parse(&other, &Options::default()),
     );
     assert!(matches!(plain[5].status, Status::Differs { .. }));
-    let regs = Options { numbering: true };
+    let regs = &Options {
+        numbering: true,
+        renames: Vec::new(),
+    };
     let renum = compare(&parse(BASE, regs), &parse(&other, regs));
     assert!(
         renum.iter().all(|o| o.status == Status::Identical),
@@ -173,8 +176,8 @@ fn register_and_label_numbering_count_unless_asked_not_to() {
     // Block labels too, but only with the option.
     let relabelled = other.replace("$L__BB0_2", "$L__BB0_9");
     let plain = compare(
-        &parse(BASE, Options::default()),
-        &parse(&relabelled, Options::default()),
+        &parse(BASE, &Options::default()),
+        &parse(&relabelled, &Options::default()),
     );
     assert!(matches!(plain[5].status, Status::Differs { .. }));
     let renum = compare(&parse(BASE, regs), &parse(&relabelled, regs));
@@ -203,8 +206,8 @@ fn added_and_removed_kernels_are_named() {
     let second = BASE.replace("saxpy", "scale");
     let both = format!("{BASE}{}", &second[second.find("// @scale").unwrap()..]);
     let cmp = compare(
-        &parse(BASE, Options::default()),
-        &parse(&both, Options::default()),
+        &parse(BASE, &Options::default()),
+        &parse(&both, &Options::default()),
     );
     let status = |n: &str| &cmp.iter().find(|o| o.name == n).unwrap().status;
     assert_eq!(status("saxpy"), &Status::Identical);
@@ -212,8 +215,8 @@ fn added_and_removed_kernels_are_named() {
     let (text, differs) = render("m", &cmp);
     assert!(!differs, "an added kernel is not a difference: {text}");
     let cmp = compare(
-        &parse(&both, Options::default()),
-        &parse(BASE, Options::default()),
+        &parse(&both, &Options::default()),
+        &parse(BASE, &Options::default()),
     );
     assert_eq!(
         cmp.iter().find(|o| o.name == "scale").unwrap().status,
@@ -233,8 +236,8 @@ fn a_changed_function_body_is_a_difference() {
         )
     };
     let cmp = compare(
-        &parse(&with_body("add.s32"), Options::default()),
-        &parse(&with_body("sub.s32"), Options::default()),
+        &parse(&with_body("add.s32"), &Options::default()),
+        &parse(&with_body("sub.s32"), &Options::default()),
     );
     let f = cmp.iter().find(|o| o.name == "helper").unwrap();
     assert_eq!(f.kind, Kind::Function);
@@ -242,4 +245,17 @@ fn a_changed_function_body_is_a_difference() {
     let (text, differs) = render("m", &cmp);
     assert!(differs);
     assert!(text.contains("differs   helper (function)"), "{text}");
+}
+
+#[test]
+fn renamed_kernels_compare_under_their_new_name() {
+    let old = ".visible .entry k_f32(\n\t.param .u64 k_f32_param_0\n)\n{\n\tld.param.u64 %rd1, [k_f32_param_0];\n\tret;\n}\n";
+    let new = ".visible .entry k_single(\n\t.param .u64 k_single_param_0\n)\n{\n\tld.param.u64 %rd1, [k_single_param_0];\n\tret;\n}\n";
+    let mut base = parse(old, &Options::default());
+    rename(&mut base, &[("k_f32".into(), "k_single".into())]);
+    let out = compare(&base, &parse(new, &Options::default()));
+    assert!(
+        out.iter().all(|o| matches!(o.status, Status::Identical)),
+        "{out:?}"
+    );
 }

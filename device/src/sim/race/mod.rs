@@ -30,8 +30,10 @@ use std::panic::Location;
 use std::string::ToString;
 
 /// Records a shared-memory access of `size` bytes at `addr` by the current
-/// thread (from a [`SharedSlice`](crate::SharedSlice)); a race stops the
-/// launch with [`Fault::Race`].
+/// thread (from a [`SharedSlice`](crate::SharedSlice)); a race, or an
+/// access to bytes an asynchronous operation still owns
+/// ([`asyncs::generic_access`](super::asyncs::generic_access)), stops the
+/// launch with [`Fault::Race`] or [`Fault::Async`](super::Fault::Async).
 #[inline]
 pub(crate) fn shared_access(
     addr: usize,
@@ -39,20 +41,77 @@ pub(crate) fn shared_access(
     write: bool,
     loc: &'static Location<'static>,
 ) {
-    let conflict = sched::try_with_block(|t, b| {
-        let r = b.race.as_ref()?;
+    let outcome = sched::try_with_block(|t, b| {
         let off = addr.wrapping_sub(b.shared_base as usize);
-        let lane = (t.rank % 32) as usize;
-        let warp = b.warps[(t.rank / 32) as usize].borrow();
-        for word in off / 4..=(off + size.max(1) - 1) / 4 {
-            if let Err(other) = r.access(word, t.rank, write, loc, &warp.last, &warp.joint[lane]) {
-                return Some(shared_race(t, b, r, word, other, write, loc));
+        if b.async_on.get()
+            && let Some(f) = super::asyncs::generic_access(b, t.rank, off, size, write)
+        {
+            return Err(f);
+        }
+        if let Some(r) = b.race.as_ref() {
+            let lane = (t.rank % 32) as usize;
+            let warp = b.warps[(t.rank / 32) as usize].borrow();
+            for word in off / 4..=(off + size.max(1) - 1) / 4 {
+                if let Err(other) =
+                    r.access(word, t.rank, write, loc, &warp.last, &warp.joint[lane])
+                {
+                    return Err(shared_race(t, b, r, word, other, write, loc));
+                }
             }
         }
-        None
+        Ok(b.preempts())
     });
-    if let Some(Some(fault)) = conflict {
-        sched::fail_at(fault, loc)
+    match outcome {
+        Some(Ok(true)) => sched::maybe_preempt_access(),
+        Some(Err(fault)) => sched::fail_at(fault, loc),
+        _ => {}
+    }
+}
+
+/// Records a shared-memory access of `size` bytes at byte offset `off` of
+/// the block's shared memory by thread `t`, for the race detector only (an
+/// asynchronous copy's write on behalf of its thread); returns the race.
+pub(crate) fn record_shared(
+    t: &ThreadCtx,
+    b: &Block<'_>,
+    off: usize,
+    size: usize,
+    write: bool,
+    loc: &'static Location<'static>,
+) -> Option<Fault> {
+    let r = b.race.as_ref()?;
+    let lane = (t.rank % 32) as usize;
+    let warp = b.warps[(t.rank / 32) as usize].borrow();
+    for word in off / 4..=(off + size.max(1) - 1) / 4 {
+        if let Err(other) = r.access(word, t.rank, write, loc, &warp.last, &warp.joint[lane]) {
+            return Some(shared_race(t, b, r, word, other, write, loc));
+        }
+    }
+    None
+}
+
+/// Records a global-memory write of `size` bytes at `addr` made on behalf
+/// of thread `rank` of `b` (a TMA store landing, possibly outside the
+/// thread); a race is recorded as the launch's fault.
+pub(crate) fn global_write_by(
+    b: &Block<'_>,
+    rank: u32,
+    addr: usize,
+    size: usize,
+    loc: &'static Location<'static>,
+) {
+    let Some(g) = b.launch.global.as_ref() else {
+        return;
+    };
+    let me = b.id + 1;
+    for word in addr / 4..=(addr + size.max(1) - 1) / 4 {
+        let shadow = b.gcache.word(g, word);
+        if let Err(other) = shadow.access(me, true, rank, loc) {
+            let thread = b.thread_of(rank);
+            let fault = global_race_at(b, thread, other, addr, addr, true, loc);
+            b.record(thread, fault, Some(loc.to_string()));
+            return;
+        }
     }
 }
 
@@ -87,7 +146,9 @@ fn shared_race(
 
 /// Records a global-memory access of `size` bytes at `addr` (element
 /// `index` of its view) by the current thread; a race with another block
-/// stops the launch with [`Fault::Race`].
+/// stops the launch with [`Fault::Race`], and so does (with
+/// [`Fault::Async`](super::Fault::Async)) a write of the source of one of
+/// the thread's own `cp.async` copies in flight.
 #[inline]
 pub(crate) fn global_access(
     addr: usize,
@@ -96,26 +157,105 @@ pub(crate) fn global_access(
     write: bool,
     loc: &'static Location<'static>,
 ) {
-    let conflict = sched::try_with_block(|t, b| {
-        let g = b.launch.global.as_ref()?;
+    let outcome = sched::try_with_block(|t, b| global_check(t, b, addr, size, index, write, loc));
+    match outcome {
+        Some(Ok(true)) => sched::maybe_preempt_access(),
+        Some(Err(fault)) => sched::fail_at(fault, loc),
+        _ => {}
+    }
+}
+
+/// The checks of a global access: the thread's own `cp.async` sources in
+/// flight (a write), then the race shadow; `Ok(true)` when a random
+/// schedule interrupts the thread here.
+#[inline]
+fn global_check(
+    t: &ThreadCtx,
+    b: &Block<'_>,
+    addr: usize,
+    size: usize,
+    index: usize,
+    write: bool,
+    loc: &'static Location<'static>,
+) -> Result<bool, Fault> {
+    if write
+        && b.async_on.get()
+        && let Some(f) = super::asyncs::copy::source_write(b, t.rank, addr, size)
+    {
+        return Err(f);
+    }
+    if let Some(g) = b.launch.global.as_ref() {
         let me = b.id + 1;
         for word in addr / 4..=(addr + size.max(1) - 1) / 4 {
             let shadow = b.gcache.word(g, word);
             if let Err(other) = shadow.access(me, write, t.rank, loc) {
-                return Some(global_race(t, b, other, addr, index, write, loc));
+                return Err(global_race(t, b, other, addr, index, write, loc));
             }
         }
-        None
-    });
-    if let Some(Some(fault)) = conflict {
-        sched::fail_at(fault, loc)
     }
+    Ok(b.preempts())
+}
+
+/// A global store of `v` at `p` (element `index` of its view) by the
+/// current thread: the checks of [`global_access`], a check that `v` holds
+/// no `wgmma` accumulator poison (in a block that issued a `wgmma`), then
+/// the relaxed store.
+///
+/// # Safety
+/// `p` valid for writes of `T` and aligned.
+#[inline]
+pub(crate) unsafe fn global_store<T: Copy>(
+    p: *mut T,
+    index: usize,
+    v: T,
+    loc: &'static Location<'static>,
+) {
+    let size = core::mem::size_of::<T>();
+    let outcome = sched::try_with_block(|t, b| {
+        let r = global_check(t, b, p as usize, size, index, true, loc);
+        if r.is_ok()
+            && b.async_on.get()
+            && size.is_multiple_of(4)
+            && core::mem::align_of::<T>() >= 4
+        {
+            // SAFETY: `T` is `Copy`, its size a multiple of 4 and its
+            // alignment at least 4: its bytes read as whole `u32` words.
+            let words =
+                unsafe { core::slice::from_raw_parts(&v as *const T as *const u32, size / 4) };
+            if let Some(f) =
+                super::asyncs::wgmma::check_value(b, t.rank, words, "a global store writes")
+            {
+                return Err(f);
+            }
+        }
+        r
+    });
+    match outcome {
+        Some(Ok(true)) => sched::maybe_preempt_access(),
+        Some(Err(fault)) => sched::fail_at(fault, loc),
+        _ => {}
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { super::mem::write(p, v) }
 }
 
 #[cold]
 fn global_race(
     t: &ThreadCtx,
     b: &Block<'_>,
+    other: Other,
+    addr: usize,
+    index: usize,
+    write: bool,
+    loc: &'static Location<'static>,
+) -> Fault {
+    global_race_at(b, t.thread_idx, other, addr, index, write, loc)
+}
+
+#[cold]
+fn global_race_at(
+    b: &Block<'_>,
+    thread: Dim3,
     other: Other,
     addr: usize,
     index: usize,
@@ -146,7 +286,7 @@ fn global_race(
         first,
         second: RaceAccess {
             block: b.idx,
-            thread: t.thread_idx,
+            thread,
             write,
             location: loc.to_string(),
         },

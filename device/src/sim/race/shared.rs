@@ -10,6 +10,11 @@
 //! `a`'s access (whose clock was `a`'s last collective then). A write
 //! forgets the readers it was checked against. Records are tagged with the
 //! interval (a clock value), so a barrier costs one increment, not a clear.
+//!
+//! The last writer outlives its interval (tagged with the interval of the
+//! write): the asynchronous proxy's readers (`wgmma`, TMA stores) ask who
+//! wrote a word last and whether that thread executed a
+//! `fence.proxy.async` since ([`SharedRace::unfenced_write`]).
 
 use core::cell::{Cell, RefCell};
 use std::format;
@@ -54,12 +59,15 @@ const EMPTY: Access = Access {
 #[derive(Clone, Copy)]
 struct Word {
     interval: u64,
+    /// The interval of the last write (the writer stays after it).
+    written: u64,
     writer: Access,
     readers: [Access; 2],
 }
 
 const FRESH: Word = Word {
     interval: 0,
+    written: 0,
     writer: EMPTY,
     readers: [EMPTY; 2],
 };
@@ -71,18 +79,55 @@ pub(crate) struct SharedRace {
     interval: Cell<u64>,
     /// The barrier that opened the current interval (`None`: the block's start).
     site: Cell<Option<&'static Location<'static>>>,
+    /// The interval that started the block (earlier writers are another
+    /// block's).
+    start: Cell<u64>,
+    /// Per thread: the interval of its last `fence.proxy.async`.
+    fences: RefCell<Vec<u64>>,
 }
 
 impl SharedRace {
-    /// A new block with `bytes` of shared memory: a fresh interval.
-    pub(crate) fn start_block(&mut self, bytes: usize) {
+    /// A new block of `threads` threads with `bytes` of shared memory: a
+    /// fresh interval.
+    pub(crate) fn start_block(&mut self, bytes: usize, threads: usize) {
         let words = self.words.get_mut();
         let n = bytes.div_ceil(4);
         if words.len() < n {
             words.resize(n, FRESH);
         }
-        self.interval.set(next_tick());
+        let fences = self.fences.get_mut();
+        fences.clear();
+        fences.resize(threads, 0);
+        let now = next_tick();
+        self.interval.set(now);
+        self.start.set(now);
         self.site.set(None);
+    }
+
+    /// Thread `rank` executed `fence.proxy.async`: its writes so far are
+    /// visible to the asynchronous proxy.
+    pub(crate) fn proxy_fence(&self, rank: u32) {
+        if let Some(f) = self.fences.borrow_mut().get_mut(rank as usize) {
+            *f = self.interval.get();
+        }
+    }
+
+    /// The last write of `word` in this block, when the thread that made
+    /// it has executed no `fence.proxy.async` since (in the interval of the
+    /// write or a later one): its rank and line. A fence earlier in the
+    /// same interval than the write counts too (the record keeps intervals,
+    /// not instants).
+    pub(crate) fn unfenced_write(&self, word: usize) -> Option<(u32, &'static Location<'static>)> {
+        let words = self.words.borrow();
+        let w = words.get(word)?;
+        if w.writer.rank == NONE || w.written < self.start.get() {
+            return None;
+        }
+        let fenced = self.fences.borrow().get(w.writer.rank as usize).copied()?;
+        if fenced >= w.written {
+            return None;
+        }
+        Some((w.writer.rank as u32, w.writer.loc?))
     }
 
     /// The clock now (every collective of this block will be later).
@@ -130,7 +175,8 @@ impl SharedRace {
         };
         let interval = self.interval.get();
         if w.interval != interval {
-            *w = Word { interval, ..FRESH };
+            w.interval = interval;
+            w.readers = [EMPTY; 2];
         }
         let me = rank as u16;
         let warp = rank / 32;
@@ -139,7 +185,7 @@ impl SharedRace {
                 && a.rank != me
                 && !(a.rank as u32 / 32 == warp && joint[a.rank as usize % 32] > a.clock)
         };
-        if conflicts(&w.writer) {
+        if w.written == interval && conflicts(&w.writer) {
             return Err(w.writer);
         }
         let mine = Access {
@@ -155,8 +201,9 @@ impl SharedRace {
                 }
             }
             w.writer = mine;
+            w.written = interval;
             w.readers = [EMPTY; 2];
-        } else if w.writer.rank != me {
+        } else if w.written != interval || w.writer.rank != me {
             // Keep the first reader and the latest other one; a reader
             // already recorded only moves its clock and line forward.
             let slot = if w.readers[0].rank == NONE || w.readers[0].rank == me {

@@ -7,10 +7,11 @@
 //! runs after building).
 
 use ptxlab::command_line::{self, Cmd};
-use ptxlab::workloads::{diffusion, fusion, lomb, matmul, poisson, primitives, vector};
+use ptxlab::workloads::{diffusion, fusion, lomb, mathcheck, matmul, poisson, primitives, vector};
 
 mod bench;
 mod sim_bench;
+mod sim_fuzz;
 
 /// Let a closed stdout (`cargo xtask inspect k | head`) end the process
 /// quietly, as it does for C tools, instead of `println!` panicking with
@@ -45,9 +46,11 @@ fn main() {
     if let Some(r) = &cli.race_check {
         ptxlab_device::sim::set_race_check(Some(r == "on"));
     }
+    sim_fuzz::apply_schedule(cli.sim_schedule, cli.sim_seed);
     let r: anyhow::Result<()> = match &cli.cmd {
         Cmd::Info => bench::info(),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Report(a) => bench::report_from(a),
         Cmd::VectorAdd(a) => vector::cli(a).map_err(Into::into),
         Cmd::Poisson(a) => poisson::cli(a).map_err(Into::into),
         Cmd::PoissonScaling(a) => poisson::multi::cli_scaling(a).map_err(Into::into),
@@ -60,6 +63,9 @@ fn main() {
         Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
         Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),
         Cmd::SimBench(a) => sim_bench::run(a),
+        Cmd::MathAccuracy(a) => mathcheck::cli(a).map_err(Into::into),
+        Cmd::SimFuzz(a) => sim_fuzz::run(a),
+        Cmd::PipelineBugs(a) => ptxlab::pipeline_bugs::cli(a).map_err(Into::into),
     };
     if let Err(e) = r {
         eprintln!("error: {e:#}");

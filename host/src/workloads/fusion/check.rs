@@ -47,7 +47,7 @@ pub fn sim_check() -> Result<()> {
         });
     }
     match TinyGraph::capture(&dev, &mut x, 3) {
-        Err(Error::Unsupported { .. }) => Ok(()),
+        Err(Error::Runtime(crate::runtime::Error::Unsupported { .. })) => Ok(()),
         Err(e) => Err(e),
         Ok(_) => Err(Error::Verification {
             what: "graph capture on the simulator".into(),

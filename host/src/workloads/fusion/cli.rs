@@ -15,8 +15,8 @@ pub struct Args {
     #[arg(long, default_value_t = 1 << 26, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub n: usize,
     /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Timed repetitions (1..=10000).
     #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
@@ -29,7 +29,7 @@ pub const SIM_MAX_KERNELS: usize = 20_000;
 
 /// `ptxlab fusion`.
 pub fn cli(args: &Args) -> Result<()> {
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     let n = args.n;
     if n == 0 {
         return Err(Error::input("--n", "0 elements; give at least one"));
@@ -89,8 +89,8 @@ pub struct LaunchArgs {
     #[arg(long, default_value_t = 1000, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub kernels: usize,
     /// gpu or sim (sim: plain launches only).
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Timed repetitions (1..=10000).
     #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
@@ -98,7 +98,7 @@ pub struct LaunchArgs {
 
 /// `ptxlab launch-overhead`.
 pub fn cli_launch(args: &LaunchArgs) -> Result<()> {
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     if args.kernels == 0 {
         return Err(Error::input("--kernels", "0 kernels; give at least one"));
     }
@@ -121,7 +121,7 @@ pub fn cli_launch(args: &LaunchArgs) -> Result<()> {
         },
     )?;
     let dev = match backend {
-        crate::Backend::Gpu => Device::gpu(0)?,
+        crate::Backend::Gpu => crate::Error::open_gpu(0)?,
         crate::Backend::Sim => {
             if args.kernels > SIM_MAX_KERNELS {
                 return Err(Error::input(

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::launch;
-use crate::runtime::{Buffer, Device, KernelArg, LaunchConfig, Timing};
+use crate::runtime::{Buffer, Device, LaunchConfig, Timing};
 use kernels_gpu::fusion as k;
 
 /// Launches the tiny kernel once (`x[i] += 1` for every `i`).
@@ -40,13 +40,13 @@ pub struct TinyGraph {
 
 impl TinyGraph {
     /// Captures `n` launches of the tiny kernel on `x`. On the simulator:
-    /// [`Error::Unsupported`] (graphs are a driver feature).
+    /// [`crate::runtime::Error::Unsupported`] (graphs are a driver feature).
     pub fn capture(dev: &Device, x: &mut Buffer<f32>, n: usize) -> Result<Self> {
-        let g = dev.as_gpu().ok_or_else(|| Error::Unsupported {
+        let g = dev.as_gpu().ok_or_else(|| Error::Runtime(crate::runtime::Error::Unsupported {
             what: "CUDA graph capture".into(),
             backend: "sim".into(),
             hint: "graphs need the CUDA driver: use --backend gpu, or time the plain launches (which the simulator runs)".into(),
-        })?;
+        }))?;
         if n == 0 {
             return Err(Error::input("--kernels", "0 kernels; capture at least one"));
         }
@@ -57,30 +57,28 @@ impl TinyGraph {
             ));
         }
         let cfg = LaunchConfig::for_threads(x.len(), x.len() as u32)?;
-        let mut params = Vec::new();
-        KernelArg::push_params(&x, &mut params);
         let graph = crate::runtime::Graph::capture(g, |cap| {
             for _ in 0..n {
-                cap.launch(&crate::modules::KERNELS, "fusion_tiny_f32", &cfg, &params)?;
+                crate::launch!(&mut *cap, cfg, fusion::fusion_tiny_f32(&mut *x))?;
             }
-            Ok(())
+            Ok::<(), Error>(())
         })?;
         Ok(Self { graph, kernels: n })
     }
 
     /// Replays the graph once (asynchronously).
     pub fn replay(&self) -> Result<()> {
-        self.graph.replay()
+        Ok(self.graph.replay()?)
     }
 
     /// Waits for the graph's stream.
     pub fn synchronize(&self) -> Result<()> {
-        self.graph.synchronize()
+        Ok(self.graph.synchronize()?)
     }
 
     /// Times `reps` replays with events on the graph's stream (ms per replay).
     pub fn time(&self, warmup: usize, reps: usize) -> Result<Timing> {
-        self.graph.time(warmup, reps)
+        Ok(self.graph.time(warmup, reps)?)
     }
 }
 

@@ -24,7 +24,10 @@ fn check_lens(what: &str, lens: &[usize]) -> Result<usize> {
 }
 
 fn config(n: usize) -> Result<LaunchConfig> {
-    LaunchConfig::for_threads(n.div_ceil(k::PER_THREAD), k::BLOCK)
+    Ok(LaunchConfig::for_threads(
+        n.div_ceil(k::PER_THREAD),
+        k::BLOCK,
+    )?)
 }
 
 /// The pipeline as three kernels: `y = a x + b`, `z = y y`, `w = sqrt(z) + c`.

@@ -143,7 +143,7 @@ impl<T: Elem> BatchBufs<T> {
             .map(|c| {
                 let (t, y, dy) = batch.curve(c);
                 let p = prepare_general(y, dy, g).map_err(|e| match e {
-                    Error::Input { what, detail } => {
+                    Error::Runtime(crate::runtime::Error::Input { what, detail }) => {
                         Error::input(format!("{what} (curve {c})"), detail)
                     }
                     e => e,
@@ -230,7 +230,10 @@ pub fn batch_config<T: Elem>(b: &BatchBufs<T>) -> Result<LaunchConfig> {
     }
     .div_ceil(BATCH_BLOCK as usize);
     let blocks = (b.curves() * per_curve).clamp(1, (1 << 31) - 1);
-    LaunchConfig::for_threads(blocks * BATCH_BLOCK as usize, BATCH_BLOCK)
+    Ok(LaunchConfig::for_threads(
+        blocks * BATCH_BLOCK as usize,
+        BATCH_BLOCK,
+    )?)
 }
 
 /// Runs the batch once (asynchronous on a GPU).
@@ -249,7 +252,7 @@ pub fn batch_periodogram<T: Elem>(
 ) -> Result<Vec<T>> {
     let mut b = BatchBufs::<T>::new(dev, batch, freqs, g)?;
     run_batch(dev, &mut b)?;
-    dev.download(&b.out)
+    Ok(dev.download(&b.out)?)
 }
 
 /// The f64 reference of curve `c` at the frequencies `idx` of `freqs`.

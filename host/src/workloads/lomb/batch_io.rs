@@ -84,7 +84,9 @@ pub fn parse_npz(bytes: &[u8], name: &str) -> Result<Batch> {
 /// A batch that passes [`Batch::validate`], or its error naming `name`.
 fn validated(b: Batch, name: &str) -> Result<Batch> {
     b.validate().map_err(|e| match e {
-        Error::Input { detail, .. } => Error::input(format!("--batch {name}"), detail),
+        Error::Runtime(crate::runtime::Error::Input { detail, .. }) => {
+            Error::input(format!("--batch {name}"), detail)
+        }
         e => e,
     })?;
     Ok(b)

@@ -11,7 +11,7 @@ use super::run::run_rung;
 use super::{LARGE_SAMPLES, MATERIAL_FREQS, Options, WORKLOAD};
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
-use crate::runtime::{Device, Timing, Variant};
+use crate::runtime::{Device, MathMode, Timing};
 use crate::workloads::BenchCtx;
 
 pub(super) fn size_label(n: usize, nf: usize) -> String {
@@ -132,7 +132,7 @@ pub(super) fn run_ladder<T: Elem>(
         let label = format!("{}{}", rung.label(), l.suffix);
         let mut row = Row::new(WORKLOAD, &label, "gpu", &size, T::NAME);
         let name = T::kernel(rung.kernel(), bufs.long);
-        let fast = rung.module().variant == Variant::FastMath;
+        let fast = rung.module().math == MathMode::Fast;
         row.registers = g
             .num_regs(&crate::modules::KERNELS, rung.module(), name)
             .ok()

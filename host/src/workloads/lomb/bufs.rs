@@ -81,6 +81,6 @@ impl<T: Elem> Bufs<T> {
     /// Poisons the output again.
     pub fn poison(&mut self, dev: &Device) -> Result<()> {
         let n = self.out.len();
-        dev.write(&mut self.out, &vec![T::from_f64(f64::NAN); n])
+        Ok(dev.write(&mut self.out, &vec![T::from_f64(f64::NAN); n])?)
     }
 }

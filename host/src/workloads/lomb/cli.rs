@@ -63,8 +63,8 @@ pub struct Args {
     #[arg(long)]
     pub variant: Option<String>,
     /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Subtract the mean of y first (SciPy's precenter).
     #[arg(long)]
     pub precenter: bool,
@@ -276,7 +276,7 @@ pub struct BatchJob {
 /// the batch to run (`cli_batch.rs`).
 pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
     let t0 = Instant::now();
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     if let Some(r) = args.reps {
         crate::cli::check_reps(r)?;
     }

@@ -7,10 +7,10 @@ use super::ladder::{Rung, Shape};
 use super::launch::{Elem, GenBufs, Kernel, not_even, use_long};
 use super::model::{General, prepare_general};
 use super::phase::{Phases, centre, max_phase, split};
-use super::run::{Layout, ScalarParam, config_with};
+use super::run::{Layout, config_with};
 use super::tables::{taylor_plan, taylor_table_long};
 use crate::error::{Error, Result};
-use crate::runtime::{Device, DeviceKind, KernelArg, ModuleKey, Param};
+use crate::runtime::{Device, device::DeviceKind};
 
 /// The rungs the floating-mean model runs on, by CLI name.
 pub const GENERAL_RUNGS: &str = "baseline, cached, fast-math, fast-math-fit, regcapN, cubin, \
@@ -109,23 +109,15 @@ pub fn run_general<T: Elem>(
     let cfg = config_with::<T>(rung, nf, shape, run, layout)?;
     match (rung, dev.kind()) {
         (Rung::Baseline, DeviceKind::Gpu(g)) => {
-            let name = T::general_kernel(Kernel::Direct);
-            let (module, _ms) = g.load_uncached(&crate::modules::KERNELS, ModuleKey::PRECISE)?;
-            let f = module
-                .load_function(name)
-                .map_err(|e| Error::driver(format!("cuModuleGetFunction({name})"), e))?;
-            let mut p = Vec::new();
-            (&b.tab).push_params(&mut p);
-            (&b.freqs).push_params(&mut p);
-            (&b.freqs_lo).push_params(&mut p);
-            (&b.out).push_params(&mut p); // same parameters (pointer, length) as `&mut`
-            for v in [b.w_sum, b.y_mean, b.yy, b.scale, b.h] {
-                v.push_params_scalar(&mut p);
-            }
-            p.push(Param::U32(b.fit_mean));
-            p.push(Param::U32(b.mode));
-            g.launch_function(&f, name, &cfg, &p)?;
-            g.synchronize()
+            // The first-call rung: the module is loaded again (PTX through
+            // the driver's JIT) before every launch, then waited for.
+            g.evict(
+                &crate::modules::KERNELS,
+                cfg.module,
+                T::general_kernel(Kernel::Direct),
+            )?;
+            T::launch_gen(dev, cfg, Kernel::Direct, b)?;
+            Ok(g.synchronize()?)
         }
         _ => T::launch_gen(dev, cfg, rung.kernel(), b),
     }

@@ -3,7 +3,7 @@
 
 use super::launch::Kernel;
 use crate::error::{Error, Result};
-use crate::runtime::{Device, Form, ModuleKey};
+use crate::runtime::{Device, ModuleKey};
 use kernels_gpu::lomb::{BLOCK, BLOCKS_PER_SM, LEAN_BLOCK};
 
 /// One rung of the ladder.
@@ -127,15 +127,15 @@ impl Rung {
             | Rung::FastMathFit
             | Rung::FastLean
             | Rung::BoundsFast
-            | Rung::RotateFast => ModuleKey::FAST,
+            | Rung::RotateFast => ModuleKey::FAST.ptx(),
             Rung::RegCap(r) => ModuleKey {
                 reg_cap: Some(*r),
-                ..ModuleKey::PRECISE
+                ..ModuleKey::PRECISE.ptx()
             },
-            Rung::Cubin => ModuleKey {
-                form: Form::Cubin,
-                ..ModuleKey::PRECISE
-            },
+            Rung::Cubin => ModuleKey::PRECISE.cubin(),
+            // The material's JIT rungs load the PTX on purpose (the first
+            // call pays the driver's JIT; `cached` keeps the JIT's module).
+            Rung::Baseline | Rung::Cached => ModuleKey::PRECISE.ptx(),
             _ => ModuleKey::PRECISE,
         }
     }

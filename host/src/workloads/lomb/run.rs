@@ -6,7 +6,7 @@ use super::ladder::{Rung, Shape};
 use super::launch::{Bufs, Elem, Kernel, not_even};
 use super::phase::Phases;
 use crate::error::{Error, Result};
-use crate::runtime::{Device, DeviceKind, KernelArg, LaunchConfig, ModuleKey};
+use crate::runtime::{Device, LaunchConfig, device::DeviceKind};
 use kernels_gpu::lomb::{
     BLOCK, LEAN_FREQS, TAYLOR_BLOCK, lomb_shared_bytes, lomb_shared_long_bytes,
     lomb_tab_shared_bytes, lomb_taylor_gen_shared_bytes, lomb_taylor_shared_bytes, taylor_shape,
@@ -115,25 +115,15 @@ pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape
     let cfg = config_with::<T>(rung, nf, shape, run, layout)?;
     match (rung, dev.kind()) {
         (Rung::Baseline, DeviceKind::Gpu(g)) => {
-            let name = T::kernel(Kernel::Direct, b.long);
-            let (module, _ms) = g.load_uncached(&crate::modules::KERNELS, ModuleKey::PRECISE)?;
-            let f = module
-                .load_function(name)
-                .map_err(|e| Error::driver(format!("cuModuleGetFunction({name})"), e))?;
-            let mut p = Vec::new();
-            (&b.x).push_params(&mut p);
-            if let (true, Some(xl)) = (b.long, &b.x_lo) {
-                xl.push_params(&mut p);
-            }
-            (&b.y).push_params(&mut p);
-            (&b.freqs).push_params(&mut p);
-            if let (true, Some(fl)) = (b.long, &b.freqs_lo) {
-                fl.push_params(&mut p);
-            }
-            (&b.out).push_params(&mut p); // same parameters (pointer, length) as `&mut`
-            b.scale.push_params_scalar(&mut p);
-            g.launch_function(&f, name, &cfg, &p)?;
-            g.synchronize()
+            // The first-call rung: the module is loaded again (PTX through
+            // the driver's JIT) before every launch, then waited for.
+            g.evict(
+                &crate::modules::KERNELS,
+                cfg.module,
+                T::kernel(Kernel::Direct, b.long),
+            )?;
+            T::launch_direct(dev, cfg, Kernel::Direct, b)?;
+            Ok(g.synchronize()?)
         }
         (
             Rung::Rotate
@@ -145,20 +135,6 @@ pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape
             _,
         ) => T::launch_recurrence(dev, cfg, rung.kernel(), b),
         (r, _) => T::launch_direct(dev, cfg, r.kernel(), b),
-    }
-}
-
-/// Scalar parameters of `T` (f32 or f64) for a raw launch.
-pub(super) trait ScalarParam {
-    fn push_params_scalar(&self, out: &mut Vec<crate::runtime::Param>);
-}
-impl<T: Elem> ScalarParam for T {
-    fn push_params_scalar(&self, out: &mut Vec<crate::runtime::Param>) {
-        if std::mem::size_of::<T>() == 4 {
-            out.push(crate::runtime::Param::F32(self.to_f64() as f32));
-        } else {
-            out.push(crate::runtime::Param::F64(self.to_f64()));
-        }
     }
 }
 

@@ -27,8 +27,8 @@ pub struct Args {
     #[arg(long)]
     pub colsum: Option<String>,
     /// gpu, sim or cpu.
-    #[arg(long, default_value = "gpu")]
-    pub backend: String,
+    #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
+    pub backend: crate::Backend,
     /// Timed repetitions (1..=10000).
     #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,

@@ -177,7 +177,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             None => colsum_of_product(dev, how, &a, &b, bufs, m, n, kk),
         };
         let t0 = std::time::Instant::now();
-        let first = call(&mut bufs).and_then(|()| dev.synchronize());
+        let first = call(&mut bufs).and_then(|()| Ok(dev.synchronize()?));
         if let Err(e) = first {
             row.status = Status::Failed(e.to_string());
             rows.push(row);

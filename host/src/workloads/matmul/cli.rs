@@ -15,7 +15,7 @@ use crate::runtime::Timing;
 
 /// `ptxlab matmul`.
 pub fn cli(args: &Args) -> Result<()> {
-    let backend: crate::Backend = args.backend.parse()?;
+    let backend = args.backend;
     let (m, n, kk) = check_shapes(args.m, args.k, args.k, args.n)?;
     let precision: Precision = args.precision.parse()?;
     if precision != Precision::F32 {

@@ -113,7 +113,7 @@ impl FusedPlan {
             let Some(g) = dev.as_gpu() else {
                 return Ok(4 * 8);
             };
-            let per_sm = if crate::runtime::driver_symbol_present(
+            let per_sm = if crate::runtime::probe::driver_symbol_present(
                 "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
             ) {
                 g.function(&crate::modules::KERNELS, ModuleKey::default(), kernel)?

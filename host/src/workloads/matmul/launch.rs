@@ -123,7 +123,7 @@ pub(super) fn zero3(
 /// `true` when the driver exports `cuMemsetD8Async` (looked up once).
 fn memset_available() -> bool {
     static OK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *OK.get_or_init(|| crate::runtime::driver_symbol_present("cuMemsetD8Async"))
+    *OK.get_or_init(|| crate::runtime::probe::driver_symbol_present("cuMemsetD8Async"))
 }
 
 /// Zeroes `x` with the driver's memset on the stream every launch goes to
@@ -132,12 +132,12 @@ pub(super) fn memset_zero(dev: &Device, x: &mut Buffer<f32>) -> Result<()> {
     match (dev.as_gpu(), x.cuda_slice_mut()) {
         (Some(g), Some(s)) => {
             if !memset_available() {
-                return Err(Error::Unsupported {
+                return Err(Error::Runtime(crate::runtime::Error::Unsupported {
                     what: "cuMemsetD8Async".into(),
                     backend: "gpu".into(),
                     hint: "this driver does not export it; use the zero kernel (the default plan)"
                         .into(),
-                });
+                }));
             }
             g.stream()
                 .memset_zeros(s)
@@ -145,7 +145,7 @@ pub(super) fn memset_zero(dev: &Device, x: &mut Buffer<f32>) -> Result<()> {
         }
         _ => {
             let zeros = vec![0.0f32; x.len()];
-            dev.write(x, &zeros)
+            Ok(dev.write(x, &zeros)?)
         }
     }
 }

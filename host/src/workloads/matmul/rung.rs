@@ -140,7 +140,12 @@ impl Rung {
                 })
             };
         match self {
-            Rung::Naive => LaunchConfig::for_2d(n, m, k::NAIVE_BLOCK.0, k::NAIVE_BLOCK.1),
+            Rung::Naive => Ok(LaunchConfig::for_2d(
+                n,
+                m,
+                k::NAIVE_BLOCK.0,
+                k::NAIVE_BLOCK.1,
+            )?),
             Rung::Tiled => Ok(
                 LaunchConfig::for_2d(n, m, k::TILED_T as u32, k::TILED_T as u32)?
                     .with_shared(k::tiled_shared_bytes()),

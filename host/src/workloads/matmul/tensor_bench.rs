@@ -69,7 +69,7 @@ fn measure<T>(
         }
     }
     let t0 = std::time::Instant::now();
-    if let Err(e) = call(c).and_then(|()| dev.synchronize()) {
+    if let Err(e) = call(c).and_then(|()| Ok(dev.synchronize()?)) {
         row.status = status_of(e);
         return Ok(());
     }
@@ -97,7 +97,9 @@ fn measure<T>(
 /// otherwise.
 fn status_of(e: Error) -> Status {
     match e {
-        Error::Unsupported { .. } => Status::Skipped(e.to_string().replace('\n', " ")),
+        Error::Runtime(crate::runtime::Error::Unsupported { .. }) => {
+            Status::Skipped(e.to_string().replace('\n', " "))
+        }
         e => Status::Failed(e.to_string()),
     }
 }

@@ -254,7 +254,10 @@ pub fn sim_shapes(rung: TcRung) -> [(usize, usize, usize); 2] {
 /// 4-byte words and would report one.)
 pub fn sim_check_tensor() -> Result<()> {
     let dev = &Device::sim();
-    let no_race_check = &Device::sim_with(SimOptions { race_check: false });
+    let no_race_check = &Device::sim_with(SimOptions {
+        race_check: false,
+        ..SimOptions::default()
+    });
     for rung in TcRung::ALL {
         // TMA rungs need even n (16-byte rows): no odd-n case for them.
         let odd_n = (!rung.uses_tma()).then_some((rung.tile() + 3, rung.tile() + 5, 37));

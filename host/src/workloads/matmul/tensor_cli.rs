@@ -191,7 +191,7 @@ fn not_for_shape(label: &str, all: bool, why: Option<String>) -> bool {
 fn skipped(label: &str, first: Result<()>) -> Result<bool> {
     match first {
         Ok(()) => Ok(false),
-        Err(e @ Error::Unsupported { .. }) => {
+        Err(e @ Error::Runtime(crate::runtime::Error::Unsupported { .. })) => {
             println!("SKIP {label}: {}", e.to_string().replace('\n', " "));
             Ok(true)
         }

@@ -128,7 +128,7 @@ impl GpuBench<'_> {
                 T::NAME,
             );
             if let Some(a) = &arch
-                && let Some(res) = crate::modules::resource(&rung.kernel::<T>(), a, false)
+                && let Some(res) = crate::modules::resource(rung.entry::<T>(), a, false)
             {
                 row.registers = Some(res.registers);
                 row.spills = Some(res.spill_stores + res.spill_loads);

@@ -1,82 +1,105 @@
 //! Typed launchers of the Jacobi ladder and the residual reduction: the
-//! only place the kernels are named. [`Element`] is implemented here for
-//! f32 and f64; [`sweep`] checks lengths and computes the launch shape;
-//! [`Field`] is the ping-pong pair a solve iterates on.
+//! only place the kernels are named. [`launch_sweep`] and
+//! [`launch_residual`] launch on any target (a device, one of its streams,
+//! a graph capture) from whole buffers or views; [`sweep`] checks lengths
+//! and computes the launch shape; [`Field`] is the ping-pong pair a solve
+//! iterates on.
 
 use super::types::{Element, Grid, Rung, check_depth};
 use crate::error::{Error, Result};
 use crate::launch;
-use crate::runtime::{Buffer, Device, LaunchConfig};
+use crate::runtime::{Buffer, Device, KernelArg, Launch, LaunchConfig};
 use kernels_gpu::poisson as kp;
+use ptxlab_device::{DeviceSlice, DeviceSliceMut};
 
-/// `Element` for one type: its kernels, one per rung, and its residual.
-macro_rules! element_impl {
-    ($t:ty, $name:literal, $naive:ident, $tiled:ident, $register:ident, $temporal:ident, $residual:ident) => {
-        impl Element for $t {
-            const NAME: &'static str = $name;
-            fn launch_sweep(
-                dev: &Device,
-                cfg: LaunchConfig,
-                rung: Rung,
-                p: &Buffer<$t>,
-                b: &Buffer<$t>,
-                out: &mut Buffer<$t>,
-                nx: u32,
-                ny: u32,
-                k: $t,
-                depth: u32,
-            ) -> Result<()> {
-                match rung {
-                    Rung::Naive => launch!(dev, cfg, poisson::$naive(p, b, out, nx, ny, k)),
-                    Rung::Tiled => launch!(dev, cfg, poisson::$tiled(p, b, out, nx, ny, k)),
-                    Rung::Register => launch!(dev, cfg, poisson::$register(p, b, out, nx, ny, k)),
-                    Rung::Temporal => {
-                        launch!(dev, cfg, poisson::$temporal(p, b, out, nx, ny, k, depth))
-                    }
-                }
-            }
-            fn launch_residual(
-                dev: &Device,
-                cfg: LaunchConfig,
-                p: &Buffer<$t>,
-                b: &Buffer<$t>,
-                acc: &mut Buffer<f64>,
-                nx: u32,
-                ny: u32,
-                inv_h2: f64,
-            ) -> Result<()> {
-                launch!(dev, cfg, poisson::$residual(p, b, acc, nx, ny, inv_h2))
-            }
+/// Launches one sweep of `rung` (`depth` sweeps for the temporal rung) on
+/// `target` (a device, a stream or a graph capture), from `p` and `b` into
+/// `out` (whole buffers or views of them); the caller checked the lengths
+/// and computed `cfg` ([`sweep_config`]).
+pub fn launch_sweep<'a, T: Element>(
+    target: impl Launch,
+    cfg: LaunchConfig,
+    rung: Rung,
+    (p, b, out): (
+        impl KernelArg<DeviceSlice<'a, T>>,
+        impl KernelArg<DeviceSlice<'a, T>>,
+        impl KernelArg<DeviceSliceMut<'a, T>>,
+    ),
+    (nx, ny): (u32, u32),
+    k: T,
+    depth: u32,
+) -> Result<()> {
+    match rung {
+        Rung::Naive => launch!(
+            target,
+            cfg,
+            poisson::poisson_naive::<T>(p, b, out, nx, ny, k)
+        ),
+        Rung::Tiled => launch!(
+            target,
+            cfg,
+            poisson::poisson_tiled::<T>(p, b, out, nx, ny, k)
+        ),
+        Rung::Register => {
+            launch!(
+                target,
+                cfg,
+                poisson::poisson_register::<T>(p, b, out, nx, ny, k)
+            )
         }
-    };
+        Rung::Temporal => launch!(
+            target,
+            cfg,
+            poisson::poisson_temporal::<T>(p, b, out, nx, ny, k, depth)
+        ),
+    }
 }
-element_impl!(
-    f32,
-    "f32",
-    poisson_naive_f32,
-    poisson_tiled_f32,
-    poisson_register_f32,
-    poisson_temporal_f32,
-    poisson_residual_f32
-);
-element_impl!(
-    f64,
-    "f64",
-    poisson_naive_f64,
-    poisson_tiled_f64,
-    poisson_register_f64,
-    poisson_temporal_f64,
-    poisson_residual_f64
-);
+
+/// Launches the residual reduction (`r^2` summed into `acc`) on `target`.
+pub fn launch_residual<'a, T: Element>(
+    target: impl Launch,
+    cfg: LaunchConfig,
+    (p, b): (
+        impl KernelArg<DeviceSlice<'a, T>>,
+        impl KernelArg<DeviceSlice<'a, T>>,
+    ),
+    acc: impl KernelArg<DeviceSliceMut<'a, f64>>,
+    (nx, ny): (u32, u32),
+    inv_h2: f64,
+) -> Result<()> {
+    launch!(
+        target,
+        cfg,
+        poisson::poisson_residual::<T>(p, b, acc, nx, ny, inv_h2)
+    )
+}
+
+/// The launch configuration of the residual reduction over a `nx x ny`
+/// grid: a block row per [`kp::RES_BLOCK`] interior columns, and as many
+/// rows of blocks as fill the device (about 8 per SM; 4 on the simulator).
+pub fn residual_config(grid: Grid, sms: Option<usize>) -> Result<LaunchConfig> {
+    let gx = (grid.nx - 2).div_ceil(kp::RES_BLOCK as usize);
+    let wanted = sms.map_or(4, |s| 8 * s);
+    let gy = (grid.ny - 2).min(wanted.div_ceil(gx)).max(1);
+    Ok(
+        LaunchConfig::for_2d(gx * kp::RES_BLOCK as usize, gy, kp::RES_BLOCK, 1)?
+            .with_shared(kp::residual_shared_bytes()),
+    )
+}
 
 /// The launch configuration of one sweep of `rung` (`depth` for rung 4).
 pub fn sweep_config<T: Element>(rung: Rung, grid: Grid, depth: u32) -> Result<LaunchConfig> {
     let (nx, ny) = (grid.nx, grid.ny);
     match rung {
-        Rung::Naive => LaunchConfig::for_2d(nx, ny, kp::NAIVE_BX, kp::NAIVE_BY),
+        Rung::Naive => Ok(LaunchConfig::for_2d(nx, ny, kp::NAIVE_BX, kp::NAIVE_BY)?),
         Rung::Tiled => Ok(LaunchConfig::for_2d(nx, ny, kp::TILE_X, kp::TILE_Y)?
             .with_shared(kp::tiled_shared_bytes::<T>())),
-        Rung::Register => LaunchConfig::for_2d(nx, ny.div_ceil(kp::REG_RY), kp::REG_BX, kp::REG_BY),
+        Rung::Register => Ok(LaunchConfig::for_2d(
+            nx,
+            ny.div_ceil(kp::REG_RY),
+            kp::REG_BX,
+            kp::REG_BY,
+        )?),
         Rung::Temporal => {
             check_depth(depth)?;
             let (ow, oh) = kp::temporal_out_tile(depth);
@@ -124,8 +147,7 @@ pub fn sweep<T: Element>(
     check_len("b", b, grid)?;
     check_len("out", out, grid)?;
     let cfg = sweep_config::<T>(rung, grid, depth)?;
-    let (nx, ny) = grid.dims();
-    T::launch_sweep(dev, cfg, rung, p, b, out, nx, ny, k, depth)
+    launch_sweep(dev, cfg, rung, (p, b, out), grid.dims(), k, depth)
 }
 
 /// Ping-pong pair of fields on a device: `cur` holds the current iterate.
@@ -191,15 +213,8 @@ pub fn residual_sq<T: Element>(
         ));
     }
     dev.write(acc, &[0.0])?;
-    let gx = (grid.nx - 2).div_ceil(kp::RES_BLOCK as usize);
-    let blocks_wanted = match dev.as_gpu() {
-        Some(g) => 8 * g.info().sm_count as usize,
-        None => 4,
-    };
-    let gy = (grid.ny - 2).min(blocks_wanted.div_ceil(gx)).max(1);
-    let cfg = LaunchConfig::for_2d(gx * kp::RES_BLOCK as usize, gy, kp::RES_BLOCK, 1)?
-        .with_shared(kp::residual_shared_bytes());
-    let (nx, ny) = grid.dims();
-    T::launch_residual(dev, cfg, p, b, acc, nx, ny, 1.0 / (h * h))?;
+    let sms = dev.as_gpu().map(|g| g.info().sm_count as usize);
+    let cfg = residual_config(grid, sms)?;
+    launch_residual(dev, cfg, (p, b), &mut *acc, grid.dims(), 1.0 / (h * h))?;
     Ok(dev.download(acc)?[0])
 }

@@ -1,9 +1,7 @@
 //! The types every other file of the workload stands on: the rungs of the
-//! ladder, the element types (the trait; its kernel impls are in
-//! [`super::launch`]), the validated grid and the spacing checks.
+//! ladder, the element types, the validated grid and the spacing checks.
 
 use crate::error::{Error, Result};
-use crate::runtime::{Buffer, Device, LaunchConfig};
 use cudarc::driver::DeviceRepr;
 use kernels_gpu::poisson as kp;
 use ptxlab_device::math::Real;
@@ -15,8 +13,8 @@ pub const DEFAULT_DEPTH: u32 = 8;
 /// Largest grid accepted, in cells (indices are 32-bit in the kernels).
 pub const MAX_CELLS: usize = i32::MAX as usize;
 
-/// The rungs of the ladder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The rungs of the ladder (`--variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Rung {
     /// 1: one thread per cell, global memory only.
     Naive,
@@ -32,13 +30,8 @@ impl Rung {
     /// Every rung in ladder order.
     pub const ALL: [Rung; 4] = [Rung::Naive, Rung::Tiled, Rung::Register, Rung::Temporal];
     /// CLI name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Rung::Naive => "naive",
-            Rung::Tiled => "tiled",
-            Rung::Register => "register",
-            Rung::Temporal => "temporal",
-        }
+    pub fn name(&self) -> String {
+        crate::cli::value_name(self)
     }
     /// Label for reports.
     pub fn label(&self, depth: u32) -> String {
@@ -49,20 +42,21 @@ impl Rung {
             Rung::Temporal => format!("4 temporal blocking, depth {depth}"),
         }
     }
-    /// Kernel name for element type `T` (for the resource report).
-    pub fn kernel<T: Element>(&self) -> String {
-        format!("poisson_{}_{}", self.name(), T::NAME)
+    /// The PTX entry of the rung's kernel for `T` (for the resource report).
+    pub fn entry<T: Element>(&self) -> &'static str {
+        match self {
+            Rung::Naive => <T as kp::poisson_naive::Built>::ENTRY,
+            Rung::Tiled => <T as kp::poisson_tiled::Built>::ENTRY,
+            Rung::Register => <T as kp::poisson_register::Built>::ENTRY,
+            Rung::Temporal => <T as kp::poisson_temporal::Built>::ENTRY,
+        }
     }
 }
 
-impl std::str::FromStr for Rung {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        crate::cli::choose("--variant", s, &Rung::ALL, Rung::name, "", "all")
-    }
-}
-
-/// Element types of the Poisson kernels.
+/// Element types of the Poisson kernels: `f32` and `f64`, the types every
+/// kernel of the ladder was built for (each `kp::<kernel>::Built` bound says
+/// that one kernel has an instance for `Self`, so generic code launches
+/// `kp::<kernel>::<T>` without naming a type).
 pub trait Element:
     Real
     + DeviceRepr
@@ -71,33 +65,22 @@ pub trait Element:
     + std::fmt::Debug
     + ndarray_npy::WritableElement
     + ndarray_npy::ReadableElement
+    + kp::poisson_naive::Built
+    + kp::poisson_tiled::Built
+    + kp::poisson_register::Built
+    + kp::poisson_temporal::Built
+    + kp::poisson_residual::Built
 {
     /// `f32` / `f64`.
     const NAME: &'static str;
-    /// Launches one sweep kernel (`depth` is used by the temporal rung only).
-    fn launch_sweep(
-        dev: &Device,
-        cfg: LaunchConfig,
-        rung: Rung,
-        p: &Buffer<Self>,
-        b: &Buffer<Self>,
-        out: &mut Buffer<Self>,
-        nx: u32,
-        ny: u32,
-        k: Self,
-        depth: u32,
-    ) -> Result<()>;
-    /// Launches the residual kernel.
-    fn launch_residual(
-        dev: &Device,
-        cfg: LaunchConfig,
-        p: &Buffer<Self>,
-        b: &Buffer<Self>,
-        acc: &mut Buffer<f64>,
-        nx: u32,
-        ny: u32,
-        inv_h2: f64,
-    ) -> Result<()>;
+}
+
+impl Element for f32 {
+    const NAME: &'static str = "f32";
+}
+
+impl Element for f64 {
+    const NAME: &'static str = "f64";
 }
 
 /// A validated grid: `nx` columns (x, fastest) by `ny` rows, both >= 3.

@@ -5,7 +5,7 @@
 use super::{Element, Rung, add, check, cpu_rayon, cpu_serial, inputs};
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
-use crate::runtime::{Device, DeviceKind, ModuleKey, Timing};
+use crate::runtime::{Device, ModuleKey, Timing, device::DeviceKind};
 use crate::workloads::{BenchCtx, skipped_gpu};
 
 /// Bytes moved by one vector add of `n` elements (2 reads, 1 write).
@@ -16,10 +16,12 @@ pub fn bytes<T>(n: usize) -> f64 {
 /// Measures the device-to-device copy bandwidth (read + write bytes per
 /// second) with a copy of `bytes` bytes: the ceiling of every memory-bound row.
 pub fn copy_bandwidth(dev: &Device, bytes: usize, reps: usize) -> Result<(Timing, f64)> {
-    let g = dev.as_gpu().ok_or_else(|| Error::Unsupported {
-        what: "copy bandwidth".into(),
-        backend: "sim".into(),
-        hint: "run on a GPU".into(),
+    let g = dev.as_gpu().ok_or_else(|| {
+        Error::Runtime(crate::runtime::Error::Unsupported {
+            what: "copy bandwidth".into(),
+            backend: "sim".into(),
+            hint: "run on a GPU".into(),
+        })
     })?;
     let src = dev.alloc_filled::<u8>(bytes, 1)?;
     let mut dst = dev.alloc_filled::<u8>(bytes, 0)?;
@@ -96,7 +98,7 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
         let sets = ((4.0 * l2) / bytes::<T>(n)).ceil().clamp(1.0, 16.0) as usize;
         for rung in Rung::ALL {
             let mut row = Row::new("vector-add", rung.label(), backend, &size, T::NAME);
-            let kernel = rung.kernel::<T>();
+            let kernel = rung.entry::<T>();
             if let Some(g) = dev.as_gpu()
                 && let Some(res) = crate::modules::resource(kernel, &g.info().arch(), false)
             {
@@ -206,29 +208,34 @@ pub fn bench_ctx(ctx: &BenchCtx) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// Module load times: the PTX module through the driver's JIT against the
-/// cubin assembled ahead of time (each loaded fresh, five times; median).
+/// Module load times of the module that holds the vector kernels (the
+/// `vector` group): its PTX through the driver's JIT against the cubin
+/// assembled ahead of time (each loaded fresh, five times; median).
 pub fn module_loads(dev: &Device) -> Result<Vec<Row>> {
     let Some(g) = dev.as_gpu() else {
         return Ok(Vec::new());
     };
     let mut rows = Vec::new();
     for (label, key) in [
-        ("module load: PTX, driver JIT", ModuleKey::default()),
+        ("module load: PTX, driver JIT", ModuleKey::PRECISE.ptx()),
         (
             "module load: cubin (ptxas ahead of time)",
-            ModuleKey {
-                form: crate::Form::Cubin,
-                ..ModuleKey::default()
-            },
+            ModuleKey::PRECISE.cubin(),
         ),
-        ("module load: fast-math PTX, driver JIT", ModuleKey::FAST),
+        (
+            "module load: fast-math PTX, driver JIT",
+            ModuleKey::FAST.ptx(),
+        ),
     ] {
-        let mut row = Row::new("vector-add", label, "gpu", "whole module", "");
+        let mut row = Row::new("vector-add", label, "gpu", "module `vector`", "");
         let mut samples = Vec::new();
         let mut failure = None;
         for _ in 0..5 {
-            match g.load_uncached(&crate::modules::KERNELS, key) {
+            match g.load_uncached(
+                &crate::modules::KERNELS,
+                key,
+                <f32 as kernels_gpu::vector::vector_add::Built>::ENTRY,
+            ) {
                 Ok((_, ms)) => samples.push(ms),
                 Err(e) => {
                     failure = Some(e.to_string());

@@ -144,6 +144,6 @@ fn diffusion_matmul_fusion_public_functions() {
     assert!(fusion::launch_overhead(&dev, 2, 0).is_ok());
     assert!(matches!(
         fusion::TinyGraph::capture(&dev, &mut w, 3),
-        Err(Error::Unsupported { .. })
+        Err(Error::Runtime(ptxlab::runtime::Error::Unsupported { .. }))
     ));
 }

@@ -9,7 +9,7 @@ mod runtime;
 mod vector;
 
 #[track_caller]
-pub(super) fn err<T>(r: ptxlab::Result<T>) -> String {
+pub(super) fn err<T, E: std::fmt::Display>(r: Result<T, E>) -> String {
     match r {
         Ok(_) => panic!("expected an error, got Ok"),
         Err(e) => e.to_string(),

@@ -1,7 +1,7 @@
 //! The runtime (launch configurations, buffers) and the `.npy` readers.
 
 use super::{err, has};
-use ptxlab::runtime::{Device, LaunchConfig, check_launch};
+use ptxlab::runtime::{Device, LaunchConfig, config::check_launch};
 use ptxlab::workloads::vector;
 
 #[test]
@@ -59,7 +59,7 @@ fn runtime_launch_configs_and_buffers() {
         .unwrap()
         .with_shared(300_000);
     has(
-        &err(<f32 as vector::Element>::launch(
+        &err(vector::launch_rung::<f32>(
             &dev,
             big,
             vector::Rung::Scalar,

@@ -43,7 +43,7 @@ impl<T: MgElement> LevelBufs<T> {
             u.push(
                 (0..per)
                     .map(|_| dev.alloc_filled(l.cells(), T::ZERO))
-                    .collect::<Result<Vec<_>>>()?,
+                    .collect::<crate::runtime::Result<Vec<_>>>()?,
             );
             f.push(dev.alloc_filled(l.cells(), T::ZERO)?);
         }
@@ -524,7 +524,7 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
 
     /// The current field (f64).
     pub fn field(&self) -> Result<Vec<f64>> {
-        self.dev.download(&self.p[self.pc])
+        Ok(self.dev.download(&self.p[self.pc])?)
     }
 
     /// `||b - lap_h p||^2` of the current field, computed afresh (PCG's
@@ -557,7 +557,7 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
             return Ok(None);
         }
         let i = self.graph_for(1)?;
-        self.graphs[i].1.time(2, reps).map(Some)
+        Ok(self.graphs[i].1.time(2, reps).map(Some)?)
     }
 
     /// The hierarchy.

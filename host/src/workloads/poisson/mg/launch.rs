@@ -7,7 +7,7 @@
 
 use super::levels::Level;
 use crate::error::{Error, Result};
-use crate::runtime::{Buffer, Capture, Device, KernelArg, LaunchConfig};
+use crate::runtime::{Buffer, Capture, Device, LaunchConfig};
 use kernels_gpu::multigrid as km;
 
 /// Where launches go.
@@ -43,18 +43,19 @@ macro_rules! mg_launch {
         let cfg: LaunchConfig = $cfg;
         match $ex {
             Exec::Dev(dev) => crate::launch!(*dev, cfg, multigrid::$kernel($($arg),*)),
-            Exec::Cap(_, cap) => {
-                let mut p = Vec::new();
-                $( KernelArg::push_params(&$arg, &mut p); )*
-                cap.launch(&crate::modules::KERNELS, stringify!($kernel), &cfg, &p)
-            }
+            Exec::Cap(_, cap) => crate::launch!(&mut **cap, cfg, multigrid::$kernel($($arg),*)),
         }
     }};
 }
 
 /// Row kernels: `cols` threads per row, `rows` rows (strided past the cap).
 fn rows_cfg(ex: &Exec, cols: usize, rows: usize) -> Result<LaunchConfig> {
-    LaunchConfig::for_2d(cols.max(1), rows.clamp(1, ex.row_cap()), km::BLOCK, 1)
+    Ok(LaunchConfig::for_2d(
+        cols.max(1),
+        rows.clamp(1, ex.row_cap()),
+        km::BLOCK,
+        1,
+    )?)
 }
 
 /// Row kernels with a block reduction: about [`Exec::reduce_blocks`] blocks.

@@ -84,7 +84,7 @@ pub mod transport;
 pub use args::{GpuArgs, ScalingArgs, disable_nvls_in_env};
 pub use bootstrap::RankEnv;
 pub use decomp::Decomp;
-pub use element::{ResidualFn, SlabElement, SweepFn};
+pub use element::SlabElement;
 pub use nccl::NcclTransport;
 pub use placed::{Comparison, Placed, single_device, solve_multi};
 pub use run::{SIM_MAX_CELLS, SIM_MAX_WORK, cli};

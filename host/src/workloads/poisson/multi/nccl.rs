@@ -148,14 +148,14 @@ impl Nccl {
                 .to_string_lossy()
                 .into_owned()
         };
-        Err(Error::Driver {
+        Err(Error::Runtime(crate::runtime::Error::Driver {
             call: call.to_string(),
             name: result_name(r).to_string(),
             text,
             hint: "run again with NCCL_DEBUG=WARN (or INFO) for NCCL's own account; in one \
                    process per GPU, every rank needs the same unique id and world size"
                 .into(),
-        })
+        }))
     }
 
     /// A fresh unique id (rank 0 of a job makes it; the others receive it).
@@ -355,7 +355,7 @@ pub fn require_nvls_off() -> Result<()> {
     let (k, v) = NVLS_ENV;
     match std::env::var(k) {
         Ok(x) if x == v => Ok(()),
-        got => Err(Error::Unsupported {
+        got => Err(Error::Runtime(crate::runtime::Error::Unsupported {
             what: format!("NCCL with {k}={}", got.unwrap_or_else(|_| "<unset>".into())),
             backend: "gpu".into(),
             hint: format!(
@@ -363,7 +363,7 @@ pub fn require_nvls_off() -> Result<()> {
                  multicast can take a shared host's GPUs out of service, and a halo exchange \
                  does not use it"
             ),
-        }),
+        })),
     }
 }
 

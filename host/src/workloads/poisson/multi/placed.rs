@@ -7,13 +7,12 @@ use super::super::problem::{Problem, SolveOptions, SolveReport, overflowed_at};
 use super::super::solve::to_tolerance;
 use super::super::types::{Rung, k_of_h};
 use super::decomp::Decomp;
-use super::element::{SlabElement, temporal_error};
+use super::element::{SlabElement, check_rung};
 use super::slab::Slab;
-use super::span::{Kern, KernR};
 use super::team::{Team, drv};
 use super::transport::{Dtype, HaloOp, Rows};
 use crate::error::{Error, Result};
-use crate::runtime::{Device, ModuleKey, Timing};
+use crate::runtime::{Device, Timing};
 use std::time::Instant;
 
 impl Team {
@@ -25,8 +24,7 @@ impl Team {
         prob: &Problem<T>,
         rung: Rung,
     ) -> Result<Placed<'_, T>> {
-        let (name, sim) = T::sweep_kernel(rung).ok_or_else(temporal_error)?;
-        let (rname, rsim) = T::residual_kernel();
+        check_rung(rung)?;
         let world = self.transport.world_size();
         let decomp = Decomp::new(prob.grid, world)?;
         let nx = prob.grid.nx;
@@ -38,13 +36,16 @@ impl Team {
             let span = first * nx..(first + m + 2) * nx;
             let (p0, b) = (&prob.p0[span.clone()], &prob.b[span]);
             let dev = &mem.dev;
-            let (gs, gr) = match dev.as_gpu() {
-                Some(g) => (
-                    Some(g.function(&crate::modules::KERNELS, ModuleKey::PRECISE, name)?),
-                    Some(g.function(&crate::modules::KERNELS, ModuleKey::PRECISE, rname)?),
-                ),
-                None => (None, None),
-            };
+            if let Some(g) = dev.as_gpu() {
+                // Load the modules now, so the timed sweeps do not include it.
+                let key = crate::runtime::ModuleKey::PRECISE;
+                g.function(&crate::modules::KERNELS, key, rung.entry::<T>())?;
+                g.function(
+                    &crate::modules::KERNELS,
+                    key,
+                    <T as kernels_gpu::poisson::poisson_residual::Built>::ENTRY,
+                )?;
+            }
             let nan = T::from_f64(f64::NAN);
             slabs.push(Slab {
                 rank: r,
@@ -56,12 +57,6 @@ impl Team {
                 top: dev.alloc_filled(3 * nx, nan)?,
                 bot: dev.alloc_filled(3 * nx, nan)?,
                 acc: dev.alloc_filled(1, 0.0f64)?,
-                sweep: Kern { name, sim, gpu: gs },
-                resid: KernR {
-                    name: rname,
-                    sim: rsim,
-                    gpu: gr,
-                },
                 sms: dev.as_gpu().map(|g| g.info().sm_count as usize),
             });
             // Uploads went through the legacy default stream: finish them
@@ -205,7 +200,7 @@ impl<'t, T: SlabElement> Placed<'t, T> {
     fn step(&mut self) -> Result<()> {
         let world = self.team.transport.world_size();
         let (overlap, rung, k) = (self.overlap, self.rung, self.k);
-        for (s, mem) in self.slabs.iter().zip(&self.team.members) {
+        for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
             if overlap {
                 s.launch_overlap(mem, rung, k)?;
             } else {
@@ -252,7 +247,7 @@ impl<'t, T: SlabElement> Placed<'t, T> {
     /// Sum over all interior cells of `r^2`, `r = b - lap_h p`: each slab
     /// reduces its own rows on its device, then an all-reduce over ranks.
     pub fn residual_sq(&mut self) -> Result<f64> {
-        for (s, mem) in self.slabs.iter().zip(&self.team.members) {
+        for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
             s.residual(mem, self.h)?;
         }
         self.sum_accs()
@@ -456,7 +451,7 @@ pub fn single_device<T: SlabElement>(
     rung: Rung,
     iters: usize,
 ) -> Result<Vec<T>> {
-    T::sweep_kernel(rung).ok_or_else(temporal_error)?;
+    check_rung(rung)?;
     let b = dev.upload(&prob.b)?;
     let mut f = Field::new(dev, &prob.p0)?;
     f.run(
@@ -468,5 +463,5 @@ pub fn single_device<T: SlabElement>(
         iters,
         1,
     )?;
-    dev.download(&f.cur)
+    Ok(dev.download(&f.cur)?)
 }

@@ -11,6 +11,7 @@ use super::decomp::Decomp;
 use super::element::{SlabElement, temporal_error};
 use super::team::Team;
 use crate::Backend;
+use crate::cli::{OneOrAll, Precision};
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 use crate::runtime::{Device, ModuleKey};
@@ -36,11 +37,10 @@ pub(super) fn sim_limits(grid: Grid, work: usize) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn rungs_of(variant: &str) -> Result<Vec<Rung>> {
-    let rungs = if variant == "all" {
-        vec![Rung::Naive, Rung::Tiled, Rung::Register]
-    } else {
-        vec![variant.parse::<Rung>()?]
+pub(super) fn rungs_of(variant: OneOrAll<Rung>) -> Result<Vec<Rung>> {
+    let rungs = match variant {
+        OneOrAll::All => vec![Rung::Naive, Rung::Tiled, Rung::Register],
+        OneOrAll::One(r) => vec![r],
     };
     if rungs.contains(&Rung::Temporal) {
         return Err(temporal_error());
@@ -65,7 +65,7 @@ pub fn cli(args: &Args) -> Result<()> {
             "applies to the multi-device run; add --gpus N",
         ));
     };
-    let backend: Backend = args.backend.parse()?;
+    let backend = args.backend;
     if backend == Backend::Cpu {
         return Err(Error::input(
             "--gpus",
@@ -73,13 +73,9 @@ pub fn cli(args: &Args) -> Result<()> {
              --backend cpu has no devices",
         ));
     }
-    match args.precision.as_str() {
-        "f32" => cli_typed::<f32>(args, n, backend),
-        "f64" => cli_typed::<f64>(args, n, backend),
-        p => Err(Error::input(
-            "--precision",
-            format!("`{p}`; allowed: f32, f64"),
-        )),
+    match args.precision {
+        Precision::F32 => cli_typed::<f32>(args, n, backend),
+        Precision::F64 => cli_typed::<f64>(args, n, backend),
     }
 }
 
@@ -95,13 +91,13 @@ fn open_team(n: usize, backend: Backend) -> Result<Team> {
 
 pub(super) fn reference_device(team: &Team) -> Result<Device> {
     match team.members.first().and_then(|m| m.dev.as_gpu()) {
-        Some(g) => Device::gpu(g.context().ordinal()),
+        Some(g) => Ok(Device::gpu(g.context().ordinal())?),
         None => Ok(Device::sim()),
     }
 }
 
 fn cli_typed<T: SlabElement>(args: &Args, n: usize, backend: Backend) -> Result<()> {
-    let rungs = rungs_of(&args.variant)?;
+    let rungs = rungs_of(args.variant)?;
     let opts = SolveOptions {
         rung: rungs[0],
         depth: 1,
@@ -177,12 +173,12 @@ fn cli_typed<T: SlabElement>(args: &Args, n: usize, backend: Backend) -> Result<
             g.function(
                 &crate::modules::KERNELS,
                 ModuleKey::PRECISE,
-                &rung.kernel::<T>(),
+                rung.entry::<T>(),
             )?;
             g.function(
                 &crate::modules::KERNELS,
                 ModuleKey::PRECISE,
-                T::residual_kernel().0,
+                <T as kernels_gpu::poisson::poisson_residual::Built>::ENTRY,
             )?;
         }
         let (p1, r1) = solve_device(&refdev, &prob, &o)?;

@@ -1,15 +1,14 @@
 //! One rank's slab on its device: the sweep (overlapped or whole), the halo
 //! operations, the edge fix-up and the local residual.
 
-use super::super::launch::sweep_config;
+use super::super::launch::{launch_residual, launch_sweep, residual_config, sweep_config};
 use super::super::types::{Grid, Rung};
 use super::element::SlabElement;
-use super::span::{Kern, KernR, Lane, Span, gpu_launch, span_params, stream_of};
+use super::span::{Lane, Span, stream_of};
 use super::team::{Member, bind, drv};
 use super::transport::{HaloOp, Rows};
 use crate::error::{Error, Result};
-use crate::runtime::{Buffer, DeviceKind, LaunchConfig, Param, sim_launch};
-use kernels_gpu::poisson as kp;
+use crate::runtime::{Buffer, View, ViewMut};
 
 /// One rank's slab on its device.
 pub(super) struct Slab<T> {
@@ -22,96 +21,85 @@ pub(super) struct Slab<T> {
     pub(super) top: Buffer<T>,
     pub(super) bot: Buffer<T>,
     pub(super) acc: Buffer<f64>,
-    pub(super) sweep: Kern<T>,
-    pub(super) resid: KernR<T>,
     pub(super) sms: Option<usize>,
 }
 
+/// Rows `r0 .. r1` of a row-major buffer of width `nx`, as a kernel argument.
+fn rows<T>(buf: &Buffer<T>, nx: usize, r0: usize, r1: usize) -> Result<View<'_, T>> {
+    Ok(buf.view(r0 * nx..r1 * nx)?)
+}
+
+/// Rows `r0 .. r1` of a row-major buffer of width `nx`, writable.
+fn rows_mut<T>(buf: &mut Buffer<T>, nx: usize, r0: usize, r1: usize) -> Result<ViewMut<'_, T>> {
+    Ok(buf.view_mut(r0 * nx..r1 * nx)?)
+}
+
+/// One sweep of the `ny`-row grid `p` into `out` (views of `nx * ny` cells)
+/// on `lane` of `mem`'s device.
+#[allow(clippy::too_many_arguments)]
+fn sweep_on<T: SlabElement>(
+    mem: &Member,
+    lane: Lane,
+    rung: Rung,
+    (nx, ny): (usize, usize),
+    p: View<'_, T>,
+    b: View<'_, T>,
+    out: ViewMut<'_, T>,
+    k: T,
+) -> Result<()> {
+    let grid = Grid::new(nx, ny)?;
+    if p.len() != grid.cells() || b.len() != grid.cells() || out.len() != grid.cells() {
+        return Err(Error::input(
+            "slab sweep",
+            format!(
+                "views of {} / {} / {} cells for {}",
+                p.len(),
+                b.len(),
+                out.len(),
+                grid.label()
+            ),
+        ));
+    }
+    let cfg = sweep_config::<T>(rung, grid, 1)?;
+    let target = mem.dev.on_stream(stream_of(mem, lane));
+    launch_sweep(target, cfg, rung, (p, b, out), grid.dims(), k, 1)
+}
+
 impl<T: SlabElement> Slab<T> {
-    /// One sweep of the `ny`-row grid `p` into `out` (same shape) on `lane`.
-    fn sweep_on(
-        &self,
-        mem: &Member,
-        lane: Lane,
-        rung: Rung,
-        ny: usize,
-        (p, b, out): (Span<T>, Span<T>, Span<T>),
-        k: T,
-    ) -> Result<()> {
-        let nx = self.nx;
-        let grid = Grid::new(nx, ny)?;
-        if p.len != grid.cells() || b.len != grid.cells() || out.len != grid.cells() {
-            return Err(Error::input(
-                "slab sweep",
-                format!(
-                    "views of {} / {} / {} cells for {}",
-                    p.len,
-                    b.len,
-                    out.len,
-                    grid.label()
-                ),
-            ));
-        }
-        if out.overlaps(&p) || out.overlaps(&b) {
-            return Err(Error::input("slab sweep", "the output overlaps an input"));
-        }
-        let cfg = sweep_config::<T>(rung, grid, 1)?;
-        let (nxu, nyu) = (nx as u32, ny as u32);
-        match mem.dev.kind() {
-            DeviceKind::Sim => {
-                let f = self.sweep.sim;
-                // SAFETY: the three spans lie in live simulator buffers of this
-                // slab (made by `Span::of` and `Span::rows`, which checks the
-                // bounds), which outlive this synchronous launch; the output
-                // does not overlap the inputs (checked above), and nothing else
-                // runs on the slab's buffers during the launch.
-                let (pv, bv, ov) = unsafe { (p.sim_ro(), b.sim_ro(), out.sim_rw()) };
-                sim_launch(self.sweep.name, &cfg, move || f(pv, bv, ov, nxu, nyu, k))
-            }
-            DeviceKind::Gpu(g) => {
-                let f = self
-                    .sweep
-                    .gpu
-                    .as_ref()
-                    .ok_or_else(|| Error::input("slab sweep", "kernel not loaded"))?;
-                let mut prm = Vec::with_capacity(9);
-                span_params(&p, &mut prm);
-                span_params(&b, &mut prm);
-                span_params(&out, &mut prm);
-                prm.extend([Param::U32(nxu), Param::U32(nyu), k.param()]);
-                gpu_launch(g, stream_of(mem, lane)?, f, self.sweep.name, &cfg, &prm)
-            }
-        }
-    }
-
-    fn spans(&self) -> (Span<T>, Span<T>, Span<T>) {
-        (
-            Span::of(&self.field[self.cur]),
-            Span::of(&self.b),
-            Span::of(&self.field[1 - self.cur]),
-        )
-    }
-
     /// Overlapped sweep, first half: edges on A into the scratch grids,
     /// interior on B into the output.
-    pub(super) fn launch_overlap(&self, mem: &Member, rung: Rung, k: T) -> Result<()> {
+    pub(super) fn launch_overlap(&mut self, mem: &Member, rung: Rung, k: T) -> Result<()> {
         let (nx, m) = (self.nx, self.m);
-        let (p, b, out) = self.spans();
-        let rows = |r0, r1| -> Result<(Span<T>, Span<T>)> {
-            Ok((p.rows(nx, r0, r1)?, b.rows(nx, r0, r1)?))
+        let [f0, f1] = &mut self.field;
+        let (p, out) = if self.cur == 0 {
+            (&*f0, f1)
+        } else {
+            (&*f1, f0)
         };
-        let (pt, bt) = rows(0, 3)?;
-        self.sweep_on(mem, Lane::A, rung, 3, (pt, bt, Span::of(&self.top)), k)?;
+        let b = &self.b;
+        let top = rows_mut(&mut self.top, nx, 0, 3)?;
+        sweep_on(
+            mem,
+            Lane::A,
+            rung,
+            (nx, 3),
+            rows(p, nx, 0, 3)?,
+            rows(b, nx, 0, 3)?,
+            top,
+            k,
+        )?;
         if m >= 2 {
-            let (pb, bb) = rows(m - 1, m + 2)?;
-            self.sweep_on(mem, Lane::A, rung, 3, (pb, bb, Span::of(&self.bot)), k)?;
+            let (pb, bb) = (rows(p, nx, m - 1, m + 2)?, rows(b, nx, m - 1, m + 2)?);
+            let bot = rows_mut(&mut self.bot, nx, 0, 3)?;
+            sweep_on(mem, Lane::A, rung, (nx, 3), pb, bb, bot, k)?;
         }
         if let Some(s) = &mem.streams {
             s.b.wait(&s.a_done).map_err(drv("cuStreamWaitEvent"))?;
         }
         if m >= 3 {
-            let (pi, bi) = rows(1, m + 1)?;
-            self.sweep_on(mem, Lane::B, rung, m, (pi, bi, out.rows(nx, 1, m + 1)?), k)?;
+            let (pi, bi) = (rows(p, nx, 1, m + 1)?, rows(b, nx, 1, m + 1)?);
+            let oi = rows_mut(out, nx, 1, m + 1)?;
+            sweep_on(mem, Lane::B, rung, (nx, m), pi, bi, oi, k)?;
         }
         if let Some(s) = &mem.streams {
             s.b_done.record(&s.b).map_err(drv("cuEventRecord"))?;
@@ -120,8 +108,25 @@ impl<T: SlabElement> Slab<T> {
     }
 
     /// Sweep without overlap: the whole slab (halo rows copied) on A.
-    pub(super) fn launch_full(&self, mem: &Member, rung: Rung, k: T) -> Result<()> {
-        self.sweep_on(mem, Lane::A, rung, self.m + 2, self.spans(), k)
+    pub(super) fn launch_full(&mut self, mem: &Member, rung: Rung, k: T) -> Result<()> {
+        let (nx, ny) = (self.nx, self.m + 2);
+        let [f0, f1] = &mut self.field;
+        let (p, out) = if self.cur == 0 {
+            (&*f0, f1)
+        } else {
+            (&*f1, f0)
+        };
+        let (pv, bv) = (rows(p, nx, 0, ny)?, rows(&self.b, nx, 0, ny)?);
+        sweep_on(
+            mem,
+            Lane::A,
+            rung,
+            (nx, ny),
+            pv,
+            bv,
+            rows_mut(out, nx, 0, ny)?,
+            k,
+        )
     }
 
     /// The sends and receives of this slab (local index `i`) for this sweep.
@@ -235,41 +240,20 @@ impl<T: SlabElement> Slab<T> {
     }
 
     /// Queues the local residual sum into `acc` (zeroed first) on A.
-    pub(super) fn residual(&self, mem: &Member, h: f64) -> Result<()> {
-        let (nx, rows) = (self.nx, self.m + 2);
-        let gx = (nx - 2).div_ceil(kp::RES_BLOCK as usize);
-        let wanted = self.sms.map_or(4, |s| 8 * s);
-        let gy = (rows - 2).min(wanted.div_ceil(gx)).max(1);
-        let cfg = LaunchConfig::for_2d(gx * kp::RES_BLOCK as usize, gy, kp::RES_BLOCK, 1)?
-            .with_shared(kp::residual_shared_bytes());
+    pub(super) fn residual(&mut self, mem: &Member, h: f64) -> Result<()> {
+        let grid = Grid::new(self.nx, self.m + 2)?;
+        let cfg = residual_config(grid, self.sms)?;
         self.set_acc(mem, 0.0)?;
-        let (p, b) = (Span::of(&self.field[self.cur]), Span::of(&self.b));
-        let acc = Span::of(&self.acc);
-        let (nxu, nyu, inv_h2) = (nx as u32, rows as u32, 1.0 / (h * h));
-        match mem.dev.kind() {
-            DeviceKind::Sim => {
-                let f = self.resid.sim;
-                // SAFETY: as in `sweep_on`: live simulator buffers of this slab,
-                // bounds from `Span::of`; `acc` is a separate buffer.
-                let (pv, bv, av) = unsafe { (p.sim_ro(), b.sim_ro(), acc.sim_rw()) };
-                sim_launch(self.resid.name, &cfg, move || {
-                    f(pv, bv, av, nxu, nyu, inv_h2)
-                })
-            }
-            DeviceKind::Gpu(g) => {
-                let f = self
-                    .resid
-                    .gpu
-                    .as_ref()
-                    .ok_or_else(|| Error::input("slab residual", "kernel not loaded"))?;
-                let mut prm = Vec::with_capacity(9);
-                span_params(&p, &mut prm);
-                span_params(&b, &mut prm);
-                span_params(&acc, &mut prm);
-                prm.extend([Param::U32(nxu), Param::U32(nyu), Param::F64(inv_h2)]);
-                gpu_launch(g, stream_of(mem, Lane::A)?, f, self.resid.name, &cfg, &prm)
-            }
-        }
+        let target = mem.dev.on_stream(stream_of(mem, Lane::A));
+        let p = &self.field[self.cur];
+        launch_residual(
+            target,
+            cfg,
+            (p, &self.b),
+            &mut self.acc,
+            grid.dims(),
+            1.0 / (h * h),
+        )
     }
 
     /// Writes the accumulator (queued on A for a GPU).

@@ -5,7 +5,7 @@ use super::bootstrap::{RankEnv, unique_id};
 use super::nccl::{self, NcclTransport};
 use super::transport::{LocalTransport, Transport};
 use crate::error::{Error, Result};
-use crate::runtime::{Device, driver_present};
+use crate::runtime::{Device, probe::driver_present};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, sys};
 use std::sync::Arc;
 
@@ -54,7 +54,7 @@ impl Member {
     }
 
     fn gpu(rank: usize, ordinal: usize) -> Result<Self> {
-        let dev = Device::gpu(ordinal)?;
+        let dev = crate::Error::open_gpu(ordinal)?;
         let ctx = dev
             .as_gpu()
             .ok_or_else(|| Error::input("device", "not a GPU"))?
@@ -108,7 +108,7 @@ impl Member {
             s.a.synchronize().map_err(drv("cuStreamSynchronize"))?;
             s.b.synchronize().map_err(drv("cuStreamSynchronize"))?;
         }
-        self.dev.synchronize()
+        Ok(self.dev.synchronize()?)
     }
 }
 
@@ -135,12 +135,12 @@ fn visible_devices() -> String {
 
 fn gpu_count(n: usize, what: &str) -> Result<usize> {
     if !driver_present() {
-        return Err(Error::NoDriver {
+        return Err(Error::NoGpu(crate::runtime::Error::NoDriver {
             detail: format!(
                 "{what} needs libcuda.so.1 and {n} GPU(s); libcuda.so / libcuda.so.1 could not be \
                  loaded"
             ),
-        });
+        }));
     }
     Ok(CudaContext::device_count().map_err(drv("cuDeviceGetCount"))? as usize)
 }
@@ -296,7 +296,10 @@ impl Team {
         let what = format!("rank {} of {}", env.rank, env.world);
         let count = gpu_count(1, &what)?;
         if count == 0 {
-            return Err(Error::NoDevice { ordinal: 0, count });
+            return Err(Error::Runtime(crate::runtime::Error::NoDevice {
+                ordinal: 0,
+                count,
+            }));
         }
         nccl::require_nvls_off()?;
         let lib = nccl::load()?;

@@ -187,11 +187,11 @@ impl LocalTransport {
 
 fn sim_only(r: &Rows<'_>) -> Result<()> {
     if r.backing != Backing::Sim {
-        return Err(Error::Unsupported {
+        return Err(Error::Runtime(crate::runtime::Error::Unsupported {
             what: "copying GPU memory between ranks".into(),
             backend: "in-process (simulator) transport".into(),
             hint: "several GPUs exchange halos through NCCL (`Team::gpus`)".into(),
-        });
+        }));
     }
     Ok(())
 }

@@ -1,0 +1,613 @@
+//! The asynchronous operations of the simulator: `cp.async` with its
+//! commit groups ([`copy`]), mbarriers with phases and transaction counts
+//! ([`mbar`]), TMA loads and stores ([`tma`]) and `wgmma` groups
+//! ([`wgmma`]), each in flight from its issue until the wait that the PTX
+//! ISA says completes it.
+//!
+//! # What is tracked
+//! A block gets an [`AsyncState`] at its first asynchronous operation; a
+//! block that issues none pays one flag test per shared-memory access.
+//! From then on every 16-byte chunk of its shared memory has a [`Chunk`]:
+//! * the asynchronous write that owns it: a `cp.async` copy (in flight
+//!   until a `wait_async_copies` of its thread covers its group), or a TMA
+//!   load (in flight until it lands, then tagged with the mbarrier phase
+//!   its bytes completed);
+//! * the asynchronous reads in flight on it: `wgmma` operands (until every
+//!   thread of the warpgroup has waited for the group) and TMA store
+//!   sources (until the issuing thread's `bulk_wait_group_read`).
+//!
+//! An ordinary access (through a `SharedSlice`) to a chunk that a copy
+//! still writes, or to a TMA destination whose phase this thread has not
+//! seen complete, and a write to a chunk that an asynchronous read still
+//! reads, stop the launch with [`Fault::Async`] naming the operation (its
+//! thread, line and group) and the access. The landing of a copy is a
+//! write by its thread for the shared-memory race detector, at the wait
+//! that completes it, so another thread that reads it without a barrier
+//! after that wait races with it.
+//!
+//! # When a copy lands
+//! In order ([`Schedule::InOrder`](super::Schedule)) every copy lands at
+//! its issue: the bytes move then, and the checks above still treat the
+//! destination as in flight until the wait. A random schedule moves each
+//! landing to a random later point of its window (up to the covering wait,
+//! or for a TMA load until some thread would otherwise wait forever), so a
+//! program whose result depends on when a copy lands shows it.
+
+pub(crate) mod copy;
+pub(crate) mod mbar;
+pub(crate) mod tma;
+pub(crate) mod wgmma;
+
+#[cfg(test)]
+mod tests;
+
+use super::error::{AsyncHazard, Fault};
+use super::sched::Block;
+use std::boxed::Box;
+use std::collections::VecDeque;
+use std::format;
+use std::panic::Location;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+/// Bytes per tracked chunk: one `cp.async` (16 bytes), and the unit of
+/// TMA boxes and `wgmma` operand rows.
+pub(crate) const CHUNK: usize = 16;
+
+/// What one 16-byte chunk of shared memory has to do with asynchronous
+/// operations.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Chunk {
+    /// Index + 1 of the operation that writes (or last wrote) the chunk
+    /// asynchronously; 0 for none.
+    writer: u32,
+    /// Asynchronous reads in flight on the chunk (their operations are in
+    /// [`AsyncState::reading`]).
+    readers: u32,
+}
+
+/// An asynchronous operation of the block.
+pub(crate) struct Op {
+    pub(crate) kind: OpKind,
+    /// Rank (linear thread index) of the issuing thread.
+    pub(crate) rank: u32,
+    /// The kernel line that issued it.
+    pub(crate) loc: &'static Location<'static>,
+    /// Chunks (or records) that still name it; freed at 0.
+    refs: u32,
+}
+
+/// A TMA store's or `wgmma`'s reads of shared memory.
+pub(crate) struct Reads {
+    /// The chunks read.
+    pub(crate) chunks: Vec<u32>,
+    /// The issuing thread's group.
+    pub(crate) group: u32,
+    /// TMA loads whose data it reads (each reader must have seen their
+    /// phases).
+    pub(crate) sources: Vec<u32>,
+}
+
+pub(crate) enum OpKind {
+    /// A free slot.
+    Free,
+    /// `cp.async`: 16 bytes from `src` (zeros when `!valid`) to shared
+    /// byte offset `dst`.
+    Copy {
+        dst: u32,
+        src: usize,
+        valid: bool,
+        group: u32,
+        landed: bool,
+    },
+    /// A TMA load of `bytes` at `dst`, completing on barrier `bar` (an
+    /// index into [`AsyncState::bars`]); `phase` is the phase its bytes
+    /// completed, once landed.
+    TmaLoad {
+        dst: u32,
+        map: crate::hopper::SimTensorMap,
+        x: i32,
+        y: i32,
+        bar: u32,
+        phase: Option<u64>,
+    },
+    /// A `wgmma` instruction of a warpgroup: the operand chunks it reads.
+    Wgmma { reads: Reads },
+    /// A TMA store: the shared chunks it reads, and the box it writes.
+    TmaStore {
+        reads: Reads,
+        map: crate::hopper::SimTensorMap,
+        x: i32,
+        y: i32,
+        src: u32,
+        landed: bool,
+    },
+}
+
+impl Op {
+    pub(crate) fn name(&self) -> &'static str {
+        match self.kind {
+            OpKind::Free => "(free)",
+            OpKind::Copy { .. } => "cp.async",
+            OpKind::TmaLoad { .. } => "TMA load",
+            OpKind::Wgmma { .. } => "wgmma",
+            OpKind::TmaStore { .. } => "TMA store",
+        }
+    }
+}
+
+/// One thread's asynchronous state.
+#[derive(Default)]
+pub(crate) struct ThreadAsync {
+    /// Its `cp.async` copies not yet covered by a wait, in issue order.
+    pub(crate) copies: VecDeque<u32>,
+    /// `cp.async` groups committed so far.
+    pub(crate) committed: u32,
+    /// Its last `wait_async_copies`: line and `N`.
+    pub(crate) last_wait: Option<(&'static Location<'static>, u32)>,
+    /// Per mbarrier (index into [`AsyncState::bars`]): phases it has seen
+    /// complete (through its own waits).
+    pub(crate) seen: Vec<u64>,
+    /// The mbarrier epoch + 1 of its last failed `try_wait` (a spin), and
+    /// what that try was: barrier address, parity, line.
+    pub(crate) spin: u64,
+    pub(crate) spin_at: Option<(u32, u32, &'static Location<'static>)>,
+    /// `wgmma` state.
+    pub(crate) wg: wgmma::ThreadWgmma,
+    /// TMA stores not yet covered by a `bulk_wait_group_read`, in issue
+    /// order, and bulk groups committed.
+    pub(crate) stores: VecDeque<u32>,
+    pub(crate) bulk_committed: u32,
+}
+
+/// The asynchronous state of one block.
+#[derive(Default)]
+pub(crate) struct AsyncState {
+    pub(crate) chunks: Vec<Chunk>,
+    pub(crate) ops: Vec<Op>,
+    free: Vec<u32>,
+    pub(crate) threads: Vec<ThreadAsync>,
+    pub(crate) bars: Vec<mbar::Mbar>,
+    pub(crate) groups: Vec<wgmma::Warpgroup>,
+    /// Block barriers passed (mbarrier inits are visible to other threads
+    /// after the next one).
+    pub(crate) barriers: u64,
+    /// Counts mbarrier state changes (a spinning `try_wait` that sees no
+    /// change is waiting for something that does not happen).
+    pub(crate) epoch: u64,
+    /// Operations whose landing a random schedule deferred, with the block
+    /// tick at which they land.
+    pub(crate) deferred: Vec<(u32, u64)>,
+    /// Asynchronous events of the block so far (the clock of `deferred`).
+    pub(crate) tick: u64,
+    /// The `wgmma` accumulator poison records (see [`wgmma`]).
+    pub(crate) accs: Vec<wgmma::AccRecord>,
+    /// Operations with asynchronous reads in flight (`wgmma`, TMA stores).
+    pub(crate) reading: Vec<u32>,
+}
+
+impl AsyncState {
+    /// Clears the state for a new block of `threads` threads with `bytes` of
+    /// shared memory, keeping the allocations.
+    pub(crate) fn reset(&mut self, bytes: usize, threads: usize) {
+        self.chunks.clear();
+        self.chunks.resize(bytes.div_ceil(CHUNK), Chunk::default());
+        self.ops.clear();
+        self.free.clear();
+        for t in &mut self.threads {
+            *t = ThreadAsync::default();
+        }
+        self.threads.resize_with(threads, ThreadAsync::default);
+        self.threads.truncate(threads);
+        self.bars.clear();
+        self.groups.clear();
+        self.groups
+            .resize_with(threads.div_ceil(128), wgmma::Warpgroup::default);
+        self.barriers = 0;
+        self.epoch = 0;
+        self.deferred.clear();
+        self.tick = 0;
+        self.accs.clear();
+        self.reading.clear();
+    }
+
+    /// A new operation; returns its index.
+    pub(crate) fn push(&mut self, kind: OpKind, rank: u32, loc: &'static Location<'static>) -> u32 {
+        let op = Op {
+            kind,
+            rank,
+            loc,
+            refs: 0,
+        };
+        match self.free.pop() {
+            Some(i) => {
+                self.ops[i as usize] = op;
+                i
+            }
+            None => {
+                self.ops.push(op);
+                (self.ops.len() - 1) as u32
+            }
+        }
+    }
+
+    /// One reference to op `i` fewer; frees it at zero.
+    pub(crate) fn unref(&mut self, i: u32) {
+        let op = &mut self.ops[i as usize];
+        op.refs = op.refs.saturating_sub(1);
+        if op.refs == 0 && !matches!(op.kind, OpKind::Free) {
+            op.kind = OpKind::Free;
+            self.free.push(i);
+        }
+    }
+
+    /// Makes op `i` the asynchronous writer of `chunk`, dropping the old one.
+    pub(crate) fn set_writer(&mut self, chunk: usize, i: u32) {
+        let old = self.chunks[chunk].writer;
+        self.chunks[chunk].writer = i + 1;
+        self.ops[i as usize].refs += 1;
+        if old != 0 {
+            self.unref(old - 1);
+        }
+    }
+
+    /// Clears `chunk`'s writer if it is op `i`.
+    pub(crate) fn clear_writer(&mut self, chunk: usize, i: u32) {
+        if self.chunks[chunk].writer == i + 1 {
+            self.chunks[chunk].writer = 0;
+            self.unref(i);
+        }
+    }
+
+    /// The barrier-relevant phases `rank` has seen of barrier `bar`: its own
+    /// observations, or what a block barrier since has published.
+    pub(crate) fn seen(&self, rank: u32, bar: u32) -> u64 {
+        let own = self.threads[rank as usize]
+            .seen
+            .get(bar as usize)
+            .copied()
+            .unwrap_or(0);
+        own.max(self.bars[bar as usize].published)
+    }
+}
+
+/// The block's asynchronous state, created at its first asynchronous
+/// operation.
+pub(crate) fn state<'b>(b: &'b Block<'_>) -> core::cell::RefMut<'b, AsyncState> {
+    if !b.async_on.get() {
+        let mut s = b.asyncs.borrow_mut();
+        s.reset(b.launch.spec.shared_bytes, b.total as usize);
+        drop(s);
+        b.async_on.set(true);
+    }
+    b.asyncs.borrow_mut()
+}
+
+/// A hazard report about op `op` of the block.
+pub(crate) fn hazard(b: &Block<'_>, op: &Op, detail: String) -> Fault {
+    Fault::Async(Box::new(AsyncHazard {
+        op: op.name(),
+        block: b.idx,
+        thread: b.thread_of(op.rank),
+        location: op.loc.to_string(),
+        detail,
+    }))
+}
+
+/// A hazard report with no operation behind it (an mbarrier misuse).
+pub(crate) fn misuse(
+    b: &Block<'_>,
+    op: &'static str,
+    rank: u32,
+    loc: &'static Location<'static>,
+    detail: String,
+) -> Fault {
+    Fault::Async(Box::new(AsyncHazard {
+        op,
+        block: b.idx,
+        thread: b.thread_of(rank),
+        location: loc.to_string(),
+        detail,
+    }))
+}
+
+/// `thread T of block B` for reports: "this thread" when it is `me`.
+pub(crate) fn who(b: &Block<'_>, rank: u32, me: u32) -> String {
+    if rank == me {
+        "this thread".into()
+    } else {
+        format!("thread {}", b.thread_of(rank))
+    }
+}
+
+/// What an ordinary shared-memory access of `size` bytes at byte offset
+/// `off` by thread `rank` finds: `None` when it may go on.
+pub(crate) fn generic_access(
+    b: &Block<'_>,
+    rank: u32,
+    off: usize,
+    size: usize,
+    write: bool,
+) -> Option<Fault> {
+    let mut st = b.asyncs.borrow_mut();
+    let first = off / CHUNK;
+    let last = (off + size.max(1) - 1) / CHUNK;
+    for c in first..=last.min(st.chunks.len().saturating_sub(1)) {
+        let ch = st.chunks[c];
+        if ch.writer == 0 && (ch.readers == 0 || !write) {
+            continue;
+        }
+        if ch.writer != 0 {
+            let w = ch.writer - 1;
+            if let Some(f) = check_writer(b, &st, w, rank, off, write, "") {
+                return Some(f);
+            }
+            if write {
+                // This thread saw the data land and now overwrites it: the
+                // chunk is ordinary memory again.
+                st.clear_writer(c, w);
+            }
+        }
+        if write
+            && ch.readers > 0
+            && let Some(r) = reader_conflict(&st, c as u32, rank)
+        {
+            let op = &st.ops[r as usize];
+            return Some(hazard(b, op, overwrite_detail(b, &st, op, off, rank)));
+        }
+    }
+    None
+}
+
+/// Whether thread `rank` may touch a chunk that op `w` writes
+/// asynchronously (`access` names the access for the report).
+pub(crate) fn check_writer(
+    b: &Block<'_>,
+    st: &AsyncState,
+    w: u32,
+    rank: u32,
+    off: usize,
+    write: bool,
+    access: &str,
+) -> Option<Fault> {
+    let op = &st.ops[w as usize];
+    let verb = match (write, access) {
+        (true, "") => String::from("written"),
+        (false, "") => String::from("read"),
+        (true, a) => format!("written ({a})"),
+        (false, a) => format!("read ({a})"),
+    };
+    match &op.kind {
+        OpKind::Copy { group, .. } => {
+            let owner = &st.threads[op.rank as usize];
+            let how = if *group >= owner.committed {
+                "it was never committed (commit_async_copies closes its group)".to_string()
+            } else {
+                let newer = owner.committed - group - 1;
+                let waited = match owner.last_wait {
+                    Some((l, n)) => format!(
+                        "; the thread's last wait, wait_async_copies::<{n}>() at {l}, leaves \
+                         {n} group{} in flight",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                    None => String::from("; the thread has not waited yet"),
+                };
+                format!(
+                    "{newer} newer group{} committed since, so a wait_async_copies with N <= \
+                     {newer} covers it{waited}",
+                    if newer == 1 { " was" } else { "s were" }
+                )
+            };
+            let then = if op.rank == rank {
+                "wait for it first"
+            } else {
+                "its thread must wait for it, then a sync_threads must come between"
+            };
+            Some(hazard(
+                b,
+                op,
+                format!(
+                    "shared memory byte {off} {verb} while a cp.async copy into it is still in \
+                     flight: issued by {} at {} in group {group}, which no wait_async_copies has \
+                     covered yet ({how}); {then}",
+                    who(b, op.rank, rank),
+                    op.loc
+                ),
+            ))
+        }
+        OpKind::TmaLoad { bar, phase, .. } => {
+            let m = &st.bars[*bar as usize];
+            match phase {
+                None => Some(hazard(
+                    b,
+                    op,
+                    format!(
+                        "shared memory byte {off} {verb} while a TMA load into it is still in \
+                         flight: issued by {} at {}, completing on the mbarrier at \
+                         shared byte {} (phase {} in progress); wait for that phase first",
+                        who(b, op.rank, rank),
+                        op.loc,
+                        m.addr,
+                        m.completed
+                    ),
+                )),
+                Some(p) if st.seen(rank, *bar) <= *p => Some(hazard(
+                    b,
+                    op,
+                    format!(
+                        "shared memory byte {off} {verb} before this thread waited for the \
+                         mbarrier phase that completes it: a TMA load issued by {} at {} \
+                         landed in phase {p} of the mbarrier at shared byte {}, and this thread \
+                         has seen {} phases of it complete{}",
+                        who(b, op.rank, rank),
+                        op.loc,
+                        m.addr,
+                        st.seen(rank, *bar),
+                        mbar::last_wait_note(st, rank, *bar)
+                    ),
+                )),
+                Some(_) => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The asynchronous read in flight on `chunk` that a write by thread
+/// `rank` would overwrite: a TMA store not yet covered by its thread's
+/// `bulk_wait_group_read`, or a `wgmma` that this thread (in its
+/// warpgroup) has not waited for, or (outside it) that not every thread
+/// of its warpgroup has waited for.
+pub(crate) fn reader_conflict(st: &AsyncState, chunk: u32, rank: u32) -> Option<u32> {
+    st.reading.iter().copied().find(|&op| {
+        let o = &st.ops[op as usize];
+        let reads = match &o.kind {
+            OpKind::Wgmma { reads } => reads,
+            OpKind::TmaStore { reads, .. } => reads,
+            _ => return false,
+        };
+        if reads.chunks.binary_search(&chunk).is_err() {
+            return false;
+        }
+        match &o.kind {
+            OpKind::Wgmma { .. } => !wgmma::waited(st, o.rank, rank, op),
+            _ => true,
+        }
+    })
+}
+
+/// The report of a write to shared memory that asynchronous read `op`
+/// still reads.
+pub(crate) fn overwrite_detail(
+    b: &Block<'_>,
+    st: &AsyncState,
+    op: &Op,
+    off: usize,
+    rank: u32,
+) -> String {
+    match &op.kind {
+        OpKind::Wgmma { reads } => format!(
+            "shared memory byte {off} written while a wgmma still reads it as an operand: issued \
+             by {} at {} in wgmma group {}, which no wgmma_wait_group has covered yet; wait for \
+             it (and release the stage) first",
+            who(b, op.rank, rank),
+            op.loc,
+            reads.group
+        ),
+        OpKind::TmaStore { reads, .. } => format!(
+            "shared memory byte {off} written while a TMA store still reads it: issued by {} at \
+             {} in bulk group {}; bulk_wait_group_read must cover it first",
+            who(b, op.rank, rank),
+            op.loc,
+            reads.group
+        ),
+        _ => {
+            let _ = st;
+            format!(
+                "shared memory byte {off} written while {} at {} uses it",
+                op.name(),
+                op.loc
+            )
+        }
+    }
+}
+
+/// A block barrier released the block: mbarrier inits and observed
+/// phases become visible to every thread.
+pub(crate) fn on_barrier(b: &Block<'_>) {
+    let mut st = b.asyncs.borrow_mut();
+    st.barriers += 1;
+    for m in &mut st.bars {
+        m.published = m.published.max(m.max_seen);
+    }
+    st.tick += 1;
+}
+
+/// Thread `rank` of `b` returned from the kernel: its copies land, and a
+/// `wgmma` still in flight is an error (its accumulators were never waited
+/// for).
+pub(crate) fn thread_exit(b: &Block<'_>, rank: u32) -> Option<Fault> {
+    let fault = wgmma::exit_check(b, rank);
+    copy::exit(b, rank);
+    tma::exit(b, rank);
+    fault
+}
+
+/// Lands the deferred operations that are due (or all of them with
+/// `all`); returns whether any landed.
+pub(crate) fn land_due(b: &Block<'_>, all: bool) -> bool {
+    if !b.async_on.get() {
+        return false;
+    }
+    let due: Vec<u32> = {
+        let mut st = b.asyncs.borrow_mut();
+        if st.deferred.is_empty() {
+            return false;
+        }
+        st.tick += 1;
+        let now = st.tick;
+        let mut due = Vec::new();
+        st.deferred.retain(|&(op, at)| {
+            if all || at <= now {
+                due.push(op);
+                false
+            } else {
+                true
+            }
+        });
+        due
+    };
+    let any = !due.is_empty();
+    for op in due {
+        land(b, op);
+    }
+    any
+}
+
+/// Lands op `i` now if it has not landed.
+pub(crate) fn land(b: &Block<'_>, i: u32) {
+    let kind = {
+        let st = b.asyncs.borrow();
+        match &st.ops[i as usize].kind {
+            OpKind::Copy { landed: false, .. } => 1,
+            OpKind::TmaLoad { phase: None, .. } => 2,
+            OpKind::TmaStore { landed: false, .. } => 3,
+            _ => 0,
+        }
+    };
+    match kind {
+        1 => copy::land_copy(b, i),
+        2 => tma::land_load(b, i),
+        3 => tma::land_store(b, i),
+        _ => {}
+    }
+    b.asyncs.borrow_mut().deferred.retain(|&(op, _)| op != i);
+}
+
+/// Whether a new asynchronous copy is deferred (a random schedule only):
+/// one in four lands at its issue, one in four at the last moment (the wait
+/// that covers it, or when every thread would otherwise wait), the others
+/// after a random number (1 to 64) of the block's asynchronous events.
+pub(crate) fn defer(b: &Block<'_>, st: &mut AsyncState, op: u32) -> bool {
+    let Some(r) = b.random() else {
+        return false;
+    };
+    let at = match r % 4 {
+        0 => return false,
+        1 => u64::MAX,
+        _ => st.tick + 1 + (r >> 8) % 64,
+    };
+    st.deferred.push((op, at));
+    true
+}
+
+/// `fence.proxy.async.shared::cta` by the current thread: its ordinary
+/// shared-memory writes so far are visible to the asynchronous proxy
+/// (recorded by the race detector's shadow, so only with race detection on).
+pub(crate) fn proxy_fence() {
+    super::sched::try_with_block(|t, b| {
+        if let Some(r) = &b.race {
+            r.proxy_fence(t.rank);
+        }
+    });
+}

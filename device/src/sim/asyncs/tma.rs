@@ -1,0 +1,450 @@
+//! TMA (`cp.async.bulk.tensor`, PTX ISA 9.7.9.25.5.1): a load copies a
+//! box of a 2D tensor into shared memory and completes its bytes on an
+//! mbarrier; a store copies a box from shared memory into the tensor and
+//! is completed by `cp.async.bulk.wait_group[.read]`.
+//!
+//! A load's destination is in flight until it lands (at its issue in
+//! order, later under a random schedule); then it is tagged with the
+//! barrier phase its bytes completed, and a thread may touch it only once
+//! it has seen that phase complete (its own wait, or another thread's
+//! published by a block barrier). A store reads its source asynchronously
+//! until `bulk_wait_group_read` covers it: the source must not be written
+//! before, and what it reads must be fenced (`fence.proxy.async`) if
+//! ordinary stores wrote it.
+
+use super::copy::check_target;
+use super::{AsyncState, CHUNK, OpKind, Reads, check_writer, defer, land, mbar, misuse, state};
+use crate::hopper::{SimTensorMap, Swizzle};
+use crate::sim::error::Fault;
+use crate::sim::sched::{self, Block};
+use std::format;
+use std::panic::Location;
+use std::vec::Vec;
+
+/// Checks a tensor map and a shared address for a box copy; returns the
+/// box's bytes.
+fn check_box(
+    b: &Block<'_>,
+    t: &SimTensorMap,
+    smem: u32,
+    rank: u32,
+    what: &'static str,
+    loc: &'static Location<'static>,
+) -> Result<usize, Fault> {
+    let align = if t.swizzle == Swizzle::None {
+        128
+    } else {
+        1024
+    };
+    if !smem.is_multiple_of(align) {
+        return Err(Fault::Misaligned {
+            addr: smem as usize,
+            align: align as usize,
+        });
+    }
+    let row_bytes = t.box_dims[0] as usize * t.elem_bytes as usize;
+    if t.swizzle != Swizzle::None && row_bytes != t.swizzle.span() as usize {
+        return Err(misuse(
+            b,
+            what,
+            rank,
+            loc,
+            format!(
+                "cp.async.bulk.tensor: a {row_bytes}-byte box row with a {}-byte swizzle (the \
+                 simulator needs them equal)",
+                t.swizzle.span()
+            ),
+        ));
+    }
+    let bytes = t.box_bytes() as usize;
+    let need = smem as usize + bytes;
+    let have = b.launch.spec.shared_bytes;
+    if need > have {
+        return Err(Fault::SharedTooSmall {
+            needed: need,
+            available: have,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Reads the tensor map in `map` (16 words of a simulated device buffer).
+#[track_caller]
+pub(crate) fn read_map(map: crate::mem::DeviceSlice<u64>) -> SimTensorMap {
+    let mut words = [0u64; 16];
+    for (i, w) in words.iter_mut().enumerate() {
+        *w = map.get(i);
+    }
+    match SimTensorMap::from_words(&words) {
+        Some(t) => t,
+        None => crate::sim::fail(Fault::Trap {
+            reason: "cp.async.bulk.tensor: the tensor-map buffer holds no simulator tensor map \
+                     (make it with the runtime's tensor-map constructor on the simulator)"
+                .into(),
+        }),
+    }
+}
+
+/// Issues a TMA load of the box at (`x`, `y`) of `t` to shared byte
+/// offset `dst`, completing on the mbarrier at `bar`.
+pub(crate) fn load(
+    t: SimTensorMap,
+    dst: u32,
+    x: i32,
+    y: i32,
+    bar: u32,
+    loc: &'static Location<'static>,
+) {
+    let fault = sched::with_block(|tc, b| -> Option<Fault> {
+        if b.is_aborted() {
+            sched::unwind()
+        }
+        let bytes = match check_box(b, &t, dst, tc.rank, "TMA load", loc) {
+            Ok(n) => n,
+            Err(f) => return Some(f),
+        };
+        let mut st = state(b);
+        let bi = match mbar::for_tma(b, &st, bar, tc.rank, loc) {
+            Ok(i) => i,
+            Err(f) => return Some(f),
+        };
+        let (c0, c1) = (dst as usize / CHUNK, (dst as usize + bytes) / CHUNK);
+        for c in c0..c1 {
+            if let Some(f) = check_target(b, &st, c, tc.rank, c * CHUNK, "a TMA load into it") {
+                return Some(f);
+            }
+        }
+        let op = st.push(
+            OpKind::TmaLoad {
+                dst,
+                map: t,
+                x,
+                y,
+                bar: bi,
+                phase: None,
+            },
+            tc.rank,
+            loc,
+        );
+        for c in c0..c1 {
+            st.set_writer(c, op);
+        }
+        st.tick += 1;
+        let later = defer(b, &mut st, op);
+        drop(st);
+        if later {
+            // Until it lands the box holds neither the old nor the new bytes.
+            // SAFETY: `check_box` checked the box lies in the block's shared memory.
+            unsafe { core::ptr::write_bytes(b.shared_base.add(dst as usize), 0xFF, bytes) };
+        } else {
+            land(b, op);
+        }
+        None
+    });
+    if let Some(f) = fault {
+        sched::fail_at(f, loc)
+    }
+    sched::maybe_preempt();
+}
+
+/// Lands TMA load `i`: copies the box (zeros outside the tensor, the
+/// swizzle applied), then completes its bytes on its barrier.
+pub(crate) fn land_load(b: &Block<'_>, i: u32) {
+    let (t, dst, x, y, bar, rank, loc) = {
+        let st = b.asyncs.borrow();
+        let o = &st.ops[i as usize];
+        match o.kind {
+            OpKind::TmaLoad {
+                map,
+                dst,
+                x,
+                y,
+                bar,
+                phase: None,
+            } => (map, dst, x, y, bar, o.rank, o.loc),
+            _ => return,
+        }
+    };
+    let eb = t.elem_bytes as usize;
+    let row_bytes = t.box_dims[0] as usize * eb;
+    let base = b.shared_base;
+    for r in 0..t.box_dims[1] as usize {
+        let gy = y as i64 + r as i64;
+        for c in 0..t.box_dims[0] as usize {
+            let gx = x as i64 + c as i64;
+            let inside = gx >= 0 && gy >= 0 && (gx as u64) < t.dims[0] && (gy as u64) < t.dims[1];
+            let logical = dst + (r * row_bytes + c * eb) as u32;
+            let phys = t.swizzle.apply(logical) as usize;
+            for q in 0..eb {
+                let v = if inside {
+                    let src = t.addr as usize
+                        + gy as usize * t.row_stride as usize
+                        + gx as usize * eb
+                        + q;
+                    // SAFETY: (gx, gy) is inside the tensor the host
+                    // described, whose bytes are a live simulator buffer.
+                    unsafe { crate::sim::mem::read(src as *const u8) }
+                } else {
+                    0
+                };
+                // SAFETY: `phys` stays inside the box's bytes (the swizzle
+                // permutes 16-byte chunks within aligned spans), which
+                // `check_box` checked lie in the block's shared memory.
+                unsafe { crate::sim::mem::write(base.add(phys + q), v) };
+            }
+        }
+    }
+    let wake = {
+        let mut st = b.asyncs.borrow_mut();
+        let (phase, wake) = mbar::complete_tx(&mut st, bar, t.box_bytes(), rank, loc, i);
+        if let OpKind::TmaLoad { phase: p, .. } = &mut st.ops[i as usize].kind {
+            *p = Some(phase);
+        }
+        wake
+    };
+    for f in wake {
+        b.wake(f);
+    }
+}
+
+/// The chunks of `bytes` at shared offset `at`, checked for an
+/// asynchronous read by thread `rank` (a TMA store's source or a `wgmma`
+/// operand): nothing in flight writes them, TMA data among them was seen
+/// complete by `rank`, and ordinary writes to them were fenced for the
+/// asynchronous proxy. Returns the TMA loads whose data they hold.
+pub(crate) fn check_async_read(
+    b: &Block<'_>,
+    st: &AsyncState,
+    chunks: &[u32],
+    rank: u32,
+    op: &'static str,
+    what: &str,
+    loc: &'static Location<'static>,
+) -> Result<Vec<u32>, Fault> {
+    let mut sources: Vec<u32> = Vec::new();
+    for &c in chunks {
+        let ch = st.chunks[c as usize];
+        if ch.writer != 0 {
+            let w = ch.writer - 1;
+            if let Some(f) = check_writer(b, st, w, rank, c as usize * CHUNK, false, what) {
+                return Err(f);
+            }
+            if !sources.contains(&w) {
+                sources.push(w);
+            }
+        } else if let Some(r) = &b.race {
+            for word in c as usize * 4..c as usize * 4 + 4 {
+                if let Some((wr, wl)) = r.unfenced_write(word) {
+                    return Err(misuse(
+                        b,
+                        op,
+                        rank,
+                        loc,
+                        format!(
+                            "shared memory byte {} read by the asynchronous proxy ({what} issued \
+                             by thread {} at {loc}) after an ordinary write by thread {} at {wl} \
+                             with no fence.proxy.async of the writer in between: the \
+                             asynchronous proxy may read the old bytes; call \
+                             fence_proxy_async_shared() after the writes, before the barrier",
+                            word * 4,
+                            b.thread_of(rank),
+                            b.thread_of(wr),
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(sources)
+}
+
+/// Registers the reads of op `op` on `chunks` (sorted).
+pub(crate) fn add_readers(st: &mut AsyncState, op: u32, chunks: &[u32]) {
+    for &c in chunks {
+        st.chunks[c as usize].readers += 1;
+    }
+    st.ops[op as usize].refs += 1;
+    st.reading.push(op);
+}
+
+/// Releases the reads of op `op` on `chunks`.
+pub(crate) fn drop_readers(st: &mut AsyncState, op: u32, chunks: &[u32]) {
+    for &c in chunks {
+        let ch = &mut st.chunks[c as usize];
+        ch.readers = ch.readers.saturating_sub(1);
+    }
+    st.reading.retain(|&r| r != op);
+    st.unref(op);
+}
+
+/// Issues a TMA store of the box at shared offset `src` to (`x`, `y`) of
+/// the tensor `t`.
+pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Location<'static>) {
+    let fault = sched::with_block(|tc, b| -> Option<Fault> {
+        if b.is_aborted() {
+            sched::unwind()
+        }
+        let bytes = match check_box(b, &t, src, tc.rank, "TMA store", loc) {
+            Ok(n) => n,
+            Err(f) => return Some(f),
+        };
+        let mut st = state(b);
+        let chunks: Vec<u32> = (src as usize / CHUNK..(src as usize + bytes) / CHUNK)
+            .map(|c| c as u32)
+            .collect();
+        let sources =
+            match check_async_read(b, &st, &chunks, tc.rank, "TMA store", "a TMA store", loc) {
+                Ok(s) => s,
+                Err(f) => return Some(f),
+            };
+        if let Some(f) = super::wgmma::poisoned_source(b, &st, src as usize, bytes, tc.rank, loc) {
+            return Some(f);
+        }
+        let group = st.threads[tc.rank as usize].bulk_committed;
+        let op = st.push(
+            OpKind::TmaStore {
+                reads: Reads {
+                    chunks: Vec::new(),
+                    group,
+                    sources,
+                },
+                map: t,
+                x,
+                y,
+                src,
+                landed: false,
+            },
+            tc.rank,
+            loc,
+        );
+        add_readers(&mut st, op, &chunks);
+        if let OpKind::TmaStore { reads, .. } = &mut st.ops[op as usize].kind {
+            reads.chunks = chunks;
+        }
+        st.threads[tc.rank as usize].stores.push_back(op);
+        st.tick += 1;
+        let later = defer(b, &mut st, op);
+        drop(st);
+        if !later {
+            land(b, op);
+        }
+        None
+    });
+    if let Some(f) = fault {
+        sched::fail_at(f, loc)
+    }
+    sched::maybe_preempt();
+}
+
+/// Lands TMA store `i`: writes the box into the tensor (elements outside
+/// it are skipped), each word a write of the issuing thread for the
+/// global race detector.
+pub(crate) fn land_store(b: &Block<'_>, i: u32) {
+    let (t, src, x, y, rank, loc) = {
+        let mut st = b.asyncs.borrow_mut();
+        let o = &mut st.ops[i as usize];
+        let (rank, loc) = (o.rank, o.loc);
+        match &mut o.kind {
+            OpKind::TmaStore {
+                map,
+                src,
+                x,
+                y,
+                landed,
+                ..
+            } if !*landed => {
+                *landed = true;
+                (*map, *src, *x, *y, rank, loc)
+            }
+            _ => return,
+        }
+    };
+    let eb = t.elem_bytes as usize;
+    let row_bytes = t.box_dims[0] as usize * eb;
+    let base = b.shared_base;
+    for r in 0..t.box_dims[1] as usize {
+        let gy = y as i64 + r as i64;
+        for c in 0..t.box_dims[0] as usize {
+            let gx = x as i64 + c as i64;
+            if gx < 0 || gy < 0 || gx as u64 >= t.dims[0] || gy as u64 >= t.dims[1] {
+                continue;
+            }
+            let logical = src + (r * row_bytes + c * eb) as u32;
+            let phys = t.swizzle.apply(logical) as usize;
+            let to = t.addr as usize + gy as usize * t.row_stride as usize + gx as usize * eb;
+            crate::sim::race::global_write_by(b, rank, to, eb, loc);
+            for q in 0..eb {
+                // SAFETY: the box lies in the block's shared memory
+                // (checked at issue) and (gx, gy) inside the tensor the
+                // host described, a live simulator buffer.
+                unsafe {
+                    let v: u8 = crate::sim::mem::read(base.add(phys + q));
+                    crate::sim::mem::write((to + q) as *mut u8, v);
+                }
+            }
+        }
+    }
+}
+
+/// `cp.async.bulk.commit_group`.
+pub(crate) fn commit() {
+    sched::with_block(|t, b| {
+        let mut st = state(b);
+        st.threads[t.rank as usize].bulk_committed += 1;
+        st.tick += 1;
+    });
+}
+
+/// `cp.async.bulk.wait_group[.read] n`: the stores of every bulk group but
+/// the `n` most recent have read their source (and, without `.read`,
+/// written the tensor).
+pub(crate) fn wait(n: u32) {
+    sched::with_block(|t, b| {
+        if !b.async_on.get() {
+            return;
+        }
+        let done: Vec<u32> = {
+            let mut st = b.asyncs.borrow_mut();
+            let limit = st.threads[t.rank as usize].bulk_committed.saturating_sub(n);
+            let mut done = Vec::new();
+            while let Some(&op) = st.threads[t.rank as usize].stores.front() {
+                let g = match &st.ops[op as usize].kind {
+                    OpKind::TmaStore { reads, .. } => reads.group,
+                    _ => u32::MAX,
+                };
+                if g >= limit {
+                    break;
+                }
+                st.threads[t.rank as usize].stores.pop_front();
+                done.push(op);
+            }
+            done
+        };
+        for op in done {
+            release_store(b, op);
+        }
+    });
+    sched::maybe_preempt();
+}
+
+/// Lands TMA store `op` and releases its source.
+fn release_store(b: &Block<'_>, op: u32) {
+    land(b, op);
+    let mut st = b.asyncs.borrow_mut();
+    let chunks = match &mut st.ops[op as usize].kind {
+        OpKind::TmaStore { reads, .. } => core::mem::take(&mut reads.chunks),
+        _ => return,
+    };
+    drop_readers(&mut st, op, &chunks);
+}
+
+/// A thread ended: its stores complete.
+pub(crate) fn exit(b: &Block<'_>, rank: u32) {
+    let ops: Vec<u32> = {
+        let mut st = b.asyncs.borrow_mut();
+        st.threads[rank as usize].stores.drain(..).collect()
+    };
+    for op in ops {
+        release_store(b, op);
+    }
+}
