@@ -252,7 +252,7 @@ fn canonical_header(h: &NpyHeader) -> Vec<u8> {
         if h.fortran_order { "True" } else { "False" }
     );
     // Magic (6) + version (2) + length (2) + dict + '\n', a multiple of 64.
-    while (10 + dict.len() + 1) % 64 != 0 {
+    while !(10 + dict.len() + 1).is_multiple_of(64) {
         dict.push(' ');
     }
     dict.push('\n');
@@ -425,7 +425,7 @@ mod tests {
     /// `.npy` bytes with header dict `dict` and `data` after it.
     fn npy_bytes(dict: &str, data: &[u8]) -> Vec<u8> {
         let mut h = dict.to_string();
-        while (10 + h.len() + 1) % 64 != 0 {
+        while !(10 + h.len() + 1).is_multiple_of(64) {
             h.push(' ');
         }
         h.push('\n');
