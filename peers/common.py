@@ -1,7 +1,24 @@
-"""Helpers shared by the peer scripts: event timing, availability checks, and
-progress announcements for `ptxlab bench` (JSON lines on stdout, like the rows)."""
+"""Helpers shared by the peer scripts: event timing, the statistics of a
+set of timings, availability checks, and progress announcements for
+`ptxlab bench` (JSON lines on stdout, like the rows)."""
 import importlib
 import json
+import math
+
+
+def timing_stats(samples_ms):
+    """Median, min, max and count of timings in ms, defined as ptxlab's own
+    `Timing::from_samples` (runtime/src/timing.rs) defines them: sorted, the
+    middle sample for an odd count, the mean of the two middle samples for
+    an even count, NaN for none. Every peer reports its timings through
+    this one function, so its rows and ptxlab's rows are the same
+    statistic."""
+    s = sorted(float(x) for x in samples_ms)
+    n = len(s)
+    if n == 0:
+        return {"median_ms": math.nan, "min_ms": math.nan, "max_ms": math.nan, "reps": 0}
+    med = s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+    return {"median_ms": med, "min_ms": s[0], "max_ms": s[-1], "reps": n}
 
 
 def try_import(name):
@@ -37,10 +54,7 @@ def time_cuda(fn, reps=50, warmup=5, sync=None):
             b.record()
             b.synchronize()
             samples.append(cupy.cuda.get_elapsed_time(a, b))
-    samples.sort()
-    n = len(samples)
-    med = samples[n // 2] if n % 2 else 0.5 * (samples[n // 2 - 1] + samples[n // 2])
-    return {"median_ms": med, "min_ms": samples[0], "max_ms": samples[-1], "reps": n}
+    return timing_stats(samples)
 
 
 def announce(text, expected_s=None, basis=None):

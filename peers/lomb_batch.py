@@ -18,7 +18,7 @@ recipe of the Rust bench (`lomb::survey_batch`): a sinusoid of period 2 to
 import os
 import time
 
-from common import announce, try_import, time_cuda
+from common import announce, timing_stats, try_import, time_cuda
 
 W = "lomb-scargle"
 CURVES = 10_000
@@ -54,10 +54,8 @@ def err(got, ref):
 
 
 def row(variant, backend, sz, prec, ms_list, **extra):
-    ms_list = sorted(ms_list)
     return {"workload": W, "variant": variant, "backend": backend, "size": sz, "precision": prec,
-            "median_ms": ms_list[len(ms_list) // 2], "min_ms": ms_list[0], "max_ms": ms_list[-1],
-            "reps": len(ms_list), **extra}
+            **timing_stats(ms_list), **extra}
 
 
 def _astropy(ts, ys, dys, w, quick):

@@ -22,7 +22,7 @@ identical data. Errors are max |err| / max |reference| against SciPy-like f64.
 import os
 import time
 
-from common import try_import, time_cuda
+from common import timing_stats, try_import, time_cuda
 
 W = "lomb-scargle"
 NF = 1 << 20
@@ -106,8 +106,7 @@ def _scipy(x, y, quick):
     sig.lombscargle(x, y, f)
     ms = (time.perf_counter() - t) * 1e3 * NF / sub
     return [{"workload": W, "variant": f"SciPy f64, 1 core (scaled from {sub} freqs)", "backend": "scipy",
-             "size": f"{x.size} samples x 2^20 freqs", "precision": "f64", "median_ms": ms,
-             "min_ms": ms, "max_ms": ms, "reps": 1}]
+             "size": f"{x.size} samples x 2^20 freqs", "precision": "f64", **timing_stats([ms])}]
 
 
 def _cupy(x, y, ref, quick):
@@ -279,9 +278,7 @@ def _host_timing(fn, reps):
         t = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - t) * 1e3)
-    samples.sort()
-    return {"median_ms": samples[len(samples) // 2], "min_ms": samples[0], "max_ms": samples[-1],
-            "reps": len(samples)}
+    return timing_stats(samples)
 
 
 def _astropy(x, y, ref, quick):
@@ -302,8 +299,7 @@ def _astropy(x, y, ref, quick):
         ls.power(ws / (2 * np.pi), method="cython")
         ms = (time.perf_counter() - t) * 1e3 * NF / sub
         rows.append({"workload": W, "variant": f"astropy cython, {label}, 1 core (scaled from {sub} freqs)",
-                     "backend": "astropy", "size": size, "precision": "f64", "median_ms": ms, "min_ms": ms,
-                     "max_ms": ms, "reps": 1})
+                     "backend": "astropy", "size": size, "precision": "f64", **timing_stats([ms])})
     ls = ts.LombScargle(x, y, fit_mean=False, center_data=False, normalization="psd")
     p = ls.power(w / (2 * np.pi), method="fast")
     timing = _host_timing(lambda: ls.power(w / (2 * np.pi), method="fast"), 1 if quick else 3)

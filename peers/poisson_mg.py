@@ -20,7 +20,7 @@ same solve when the solve went further.
 import math
 import time
 
-from common import announce, try_import
+from common import announce, timing_stats, try_import
 
 SIZES = [1025, 4096]
 
@@ -32,10 +32,7 @@ def _row(variant, backend, n, ms, **extra):
         "backend": backend,
         "size": f"{n}x{n}",
         "precision": "f64",
-        "median_ms": ms,
-        "min_ms": ms,
-        "max_ms": ms,
-        "reps": 1,
+        **timing_stats([ms]),
     }
     row.update(extra)
     return row

@@ -139,12 +139,8 @@ fn sim_fuzz_finds_the_inplace_prefetch_bug_only_off_the_default_schedule() {
 
 #[test]
 fn gpu_planted_bugs() {
-    let dev = match Device::gpu(0) {
-        Ok(d) => d,
-        Err(e) => {
-            println!("skipped: {e}");
-            return;
-        }
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
+        return;
     };
     // Under compute-sanitizer one bug per process: PTXLAB_BUG names it
     // (`MissingWait`, ...), PTXLAB_PLANTED=1 runs only the planted mistake,

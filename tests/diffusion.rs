@@ -144,11 +144,9 @@ fn tiny_or_bad_grids_are_refused() {
 
 #[test]
 fn gpu_variants_match_the_cpu() {
-    if !ptxlab::runtime::probe::driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).unwrap();
+    };
     for (nx, ny, it) in [(37, 29, 7), (1999, 1237, 9), (2000, 2000, 8)] {
         for v in [Variant::Pingpong, Variant::Temporal] {
             let c = diffusion::check(&dev, v, nx, ny, it, 0.2, 1).unwrap();

@@ -69,11 +69,9 @@ fn mismatched_or_empty_buffers_are_refused() {
 
 #[test]
 fn gpu_pipelines_and_graph_replay() {
-    if !ptxlab::runtime::probe::driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).unwrap();
+    };
     for n in [1usize, 7, 1 << 20, (1 << 20) + 3] {
         let (eu, ef) = fusion::check(&dev, n, 2).unwrap();
         assert!(eu < 1e-6 && ef < 1e-6, "n={n}");

@@ -595,11 +595,9 @@ fn bad_inputs_are_clear_errors() {
 
 #[test]
 fn gpu_every_rung_material() {
-    if !ptxlab::runtime::probe::driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).unwrap();
+    };
     let shape = Shape::material(&dev);
     let (x, y) = lomb::material_samples().unwrap();
     let f = lomb::material_freqs(1 << 16);

@@ -554,11 +554,9 @@ fn top_peaks_are_local_maxima_highest_first() {
 
 #[test]
 fn gpu_long_spans_and_general() {
-    if !ptxlab::runtime::probe::driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).unwrap();
+    };
     let shape = Shape::material(&dev);
     let opts = Options {
         precenter: true,
@@ -616,11 +614,9 @@ fn gpu_long_spans_and_general() {
 
 #[test]
 fn gpu_batch_matches_astropy_and_the_reference() {
-    if !ptxlab::runtime::probe::driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).unwrap();
+    };
     let batch = small_batch("batch_small.npz");
     let w: Vec<f64> = (0..200).map(|k| 0.1 + 0.05 * k as f64).collect();
     let g = General::default();

@@ -9,7 +9,7 @@
 // Checks are written `!(err <= bound)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
-use ptxlab::runtime::{Device, probe::driver_present};
+use ptxlab::runtime::Device;
 use ptxlab::workloads::mathcheck::{self, Ty, bound, funcs, measure, measure_all};
 
 /// Points per function and type in CI (the GPU table uses 1e6 and more).
@@ -154,11 +154,9 @@ fn math_kernel_ptx_has_no_local_memory_or_calls() {
 
 #[test]
 fn gpu_matches_the_cpu_bit_for_bit() {
-    if !driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).expect("a driver is present, so GPU 0 must open");
+    };
     let all = measure_all(Some(&dev), &[], &[Ty::F32, Ty::F64], POINTS, 13).unwrap();
     let mut bad = Vec::new();
     for m in &all {

@@ -304,11 +304,9 @@ fn a_variant_of_another_ladder_names_the_allowed_ones() {
 
 #[test]
 fn gpu_every_rung_and_both_column_sums() {
-    if !ptxlab::runtime::probe::driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).unwrap();
+    };
     for (m, n, k) in [
         (37, 29, 41),
         (517, 389, 301),

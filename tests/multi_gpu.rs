@@ -184,6 +184,37 @@ fn solve_converges_to_the_same_residual() {
     }
 }
 
+/// The multi-device solve shares the single-device loop, overflow check
+/// included: a NaN in the right-hand side (a problem built through its
+/// public fields, so nothing validated it) ends the solve with the overflow
+/// error, whether the residual is checked along the way or only at the end.
+#[test]
+fn nan_right_hand_side_on_slabs_is_the_overflow_error() {
+    let mut prob = random_problem::<f32>(13, 11, 41);
+    prob.b[5 * 13 + 6] = f32::NAN;
+    for tol in [Some(1e-3), None] {
+        let opts = SolveOptions {
+            rung: Rung::Register,
+            depth: 1,
+            tol,
+            max_iters: 20,
+            check_every: 5,
+        };
+        for (n, overlap) in [(2, true), (3, false)] {
+            let mut team = Team::sim(n).unwrap();
+            let e = pm::solve_multi(&mut team, &prob, &opts, overlap)
+                .unwrap_err()
+                .to_string();
+            let sweeps = if tol.is_some() { 0 } else { 20 };
+            assert!(
+                e.contains(&format!("the residual became NaN after {sweeps} sweeps"))
+                    && e.contains("too large for f32"),
+                "{n} devices, tol {tol:?}: {e}"
+            );
+        }
+    }
+}
+
 #[test]
 fn temporal_rung_is_refused_with_the_reason() {
     let prob = random_problem::<f32>(9, 9, 27);

@@ -434,11 +434,7 @@ fn bad_input_is_refused_with_what_was_wrong() {
 // ------------------------------------------------------------ GPU
 
 fn gpu() -> Option<Device> {
-    if !ptxlab::runtime::probe::driver_present() {
-        println!("skipped: no NVIDIA driver");
-        return None;
-    }
-    Some(Device::gpu(0).unwrap())
+    ptxlab::runtime::testing::gpu_or_skip()
 }
 
 /// `full`, or `small` under compute-sanitizer (`PTXLAB_TEST_SCALE=small`),

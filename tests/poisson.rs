@@ -462,11 +462,9 @@ fn cli_sim_and_cpu_write_npy() {
 
 #[test]
 fn gpu_every_rung_matches_cpu() {
-    if !ptxlab::runtime::probe::driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).unwrap();
+    };
     for (nx, ny) in [(1999, 1237), (3, 3), (37, 29), (64, 48), (4099, 33)] {
         check_rungs::<f32>(&dev, nx, ny, 31, &[1, 2, 37], &Rung::ALL);
         check_rungs::<f64>(&dev, nx, ny, 32, &[1, 2, 37], &Rung::ALL);
@@ -478,11 +476,9 @@ fn gpu_every_rung_matches_cpu() {
 
 #[test]
 fn gpu_manufactured_solve() {
-    if !ptxlab::runtime::probe::driver_present() {
-        println!("skipped: no NVIDIA driver");
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
-    }
-    let dev = Device::gpu(0).unwrap();
+    };
     // Under compute-sanitizer (PTXLAB_TEST_SCALE=small) racecheck makes every
     // launch slow: a 17x17 grid converges in a few hundred sweeps.
     let n = if std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small") {

@@ -3,7 +3,7 @@
 //! results, identical Monte-Carlo counts on the simulator and the CPU, bad
 //! input ending in clear errors, and the GPU where there is one.
 
-use ptxlab::runtime::{Device, probe::driver_present};
+use ptxlab::runtime::Device;
 use ptxlab::workloads::primitives::{
     self as p, HistRung, PiLayout, ReduceRung, SumElement, SumPlan, check, check_histogram,
     cpu_histogram_rayon, cpu_histogram_serial, cpu_pi_rayon, cpu_pi_serial, cpu_sum_rayon,
@@ -295,11 +295,7 @@ fn sim_check_passes() {
 }
 
 fn gpu() -> Option<Device> {
-    if !driver_present() {
-        println!("skipped: no NVIDIA driver");
-        return None;
-    }
-    Some(Device::gpu(0).expect("a driver is present, so GPU 0 must open"))
+    ptxlab::runtime::testing::gpu_or_skip()
 }
 
 #[test]

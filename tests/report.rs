@@ -130,6 +130,7 @@ fn sample_run() -> Run {
             copy_gbs: Some(3000.0),
             sfu_per_s: Some(4e12),
             fp32_flops: Some(60e12),
+            clock_mhz: Some(1980.0),
         },
         sections: vec![
             Section {
@@ -236,6 +237,107 @@ fn results_json_matches_the_documented_schema_and_charts_are_valid() {
     assert!(!html.contains("ladder-matmul"), "a failed row was charted");
     assert!(std::fs::read_link(dir.parent().unwrap().join("latest")).is_ok());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The report says where each ceiling comes from: the copy bandwidth is
+/// measured in the run, the SFU and FP32 rates come from the spec sheet at
+/// the driver's maximum clock.
+#[test]
+fn ceilings_say_which_are_measured_and_which_from_spec() {
+    let ceil = Ceilings {
+        copy_gbs: Some(3010.0),
+        sfu_per_s: Some(4.18e12),
+        fp32_flops: Some(66.9e12),
+        clock_mhz: Some(1980.0),
+    };
+    let md = ceil.markdown().unwrap();
+    assert_eq!(
+        md.trim_end(),
+        "Ceilings: device-to-device copy 3010 GB/s (read + write), measured in this run; from \
+         spec at the maximum SM clock, 1980 MHz: SFU 4.18e12 op/s (16 per clock per SM), FP32 \
+         66.9 TFLOP/s (128 FMA per clock per SM)."
+    );
+    assert!(Ceilings::default().markdown().is_none());
+}
+
+/// Every peer reports its timings through `peers/common.py`'s
+/// `timing_stats`, which must be `Timing::from_samples`'s statistic: the
+/// middle sample for an odd count, the mean of the two middle ones for an
+/// even count (a peer that took `sorted[n // 2]` reported the larger of
+/// two runs as the median).
+#[test]
+fn peers_median_is_the_runtime_median() {
+    let sets: [&[f64]; 5] = [
+        &[3.5],
+        &[9602.1, 9165.4],
+        &[5.0, 1.0, 3.0, 2.0],
+        &[4.0, 1.0, 9.0, 2.5, 7.0],
+        &[1.0, 1e9, 2.0, 3.0, 4.0, 5.0],
+    ];
+    // Embedded, so the test binary runs without the source tree (bundles).
+    let script = format!(
+        "{}\nimport json, sys\nprint(json.dumps([timing_stats(s) for s in json.loads(sys.argv[1])]))",
+        include_str!("../peers/common.py")
+    );
+    let arg = serde_json::to_string(&sets).unwrap();
+    let out = match std::process::Command::new("python3")
+        .args(["-c", &script, &arg])
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            println!("skipped: python3 not runnable ({e})");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for (s, g) in sets.iter().zip(&got) {
+        let t = Timing::from_samples(s.to_vec());
+        assert_eq!(g["median_ms"].as_f64().unwrap(), t.median_ms, "{s:?}");
+        assert_eq!(g["min_ms"].as_f64().unwrap(), t.min_ms, "{s:?}");
+        assert_eq!(g["max_ms"].as_f64().unwrap(), t.max_ms, "{s:?}");
+        assert_eq!(g["reps"].as_u64().unwrap() as usize, t.reps, "{s:?}");
+    }
+    // The nifty-ls batched row of the 2026-11-24 run: two runs, 9384 ms.
+    assert_eq!(got[1]["median_ms"].as_f64().unwrap(), 9383.75);
+}
+
+/// One median for every peer: no peer script computes a median (or picks a
+/// middle sample) of its own; they all go through `timing_stats`.
+#[test]
+fn no_peer_computes_its_own_median() {
+    let peers = [
+        ("diffusion.py", include_str!("../peers/diffusion.py")),
+        ("fusion.py", include_str!("../peers/fusion.py")),
+        ("lomb_batch.py", include_str!("../peers/lomb_batch.py")),
+        ("lomb_scargle.py", include_str!("../peers/lomb_scargle.py")),
+        ("matmul.py", include_str!("../peers/matmul.py")),
+        ("poisson.py", include_str!("../peers/poisson.py")),
+        ("poisson_mg.py", include_str!("../peers/poisson_mg.py")),
+        ("primitives.py", include_str!("../peers/primitives.py")),
+        ("vector_add.py", include_str!("../peers/vector_add.py")),
+    ];
+    for (name, src) in peers {
+        for bad in ["// 2]", "median(", "statistics."] {
+            assert!(
+                !src.contains(bad),
+                "peers/{name} computes a median itself (`{bad}`): use common.timing_stats"
+            );
+        }
+        for (i, line) in src.lines().enumerate() {
+            if line.contains("\"median_ms\":") {
+                panic!(
+                    "peers/{name}:{}: sets median_ms by hand; use common.timing_stats",
+                    i + 1
+                );
+            }
+        }
+    }
 }
 
 /// The recorded runs the charts were developed against (H100, with peers).

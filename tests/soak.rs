@@ -10,7 +10,8 @@
 //!
 //! Device memory is read with `cuMemGetInfo` after a warm-up and at the end;
 //! more than [`GROWTH_LIMIT`] bytes less free memory is a leak. Without a
-//! driver each test prints one line and passes; the names avoid `gpu` so the
+//! driver each test prints one line and passes (with `PTXLAB_REQUIRE_GPU`
+//! set it fails instead); the names avoid `gpu` so the
 //! sanitizer runs (which select `gpu` tests) leave these long runs out.
 
 use ptxlab::runtime::Device;
@@ -20,17 +21,11 @@ use ptxlab::workloads::poisson::{self as ps, Grid, Problem, Rung, SolveOptions};
 /// Allowed loss of free device memory between warm-up and the end.
 const GROWTH_LIMIT: u64 = 8 << 20;
 
+/// GPU 0, or `None` without a driver (a failure with `PTXLAB_REQUIRE_GPU`
+/// set). With a driver present, a device that does not open fails the test
+/// instead of skipping it.
 fn gpu() -> Option<Device> {
-    match Device::gpu(0) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            println!(
-                "skipped: no GPU ({})",
-                e.to_string().lines().next().unwrap_or("")
-            );
-            None
-        }
-    }
+    ptxlab::runtime::testing::gpu_or_skip()
 }
 
 fn free_bytes(dev: &Device) -> u64 {

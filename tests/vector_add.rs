@@ -50,7 +50,9 @@ fn a_buffer_larger_than_memory_is_an_error() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("not enough device memory"), "{e}");
-    if let Ok(g) = Device::gpu(0) {
+    // The GPU half runs where there is a driver (and must, with
+    // PTXLAB_REQUIRE_GPU set).
+    if let Some(g) = gpu() {
         let total = g.as_gpu().unwrap().info().total_mem as usize;
         let e = g
             .alloc_filled::<f32>(total / 4 + 1024, 0.0)
@@ -116,11 +118,7 @@ fn missing_driver_is_a_clear_error() {
 }
 
 fn gpu() -> Option<Device> {
-    if !driver_present() {
-        println!("skipped: no NVIDIA driver");
-        return None;
-    }
-    Some(Device::gpu(0).expect("a driver is present, so GPU 0 must open"))
+    ptxlab::runtime::testing::gpu_or_skip()
 }
 
 #[test]

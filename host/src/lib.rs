@@ -11,7 +11,10 @@
 //! * [`report`]: plain result rows, tables, the environment block and plots
 //!   (it needs nothing from the workloads);
 //! * [`cli`]: the option checks every `ptxlab` subcommand shares;
-//! * [`npy`], [`rng`]: `.npy` files and reproducible inputs;
+//! * [`command_line`]: the `ptxlab` command line itself (subcommands and
+//!   arguments, the one parse entry point);
+//! * [`npy`], [`npz`], [`rng`]: `.npy` and `.npz` files and reproducible
+//!   inputs;
 //! * [`pipeline_bugs`]: the planted bugs of asynchronous pipelines and
 //!   what catches them; [`sim_fuzz`]: a command under many simulator
 //!   schedules.
@@ -21,6 +24,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod cli;
+pub mod command_line;
 pub mod error;
 pub mod modules;
 pub mod npy;

@@ -43,6 +43,8 @@ pub struct NpyHeader {
     pub fortran_order: bool,
     /// The shape.
     pub shape: Vec<usize>,
+    /// Where the data starts: the bytes of the preamble and the header.
+    pub data_offset: u64,
     /// Bytes after the header in the file.
     pub data_bytes: u64,
 }
@@ -118,6 +120,59 @@ fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     Some(rest[..end].trim())
 }
 
+/// The preamble (magic string, version, header length) of `.npy` bytes
+/// `pre` (the first 12 bytes, or fewer in a short file) of a file of `len`
+/// bytes: `(header length, header start)`.
+fn preamble(pre: &[u8], len: u64) -> std::result::Result<(u64, u64), String> {
+    if pre.len() < 10 || &pre[..6] != b"\x93NUMPY" {
+        return Err(format!(
+            "it does not start with the .npy magic string (the file has {len} bytes)"
+        ));
+    }
+    let (hlen, start) = match pre[6] {
+        1 => (u16::from_le_bytes([pre[8], pre[9]]) as u64, 10u64),
+        2 | 3 if pre.len() >= 12 => (
+            u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]) as u64,
+            12,
+        ),
+        2 | 3 => return Err(format!("truncated preamble: the file has {len} bytes")),
+        v => return Err(format!("unsupported format version {v}")),
+    };
+    if start + hlen > len {
+        return Err(format!(
+            "truncated header: it announces {hlen} header bytes, the file has {len} bytes in all"
+        ));
+    }
+    Ok((hlen, start))
+}
+
+/// The fields of the header dict `header` (bytes `start..start + hlen` of a
+/// file of `len` bytes).
+fn fields(header: &[u8], start: u64, len: u64) -> std::result::Result<NpyHeader, String> {
+    let hlen = header.len() as u64;
+    let header = String::from_utf8_lossy(header);
+    let descr = dict_value(&header, "descr")
+        .ok_or("the header has no 'descr'")?
+        .trim_matches(['\'', '"'])
+        .to_string();
+    let fortran_order = dict_value(&header, "fortran_order").is_some_and(|v| v == "True");
+    let shape_raw = dict_value(&header, "shape").ok_or("the header has no 'shape'")?;
+    let shape = shape_raw
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.trim_end_matches('L').parse::<usize>())
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| format!("the shape ({shape_raw}) is not a tuple of sizes"))?;
+    Ok(NpyHeader {
+        descr,
+        fortran_order,
+        shape,
+        data_offset: start + hlen,
+        data_bytes: len - start - hlen,
+    })
+}
+
 /// Reads and parses the header of a `.npy` file (versions 1, 2 and 3).
 /// Errors name the file and what is wrong with it.
 pub fn inspect(path: &Path) -> Result<NpyHeader> {
@@ -128,109 +183,111 @@ pub fn inspect(path: &Path) -> Result<NpyHeader> {
         .map_err(|e| file_err(path, format!("cannot stat: {e}")))?
         .len();
     let bad = |d: &str| file_err(path, format!("not a valid .npy file: {d} ({HOW_TO_WRITE})"));
-    let mut pre = [0u8; 12];
-    let got = f
-        .read(&mut pre)
+    let mut pre = Vec::with_capacity(12);
+    (&mut f)
+        .take(12)
+        .read_to_end(&mut pre)
         .map_err(|e| file_err(path, format!("cannot read: {e}")))?;
-    if got < 10 || &pre[..6] != b"\x93NUMPY" {
-        return Err(bad(&format!(
-            "it does not start with the .npy magic string (the file has {len} bytes)"
-        )));
-    }
-    let (hlen, start) = match pre[6] {
-        1 => (u16::from_le_bytes([pre[8], pre[9]]) as u64, 10u64),
-        2 | 3 if got >= 12 => (
-            u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]]) as u64,
-            12,
-        ),
-        v => return Err(bad(&format!("unsupported format version {v}"))),
-    };
-    if start + hlen > len {
-        return Err(bad(&format!(
-            "truncated header: it announces {hlen} header bytes, the file has {len} bytes in all"
-        )));
-    }
+    let (hlen, start) = preamble(&pre, len).map_err(|d| bad(&d))?;
     let mut header = vec![0u8; hlen as usize];
     let mut f = open(path)?;
     let mut skip = vec![0u8; start as usize];
     f.read_exact(&mut skip)
         .and_then(|_| f.read_exact(&mut header))
         .map_err(|e| file_err(path, format!("cannot read the header: {e}")))?;
-    let header = String::from_utf8_lossy(&header);
-    let descr = dict_value(&header, "descr")
-        .ok_or_else(|| bad("the header has no 'descr'"))?
-        .trim_matches(['\'', '"'])
-        .to_string();
-    let fortran_order = dict_value(&header, "fortran_order").is_some_and(|v| v == "True");
-    let shape_raw = dict_value(&header, "shape").ok_or_else(|| bad("the header has no 'shape'"))?;
-    let shape = shape_raw
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.trim_end_matches('L').parse::<usize>())
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|_| bad(&format!("the shape ({shape_raw}) is not a tuple of sizes")))?;
-    Ok(NpyHeader {
-        descr,
-        fortran_order,
-        shape,
-        data_bytes: len - start - hlen,
-    })
+    fields(&header, start, len).map_err(|d| bad(&d))
 }
 
-/// Checks a header against the number of dimensions wanted and the file's
-/// length, and the data against the host memory, before anything is read.
-fn precheck(path: &Path, want: &str, ndim: usize) -> Result<NpyHeader> {
-    let h = inspect(path)?;
+/// [`inspect`] on the bytes of a `.npy` file held in memory; the error is
+/// the detail (what is wrong), for the caller to name the source.
+pub fn inspect_bytes(b: &[u8]) -> std::result::Result<NpyHeader, String> {
+    let len = b.len() as u64;
+    let (hlen, start) = preamble(&b[..b.len().min(12)], len)?;
+    fields(&b[start as usize..(start + hlen) as usize], start, len)
+}
+
+/// Checks a header against the number of dimensions wanted, a plain
+/// numeric dtype and the data the file holds; returns the data bytes the
+/// shape needs. Nothing is allocated from the header's numbers before this.
+fn check_layout(h: &NpyHeader, want: &str, ndim: usize) -> std::result::Result<usize, String> {
     if h.shape.len() != ndim {
-        return Err(invalid(
-            path,
-            want,
-            format!(
-                "its shape {} has {} dimension(s); a {ndim}-D array is required",
-                h.shape_text(),
-                h.shape.len()
-            ),
+        return Err(format!(
+            "its shape {} has {} dimension(s); a {ndim}-D array is required",
+            h.shape_text(),
+            h.shape.len()
         ));
     }
     let Some(item) = h.item_size() else {
-        return Ok(h); // Not a plain numeric dtype: ndarray-npy names it.
+        return Err(format!(
+            "its dtype is {}, but {want} is required",
+            dtype_name(&h.descr)
+        ));
     };
-    let need = h.elements().and_then(|n| n.checked_mul(item));
-    match need {
-        None => {
-            return Err(invalid(
-                path,
-                want,
-                format!("its shape {} overflows a size", h.shape_text()),
-            ));
-        }
-        Some(need) if need as u64 > h.data_bytes => {
-            return Err(invalid(
-                path,
-                want,
-                format!(
-                    "the file is truncated: shape {} of {} needs {need} bytes of data, but the file \
-                     holds {}",
-                    h.shape_text(),
-                    dtype_name(&h.descr),
-                    h.data_bytes
-                ),
-            ));
-        }
-        Some(need) => {
-            crate::runtime::host_mem::check_host_alloc(
-                &path.display().to_string(),
-                need as u128,
-                "use a smaller array",
-            )?;
-        }
+    match h.elements().and_then(|n| n.checked_mul(item)) {
+        None => Err(format!("its shape {} overflows a size", h.shape_text())),
+        Some(need) if need as u64 > h.data_bytes => Err(format!(
+            "the file is truncated: shape {} of {} needs {need} bytes of data, but the file \
+             holds {}",
+            h.shape_text(),
+            dtype_name(&h.descr),
+            h.data_bytes
+        )),
+        Some(need) => Ok(need),
     }
-    Ok(h)
 }
 
-fn describe(path: &Path, e: ReadNpyError, want: &str, h: &NpyHeader) -> Error {
-    let detail = match e {
+/// A version-1 `.npy` header that says exactly what `h` says (the dtype,
+/// the order and the shape checked by [`check_layout`]): the decoder reads
+/// this header, then the file's data, so it never sees a header text that
+/// was parsed differently from the checks.
+fn canonical_header(h: &NpyHeader) -> Vec<u8> {
+    let dims: Vec<String> = h.shape.iter().map(|d| d.to_string()).collect();
+    let shape = match dims.as_slice() {
+        [one] => format!("({one},)"),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut dict = format!(
+        "{{'descr': '{}', 'fortran_order': {}, 'shape': {shape}, }}",
+        h.descr,
+        if h.fortran_order { "True" } else { "False" }
+    );
+    // Magic (6) + version (2) + length (2) + dict + '\n', a multiple of 64.
+    while !(10 + dict.len() + 1).is_multiple_of(64) {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out
+}
+
+/// Checks a file's header against the number of dimensions wanted and the
+/// file's length, and the data against the host memory, before anything is
+/// read; returns the header and a reader of the canonical header then the
+/// file's data.
+fn precheck(
+    path: &Path,
+    want: &str,
+    ndim: usize,
+) -> Result<(NpyHeader, impl std::io::Read + use<>)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let h = inspect(path)?;
+    let need = check_layout(&h, want, ndim).map_err(|d| invalid(path, want, d))?;
+    crate::runtime::host_mem::check_host_alloc(
+        &path.display().to_string(),
+        need as u128,
+        "use a smaller array",
+    )?;
+    let mut f = open(path)?;
+    f.seek(SeekFrom::Start(h.data_offset))
+        .map_err(|e| file_err(path, format!("cannot read the data: {e}")))?;
+    let reader = std::io::Cursor::new(canonical_header(&h)).chain(std::io::BufReader::new(f));
+    Ok((h, reader))
+}
+
+fn describe(e: ReadNpyError, want: &str, h: &NpyHeader) -> String {
+    match e {
         ReadNpyError::WrongDescriptor(_) => format!(
             "its dtype is {}, but {want} is required",
             dtype_name(&h.descr)
@@ -251,15 +308,14 @@ fn describe(path: &Path, e: ReadNpyError, want: &str, h: &NpyHeader) -> Error {
             h.shape_text()
         ),
         other => other.to_string(),
-    };
-    invalid(path, want, detail)
+    }
 }
 
 /// Reads a 1-D array of `T` (`<f4` or `>f4` for f32, `<f8`/`>f8` for f64,
 /// `|u1` for u8, `<i4`/`<u4` for i32/u32). `want` names the type for messages.
 pub fn read_1d<T: ReadableElement>(path: &Path, want: &str) -> Result<Vec<T>> {
-    let h = precheck(path, want, 1)?;
-    let a = Array1::<T>::read_npy(open(path)?).map_err(|e| describe(path, e, want, &h))?;
+    let (h, r) = precheck(path, want, 1)?;
+    let a = Array1::<T>::read_npy(r).map_err(|e| invalid(path, want, describe(e, want, &h)))?;
     Ok(a.into_raw_vec_and_offset().0)
 }
 
@@ -268,8 +324,8 @@ pub fn read_2d<T: ReadableElement + Clone>(
     path: &Path,
     want: &str,
 ) -> Result<(usize, usize, Vec<T>)> {
-    let h = precheck(path, want, 2)?;
-    let a = Array2::<T>::read_npy(open(path)?).map_err(|e| describe(path, e, want, &h))?;
+    let (h, r) = precheck(path, want, 2)?;
+    let a = Array2::<T>::read_npy(r).map_err(|e| invalid(path, want, describe(e, want, &h)))?;
     let (r, c) = a.dim();
     let a = a.as_standard_layout().to_owned();
     Ok((r, c, a.into_raw_vec_and_offset().0))
@@ -282,8 +338,8 @@ pub fn read_nd<T: ReadableElement + Clone>(
     want: &str,
     ndim: usize,
 ) -> Result<(Vec<usize>, Vec<T>)> {
-    let h = precheck(path, want, ndim)?;
-    let a = ArrayD::<T>::read_npy(open(path)?).map_err(|e| describe(path, e, want, &h))?;
+    let (h, r) = precheck(path, want, ndim)?;
+    let a = ArrayD::<T>::read_npy(r).map_err(|e| invalid(path, want, describe(e, want, &h)))?;
     let shape = a.shape().to_vec();
     let a = a.as_standard_layout().to_owned();
     Ok((shape, a.into_raw_vec_and_offset().0))
@@ -301,10 +357,35 @@ pub fn write_nd<T: WritableElement + Clone>(
     a.write_npy(f).map_err(|e| file_err(path, e))
 }
 
+/// The checks of [`precheck`] on bytes in memory: the header, and a reader
+/// of the canonical header then the data.
+fn precheck_bytes<'b>(
+    bytes: &'b [u8],
+    what: &str,
+    ndim: usize,
+) -> Result<(NpyHeader, impl std::io::Read + 'b)> {
+    use std::io::Read;
+    let bad = |d: String| Error::input(what, format!("not a valid .npy: {d}"));
+    let h = inspect_bytes(bytes).map_err(bad)?;
+    check_layout(&h, "a numeric dtype", ndim).map_err(bad)?;
+    let data = &bytes[h.data_offset as usize..];
+    Ok((
+        h.clone(),
+        std::io::Cursor::new(canonical_header(&h)).chain(data),
+    ))
+}
+
 /// Parses a 1-D array from the bytes of a `.npy` file held in memory (for
 /// example embedded with `include_bytes!`, so a binary needs no data files).
+/// `what` names the source in errors.
 pub fn parse_1d<T: ReadableElement>(bytes: &[u8], what: &str) -> Result<Vec<T>> {
-    let a = Array1::<T>::read_npy(bytes).map_err(|e| Error::input(what, e.to_string()))?;
+    let (h, r) = precheck_bytes(bytes, what, 1)?;
+    let a = Array1::<T>::read_npy(r).map_err(|e| {
+        Error::input(
+            what,
+            format!("not a valid .npy: {}", describe(e, "another dtype", &h)),
+        )
+    })?;
     Ok(a.into_raw_vec_and_offset().0)
 }
 
@@ -314,7 +395,13 @@ pub fn parse_2d<T: ReadableElement + Clone>(
     bytes: &[u8],
     what: &str,
 ) -> Result<(usize, usize, Vec<T>)> {
-    let a = Array2::<T>::read_npy(bytes).map_err(|e| Error::input(what, e.to_string()))?;
+    let (h, r) = precheck_bytes(bytes, what, 2)?;
+    let a = Array2::<T>::read_npy(r).map_err(|e| {
+        Error::input(
+            what,
+            format!("not a valid .npy: {}", describe(e, "another dtype", &h)),
+        )
+    })?;
     let (r, c) = a.dim();
     let a = a.as_standard_layout().to_owned();
     Ok((r, c, a.into_raw_vec_and_offset().0))
@@ -359,5 +446,73 @@ mod tests {
         assert_eq!(shape_text(&[5, 7]), "(5, 7)");
         assert_eq!(shape_text(&[]), "()");
         assert_eq!(dtype_name(">f8"), "'>f8' (float64)");
+    }
+
+    /// `.npy` bytes with header dict `dict` and `data` after it.
+    fn npy_bytes(dict: &str, data: &[u8]) -> Vec<u8> {
+        let mut h = dict.to_string();
+        while !(10 + h.len() + 1).is_multiple_of(64) {
+            h.push(' ');
+        }
+        h.push('\n');
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        b.extend_from_slice(h.as_bytes());
+        b.extend_from_slice(data);
+        b
+    }
+
+    /// Hostile headers are errors that say what is wrong, before anything
+    /// the header claims is allocated (the decoder allocates the shape's
+    /// elements before it checks the dtype, so nothing unchecked reaches it).
+    #[test]
+    fn hostile_headers_are_refused_before_any_allocation() {
+        let err = |b: &[u8]| parse_1d::<f64>(b, "x.npy").unwrap_err().to_string();
+        // A dtype that is not a plain number, with a shape of 10^12 elements.
+        let b = npy_bytes(
+            "{'descr': '|O', 'fortran_order': False, 'shape': (1000000000000,), }",
+            &[],
+        );
+        let e = err(&b);
+        assert!(
+            e.contains("x.npy") && e.contains("its dtype is '|O'"),
+            "{e}"
+        );
+        // A numeric dtype whose shape the data does not hold.
+        let b = npy_bytes(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,), }",
+            &[0; 16],
+        );
+        let e = err(&b);
+        assert!(e.contains("truncated") && e.contains("holds 16"), "{e}");
+        // Two shapes: the decoder reads the canonical header of what was
+        // checked (one element), never the other.
+        let b = npy_bytes(
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), \"shape\": (1000000000000,), }",
+            &1.5f64.to_le_bytes(),
+        );
+        assert_eq!(parse_1d::<f64>(&b, "x.npy").unwrap(), [1.5]);
+        // A shape whose product overflows.
+        let b = npy_bytes(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
+            &[],
+        );
+        let e = parse_2d::<f32>(&b, "x.npy").unwrap_err().to_string();
+        assert!(e.contains("overflows"), "{e}");
+        // A header that announces more than the file holds.
+        let e = err(b"\x93NUMPY\x01\x00\xff\xff{");
+        assert!(e.contains("truncated header"), "{e}");
+        // The reader of a canonical header takes what numpy writes: both
+        // byte orders, Fortran order.
+        let b = npy_bytes(
+            "{'descr': '>f4', 'fortran_order': True, 'shape': (2, 3), }",
+            &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]
+                .iter()
+                .flat_map(|v| v.to_be_bytes())
+                .collect::<Vec<u8>>(),
+        );
+        let (r, c, v) = parse_2d::<f32>(&b, "x.npy").unwrap();
+        assert_eq!((r, c), (2, 3));
+        assert_eq!(v, [1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
     }
 }

@@ -92,6 +92,15 @@ pub fn parse(b: &[u8]) -> std::result::Result<Vec<(String, Vec<u8>)>, String> {
         let data = match method {
             0 => data.to_vec(),
             8 => {
+                // The directory's size is what inflating may allocate: check
+                // it against the host memory first (a small file can claim
+                // gigabytes).
+                crate::runtime::host_mem::check_host_alloc(
+                    &name,
+                    usize_ as u128,
+                    "use a smaller array",
+                )
+                .map_err(|e| e.to_string())?;
                 let v = miniz_oxide::inflate::decompress_to_vec_with_limit(data, usize_)
                     .map_err(|e| format!("{name}: bad deflate data ({e:?})"))?;
                 if v.len() != usize_ {

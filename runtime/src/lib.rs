@@ -19,6 +19,7 @@
 //! | [`error`] | [`Error`]: one enum, each variant with the value, the limit and a hint |
 //! | [`driver`], [`probe`] | is there a driver, and is it new enough |
 //! | [`host_mem`] | host memory checks before large allocations |
+//! | [`testing`] | GPU tests: skip without a driver, fail instead with `PTXLAB_REQUIRE_GPU` set |
 //!
 //! A kernel crate of your own plugs in here exactly as the workspace's
 //! `kernels-gpu` does:
@@ -46,6 +47,7 @@ pub mod host_mem;
 pub mod launch;
 pub mod module;
 pub mod probe;
+pub mod testing;
 pub mod timing;
 pub mod tma;
 

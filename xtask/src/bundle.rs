@@ -119,8 +119,11 @@ pub(crate) fn bundle(args: &[String]) -> Result<()> {
 # `ptxlab bench` with the arguments given (e.g. --peers, --only poisson),
 # stopped after BENCH_TIMEOUT seconds when set (the logs still come back).
 # Results go to ${OUT:-./out}/results.tgz (logs, report.md, JSON, CSV, plots).
+# PTXLAB_REQUIRE_GPU=1: on the GPU machine a GPU test that finds no driver or
+# no device fails instead of printing "skipped" and passing.
 set -u
 cd "$(dirname "$0")"
+export PTXLAB_REQUIRE_GPU=1
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 FINAL=$OUT
@@ -202,6 +205,8 @@ done
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 if [ -z "$CS" ]; then echo "compute-sanitizer not found (it ships with the CUDA toolkit)"; exit 2; fi
 export PTXLAB_TEST_SCALE=small
+# A GPU test that finds no GPU fails instead of skipping (nothing to sanitize).
+export PTXLAB_REQUIRE_GPU=1
 fail=0
 for tool in "${tools[@]}"; do
   for t in tests/*; do

@@ -314,13 +314,13 @@ pub fn html(run: &Run, charts: &[Chart]) -> String {
                 .unwrap_or_default(),
         ),
         (
-            "SFU rate (from clock)",
+            "SFU rate (from spec at the max clock)",
             cc.sfu_per_s
                 .map(|c| format!("{c:.3e} op/s"))
                 .unwrap_or_default(),
         ),
         (
-            "FP32 rate (from clock)",
+            "FP32 rate (from spec at the max clock)",
             cc.fp32_flops
                 .map(|c| format!("{:.1} TFLOP/s", c / 1e12))
                 .unwrap_or_default(),

@@ -185,14 +185,52 @@ pub fn fmt_ms(ms: f64) -> String {
     }
 }
 
-/// Ceilings measured (or computed from clocks read) on the device in the same run.
+/// The ceilings of a run: the copy bandwidth is measured on the device in
+/// the same run; the SFU and FP32 rates come from the spec sheet (per
+/// clock and SM) times the SM count and the maximum SM clock the driver
+/// reports, and are labelled "from spec" wherever they are printed.
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Ceilings {
-    /// Device-to-device copy, read + write bytes per second, GB/s.
+    /// Device-to-device copy, read + write bytes per second, GB/s
+    /// (measured in this run).
     pub copy_gbs: Option<f64>,
-    /// SFU transcendental rate (16 per clock per SM), operations per second.
+    /// SFU transcendental rate (16 per clock per SM, from spec), operations
+    /// per second.
     pub sfu_per_s: Option<f64>,
-    /// FP32 FMA rate x 2, FLOP/s.
+    /// FP32 FMA rate x 2 (128 FMA per clock per SM, from spec), FLOP/s.
     pub fp32_flops: Option<f64>,
+    /// The SM clock the spec-derived rates use (the driver's maximum), MHz.
+    pub clock_mhz: Option<f64>,
+}
+
+impl Ceilings {
+    /// The report's line on the ceilings, each labelled with where it comes
+    /// from; `None` when there is none (no GPU).
+    pub fn markdown(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(c) = self.copy_gbs {
+            parts.push(format!(
+                "device-to-device copy {c:.0} GB/s (read + write), measured in this run"
+            ));
+        }
+        let mut spec = Vec::new();
+        if let Some(s) = self.sfu_per_s {
+            spec.push(format!("SFU {s:.2e} op/s (16 per clock per SM)"));
+        }
+        if let Some(f) = self.fp32_flops {
+            spec.push(format!(
+                "FP32 {:.1} TFLOP/s (128 FMA per clock per SM)",
+                f / 1e12
+            ));
+        }
+        if !spec.is_empty() {
+            let clock = self
+                .clock_mhz
+                .map(|m| format!(" at the maximum SM clock, {m:.0} MHz"))
+                .unwrap_or_default();
+            parts.push(format!("from spec{clock}: {}", spec.join(", ")));
+        }
+        (!parts.is_empty()).then(|| format!("Ceilings: {}.\n\n", parts.join("; ")))
+    }
 }

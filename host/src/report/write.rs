@@ -29,18 +29,9 @@ fn md_chart(c: &Chart) -> String {
 /// table, its peers' table and its charts; the whole run's charts last.
 pub fn markdown(run: &Run, charts: &[Chart]) -> String {
     let mut md = format!("# ptxlab benchmark\n\n{}\n", run.env.markdown());
-    let c = &run.ceilings;
-    if let Some(copy) = c.copy_gbs {
-        md.push_str(&format!(
-            "Ceilings measured in this run: device-to-device copy {copy:.0} GB/s (read + write)"
-        ));
-        if let Some(s) = c.sfu_per_s {
-            md.push_str(&format!(", SFU {s:.2e} op/s"));
-        }
-        if let Some(f) = c.fp32_flops {
-            md.push_str(&format!(", FP32 {:.1} TFLOP/s (from clock)", f / 1e12));
-        }
-        md.push_str(".\n\n");
+    // Each ceiling says where it comes from: measured, or from spec.
+    if let Some(line) = run.ceilings.markdown() {
+        md.push_str(&line);
     }
     md.push_str(
         "The same run as one page, charts and sortable tables: [report.html](report.html); the data: [results.json](results.json), [results.csv](results.csv).\n\n",

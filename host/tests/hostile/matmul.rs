@@ -148,3 +148,43 @@ fn matmul_hostile_options_and_valid_edges() {
         ));
     }
 }
+
+/// `--variant all` runs every rung that can take the shape and reports the
+/// others as rows (`not for this shape: <why>`), then succeeds; a rung that
+/// cannot take it, named on its own, is still an error with the reason.
+#[test]
+fn tensor_variant_all_reports_rungs_that_cannot_take_the_shape() {
+    let odd = ["--m", "37", "--n", "29", "--k", "41", "--reps", "1"];
+    fn args<'a>(odd: &[&'a str], precision: &'a str, variant: &'a str) -> Vec<&'a str> {
+        let mut a = vec!["matmul", "--precision", precision, "--variant", variant];
+        a.extend_from_slice(odd);
+        on(SIM, &a)
+    }
+    let args = |precision, variant| args(&odd, precision, variant);
+    let text = succeeds(&args("bf16", "all"));
+    for rung in ["wgmma", "ws"] {
+        assert!(
+            text.contains(&format!(
+                "not for this shape: {rung} reads A and B through TMA, which needs rows on \
+                 16-byte boundaries: k (41) and n (29) must be multiples of 8"
+            )),
+            "{text}"
+        );
+    }
+    assert_eq!(text.matches("PASS BF16").count(), 7, "{text}");
+    let text = succeeds(&args("tf32x3", "all"));
+    assert!(
+        text.contains("not for this shape: 3xTF32 wgmma")
+            && text.contains("k (41) must be a multiple of 4"),
+        "{text}"
+    );
+    assert!(text.contains("PASS 3xTF32 mma.sync"), "{text}");
+    fails_with(
+        &args("bf16", "wgmma"),
+        &["k (41) and n (29) must be multiples of 8", "use rung pipe"],
+    );
+    fails_with(
+        &args("tf32x3", "wgmma"),
+        &["k (41) must be a multiple of 4", "use variant mma"],
+    );
+}

@@ -11,44 +11,8 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-/// `ptxlab bench` arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Smaller sizes and fewer repetitions.
-    #[arg(long)]
-    pub quick: bool,
-    /// Only these workloads (repeatable): poisson, lomb-scargle, vector-add,
-    /// primitives (reduce, histogram, Monte-Carlo pi), diffusion, matmul, fusion.
-    #[arg(long)]
-    pub only: Vec<String>,
-    /// gpu (fall back to CPU + simulator checks when there is no GPU), sim, or cpu.
-    #[arg(long, value_enum, default_value_t = ptxlab::Backend::Gpu)]
-    pub backend: ptxlab::Backend,
-    /// Output directory (default: target/bench-results/<timestamp>).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Also run the Python peers (CuPy, PyTorch, Numba) where installed.
-    #[arg(long)]
-    pub peers: bool,
-    /// Folder of the peer scripts.
-    #[arg(long, default_value = "peers")]
-    pub peers_dir: PathBuf,
-    /// Terse progress: one line per workload, none per row or peer step.
-    #[arg(long)]
-    pub quiet: bool,
-}
-
-/// `ptxlab report` arguments.
-#[derive(Debug, clap::Args)]
-pub struct ReportArgs {
-    /// A run's `results.json` (written by `ptxlab bench`).
-    #[arg(long, value_name = "results.json")]
-    pub from: PathBuf,
-    /// Folder to write the report into (created; files of the same names
-    /// are replaced). Default: the folder of `--from`.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-}
+/// The arguments (defined with the rest of the command line in the library).
+pub use ptxlab::command_line::{BenchArgs as Args, ReportArgs};
 
 /// The one-line description of a workload (or of a part of one, such as
 /// `reduce` of `primitives`), for section headings.
@@ -171,6 +135,7 @@ fn ceilings(dev: &Device) -> Ceilings {
         copy_gbs: copy,
         sfu_per_s: Some(16.0 * i.sm_count as f64 * clock),
         fp32_flops: Some(256.0 * i.sm_count as f64 * clock),
+        clock_mhz: Some(clock / 1e6),
     }
 }
 

@@ -14,20 +14,8 @@ use ptxlab::workloads::poisson::{self, Grid};
 use ptxlab::workloads::primitives::ReduceRung;
 use std::time::Instant;
 
-/// `ptxlab sim-bench` arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Keep launching each kernel until this many seconds have passed (at
-    /// least 3 launches).
-    #[arg(long, default_value_t = 1.0)]
-    pub min_seconds: f64,
-    /// Only the kernels whose name contains this text.
-    #[arg(long)]
-    pub only: Option<String>,
-    /// Race detection: on, off, or both (one row each).
-    #[arg(long, default_value = "both")]
-    pub race: String,
-}
+/// The arguments (defined with the rest of the command line in the library).
+pub use ptxlab::command_line::SimBenchArgs as Args;
 
 /// Launches a case's kernel once on a device.
 type RunFn = Box<dyn FnMut(&Device) -> Result<()>>;

@@ -10,14 +10,9 @@ use ptxlab::sim_fuzz::{self, Run};
 use ptxlab_device::sim::{Schedule, read_record};
 use std::process::Command;
 
-/// The values of the global `--sim-schedule` flag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ScheduleArg {
-    /// Threads in index order, copies landing at their issue (the default).
-    InOrder,
-    /// From `--sim-seed`: random warp order, interruptions and landing times.
-    Random,
-}
+/// The values of the global `--sim-schedule` flag (defined with the rest
+/// of the command line in the library).
+pub use ptxlab::command_line::ScheduleArg;
 
 /// Applies the global `--sim-schedule` / `--sim-seed` flags (they override
 /// `PTXLAB_SIM_SCHEDULE` / `PTXLAB_SIM_SEED`).
@@ -33,21 +28,9 @@ pub fn apply_schedule(schedule: Option<ScheduleArg>, seed: Option<u64>) {
     ptxlab_device::sim::set_schedule(Some(s));
 }
 
-/// `ptxlab sim-fuzz` arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Random schedules to try after the in-order run.
-    #[arg(long, default_value_t = 20)]
-    pub seeds: u64,
-    /// The first seed (then S+1, S+2, ...).
-    #[arg(long, default_value_t = 1)]
-    pub first_seed: u64,
-    /// The ptxlab command and its arguments, after `--` (for example
-    /// `-- pipeline-bugs --bug inplace-prefetch`); it must run on the
-    /// simulator (`--backend sim` where the command has a backend).
-    #[arg(required = true, allow_hyphen_values = true, num_args = 1.., last = true)]
-    pub command: Vec<String>,
-}
+/// `ptxlab sim-fuzz` arguments (defined with the rest of the command line
+/// in the library).
+pub use ptxlab::command_line::SimFuzzArgs as Args;
 
 /// Runs the command once under `schedule` in a child process.
 fn run_once(exe: &std::path::Path, command: &[String], schedule: Schedule, n: usize) -> Run {

@@ -268,12 +268,10 @@ fn gemm_pipes<H: Half16>(
 ) -> Result<()> {
     let cfg = TcRung::PipeS.config(dev, m, n)?;
     let (m, n, k) = (m as u32, n as u32, k as u32);
-    // The tensor ladder's kernels are one per type until its generic
-    // migration: pick the instance of `H`.
     if H::IS_BF16 {
-        launch!(dev, cfg, tensor::matmul_pipes_bf16(a, b, c, m, n, k))
+        launch!(dev, cfg, tensor::matmul_pipes::<Bf16>(a, b, c, m, n, k))
     } else {
-        launch!(dev, cfg, tensor::matmul_pipes_f16(a, b, c, m, n, k))
+        launch!(dev, cfg, tensor::matmul_pipes::<F16>(a, b, c, m, n, k))
     }
 }
 

@@ -15,6 +15,20 @@ pub const BATCH_FORMATS: &str = "an .npz with arrays t (or x), y, offsets (curve
 /// `offsets`) an integer dtype.
 fn entry_values(bytes: &[u8], what: &str, integer: bool) -> Result<Vec<f64>> {
     use crate::npy::parse_1d;
+    // A broken header or truncated data is named as such; only a readable
+    // array of another dtype gets the message below.
+    let h = crate::npy::inspect_bytes(bytes)
+        .map_err(|d| Error::input(what.to_string(), format!("not a valid .npy: {d}")))?;
+    if h.shape.len() != 1 {
+        return Err(Error::input(
+            what.to_string(),
+            format!(
+                "its shape {} has {} dimension(s); a 1-D array is required",
+                h.shape_text(),
+                h.shape.len()
+            ),
+        ));
+    }
     if let Ok(v) = parse_1d::<f64>(bytes, what) {
         return Ok(v);
     }
@@ -51,7 +65,35 @@ fn entry_values(bytes: &[u8], what: &str, integer: bool) -> Result<Vec<f64>> {
 /// Reads an `.npz` batch: `t` (or `x`), `y`, `offsets`, optional `dy`.
 pub fn read_npz(path: &Path) -> Result<Batch> {
     let entries = crate::npz::read(path)?;
-    let p = path.display();
+    batch_of_entries(entries, &path.display().to_string())
+}
+
+/// [`read_npz`] on the bytes of an `.npz` file held in memory, named `name`
+/// in the errors; the batch is validated ([`Batch::validate`]).
+pub fn parse_npz(bytes: &[u8], name: &str) -> Result<Batch> {
+    let entries = crate::npz::parse(bytes).map_err(|d| Error::File {
+        path: name.to_string(),
+        detail: format!(
+            "not a valid .npz: {d} (write it with numpy.savez(path, t=..., y=..., ...))"
+        ),
+    })?;
+    let b = batch_of_entries(entries, name)?;
+    validated(b, name)
+}
+
+/// A batch that passes [`Batch::validate`], or its error naming `name`.
+fn validated(b: Batch, name: &str) -> Result<Batch> {
+    b.validate().map_err(|e| match e {
+        Error::Runtime(crate::runtime::Error::Input { detail, .. }) => {
+            Error::input(format!("--batch {name}"), detail)
+        }
+        e => e,
+    })?;
+    Ok(b)
+}
+
+/// The batch held by the arrays of an `.npz` named `p`.
+fn batch_of_entries(entries: Vec<(String, Vec<u8>)>, p: &str) -> Result<Batch> {
     let get = |keys: &[&str]| {
         entries
             .iter()
@@ -177,12 +219,14 @@ pub fn read_dir(dir: &Path) -> Result<Batch> {
     Ok(b)
 }
 
-/// Reads `--batch PATH`: a folder of `.npy` curves or an `.npz`.
+/// Reads `--batch PATH`: a folder of `.npy` curves or an `.npz`, validated
+/// ([`Batch::validate`]; its errors name the path).
 pub fn read_batch(path: &Path) -> Result<Batch> {
+    let name = path.display().to_string();
     if path.is_dir() {
-        read_dir(path)
+        validated(read_dir(path)?, &name)
     } else if path.extension().is_some_and(|x| x == "npz") {
-        read_npz(path)
+        validated(read_npz(path)?, &name)
     } else {
         Err(Error::input(
             format!("--batch {}", path.display()),

@@ -44,7 +44,7 @@ mod tables;
 pub use batch::{
     Batch, batch_config, batch_periodogram, batch_reference, run_batch, survey_batch, top_peaks,
 };
-pub use batch_io::{BATCH_FORMATS, read_batch, read_dir, read_npz};
+pub use batch_io::{BATCH_FORMATS, parse_npz, read_batch, read_dir, read_npz};
 pub use bench_models::{BATCH_CURVES, BATCH_FREQS, BATCH_SAMPLES, BATCH_SPAN, long_case};
 pub use check::{
     Accuracy, accuracy, check, check_general, check_with, coarse_case, sim_check, verify,

@@ -1,6 +1,6 @@
 //! The benchmark rows: CPU baselines, every SGEMM rung and the column sum.
 
-use super::check::{TOL, check_rung, sample_check, verify};
+use super::check::{TOL, check_rung, first_unwritten, sample_check, verify};
 use super::colsum::{Colsum, ColsumBufs, FusedPlan, bench_plans, colsum_of_product, fused_colsum};
 use super::cpu::{colsum_bytes, colsum_reference, cpu_ndarray, cpu_rayon, flops, inputs};
 use super::launch::gemm;
@@ -96,6 +96,13 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             let first = t0.elapsed().as_secs_f64() * 1e3;
             row.first_ms = Some(first);
             let got = dev.download(&c)?;
+            // Every element written (the output was poisoned with NaN), then
+            // 64 sampled entries against f64 dots.
+            if let Some(why) = first_unwritten(&got, n) {
+                row.status = Status::Failed(why);
+                rows.push(row);
+                continue;
+            }
             let e = sample_check(&got, &ha, &hb, m, n, kk);
             if !(e <= 1e-3) {
                 row.status =

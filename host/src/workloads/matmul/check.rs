@@ -98,6 +98,19 @@ pub(super) fn verify(what: String, err: f64, tol: f64) -> Result<f64> {
     }
 }
 
+/// Why `c` (`rows x n`, row-major) fails the full-output scan: its first
+/// element that is not finite (a NaN poison never overwritten, or an
+/// overflow), named by row and column; `None` when every element is finite.
+pub(super) fn first_unwritten(c: &[f32], n: usize) -> Option<String> {
+    let i = c.iter().position(|v| !v.is_finite())?;
+    Some(format!(
+        "C[{}, {}] is {} (never written, or overflow)",
+        i / n.max(1),
+        i % n.max(1),
+        c[i]
+    ))
+}
+
 /// Sampled check of a big product: 64 random entries of `C` against f64 dots.
 pub(super) fn sample_check(c: &[f32], a: &[f32], b: &[f32], m: usize, n: usize, kk: usize) -> f64 {
     let mut r = SplitMix64(99);

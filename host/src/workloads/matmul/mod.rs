@@ -18,7 +18,7 @@
 //! | `tensor.rs` | the tensor-core ladder: [`TcRung`], [`Tf32x3`], launchers [`gemm_half`], [`gemm_tf32x3`] |
 //! | `tensor_bench.rs` | the tensor-core rows of the benchmark |
 //! | `tensor_cli.rs` | `ptxlab matmul --precision bf16\|f16\|tf32x3` |
-//! | `tensor_check.rs` | the tensor-core kernels against the f64 reference, [`sim_check_tensor`] |
+//! | `tensor_check.rs` | the tensor-core kernels against the f64 reference (3xTF32 element-wise: [`verify_tf32x3`]), [`sim_check_tensor`] |
 
 mod args;
 mod bench;
@@ -51,7 +51,8 @@ pub use tensor::{
 };
 pub use tensor_bench::tensor_shapes;
 pub use tensor_check::{
-    POISON_16, check_half, check_tf32x3, half_inputs, sim_check_tensor, sim_shapes, widen,
+    POISON_16, U_F32, check_half, check_tf32x3, half_inputs, sim_check_tensor, sim_shapes,
+    tf32x3_c, tf32x3_depth, verify_tf32x3, widen,
 };
 
 /// Every matmul kernel on the simulator at small odd sizes: the SGEMM

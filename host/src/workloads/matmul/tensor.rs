@@ -191,6 +191,16 @@ impl TcRung {
     pub fn uses_tma(&self) -> bool {
         matches!(self, TcRung::Wgmma | TcRung::Ws)
     }
+    /// Why the rung cannot take a `k x n` `B` (and an `A` with `k`
+    /// columns), or `None` when it can. Every rung takes every shape: the
+    /// TMA rungs' plans stage an operand whose rows are not on 16-byte
+    /// boundaries (see `Staging`).
+    pub fn shape_refusal(&self, n: usize, kk: usize) -> Option<String> {
+        // Any shape: where TMA cannot read an operand in place (k or n not
+        // a multiple of 8), `HalfPlan` stages it into padded rows first.
+        let _ = (n, kk);
+        None
+    }
     /// Rows of the block tile.
     pub fn tile(&self) -> usize {
         match self {
@@ -309,6 +319,16 @@ impl Tf32x3 {
     /// multiple of 4).
     pub fn uses_tma(&self) -> bool {
         matches!(self, Tf32x3::Wgmma)
+    }
+    /// Why the variant cannot take depth `k`, or `None` when it can: the
+    /// `wgmma` variant reads rows of `k` f32 through TMA.
+    pub fn shape_refusal(&self, kk: usize) -> Option<String> {
+        (self.uses_tma() && !kk.is_multiple_of(4)).then(|| {
+            format!(
+                "3xTF32 wgmma reads the split operands through TMA, which needs rows on 16-byte \
+                 boundaries: k ({kk}) must be a multiple of 4"
+            )
+        })
     }
     /// Rows of the block tile.
     pub fn tile(&self) -> usize {
@@ -675,14 +695,8 @@ impl<'a> Tf32x3Plan<'a> {
         check_len("A", a.len(), m * kk)?;
         check_len("B", b.len(), kk * n)?;
         if variant.uses_tma() {
-            if !kk.is_multiple_of(4) {
-                return Err(Error::input(
-                    "matmul",
-                    format!(
-                        "3xTF32 wgmma reads the split operands through TMA, which needs rows on \
-                         16-byte boundaries: k ({kk}) must be a multiple of 4; use variant mma"
-                    ),
-                ));
+            if let Some(why) = variant.shape_refusal(kk) {
+                return Err(Error::input("matmul", format!("{why}; use variant mma")));
             }
             match &scratch {
                 Some(s) => {

@@ -5,12 +5,12 @@
 //! against f64), then timed with device events; and the SGEMM rung 4g at
 //! the same shapes, the f32 baseline the 3xTF32 rows are compared with.
 
-use super::check::{TOL, sample_check, verify};
+use super::check::{TOL, first_unwritten, sample_check, verify};
 use super::cpu::{flops, inputs};
 use super::launch::gemm;
 use super::rung::Rung;
 use super::tensor::{Half, HalfPlan, TcRung, Tf32x3, Tf32x3Plan, tf32x3_scratch};
-use super::tensor_check::{POISON_16, check_half, check_tf32x3, widen};
+use super::tensor_check::{POISON_16, check_half, check_tf32x3, verify_tf32x3, widen};
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
 use crate::runtime::{Buffer, Device, Timing};
@@ -116,13 +116,8 @@ fn judge(
     kk: usize,
     tol: f64,
 ) -> std::result::Result<f64, String> {
-    if let Some(i) = got.iter().position(|v| !v.is_finite()) {
-        return Err(format!(
-            "C[{}, {}] is {} (never written, or overflow)",
-            i / n,
-            i % n,
-            got[i]
-        ));
+    if let Some(why) = first_unwritten(got, n) {
+        return Err(why);
     }
     let e = sample_check(got, a, b, m, n, kk);
     if !(e <= tol) {
@@ -204,6 +199,15 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
         let mut c = dev.alloc_filled(m * n, f32::NAN)?;
         let f32_check = |c: &Buffer<f32>| Ok(judge(&dev.download(c)?, &fa, &fb, m, n, kk, 1e-4));
         for (v, odd) in &odd_tf32 {
+            // Every element written, then 64 sampled entries against the
+            // element-wise 3xTF32 bound and, by norm, against TOL.
+            let tf32_check = |c: &Buffer<f32>| {
+                let what = format!("matmul {} {size}", v.label());
+                let got = dev.download(c)?;
+                Ok(verify_tf32x3(&what, *v, &got, &fa, &fb, m, n, kk, false)
+                    .and_then(|e| verify(what.clone(), e, TOL))
+                    .map_err(|e| e.to_string()))
+            };
             let mut row = Row::new("matmul", v.label(), "gpu", &size, "f32");
             dev.write(&mut c, &vec![f32::NAN; m * n])?;
             let mut scratch = if v.uses_tma() {
@@ -228,7 +232,7 @@ pub fn bench_tensor(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result
                 flop,
                 &mut c,
                 |c| plan.run(dev, c),
-                f32_check,
+                tf32_check,
             )?;
             rows.push(row);
         }

@@ -81,13 +81,18 @@ impl<T: Element> Problem<T> {
 /// The error of a solve whose residual became inf or NaN: the iteration
 /// overflowed (or the inputs were too large for `T`).
 pub(crate) fn overflowed<T: Element>(prob: &Problem<T>, res_sq: f64, sweeps: usize) -> Error {
+    overflowed_at::<T>(prob.h, res_sq, sweeps)
+}
+
+/// [`overflowed`] for a problem of spacing `h` in `T` arithmetic.
+pub(crate) fn overflowed_at<T: Element>(h: f64, res_sq: f64, sweeps: usize) -> Error {
     Error::input(
         "poisson problem",
         format!(
             "the residual became {} after {sweeps} sweeps: b, p0 and 1/h^2 = {:e} are too large \
              for {} arithmetic; scale b and p0 down, choose h nearer 1{}",
             res_sq.sqrt(),
-            1.0 / (prob.h * prob.h),
+            1.0 / (h * h),
             T::NAME,
             if std::mem::size_of::<T>() == 4 {
                 ", or use --precision f64"

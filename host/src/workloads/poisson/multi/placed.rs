@@ -3,7 +3,8 @@
 
 use super::super::cpu::interior_norm_sq;
 use super::super::launch::Field;
-use super::super::problem::{Problem, SolveOptions, SolveReport};
+use super::super::problem::{Problem, SolveOptions, SolveReport, overflowed_at};
+use super::super::solve::to_tolerance;
 use super::super::types::{Rung, k_of_h};
 use super::decomp::Decomp;
 use super::element::{SlabElement, check_rung};
@@ -377,8 +378,10 @@ impl<'t, T: SlabElement> Placed<'t, T> {
         Ok((me == 0).then_some(full))
     }
 
-    /// Iterates like [`crate::workloads::poisson::solve_device`] (same stopping rule, residual
-    /// checks every `check_every` sweeps) from the current field. `ms` is the
+    /// Iterates like [`crate::workloads::poisson::solve_device`] (the same
+    /// loop: residual checks every `check_every` sweeps, the same stopping
+    /// rule, a residual that is not finite is the overflow error) from the
+    /// current field. `ms` is the
     /// wall time of the sweeps and residual checks, the devices synchronised
     /// at both ends.
     pub fn solve(&mut self, opts: &SolveOptions) -> Result<SolveReport> {
@@ -393,49 +396,19 @@ impl<'t, T: SlabElement> Placed<'t, T> {
                 ),
             ));
         }
-        let rel = |res: f64, b_sq: f64| {
-            if b_sq > 0.0 {
-                (res / b_sq).sqrt()
-            } else {
-                res.sqrt()
-            }
-        };
         self.synchronize()?;
         let t0 = Instant::now();
-        let (mut done, mut checks, mut res, mut converged) = (0, 0, f64::NAN, false);
-        loop {
-            if let Some(tol) = opts.tol {
-                res = self.residual_sq()?;
-                checks += 1;
-                if rel(res, self.b_sq) < tol {
-                    converged = true;
-                    break;
-                }
-            }
-            if done >= opts.max_iters {
-                break;
-            }
-            let n = if opts.tol.is_some() {
-                opts.check_every.min(opts.max_iters - done)
-            } else {
-                opts.max_iters
-            };
-            self.iterate(n)?;
-            done += n;
-        }
-        if opts.tol.is_none() {
-            res = self.residual_sq()?;
-            checks += 1;
-        }
+        let (b_sq, h) = (self.b_sq, self.h);
+        let it = to_tolerance(
+            self,
+            opts,
+            b_sq,
+            |p, n| p.iterate(n),
+            |p| p.residual_sq(),
+            |res, done| overflowed_at::<T>(h, res, done),
+        )?;
         self.synchronize()?;
-        Ok(SolveReport {
-            iterations: done,
-            rel_residual: rel(res, self.b_sq),
-            residual_norm: res.sqrt(),
-            converged,
-            ms: t0.elapsed().as_secs_f64() * 1e3,
-            residual_checks: checks,
-        })
+        Ok(it.report(b_sq, t0.elapsed().as_secs_f64() * 1e3))
     }
 
     /// Wall time per sweep: `warmup` sweeps, then `reps` batches of `iters`
