@@ -140,16 +140,32 @@ impl Environment {
     /// [`Environment::modules_loaded`].
     pub fn note_loads(&mut self, gpu: &crate::runtime::gpu::Gpu) {
         let recs = gpu.load_records();
+        // One entry per module and way, in first-load order: a module the
+        // ladder reloads on purpose (the JIT rungs, register caps) counts
+        // its loads.
+        let mut seen: Vec<(String, String, usize, f64)> = Vec::new();
+        for r in &recs {
+            match seen.iter_mut().find(|e| e.0 == r.module && e.1 == r.how) {
+                Some(e) => {
+                    e.2 += 1;
+                    e.3 += r.ms;
+                }
+                None => seen.push((r.module.clone(), r.how.clone(), 1, r.ms)),
+            }
+        }
         let total: f64 = recs.iter().map(|r| r.ms).sum();
-        let list: Vec<String> = recs
+        let list: Vec<String> = seen
             .iter()
-            .map(|r| format!("{}: {}, {:.1} ms", r.module, r.how, r.ms))
+            .map(|(m, how, n, ms)| match n {
+                1 => format!("{m}: {how}, {ms:.1} ms"),
+                _ => format!("{m}: {how}, {n} loads, {ms:.1} ms"),
+            })
             .collect();
         self.modules_loaded = if recs.is_empty() {
             "none".into()
         } else {
             format!(
-                "{} modules, {total:.0} ms in all: {}",
+                "{} loads, {total:.0} ms in all: {}",
                 recs.len(),
                 list.join("; ")
             )

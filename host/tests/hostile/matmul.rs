@@ -151,7 +151,8 @@ fn matmul_hostile_options_and_valid_edges() {
 
 /// `--variant all` runs every rung that can take the shape and reports the
 /// others as rows (`not for this shape: <why>`), then succeeds; a rung that
-/// cannot take it, named on its own, is still an error with the reason.
+/// cannot take it, named on its own, is still an error with the reason
+/// (3xTF32's TMA rung at an odd k; the BF16 ladder takes every shape).
 #[test]
 fn tensor_variant_all_reports_rungs_that_cannot_take_the_shape() {
     let odd = ["--m", "37", "--n", "29", "--k", "41", "--reps", "1"];
@@ -161,17 +162,11 @@ fn tensor_variant_all_reports_rungs_that_cannot_take_the_shape() {
         on(SIM, &a)
     }
     let args = |precision, variant| args(&odd, precision, variant);
+    // The BF16 ladder takes every shape: its TMA rungs stage an operand
+    // whose rows are not on 16-byte boundaries (`Staging`).
     let text = succeeds(&args("bf16", "all"));
-    for rung in ["wgmma", "ws"] {
-        assert!(
-            text.contains(&format!(
-                "not for this shape: {rung} reads A and B through TMA, which needs rows on \
-                 16-byte boundaries: k (41) and n (29) must be multiples of 8"
-            )),
-            "{text}"
-        );
-    }
-    assert_eq!(text.matches("PASS BF16").count(), 7, "{text}");
+    assert!(!text.contains("not for this shape"), "{text}");
+    assert_eq!(text.matches("PASS BF16").count(), 9, "{text}");
     let text = succeeds(&args("tf32x3", "all"));
     assert!(
         text.contains("not for this shape: 3xTF32 wgmma")
@@ -179,10 +174,7 @@ fn tensor_variant_all_reports_rungs_that_cannot_take_the_shape() {
         "{text}"
     );
     assert!(text.contains("PASS 3xTF32 mma.sync"), "{text}");
-    fails_with(
-        &args("bf16", "wgmma"),
-        &["k (41) and n (29) must be multiples of 8", "use rung pipe"],
-    );
+    assert!(succeeds(&args("bf16", "wgmma")).contains("PASS BF16"));
     fails_with(
         &args("tf32x3", "wgmma"),
         &["k (41) must be a multiple of 4", "use variant mma"],
