@@ -708,8 +708,11 @@ mod tests {
     #[test]
     fn png_round_trips_through_the_decoder_rgb_and_indexed() {
         let (w, h) = (37u32, 11u32);
-        // Many colours: RGB with filtered rows.
-        let rgb: Vec<u8> = (0..w * h * 3).map(|i| ((i * 7919) % 251) as u8).collect();
+        // Many colours (every pixel its own, 407 > 256): RGB with filtered
+        // rows.
+        let rgb: Vec<u8> = (0..w * h)
+            .flat_map(|i| [(i % 256) as u8, (i / 256) as u8, ((i * 7919) % 251) as u8])
+            .collect();
         let png = encode_png(w, h, &rgb);
         assert_eq!(png[25], 2, "colour type RGB");
         let (dw, dh, back) = decode_png(&png).unwrap();
