@@ -103,7 +103,7 @@ pub struct BenchArgs {
     /// gpu (fall back to CPU + simulator checks when there is no GPU), sim, or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
-    /// Output directory (default: target/bench-results/<timestamp>).
+    /// Output directory (default: target/bench-results/`<timestamp>`).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Also run the Python peers (CuPy, PyTorch, Numba) where installed.

@@ -77,7 +77,7 @@ fn copy_tile(
 ///
 /// Shared memory: the `Q` tile, then `K` and `V` tiles of 64 rows in two
 /// stages, each row `D` 16-bit values as 16-byte chunks XOR-swizzled by
-/// the row ([`chunk`]). The copies are `cp.async` (rows past `Sq` or
+/// the row (`chunk`). The copies are `cp.async` (rows past `Sq` or
 /// `Skv` zero-filled): tile `j + 1` is in flight while tile `j` is used.
 ///
 /// Per key tile: `S = Q K^T` (`ldmatrix.x4` of `K` rows gives the `B`

@@ -26,7 +26,7 @@
 //! Shared-memory layout: from the first 1024-byte boundary, the `Q` tile
 //! (128 x `D`), then per stage a `K` tile and a `V` tile (128 x `D` each);
 //! a tile is `D / 64` panels of 128 rows x 128 bytes. Then the mbarriers
-//! ([`Bar`]).
+//! (`Bar`).
 
 use super::{Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse, store_rows};
 use ptxlab_device::hopper::{

@@ -32,7 +32,7 @@
 //! Every kernel is generic over its element type, `f32` or `f64`
 //! ([`LombFloat`]), and built for both (`lomb_direct_f32`,
 //! `lomb_direct_f64`). The even-grid kernels have a `LONG` instance too
-//! (split phases for long time spans, [`phase`]): `lomb_rotate::<true, f32>`
+//! (split phases for long time spans, `phase`): `lomb_rotate::<true, f32>`
 //! is the entry `lomb_rotate_long_f32`; the direct-family `_long` kernels,
 //! whose parameters differ (the low parts of the times and frequencies),
 //! are kernels of their own (`lomb_direct_long`).

@@ -124,7 +124,7 @@ fn gemv_ring(
     }
 }
 
-/// [`gemv_ring`]; with `bug != 0` the wait before each tile is missing,
+/// `gemv_ring`; with `bug != 0` the wait before each tile is missing,
 /// so the tile is read while its copies are in flight.
 #[kernel(launch_bounds(128))]
 pub fn pipe_missing_wait(
@@ -143,7 +143,7 @@ pub fn pipe_missing_wait(
     gemv_ring(a, x, y, m, k, mistake);
 }
 
-/// [`gemv_ring`]; with `bug != 0` the wait leaves `S - 1` groups in flight
+/// `gemv_ring`; with `bug != 0` the wait leaves `S - 1` groups in flight
 /// (one too many): the tile about to be read is one of them.
 #[kernel(launch_bounds(128))]
 pub fn pipe_wait_too_shallow(
@@ -162,7 +162,7 @@ pub fn pipe_wait_too_shallow(
     gemv_ring(a, x, y, m, k, mistake);
 }
 
-/// [`gemv_ring`]; with `bug != 0` tile `t + S - 1` is copied into stage
+/// `gemv_ring`; with `bug != 0` tile `t + S - 1` is copied into stage
 /// `(t + S) % S`, the stage of tile `t`, which the block is reading.
 #[kernel(launch_bounds(128))]
 pub fn pipe_stage_off_by_one(
@@ -181,7 +181,7 @@ pub fn pipe_stage_off_by_one(
     gemv_ring(a, x, y, m, k, mistake);
 }
 
-/// [`gemv_ring`]; with `bug != 0` the barrier after the wait is missing: a
+/// `gemv_ring`; with `bug != 0` the barrier after the wait is missing: a
 /// thread's wait covers only its own copies, so it reads rows other
 /// threads copied before they are known to have landed (and refills a
 /// stage others may still read).

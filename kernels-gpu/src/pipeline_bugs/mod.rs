@@ -13,21 +13,21 @@
 //!
 //! | kernel | mistake (when `bug != 0`) |
 //! |---|---|
-//! | [`pipe_missing_wait`] | no `wait_async_copies` before the tile is read |
-//! | [`pipe_wait_too_shallow`] | `wait_async_copies::<S - 1>` instead of `<S - 2>` |
-//! | [`pipe_stage_off_by_one`] | the next tile is copied into stage `next + 1`: the stage being read |
-//! | [`pipe_missing_barrier`] | no `sync_threads` between the wait and the reads of other threads' copies |
-//! | [`pipe_inplace_prefetch`] | the result is written back in place while the next tile's halo copy may still read it (found only by a non-default schedule: `ptxlab sim-fuzz`) |
-//! | [`tma_wrong_parity`] | consumers wait for the wrong mbarrier parity |
-//! | [`tma_expect_tx_partial`] | `expect_tx` counts only the part of an edge box inside the matrix (TMA always delivers the whole box) |
-//! | [`tma_refill_early`] | the producer refills a stage without waiting for its `empty` barrier |
-//! | [`wgmma_acc_early`] | the accumulators are stored before `wgmma_wait_group::<0>` |
-//! | [`wgmma_operand_overwrite`] | a stage is refilled while the `wgmma` reading it is still in flight |
-//! | [`tma_store_no_fence`] | no `fence_proxy_async_shared` between ordinary stores and the TMA store that reads them |
+//! | `pipe_missing_wait` | no `wait_async_copies` before the tile is read |
+//! | `pipe_wait_too_shallow` | `wait_async_copies::<S - 1>` instead of `<S - 2>` |
+//! | `pipe_stage_off_by_one` | the next tile is copied into stage `next + 1`: the stage being read |
+//! | `pipe_missing_barrier` | no `sync_threads` between the wait and the reads of other threads' copies |
+//! | `pipe_inplace_prefetch` | the result is written back in place while the next tile's halo copy may still read it (found only by a non-default schedule: `ptxlab sim-fuzz`) |
+//! | `tma_wrong_parity` | consumers wait for the wrong mbarrier parity |
+//! | `tma_expect_tx_partial` | `expect_tx` counts only the part of an edge box inside the matrix (TMA always delivers the whole box) |
+//! | `tma_refill_early` | the producer refills a stage without waiting for its `empty` barrier |
+//! | `wgmma_acc_early` | the accumulators are stored before `wgmma_wait_group::<0>` |
+//! | `wgmma_operand_overwrite` | a stage is refilled while the `wgmma` reading it is still in flight |
+//! | `tma_store_no_fence` | no `fence_proxy_async_shared` between ordinary stores and the TMA store that reads them |
 //!
 //! The `cp.async` kernels are portable (sm_80); the others need sm_90a and
 //! build into its module with [`hopper`](crate::hopper). Beside them,
-//! [`debug_println`] shows `ptxlab_device::println!`, whose lines are the
+//! `debug_println` shows `ptxlab_device::println!`, whose lines are the
 //! same on the GPU and in the simulator.
 
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]

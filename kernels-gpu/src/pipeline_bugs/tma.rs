@@ -129,7 +129,7 @@ fn tma_ring(map: DeviceSlice<u64>, y: DeviceSliceMut<f32>, m: u32, k: u32, mista
     }
 }
 
-/// [`tma_ring`]; with `bug != 0` the consumers wait for the other parity
+/// `tma_ring`; with `bug != 0` the consumers wait for the other parity
 /// (`(it / S + 1) & 1`): on a fresh barrier that wait returns at once, so
 /// they read a stage before its phase has completed.
 #[kernel(launch_bounds(160, 1))]
@@ -142,7 +142,7 @@ pub fn tma_wrong_parity(map: DeviceSlice<u64>, y: DeviceSliceMut<f32>, m: u32, k
     tma_ring(map, y, m, k, mistake);
 }
 
-/// [`tma_ring`]; with `bug != 0` the producer's `expect_tx` counts only the
+/// `tma_ring`; with `bug != 0` the producer's `expect_tx` counts only the
 /// rows and columns of an edge box that lie inside the matrix, but TMA
 /// always delivers (and counts) the whole box: the phase's transaction
 /// count never returns to zero.
@@ -162,7 +162,7 @@ pub fn tma_expect_tx_partial(
     tma_ring(map, y, m, k, mistake);
 }
 
-/// [`tma_ring`]; with `bug != 0` the producer refills a stage without
+/// `tma_ring`; with `bug != 0` the producer refills a stage without
 /// waiting for its `empty` barrier: it may overwrite a tile the consumers
 /// have not read, and run a `full` barrier two phases ahead of them.
 #[kernel(launch_bounds(160, 1))]
@@ -296,7 +296,7 @@ fn wgmma_pipe(
     }
 }
 
-/// [`wgmma_pipe`]; with `bug != 0` the accumulators are stored before
+/// `wgmma_pipe`; with `bug != 0` the accumulators are stored before
 /// `wgmma_wait_group::<0>()`: the last tile's group is still writing them.
 #[kernel(launch_bounds(128, 1))]
 pub fn wgmma_acc_early(
@@ -311,7 +311,7 @@ pub fn wgmma_acc_early(
     wgmma_pipe(a_map, b_map, c, m, k, mistake);
 }
 
-/// [`wgmma_pipe`]; with `bug != 0` thread 0 refills the stage of tile
+/// `wgmma_pipe`; with `bug != 0` thread 0 refills the stage of tile
 /// `t - 1` before `wgmma_wait_group::<1>()`: the `wgmma` of tile `t - 1`
 /// may still be reading it.
 #[kernel(launch_bounds(128, 1))]

@@ -10,7 +10,7 @@
 //! | file | holds |
 //! |---|---|
 //! | `types.rs` | [`Precision`], [`Rung`] (names, labels, which shapes each takes), [`Shape`] |
-//! | `cpu.rs` | the inputs (a hash the torch peer repeats), rounding, the f64 [`reference`] |
+//! | `cpu.rs` | the inputs (a hash the torch peer repeats), rounding, the f64 [`reference()`] |
 //! | `launch.rs` | [`Plan`]: one forward pass of a rung, its tensor maps and scratch |
 //! | `check.rs` | error measures and bounds, [`check_rung`], [`sim_check`] |
 //! | `bench.rs` | the benchmark rows |

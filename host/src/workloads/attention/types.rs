@@ -198,7 +198,7 @@ pub const MAX_ELEMENTS: usize = 1 << 32;
 impl Shape {
     /// Checks the shape: every size at least 1 (`S = 0` has no softmax),
     /// `d` at most [`MAX_DIM`], at most [`MAX_HEADS`] heads, at most
-    /// [`MAX_ELEMENTS`] per tensor, and a positive finite scale (default
+    /// `MAX_ELEMENTS` per tensor, and a positive finite scale (default
     /// `1 / sqrt(d)`).
     pub fn new(
         batch: usize,

@@ -58,7 +58,7 @@ pub fn tf32x3_c(variant: Tf32x3, k: usize) -> f64 {
 
 /// `C` (`m x n`) of a 3xTF32 product of `a` (`m x k`) and `b` (`k x n`)
 /// against the element-wise bound of [`tf32x3_c`], every element (`full`)
-/// or 64 sampled ones (the sequence of [`super::check::sample_check`]).
+/// or 64 sampled ones (the sequence of `super::check::sample_check`).
 /// Every element must be written (no NaN). Returns the relative error by
 /// norm over the elements checked, or a verification error naming the
 /// worst element: its value, the f64 reference, its error and its bound.
