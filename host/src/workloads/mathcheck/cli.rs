@@ -85,9 +85,12 @@ pub fn cli(args: &Args) -> Result<()> {
         Backend::Cpu => (None, "-"),
     };
     let gpu = dev.as_ref().and_then(|d| d.as_gpu());
-    let env = crate::report::Environment::collect(gpu);
+    let mut env = crate::report::Environment::collect(gpu);
     let t = std::time::Instant::now();
     let all = measure_all(dev.as_ref(), &args.functions, types, args.points, args.seed)?;
+    if let Some(g) = gpu {
+        env.note_loads(g);
+    }
     let mut md = format!(
         "# Math functions: max error in ulps against binary128\n\n{}\n{}",
         env.markdown(),
