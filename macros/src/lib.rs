@@ -903,35 +903,8 @@ fn launch_impl(input: TokenStream2) -> syn::Result<TokenStream2> {
             "expected the kernel's path, e.g. `my_kernels::saxpy` or `my_kernels::axpy::<f32>`",
         ));
     };
-    if fpath.qself.is_some() {
-        return Err(syn::Error::new_spanned(
-            fpath,
-            "a kernel path has no `<T as Trait>` part",
-        ));
-    }
-    // `a::b::kernel::<G>` -> the module path `a::b::kernel` and the args `G`.
-    let mut module_path = fpath.path.clone();
-    let last = module_path
-        .segments
-        .last_mut()
-        .ok_or_else(|| syn::Error::new_spanned(fpath, "empty kernel path"))?;
-    let gargs: Punctuated<GenericArgument, Token![,]> =
-        match std::mem::replace(&mut last.arguments, PathArguments::None) {
-            PathArguments::None => Punctuated::new(),
-            PathArguments::AngleBracketed(a) => a.args,
-            PathArguments::Parenthesized(p) => {
-                return Err(syn::Error::new_spanned(
-                    p,
-                    "expected `::<...>` generic arguments",
-                ));
-            }
-        };
     let fn_path = &fpath.path;
-    let of = if gargs.is_empty() {
-        quote!(#module_path::Of)
-    } else {
-        quote!(#module_path::Of<#gargs>)
-    };
+    let entry = instance_entry(fpath)?;
     let args: Vec<&Expr> = call.args.iter().collect();
     let n = args.len();
     if n > 16 {
@@ -942,7 +915,7 @@ fn launch_impl(input: TokenStream2) -> syn::Result<TokenStream2> {
     }
     let bind = format_ident!("bind{}", n);
     Ok(quote! {{
-        let __entry: &'static str = <#of as #module_path::Instance>::ENTRY;
+        let __entry: &'static str = #entry;
         let __cfg: #krate::LaunchConfig = #cfg;
         let __call = #krate::launch::#bind(#fn_path, (#(#args,)*));
         #krate::launch::Launch::launch_call(#target, #kernels, __entry, &__cfg, __call)
@@ -955,27 +928,45 @@ fn launch_impl(input: TokenStream2) -> syn::Result<TokenStream2> {
 #[proc_macro]
 pub fn __entry(input: TokenStream) -> TokenStream {
     let path = parse_macro_input!(input as syn::ExprPath);
+    match instance_entry(&path) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// The entry name of the instance `path` names, as an expression:
+/// `a::b::kernel::<G>` -> `<a::b::kernel::Of<G> as a::b::kernel::Instance>::ENTRY`
+/// (the hidden module `#[kernel]` generated beside the kernel; a compile
+/// error names the built instances when there is no such instance).
+fn instance_entry(path: &syn::ExprPath) -> syn::Result<TokenStream2> {
+    if path.qself.is_some() {
+        return Err(syn::Error::new_spanned(
+            path,
+            "a kernel path has no `<T as Trait>` part",
+        ));
+    }
     let mut module_path = path.path.clone();
-    let Some(last) = module_path.segments.last_mut() else {
-        return syn::Error::new_spanned(&path, "empty kernel path")
-            .to_compile_error()
-            .into();
-    };
-    let gargs = match std::mem::replace(&mut last.arguments, PathArguments::None) {
-        PathArguments::None => Punctuated::<GenericArgument, Token![,]>::new(),
-        PathArguments::AngleBracketed(a) => a.args,
-        PathArguments::Parenthesized(p) => {
-            return syn::Error::new_spanned(p, "expected `::<...>` generic arguments")
-                .to_compile_error()
-                .into();
-        }
-    };
+    let last = module_path
+        .segments
+        .last_mut()
+        .ok_or_else(|| syn::Error::new_spanned(path, "empty kernel path"))?;
+    let gargs: Punctuated<GenericArgument, Token![,]> =
+        match std::mem::replace(&mut last.arguments, PathArguments::None) {
+            PathArguments::None => Punctuated::new(),
+            PathArguments::AngleBracketed(a) => a.args,
+            PathArguments::Parenthesized(p) => {
+                return Err(syn::Error::new_spanned(
+                    p,
+                    "expected `::<...>` generic arguments",
+                ));
+            }
+        };
     let of = if gargs.is_empty() {
         quote!(#module_path::Of)
     } else {
         quote!(#module_path::Of<#gargs>)
     };
-    quote!(<#of as #module_path::Instance>::ENTRY).into()
+    Ok(quote!(<#of as #module_path::Instance>::ENTRY))
 }
 
 /// `ptxlab_device::println!("x = {}, bits {:#x}", x, x.to_bits())`: one
