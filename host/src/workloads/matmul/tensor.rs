@@ -191,16 +191,6 @@ impl TcRung {
     pub fn uses_tma(&self) -> bool {
         matches!(self, TcRung::Wgmma | TcRung::Ws)
     }
-    /// Why the rung cannot take a `k x n` `B` (and an `A` with `k`
-    /// columns), or `None` when it can. Every rung takes every shape: the
-    /// TMA rungs' plans stage an operand whose rows are not on 16-byte
-    /// boundaries (see `Staging`).
-    pub fn shape_refusal(&self, n: usize, kk: usize) -> Option<String> {
-        // Any shape: where TMA cannot read an operand in place (k or n not
-        // a multiple of 8), `HalfPlan` stages it into padded rows first.
-        let _ = (n, kk);
-        None
-    }
     /// Rows of the block tile.
     pub fn tile(&self) -> usize {
         match self {
