@@ -1,5 +1,7 @@
-"""Helpers shared by the peer scripts: event timing and availability checks."""
+"""Helpers shared by the peer scripts: event timing, availability checks, and
+progress announcements for `ptxlab bench` (JSON lines on stdout, like the rows)."""
 import importlib
+import json
 
 
 def try_import(name):
@@ -39,3 +41,18 @@ def time_cuda(fn, reps=50, warmup=5, sync=None):
     n = len(samples)
     med = samples[n // 2] if n % 2 else 0.5 * (samples[n // 2 - 1] + samples[n // 2])
     return {"median_ms": med, "min_ms": samples[0], "max_ms": samples[-1], "reps": n}
+
+
+def announce(text, expected_s=None, basis=None):
+    """Says, before a long step, what it is and about how long it takes.
+
+    `ptxlab bench --peers` prints it as a progress line (unless --quiet):
+    `expected_s` is an estimate from earlier measurements (`basis` says
+    which), so a quiet minute of pyamg's set-up is not mistaken for a hang.
+    """
+    line = {"note": text}
+    if expected_s is not None:
+        line["expected_s"] = float(expected_s)
+    if basis:
+        line["basis"] = basis
+    print(json.dumps(line), flush=True)

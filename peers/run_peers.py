@@ -8,12 +8,18 @@ which `ptxlab bench --peers` turns into table rows next to the Rust rows.
 Keys: workload, variant, backend, size, precision, median_ms, min_ms, max_ms,
 reps, first_ms, throughput, unit, rel_err, registers; or `skipped` with a
 one-line reason (a package that is not installed).
+
+Progress lines are JSON too: `{"step": ...}` when a module starts (the bench
+times each step until the next) and `{"note": ..., "expected_s": ...}` from
+`common.announce` before a long peer (pyamg, CuPy CG, nifty-ls); `{"done":
+..., "rows": N, "elapsed_s": ...}` when a module ends.
 """
 import argparse
 import importlib
 import json
 import os
 import sys
+import time
 import traceback
 
 MODULES = {
@@ -46,11 +52,16 @@ def main():
         for name in [names] if isinstance(names, str) else names or []:
             if not os.path.exists(os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")):
                 continue
+            print(json.dumps({"step": f"{w} peers: peers/{name}.py"}), flush=True)
+            start, n = time.perf_counter(), 0
             try:
                 mod = importlib.import_module(name)
                 for row in mod.run(args.quick):
                     row.setdefault("workload", w)
                     print(json.dumps(row), flush=True)
+                    n += 1
+                print(json.dumps({"done": f"peers/{name}.py", "rows": n,
+                                  "elapsed_s": time.perf_counter() - start}), flush=True)
             except Exception as e:  # one failing peer must not hide the others
                 print(json.dumps({"workload": w, "variant": f"peer script {name}", "backend": "python",
                                   "skipped": f"{type(e).__name__}: {e}".splitlines()[0]}), flush=True)

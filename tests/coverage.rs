@@ -21,6 +21,9 @@ fn every_kernel_runs_on_the_simulator_against_its_reference() {
     if let Err(e) = ptxlab::workloads::demo::sim_check() {
         failures.push(format!("demo: {e}"));
     }
+    if let Err(e) = ptxlab::workloads::mathcheck::sim_check() {
+        failures.push(format!("mathcheck: {e}"));
+    }
     if let Err(e) = ptxlab::pipeline_bugs::sim_check() {
         failures.push(format!("pipeline bugs: {e}"));
     }

@@ -205,7 +205,7 @@ fn args(backend: &str, gpus: usize) -> Args {
         nx: Some(21),
         ny: Some(17),
         iters: Some(3),
-        variant: "register".into(),
+        variant: ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Register),
         gpus: GpuArgs {
             count: Some(gpus),
             no_overlap: false,
@@ -219,7 +219,7 @@ fn cli_on_simulated_devices_checks_against_one_device() {
     ps::cli(&args("sim", 3)).unwrap();
     let mut a = args("sim", 2);
     a.gpus.no_overlap = true;
-    a.precision = "f64".into();
+    a.precision = ptxlab::cli::Precision::F64;
     ps::cli(&a).unwrap();
 }
 
@@ -229,7 +229,7 @@ fn cli_refuses_what_it_cannot_run() {
     let e = err(args("cpu", 2));
     assert!(e.contains("--gpus") && e.contains("--backend sim"), "{e}");
     let mut a = args("sim", 2);
-    a.variant = "temporal".into();
+    a.variant = ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Temporal);
     assert!(err(a).contains("not decomposed"));
     let e = err(args("sim", 40));
     assert!(e.contains("15 interior row(s)"), "{e}");

@@ -241,7 +241,7 @@ fn cli_solves_and_writes_npy_on_cpu_and_sim() {
     let out = std::env::temp_dir().join(format!("ptxlab-mg-{}.npy", std::process::id()));
     let mut a = mg_args("multigrid");
     a.out = Some(out.clone());
-    a.precision = "f64".into();
+    a.precision = ptxlab::cli::Precision::F64;
     ps::cli(&a).unwrap();
     let (r, c, v) = ptxlab::npy::read_2d::<f64>(&out, "f64").unwrap();
     assert_eq!((r, c), (33, 33));
@@ -289,7 +289,7 @@ fn bad_input_is_refused_with_what_was_wrong() {
     has(&run(&|a| a.mg.post = 9), &["--post", "0..=4"]);
     has(&run(&|a| a.iters = Some(0)), &["--iters"]);
     has(
-        &run(&|a| a.variant = "tiled".into()),
+        &run(&|a| a.variant = ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Tiled)),
         &["--variant", "--method jacobi"],
     );
     has(

@@ -124,10 +124,10 @@ fn fast_math_kernels_use_the_sfu() {
         );
     }
     // The vector kernels use 16-byte accesses in the wide rung.
-    let e = entry(ptx(false), "vector_add_x4_f32");
+    let e = entry(ptx(false), "vector_add_wide_f32");
     assert!(
         e.contains("ld.global.v4") && e.contains("st.global.v4"),
-        "vector_add_x4_f32 lacks 16-byte accesses:\n{e}"
+        "vector_add_wide_f32 lacks 16-byte accesses:\n{e}"
     );
 }
 

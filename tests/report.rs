@@ -1,8 +1,19 @@
-//! The report files: `results.json` validates against `docs/results-schema.json`,
-//! the CSV has one line per row, and every plot is a valid SVG and PNG.
+//! The report files: `results.json` validates against
+//! `docs/results-schema.json`, the CSV has one line per row, every chart is
+//! a valid SVG and PNG, and `report.html` is self-contained. The charts of
+//! the recorded H100 runs (`docs/results/`) are drawn again and checked:
+//! every label inside its figure, no two labels on top of each other, every
+//! glyph in the font, every charted row's full name present, the peers of a
+//! size in that size's ladder. `report.html` is loaded in headless Chromium
+//! where one is installed (otherwise the test says why it did not run).
 
-use ptxlab::report::Ceilings;
-use ptxlab::report::{Environment, Row, Status, write_outputs};
+use ptxlab::report::figure::Shape;
+use ptxlab::report::font::missing_glyphs;
+use ptxlab::report::group::without_tolerance;
+use ptxlab::report::{
+    Ceilings, Chart, Environment, Kind, Row, Run, Section, Status, charts, decode_png, kind,
+    write_outputs,
+};
 use ptxlab::runtime::Timing;
 use serde_json::Value;
 
@@ -63,61 +74,92 @@ fn validate(v: &Value, s: &Value, path: &str) -> Vec<String> {
     errs
 }
 
-fn sample_rows() -> Vec<Row> {
-    let mut rows = Vec::new();
-    for (i, v) in ["naive", "tiled", "register"].iter().enumerate() {
-        let mut r = Row::new("poisson", v, "gpu", "2000x2000", "f32");
-        r.timing = Some(Timing::from_samples(vec![
-            0.02 + i as f64 * 0.01,
-            0.03,
-            0.025,
-        ]));
-        r.throughput = Some(200.0 - i as f64 * 20.0);
-        r.unit = "GCells/s".into();
-        r.registers = Some(20);
-        rows.push(r);
-    }
-    let mut r = Row::new("matmul", "regblock", "gpu", "4096x4096x4096", "f32");
-    r.timing = Some(Timing::from_samples(vec![3.0]));
-    r.throughput = Some(40000.0);
-    r.unit = "GFLOP/s".into();
-    rows.push(r);
+fn timed(w: &str, v: &str, backend: &str, size: &str, prec: &str, ms: f64) -> Row {
+    let mut r = Row::plain(w, v, backend, size, prec);
+    r.timing = Some(Timing::from_samples(vec![ms, ms * 1.1, ms * 0.95]));
+    r
+}
+
+fn sample_run() -> Run {
+    let mut poisson = Vec::new();
     for t in [1, 2] {
-        let mut r = Row::new(
+        let mut r = timed(
             "poisson",
             &format!("CPU rayon {t} threads"),
             "cpu",
             "2000x2000",
             "f32",
+            10.0 / t as f64,
         );
-        r.timing = Some(Timing::from_samples(vec![10.0 / t as f64]));
         r.throughput = Some(0.4 * t as f64);
         r.unit = "GCells/s".into();
-        rows.push(r);
+        poisson.push(r);
     }
-    rows.push(Row::skipped(
+    for (i, v) in ["1 naive", "2 tiled", "3 register strips"]
+        .iter()
+        .enumerate()
+    {
+        for size in ["2000x2000", "4096^2"] {
+            let mut r = timed("poisson", v, "gpu", size, "f32", 0.03 - i as f64 * 0.008);
+            r.throughput = Some(200.0 + i as f64 * 40.0);
+            r.unit = "GCells/s".into();
+            r.registers = Some(20);
+            poisson.push(r);
+        }
+    }
+    poisson.push(Row::skipped(
         "poisson",
         "GPU variants",
         "gpu",
         "no NVIDIA driver",
     ));
-    let mut f = Row::new("vector-add", "x4", "gpu", "2^20", "f32");
+    let mut matmul = Vec::new();
+    let mut r = timed("matmul", "4 register blocking", "gpu", "4096^3", "f32", 3.0);
+    r.throughput = Some(45000.0);
+    r.unit = "GFLOP/s".into();
+    matmul.push(r);
+    let mut f = Row::plain("matmul", "x4", "gpu", "4096^3", "f32");
     f.status = Status::Failed("3 elements differ".into());
-    rows.push(f);
-    rows
+    matmul.push(f);
+    let mut peer = timed("poisson", "torch.compile", "torch", "2000^2", "f32", 0.04);
+    peer.throughput = Some(100.0);
+    peer.unit = "GCells/s".into();
+    Run {
+        env: Environment::collect(None),
+        ceilings: Ceilings {
+            copy_gbs: Some(3000.0),
+            sfu_per_s: Some(4e12),
+            fp32_flops: Some(60e12),
+        },
+        sections: vec![
+            Section {
+                name: "poisson".into(),
+                about: "2D Poisson".into(),
+                rows: poisson,
+            },
+            Section {
+                name: "matmul".into(),
+                about: String::new(),
+                rows: matmul,
+            },
+        ],
+        peers: vec![peer],
+    }
+}
+
+fn temp_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("ptxlab-report-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }
 
 #[test]
-fn results_json_matches_the_documented_schema_and_plots_are_valid() {
-    let dir = std::env::temp_dir().join(format!("ptxlab-report-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let rows = sample_rows();
-    let ceil = Ceilings {
-        copy_gbs: Some(3000.0),
-        sfu_per_s: Some(4e12),
-        fp32_flops: Some(60e12),
-    };
-    write_outputs(&dir, &Environment::collect(None), &ceil, &rows, "# test\n").unwrap();
+fn results_json_matches_the_documented_schema_and_charts_are_valid() {
+    let dir = temp_dir("files");
+    let run = sample_run();
+    let written = write_outputs(&dir, &run, true).unwrap();
+    let rows = run.rows();
 
     // Embedded, so the test binary runs without the source tree (bundles).
     let schema: Value = serde_json::from_str(include_str!("../docs/results-schema.json")).unwrap();
@@ -134,13 +176,34 @@ fn results_json_matches_the_documented_schema_and_plots_are_valid() {
     let mut bad = json.clone();
     bad["rows"][0]["timing"]["median_ms"] = Value::String("fast".into());
     assert!(!validate(&bad, &schema, "$").is_empty());
+    // Read back, the run draws the same charts.
+    let back = Run::from_results(&json, &|_| None).unwrap();
+    assert_eq!(back.rows().len(), rows.len());
+    assert_eq!(back.peers.len(), 1);
+    let names = |c: Vec<Chart>| c.into_iter().map(|c| c.name).collect::<Vec<_>>();
+    assert_eq!(
+        names(charts(&back.rows(), &back.ceilings)),
+        names(charts(&rows, &run.ceilings))
+    );
 
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), rows.len() + 1);
     assert!(csv.contains("FAILED: 3 elements differ"));
 
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    for name in ["bars-poisson", "roofline", "poisson-cpu-sweep"] {
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let names: Vec<&str> = written.charts.iter().map(|c| c.0.as_str()).collect();
+    for want in [
+        "ladder-poisson-2000x2000-f32",
+        "ladder-poisson-4096x4096-f32",
+        "peers-poisson",
+        "scaling-poisson-f32-gcells-per-s",
+        "poisson-cpu-sweep",
+        "roofline",
+    ] {
+        assert!(names.contains(&want), "no chart {want} in {names:?}");
+    }
+    for name in &names {
         let svg = std::fs::read_to_string(dir.join(format!("{name}.svg")))
             .unwrap_or_else(|_| panic!("{name}.svg missing"));
         assert!(
@@ -148,29 +211,449 @@ fn results_json_matches_the_documented_schema_and_plots_are_valid() {
             "{name}.svg is not an SVG document"
         );
         assert!(
-            svg.matches("<rect").count() + svg.matches("<circle").count() >= 3,
-            "{name}.svg is empty"
-        );
-        assert!(
-            md.contains(&format!("{name}.svg")),
+            md.contains(&format!("({name}.png)")),
             "report.md does not show {name}"
         );
+        assert!(
+            html.contains(&format!("id=\"chart-{name}\"")),
+            "report.html does not show {name}"
+        );
         let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap();
-        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{name}.png signature");
-        assert_eq!(&png[12..16], b"IHDR");
-        let w = u32::from_be_bytes(png[16..20].try_into().unwrap()) as usize;
-        let h = u32::from_be_bytes(png[20..24].try_into().unwrap()) as usize;
-        let idat = png.windows(4).position(|x| x == b"IDAT").unwrap();
-        let len = u32::from_be_bytes(png[idat - 4..idat].try_into().unwrap()) as usize;
-        let raw =
-            miniz_oxide::inflate::decompress_to_vec_zlib(&png[idat + 4..idat + 4 + len]).unwrap();
-        assert_eq!(raw.len(), h * (1 + 3 * w), "{name}.png pixel data size");
-        let non_white = raw
+        let (w, h, px) = decode_png(&png).unwrap_or_else(|| panic!("{name}.png does not decode"));
+        assert!(w >= 600 && h >= 200, "{name}.png is {w}x{h}");
+        let ink = px
             .chunks(3)
-            .filter(|p| p.len() == 3 && p != &[255, 255, 255])
+            .filter(|p| p[0] < 200 || p[1] < 200 || p[2] < 200)
             .count();
-        assert!(non_white > 100, "{name}.png is blank");
+        assert!(
+            ink > w * h / 200,
+            "{name}.png is nearly blank ({ink} dark pixels)"
+        );
     }
+    // The peer is in its workload's ladder, the failed row in no chart.
+    let ladder = std::fs::read_to_string(dir.join("ladder-poisson-2000x2000-f32.svg")).unwrap();
+    assert!(ladder.contains("torch.compile"), "{ladder}");
+    assert!(!html.contains("ladder-matmul"), "a failed row was charted");
     assert!(std::fs::read_link(dir.parent().unwrap().join("latest")).is_ok());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The recorded runs the charts were developed against (H100, with peers).
+fn recorded() -> Vec<(&'static str, Run)> {
+    let docs = [
+        (
+            "2026-11-23-h100-full-peers",
+            include_str!("../docs/results/2026-11-23-h100-full-peers/bench/results.json"),
+        ),
+        (
+            "2026-11-24-h100-tensor-cores",
+            include_str!(
+                "../docs/results/2026-11-24-h100-tensor-cores/call6-bench/bench-matmul/results.json"
+            ),
+        ),
+        (
+            "2026-11-24-h100-multigrid",
+            include_str!("../docs/results/2026-11-24-h100-multigrid/results-from-log.json"),
+        ),
+        (
+            "2026-11-24-h100-lomb-real-curves",
+            include_str!("../docs/results/2026-11-24-h100-lomb-real-curves/bench/results.json"),
+        ),
+    ];
+    docs.into_iter()
+        .map(|(name, text)| {
+            let doc: Value = serde_json::from_str(text).unwrap();
+            (name, Run::from_results(&doc, &|_| None).unwrap())
+        })
+        .collect()
+}
+
+fn texts(f: &ptxlab::report::Figure) -> String {
+    f.shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn recorded_runs_draw_every_label_whole_and_apart() {
+    for (run_name, run) in recorded() {
+        let rows = run.rows();
+        let all = charts(&rows, &run.ceilings);
+        assert!(all.len() >= 3, "{run_name}: {} charts", all.len());
+        for c in &all {
+            let f = &c.figure;
+            let (w, h) = (f.w as f64, f.h as f64);
+            assert!(
+                f.w >= 600 && f.h >= 200 && f.h < 6000,
+                "{run_name}/{}: {}x{}",
+                c.name,
+                f.w,
+                f.h
+            );
+            let boxes = f.text_boxes();
+            for (t, b) in &boxes {
+                assert!(
+                    b[0] >= -0.5 && b[1] >= -0.5 && b[2] <= w + 0.5 && b[3] <= h + 0.5,
+                    "{run_name}/{}: `{t}` at {b:?} leaves the {w}x{h} figure",
+                    c.name
+                );
+                for bold in [false, true] {
+                    let miss = missing_glyphs(t, bold);
+                    assert!(
+                        miss.is_empty(),
+                        "{run_name}/{}: no glyph for {miss:?} in `{t}`",
+                        c.name
+                    );
+                }
+            }
+            for (i, (ta, a)) in boxes.iter().enumerate() {
+                for (tb, b) in &boxes[i + 1..] {
+                    let overlap = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0)
+                        * (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
+                    assert!(
+                        overlap < 2.0,
+                        "{run_name}/{}: `{ta}` {a:?} and `{tb}` {b:?} overlap",
+                        c.name
+                    );
+                }
+            }
+        }
+        // Every row a ladder shows is named in full there.
+        for c in all.iter().filter(|c| c.name.starts_with("ladder-")) {
+            let t = texts(&c.figure);
+            // A solve's chart names the tolerance once, in its title.
+            let shown = rows
+                .iter()
+                .filter(|r| t.contains(&without_tolerance(&r.variant)))
+                .count();
+            let bars = c
+                .figure
+                .shapes
+                .iter()
+                .filter(|s| matches!(s, Shape::Rect { h, .. } if (*h - 14.0).abs() < 1e-9))
+                .count();
+            assert!(
+                shown >= bars.min(2),
+                "{run_name}/{}: {shown} names for {bars} bars",
+                c.name
+            );
+        }
+    }
+}
+
+/// The chart of one name, or a failure listing the names there are.
+fn chart<'a>(all: &'a [Chart], name: &str) -> &'a Chart {
+    all.iter().find(|c| c.name == name).unwrap_or_else(|| {
+        panic!(
+            "no chart {name}: {:?}",
+            all.iter().map(|c| &c.name).collect::<Vec<_>>()
+        )
+    })
+}
+
+#[test]
+fn ladders_show_the_peers_of_their_size_and_the_roofline_one_colour_per_workload() {
+    let runs = recorded();
+    let get = |n: &str| &runs.iter().find(|r| r.0 == n).unwrap().1;
+
+    let tc = get("2026-11-24-h100-tensor-cores");
+    let all = charts(&tc.rows(), &tc.ceilings);
+    let bf16 = texts(&chart(&all, "ladder-matmul-8192x8192x8192-bf16").figure);
+    assert!(
+        bf16.contains("tc 5 warp-specialised, 128x256 tiles, persistent"),
+        "{bf16}"
+    );
+    assert!(bf16.contains("torch.matmul BF16 (cuBLAS)"), "{bf16}");
+    assert!(
+        bf16.contains("best peer: torch.matmul BF16 (cuBLAS)"),
+        "{bf16}"
+    );
+    assert!(
+        !bf16.contains("FP16"),
+        "another precision in the bf16 ladder: {bf16}"
+    );
+    let peers = texts(&chart(&all, "peers-matmul").figure);
+    assert!(
+        peers.contains("8192^3 · bf16 — best Rust rung: tc 5"),
+        "{peers}"
+    );
+
+    let full = get("2026-11-23-h100-full-peers");
+    let all = charts(&full.rows(), &full.ceilings);
+    // Peers print 268435456 where the Rust rows print 2^28.0 (268435456).
+    let va = texts(&chart(&all, "ladder-vector-add-268435456-f32").figure);
+    for want in [
+        "16-byte loads",
+        "torch.add 1.09 ms",
+        "cupy.add 1.30 ms",
+        "CPU 1 thread",
+        "cudaMemcpy DtoD (ceiling)",
+    ] {
+        assert!(va.contains(want), "{want} missing: {va}");
+    }
+    // The f64 CPU reference stands in the f32 ladder, marked.
+    let lomb = texts(&chart(&all, "ladder-lomb-scargle-114x1048576-f32").figure);
+    assert!(
+        lomb.contains("CPU reference, 1 thread (f64, scaled) [f64]"),
+        "{lomb}"
+    );
+    assert!(
+        lomb.contains("CuPy fast math + launch bounds 128 88.1 µs"),
+        "{lomb}"
+    );
+    let roof = chart(&all, "roofline");
+    let legend: Vec<String> = roof
+        .figure
+        .text_boxes()
+        .into_iter()
+        .map(|t| t.0)
+        .filter(|t| t.contains(": best rung "))
+        .collect();
+    let full_rows = full.rows();
+    let with_points: std::collections::BTreeSet<&str> = full_rows
+        .iter()
+        .filter(|r| {
+            kind(r) == Kind::Gpu
+                && matches!(r.status, Status::Ok)
+                && ptxlab::report::charts::roofline_point(r).is_some()
+        })
+        .map(|r| r.workload.as_str())
+        .collect();
+    assert_eq!(
+        legend.len(),
+        with_points.len(),
+        "{legend:?} / {with_points:?}"
+    );
+
+    let mg = get("2026-11-24-h100-multigrid");
+    let all = charts(&mg.rows(), &mg.ceilings);
+    let tts = texts(&chart(&all, "ladder-poisson-mg-4096x4096-to-1e-8").figure);
+    for want in [
+        "pyamg smoothed aggregation + CG (solve)",
+        "CuPy cupyx.scipy.sparse.linalg.cg",
+        "PCG, V(2,2) preconditioner (rung 3), f32 cycles [f32 cycles, f64 field]",
+        "CPU rayon (16 threads)",
+    ] {
+        assert!(tts.contains(want), "{want} missing: {tts}");
+    }
+}
+
+/// The page fetches nothing, embeds its fonts, marks the peers and makes
+/// every results table sortable.
+#[test]
+fn report_html_is_self_contained() {
+    let (_, run) = recorded().into_iter().next().unwrap();
+    let all = charts(&run.rows(), &run.ceilings);
+    let html = ptxlab::report::html(&run, &all);
+    let stripped = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    for bad in [
+        "http://", "https://", "<link", "<img", "<iframe", "@import", "src=\"", "fetch(",
+    ] {
+        assert!(!stripped.contains(bad), "report.html holds `{bad}`");
+    }
+    assert!(html.contains("@font-face") && html.contains("data:font/ttf;base64,"));
+    assert_eq!(html.matches("<svg ").count(), all.len());
+    assert_eq!(
+        html.matches("<table class=\"results sortable\">").count(),
+        run.sections.len() + usize::from(!run.stray_peers().is_empty())
+    );
+    let peer_rows = html.matches("<tr class=\"peer\">").count();
+    assert_eq!(peer_rows, run.peers.len());
+    for f in ["results.json", "results.csv", "report.md"] {
+        assert!(html.contains(&format!("href=\"{f}\"")), "no link to {f}");
+    }
+}
+
+/// A Chromium for the browser test: `PTXLAB_CHROMIUM`, else `chromium`,
+/// `chromium-browser`, `google-chrome` on the `PATH`.
+fn chromium() -> Result<std::path::PathBuf, String> {
+    if let Ok(p) = std::env::var("PTXLAB_CHROMIUM") {
+        return Ok(p.into());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join(name);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    Err("no chromium, chromium-browser or google-chrome on the PATH (Debian: apt-get install chromium; or set PTXLAB_CHROMIUM)".into())
+}
+
+/// Loads the page in headless Chromium with a check script put in front of
+/// its own: console messages and errors are collected from the start, and
+/// after the load the script measures every chart, sorts a table by its
+/// median column and lists the resources the page loaded, writing its
+/// findings into the DOM that `--dump-dom` prints.
+const CHECK: &str = r#"<script>
+window.__errors = [];
+window.addEventListener('error', function (e) { window.__errors.push('error: ' + e.message); });
+['error', 'warn', 'log'].forEach(function (k) {
+  var orig = console[k];
+  console[k] = function () { window.__errors.push('console.' + k + ': ' + Array.prototype.join.call(arguments, ' ')); orig.apply(console, arguments); };
+});
+window.addEventListener('load', function () {
+  var out = { errors: window.__errors, charts: [], resources: [], sorted: null };
+  document.querySelectorAll('figure.chart svg').forEach(function (s) {
+    var r = s.getBoundingClientRect();
+    out.charts.push([s.getAttribute('width'), s.getAttribute('height'), r.width, r.height]);
+  });
+  performance.getEntriesByType('resource').forEach(function (e) {
+    if (e.name.indexOf('data:') !== 0) { out.resources.push(e.name); }
+  });
+  var t = document.querySelector('table.sortable');
+  if (t) {
+    var th = t.tHead.rows[0].cells[8];
+    th.click();
+    var v = Array.prototype.map.call(t.tBodies[0].rows, function (r) { return r.cells[8].getAttribute('data-v'); })
+      .filter(function (x) { return x !== ''; }).map(parseFloat);
+    var ok = true;
+    for (var i = 1; i < v.length; i++) { if (v[i] < v[i - 1]) { ok = false; } }
+    out.sorted = { header: th.textContent, ok: ok, n: v.length, aria: th.getAttribute('aria-sort') };
+  }
+  out.fonts = document.fonts ? document.fonts.check('12px "DejaVu Sans Condensed"') : null;
+  var pre = document.createElement('pre');
+  pre.id = 'ptxlab-check';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"#;
+
+const FLAGS: [&str; 9] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+];
+
+#[test]
+fn report_html_loads_in_headless_chromium() {
+    let browser = match chromium() {
+        Ok(b) => b,
+        // CI sets PTXLAB_REQUIRE_CHROMIUM=1 once it installed Debian's chromium.
+        Err(why) if std::env::var("PTXLAB_REQUIRE_CHROMIUM").as_deref() == Ok("1") => {
+            panic!("PTXLAB_REQUIRE_CHROMIUM=1, but {why}")
+        }
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let dir = temp_dir("browser");
+    let (_, run) = recorded().into_iter().next().unwrap();
+    write_outputs(&dir, &run, false).unwrap();
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let probe = html.replacen("<head>", &format!("<head>\n{CHECK}"), 1);
+    std::fs::write(dir.join("probe.html"), probe).unwrap();
+    let profile = dir.join("profile");
+    let run_chrome = |extra: &[String], page: &str| {
+        std::process::Command::new(&browser)
+            .args(FLAGS)
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg("--enable-logging=stderr")
+            .arg("--v=0")
+            .args(extra)
+            .arg(format!("file://{}", dir.join(page).display()))
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e}", browser.display()))
+    };
+    let out = run_chrome(
+        &["--virtual-time-budget=10000".into(), "--dump-dom".into()],
+        "probe.html",
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let at = dom
+        .find("<pre id=\"ptxlab-check\">")
+        .unwrap_or_else(|| panic!("the check did not run; chromium said:\n{log}"));
+    let json = &dom[at + 23..dom[at..].find("</pre>").unwrap() + at];
+    let json = json
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let v: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    assert_eq!(
+        v["errors"].as_array().unwrap().len(),
+        0,
+        "console: {}",
+        v["errors"]
+    );
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    assert_eq!(
+        v["resources"].as_array().unwrap().len(),
+        0,
+        "fetched: {}",
+        v["resources"]
+    );
+    let shown = v["charts"].as_array().unwrap();
+    assert_eq!(shown.len(), charts(&run.rows(), &run.ceilings).len());
+    for c in shown {
+        let (w, h) = (c[2].as_f64().unwrap(), c[3].as_f64().unwrap());
+        let want: f64 = c[0].as_str().unwrap().parse().unwrap();
+        let want_h: f64 = c[1].as_str().unwrap().parse().unwrap();
+        // Drawn at its own size, or scaled down whole to the page's width.
+        assert!(w > 300.0 && h > 100.0, "a chart drawn {w}x{h}");
+        assert!(
+            (h / w - want_h / want).abs() < 0.01,
+            "chart {c} lost its aspect"
+        );
+    }
+    assert_eq!(
+        v["sorted"]["ok"],
+        Value::Bool(true),
+        "sorting: {}",
+        v["sorted"]
+    );
+    assert!(v["sorted"]["n"].as_u64().unwrap() > 5);
+    assert_eq!(
+        v["fonts"],
+        Value::Bool(true),
+        "the embedded font is not in use"
+    );
+
+    let shot = dir.join("shot.png");
+    let out = run_chrome(
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1200,2400".into(),
+        ],
+        "report.html",
+    );
+    let png = std::fs::read(&shot).unwrap_or_else(|_| {
+        panic!(
+            "no screenshot; chromium said:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let (w, h, px) = decode_png(&png).expect("a PNG screenshot");
+    assert_eq!((w, h), (1200, 2400));
+    let ink = px.chunks(3).filter(|p| p.iter().any(|&c| c < 160)).count();
+    let colours: std::collections::BTreeSet<[u8; 3]> = px
+        .chunks(3)
+        .map(|p| [p[0] & 0xf0, p[1] & 0xf0, p[2] & 0xf0])
+        .collect();
+    assert!(
+        ink > w * h / 100,
+        "screenshot nearly blank: {ink} dark pixels"
+    );
+    assert!(
+        colours.len() > 20,
+        "screenshot has {} colours",
+        colours.len()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

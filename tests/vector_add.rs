@@ -179,7 +179,11 @@ fn gpu_demo_kernels_and_modules() {
         form: ptxlab::Form::Cubin,
         ..ModuleKey::default()
     };
-    match g.load_uncached(&ptxlab::modules::KERNELS, cubin, "vector_add_f32") {
+    match g.load_uncached(
+        &ptxlab::modules::KERNELS,
+        cubin,
+        ptxlab::runtime::entry!(kernels_gpu::vector::vector_add::<f32>),
+    ) {
         Ok(_) => assert!(
             vector::check::<f32>(&dev, 1 << 20, Rung::Wide, 3)
                 .unwrap()

@@ -39,6 +39,7 @@
 )]
 #![feature(core_intrinsics)]
 #![cfg_attr(test, feature(f16))]
+#![cfg_attr(not(target_arch = "nvptx64"), feature(float_erf))]
 #![allow(internal_features)]
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -60,9 +61,9 @@ pub mod warp;
 pub mod wgmma;
 
 pub use mem::{DeviceSlice, DeviceSliceMut};
-#[doc(hidden)]
-pub use ptxlab_macros::__launch;
 pub use ptxlab_macros::kernel;
+#[doc(hidden)]
+pub use ptxlab_macros::{__entry, __launch};
 /// Kernel debug output, the same on the GPU (`vprintf`) and in the
 /// simulator: `ptxlab_device::println!("x = {:.3}", x)` (see [`print`]).
 pub use ptxlab_macros::println;

@@ -12,10 +12,44 @@
 //!   growing with the argument.
 //! * Exact operations (`sqrt`, `mul_add`, division) round correctly on the GPU
 //!   (`sqrt.rn`, `fma.rn`, `div.rn`).
+//! * The functions a kernel writer expects are methods of [`Real`], so a
+//!   generic `T: Real` kernel writes a softmax as `(x - m).exp()`: `exp`,
+//!   `exp2`, `exp10`, `exp_m1`, `ln`, `log2`, `log10`, `ln_1p`, `powf`,
+//!   `powi`, `cbrt`, `hypot`, `sinh`, `cosh`, `tanh`, `asin`, `acos`,
+//!   `atan`, `erf`, `erfc`. On the GPU they are [`crate::precise`]'s pure
+//!   Rust code (in every build, fast-math included; `docs/math.md` has
+//!   the algorithms and the errors measured on an H100). On the host, where
+//!   the simulator runs the same kernel, they are the host's own functions
+//!   (Rust's `std`, that is the C library's `libm`), as a CPU build of a
+//!   CUDA kernel would use; `precise::exp_f32` and friends run the GPU's
+//!   code on the host. `sin`, `cos`, `sincos` and `atan2` are in
+//!   [`crate::precise::Trig`] (their f32 versions are the SFU
+//!   approximations in the fast-math build).
 
 use core::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 
 /// Real numbers a kernel can be generic over: `f32` and `f64`.
+///
+/// ```
+/// use ptxlab_device::math::Real;
+///
+/// /// A numerically safe softmax, written once for f32 and f64.
+/// fn softmax<T: Real>(x: &[T], y: &mut [T]) {
+///     let m = x.iter().fold(x[0], |m, v| m.max(*v));
+///     let mut sum = T::ZERO;
+///     for (yi, xi) in y.iter_mut().zip(x) {
+///         *yi = (*xi - m).exp();
+///         sum += *yi;
+///     }
+///     for yi in y.iter_mut() {
+///         *yi = *yi / sum;
+///     }
+/// }
+///
+/// let mut y = [0.0f32; 3];
+/// softmax(&[1.0f32, 2.0, 3.0], &mut y);
+/// assert!((y[2] - 0.665_240_9).abs() < 1e-6);
+/// ```
 pub trait Real:
     Copy
     + PartialOrd
@@ -53,10 +87,72 @@ pub trait Real:
     fn max(self, o: Self) -> Self;
     /// `true` unless NaN or infinite.
     fn is_finite(self) -> bool;
+
+    /// `e^x`.
+    fn exp(self) -> Self;
+    /// `2^x`.
+    fn exp2(self) -> Self;
+    /// `10^x`.
+    fn exp10(self) -> Self;
+    /// `e^x - 1`, accurate near 0.
+    fn exp_m1(self) -> Self;
+    /// Natural logarithm (NaN below 0, `-inf` at ±0).
+    fn ln(self) -> Self;
+    /// Base-2 logarithm.
+    fn log2(self) -> Self;
+    /// Base-10 logarithm.
+    fn log10(self) -> Self;
+    /// `ln(1 + x)`, accurate near 0.
+    fn ln_1p(self) -> Self;
+    /// `self^y` (IEEE special cases; NaN for a negative base and a
+    /// non-integer exponent).
+    fn powf(self, y: Self) -> Self;
+    /// `self^n`; `n` in `{0, 1, 2, -1}` is one operation, any other `n`
+    /// costs a `powf` (and is as accurate).
+    fn powi(self, n: i32) -> Self;
+    /// Cube root.
+    fn cbrt(self) -> Self;
+    /// `sqrt(self^2 + o^2)` without undue overflow or underflow.
+    fn hypot(self, o: Self) -> Self;
+    /// Hyperbolic sine.
+    fn sinh(self) -> Self;
+    /// Hyperbolic cosine.
+    fn cosh(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// Arcsine (NaN outside `[-1, 1]`).
+    fn asin(self) -> Self;
+    /// Arccosine (NaN outside `[-1, 1]`).
+    fn acos(self) -> Self;
+    /// Arctangent.
+    fn atan(self) -> Self;
+    /// The error function.
+    fn erf(self) -> Self;
+    /// `1 - erf(self)`, relatively accurate in the right tail.
+    fn erfc(self) -> Self;
+}
+
+/// One method of [`Real`]: `precise`'s pure Rust on the GPU, `std`'s on the
+/// host (the simulator).
+macro_rules! real_fn {
+    ($name:ident($x:ident $(, $a:ident: $at:ty)*), $gpu:expr, $host:expr) => {
+        #[inline(always)]
+        fn $name(self $(, $a: $at)*) -> Self {
+            let $x = self;
+            #[cfg(target_arch = "nvptx64")]
+            {
+                $gpu
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                $host
+            }
+        }
+    };
 }
 
 macro_rules! real_impl {
-    ($t:ty, $fma:ident, $sqrt:ident) => {
+    ($t:ident, $fma:ident, $sqrt:ident, $ln:ident) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -92,11 +188,36 @@ macro_rules! real_impl {
             fn is_finite(self) -> bool {
                 <$t>::is_finite(self)
             }
+            real_fn!(exp(x), crate::precise::exp::exp(x), std::primitive::$t::exp(x));
+            real_fn!(exp2(x), crate::precise::exp::exp2(x), std::primitive::$t::exp2(x));
+            // The C library's exp10 is a GNU extension Rust does not bind;
+            // pow with the exact base 10 is the same function.
+            real_fn!(exp10(x), crate::precise::exp::exp10(x), std::primitive::$t::powf(10.0, x));
+            real_fn!(exp_m1(x), crate::precise::exp::exp_m1(x), std::primitive::$t::exp_m1(x));
+            real_fn!(ln(x), crate::precise::$ln(x), std::primitive::$t::ln(x));
+            real_fn!(log2(x), crate::precise::log::log2(x), std::primitive::$t::log2(x));
+            real_fn!(log10(x), crate::precise::log::log10(x), std::primitive::$t::log10(x));
+            real_fn!(ln_1p(x), crate::precise::log::ln_1p(x), std::primitive::$t::ln_1p(x));
+            real_fn!(powf(x, y: Self), crate::precise::pow::powf(x, y), std::primitive::$t::powf(x, y));
+            // Not std's powi: it multiplies repeatedly, and its error grows
+            // with |n| (docs/math.md measures it); the C library's pow, in
+            // f64 so that any i32 is exact.
+            real_fn!(powi(x, n: i32), crate::precise::pow::powi(x, n), std::primitive::f64::powf(x as f64, n as f64) as $t);
+            real_fn!(cbrt(x), crate::precise::root::cbrt(x), std::primitive::$t::cbrt(x));
+            real_fn!(hypot(x, o: Self), crate::precise::root::hypot(x, o), std::primitive::$t::hypot(x, o));
+            real_fn!(sinh(x), crate::precise::exp::sinh(x), std::primitive::$t::sinh(x));
+            real_fn!(cosh(x), crate::precise::exp::cosh(x), std::primitive::$t::cosh(x));
+            real_fn!(tanh(x), crate::precise::exp::tanh(x), std::primitive::$t::tanh(x));
+            real_fn!(asin(x), crate::precise::atrig::asin(x), std::primitive::$t::asin(x));
+            real_fn!(acos(x), crate::precise::atrig::acos(x), std::primitive::$t::acos(x));
+            real_fn!(atan(x), crate::precise::atrig::atan(x), std::primitive::$t::atan(x));
+            real_fn!(erf(x), crate::precise::erf::erf(x), std::primitive::$t::erf(x));
+            real_fn!(erfc(x), crate::precise::erf::erfc(x), std::primitive::$t::erfc(x));
         }
     };
 }
-real_impl!(f32, fmaf32, sqrtf32);
-real_impl!(f64, fmaf64, sqrtf64);
+real_impl!(f32, fmaf32, sqrtf32, ln_f32);
+real_impl!(f64, fmaf64, sqrtf64, ln_f64);
 
 /// SFU approximations (f32). Each is one PTX instruction on the GPU; the host
 /// versions (simulator) use the exact `std` functions, which is within the

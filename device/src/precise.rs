@@ -1,5 +1,13 @@
-//! Precise `sin`, `cos`, `sincos` and `atan2` in pure Rust, for f32 and f64,
-//! on the GPU and on the host alike.
+//! Precise math in pure Rust, for f32 and f64, on the GPU and on the host
+//! alike: `sin`, `cos`, `sincos`, `atan2` and `ln` in this file; `exp`,
+//! `exp2`, `exp10`, `exp_m1`, `log2`, `log10`, `ln_1p`, `powf`, `powi`,
+//! `cbrt`, `hypot`, `sinh`, `cosh`, `tanh`, `asin`, `acos`, `atan`, `erf`
+//! and `erfc` in the submodules (one generic algorithm per function over
+//! f32 and f64, each computing in its own type; `docs/math.md` has the
+//! algorithms, the choice of pure Rust over libdevice and the measured
+//! errors). Kernels reach them as methods of [`Real`] (`x.exp()`); the
+//! typed functions here (`exp_f32`, `powf_f64`, ...) are the same code,
+//! callable on the host too, which is how the tests check them.
 //!
 //! `core` has no transcendental functions and the `libm` crate is not an
 //! option on the GPU (its functions keep arrays on the stack: about 600 bytes
@@ -59,6 +67,98 @@
 #![allow(clippy::excessive_precision)]
 
 use crate::math::Real;
+
+pub(crate) mod atrig;
+pub(crate) mod erf;
+pub(crate) mod exp;
+pub(crate) mod fp;
+pub(crate) mod log;
+pub(crate) mod pow;
+pub(crate) mod root;
+
+/// Typed entry points of the generic algorithms: `name_f32`, `name_f64`.
+macro_rules! typed {
+    ($($(#[$doc:meta])* $f32:ident, $f64:ident => $path:path;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $f32(x: f32) -> f32 {
+            $path(x)
+        }
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $f64(x: f64) -> f64 {
+            $path(x)
+        }
+    )*};
+}
+
+typed! {
+    /// `e^x`: within 1 ulp (`docs/math.md` has the measured errors).
+    exp_f32, exp_f64 => exp::exp;
+    /// `2^x`, exact at integers.
+    exp2_f32, exp2_f64 => exp::exp2;
+    /// `10^x`.
+    exp10_f32, exp10_f64 => exp::exp10;
+    /// `e^x - 1`, accurate near 0.
+    exp_m1_f32, exp_m1_f64 => exp::exp_m1;
+    /// `log2 x`, exact at powers of two.
+    log2_f32, log2_f64 => log::log2;
+    /// `log10 x`.
+    log10_f32, log10_f64 => log::log10;
+    /// `ln(1 + x)`, accurate near 0.
+    ln_1p_f32, ln_1p_f64 => log::ln_1p;
+    /// Cube root, `cbrt(-x) = -cbrt(x)`.
+    cbrt_f32, cbrt_f64 => root::cbrt;
+    /// Hyperbolic sine.
+    sinh_f32, sinh_f64 => exp::sinh;
+    /// Hyperbolic cosine.
+    cosh_f32, cosh_f64 => exp::cosh;
+    /// Hyperbolic tangent.
+    tanh_f32, tanh_f64 => exp::tanh;
+    /// Arcsine, NaN outside `[-1, 1]`.
+    asin_f32, asin_f64 => atrig::asin;
+    /// Arccosine, NaN outside `[-1, 1]`.
+    acos_f32, acos_f64 => atrig::acos;
+    /// Arctangent.
+    atan_f32, atan_f64 => atrig::atan;
+    /// The error function.
+    erf_f32, erf_f64 => erf::erf;
+    /// The complementary error function `1 - erf x`, relatively accurate in
+    /// its right tail.
+    erfc_f32, erfc_f64 => erf::erfc;
+}
+
+/// `x^y` (IEEE 754 special cases: `powf(x, 0) = 1` and `powf(1, y) = 1`
+/// even for NaN, NaN for a negative `x` and a non-integer `y`).
+#[inline(always)]
+pub fn powf_f32(x: f32, y: f32) -> f32 {
+    pow::powf(x, y)
+}
+/// `x^y` (see [`powf_f32`]).
+#[inline(always)]
+pub fn powf_f64(x: f64, y: f64) -> f64 {
+    pow::powf(x, y)
+}
+/// `x^n`, within an ulp or so for every `n` (not repeated multiplication).
+#[inline(always)]
+pub fn powi_f32(x: f32, n: i32) -> f32 {
+    pow::powi(x, n)
+}
+/// `x^n` (see [`powi_f32`]).
+#[inline(always)]
+pub fn powi_f64(x: f64, n: i32) -> f64 {
+    pow::powi(x, n)
+}
+/// `sqrt(x^2 + y^2)` without undue overflow or underflow.
+#[inline(always)]
+pub fn hypot_f32(x: f32, y: f32) -> f32 {
+    root::hypot(x, y)
+}
+/// `sqrt(x^2 + y^2)` (see [`hypot_f32`]).
+#[inline(always)]
+pub fn hypot_f64(x: f64, y: f64) -> f64 {
+    root::hypot(x, y)
+}
 
 /// Largest `|x|` of the f32 Cody-Waite path.
 pub const F32_CW_MAX: f32 = 1.0e5;
@@ -844,22 +944,12 @@ pub fn ln_f32(x: f32) -> f32 {
     dk * LN2_HI_F32 - ((hfsq - fma32(s, hfsq + r, dk * LN2_LO_F32)) - f)
 }
 
-/// The natural logarithm for generic kernels (precise in every build).
-pub trait Ln: Real {
-    /// `ln self`.
-    fn ln(self) -> Self;
-}
+/// Kept so that existing `T: Real + Ln` bounds still compile: `ln` is now a
+/// method of [`Real`] itself (the same [`ln_f32`]/[`ln_f64`] on the GPU),
+/// and every `Real` is `Ln`. New code needs only `T: Real`.
+pub trait Ln: Real {}
 
-impl Ln for f64 {
-    #[inline(always)]
-    fn ln(self) -> Self {
-        ln_f64(self)
-    }
-}
+impl<T: Real> Ln for T {}
 
-impl Ln for f32 {
-    #[inline(always)]
-    fn ln(self) -> Self {
-        ln_f32(self)
-    }
-}
+#[cfg(test)]
+mod tests;

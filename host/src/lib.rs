@@ -15,6 +15,7 @@
 //! * [`pipeline_bugs`]: the planted bugs of asynchronous pipelines and
 //!   what catches them; [`sim_fuzz`]: a command under many simulator
 //!   schedules.
+#![feature(f128)]
 #![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]

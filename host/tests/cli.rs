@@ -14,7 +14,7 @@ fn unknown_subcommand_lists_the_valid_ones() {
 fn vector_add_rejects_bad_options() {
     fails_with(
         &["vector-add", "--precision", "f16", "--backend", "cpu"],
-        &["f16", "allowed: f32, f64"],
+        &["'f16'", "possible values: f32, f64"],
     );
     fails_with(
         &["vector-add", "--backend", "tpu"],
@@ -31,7 +31,7 @@ fn vector_add_rejects_bad_options() {
             "--backend",
             "sim",
         ],
-        &["x8", "allowed: scalar, wide"],
+        &["'x8'", "possible values: scalar, wide"],
     );
 }
 
@@ -138,5 +138,32 @@ fn bench_rejects_unknown_workloads() {
             "/tmp/ptxlab-cli-bench",
         ],
         &["nosuch", "allowed", "poisson"],
+    );
+}
+
+#[test]
+fn enum_options_are_checked_by_the_parser_with_suggestions() {
+    fails_with(
+        &["poisson", "--variant", "fancy", "--backend", "cpu"],
+        &[
+            "'fancy'",
+            "possible values: all, naive, tiled, register, temporal",
+        ],
+    );
+    fails_with(
+        &["poisson", "--variant", "tiles", "--backend", "cpu"],
+        &["'tiles'", "a similar value exists: 'tiled'"],
+    );
+    fails_with(
+        &["poisson", "--precision", "f16", "--backend", "cpu"],
+        &["'f16'", "possible values: f32, f64"],
+    );
+    fails_with(
+        &["reduce", "--variant", "gridstrid", "--backend", "cpu"],
+        &["a similar value exists: 'gridstride'"],
+    );
+    fails_with(
+        &["histogram", "--keys", "u16", "--backend", "cpu"],
+        &["possible values: u8, u32"],
     );
 }

@@ -200,7 +200,7 @@ pub fn diffusion_pingpong_f32(
 /// diffusion update ([`Diffuse`]) in place of Jacobi.
 ///
 /// Thread mapping and shared layout: those of
-/// [`crate::poisson::poisson_temporal_f32`]. Blocks of 128 x 4 threads cover
+/// [`crate::poisson::poisson_temporal`]. Blocks of 128 x 4 threads cover
 /// a 128 x 64 region; thread `(tx, t)` keeps the column strip `tx`, rows
 /// `16 t .. 16 t + 16`, in registers; each step stores the strips into one of
 /// two shared regions, one `sync_threads`, then updates from registers

@@ -111,8 +111,19 @@ fn require_bins(hist: &DeviceSliceMut<u32>, bins: u32, offset: u32) {
     }
 }
 
-#[inline(always)]
-fn global_body<K: Key>(keys: DeviceSlice<K>, hist: DeviceSliceMut<u32>, bins: u32, offset: u32) {
+/// Rung 1 (u8 keys): every key is one global `atomicAdd` on its bin.
+///
+/// Thread mapping: fixed grid, grid-stride over 16-byte groups (16 keys per
+/// `ld.global.v4.u32`). No shared memory. What it costs: `n` atomics on only
+/// `bins` global addresses, serialised per address in the L2, so the time is
+/// set by atomic contention, not by the bytes read.
+#[kernel(launch_bounds(1024), instances(u8, u32))]
+pub fn histogram_global<T: Key>(
+    keys: DeviceSlice<T>,
+    hist: DeviceSliceMut<u32>,
+    bins: u32,
+    offset: u32,
+) {
     require_bins(&hist, bins, offset);
     let mask = bins - 1;
     let base = offset as usize;
@@ -121,34 +132,23 @@ fn global_body<K: Key>(keys: DeviceSlice<K>, hist: DeviceSliceMut<u32>, bins: u3
     });
 }
 
-/// Rung 1 (u8 keys): every key is one global `atomicAdd` on its bin.
+/// Rung 2 (u8 keys): privatised bins in shared memory.
 ///
-/// Thread mapping: fixed grid, grid-stride over 16-byte groups (16 keys per
-/// `ld.global.v4.u32`). No shared memory. What it costs: `n` atomics on only
-/// `bins` global addresses, serialised per address in the L2, so the time is
-/// set by atomic contention, not by the bytes read.
-#[kernel(launch_bounds(1024))]
-pub fn histogram_global_u8(
-    keys: DeviceSlice<u8>,
+/// What changed from rung 1: each block keeps its own `bins` u32 counters in
+/// dynamic shared memory ([`histogram_shared_bytes`]), zeroes them, counts
+/// its keys there with shared-memory atomics (`atom.shared.add.u32`, handled
+/// in the SM, no L2 round trip, contention only among the block's threads),
+/// then after a barrier adds each non-empty counter to the global histogram:
+/// `bins` global atomics per block instead of one per key. What it buys: the
+/// kernel becomes limited by the shared atomics and the loads, not by L2
+/// contention.
+#[kernel(launch_bounds(1024), instances(u8, u32))]
+pub fn histogram_shared<T: Key>(
+    keys: DeviceSlice<T>,
     hist: DeviceSliceMut<u32>,
     bins: u32,
     offset: u32,
 ) {
-    global_body(keys, hist, bins, offset);
-}
-/// Rung 1 (u32 keys): as [`histogram_global_u8`], 4 keys per 16-byte load.
-#[kernel(launch_bounds(1024))]
-pub fn histogram_global_u32(
-    keys: DeviceSlice<u32>,
-    hist: DeviceSliceMut<u32>,
-    bins: u32,
-    offset: u32,
-) {
-    global_body(keys, hist, bins, offset);
-}
-
-#[inline(always)]
-fn shared_body<K: Key>(keys: DeviceSlice<K>, hist: DeviceSliceMut<u32>, bins: u32, offset: u32) {
     require_bins(&hist, bins, offset);
     let s = shared::dynamic_shared::<u32>(0, bins as usize);
     let tid = thread::thread_idx_x() as usize;
@@ -177,32 +177,3 @@ fn shared_body<K: Key>(keys: DeviceSlice<K>, hist: DeviceSliceMut<u32>, bins: u3
     }
 }
 
-/// Rung 2 (u8 keys): privatised bins in shared memory.
-///
-/// What changed from rung 1: each block keeps its own `bins` u32 counters in
-/// dynamic shared memory ([`histogram_shared_bytes`]), zeroes them, counts
-/// its keys there with shared-memory atomics (`atom.shared.add.u32`, handled
-/// in the SM, no L2 round trip, contention only among the block's threads),
-/// then after a barrier adds each non-empty counter to the global histogram:
-/// `bins` global atomics per block instead of one per key. What it buys: the
-/// kernel becomes limited by the shared atomics and the loads, not by L2
-/// contention.
-#[kernel(launch_bounds(1024))]
-pub fn histogram_shared_u8(
-    keys: DeviceSlice<u8>,
-    hist: DeviceSliceMut<u32>,
-    bins: u32,
-    offset: u32,
-) {
-    shared_body(keys, hist, bins, offset);
-}
-/// Rung 2 (u32 keys): as [`histogram_shared_u8`].
-#[kernel(launch_bounds(1024))]
-pub fn histogram_shared_u32(
-    keys: DeviceSlice<u32>,
-    hist: DeviceSliceMut<u32>,
-    bins: u32,
-    offset: u32,
-) {
-    shared_body(keys, hist, bins, offset);
-}

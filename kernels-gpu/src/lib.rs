@@ -18,6 +18,7 @@
 //! | [`multigrid`] | multigrid smoothers, transfers and the PCG vector kernels | `poisson` (`poisson::mg`), `poisson.md` |
 //! | [`diffusion`] | explicit heat-equation steps | `diffusion`, `diffusion.md` |
 //! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
+//! | [`mathcheck`] | `Real`'s math functions over arrays, to measure their error | `mathcheck` (`ptxlab math-accuracy`), `docs/math.md` |
 //! | [`demo`] | toolchain demonstrations used by the tests (register caps, fast math, a planted out-of-bounds write and a planted race) | `demo` |
 //!
 //! The crate is `#![no_std]` and compiles twice:
@@ -48,8 +49,8 @@ macro_rules! portable {
 }
 
 portable!(
-    demo, diffusion, fusion, histogram, lomb, matmul, montecarlo, multigrid, poisson, reduce,
-    tensor, vector,
+    demo, diffusion, fusion, histogram, lomb, mathcheck, matmul, montecarlo, multigrid, poisson,
+    reduce, tensor, vector,
 );
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]

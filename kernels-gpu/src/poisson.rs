@@ -34,15 +34,15 @@
 //! `>= depth` from the slab's edges are exact.
 //!
 //! # The ladder
-//! 1. [`poisson_naive_f32`]: one thread per cell, global memory only.
-//! 2. [`poisson_tiled_f32`]: the material's shared-memory tile with a halo
+//! 1. [`poisson_naive`]: one thread per cell, global memory only.
+//! 2. [`poisson_tiled`]: the material's shared-memory tile with a halo
 //!    (the teaching rung: slower than rung 1 on Hopper).
-//! 3. [`poisson_register_f32`]: several rows per thread, vertical reuse in
+//! 3. [`poisson_register`]: several rows per thread, vertical reuse in
 //!    registers, all loads of a thread in flight at once.
-//! 4. [`poisson_temporal_f32`]: temporal blocking, `depth` sweeps per pass
+//! 4. [`poisson_temporal`]: temporal blocking, `depth` sweeps per pass
 //!    over memory inside shared memory.
 //!
-//! plus [`poisson_residual_f32`], the residual norm by a block reduction.
+//! plus [`poisson_residual`], the residual norm by a block reduction.
 
 use ptxlab_device::prelude::*;
 
@@ -146,8 +146,22 @@ fn at(x: u32, y: u32, nx: u32) -> usize {
     y as usize * nx as usize + x as usize
 }
 
-#[inline(always)]
-fn naive_body<T: Real>(
+/// Rung 1: naive 5-point Jacobi sweep, global memory only.
+///
+/// Thread mapping: a 2D grid of [`NAIVE_BX`] x [`NAIVE_BY`] blocks, one thread
+/// per cell `(x, y)`; a warp reads 32 consecutive cells of a row (128 bytes,
+/// coalesced) for the centre and the north and south rows, and the same lines
+/// shifted by one cell for west and east. No shared memory.
+///
+/// What it costs: five loads and one store per cell, but only one of the four
+/// neighbour loads misses: the west/east loads hit the lines the warp just
+/// read (L1), and the north/south rows were read by the blocks above and
+/// below a moment earlier (L1/L2). So DRAM traffic is close to the floor of
+/// 12 bytes per cell (f32: read p and b, write p_new) and the kernel runs
+/// close to the copy bandwidth (measured: `docs/workloads/poisson.md`). It is
+/// the baseline every other rung must beat. Boundary cells are copied from `p` to `out`.
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn poisson_naive<T: Real>(
     p: DeviceSlice<T>,
     b: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
@@ -176,34 +190,28 @@ fn naive_body<T: Real>(
     }
 }
 
-/// Rung 1: naive 5-point Jacobi sweep, global memory only.
+/// Rung 2: the material's shared-memory tile with a one-cell halo.
 ///
-/// Thread mapping: a 2D grid of [`NAIVE_BX`] x [`NAIVE_BY`] blocks, one thread
-/// per cell `(x, y)`; a warp reads 32 consecutive cells of a row (128 bytes,
-/// coalesced) for the centre and the north and south rows, and the same lines
-/// shifted by one cell for west and east. No shared memory.
+/// Thread mapping: blocks of [`TILE_X`] x [`TILE_Y`] threads, one cell each.
+/// Shared layout: a row-major `(TILE_X + 2) x (TILE_Y + 2)` tile of `p`
+/// ([`tiled_shared_bytes`]); thread `(tx, ty)` stores its cell at
+/// `(tx + 1, ty + 1)`, and the threads on the tile's edges also store the
+/// neighbour across the edge (the halo; corners are not needed by a 5-point
+/// stencil). After one `sync_threads` every thread reads its four neighbours
+/// from shared memory.
 ///
-/// What it costs: five loads and one store per cell, but only one of the four
-/// neighbour loads misses: the west/east loads hit the lines the warp just
-/// read (L1), and the north/south rows were read by the blocks above and
-/// below a moment earlier (L1/L2). So DRAM traffic is close to the floor of
-/// 12 bytes per cell (f32: read p and b, write p_new) and the kernel runs
-/// close to the copy bandwidth (measured: `docs/workloads/poisson.md`). It is
-/// the baseline every other rung must beat. Boundary cells are copied from `p` to `out`.
+/// What changed from rung 1: each `p` value is read from global memory once
+/// per block instead of up to five times. What it buys on Hopper: nothing,
+/// it *loses* to rung 1, and so does the CUDA C++ peer of each
+/// (`docs/workloads/poisson.md`).
+/// The reuse it captures by hand was already caught by L1 and L2, which are
+/// large and fast on sm_90; what it adds is real work: the halo loads are
+/// divergent, mostly-wasted partial warps (the west/east halo is one lane per
+/// row), every cell goes through a shared store, a barrier and four shared
+/// loads, and the barrier stops a warp from overlapping its loads with the
+/// arithmetic of the previous cell. The rung stays as the lesson.
 #[kernel(launch_bounds(256), instances(f32, f64))]
-pub fn poisson_naive<T: Real>(
-    p: DeviceSlice<T>,
-    b: DeviceSlice<T>,
-    out: DeviceSliceMut<T>,
-    nx: u32,
-    ny: u32,
-    k: T,
-) {
-    naive_body(p, b, out, nx, ny, k);
-}
-
-#[inline(always)]
-fn tiled_body<T: Real>(
+pub fn poisson_tiled<T: Real>(
     p: DeviceSlice<T>,
     b: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
@@ -263,38 +271,6 @@ fn tiled_body<T: Real>(
     }
 }
 
-/// Rung 2: the material's shared-memory tile with a one-cell halo.
-///
-/// Thread mapping: blocks of [`TILE_X`] x [`TILE_Y`] threads, one cell each.
-/// Shared layout: a row-major `(TILE_X + 2) x (TILE_Y + 2)` tile of `p`
-/// ([`tiled_shared_bytes`]); thread `(tx, ty)` stores its cell at
-/// `(tx + 1, ty + 1)`, and the threads on the tile's edges also store the
-/// neighbour across the edge (the halo; corners are not needed by a 5-point
-/// stencil). After one `sync_threads` every thread reads its four neighbours
-/// from shared memory.
-///
-/// What changed from rung 1: each `p` value is read from global memory once
-/// per block instead of up to five times. What it buys on Hopper: nothing,
-/// it *loses* to rung 1, and so does the CUDA C++ peer of each
-/// (`docs/workloads/poisson.md`).
-/// The reuse it captures by hand was already caught by L1 and L2, which are
-/// large and fast on sm_90; what it adds is real work: the halo loads are
-/// divergent, mostly-wasted partial warps (the west/east halo is one lane per
-/// row), every cell goes through a shared store, a barrier and four shared
-/// loads, and the barrier stops a warp from overlapping its loads with the
-/// arithmetic of the previous cell. The rung stays as the lesson.
-#[kernel(launch_bounds(256), instances(f32, f64))]
-pub fn poisson_tiled<T: Real>(
-    p: DeviceSlice<T>,
-    b: DeviceSlice<T>,
-    out: DeviceSliceMut<T>,
-    nx: u32,
-    ny: u32,
-    k: T,
-) {
-    tiled_body(p, b, out, nx, ny, k);
-}
-
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn cell_generic<T: Real>(
@@ -322,8 +298,29 @@ fn cell_generic<T: Real>(
     }
 }
 
-#[inline(always)]
-fn register_body<T: Real>(
+/// Rung 3: a better-designed tile: [`REG_RY`] rows per thread, vertical
+/// reuse in registers, every load of the thread issued before the first use.
+///
+/// Thread mapping: blocks of [`REG_BX`] x [`REG_BY`] threads; thread `(x, t)`
+/// owns the column strip `x`, rows `REG_RY t .. REG_RY (t + 1)`. It loads the
+/// strip plus one row above and below (`REG_RY + 2` values) into registers,
+/// so the north and south neighbours of each cell come from registers (the
+/// "sliding window" north/centre/south, fully unrolled), and the west/east
+/// neighbours come from the lines its own warp just loaded (L1 hits). A warp
+/// still reads 128 consecutive bytes per row: every access is coalesced. No
+/// shared memory and no barrier.
+///
+/// What changed from rung 2: reuse along y is in registers instead of shared
+/// memory, reuse along x is left to L1, and each thread has 34 independent
+/// loads in flight (f32, `REG_RY = 8`) instead of 5. What it buys: about a
+/// third fewer load instructions per cell than rung 1 and enough bytes in
+/// flight per SM to keep HBM busy, so the sweep runs at the 12-byte floor
+/// (target: 90% or more of the copy bandwidth). Wide (16-byte) vector loads
+/// are not used: they need rows aligned to 16 bytes (`nx` a multiple of 4),
+/// and the scalar version already has enough loads in flight. Cells of a strip
+/// that touch the boundary or the grid's end take a per-cell path.
+#[kernel(launch_bounds(128), instances(f32, f64))]
+pub fn poisson_register<T: Real>(
     p: DeviceSlice<T>,
     b: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
@@ -380,39 +377,6 @@ fn register_body<T: Real>(
     }
 }
 
-/// Rung 3: a better-designed tile: [`REG_RY`] rows per thread, vertical
-/// reuse in registers, every load of the thread issued before the first use.
-///
-/// Thread mapping: blocks of [`REG_BX`] x [`REG_BY`] threads; thread `(x, t)`
-/// owns the column strip `x`, rows `REG_RY t .. REG_RY (t + 1)`. It loads the
-/// strip plus one row above and below (`REG_RY + 2` values) into registers,
-/// so the north and south neighbours of each cell come from registers (the
-/// "sliding window" north/centre/south, fully unrolled), and the west/east
-/// neighbours come from the lines its own warp just loaded (L1 hits). A warp
-/// still reads 128 consecutive bytes per row: every access is coalesced. No
-/// shared memory and no barrier.
-///
-/// What changed from rung 2: reuse along y is in registers instead of shared
-/// memory, reuse along x is left to L1, and each thread has 34 independent
-/// loads in flight (f32, `REG_RY = 8`) instead of 5. What it buys: about a
-/// third fewer load instructions per cell than rung 1 and enough bytes in
-/// flight per SM to keep HBM busy, so the sweep runs at the 12-byte floor
-/// (target: 90% or more of the copy bandwidth). Wide (16-byte) vector loads
-/// are not used: they need rows aligned to 16 bytes (`nx` a multiple of 4),
-/// and the scalar version already has enough loads in flight. Cells of a strip
-/// that touch the boundary or the grid's end take a per-cell path.
-#[kernel(launch_bounds(128), instances(f32, f64))]
-pub fn poisson_register<T: Real>(
-    p: DeviceSlice<T>,
-    b: DeviceSlice<T>,
-    out: DeviceSliceMut<T>,
-    nx: u32,
-    ny: u32,
-    k: T,
-) {
-    register_body(p, b, out, nx, ny, k);
-}
-
 /// The point update of a temporally blocked 5-point sweep
 /// ([`temporal_body`]): Jacobi for Poisson, an explicit step for diffusion.
 /// One body serves both, so both get the same register strips, double
@@ -440,7 +404,7 @@ impl<T: Real> Stencil5<T> for Jacobi<T> {
 }
 
 /// Temporal blocking, generic over the point update: `depth` sweeps of
-/// `op` per pass (see [`poisson_temporal_f32`] for the mapping and layout).
+/// `op` per pass (see [`poisson_temporal`] for the mapping and layout).
 /// Reads `p` (and `b` when the update uses it), writes `out` and, when given,
 /// `aux` (the update's auxiliary value of the last sweep).
 #[inline(always)]
@@ -611,8 +575,18 @@ pub fn poisson_temporal<T: Real>(
     temporal_body(p, b, out, None, nx, ny, Jacobi(k), depth);
 }
 
-#[inline(always)]
-fn residual_body<T: Real>(
+/// Residual (f32 field): adds the sum over interior cells of `r^2`,
+/// `r = b - lap_h p` (computed in f64), to `acc[0]`.
+///
+/// Thread mapping: blocks of [`RES_BLOCK`] x 1 threads; the grid is 2D and
+/// grid-strides over the interior (x by `gridDim.x * blockDim.x`, y by
+/// `gridDim.y`), so the host can size it to the GPU. Reduction: each thread
+/// sums in f64, each warp reduces by five `shfl.bfly` steps, the warp sums go
+/// to shared memory (one f64 per warp, [`residual_shared_bytes`]), the first
+/// warp reduces them and one thread per block does one `atom.add.f64`.
+/// The host zeroes `acc` first.
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn poisson_residual<T: Real>(
     p: DeviceSlice<T>,
     b: DeviceSlice<T>,
     acc: DeviceSliceMut<f64>,
@@ -663,27 +637,5 @@ fn residual_body<T: Real>(
             acc.atomic_add(0, t);
         }
     }
-}
-
-/// Residual (f32 field): adds the sum over interior cells of `r^2`,
-/// `r = b - lap_h p` (computed in f64), to `acc[0]`.
-///
-/// Thread mapping: blocks of [`RES_BLOCK`] x 1 threads; the grid is 2D and
-/// grid-strides over the interior (x by `gridDim.x * blockDim.x`, y by
-/// `gridDim.y`), so the host can size it to the GPU. Reduction: each thread
-/// sums in f64, each warp reduces by five `shfl.bfly` steps, the warp sums go
-/// to shared memory (one f64 per warp, [`residual_shared_bytes`]), the first
-/// warp reduces them and one thread per block does one `atom.add.f64`.
-/// The host zeroes `acc` first.
-#[kernel(launch_bounds(256), instances(f32, f64))]
-pub fn poisson_residual<T: Real>(
-    p: DeviceSlice<T>,
-    b: DeviceSlice<T>,
-    acc: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
-) {
-    residual_body(p, b, acc, nx, ny, inv_h2);
 }
 

@@ -231,8 +231,21 @@ fn load_pair<T: SumElem>(x: DeviceSlice<T>) -> T {
     v
 }
 
-#[inline(always)]
-fn tree_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, offset: u32) {
+/// Rung 1: the classic shared-memory tree (sequential addressing).
+///
+/// Thread mapping: block `b` of `B` threads reduces `x[2bB .. 2bB + 2B]`;
+/// thread `t` adds elements `2bB + t` and `2bB + B + t` while loading (so no
+/// thread idles in the first step), stores the pair sum in `s[t]`, then
+/// `log2(B)` halving steps `s[t] += s[t + stride]` each end with a barrier.
+/// Thread 0 writes the block's partial to `out[offset + b]`; the host
+/// launches again on the partials until one value is left (`offset` = the
+/// caller's slot on the last pass).
+/// Shared memory: `B` elements ([`tree_shared_bytes`]); `B` must be a power
+/// of two. What it buys over a serial sum: `n/2B` blocks in parallel and
+/// coalesced loads; what it costs: `log2(B)` barriers and shared round trips
+/// per block, idle threads in every step, and a launch per pass.
+#[kernel(launch_bounds(1024), instances(f32, f64, i32))]
+pub fn reduce_tree<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, offset: u32) {
     require_block(true);
     let b = thread::block_dim_x() as usize;
     let tid = thread::thread_idx_x() as usize;
@@ -252,36 +265,16 @@ fn tree_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, offset: u32)
     }
 }
 
-/// Rung 1 (f32): the classic shared-memory tree (sequential addressing).
+/// Rung 2: the same passes as rung 1, block sum by warp shuffles.
 ///
-/// Thread mapping: block `b` of `B` threads reduces `x[2bB .. 2bB + 2B]`;
-/// thread `t` adds elements `2bB + t` and `2bB + B + t` while loading (so no
-/// thread idles in the first step), stores the pair sum in `s[t]`, then
-/// `log2(B)` halving steps `s[t] += s[t + stride]` each end with a barrier.
-/// Thread 0 writes the block's partial to `out[offset + b]`; the host
-/// launches again on the partials until one value is left (`offset` = the
-/// caller's slot on the last pass).
-/// Shared memory: `B` elements ([`tree_shared_bytes`]); `B` must be a power
-/// of two. What it buys over a serial sum: `n/2B` blocks in parallel and
-/// coalesced loads; what it costs: `log2(B)` barriers and shared round trips
-/// per block, idle threads in every step, and a launch per pass.
-#[kernel(launch_bounds(1024))]
-pub fn reduce_tree_f32(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>, offset: u32) {
-    tree_body(x, out, offset);
-}
-/// Rung 1 (f64): as [`reduce_tree_f32`].
-#[kernel(launch_bounds(1024))]
-pub fn reduce_tree_f64(x: DeviceSlice<f64>, out: DeviceSliceMut<f64>, offset: u32) {
-    tree_body(x, out, offset);
-}
-/// Rung 1 (i32, wrapping): as [`reduce_tree_f32`].
-#[kernel(launch_bounds(1024))]
-pub fn reduce_tree_i32(x: DeviceSlice<i32>, out: DeviceSliceMut<i32>, offset: u32) {
-    tree_body(x, out, offset);
-}
-
-#[inline(always)]
-fn shuffle_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, offset: u32) {
+/// What changed: after the pair add, each warp sums its 32 values with five
+/// `shfl.sync.bfly` steps (registers only, no barrier), lane 0 writes one
+/// shared slot per warp ([`warp_slots_shared_bytes`]: `B/32` elements), one
+/// barrier, and warp 0 sums the slots by shuffles. What it buys: one barrier
+/// instead of `log2(B)`, `B/32` shared stores instead of `2B`, no idle-thread
+/// steps. Passes and launches are as in rung 1.
+#[kernel(launch_bounds(1024), instances(f32, f64, i32))]
+pub fn reduce_shuffle<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, offset: u32) {
     require_block(false);
     let slots = shared::dynamic_shared::<T>(0, thread::block_dim_x().div_ceil(WARP_SIZE) as usize);
     let s = block_sum(load_pair(x), slots);
@@ -290,38 +283,7 @@ fn shuffle_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, offset: u
     }
 }
 
-/// Rung 2 (f32): the same passes as rung 1, block sum by warp shuffles.
-///
-/// What changed: after the pair add, each warp sums its 32 values with five
-/// `shfl.sync.bfly` steps (registers only, no barrier), lane 0 writes one
-/// shared slot per warp ([`warp_slots_shared_bytes`]: `B/32` elements), one
-/// barrier, and warp 0 sums the slots by shuffles. What it buys: one barrier
-/// instead of `log2(B)`, `B/32` shared stores instead of `2B`, no idle-thread
-/// steps. Passes and launches are as in rung 1.
-#[kernel(launch_bounds(1024))]
-pub fn reduce_shuffle_f32(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>, offset: u32) {
-    shuffle_body(x, out, offset);
-}
-/// Rung 2 (f64): as [`reduce_shuffle_f32`] (a 64-bit shuffle is two `shfl`).
-#[kernel(launch_bounds(1024))]
-pub fn reduce_shuffle_f64(x: DeviceSlice<f64>, out: DeviceSliceMut<f64>, offset: u32) {
-    shuffle_body(x, out, offset);
-}
-/// Rung 2 (i32, wrapping): as [`reduce_shuffle_f32`].
-#[kernel(launch_bounds(1024))]
-pub fn reduce_shuffle_i32(x: DeviceSlice<i32>, out: DeviceSliceMut<i32>, offset: u32) {
-    shuffle_body(x, out, offset);
-}
-
-#[inline(always)]
-fn atomic_thread_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, slot: u32) {
-    let i = thread::index_1d();
-    if i < x.len() {
-        out.atomic_add(slot as usize, x.get(i));
-    }
-}
-
-/// Rung 3 (f32): one `atomicAdd(&out[slot], x[i])` per thread: the
+/// Rung 3: one `atomicAdd(&out[slot], x[i])` per thread: the
 /// anti-pattern, measured.
 ///
 /// Thread mapping: one element per thread, `n/B` blocks; `out[slot]` must be
@@ -329,23 +291,23 @@ fn atomic_thread_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, slo
 /// `n` atomics hit one address, and the L2 serialises same-address atomics,
 /// so the time grows with `n` at the atomic unit's rate, far below the
 /// memory bandwidth. The float result depends on the (arbitrary) order.
-#[kernel(launch_bounds(1024))]
-pub fn reduce_atomic_thread_f32(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>, slot: u32) {
-    atomic_thread_body(x, out, slot);
-}
-/// Rung 3 (f64): as [`reduce_atomic_thread_f32`] (`atom.add.f64`).
-#[kernel(launch_bounds(1024))]
-pub fn reduce_atomic_thread_f64(x: DeviceSlice<f64>, out: DeviceSliceMut<f64>, slot: u32) {
-    atomic_thread_body(x, out, slot);
-}
-/// Rung 3 (i32): as [`reduce_atomic_thread_f32`] (`atom.add.u32`, wrapping).
-#[kernel(launch_bounds(1024))]
-pub fn reduce_atomic_thread_i32(x: DeviceSlice<i32>, out: DeviceSliceMut<i32>, slot: u32) {
-    atomic_thread_body(x, out, slot);
+#[kernel(launch_bounds(1024), instances(f32, f64, i32))]
+pub fn reduce_atomic_thread<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, slot: u32) {
+    let i = thread::index_1d();
+    if i < x.len() {
+        out.atomic_add(slot as usize, x.get(i));
+    }
 }
 
-#[inline(always)]
-fn atomic_warp_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, slot: u32) {
+/// Rung 4: warp-aggregated atomics.
+///
+/// What changed from rung 3: the 32 lanes of a warp first sum their elements
+/// with five shuffles (threads past the end contribute 0 and still take part,
+/// so the full mask holds), then lane 0 alone does the atomic. What it buys:
+/// 32x fewer atomics on the contended address, with no shared memory and no
+/// barrier. Still one element per thread and `n/B` blocks.
+#[kernel(launch_bounds(1024), instances(f32, f64, i32))]
+pub fn reduce_atomic_warp<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, slot: u32) {
     require_block(false);
     let i = thread::index_1d();
     let v = if i < x.len() { x.get(i) } else { T::ZERO };
@@ -356,30 +318,21 @@ fn atomic_warp_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, slot:
     }
 }
 
-/// Rung 4 (f32): warp-aggregated atomics.
+/// Rung 5: single pass over a fixed grid, 16-byte loads, one atomic
+/// per block.
 ///
-/// What changed from rung 3: the 32 lanes of a warp first sum their elements
-/// with five shuffles (threads past the end contribute 0 and still take part,
-/// so the full mask holds), then lane 0 alone does the atomic. What it buys:
-/// 32x fewer atomics on the contended address, with no shared memory and no
-/// barrier. Still one element per thread and `n/B` blocks.
-#[kernel(launch_bounds(1024))]
-pub fn reduce_atomic_warp_f32(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>, slot: u32) {
-    atomic_warp_body(x, out, slot);
-}
-/// Rung 4 (f64): as [`reduce_atomic_warp_f32`].
-#[kernel(launch_bounds(1024))]
-pub fn reduce_atomic_warp_f64(x: DeviceSlice<f64>, out: DeviceSliceMut<f64>, slot: u32) {
-    atomic_warp_body(x, out, slot);
-}
-/// Rung 4 (i32): as [`reduce_atomic_warp_f32`].
-#[kernel(launch_bounds(1024))]
-pub fn reduce_atomic_warp_i32(x: DeviceSlice<i32>, out: DeviceSliceMut<i32>, slot: u32) {
-    atomic_warp_body(x, out, slot);
-}
-
-#[inline(always)]
-fn gridstride_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, slot: u32) {
+/// Thread mapping: a grid of about 8 blocks per SM (enough resident threads
+/// to fill the SMs, independent of `n`); thread `i` of `T` threads reads the
+/// 16-byte groups `i, i + T, i + 2T, ...` (`ld.global.v4.f32`, two loads in
+/// flight per iteration into two accumulators), adds the lanes, takes one of
+/// the `n % 4` tail elements, then the block sums by shuffles
+/// ([`block_sum`], one shared slot per warp) and thread 0 does one atomic
+/// into `out[slot]` (zero before the launch). What it buys over rungs 1-4:
+/// one launch, a quarter of the load instructions, thousands of bytes in
+/// flight per SM, and only `grid` atomics, so the kernel runs at the read
+/// bandwidth of the memory.
+#[kernel(launch_bounds(1024), instances(f32, f64, i32))]
+pub fn reduce_gridstride<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, slot: u32) {
     require_block(false);
     let n = x.len();
     let groups = n / T::LANES;
@@ -418,30 +371,3 @@ fn gridstride_body<T: SumElem>(x: DeviceSlice<T>, out: DeviceSliceMut<T>, slot: 
     }
 }
 
-/// Rung 5 (f32): single pass over a fixed grid, 16-byte loads, one atomic
-/// per block.
-///
-/// Thread mapping: a grid of about 8 blocks per SM (enough resident threads
-/// to fill the SMs, independent of `n`); thread `i` of `T` threads reads the
-/// 16-byte groups `i, i + T, i + 2T, ...` (`ld.global.v4.f32`, two loads in
-/// flight per iteration into two accumulators), adds the lanes, takes one of
-/// the `n % 4` tail elements, then the block sums by shuffles
-/// ([`block_sum`], one shared slot per warp) and thread 0 does one atomic
-/// into `out[slot]` (zero before the launch). What it buys over rungs 1-4:
-/// one launch, a quarter of the load instructions, thousands of bytes in
-/// flight per SM, and only `grid` atomics, so the kernel runs at the read
-/// bandwidth of the memory.
-#[kernel(launch_bounds(1024))]
-pub fn reduce_gridstride_f32(x: DeviceSlice<f32>, out: DeviceSliceMut<f32>, slot: u32) {
-    gridstride_body(x, out, slot);
-}
-/// Rung 5 (f64): as [`reduce_gridstride_f32`] with `ld.global.v2.f64`.
-#[kernel(launch_bounds(1024))]
-pub fn reduce_gridstride_f64(x: DeviceSlice<f64>, out: DeviceSliceMut<f64>, slot: u32) {
-    gridstride_body(x, out, slot);
-}
-/// Rung 5 (i32, wrapping): as [`reduce_gridstride_f32`] with `ld.global.v4.u32`.
-#[kernel(launch_bounds(1024))]
-pub fn reduce_gridstride_i32(x: DeviceSlice<i32>, out: DeviceSliceMut<i32>, slot: u32) {
-    gridstride_body(x, out, slot);
-}

@@ -896,6 +896,35 @@ fn launch_impl(input: TokenStream2) -> syn::Result<TokenStream2> {
     }})
 }
 
+/// `entry!`'s expansion: `__entry!(path::to::kernel::<G..>)` is the name of
+/// that instance's PTX entry, a `&'static str` checked at compile time.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __entry(input: TokenStream) -> TokenStream {
+    let path = parse_macro_input!(input as syn::ExprPath);
+    let mut module_path = path.path.clone();
+    let Some(last) = module_path.segments.last_mut() else {
+        return syn::Error::new_spanned(&path, "empty kernel path")
+            .to_compile_error()
+            .into();
+    };
+    let gargs = match std::mem::replace(&mut last.arguments, PathArguments::None) {
+        PathArguments::None => Punctuated::<GenericArgument, Token![,]>::new(),
+        PathArguments::AngleBracketed(a) => a.args,
+        PathArguments::Parenthesized(p) => {
+            return syn::Error::new_spanned(p, "expected `::<...>` generic arguments")
+                .to_compile_error()
+                .into();
+        }
+    };
+    let of = if gargs.is_empty() {
+        quote!(#module_path::Of)
+    } else {
+        quote!(#module_path::Of<#gargs>)
+    };
+    quote!(<#of as #module_path::Instance>::ENTRY).into()
+}
+
 /// `ptxlab_device::println!("x = {}, bits {:#x}", x, x.to_bits())`: one
 /// line of kernel debug output, printed by `vprintf` on the GPU and to
 /// standard output in the simulator, the same way on both (see

@@ -12,7 +12,7 @@
 //! | [`buffer`] | [`Buffer`]: typed device memory |
 //! | [`config`] | [`LaunchConfig`] and the launch checks shared by both backends |
 //! | [`mod@launch`] | [`launch!`]: one call of a `#[kernel]` fn (an instance of a generic one) on a device, a stream or a graph capture, arguments checked |
-//! | [`gpu`] | [`Gpu`]: context, stream, module cache (JIT or cubin, timed), events |
+//! | [`gpu`] | [`gpu::Gpu`]: context, stream, module cache (JIT or cubin, timed), events |
 //! | [`graph`] | [`Graph`]: CUDA graph capture and replay |
 //! | [`timing`] | [`Timing`]: median, min, max of samples |
 //! | [`tma`] | [`TensorMap`]: TMA tensor maps of 2D matrices (driver-encoded on a GPU, readable by the simulator) |
@@ -64,7 +64,17 @@ pub use timing::Timing;
 pub use tma::TensorMap;
 
 #[doc(hidden)]
-pub use ptxlab_device::__launch;
+pub use ptxlab_device::{__entry, __launch};
+
+/// The PTX entry name of a kernel instance, checked at compile time:
+/// `entry!(my_kernels::axpy::<f64>)` is `"axpy_f64"` (for resource
+/// reports and messages; launches name the kernel in [`launch!`] itself).
+#[macro_export]
+macro_rules! entry {
+    ($($path:tt)+) => {
+        $crate::__entry!($($path)+)
+    };
+}
 
 /// Includes the Rust file that `ptxlab_builder::Embed` wrote into `OUT_DIR`
 /// (default `ptxlab_kernels.rs`), which defines `pub static KERNELS: Kernels`.

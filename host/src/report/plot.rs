@@ -1,403 +1,730 @@
-//! The report's charts, drawn as [`Figure`]s: a bar chart of time by variant
-//! per workload, a roofline chart placing every GPU row by arithmetic
-//! intensity against the ceilings measured in the same run, and a line chart
-//! (the CPU thread sweep).
+//! The chart types, as layouts of [`Figure`] shapes: horizontal bars
+//! ([`hbars`]: ladders, ratios), lines ([`lines`]: scaling, convergence, the
+//! CPU thread sweep) and the roofline ([`roofline`]). Each measures its
+//! labels with the chart font and sizes itself to hold them: long labels
+//! wrap onto more lines, a chart grows taller; nothing is cut.
 
-use super::figure::{BLACK, Figure, GREY, PALETTE, Shape};
-use super::row::{Row, Status};
+use super::axis::{Scale, fmt_num};
+use super::figure::{AXIS, Anchor, Figure, GRID, MUTED, Rgb, Shape, TEXT};
+use super::font::{text_width, wrap};
 
-fn row_time(r: &Row) -> Option<f64> {
-    r.timing
-        .as_ref()
-        .map(|t| t.median_ms)
-        .filter(|t| t.is_finite() && *t > 0.0)
+/// Width of every chart, pixels.
+pub(crate) const WIDTH: f64 = 1000.0;
+const MARGIN: f64 = 18.0;
+const TITLE: f64 = 17.0;
+const SMALL: f64 = 12.0;
+const LABEL: f64 = 12.5;
+const LINE: f64 = 16.0;
+
+/// How a legend entry is drawn.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Mark {
+    /// A filled square (bars).
+    Swatch(Rgb),
+    /// A short line, dashed or not, with a dot (series, reference lines).
+    Line(Rgb, bool),
 }
 
-/// Horizontal bar chart of median time by variant (log scale when values span
-/// more than two decades), one bar per timed row.
-pub fn bar_chart(title: &str, rows: &[Row]) -> Option<Figure> {
-    let bars: Vec<(String, f64)> = rows
-        .iter()
-        .filter(|r| matches!(r.status, Status::Ok))
-        .filter_map(|r| {
-            row_time(r).map(|t| {
-                (
-                    format!("{} {} {} {}", r.variant, r.backend, r.precision, r.size),
-                    t,
-                )
-            })
-        })
-        .take(60)
-        .collect();
-    if bars.is_empty() {
-        return None;
-    }
-    let (lw, bh, top) = (560.0, 16.0, 50.0);
-    let w = 1100u32;
-    let h = (top + bars.len() as f64 * (bh + 4.0) + 40.0) as u32;
-    let mut f = Figure::new(w, h);
-    f.text(
-        10.0,
-        10.0,
-        &format!("{title}: median time per call (ms)"),
-        2,
-    );
-    let max = bars.iter().map(|b| b.1).fold(f64::MIN, f64::max);
-    let min = bars.iter().map(|b| b.1).fold(f64::MAX, f64::min);
-    let log = max / min > 100.0;
-    let span = w as f64 - lw - 120.0;
-    let scale = |v: f64| {
-        if log {
-            let lo = (min / 2.0).log10();
-            ((v.log10() - lo) / (max.log10() - lo)).max(0.02) * span
-        } else {
-            v / max * span
-        }
-    };
-    for (i, (label, v)) in bars.iter().enumerate() {
-        let y = top + i as f64 * (bh + 4.0);
-        let short: String = label.chars().take(90).collect();
-        f.text(10.0, y + 4.0, &short, 1);
-        let bw = scale(*v);
-        f.shapes.push(Shape::Rect {
-            x: lw,
-            y,
-            w: bw,
-            h: bh,
-            rgb: PALETTE[i % PALETTE.len()],
-        });
-        f.text(lw + bw + 6.0, y + 4.0, &crate::report::fmt_ms(*v), 1);
-    }
-    f.text(
-        lw,
-        h as f64 - 24.0,
-        if log { "log scale" } else { "linear scale" },
-        1,
-    );
-    Some(f)
+/// One legend entry.
+#[derive(Debug, Clone)]
+pub(crate) struct Legend {
+    pub mark: Mark,
+    pub text: String,
 }
 
-/// FLOP per byte and GFLOP/s of a row, where the workload's arithmetic is known.
-pub fn roofline_point(r: &Row) -> Option<(f64, f64)> {
-    let t = r.throughput?;
-    let f64p = r.precision == "f64";
-    let elem = if f64p { 8.0 } else { 4.0 };
-    match (r.workload.as_str(), r.unit.as_str()) {
-        ("vector-add", "GB/s") => Some((1.0 / (3.0 * elem), t / (3.0 * elem))),
-        ("poisson", "GCells/s") => Some((6.0 / (3.0 * elem), t * 6.0)),
-        ("diffusion", "GCells/s") => Some((7.0 / (3.0 * elem), t * 7.0)),
-        (w, "GB/s") if w.contains("reduce") || w == "monte-carlo-pi" || w == "primitives" => {
-            Some((1.0 / elem, t / elem))
-        }
-        (_, "GFLOP/s") => {
-            let dims: Vec<f64> = r
-                .size
-                .split(['x', ' '])
-                .filter_map(|s| s.trim().parse().ok())
-                .collect();
-            if let [m, n, k] = dims[..] {
-                Some((2.0 * m * n * k / (elem * (m * k + k * n + m * n)), t))
-            } else {
-                None
-            }
-        }
-        _ => None,
+/// Title (bold), then the subtitle wrapped to the width; returns the y
+/// below them.
+fn header(f: &mut Figure, title: &str, subtitle: &str) -> f64 {
+    let mut y = MARGIN + TITLE;
+    for l in wrap(title, TITLE, true, WIDTH - 2.0 * MARGIN) {
+        f.text_at(MARGIN, y, &l, TITLE, true, Anchor::Start, TEXT);
+        y += TITLE + 5.0;
     }
+    y += 1.0;
+    for l in wrap(subtitle, SMALL, false, WIDTH - 2.0 * MARGIN) {
+        f.text_at(MARGIN, y, &l, SMALL, false, Anchor::Start, MUTED);
+        y += LINE;
+    }
+    y + 4.0
 }
 
-/// Roofline chart: the memory roof (copy bandwidth) and the compute roof
-/// (FP32 rate), with every GPU row placed by intensity and achieved GFLOP/s.
-pub fn roofline(rows: &[Row], copy_gbs: f64, peak_gflops: f64) -> Option<Figure> {
-    let pts: Vec<(String, f64, f64)> = rows
-        .iter()
-        .filter(|r| r.backend == "gpu" && matches!(r.status, Status::Ok))
-        .filter_map(|r| {
-            roofline_point(r).map(|(ai, p)| (format!("{} {}", r.workload, r.variant), ai, p))
-        })
-        .filter(|(_, ai, p)| *ai > 0.0 && *p > 0.0)
-        .collect();
-    if pts.is_empty() || copy_gbs <= 0.0 || peak_gflops <= 0.0 {
-        return None;
-    }
-    let (w, h) = (1000u32, 640u32);
-    let (x0, y0, x1, y1) = (80.0, 40.0, 760.0, 580.0);
-    let (ai_lo, ai_hi) = (1e-2f64, 1e3f64);
-    let p_hi = peak_gflops * 2.0;
-    let p_lo = p_hi / 1e5;
-    let sx =
-        |ai: f64| x0 + (ai.log10() - ai_lo.log10()) / (ai_hi.log10() - ai_lo.log10()) * (x1 - x0);
-    let sy = |p: f64| {
-        y1 - (p.max(p_lo).log10() - p_lo.log10()) / (p_hi.log10() - p_lo.log10()) * (y1 - y0)
-    };
-    let mut f = Figure::new(w, h);
-    f.text(
-        10.0,
-        8.0,
-        "Roofline: GFLOP/s against FLOP/byte (measured ceilings)",
-        2,
-    );
-    f.shapes.push(Shape::Line {
-        x1: x0,
-        y1,
-        x2: x1,
-        y2: y1,
-        rgb: BLACK,
-    });
-    f.shapes.push(Shape::Line {
-        x1: x0,
-        y1: y0,
-        x2: x0,
-        y2: y1,
-        rgb: BLACK,
-    });
-    for e in -2..=3 {
-        let x = sx(10f64.powi(e));
-        f.shapes.push(Shape::Line {
-            x1: x,
-            y1: y0,
-            x2: x,
-            y2: y1,
-            rgb: GREY,
-        });
-        f.text(x - 10.0, y1 + 6.0, &format!("1e{e}"), 1);
-    }
-    let mut p = 10f64.powf(p_lo.log10().ceil());
-    while p <= p_hi {
-        let y = sy(p);
-        f.shapes.push(Shape::Line {
-            x1: x0,
-            y1: y,
-            x2: x1,
-            y2: y,
-            rgb: GREY,
-        });
-        f.text(10.0, y - 4.0, &format!("{p:.0e}"), 1);
-        p *= 10.0;
-    }
-    let knee = peak_gflops / copy_gbs;
-    let ai_start = (p_lo / copy_gbs).max(ai_lo);
-    f.shapes.push(Shape::Line {
-        x1: sx(ai_start),
-        y1: sy(ai_start * copy_gbs),
-        x2: sx(knee),
-        y2: sy(peak_gflops),
-        rgb: PALETTE[3],
-    });
-    f.shapes.push(Shape::Line {
-        x1: sx(knee),
-        y1: sy(peak_gflops),
-        x2: x1,
-        y2: sy(peak_gflops),
-        rgb: PALETTE[3],
-    });
-    f.text(
-        x0 + 10.0,
-        y0 + 4.0,
-        &format!("copy {copy_gbs:.0} GB/s, FP32 {:.0} GFLOP/s", peak_gflops),
-        1,
-    );
-    f.text(x1 - 140.0, y1 + 22.0, "FLOP per byte", 1);
-    for (i, (label, ai, perf)) in pts.iter().enumerate() {
-        let c = PALETTE[i % PALETTE.len()];
-        f.shapes.push(Shape::Dot {
-            x: sx(*ai),
-            y: sy(*perf),
-            r: 4.0,
-            rgb: c,
-        });
-        if i < 40 {
-            let ly = y0 + 30.0 + i as f64 * 13.0;
+fn draw_mark(f: &mut Figure, x: f64, mid: f64, m: Mark) {
+    match m {
+        Mark::Swatch(c) => f.rect(x, mid - 5.0, 11.0, 11.0, c),
+        Mark::Line(c, dash) => {
+            f.line((x - 2.0, mid), (x + 18.0, mid), c, 2.0, dash);
             f.shapes.push(Shape::Dot {
-                x: x1 + 20.0,
-                y: ly + 3.0,
-                r: 4.0,
-                rgb: c,
+                x: x + 8.0,
+                y: mid,
+                r: 3.0,
+                fill: c,
+                opacity: 1.0,
             });
-            f.text(
-                x1 + 30.0,
-                ly,
-                &label.chars().take(34).collect::<String>(),
-                1,
+        }
+    }
+}
+
+/// Legend entries flowing left to right, wrapping; an entry too long for a
+/// line wraps its own text. Returns the y below the legend.
+fn legend(f: &mut Figure, entries: &[Legend], top: f64, left: f64, right: f64) -> f64 {
+    if entries.is_empty() {
+        return top;
+    }
+    let (mut x, mut y) = (left, top + SMALL);
+    let mark_w = 24.0;
+    for e in entries {
+        let w = mark_w + text_width(&e.text, SMALL, false);
+        if x > left && x + w > right {
+            x = left;
+            y += LINE;
+        }
+        let lines = if w > right - left {
+            wrap(&e.text, SMALL, false, right - left - mark_w)
+        } else {
+            vec![e.text.clone()]
+        };
+        draw_mark(f, x, y - 4.0, e.mark);
+        for (k, l) in lines.iter().enumerate() {
+            f.text_at(
+                x + mark_w,
+                y + k as f64 * LINE,
+                l,
+                SMALL,
+                false,
+                Anchor::Start,
+                TEXT,
             );
         }
-    }
-    Some(f)
-}
-
-/// Line chart of y against x (for the CPU thread sweep): one series.
-pub fn line_chart(title: &str, xlabel: &str, ylabel: &str, pts: &[(f64, f64)]) -> Option<Figure> {
-    if pts.len() < 2 {
-        return None;
-    }
-    let (w, h) = (800u32, 500u32);
-    let (x0, y0, x1, y1) = (80.0, 50.0, 760.0, 440.0);
-    let xmax = pts.iter().map(|p| p.0).fold(f64::MIN, f64::max);
-    let ymax = pts.iter().map(|p| p.1).fold(f64::MIN, f64::max) * 1.1;
-    let sx = |x: f64| x0 + x / xmax * (x1 - x0);
-    let sy = |y: f64| y1 - y / ymax * (y1 - y0);
-    let mut f = Figure::new(w, h);
-    f.text(10.0, 10.0, title, 2);
-    f.shapes.push(Shape::Line {
-        x1: x0,
-        y1,
-        x2: x1,
-        y2: y1,
-        rgb: BLACK,
-    });
-    f.shapes.push(Shape::Line {
-        x1: x0,
-        y1: y0,
-        x2: x0,
-        y2: y1,
-        rgb: BLACK,
-    });
-    f.text(x1 - 100.0, y1 + 20.0, xlabel, 1);
-    f.text(10.0, y0 - 14.0, ylabel, 1);
-    for win in pts.windows(2) {
-        f.shapes.push(Shape::Line {
-            x1: sx(win[0].0),
-            y1: sy(win[0].1),
-            x2: sx(win[1].0),
-            y2: sy(win[1].1),
-            rgb: PALETTE[0],
-        });
-    }
-    for (x, y) in pts {
-        f.shapes.push(Shape::Dot {
-            x: sx(*x),
-            y: sy(*y),
-            r: 4.0,
-            rgb: PALETTE[1],
-        });
-        f.text(sx(*x) - 8.0, y1 + 6.0, &format!("{x:.0}"), 1);
-        f.text(sx(*x) + 6.0, sy(*y) - 12.0, &format!("{y:.2}"), 1);
-    }
-    Some(f)
-}
-
-/// Convergence chart: relative residual against time, both on log scales,
-/// one line per series (`label`, `(ms, relative residual)` points; points
-/// with a non-positive coordinate are left out). `None` with no series of
-/// two or more points.
-pub fn convergence(title: &str, series: &[(String, Vec<(f64, f64)>)]) -> Option<Figure> {
-    let series: Vec<(&str, Vec<(f64, f64)>)> = series
-        .iter()
-        .map(|(l, pts)| {
-            let p = pts
-                .iter()
-                .copied()
-                .filter(|(t, r)| *t > 0.0 && *r > 0.0 && t.is_finite() && r.is_finite())
-                .collect::<Vec<_>>();
-            (l.as_str(), p)
-        })
-        .filter(|(_, p)| p.len() >= 2)
-        .collect();
-    if series.is_empty() {
-        return None;
-    }
-    let all = series.iter().flat_map(|(_, p)| p.iter());
-    let (mut tmin, mut tmax, mut rmin, mut rmax) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(t, r) in all {
-        tmin = tmin.min(t);
-        tmax = tmax.max(t);
-        rmin = rmin.min(r);
-        rmax = rmax.max(r);
-    }
-    let (t0, t1) = (
-        tmin.log10().floor(),
-        tmax.log10().ceil().max(tmin.log10().floor() + 1.0),
-    );
-    let (r0, r1) = (
-        rmin.log10().floor(),
-        rmax.log10().ceil().max(rmin.log10().floor() + 1.0),
-    );
-    let legend_h = 16.0 * series.len() as f64;
-    let (w, h) = (900u32, (560.0 + legend_h) as u32);
-    let (x0, y0, x1, y1) = (90.0, 50.0, 860.0, 480.0);
-    let sx = |t: f64| x0 + (t.log10() - t0) / (t1 - t0) * (x1 - x0);
-    let sy = |r: f64| y1 - (r.log10() - r0) / (r1 - r0) * (y1 - y0);
-    let mut f = Figure::new(w, h);
-    f.text(10.0, 10.0, title, 2);
-    for d in (t0 as i32)..=(t1 as i32) {
-        let x = sx(10f64.powi(d));
-        f.shapes.push(Shape::Line {
-            x1: x,
-            y1: y0,
-            x2: x,
-            y2: y1,
-            rgb: GREY,
-        });
-        f.text(x - 14.0, y1 + 8.0, &format!("1e{d}"), 1);
-    }
-    for d in (r0 as i32)..=(r1 as i32) {
-        let y = sy(10f64.powi(d));
-        f.shapes.push(Shape::Line {
-            x1: x0,
-            y1: y,
-            x2: x1,
-            y2: y,
-            rgb: GREY,
-        });
-        f.text(x0 - 40.0, y - 3.0, &format!("1e{d}"), 1);
-    }
-    f.shapes.push(Shape::Line {
-        x1: x0,
-        y1,
-        x2: x1,
-        y2: y1,
-        rgb: BLACK,
-    });
-    f.shapes.push(Shape::Line {
-        x1: x0,
-        y1: y0,
-        x2: x0,
-        y2: y1,
-        rgb: BLACK,
-    });
-    f.text(
-        x1 - 220.0,
-        y1 + 24.0,
-        "time since the start of the solve (ms, log)",
-        1,
-    );
-    f.text(10.0, y0 - 16.0, "||b - lap p|| / ||b|| (log)", 1);
-    // More series than the report's palette: its eight, then eight darker.
-    let colour = |i: usize| {
-        let c = PALETTE[i % PALETTE.len()];
-        if (i / PALETTE.len()) % 2 == 1 {
-            [c[0] / 2, c[1] / 2, c[2] / 2]
+        if lines.len() > 1 {
+            y += (lines.len() - 1) as f64 * LINE;
+            x = right;
         } else {
-            c
+            x += w + 18.0;
+        }
+    }
+    y + 8.0
+}
+
+/// One bar of [`hbars`].
+#[derive(Debug, Clone)]
+pub(crate) struct Bar {
+    /// Label, left of the axis (wrapped when long).
+    pub label: String,
+    /// Value on the axis.
+    pub value: f64,
+    /// Fill.
+    pub colour: Rgb,
+    /// Text right of the bar's end (time, factor).
+    pub note: String,
+    /// Label in bold (the best rung).
+    pub strong: bool,
+    /// Left out of the axis range (a baseline far below the ladder): drawn
+    /// as a broken stub when it falls below the axis, its value in its note.
+    pub off_axis: bool,
+}
+
+/// A row of [`hbars`]: a bar or a heading over the bars below it.
+#[derive(Debug, Clone)]
+pub(crate) enum Item {
+    /// Bold heading across the label column.
+    Header(String),
+    /// A bar.
+    Bar(Bar),
+}
+
+/// A vertical reference line across the bars (named in the legend).
+#[derive(Debug, Clone)]
+pub(crate) struct RefLine {
+    pub value: f64,
+    pub colour: Rgb,
+    pub dash: bool,
+}
+
+/// A horizontal bar chart.
+#[derive(Debug, Clone)]
+pub(crate) struct HBars {
+    pub title: String,
+    pub subtitle: String,
+    /// Axis title, under the axis.
+    pub axis: String,
+    pub items: Vec<Item>,
+    pub refs: Vec<RefLine>,
+    pub legend: Vec<Legend>,
+    /// Bars grow from this value (1 for ratios); `None`: from the axis start.
+    pub origin: Option<f64>,
+    /// The axis is logarithmic when the values span more than this factor.
+    pub log_ratio: f64,
+}
+
+/// Draws an [`HBars`].
+pub(crate) fn hbars(spec: &HBars) -> Figure {
+    let mut f = Figure::new(WIDTH as u32, 0, &spec.title);
+    let mut y = header(&mut f, &spec.title, &spec.subtitle);
+    y = legend(&mut f, &spec.legend, y, MARGIN, WIDTH - MARGIN);
+    let bars: Vec<&Bar> = spec
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Bar(b) => Some(b),
+            Item::Header(_) => None,
+        })
+        .collect();
+    let note_w = bars
+        .iter()
+        .map(|b| text_width(&b.note, SMALL, false))
+        .fold(0.0, f64::max)
+        + 8.0;
+    let widest = bars
+        .iter()
+        .map(|b| text_width(&b.label, LABEL, b.strong))
+        .fold(0.0, f64::max);
+    // The label column: the widest label, up to 40% of the width (longer
+    // labels wrap), never narrower than its widest word.
+    let widest_word = bars
+        .iter()
+        .flat_map(|b| b.label.split(' ').map(|w| text_width(w, LABEL, b.strong)))
+        .fold(0.0, f64::max);
+    let label_w = widest
+        .min(0.40 * WIDTH)
+        .max(widest_word)
+        .min(WIDTH - 2.0 * MARGIN - 24.0 - note_w - 260.0)
+        .max(120.0);
+    let p0 = MARGIN + label_w + 14.0;
+    let p1 = WIDTH - MARGIN - note_w;
+    let mut values: Vec<f64> = bars
+        .iter()
+        .filter(|b| !b.off_axis)
+        .map(|b| b.value)
+        .collect();
+    values.extend(spec.refs.iter().map(|r| r.value));
+    values.extend(spec.origin);
+    let scale = match spec.origin {
+        Some(_) => Scale::fit(&values, spec.log_ratio, false, p0, p1),
+        None => Scale::fit_bars(&values, spec.log_ratio, p0, p1),
+    };
+    let top = y + 22.0;
+    // Rows: heights from their wrapped labels.
+    let mut rows = Vec::new();
+    let mut yy = top + 4.0;
+    for it in &spec.items {
+        match it {
+            Item::Header(h) => {
+                let lines = wrap(h, LABEL, true, WIDTH - 2.0 * MARGIN);
+                let hgt = 10.0 + lines.len() as f64 * LINE;
+                rows.push((yy, hgt, lines, None));
+                yy += hgt;
+            }
+            Item::Bar(b) => {
+                let lines = wrap(&b.label, LABEL, b.strong, label_w);
+                let hgt = (lines.len() as f64 * LINE + 6.0).max(22.0);
+                rows.push((yy, hgt, lines, Some(b)));
+                yy += hgt;
+            }
+        }
+    }
+    let bottom = yy + 4.0;
+    // Bands behind every other bar, the grid, the reference lines; then
+    // the headings on white across them, the bars, and the notes on white
+    // so that no line runs through a number.
+    let mut band = false;
+    for (ry, rh, _, b) in &rows {
+        if b.is_some() {
+            if band {
+                f.shapes.push(Shape::Rect {
+                    x: MARGIN - 4.0,
+                    y: *ry,
+                    w: WIDTH - 2.0 * MARGIN + 8.0,
+                    h: *rh,
+                    fill: [246, 247, 249],
+                    opacity: 1.0,
+                });
+            }
+            band = !band;
+        } else {
+            band = false;
+        }
+    }
+    let ticks = scale.ticks();
+    for (v, label) in &ticks {
+        let x = scale.px(*v);
+        f.line((x, top), (x, bottom), GRID, 1.0, false);
+        f.text_at(x, top - 6.0, label, SMALL, false, Anchor::Middle, MUTED);
+        f.text_at(x, bottom + 15.0, label, SMALL, false, Anchor::Middle, MUTED);
+    }
+    f.line((p0, top), (p0, bottom), AXIS, 1.0, false);
+    for r in &spec.refs {
+        let x = scale.px(r.value);
+        f.line((x, top - 2.0), (x, bottom), r.colour, 1.6, r.dash);
+    }
+    let origin_x = spec.origin.map_or(p0, |o| scale.px(o));
+    for (ry, rh, lines, b) in &rows {
+        match b {
+            None => {
+                f.rect(
+                    MARGIN - 4.0,
+                    *ry + 1.0,
+                    WIDTH - 2.0 * MARGIN + 8.0,
+                    rh - 2.0,
+                    [255, 255, 255],
+                );
+                for (k, l) in lines.iter().enumerate() {
+                    f.text_at(
+                        MARGIN,
+                        ry + 6.0 + SMALL + k as f64 * LINE,
+                        l,
+                        LABEL,
+                        true,
+                        Anchor::Start,
+                        TEXT,
+                    );
+                }
+            }
+            Some(b) => {
+                let mid = ry + rh / 2.0;
+                let first = mid - (lines.len() as f64 - 1.0) * LINE / 2.0 + 4.5;
+                for (k, l) in lines.iter().enumerate() {
+                    f.text_at(
+                        p0 - 10.0,
+                        first + k as f64 * LINE,
+                        l,
+                        LABEL,
+                        b.strong,
+                        Anchor::End,
+                        TEXT,
+                    );
+                }
+                let below = b.value < scale.lo;
+                let x = if below { p0 + 10.0 } else { scale.px(b.value) };
+                let (a, z) = (origin_x.min(x), origin_x.max(x));
+                f.rect(a, mid - 7.0, (z - a).max(1.5), 14.0, b.colour);
+                if below {
+                    // A break in the stub: the value lies left of the axis.
+                    f.line(
+                        (x - 6.0, mid + 8.0),
+                        (x - 2.0, mid - 8.0),
+                        [255, 255, 255],
+                        2.5,
+                        false,
+                    );
+                }
+                let w = text_width(&b.note, SMALL, false);
+                f.shapes.push(Shape::Rect {
+                    x: z + 3.0,
+                    y: mid - 7.5,
+                    w: w + 4.0,
+                    h: 15.0,
+                    fill: [255, 255, 255],
+                    opacity: 0.85,
+                });
+                f.text_at(
+                    z + 5.0,
+                    mid + 4.5,
+                    &b.note,
+                    SMALL,
+                    false,
+                    Anchor::Start,
+                    TEXT,
+                );
+            }
+        }
+    }
+    f.text_at(
+        (p0 + p1) / 2.0,
+        bottom + 34.0,
+        &spec.axis,
+        SMALL,
+        false,
+        Anchor::Middle,
+        TEXT,
+    );
+    f.h = (bottom + 46.0).ceil() as u32;
+    f
+}
+
+/// One line of [`lines`]: points `(x, y)` (for categories, `x` is the
+/// category's index).
+#[derive(Debug, Clone)]
+pub(crate) struct Series {
+    pub label: String,
+    pub colour: Rgb,
+    pub dash: bool,
+    pub pts: Vec<(f64, f64)>,
+}
+
+/// The x axis of [`lines`].
+#[derive(Debug, Clone)]
+pub(crate) enum XAxis {
+    /// Numeric, logarithmic or not, with its title.
+    Numeric { log: bool, title: String },
+    /// Named positions, evenly spaced (sizes), with the axis title.
+    Categories { names: Vec<String>, title: String },
+}
+
+/// A line chart.
+#[derive(Debug, Clone)]
+pub(crate) struct Lines {
+    pub title: String,
+    pub subtitle: String,
+    pub x: XAxis,
+    pub y_title: String,
+    /// The y axis is logarithmic when values span more than this factor.
+    pub y_log_ratio: f64,
+    pub series: Vec<Series>,
+    /// Label each point with its y value.
+    pub point_labels: bool,
+    /// Name the series under the plot.
+    pub legend: bool,
+}
+
+/// Draws a [`Lines`] chart, its legend under the plot.
+pub(crate) fn lines(spec: &Lines) -> Figure {
+    let mut f = Figure::new(WIDTH as u32, 0, &spec.title);
+    let top = header(&mut f, &spec.title, &spec.subtitle) + 8.0;
+    let ys: Vec<f64> = spec
+        .series
+        .iter()
+        .flat_map(|s| s.pts.iter().map(|p| p.1))
+        .collect();
+    let plot_h = 360.0;
+    let (y0, y1) = (top + plot_h, top);
+    let ysc = Scale::fit(&ys, spec.y_log_ratio, true, y0, y1);
+    let yt = ysc.ticks();
+    let ytw = yt
+        .iter()
+        .map(|(_, l)| text_width(l, SMALL, false))
+        .fold(0.0, f64::max);
+    let x0 = MARGIN + 22.0 + ytw + 8.0;
+    let x1 = WIDTH - MARGIN - 10.0;
+    // x scale: numeric, or categories at the middles of equal steps.
+    let (xsc, xticks, step) = match &spec.x {
+        XAxis::Numeric { log, .. } => {
+            let xs: Vec<f64> = spec
+                .series
+                .iter()
+                .flat_map(|s| s.pts.iter().map(|p| p.0))
+                .collect();
+            let sc = Scale::fit(&xs, if *log { 1.0 } else { f64::INFINITY }, !log, x0, x1);
+            let t = sc.ticks();
+            (Some(sc), t, 0.0)
+        }
+        XAxis::Categories { names, .. } => {
+            let t = names
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (i as f64, s.clone()))
+                .collect();
+            (None, t, (x1 - x0) / names.len().max(1) as f64)
         }
     };
-    for (i, (label, pts)) in series.iter().enumerate() {
-        let rgb = colour(i);
-        for win in pts.windows(2) {
-            f.shapes.push(Shape::Line {
-                x1: sx(win[0].0),
-                y1: sy(win[0].1),
-                x2: sx(win[1].0),
-                y2: sy(win[1].1),
-                rgb,
-            });
-        }
-        for &(t, r) in pts {
-            f.shapes.push(Shape::Dot {
-                x: sx(t),
-                y: sy(r),
-                r: 2.5,
-                rgb,
-            });
-        }
-        let ly = y1 + 44.0 + 16.0 * i as f64;
-        f.shapes.push(Shape::Rect {
-            x: x0,
-            y: ly,
-            w: 18.0,
-            h: 8.0,
-            rgb,
-        });
-        f.text(x0 + 26.0, ly, label, 1);
+    let xpx = |v: f64| match &xsc {
+        Some(sc) => sc.px(v),
+        None => x0 + step * (v + 0.5),
+    };
+    for (v, l) in &yt {
+        let y = ysc.px(*v);
+        f.line((x0, y), (x1, y), GRID, 1.0, false);
+        f.text_at(x0 - 6.0, y + 4.0, l, SMALL, false, Anchor::End, MUTED);
     }
-    Some(f)
+    // x ticks, staggered onto a second line where neighbours would touch.
+    let mut last_end = f64::MIN;
+    let mut stagger = false;
+    for (v, l) in &xticks {
+        let x = xpx(*v);
+        f.line((x, y1), (x, y0), GRID, 1.0, false);
+        let w = text_width(l, SMALL, false);
+        let second = !stagger && x - w / 2.0 < last_end + 6.0;
+        let ty = y0 + 16.0 + if second { LINE } else { 0.0 };
+        f.text_at(x, ty, l, SMALL, false, Anchor::Middle, MUTED);
+        if second {
+            stagger = true;
+        } else {
+            last_end = x + w / 2.0;
+            stagger = false;
+        }
+    }
+    f.line((x0, y0), (x1, y0), AXIS, 1.0, false);
+    f.line((x0, y1), (x0, y0), AXIS, 1.0, false);
+    let xtitle = match &spec.x {
+        XAxis::Numeric { title, .. } | XAxis::Categories { title, .. } => title,
+    };
+    f.text_at(
+        (x0 + x1) / 2.0,
+        y0 + 52.0,
+        xtitle,
+        SMALL,
+        false,
+        Anchor::Middle,
+        TEXT,
+    );
+    f.shapes.push(Shape::Text {
+        x: MARGIN + 10.0,
+        y: (y0 + y1) / 2.0,
+        text: spec.y_title.clone(),
+        size: SMALL,
+        bold: false,
+        anchor: Anchor::Middle,
+        rgb: TEXT,
+        vertical: true,
+    });
+    for s in &spec.series {
+        let pts: Vec<(f64, f64)> = s.pts.iter().map(|&(x, y)| (xpx(x), ysc.px(y))).collect();
+        if pts.len() >= 2 {
+            f.shapes.push(Shape::Polyline {
+                pts: pts.clone(),
+                stroke: s.colour,
+                width: 2.0,
+                dash: s.dash,
+            });
+        }
+        let r = if s.pts.len() > 60 { 1.8 } else { 3.5 };
+        for (k, &(x, y)) in pts.iter().enumerate() {
+            f.shapes.push(Shape::Dot {
+                x,
+                y,
+                r,
+                fill: s.colour,
+                opacity: 1.0,
+            });
+            if spec.point_labels {
+                f.text_at(
+                    x + 6.0,
+                    y - 6.0,
+                    &fmt_num(s.pts[k].1),
+                    SMALL,
+                    false,
+                    Anchor::Start,
+                    TEXT,
+                );
+            }
+        }
+    }
+    let entries: Vec<Legend> = spec
+        .series
+        .iter()
+        .map(|s| Legend {
+            mark: Mark::Line(s.colour, s.dash),
+            text: s.label.clone(),
+        })
+        .collect();
+    let end = if spec.legend {
+        one_per_line(&mut f, &entries, y0 + 70.0)
+    } else {
+        y0 + 62.0
+    };
+    f.h = (end + MARGIN).ceil() as u32;
+    f
+}
+
+/// Legend entries one per line (each wrapped to the width); returns the y below.
+fn one_per_line(f: &mut Figure, entries: &[Legend], top: f64) -> f64 {
+    let mut y = top + SMALL;
+    for e in entries {
+        draw_mark(f, MARGIN + 2.0, y - 4.0, e.mark);
+        for l in wrap(&e.text, SMALL, false, WIDTH - 2.0 * MARGIN - 30.0) {
+            f.text_at(MARGIN + 30.0, y, &l, SMALL, false, Anchor::Start, TEXT);
+            y += LINE;
+        }
+    }
+    y
+}
+
+/// A point of the roofline.
+#[derive(Debug, Clone)]
+pub(crate) struct RoofPoint {
+    /// FLOP per byte.
+    pub ai: f64,
+    /// GFLOP/s.
+    pub gflops: f64,
+    pub colour: Rgb,
+    /// Drawn large and labelled with this text (the best rung of a workload).
+    pub label: Option<String>,
+}
+
+/// The roofline: memory roof (copy bandwidth) and compute roof, then the points.
+pub(crate) fn roofline(
+    title: &str,
+    subtitle: &str,
+    copy_gbs: f64,
+    peak_gflops: f64,
+    pts: &[RoofPoint],
+    legend_entries: &[Legend],
+) -> Figure {
+    let mut f = Figure::new(WIDTH as u32, 0, title);
+    let top = header(&mut f, title, subtitle) + 8.0;
+    let (y0, y1) = (top + 460.0, top);
+    let ais: Vec<f64> = pts
+        .iter()
+        .map(|p| p.ai)
+        .chain([peak_gflops / copy_gbs])
+        .collect();
+    let gfs: Vec<f64> = pts
+        .iter()
+        .map(|p| p.gflops)
+        .chain([peak_gflops * 3.0])
+        .collect();
+    let ys = Scale::fit(&gfs, 1.0, false, y0, y1);
+    let ytw = ys
+        .ticks()
+        .iter()
+        .map(|(_, l)| text_width(l, SMALL, false))
+        .fold(0.0, f64::max);
+    let (x0, x1) = (MARGIN + 22.0 + ytw + 8.0, WIDTH - MARGIN - 10.0);
+    let xs = Scale::fit(&ais, 1.0, false, x0, x1);
+    for (v, l) in ys.ticks() {
+        let y = ys.px(v);
+        f.line((x0, y), (x1, y), GRID, 1.0, false);
+        f.text_at(x0 - 6.0, y + 4.0, &l, SMALL, false, Anchor::End, MUTED);
+    }
+    for (v, l) in xs.ticks() {
+        let x = xs.px(v);
+        f.line((x, y1), (x, y0), GRID, 1.0, false);
+        f.text_at(x, y0 + 16.0, &l, SMALL, false, Anchor::Middle, MUTED);
+    }
+    f.line((x0, y0), (x1, y0), AXIS, 1.0, false);
+    f.line((x0, y1), (x0, y0), AXIS, 1.0, false);
+    f.text_at(
+        (x0 + x1) / 2.0,
+        y0 + 36.0,
+        "arithmetic intensity (FLOP per byte of DRAM traffic, log)",
+        SMALL,
+        false,
+        Anchor::Middle,
+        TEXT,
+    );
+    f.shapes.push(Shape::Text {
+        x: MARGIN + 10.0,
+        y: (y0 + y1) / 2.0,
+        text: "GFLOP/s (log)".into(),
+        size: SMALL,
+        bold: false,
+        anchor: Anchor::Middle,
+        rgb: TEXT,
+        vertical: true,
+    });
+    // Roofs: bandwidth x intensity up to the knee, then the compute peak.
+    let roof = [120, 120, 120];
+    let knee = peak_gflops / copy_gbs;
+    let a0 = xs.lo.max(ys.lo / copy_gbs);
+    f.shapes.push(Shape::Polyline {
+        pts: vec![
+            (xs.px(a0), ys.px(a0 * copy_gbs)),
+            (xs.px(knee), ys.px(peak_gflops)),
+            (xs.px(xs.hi), ys.px(peak_gflops)),
+        ],
+        stroke: roof,
+        width: 2.0,
+        dash: false,
+    });
+    // The roofs' names, where no point is: along the memory roof (just
+    // above it) and under the compute roof's right end.
+    let mut taken: Vec<[f64; 4]> = pts
+        .iter()
+        .map(|p| {
+            let (x, y) = (xs.px(p.ai), ys.px(p.gflops));
+            let r = if p.label.is_some() { 7.0 } else { 3.0 };
+            [x - r, y - r, x + r, y + r]
+        })
+        .collect();
+    let free = |b: [f64; 4], taken: &[[f64; 4]]| {
+        b[0] >= x0
+            && b[2] <= x1
+            && b[1] >= y1
+            && b[3] <= y0
+            && !taken
+                .iter()
+                .any(|t| b[0] < t[2] && t[0] < b[2] && b[1] < t[3] && t[1] < b[3])
+    };
+    let mem = format!("device copy {copy_gbs:.0} GB/s");
+    let mw = text_width(&mem, SMALL, false);
+    for k in 1..40 {
+        let ai = knee / 1.25f64.powi(k);
+        if ai < a0 {
+            break;
+        }
+        let (x, y) = (xs.px(ai), ys.px(ai * copy_gbs));
+        let b = [x - mw - 6.0, y - 18.0, x - 6.0, y - 6.0];
+        if free(b, &taken) {
+            f.text_at(b[0], y - 8.0, &mem, SMALL, false, Anchor::Start, MUTED);
+            taken.push(b);
+            break;
+        }
+    }
+    let fp = format!("FP32 {:.1} TFLOP/s (from the clock)", peak_gflops / 1e3);
+    let fw = text_width(&fp, SMALL, false);
+    let yb = ys.px(peak_gflops);
+    for b in [
+        [x1 - 4.0 - fw, yb + 4.0, x1 - 4.0, yb + 17.0],
+        [x1 - 4.0 - fw, yb - 17.0, x1 - 4.0, yb - 4.0],
+    ] {
+        if free(b, &taken) {
+            f.text_at(b[0], b[3] - 3.0, &fp, SMALL, false, Anchor::Start, MUTED);
+            taken.push(b);
+            break;
+        }
+    }
+    // Small marks first, the labelled points on top.
+    for p in pts.iter().filter(|p| p.label.is_none()) {
+        f.shapes.push(Shape::Dot {
+            x: xs.px(p.ai),
+            y: ys.px(p.gflops),
+            r: 2.6,
+            fill: p.colour,
+            opacity: 0.55,
+        });
+    }
+    for p in pts.iter().filter(|p| p.label.is_some()) {
+        let (x, y) = (xs.px(p.ai), ys.px(p.gflops));
+        f.shapes.push(Shape::Dot {
+            x,
+            y,
+            r: 6.0,
+            fill: p.colour,
+            opacity: 1.0,
+        });
+    }
+    for p in pts.iter() {
+        let Some(label) = &p.label else { continue };
+        let (x, y) = (xs.px(p.ai), ys.px(p.gflops));
+        let w = text_width(label, SMALL, true);
+        // Right, left, above, below, then further out: the first free place.
+        let mut spots = vec![
+            (x + 10.0, y + 4.0),
+            (x - 10.0 - w, y + 4.0),
+            (x - w / 2.0, y - 12.0),
+            (x - w / 2.0, y + 20.0),
+        ];
+        for k in 1..6 {
+            let d = 16.0 * k as f64;
+            spots.extend([
+                (x + 10.0, y + 4.0 - d),
+                (x + 10.0, y + 4.0 + d),
+                (x - 10.0 - w, y + 4.0 - d),
+                (x - 10.0 - w, y + 4.0 + d),
+            ]);
+        }
+        let fits = |sx: f64, sy: f64, taken: &[[f64; 4]]| {
+            let b = [sx, sy - 10.0, sx + w, sy + 3.0];
+            b[0] >= x0
+                && b[2] <= x1
+                && b[1] >= y1
+                && b[3] <= y0
+                && !taken
+                    .iter()
+                    .any(|t| b[0] < t[2] && t[0] < b[2] && b[1] < t[3] && t[1] < b[3])
+        };
+        let (sx, sy) = spots
+            .iter()
+            .copied()
+            .find(|&(sx, sy)| fits(sx, sy, &taken))
+            .unwrap_or(spots[0]);
+        if (sy - (y + 4.0)).abs() > 1.0 {
+            let ax = if sx > x { sx - 2.0 } else { sx + w + 2.0 };
+            f.line((x, y), (ax, sy - 4.0), p.colour, 1.0, false);
+        }
+        f.text_at(sx, sy, label, SMALL, true, Anchor::Start, p.colour);
+        taken.push([sx, sy - 10.0, sx + w, sy + 3.0]);
+    }
+    let end = one_per_line(&mut f, legend_entries, y0 + 52.0);
+    f.h = (end + MARGIN).ceil() as u32;
+    f
 }

@@ -2,7 +2,7 @@
 //! the [`Ceilings`] of a run. Workloads fill rows; the rest of the report
 //! layer reads them and needs nothing else from the workloads.
 
-use super::progress::progress_variant;
+use super::progress::progress_row;
 use crate::runtime::Timing;
 use serde::Serialize;
 
@@ -67,9 +67,22 @@ pub struct Row {
 }
 
 impl Row {
-    /// A row with only the identifying fields set.
+    /// A row with only the identifying fields set. It starts the row's
+    /// progress line: the time until the next row starts (or the workload
+    /// ends) is printed as this row's.
     pub fn new(workload: &str, variant: &str, backend: &str, size: &str, precision: &str) -> Self {
-        progress_variant(workload, variant, size, precision);
+        progress_row(workload, variant, size, precision);
+        Self::plain(workload, variant, backend, size, precision)
+    }
+
+    /// [`Row::new`] without the progress line (rows read back from a file).
+    pub fn plain(
+        workload: &str,
+        variant: &str,
+        backend: &str,
+        size: &str,
+        precision: &str,
+    ) -> Self {
         Self {
             workload: workload.into(),
             variant: variant.into(),
@@ -98,6 +111,62 @@ impl Row {
     }
 }
 
+impl Row {
+    /// A row of a `results.json` (schema `ptxlab-results/1`), or of a peer
+    /// script's JSON line (`skipped`: a reason; `median_ms`, `min_ms`, ...
+    /// flat); `None` when `workload` or `variant` is missing.
+    pub fn from_json(v: &serde_json::Value) -> Option<Row> {
+        let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
+        let f = |x: &serde_json::Value| x.as_f64().filter(|x| x.is_finite());
+        v["workload"].as_str()?;
+        v["variant"].as_str()?;
+        let mut r = Row::plain(
+            &s("workload"),
+            &s("variant"),
+            &s("backend"),
+            &s("size"),
+            &s("precision"),
+        );
+        let t = if v["timing"].is_object() {
+            &v["timing"]
+        } else {
+            v
+        };
+        if let Some(ms) = f(&t["median_ms"]) {
+            r.timing = Some(Timing {
+                median_ms: ms,
+                min_ms: f(&t["min_ms"]).unwrap_or(ms),
+                max_ms: f(&t["max_ms"]).unwrap_or(ms),
+                reps: t["reps"].as_u64().unwrap_or(0) as usize,
+            });
+        }
+        r.registers = v["registers"].as_u64().map(|x| x as u32);
+        r.spills = v["spills"].as_u64().map(|x| x as u32);
+        r.first_ms = f(&v["first_ms"]);
+        r.speedup = f(&v["speedup"]);
+        r.throughput = f(&v["throughput"]);
+        r.unit = s("unit");
+        r.pct_of_ceiling = f(&v["pct_of_ceiling"]);
+        r.rel_err = f(&v["rel_err"]);
+        r.note = s("note");
+        let detail = v["status"]["detail"].as_str().unwrap_or("").to_string();
+        r.status = match (v["status"]["kind"].as_str(), v["skipped"].as_str()) {
+            (_, Some(why)) => Status::Skipped(why.to_string()),
+            (Some("failed"), _) => Status::Failed(detail),
+            (Some("skipped"), _) => Status::Skipped(detail),
+            (Some("inaccurate"), _) => Status::Inaccurate(detail),
+            _ => Status::Ok,
+        };
+        if let Some(h) = v["history"].as_array() {
+            r.history = h
+                .iter()
+                .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
+                .collect();
+        }
+        Some(r)
+    }
+}
+
 pub(crate) fn opt(v: Option<f64>, digits: usize) -> String {
     match v {
         Some(x) if x.is_finite() => format!("{x:.digits$}"),
@@ -117,7 +186,8 @@ pub fn fmt_ms(ms: f64) -> String {
 }
 
 /// Ceilings measured (or computed from clocks read) on the device in the same run.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Ceilings {
     /// Device-to-device copy, read + write bytes per second, GB/s.
     pub copy_gbs: Option<f64>,

@@ -65,7 +65,8 @@ pub fn table(rows: &[Row]) -> String {
 }
 
 /// Where and with what a run happened.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, Default)]
+#[serde(default)]
 pub struct Environment {
     /// GPU name, or why there is none.
     pub gpu: String,
@@ -89,6 +90,10 @@ pub struct Environment {
     pub ptx_arch: String,
     /// Command line.
     pub command: String,
+    /// The kernel modules this run loaded and how (`kernels/vector: cubin
+    /// sm_90, 0.4 ms`), from the runtime's load records; filled at the end
+    /// of a run.
+    pub modules_loaded: String,
 }
 
 impl Environment {
@@ -131,10 +136,29 @@ impl Environment {
         }
         e
     }
+    /// Records the modules `gpu` has loaded so far (and how) in
+    /// [`Environment::modules_loaded`].
+    pub fn note_loads(&mut self, gpu: &crate::runtime::gpu::Gpu) {
+        let recs = gpu.load_records();
+        let total: f64 = recs.iter().map(|r| r.ms).sum();
+        let list: Vec<String> = recs
+            .iter()
+            .map(|r| format!("{}: {}, {:.1} ms", r.module, r.how, r.ms))
+            .collect();
+        self.modules_loaded = if recs.is_empty() {
+            "none".into()
+        } else {
+            format!(
+                "{} modules, {total:.0} ms in all: {}",
+                recs.len(),
+                list.join("; ")
+            )
+        };
+    }
     /// Markdown block.
     pub fn markdown(&self) -> String {
         format!(
-            "| | |\n|---|---|\n| GPU | {} |\n| compute capability | {} |\n| SMs | {} |\n| SM clock (max) | {} MHz |\n| driver | {} (CUDA {}) |\n| PTX arch | {} |\n| rustc | {} |\n| git | {} |\n| date | {} |\n| command | `{}` |\n",
+            "| | |\n|---|---|\n| GPU | {} |\n| compute capability | {} |\n| SMs | {} |\n| SM clock (max) | {} MHz |\n| driver | {} (CUDA {}) |\n| PTX arch | {} |\n| rustc | {} |\n| git | {} |\n| date | {} |\n| command | `{}` |\n| modules loaded | {} |\n",
             self.gpu,
             self.compute_capability,
             self.sm_count,
@@ -145,7 +169,8 @@ impl Environment {
             self.rustc,
             self.git_sha,
             self.date,
-            self.command
+            self.command,
+            self.modules_loaded
         )
     }
 }

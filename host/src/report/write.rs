@@ -1,127 +1,86 @@
-//! Writing a run's report: `report.md`, `results.json`, `results.csv` and
-//! every plot (SVG and PNG) into one folder.
+//! Writing a run's report into one folder: `report.md`, `report.html`,
+//! `results.json`, `results.csv`, and every chart as SVG and PNG.
 
-use super::figure::Figure;
-use super::plot::{bar_chart, convergence, line_chart, roofline};
-use super::row::{Ceilings, Row, Status};
-use super::table::Environment;
+use super::charts::{Chart, charts};
+use super::html::html;
+use super::row::{Row, Status};
+use super::run::Run;
+use super::table::table;
 
-/// Writes every plot of a run into `dir` (`<name>.svg` and `<name>.png`);
-/// returns the file names written.
-fn write_plots(
-    dir: &std::path::Path,
-    rows: &[Row],
-    copy_gbs: Option<f64>,
-    fp32_flops: Option<f64>,
-) -> crate::Result<Vec<String>> {
-    let mut figs: Vec<(String, Figure)> = Vec::new();
-    let mut workloads: Vec<&str> = rows.iter().map(|r| r.workload.as_str()).collect();
-    workloads.dedup();
-    let mut seen = std::collections::BTreeSet::new();
-    for w in workloads {
-        if !seen.insert(w) {
-            continue;
-        }
-        let rs: Vec<Row> = rows.iter().filter(|r| r.workload == w).cloned().collect();
-        if let Some(f) = bar_chart(w, &rs) {
-            figs.push((format!("bars-{w}"), f));
-        }
-    }
-    if let (Some(c), Some(p)) = (copy_gbs, fp32_flops)
-        && let Some(f) = roofline(rows, c, p / 1e9)
-    {
-        figs.push(("roofline".into(), f));
-    }
-    let sweep: Vec<(f64, f64)> = rows
-        .iter()
-        .filter(|r| {
-            r.workload == "poisson"
-                && r.variant.starts_with("CPU rayon ")
-                && r.variant.ends_with(" threads")
-        })
-        .filter_map(|r| {
-            let n: f64 = r
-                .variant
-                .trim_start_matches("CPU rayon ")
-                .trim_end_matches(" threads")
-                .parse()
-                .ok()?;
-            Some((n, r.throughput?))
-        })
-        .collect();
-    if let Some(f) = line_chart("Poisson CPU thread sweep", "threads", "GCells/s", &sweep) {
-        figs.push(("poisson-cpu-sweep".into(), f));
-    }
-    // One convergence chart per workload and size, of every row with a history.
-    let mut groups: Vec<(String, String)> = Vec::new();
-    for r in rows.iter().filter(|r| !r.history.is_empty()) {
-        let key = (r.workload.clone(), r.size.clone());
-        if !groups.contains(&key) {
-            groups.push(key);
-        }
-    }
-    for (w, size) in groups {
-        let series: Vec<(String, Vec<(f64, f64)>)> = rows
-            .iter()
-            .filter(|r| r.workload == w && r.size == size && !r.history.is_empty())
-            .map(|r| {
-                (
-                    format!("{} ({}, {})", r.variant, r.backend, r.precision),
-                    r.history.clone(),
-                )
-            })
-            .collect();
-        let title = format!("{w} {size}: relative residual against time");
-        if let Some(f) = convergence(&title, &series) {
-            figs.push((format!("convergence-{w}-{size}"), f));
-        }
-    }
-    let mut names = Vec::new();
-    for (name, f) in figs {
-        for (ext, bytes) in [("svg", f.svg().into_bytes()), ("png", f.png())] {
-            let p = dir.join(format!("{name}.{ext}"));
-            std::fs::write(&p, bytes).map_err(|e| crate::Error::File {
-                path: p.display().to_string(),
-                detail: e.to_string(),
-            })?;
-            names.push(format!("{name}.{ext}"));
-        }
-    }
-    Ok(names)
+/// The files of a written report.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// File names inside the folder, in writing order.
+    pub files: Vec<String>,
+    /// The charts drawn (names and captions).
+    pub charts: Vec<(String, String)>,
 }
 
-/// Writes `report.md`, `results.json` and `results.csv` into `dir`, and points
-/// `latest` (a sibling symlink) at it.
-pub fn write_outputs(
-    dir: &std::path::Path,
-    env: &Environment,
-    ceilings: &Ceilings,
-    rows: &[Row],
-    markdown: &str,
-) -> crate::Result<()> {
-    let io = |p: &std::path::Path, e: std::io::Error| crate::Error::File {
-        path: p.display().to_string(),
-        detail: e.to_string(),
-    };
-    let plots = write_plots(dir, rows, ceilings.copy_gbs, ceilings.fp32_flops)?;
-    let mut markdown = markdown.to_string();
-    if !plots.is_empty() {
-        markdown.push_str("## Plots\n\n");
-        for p in plots.iter().filter(|p| p.ends_with(".svg")) {
-            markdown.push_str(&format!("![{p}]({p})\n\n"));
+fn md_chart(c: &Chart) -> String {
+    format!(
+        "![{}]({n}.png)\n\n*{}* ([SVG]({n}.svg))\n\n",
+        c.figure.title.replace(['[', ']'], ""),
+        c.caption,
+        n = c.name
+    )
+}
+
+/// The Markdown report: the environment block, then per workload its
+/// table, its peers' table and its charts; the whole run's charts last.
+pub fn markdown(run: &Run, charts: &[Chart]) -> String {
+    let mut md = format!("# ptxlab benchmark\n\n{}\n", run.env.markdown());
+    let c = &run.ceilings;
+    if let Some(copy) = c.copy_gbs {
+        md.push_str(&format!(
+            "Ceilings measured in this run: device-to-device copy {copy:.0} GB/s (read + write)"
+        ));
+        if let Some(s) = c.sfu_per_s {
+            md.push_str(&format!(", SFU {s:.2e} op/s"));
+        }
+        if let Some(f) = c.fp32_flops {
+            md.push_str(&format!(", FP32 {:.1} TFLOP/s (from clock)", f / 1e12));
+        }
+        md.push_str(".\n\n");
+    }
+    md.push_str(
+        "The same run as one page, charts and sortable tables: [report.html](report.html); the data: [results.json](results.json), [results.csv](results.csv).\n\n",
+    );
+    for s in &run.sections {
+        md.push_str(&format!("## {}", s.name));
+        if !s.about.is_empty() {
+            md.push_str(&format!(" — {}", s.about));
+        }
+        md.push_str(&format!("\n\n{}\n", table(&s.rows)));
+        let peers: Vec<Row> = run.peers_of(s).into_iter().cloned().collect();
+        if !peers.is_empty() {
+            md.push_str(&format!("Peers (same run):\n\n{}\n", table(&peers)));
+        }
+        let workloads: Vec<&str> = s.rows.iter().map(|r| r.workload.as_str()).collect();
+        for ch in charts
+            .iter()
+            .filter(|ch| ch.workload == s.name || workloads.contains(&ch.workload.as_str()))
+        {
+            md.push_str(&md_chart(ch));
         }
     }
-    let md = dir.join("report.md");
-    std::fs::write(&md, &markdown).map_err(|e| io(&md, e))?;
-    let json = serde_json::json!({
-        "schema": "ptxlab-results/1",
-        "environment": env,
-        "ceilings": ceilings,
-        "rows": rows,
-    });
-    let jp = dir.join("results.json");
-    std::fs::write(&jp, serde_json::to_string_pretty(&json).unwrap_or_default())
-        .map_err(|e| io(&jp, e))?;
+    let stray: Vec<Row> = run.stray_peers().into_iter().cloned().collect();
+    if !stray.is_empty() {
+        md.push_str(&format!(
+            "## Python peers (same run)\n\n{}\n",
+            table(&stray)
+        ));
+    }
+    let whole: Vec<&Chart> = charts.iter().filter(|c| c.workload.is_empty()).collect();
+    if !whole.is_empty() {
+        md.push_str("## The whole run\n\n");
+        for ch in whole {
+            md.push_str(&md_chart(ch));
+        }
+    }
+    md
+}
+
+fn csv(rows: &[Row]) -> String {
     let mut csv = String::from(
         "workload,variant,backend,size,precision,registers,spills,first_ms,median_ms,min_ms,max_ms,reps,speedup,throughput,unit,pct_of_ceiling,rel_err,status\n",
     );
@@ -168,13 +127,57 @@ pub fn write_outputs(
             q(&status)
         ));
     }
-    let cp = dir.join("results.csv");
-    std::fs::write(&cp, csv).map_err(|e| io(&cp, e))?;
+    csv
+}
+
+/// Writes the report of `run` into `dir` (which must exist): the charts
+/// (SVG and PNG), `report.md`, `report.html`, `results.json`,
+/// `results.csv`. With `link_latest`, points `latest` (a sibling symlink)
+/// at `dir`.
+pub fn write_outputs(
+    dir: &std::path::Path,
+    run: &Run,
+    link_latest: bool,
+) -> crate::Result<Written> {
+    let mut files = Vec::new();
+    let mut put = |name: &str, bytes: &[u8]| -> crate::Result<()> {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).map_err(|e| crate::Error::File {
+            path: p.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        files.push(name.to_string());
+        Ok(())
+    };
+    let rows = run.rows();
+    let charts = charts(&rows, &run.ceilings);
+    for c in &charts {
+        put(&format!("{}.svg", c.name), c.figure.svg().as_bytes())?;
+        put(&format!("{}.png", c.name), &c.figure.png())?;
+    }
+    put("report.md", markdown(run, &charts).as_bytes())?;
+    put("report.html", html(run, &charts).as_bytes())?;
+    let json = serde_json::json!({
+        "schema": "ptxlab-results/1",
+        "environment": run.env,
+        "ceilings": run.ceilings,
+        "rows": rows,
+    });
+    put(
+        "results.json",
+        serde_json::to_string_pretty(&json)
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
+    put("results.csv", csv(&rows).as_bytes())?;
     #[cfg(unix)]
-    if let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
+    if link_latest && let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) {
         let link = parent.join("latest");
         let _ = std::fs::remove_file(&link);
         let _ = std::os::unix::fs::symlink(name, &link);
     }
-    Ok(())
+    Ok(Written {
+        files,
+        charts: charts.into_iter().map(|c| (c.name, c.caption)).collect(),
+    })
 }

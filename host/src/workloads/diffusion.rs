@@ -15,8 +15,9 @@ use kernels_gpu::diffusion as k;
 use ptxlab_device::sim::Fault;
 use rayon::prelude::*;
 
-/// Variants: the material's racy in-place kernel and the two race-free ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Variants: the material's racy in-place kernel and the two race-free ones
+/// (`--variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Variant {
     /// The material's 8x8 in-place kernel (racy; the lesson).
     Inplace,
@@ -37,27 +38,14 @@ impl Variant {
             Variant::Temporal => "temporal blocking, 8 steps/launch",
         }
     }
-    /// Kernel name (for the resource report).
-    pub fn kernel(&self) -> &'static str {
+    /// The PTX entry of the variant's kernel (for the resource report).
+    pub fn entry(&self) -> &'static str {
+        use kernels_gpu::diffusion as kd;
+        use ptxlab_runtime::entry;
         match self {
-            Variant::Inplace => "diffusion_inplace_f32",
-            Variant::Pingpong => "diffusion_pingpong_f32",
-            Variant::Temporal => "diffusion_temporal_f32",
-        }
-    }
-}
-
-impl std::str::FromStr for Variant {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "inplace" => Ok(Variant::Inplace),
-            "pingpong" => Ok(Variant::Pingpong),
-            "temporal" => Ok(Variant::Temporal),
-            _ => Err(Error::input(
-                "--variant",
-                format!("`{s}`; allowed: pingpong, temporal, inplace"),
-            )),
+            Variant::Inplace => entry!(kd::diffusion_inplace_f32),
+            Variant::Pingpong => entry!(kd::diffusion_pingpong_f32),
+            Variant::Temporal => entry!(kd::diffusion_temporal_f32),
         }
     }
 }
@@ -520,7 +508,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             &size,
             "f32",
         );
-        if let Some(res) = crate::modules::resource(variant.kernel(), &arch, false) {
+        if let Some(res) = crate::modules::resource(variant.entry(), &arch, false) {
             row.registers = Some(res.registers);
             row.spills = Some(res.spill_stores + res.spill_loads);
         }
@@ -569,9 +557,9 @@ pub struct Args {
     /// Diffusion coefficient `dt D / dx^2` (stable for <= 0.25).
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     pub alpha: f32,
-    /// pingpong, temporal or inplace (the material's racy kernel).
-    #[arg(long, default_value = "temporal")]
-    pub variant: String,
+    /// The kernel: ping-pong, temporal blocking, or the material's racy in-place one.
+    #[arg(long, value_enum, default_value_t = Variant::Temporal)]
+    pub variant: Variant,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -610,7 +598,7 @@ pub fn cli(args: &Args) -> Result<()> {
     let backend = args.backend;
     let (nx, ny) = parse_size(&args.size)?;
     check_params(nx, ny, args.alpha)?;
-    let variant: Variant = args.variant.parse()?;
+    let variant = args.variant;
     crate::cli::check_iters("--iters", args.iters, 1)?;
     // u, u_new, lap on the host (and on the simulator, which is host memory).
     crate::cli::check_host_arrays("--size", nx * ny, 4, 6)?;

@@ -16,6 +16,7 @@ pub mod demo;
 pub mod diffusion;
 pub mod fusion;
 pub mod lomb;
+pub mod mathcheck;
 pub mod matmul;
 pub mod poisson;
 pub mod primitives;

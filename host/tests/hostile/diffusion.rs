@@ -85,7 +85,7 @@ fn diffusion_hostile_options_and_valid_edges() {
                     "foo",
                 ],
             ),
-            &["`foo`", "allowed: pingpong, temporal, inplace"],
+            &["'foo'", "possible values: inplace, pingpong, temporal"],
         );
     }
     fails_with(

@@ -37,13 +37,13 @@ fn reduce_hostile_inputs_and_valid_edges() {
         );
         fails_with(
             &on(be, &["reduce", "--n", "5", "--precision", "f16"]),
-            &["`f16`", "allowed: f32, f64, i32"],
+            &["'f16'", "possible values: f32, f64, i32"],
         );
         fails_with(
             &on(be, &["reduce", "--n", "5", "--variant", "foo"]),
             &[
-                "`foo`",
-                "allowed: tree, shuffle, atomic-thread, atomic-warp, gridstride, all",
+                "'foo'",
+                "possible values: all, tree, shuffle, atomic-thread, atomic-warp, gridstride",
             ],
         );
         fails_with(
@@ -193,11 +193,11 @@ fn histogram_hostile_inputs_and_valid_edges() {
         );
         fails_with(
             &on(be, &["histogram", "--n", "5", "--keys", "i8"]),
-            &["--keys", "`i8`", "allowed: u8, u32"],
+            &["--keys", "'i8'", "possible values: u8, u32"],
         );
         fails_with(
             &on(be, &["histogram", "--n", "5", "--variant", "foo"]),
-            &["`foo`", "allowed: global, shared, all"],
+            &["'foo'", "possible values: all, global, shared"],
         );
         fails_with(
             &on(be, &["histogram", "--n", "0"]),

@@ -33,11 +33,11 @@ fn vector_add_hostile_options() {
         // An unknown variant is refused on every backend, even where unused.
         fails_with(
             &on(be, &["vector-add", "--n", "5", "--variant", "x8"]),
-            &["`x8`", "allowed: scalar, wide"],
+            &["'x8'", "possible values: scalar, wide"],
         );
         fails_with(
             &on(be, &["vector-add", "--n", "5", "--precision", "f16"]),
-            &["--precision", "`f16`", "allowed: f32, f64"],
+            &["--precision", "'f16'", "possible values: f32, f64"],
         );
     }
     // 10^12 elements: refused with the memory it needs, never attempted.

@@ -110,7 +110,7 @@ fn report(dev: &Device, name: &str, n: usize, err: f64, tol: f64, bytes: f64, ti
 }
 
 fn run(args: &Args) -> Result<bool> {
-    let dev = if args.sim { Device::sim() } else { Device::gpu(0)? };
+    let dev = if args.sim { Device::sim() } else { Device::gpu(0).map_err(no_gpu_hint)? };
     // Not a multiple of the block: the last block is partial.
     let n = args.n.unwrap_or(if args.sim { 100_003 } else { 50_000_017 });
     let (hx, hy) = (random(n, 1), random(n, 2));
@@ -140,7 +140,50 @@ fn run(args: &Args) -> Result<bool> {
         .collect();
     let err = rel_err(&dev.download(&sy)?, &want);
     let ok2 = report(&dev, "stencil", n, err, 1e-6, 8.0 * n as f64, |_| stencil(&dev, &x, &mut sy))?;
-    Ok(ok1 && ok2)
+
+    // A generic kernel: the f64 instance, `y = 2 x + y` in place.
+    let (hx64, hy64): (Vec<f64>, Vec<f64>) = (widen(&hx), widen(&hy));
+    let x64 = dev.upload(&hx64)?;
+    let mut y64 = dev.upload(&hy64)?;
+    let cfg = LaunchConfig::for_threads(n, kernels::BLOCK)?;
+    launch!(&dev, &KERNELS, cfg, kernels::axpy::<f64>(2.0, &x64, &mut y64))?;
+    let want: Vec<f64> = hx64.iter().zip(&hy64).map(|(x, y)| 2.0 * x + y).collect();
+    let err = rel_err_f64(&dev.download(&y64)?, &want);
+    let ok3 = report(&dev, "axpy::<f64>", n, err, 1e-15, 24.0 * n as f64, |_| {
+        launch!(&dev, &KERNELS, cfg, kernels::axpy::<f64>(2.0, &x64, &mut y64))
+    })?;
+
+    // A const-generic kernel: rows of 37 columns (not a multiple of W = 4).
+    let (rows, cols) = (n / 37, 37usize);
+    let mut sums = dev.alloc_filled(rows, f32::NAN)?;
+    let cfg = LaunchConfig::for_threads(rows, 128)?;
+    launch!(&dev, &KERNELS, cfg, kernels::row_sums::<f32, 4>(&x, &mut sums, cols as u32))?;
+    let want: Vec<f64> = (0..rows).map(|r| hx[r * cols..(r + 1) * cols].iter().map(|v| *v as f64).sum()).collect();
+    let err = rel_err(&dev.download(&sums)?, &want);
+    let ok4 = report(&dev, "row_sums::<f32, 4>", rows, err, 1e-6, 4.0 * (rows * cols) as f64, |_| {
+        launch!(&dev, &KERNELS, cfg, kernels::row_sums::<f32, 4>(&x, &mut sums, cols as u32))
+    })?;
+    Ok(ok1 && ok2 && ok3 && ok4)
+}
+
+/// f32 inputs as f64.
+fn widen(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|x| *x as f64).collect()
+}
+
+/// ||got - want|| / ||want|| of f64 results; NaN gives NaN.
+fn rel_err_f64(got: &[f64], want: &[f64]) -> f64 {
+    let (mut d, mut w) = (0.0f64, 0.0f64);
+    for (g, r) in got.iter().zip(want) {
+        d += (g - r).powi(2);
+        w += r * r;
+    }
+    (d / w).sqrt()
+}
+
+/// The runtime's error, plus this program's way to run without a GPU.
+fn no_gpu_hint(e: ptxlab_runtime::Error) -> ptxlab_runtime::Error {
+    ptxlab_runtime::Error::input("--backend gpu", format!("{e}\n(run without a GPU: --backend sim)"))
 }
 
 fn main() -> ExitCode {

@@ -1,12 +1,15 @@
-//! `ptxlab info` and `ptxlab bench`: every workload, checked then timed.
+//! `ptxlab info`, `ptxlab bench` (every workload, checked then timed) and
+//! `ptxlab report` (a recorded run's report drawn again).
 
 use anyhow::{Context, Result};
 use ptxlab::Backend;
-use ptxlab::report::Ceilings;
-use ptxlab::report::{self, Environment, Row, Status};
+use ptxlab::report::{self, Ceilings, Environment, Row, Run, Section, Status};
 use ptxlab::runtime::Device;
 use ptxlab::workloads::{self, BenchCtx};
+use std::io::{BufRead, Read};
 use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
 
 /// `ptxlab bench` arguments.
 #[derive(Debug, clap::Args)]
@@ -30,6 +33,66 @@ pub struct Args {
     /// Folder of the peer scripts.
     #[arg(long, default_value = "peers")]
     pub peers_dir: PathBuf,
+    /// Terse progress: one line per workload, none per row or peer step.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `ptxlab report` arguments.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// A run's `results.json` (written by `ptxlab bench`).
+    #[arg(long, value_name = "results.json")]
+    pub from: PathBuf,
+    /// Folder to write the report into (created; files of the same names
+    /// are replaced). Default: the folder of `--from`.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// The one-line description of a workload (or of a part of one, such as
+/// `reduce` of `primitives`), for section headings.
+fn about(name: &str) -> Option<String> {
+    let part = match name {
+        "reduce" => Some("sum reduction ladder"),
+        "histogram" => {
+            Some("256-bin histogram: global atomics against privatised shared-memory bins")
+        }
+        "monte-carlo-pi" => Some("Monte-Carlo estimate of pi"),
+        _ => None,
+    };
+    part.map(str::to_string).or_else(|| {
+        workloads::all()
+            .into_iter()
+            .find(|w| w.name == name)
+            .map(|w| w.about.to_string())
+    })
+}
+
+/// `ptxlab report --from results.json [--out DIR]`.
+pub fn report_from(args: &ReportArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&args.from)
+        .with_context(|| format!("reading {}", args.from.display()))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not JSON", args.from.display()))?;
+    let run = Run::from_results(&doc, &about)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.from.display()))?;
+    let out = match &args.out {
+        Some(o) => o.clone(),
+        None => args
+            .from
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_else(|| PathBuf::from(".")),
+    };
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let w = report::write_outputs(&out, &run, false)?;
+    println!(
+        "wrote {} charts, report.md, report.html, results.json and results.csv to {}",
+        w.charts.len(),
+        out.display()
+    );
+    Ok(())
 }
 
 pub fn info() -> Result<()> {
@@ -112,6 +175,7 @@ fn ceilings(dev: &Device) -> Ceilings {
 }
 
 pub fn run(args: &Args) -> Result<()> {
+    report::set_quiet(args.quiet);
     // Refuse bad options before anything is created or measured.
     let names: Vec<&str> = workloads::all().iter().map(|w| w.name).collect();
     if let Some(o) = args.only.iter().find(|o| !names.contains(&o.as_str())) {
@@ -153,31 +217,19 @@ pub fn run(args: &Args) -> Result<()> {
         .into_iter()
         .filter(|w| args.only.is_empty() || args.only.iter().any(|o| o == w.name))
         .collect();
-    let mut md = format!("# ptxlab benchmark\n\n{}\n", env.markdown());
-    if let Some(c) = ceil.copy_gbs {
-        md.push_str(&format!(
-            "Ceilings measured in this run: device-to-device copy {c:.0} GB/s (read + write)"
-        ));
-        if let Some(s) = ceil.sfu_per_s {
-            md.push_str(&format!(", SFU {:.2e} op/s", s));
-        }
-        if let Some(f) = ceil.fp32_flops {
-            md.push_str(&format!(", FP32 {:.1} TFLOP/s (from clock)", f / 1e12));
-        }
-        md.push_str(".\n\n");
-    }
-    let mut rows_all: Vec<Row> = Vec::new();
+    let mut run = Run {
+        env,
+        ceilings: ceil.clone(),
+        ..Run::default()
+    };
     let total = chosen.len();
+    let started = std::time::Instant::now();
     for (i, w) in chosen.iter().enumerate() {
         report::progress_workload(i + 1, total, w.name);
         let on_gpu = dev.as_ref().is_some_and(|d| !d.is_sim());
         let mut rows = Vec::new();
         if !on_gpu {
             let t = std::time::Instant::now();
-            let status = match (w.sim_check)() {
-                Ok(()) => Status::Ok,
-                Err(e) => Status::Failed(e.to_string()),
-            };
             let mut r = Row::new(
                 w.name,
                 "simulator check (every kernel vs CPU reference)",
@@ -185,8 +237,12 @@ pub fn run(args: &Args) -> Result<()> {
                 "odd sizes",
                 "f32/f64",
             );
-            r.status = status;
+            r.status = match (w.sim_check)() {
+                Ok(()) => Status::Ok,
+                Err(e) => Status::Failed(e.to_string()),
+            };
             r.first_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+            report::progress_row_done();
             rows.push(r);
         }
         let ctx = BenchCtx {
@@ -206,8 +262,11 @@ pub fn run(args: &Args) -> Result<()> {
         report::progress_clear();
         let table = report::table(&rows);
         println!("\n## {} — {}\n\n{table}", w.name, w.about);
-        md.push_str(&format!("## {} — {}\n\n{table}\n", w.name, w.about));
-        rows_all.extend(rows);
+        run.sections.push(Section {
+            name: w.name.to_string(),
+            about: w.about.to_string(),
+            rows,
+        });
     }
     if args.peers {
         let peer_rows = crate::bench::peers(
@@ -218,12 +277,25 @@ pub fn run(args: &Args) -> Result<()> {
         if !peer_rows.is_empty() {
             let table = report::table(&peer_rows);
             println!("\n## Python peers (same run)\n\n{table}");
-            md.push_str(&format!("## Python peers (same run)\n\n{table}\n"));
-            rows_all.extend(peer_rows);
+            run.peers = peer_rows;
         }
     }
-    report::write_outputs(&out, &env, &ceil, &rows_all, &md)?;
-    eprintln!("wrote {}", out.display());
+    if !args.quiet {
+        eprintln!(
+            "measured in {}; drawing the charts ...",
+            report::fmt_elapsed(started.elapsed())
+        );
+    }
+    if let Some(g) = dev.as_ref().and_then(|d| d.as_gpu()) {
+        run.env.note_loads(g);
+    }
+    let rows_all = run.rows();
+    let w = report::write_outputs(&out, &run, true)?;
+    eprintln!(
+        "wrote {}: report.md, report.html ({} charts), results.json, results.csv",
+        out.display(),
+        w.charts.len()
+    );
     let failed = rows_all
         .iter()
         .filter(|r| matches!(r.status, Status::Failed(_)))
@@ -234,7 +306,9 @@ pub fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
-/// Runs `peers/run_peers.py` (if python3 is there) and turns its JSON lines into rows.
+/// Runs `peers/run_peers.py` (if python3 is there) and turns its JSON lines
+/// into rows as they come; its progress lines (a module starting, a long
+/// peer announcing itself and its expected duration) become progress lines.
 pub fn peers(dir: &std::path::Path, workloads: &[&str], quick: bool) -> Vec<Row> {
     let script = dir.join("run_peers.py");
     if !script.exists() {
@@ -250,64 +324,58 @@ pub fn peers(dir: &std::path::Path, workloads: &[&str], quick: bool) -> Vec<Row>
     if quick {
         cmd.arg("--quick");
     }
-    let out = match cmd.output() {
-        Ok(o) => o,
-        Err(e) => {
-            return vec![Row::skipped(
-                "peers",
-                "python peers",
-                "python",
-                &format!("python3 not runnable: {e}"),
-            )];
-        }
+    let skipped = |why: String| vec![Row::skipped("peers", "python peers", "python", &why)];
+    let mut child = match cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn() {
+        Ok(c) => c,
+        Err(e) => return skipped(format!("python3 not runnable: {e}")),
     };
+    // Tracebacks of failing peers: kept, and the last line reported when
+    // no row came at all.
+    let stderr = child.stderr.take().map(|mut e| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = e.read_to_string(&mut s);
+            s
+        })
+    });
+    report::progress_step(&format!("peers: starting {}", script.display()));
     let mut rows = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
-        let mut r = Row::new(
-            &s("workload"),
-            &s("variant"),
-            &s("backend"),
-            &s("size"),
-            &s("precision"),
-        );
-        if let Some(skip) = v["skipped"].as_str() {
-            r.status = Status::Skipped(skip.to_string());
+    if let Some(out) = child.stdout.take() {
+        for line in std::io::BufReader::new(out).lines() {
+            let Ok(line) = line else { break };
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if let Some(step) = v["step"].as_str() {
+                report::progress_step(step);
+            } else if let Some(note) = v["note"].as_str() {
+                let expected = v["expected_s"]
+                    .as_f64()
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .map(|s| {
+                        format!(
+                            ", expected about {}",
+                            report::fmt_elapsed(Duration::from_secs_f64(s))
+                        )
+                    })
+                    .unwrap_or_default();
+                let basis = v["basis"]
+                    .as_str()
+                    .map(|b| format!(" ({b})"))
+                    .unwrap_or_default();
+                report::progress_note(&format!("    {note}{expected}{basis}"));
+            } else if v.get("done").is_some() {
+                // The module's time is its step's line.
+            } else if let Some(r) = Row::from_json(&v) {
+                rows.push(r);
+            }
         }
-        if let Some(ms) = v["median_ms"].as_f64() {
-            r.timing = Some(ptxlab::runtime::Timing {
-                median_ms: ms,
-                min_ms: v["min_ms"].as_f64().unwrap_or(ms),
-                max_ms: v["max_ms"].as_f64().unwrap_or(ms),
-                reps: v["reps"].as_u64().unwrap_or(0) as usize,
-            });
-        }
-        r.first_ms = v["first_ms"].as_f64();
-        r.throughput = v["throughput"].as_f64();
-        r.unit = s("unit");
-        r.rel_err = v["rel_err"].as_f64();
-        r.registers = v["registers"].as_u64().map(|x| x as u32);
-        r.speedup = v["speedup"].as_f64();
-        r.note = s("note");
-        if let Some(h) = v["history"].as_array() {
-            r.history = h
-                .iter()
-                .filter_map(|p| Some((p.get(0)?.as_f64()?, p.get(1)?.as_f64()?)))
-                .collect();
-        }
-        rows.push(r);
     }
+    let _ = child.wait();
+    report::progress_clear();
+    let err = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
     if rows.is_empty() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        rows.push(Row::skipped(
-            "peers",
-            "python peers",
-            "python",
-            err.lines().last().unwrap_or("no output"),
-        ));
+        return skipped(err.lines().last().unwrap_or("no output").to_string());
     }
     rows
 }

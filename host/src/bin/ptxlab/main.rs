@@ -8,7 +8,7 @@
 
 use clap::{Parser, Subcommand};
 
-use ptxlab::workloads::{diffusion, fusion, lomb, matmul, poisson, primitives, vector};
+use ptxlab::workloads::{diffusion, fusion, lomb, mathcheck, matmul, poisson, primitives, vector};
 
 mod bench;
 mod sim_bench;
@@ -42,8 +42,10 @@ struct Cli {
 enum Cmd {
     /// Show the GPU (or why there is none), the embedded kernels and their resources.
     Info,
-    /// Check and time every workload; write report.md, results.json/csv and plots.
+    /// Check and time every workload; write report.md, report.html, results.json/csv and charts.
     Bench(bench::Args),
+    /// Draw a recorded run's report again (charts, report.md, report.html) from its results.json.
+    Report(bench::ReportArgs),
     /// c = a + b: checked against the CPU, then timed.
     VectorAdd(vector::Args),
     /// 2D Poisson by Jacobi iteration (the stencil ladder and a real solve).
@@ -68,6 +70,8 @@ enum Cmd {
     LaunchOverhead(fusion::LaunchArgs),
     /// Speed of the CPU simulator: simulated GPU threads per second.
     SimBench(sim_bench::Args),
+    /// Error of the math functions (exp, powf, erf, ...) in ulps, on the GPU and the CPU.
+    MathAccuracy(mathcheck::Args),
     /// A command on the simulator under many schedules: the first error or divergence.
     SimFuzz(sim_fuzz::Args),
     /// The planted bugs of asynchronous pipelines, and what catches them.
@@ -113,6 +117,7 @@ fn main() {
     let r: anyhow::Result<()> = match &cli.cmd {
         Cmd::Info => bench::info(),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Report(a) => bench::report_from(a),
         Cmd::VectorAdd(a) => vector::cli(a).map_err(Into::into),
         Cmd::Poisson(a) => poisson::cli(a).map_err(Into::into),
         Cmd::PoissonScaling(a) => poisson::multi::cli_scaling(a).map_err(Into::into),
@@ -125,6 +130,7 @@ fn main() {
         Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
         Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),
         Cmd::SimBench(a) => sim_bench::run(a),
+        Cmd::MathAccuracy(a) => mathcheck::cli(a).map_err(Into::into),
         Cmd::SimFuzz(a) => sim_fuzz::run(a),
         Cmd::PipelineBugs(a) => ptxlab::pipeline_bugs::cli(a).map_err(Into::into),
     };

@@ -11,6 +11,7 @@ use anyhow::{Result, bail};
 use ptxlab::launch;
 use ptxlab::runtime::{Device, LaunchConfig, SimOptions};
 use ptxlab::workloads::poisson::{self, Grid};
+use ptxlab::workloads::primitives::ReduceRung;
 use std::time::Instant;
 
 /// `ptxlab sim-bench` arguments.
@@ -69,11 +70,11 @@ fn vector_add(dev: &Device) -> Result<Case> {
     let c2 = c.clone();
     Ok(Case {
         class: "no barrier",
-        kernel: "vector_add_f32",
+        kernel: <f32 as kernels_gpu::vector::vector_add::Built>::ENTRY,
         cfg,
         run: Box::new(move |dev| {
             let mut c = c2.borrow_mut();
-            launch!(dev, cfg, vector::vector_add_f32(&a, &b, &mut *c))?;
+            launch!(dev, cfg, vector::vector_add::<f32>(&a, &b, &mut *c))?;
             Ok(())
         }),
         check: Box::new(move |dev| {
@@ -81,7 +82,7 @@ fn vector_add(dev: &Device) -> Result<Case> {
             for i in 0..N {
                 if got[i] != ha[i] + hb[i] {
                     bail!(
-                        "vector_add_f32: c[{i}] = {}, expected {}",
+                        "vector_add: c[{i}] = {}, expected {}",
                         got[i],
                         ha[i] + hb[i]
                     );
@@ -102,10 +103,11 @@ fn jacobi(dev: &Device, rung: poisson::Rung) -> Result<Case> {
     let k = 0.01f32;
     let cfg = poisson::sweep_config::<f32>(rung, grid, 1)?;
     let o2 = out.clone();
-    let (class, kernel) = match rung {
-        poisson::Rung::Naive => ("no barrier", "poisson_naive_f32"),
-        _ => ("barriers", "poisson_tiled_f32"),
+    let class = match rung {
+        poisson::Rung::Naive => "no barrier",
+        _ => "barriers",
     };
+    let kernel = rung.entry::<f32>();
     Ok(Case {
         class,
         kernel,
@@ -127,13 +129,15 @@ fn jacobi(dev: &Device, rung: poisson::Rung) -> Result<Case> {
     })
 }
 
-/// Per-block partial sums (tree, `per_block` elements each) or the total.
-fn reduction(dev: &Device, kernel: &'static str) -> Result<Case> {
+/// Per-block partial sums (tree, `per_block` elements each) or the total
+/// (warp-aggregated atomics).
+fn reduction(dev: &Device, rung: ReduceRung) -> Result<Case> {
     let hx = data(N, 5);
     let x = dev.upload(&hx)?;
     let block = kernels_gpu::reduce::BLOCK;
-    let (class, cfg, outs) = match kernel {
-        "reduce_tree_f32" => (
+    let kernel = rung.entry::<f32>();
+    let (class, cfg, outs) = match rung {
+        ReduceRung::Tree => (
             "barriers",
             LaunchConfig::for_threads(N / 2, block)?
                 .with_shared(kernels_gpu::reduce::tree_shared_bytes::<f32>(block)),
@@ -143,7 +147,7 @@ fn reduction(dev: &Device, kernel: &'static str) -> Result<Case> {
     };
     let out = std::rc::Rc::new(std::cell::RefCell::new(dev.alloc_filled(outs, 0f32)?));
     let o2 = out.clone();
-    let warp = kernel == "reduce_atomic_warp_f32";
+    let warp = rung == ReduceRung::AtomicWarp;
     let cfg2 = cfg;
     Ok(Case {
         class,
@@ -154,9 +158,9 @@ fn reduction(dev: &Device, kernel: &'static str) -> Result<Case> {
             if warp {
                 // The atomic rung accumulates: start from zero each launch.
                 *o = dev.alloc_filled(1, 0f32)?;
-                launch!(dev, cfg2, reduce::reduce_atomic_warp_f32(&x, &mut *o, 0u32))?;
+                launch!(dev, cfg2, reduce::reduce_atomic_warp::<f32>(&x, &mut *o, 0))?;
             } else {
-                launch!(dev, cfg2, reduce::reduce_tree_f32(&x, &mut *o, 0u32))?;
+                launch!(dev, cfg2, reduce::reduce_tree::<f32>(&x, &mut *o, 0))?;
             }
             Ok(())
         }),
@@ -206,8 +210,8 @@ pub fn run(args: &Args) -> Result<()> {
         vector_add(&dev)?,
         jacobi(&dev, poisson::Rung::Naive)?,
         jacobi(&dev, poisson::Rung::Tiled)?,
-        reduction(&dev, "reduce_tree_f32")?,
-        reduction(&dev, "reduce_atomic_warp_f32")?,
+        reduction(&dev, ReduceRung::Tree)?,
+        reduction(&dev, ReduceRung::AtomicWarp)?,
     ];
     println!(
         "simulated GPU threads per second, {} worker threads: per second of wall time (median \

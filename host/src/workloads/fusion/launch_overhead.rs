@@ -40,7 +40,7 @@ pub struct TinyGraph {
 
 impl TinyGraph {
     /// Captures `n` launches of the tiny kernel on `x`. On the simulator:
-    /// [`Error::Unsupported`] (graphs are a driver feature).
+    /// [`crate::runtime::Error::Unsupported`] (graphs are a driver feature).
     pub fn capture(dev: &Device, x: &mut Buffer<f32>, n: usize) -> Result<Self> {
         let g = dev.as_gpu().ok_or_else(|| Error::Runtime(crate::runtime::Error::Unsupported {
             what: "CUDA graph capture".into(),

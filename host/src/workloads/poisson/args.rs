@@ -1,7 +1,8 @@
 //! `ptxlab poisson` arguments.
 
 use super::multi::args::GpuArgs;
-use super::types::DEFAULT_DEPTH;
+use super::types::{DEFAULT_DEPTH, Rung};
+use crate::cli::{OneOrAll, Precision};
 use std::path::PathBuf;
 
 /// `ptxlab poisson` arguments.
@@ -16,12 +17,12 @@ pub struct Args {
     /// Square grid N x N (instead of --nx/--ny).
     #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub size: Option<usize>,
-    /// f32 or f64.
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
-    /// naive, tiled, register, temporal, or all.
-    #[arg(long, default_value = "all")]
-    pub variant: String,
+    /// Element type.
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    pub precision: Precision,
+    /// The rung of the Jacobi ladder, or all of them.
+    #[arg(long, value_parser = OneOrAll::<Rung>::parser(), default_value = "all")]
+    pub variant: OneOrAll<Rung>,
     /// Sweeps per pass of the temporal variant (1..=16).
     #[arg(long, default_value_t = DEFAULT_DEPTH, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub depth: u32,
@@ -114,8 +115,8 @@ impl Default for Args {
             nx: None,
             ny: None,
             size: None,
-            precision: "f32".into(),
-            variant: "all".into(),
+            precision: Precision::F32,
+            variant: OneOrAll::All,
             depth: DEFAULT_DEPTH,
             backend: crate::Backend::Gpu,
             iters: None,

@@ -10,7 +10,8 @@ use super::mg;
 use super::multi;
 use super::problem::{SolveOptions, SolveReport};
 use super::solve::{solve_cpu, solve_device};
-use super::types::{Element, Rung, k_of_h};
+use super::types::{Element, k_of_h};
+use crate::cli::Precision;
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 
@@ -23,13 +24,9 @@ pub fn cli(args: &Args) -> Result<()> {
         return multi::cli(args);
     }
     let backend = args.backend;
-    match args.precision.as_str() {
-        "f32" => cli_typed::<f32>(args, backend),
-        "f64" => cli_typed::<f64>(args, backend),
-        p => Err(Error::input(
-            "--precision",
-            format!("`{p}`; allowed: f32, f64"),
-        )),
+    match args.precision {
+        Precision::F32 => cli_typed::<f32>(args, backend),
+        Precision::F64 => cli_typed::<f64>(args, backend),
     }
 }
 
@@ -46,11 +43,7 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
         crate::cli::check_iters("--iters", i, 0)?;
     }
     crate::cli::check_iters("--check-every", args.check_every, 1)?;
-    let rungs: Vec<Rung> = if args.variant == "all" {
-        Rung::ALL.to_vec()
-    } else {
-        vec![args.variant.parse()?]
-    };
+    let rungs = args.variant.rungs();
     let opts = SolveOptions {
         rung: rungs[0],
         depth: args.depth,

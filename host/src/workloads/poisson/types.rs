@@ -13,8 +13,8 @@ pub const DEFAULT_DEPTH: u32 = 8;
 /// Largest grid accepted, in cells (indices are 32-bit in the kernels).
 pub const MAX_CELLS: usize = i32::MAX as usize;
 
-/// The rungs of the ladder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The rungs of the ladder (`--variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Rung {
     /// 1: one thread per cell, global memory only.
     Naive,
@@ -30,13 +30,8 @@ impl Rung {
     /// Every rung in ladder order.
     pub const ALL: [Rung; 4] = [Rung::Naive, Rung::Tiled, Rung::Register, Rung::Temporal];
     /// CLI name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Rung::Naive => "naive",
-            Rung::Tiled => "tiled",
-            Rung::Register => "register",
-            Rung::Temporal => "temporal",
-        }
+    pub fn name(&self) -> String {
+        crate::cli::value_name(self)
     }
     /// Label for reports.
     pub fn label(&self, depth: u32) -> String {
@@ -55,13 +50,6 @@ impl Rung {
             Rung::Register => <T as kp::poisson_register::Built>::ENTRY,
             Rung::Temporal => <T as kp::poisson_temporal::Built>::ENTRY,
         }
-    }
-}
-
-impl std::str::FromStr for Rung {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        crate::cli::choose("--variant", s, &Rung::ALL, Rung::name, "", "all")
     }
 }
 

@@ -72,7 +72,7 @@ fn reduce_rows<T: SumElement>(
     };
     for &rung in rungs {
         let mut row = Row::new("reduce", rung.label(), backend, &size, T::NAME);
-        resources(dev, &mut row, T::kernel(rung));
+        resources(dev, &mut row, rung.entry::<T>());
         let t0 = std::time::Instant::now();
         match check_buffer(dev, rung, &hx, &x) {
             Ok(c) if c.ok() => {
@@ -155,7 +155,7 @@ fn hist_rows<K: HistKey>(dev: &Device, ctx: &BenchCtx, n: usize, bins: u32) -> R
             &size,
             K::NAME,
         );
-        resources(dev, &mut row, K::kernel(rung));
+        resources(dev, &mut row, rung.entry::<K>());
         let t0 = std::time::Instant::now();
         match histogram(dev, rung, &kb, bins) {
             Ok(got) => {

@@ -8,6 +8,7 @@ use super::{
     cpu_sum_serial, estimate, histogram, histogram_into, pi_hits, pi_into, random_inputs,
     random_keys, reference, validate_bins,
 };
+use crate::cli::OneOrAll;
 use crate::error::{Error, Result};
 use crate::runtime::{Device, Timing};
 use kernels_gpu::montecarlo as mc;
@@ -36,18 +37,38 @@ fn print_timing(what: &str, dev: &str, t: &Timing, extra: &str) {
     );
 }
 
+/// The element types of `ptxlab reduce` (`--precision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SumPrecision {
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+    /// 32-bit integer (exact).
+    I32,
+}
+
+/// The key types of `ptxlab histogram` (`--keys`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeyType {
+    /// Bytes (up to 256 bins).
+    U8,
+    /// 32-bit keys.
+    U32,
+}
+
 /// `ptxlab reduce` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ReduceArgs {
     /// Number of elements (ignored with --input).
     #[arg(long, default_value_t = 1 << 24, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub n: usize,
-    /// f32, f64 or i32.
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
-    /// tree, shuffle, atomic-thread, atomic-warp, gridstride, or all.
-    #[arg(long, default_value = "gridstride")]
-    pub variant: String,
+    /// Element type.
+    #[arg(long, value_enum, default_value_t = SumPrecision::F32)]
+    pub precision: SumPrecision,
+    /// The rung, or all of them.
+    #[arg(long, value_parser = OneOrAll::<ReduceRung>::parser(), default_value = "gridstride")]
+    pub variant: OneOrAll<ReduceRung>,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -66,23 +87,15 @@ pub struct ReduceArgs {
 pub fn cli_reduce(args: &ReduceArgs) -> Result<()> {
     let backend = args.backend;
     crate::cli::check_reps(args.reps)?;
-    match args.precision.as_str() {
-        "f32" => cli_reduce_typed::<f32>(args, backend),
-        "f64" => cli_reduce_typed::<f64>(args, backend),
-        "i32" => cli_reduce_typed::<i32>(args, backend),
-        p => Err(Error::input(
-            "--precision",
-            format!("`{p}`; allowed: f32, f64, i32"),
-        )),
+    match args.precision {
+        SumPrecision::F32 => cli_reduce_typed::<f32>(args, backend),
+        SumPrecision::F64 => cli_reduce_typed::<f64>(args, backend),
+        SumPrecision::I32 => cli_reduce_typed::<i32>(args, backend),
     }
 }
 
 fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -> Result<()> {
-    let rungs: Vec<ReduceRung> = if args.variant == "all" {
-        ReduceRung::ALL.to_vec()
-    } else {
-        vec![args.variant.parse()?]
-    };
+    let rungs = args.variant.rungs();
     // The simulator's limit for these rungs (one thread per element for all
     // but the grid-stride rung).
     let sim_limit = if rungs.iter().all(|r| *r == ReduceRung::GridStride) {
@@ -97,7 +110,7 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
                 format!(
                     "{n} elements with --variant {} on the simulator; at most {sim_limit} (one OS \
                      thread per GPU thread): use a smaller input, or --backend cpu",
-                    args.variant
+                    args.variant.name()
                 ),
             ));
         }
@@ -200,15 +213,15 @@ pub struct HistogramArgs {
     /// Number of keys (ignored with --input).
     #[arg(long, default_value_t = 1 << 24, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub n: usize,
-    /// Key type: u8 or u32.
-    #[arg(long, default_value = "u8")]
-    pub keys: String,
+    /// Key type.
+    #[arg(long, value_enum, default_value_t = KeyType::U8)]
+    pub keys: KeyType,
     /// Bins: a power of two (key k goes to bin k & (bins - 1)).
     #[arg(long, default_value_t = 256, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub bins: u32,
-    /// global, shared, or all.
-    #[arg(long, default_value = "shared")]
-    pub variant: String,
+    /// The rung, or all of them.
+    #[arg(long, value_parser = OneOrAll::<HistRung>::parser(), default_value = "shared")]
+    pub variant: OneOrAll<HistRung>,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -230,21 +243,16 @@ pub struct HistogramArgs {
 pub fn cli_histogram(args: &HistogramArgs) -> Result<()> {
     let backend = args.backend;
     crate::cli::check_reps(args.reps)?;
-    match args.keys.as_str() {
-        "u8" => cli_histogram_typed::<u8>(args, backend),
-        "u32" => cli_histogram_typed::<u32>(args, backend),
-        k => Err(Error::input("--keys", format!("`{k}`; allowed: u8, u32"))),
+    match args.keys {
+        KeyType::U8 => cli_histogram_typed::<u8>(args, backend),
+        KeyType::U32 => cli_histogram_typed::<u32>(args, backend),
     }
 }
 
 fn cli_histogram_typed<K: HistKey>(args: &HistogramArgs, backend: crate::Backend) -> Result<()> {
     validate_bins::<K>(args.bins)?;
     let bins = args.bins;
-    let rungs: Vec<HistRung> = if args.variant == "all" {
-        HistRung::ALL.to_vec()
-    } else {
-        vec![args.variant.parse()?]
-    };
+    let rungs = args.variant.rungs();
     let check_n = |n: usize, flag: &str| -> Result<()> {
         if n == 0 {
             return Err(Error::input(

@@ -1,5 +1,5 @@
 //! The histogram rungs (global atomics, privatised shared-memory bins), the
-//! key types and the launchers.
+//! key types and the typed launcher.
 
 use super::{block_for, fill_grid};
 use crate::error::{Error, Result};
@@ -7,8 +7,8 @@ use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig};
 use cudarc::driver::DeviceRepr;
 use kernels_gpu::histogram::{self as hk, Key};
-/// The histogram rungs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The histogram rungs (`--variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum HistRung {
     /// One global atomic per key.
     Global,
@@ -26,89 +26,75 @@ impl HistRung {
             HistRung::Shared => "2 shared-memory privatised bins",
         }
     }
-}
-
-impl std::str::FromStr for HistRung {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "global" => Ok(HistRung::Global),
-            "shared" => Ok(HistRung::Shared),
-            _ => Err(Error::input(
-                "--variant",
-                format!("`{s}`; allowed: global, shared, all"),
-            )),
+    /// The PTX entry of the rung's kernel for key type `K` (for reports).
+    pub fn entry<K: HistKey>(&self) -> &'static str {
+        match self {
+            HistRung::Global => <K as hk::histogram_global::Built>::ENTRY,
+            HistRung::Shared => <K as hk::histogram_shared::Built>::ENTRY,
         }
     }
 }
 
-/// Key types of the histogram kernels.
+/// Key types of the histogram kernels: `u8` and `u32`, for which both rungs
+/// were built.
 pub trait HistKey:
-    Key + DeviceRepr + Send + Sync + Copy + Default + ndarray_npy::ReadableElement + 'static
+    Key
+    + DeviceRepr
+    + Send
+    + Sync
+    + Copy
+    + Default
+    + ndarray_npy::ReadableElement
+    + hk::histogram_global::Built
+    + hk::histogram_shared::Built
+    + 'static
 {
     /// `u8` / `u32`.
     const NAME: &'static str;
     /// Largest bin count for this key type.
     const MAX_BINS: u32;
-    /// Kernel name of `rung`.
-    fn kernel(rung: HistRung) -> &'static str;
-    /// Launches `rung`.
-    fn launch(
-        dev: &Device,
-        cfg: LaunchConfig,
-        rung: HistRung,
-        keys: &Buffer<Self>,
-        hist: &mut Buffer<u32>,
-        bins: u32,
-        offset: u32,
-    ) -> Result<()>;
     /// A key from 64 random bits.
     fn from_bits(b: u64) -> Self;
 }
 
-macro_rules! hist_key {
-    ($t:ty, $name:literal, $max:expr, $global:ident, $shared:ident) => {
-        impl HistKey for $t {
-            const NAME: &'static str = $name;
-            const MAX_BINS: u32 = $max;
-            fn kernel(rung: HistRung) -> &'static str {
-                match rung {
-                    HistRung::Global => stringify!($global),
-                    HistRung::Shared => stringify!($shared),
-                }
-            }
-            fn launch(
-                dev: &Device,
-                cfg: LaunchConfig,
-                rung: HistRung,
-                keys: &Buffer<$t>,
-                hist: &mut Buffer<u32>,
-                bins: u32,
-                offset: u32,
-            ) -> Result<()> {
-                match rung {
-                    HistRung::Global => {
-                        launch!(dev, cfg, histogram::$global(keys, hist, bins, offset))
-                    }
-                    HistRung::Shared => {
-                        launch!(dev, cfg, histogram::$shared(keys, hist, bins, offset))
-                    }
-                }
-            }
-            fn from_bits(b: u64) -> Self {
-                (b >> 32) as $t
-            }
-        }
-    };
+impl HistKey for u8 {
+    const NAME: &'static str = "u8";
+    const MAX_BINS: u32 = 256;
+    fn from_bits(b: u64) -> Self {
+        (b >> 32) as u8
+    }
 }
-hist_key!(u8, "u8", 256, histogram_global_u8, histogram_shared_u8);
-hist_key!(
-    u32,
-    "u32",
-    hk::MAX_BINS,
-    histogram_global_u32,
-    histogram_shared_u32
-);
+
+impl HistKey for u32 {
+    const NAME: &'static str = "u32";
+    const MAX_BINS: u32 = hk::MAX_BINS;
+    fn from_bits(b: u64) -> Self {
+        (b >> 32) as u32
+    }
+}
+
+/// Launches `rung` over `keys` into `hist[offset .. offset + bins]`.
+pub fn launch_rung<K: HistKey>(
+    dev: &Device,
+    cfg: LaunchConfig,
+    rung: HistRung,
+    keys: &Buffer<K>,
+    hist: &mut Buffer<u32>,
+    (bins, offset): (u32, u32),
+) -> Result<()> {
+    match rung {
+        HistRung::Global => launch!(
+            dev,
+            cfg,
+            histogram::histogram_global::<K>(keys, hist, bins, offset)
+        ),
+        HistRung::Shared => launch!(
+            dev,
+            cfg,
+            histogram::histogram_shared::<K>(keys, hist, bins, offset)
+        ),
+    }
+}
 
 /// Checks a bin count for key type `K`: a power of two in `1..=K::MAX_BINS`.
 pub fn validate_bins<K: HistKey>(bins: u32) -> Result<()> {
@@ -170,7 +156,7 @@ pub fn histogram_into<K: HistKey>(
     if rung == HistRung::Shared {
         cfg = cfg.with_shared(hk::histogram_shared_bytes(bins));
     }
-    K::launch(dev, cfg, rung, keys, hist, bins, offset as u32)
+    launch_rung(dev, cfg, rung, keys, hist, (bins, offset as u32))
 }
 
 /// The histogram of `keys` on `dev` by `rung`.

@@ -34,14 +34,20 @@ pub use bench::bench;
 pub use check::{
     SumCheck, check, check_buffer, check_histogram, check_values, sim_check, sum_bound,
 };
-pub use cli::{HistogramArgs, PiArgs, ReduceArgs, cli_histogram, cli_pi, cli_reduce, parse_count};
+pub use cli::{
+    HistogramArgs, KeyType, PiArgs, ReduceArgs, SumPrecision, cli_histogram, cli_pi, cli_reduce,
+    parse_count,
+};
 pub use cpu::{
     SumRef, cpu_histogram_rayon, cpu_histogram_serial, cpu_pi_rayon, cpu_pi_serial, cpu_sum_rayon,
     cpu_sum_serial, random_inputs, random_keys, reference,
 };
-pub use histogram::{HistKey, HistRung, MAX_KEYS, histogram, histogram_into, validate_bins};
+pub use histogram::{
+    HistKey, HistRung, MAX_KEYS, histogram, histogram_into, launch_rung as launch_histogram,
+    validate_bins,
+};
 pub use pi::{MAX_PI_BLOCKS, PiLayout, estimate, pi_hits, pi_into};
-pub use reduce::{ReduceRung, SumElement, SumPlan, sum};
+pub use reduce::{ReduceRung, SumElement, SumPlan, launch_rung as launch_sum, sum};
 
 use crate::report::Row;
 use crate::runtime::Device;

@@ -1,5 +1,5 @@
-//! The reduction ladder: rungs, element types (each maps a rung to its
-//! kernel and launches it) and [`SumPlan`], which fixes the launch shapes and
+//! The reduction ladder: rungs, element types, the typed launcher
+//! [`launch_rung`] and [`SumPlan`], which fixes the launch shapes and
 //! allocates the scratch of the multi-pass rungs once.
 
 use super::{block_for, fill_grid};
@@ -8,8 +8,8 @@ use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig};
 use cudarc::driver::DeviceRepr;
 use kernels_gpu::reduce::{self as rk, SumElem};
-/// The rungs of the reduction ladder, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The rungs of the reduction ladder, in order (`--variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReduceRung {
     /// Shared-memory tree, one partial per block, multi-pass.
     Tree,
@@ -20,6 +20,7 @@ pub enum ReduceRung {
     /// Warp sum, one atomic per warp.
     AtomicWarp,
     /// Fixed grid, 16-byte loads, one atomic per block, single pass.
+    #[value(name = "gridstride")]
     GridStride,
 }
 
@@ -43,33 +44,13 @@ impl ReduceRung {
         }
     }
     /// Name on the command line.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ReduceRung::Tree => "tree",
-            ReduceRung::Shuffle => "shuffle",
-            ReduceRung::AtomicThread => "atomic-thread",
-            ReduceRung::AtomicWarp => "atomic-warp",
-            ReduceRung::GridStride => "gridstride",
-        }
+    pub fn name(&self) -> String {
+        crate::cli::value_name(self)
     }
     /// `true` for rungs that add into `out[slot]` (which must start at zero);
     /// the multi-pass rungs overwrite it.
     pub fn accumulates(&self) -> bool {
         !matches!(self, ReduceRung::Tree | ReduceRung::Shuffle)
-    }
-}
-
-impl std::str::FromStr for ReduceRung {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        crate::cli::choose(
-            "--variant",
-            s,
-            &ReduceRung::ALL,
-            ReduceRung::name,
-            "",
-            "all",
-        )
     }
 }
 
@@ -82,6 +63,11 @@ pub trait SumElement:
     + PartialEq
     + std::fmt::Debug
     + ndarray_npy::ReadableElement
+    + rk::reduce_tree::Built
+    + rk::reduce_shuffle::Built
+    + rk::reduce_atomic_thread::Built
+    + rk::reduce_atomic_warp::Built
+    + rk::reduce_gridstride::Built
     + 'static
 {
     /// `f32`, `f64`, `i32`.
@@ -95,103 +81,76 @@ pub trait SumElement:
     /// A test input from a uniform number in [0, 1): floats in [-0.5, 1),
     /// integers in [-1000, 1000].
     fn from_unit(v: f64) -> Self;
-    /// Kernel name of `rung`.
-    fn kernel(rung: ReduceRung) -> &'static str;
-    /// Launches `rung` (`arg` is the offset or slot).
-    fn launch(
-        dev: &Device,
-        cfg: LaunchConfig,
-        rung: ReduceRung,
-        x: &Buffer<Self>,
-        out: &mut Buffer<Self>,
-        arg: u32,
-    ) -> Result<()>;
 }
 
-macro_rules! sum_element {
-    ($t:ty, $name:literal, $u:expr, $poison:expr, |$v:ident| $from:expr,
-     [$tree:ident, $shuffle:ident, $at:ident, $aw:ident, $gs:ident]) => {
-        impl SumElement for $t {
-            const NAME: &'static str = $name;
-            const UNIT_ROUNDOFF: f64 = $u;
-            const POISON: Self = $poison;
-            fn as_f64(self) -> f64 {
-                self as f64
-            }
-            fn from_unit($v: f64) -> Self {
-                $from
-            }
-            fn kernel(rung: ReduceRung) -> &'static str {
-                match rung {
-                    ReduceRung::Tree => stringify!($tree),
-                    ReduceRung::Shuffle => stringify!($shuffle),
-                    ReduceRung::AtomicThread => stringify!($at),
-                    ReduceRung::AtomicWarp => stringify!($aw),
-                    ReduceRung::GridStride => stringify!($gs),
-                }
-            }
-            fn launch(
-                dev: &Device,
-                cfg: LaunchConfig,
-                rung: ReduceRung,
-                x: &Buffer<$t>,
-                out: &mut Buffer<$t>,
-                arg: u32,
-            ) -> Result<()> {
-                match rung {
-                    ReduceRung::Tree => launch!(dev, cfg, reduce::$tree(x, out, arg)),
-                    ReduceRung::Shuffle => launch!(dev, cfg, reduce::$shuffle(x, out, arg)),
-                    ReduceRung::AtomicThread => launch!(dev, cfg, reduce::$at(x, out, arg)),
-                    ReduceRung::AtomicWarp => launch!(dev, cfg, reduce::$aw(x, out, arg)),
-                    ReduceRung::GridStride => launch!(dev, cfg, reduce::$gs(x, out, arg)),
-                }
-            }
+impl SumElement for f32 {
+    const NAME: &'static str = "f32";
+    const UNIT_ROUNDOFF: f64 = 1.0 / (1u64 << 24) as f64;
+    const POISON: Self = f32::NAN;
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_unit(v: f64) -> Self {
+        (1.5 * v - 0.5) as f32
+    }
+}
+
+impl SumElement for f64 {
+    const NAME: &'static str = "f64";
+    const UNIT_ROUNDOFF: f64 = 1.0 / (1u64 << 53) as f64;
+    const POISON: Self = f64::NAN;
+    fn as_f64(self) -> f64 {
+        self
+    }
+    fn from_unit(v: f64) -> Self {
+        1.5 * v - 0.5
+    }
+}
+
+impl SumElement for i32 {
+    const NAME: &'static str = "i32";
+    const UNIT_ROUNDOFF: f64 = 0.0;
+    const POISON: Self = i32::MIN;
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_unit(v: f64) -> Self {
+        (v * 2001.0).floor() as i32 - 1000
+    }
+}
+
+impl ReduceRung {
+    /// The PTX entry of the rung's kernel for `T` (for the resource report).
+    pub fn entry<T: SumElement>(&self) -> &'static str {
+        match self {
+            ReduceRung::Tree => <T as rk::reduce_tree::Built>::ENTRY,
+            ReduceRung::Shuffle => <T as rk::reduce_shuffle::Built>::ENTRY,
+            ReduceRung::AtomicThread => <T as rk::reduce_atomic_thread::Built>::ENTRY,
+            ReduceRung::AtomicWarp => <T as rk::reduce_atomic_warp::Built>::ENTRY,
+            ReduceRung::GridStride => <T as rk::reduce_gridstride::Built>::ENTRY,
         }
-    };
+    }
 }
 
-sum_element!(
-    f32,
-    "f32",
-    1.0 / (1u64 << 24) as f64,
-    f32::NAN,
-    |v| (1.5 * v - 0.5) as f32,
-    [
-        reduce_tree_f32,
-        reduce_shuffle_f32,
-        reduce_atomic_thread_f32,
-        reduce_atomic_warp_f32,
-        reduce_gridstride_f32
-    ]
-);
-sum_element!(
-    f64,
-    "f64",
-    1.0 / (1u64 << 53) as f64,
-    f64::NAN,
-    |v| 1.5 * v - 0.5,
-    [
-        reduce_tree_f64,
-        reduce_shuffle_f64,
-        reduce_atomic_thread_f64,
-        reduce_atomic_warp_f64,
-        reduce_gridstride_f64
-    ]
-);
-sum_element!(
-    i32,
-    "i32",
-    0.0,
-    i32::MIN,
-    |v| (v * 2001.0).floor() as i32 - 1000,
-    [
-        reduce_tree_i32,
-        reduce_shuffle_i32,
-        reduce_atomic_thread_i32,
-        reduce_atomic_warp_i32,
-        reduce_gridstride_i32
-    ]
-);
+/// Launches `rung` (`arg` is the offset or slot).
+pub fn launch_rung<T: SumElement>(
+    dev: &Device,
+    cfg: LaunchConfig,
+    rung: ReduceRung,
+    x: &Buffer<T>,
+    out: &mut Buffer<T>,
+    arg: u32,
+) -> Result<()> {
+    match rung {
+        ReduceRung::Tree => launch!(dev, cfg, reduce::reduce_tree::<T>(x, out, arg)),
+        ReduceRung::Shuffle => launch!(dev, cfg, reduce::reduce_shuffle::<T>(x, out, arg)),
+        ReduceRung::AtomicThread => {
+            launch!(dev, cfg, reduce::reduce_atomic_thread::<T>(x, out, arg))
+        }
+        ReduceRung::AtomicWarp => launch!(dev, cfg, reduce::reduce_atomic_warp::<T>(x, out, arg)),
+        ReduceRung::GridStride => launch!(dev, cfg, reduce::reduce_gridstride::<T>(x, out, arg)),
+    }
+}
 
 /// A reduction of `n` elements by one rung on one device: launch shapes and
 /// the scratch buffers of the multi-pass rungs, allocated once.
@@ -316,21 +275,21 @@ impl<T: SumElement> SumPlan<T> {
         }
         let rung = self.rung;
         if rung.accumulates() {
-            return T::launch(dev, self.config(self.n)?, rung, x, out, slot as u32);
+            return launch_rung::<T>(dev, self.config(self.n)?, rung, x, out, slot as u32);
         }
         // Multi-pass: x -> scratch[0] -> scratch[1] -> ... -> out[slot].
         let k = self.scratch.len();
         if k == 0 {
-            return T::launch(dev, self.config(self.n)?, rung, x, out, slot as u32);
+            return launch_rung::<T>(dev, self.config(self.n)?, rung, x, out, slot as u32);
         }
-        T::launch(dev, self.config(self.n)?, rung, x, &mut self.scratch[0], 0)?;
+        launch_rung::<T>(dev, self.config(self.n)?, rung, x, &mut self.scratch[0], 0)?;
         for i in 1..k {
             let cfg = self.config(self.levels[i - 1])?;
             let (done, rest) = self.scratch.split_at_mut(i);
-            T::launch(dev, cfg, rung, &done[i - 1], &mut rest[0], 0)?;
+            launch_rung::<T>(dev, cfg, rung, &done[i - 1], &mut rest[0], 0)?;
         }
         let cfg = self.config(self.levels[k - 1])?;
-        T::launch(dev, cfg, rung, &self.scratch[k - 1], out, slot as u32)
+        launch_rung::<T>(dev, cfg, rung, &self.scratch[k - 1], out, slot as u32)
     }
 }
 

@@ -98,7 +98,7 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
         let sets = ((4.0 * l2) / bytes::<T>(n)).ceil().clamp(1.0, 16.0) as usize;
         for rung in Rung::ALL {
             let mut row = Row::new("vector-add", rung.label(), backend, &size, T::NAME);
-            let kernel = rung.kernel::<T>();
+            let kernel = rung.entry::<T>();
             if let Some(g) = dev.as_gpu()
                 && let Some(res) = crate::modules::resource(kernel, &g.info().arch(), false)
             {
@@ -208,29 +208,34 @@ pub fn bench_ctx(ctx: &BenchCtx) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// Module load times: the PTX module through the driver's JIT against the
-/// cubin assembled ahead of time (each loaded fresh, five times; median).
+/// Module load times of the module that holds the vector kernels (the
+/// `vector` group): its PTX through the driver's JIT against the cubin
+/// assembled ahead of time (each loaded fresh, five times; median).
 pub fn module_loads(dev: &Device) -> Result<Vec<Row>> {
     let Some(g) = dev.as_gpu() else {
         return Ok(Vec::new());
     };
     let mut rows = Vec::new();
     for (label, key) in [
-        ("module load: PTX, driver JIT", ModuleKey::default()),
+        ("module load: PTX, driver JIT", ModuleKey::PRECISE.ptx()),
         (
             "module load: cubin (ptxas ahead of time)",
-            ModuleKey {
-                form: crate::Form::Cubin,
-                ..ModuleKey::default()
-            },
+            ModuleKey::PRECISE.cubin(),
         ),
-        ("module load: fast-math PTX, driver JIT", ModuleKey::FAST),
+        (
+            "module load: fast-math PTX, driver JIT",
+            ModuleKey::FAST.ptx(),
+        ),
     ] {
-        let mut row = Row::new("vector-add", label, "gpu", "whole module", "");
+        let mut row = Row::new("vector-add", label, "gpu", "module `vector`", "");
         let mut samples = Vec::new();
         let mut failure = None;
         for _ in 0..5 {
-            match g.load_uncached(&crate::modules::KERNELS, key, "vector_add_f32") {
+            match g.load_uncached(
+                &crate::modules::KERNELS,
+                key,
+                <f32 as kernels_gpu::vector::vector_add::Built>::ENTRY,
+            ) {
                 Ok((_, ms)) => samples.push(ms),
                 Err(e) => {
                     failure = Some(e.to_string());

@@ -2,6 +2,7 @@
 //! the timing.
 
 use super::{Element, Rung, add, bytes, cpu_rayon, cpu_serial, inputs, same_value};
+use crate::cli::Precision;
 use crate::error::{Error, Result};
 use crate::runtime::{ModuleKey, Timing};
 
@@ -11,12 +12,12 @@ pub struct Args {
     /// Number of elements (ignored with --a/--b; at most 65536 on the simulator).
     #[arg(long, default_value_t = 1 << 24, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub n: usize,
-    /// f32 or f64.
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
-    /// scalar (1 element/thread) or wide (16-byte loads).
-    #[arg(long, default_value = "wide")]
-    pub variant: String,
+    /// Element type.
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    pub precision: Precision,
+    /// The rung: one element per thread, or 16-byte loads.
+    #[arg(long, value_enum, default_value_t = Rung::Wide)]
+    pub variant: Rung,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -41,15 +42,10 @@ pub const SIM_MAX_N: usize = 1 << 22;
 /// `ptxlab vector-add`.
 pub fn cli(args: &Args) -> Result<()> {
     let backend = args.backend;
-    let _: Rung = args.variant.parse()?;
     crate::cli::check_reps(args.reps)?;
-    match args.precision.as_str() {
-        "f32" => cli_typed::<f32>(args, backend),
-        "f64" => cli_typed::<f64>(args, backend),
-        p => Err(Error::input(
-            "--precision",
-            format!("`{p}`; allowed: f32, f64"),
-        )),
+    match args.precision {
+        Precision::F32 => cli_typed::<f32>(args, backend),
+        Precision::F64 => cli_typed::<f64>(args, backend),
     }
 }
 
@@ -116,7 +112,7 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
             c
         }
         Some(dev) => {
-            let rung: Rung = args.variant.parse()?;
+            let rung = args.variant;
             let a = dev.upload(&ha)?;
             let b = dev.upload(&hb)?;
             let mut c = dev.alloc_filled(n, T::from_f64(f64::NAN))?;

@@ -1,19 +1,19 @@
-//! The vector-add ladder's launchers: rungs, element types (each maps a rung
-//! to its kernel) and [`add`], which checks the lengths and computes the grid.
+//! The vector-add ladder's launchers: rungs, element types and [`add`],
+//! which checks the lengths and computes the grid.
 
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig, ModuleKey};
 use cudarc::driver::DeviceRepr;
-use kernels_gpu::vector::{BLOCK, lanes, threads_needed};
+use kernels_gpu::vector::{self as vk, BLOCK, lanes, threads_needed};
 use ptxlab_device::math::Real;
 
-/// The rungs of the vector-add ladder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The rungs of the vector-add ladder (`--variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Rung {
     /// One element per thread.
     Scalar,
-    /// One 16-byte group per thread (`x4` for f32, `x2` for f64).
+    /// One 16-byte group per thread (four f32 or two f64).
     Wide,
 }
 
@@ -27,85 +27,52 @@ impl Rung {
             Rung::Wide => "16-byte loads",
         }
     }
-    /// Kernel name for element type `T`.
-    pub fn kernel<T: Element>(&self) -> &'static str {
+    /// The PTX entry of the rung's kernel for `T` (for reports).
+    pub fn entry<T: Element>(&self) -> &'static str {
         match self {
-            Rung::Scalar => T::SCALAR_KERNEL,
-            Rung::Wide => T::WIDE_KERNEL,
+            Rung::Scalar => <T as vk::vector_add::Built>::ENTRY,
+            Rung::Wide => <T as vk::vector_add_wide::Built>::ENTRY,
         }
     }
 }
 
-impl std::str::FromStr for Rung {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "scalar" => Ok(Rung::Scalar),
-            "wide" | "x4" | "x2" => Ok(Rung::Wide),
-            _ => Err(Error::input(
-                "variant",
-                format!("`{s}`; allowed: scalar, wide"),
-            )),
-        }
-    }
-}
-
-/// Element types of the vector-add kernels.
+/// Element types of the vector-add kernels: f32 and f64, for which both
+/// rungs were built.
 pub trait Element:
-    Real + DeviceRepr + Send + Sync + ndarray_npy::WritableElement + ndarray_npy::ReadableElement
+    Real
+    + vk::Wide
+    + DeviceRepr
+    + Send
+    + Sync
+    + ndarray_npy::WritableElement
+    + ndarray_npy::ReadableElement
+    + vk::vector_add::Built
+    + vk::vector_add_wide::Built
 {
     /// `f32` / `f64`.
     const NAME: &'static str;
-    /// Rung 1 kernel.
-    const SCALAR_KERNEL: &'static str;
-    /// Rung 2 kernel.
-    const WIDE_KERNEL: &'static str;
-    /// Launches the kernel of `rung`.
-    fn launch(
-        dev: &Device,
-        cfg: LaunchConfig,
-        rung: Rung,
-        a: &Buffer<Self>,
-        b: &Buffer<Self>,
-        c: &mut Buffer<Self>,
-    ) -> Result<()>;
 }
 
 impl Element for f32 {
     const NAME: &'static str = "f32";
-    const SCALAR_KERNEL: &'static str = "vector_add_f32";
-    const WIDE_KERNEL: &'static str = "vector_add_x4_f32";
-    fn launch(
-        dev: &Device,
-        cfg: LaunchConfig,
-        rung: Rung,
-        a: &Buffer<f32>,
-        b: &Buffer<f32>,
-        c: &mut Buffer<f32>,
-    ) -> Result<()> {
-        match rung {
-            Rung::Scalar => launch!(dev, cfg, vector::vector_add_f32(a, b, c)),
-            Rung::Wide => launch!(dev, cfg, vector::vector_add_x4_f32(a, b, c)),
-        }
-    }
 }
 
 impl Element for f64 {
     const NAME: &'static str = "f64";
-    const SCALAR_KERNEL: &'static str = "vector_add_f64";
-    const WIDE_KERNEL: &'static str = "vector_add_x2_f64";
-    fn launch(
-        dev: &Device,
-        cfg: LaunchConfig,
-        rung: Rung,
-        a: &Buffer<f64>,
-        b: &Buffer<f64>,
-        c: &mut Buffer<f64>,
-    ) -> Result<()> {
-        match rung {
-            Rung::Scalar => launch!(dev, cfg, vector::vector_add_f64(a, b, c)),
-            Rung::Wide => launch!(dev, cfg, vector::vector_add_x2_f64(a, b, c)),
-        }
+}
+
+/// Launches the kernel of `rung` (the caller checked the lengths).
+pub fn launch_rung<T: Element>(
+    dev: &Device,
+    cfg: LaunchConfig,
+    rung: Rung,
+    a: &Buffer<T>,
+    b: &Buffer<T>,
+    c: &mut Buffer<T>,
+) -> Result<()> {
+    match rung {
+        Rung::Scalar => launch!(dev, cfg, vector::vector_add::<T>(a, b, c)),
+        Rung::Wide => launch!(dev, cfg, vector::vector_add_wide::<T>(a, b, c)),
     }
 }
 
@@ -145,7 +112,7 @@ pub fn add<T: Element>(
             "length 0; the vectors must have at least one element",
         ));
     }
-    T::launch(
+    launch_rung(
         dev,
         config::<T>(n, rung)?.with_module(module),
         rung,

@@ -59,7 +59,7 @@ fn runtime_launch_configs_and_buffers() {
         .unwrap()
         .with_shared(300_000);
     has(
-        &err(<f32 as vector::Element>::launch(
+        &err(vector::launch_rung::<f32>(
             &dev,
             big,
             vector::Rung::Scalar,

@@ -29,10 +29,6 @@ fn vector_add_buffers() {
         &err(vector::check::<f64>(&dev, 0, vector::Rung::Scalar, 1)),
         &["length 0"],
     );
-    has(
-        &err("x8".parse::<vector::Rung>()),
-        &["`x8`; allowed: scalar, wide"],
-    );
     assert_eq!(
         vector::check::<f32>(&dev, 1, vector::Rung::Wide, 3)
             .unwrap()

@@ -31,7 +31,7 @@ pub fn options(args: &Args) -> Result<MgOptions> {
         )
     })?;
     for (flag, given) in [
-        ("--variant", args.variant != "all"),
+        ("--variant", args.variant != crate::cli::OneOrAll::All),
         ("--depth", args.depth != DEFAULT_DEPTH),
         ("--check-every", args.check_every != 100),
         ("--gpus/--no-overlap", args.gpus.requested()),
@@ -68,13 +68,9 @@ pub fn options(args: &Args) -> Result<MgOptions> {
 pub fn cli(args: &Args) -> Result<()> {
     let opts = options(args)?;
     let backend = args.backend;
-    match args.precision.as_str() {
-        "f32" => typed::<f32>(args, backend, &opts),
-        "f64" => typed::<f64>(args, backend, &opts),
-        p => Err(Error::input(
-            "--precision",
-            format!("`{p}`; allowed: f32, f64"),
-        )),
+    match args.precision {
+        crate::cli::Precision::F32 => typed::<f32>(args, backend, &opts),
+        crate::cli::Precision::F64 => typed::<f64>(args, backend, &opts),
     }
 }
 

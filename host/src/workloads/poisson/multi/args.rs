@@ -58,12 +58,12 @@ pub struct ScalingArgs {
     /// Untimed sweeps first.
     #[arg(long, default_value_t = 20)]
     pub warmup: usize,
-    /// f32 or f64.
-    #[arg(long, default_value = "f32")]
-    pub precision: String,
-    /// naive, tiled or register.
-    #[arg(long, default_value = "register")]
-    pub variant: String,
+    /// Element type.
+    #[arg(long, value_enum, default_value_t = crate::cli::Precision::F32)]
+    pub precision: crate::cli::Precision,
+    /// The rung (naive, tiled or register: the temporal one is not decomposed).
+    #[arg(long, value_enum, default_value_t = crate::workloads::poisson::Rung::Register)]
+    pub variant: crate::workloads::poisson::Rung,
     /// gpu or sim (sim: a smoke test at small sizes).
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -87,8 +87,8 @@ impl Default for ScalingArgs {
             iters: 200,
             reps: 5,
             warmup: 20,
-            precision: "f32".into(),
-            variant: "register".into(),
+            precision: crate::cli::Precision::F32,
+            variant: crate::workloads::poisson::Rung::Register,
             backend: crate::Backend::Gpu,
             no_weak: false,
             no_check: false,

@@ -11,6 +11,7 @@ use super::decomp::Decomp;
 use super::element::{SlabElement, temporal_error};
 use super::team::Team;
 use crate::Backend;
+use crate::cli::{OneOrAll, Precision};
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 use crate::runtime::{Device, ModuleKey};
@@ -36,11 +37,10 @@ pub(super) fn sim_limits(grid: Grid, work: usize) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn rungs_of(variant: &str) -> Result<Vec<Rung>> {
-    let rungs = if variant == "all" {
-        vec![Rung::Naive, Rung::Tiled, Rung::Register]
-    } else {
-        vec![variant.parse::<Rung>()?]
+pub(super) fn rungs_of(variant: OneOrAll<Rung>) -> Result<Vec<Rung>> {
+    let rungs = match variant {
+        OneOrAll::All => vec![Rung::Naive, Rung::Tiled, Rung::Register],
+        OneOrAll::One(r) => vec![r],
     };
     if rungs.contains(&Rung::Temporal) {
         return Err(temporal_error());
@@ -73,13 +73,9 @@ pub fn cli(args: &Args) -> Result<()> {
              --backend cpu has no devices",
         ));
     }
-    match args.precision.as_str() {
-        "f32" => cli_typed::<f32>(args, n, backend),
-        "f64" => cli_typed::<f64>(args, n, backend),
-        p => Err(Error::input(
-            "--precision",
-            format!("`{p}`; allowed: f32, f64"),
-        )),
+    match args.precision {
+        Precision::F32 => cli_typed::<f32>(args, n, backend),
+        Precision::F64 => cli_typed::<f64>(args, n, backend),
     }
 }
 
@@ -101,7 +97,7 @@ pub(super) fn reference_device(team: &Team) -> Result<Device> {
 }
 
 fn cli_typed<T: SlabElement>(args: &Args, n: usize, backend: Backend) -> Result<()> {
-    let rungs = rungs_of(&args.variant)?;
+    let rungs = rungs_of(args.variant)?;
     let opts = SolveOptions {
         rung: rungs[0],
         depth: 1,

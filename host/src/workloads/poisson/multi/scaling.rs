@@ -12,6 +12,7 @@ use super::placed::{Placed, single_device};
 use super::run::{reference_device, rungs_of, sim_limits};
 use super::team::Team;
 use crate::Backend;
+use crate::cli::{OneOrAll, Precision};
 use crate::error::{Error, Result};
 use crate::runtime::{Buffer, Device, Timing};
 use std::time::Instant;
@@ -79,20 +80,16 @@ pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
             "at least one size and one sweep per batch",
         ));
     }
-    let rung = rungs_of(&args.variant)?;
+    let rung = rungs_of(OneOrAll::One(args.variant))?;
     let [rung] = rung[..] else {
         return Err(Error::input(
             "--variant",
             "one rung (naive, tiled or register)",
         ));
     };
-    match args.precision.as_str() {
-        "f32" => scaling_typed::<f32>(args, backend, rung),
-        "f64" => scaling_typed::<f64>(args, backend, rung),
-        p => Err(Error::input(
-            "--precision",
-            format!("`{p}`; allowed: f32, f64"),
-        )),
+    match args.precision {
+        Precision::F32 => scaling_typed::<f32>(args, backend, rung),
+        Precision::F64 => scaling_typed::<f64>(args, backend, rung),
     }
 }
 

@@ -1,0 +1,111 @@
+//! `ptxlab math-accuracy`: the error of every math function of `Real`,
+//! in ulps against a binary128 reference, as a Markdown table.
+
+use super::check::{measure_all, table};
+use super::reference::Ty;
+use crate::error::{Error, Result};
+use crate::runtime::Device;
+
+/// Where the kernel runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// An NVIDIA GPU: the pure-Rust functions as PTX.
+    Gpu,
+    /// The CPU simulator: the host's `std` functions.
+    Sim,
+    /// No kernel: only the pure-Rust functions called on the CPU.
+    Cpu,
+}
+
+/// Which types to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Precision {
+    /// f32 only.
+    F32,
+    /// f64 only.
+    F64,
+    /// Both.
+    Both,
+}
+
+/// `ptxlab math-accuracy` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where the kernel runs (the pure-Rust code is also measured on the
+    /// CPU in every case).
+    #[arg(long, value_enum, default_value_t = Backend::Gpu)]
+    pub backend: Backend,
+    /// Also run the kernel on the simulator (with --backend gpu): one more
+    /// column, the host's functions.
+    #[arg(long)]
+    pub with_sim: bool,
+    /// Points per function and type (special values included; at least 64).
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub points: usize,
+    /// f32, f64 or both.
+    #[arg(long, value_enum, default_value_t = Precision::Both)]
+    pub precision: Precision,
+    /// Only these functions (comma-separated; default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub functions: Vec<String>,
+    /// Seed of the random points.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the table (with the environment block) to this file.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+}
+
+/// The largest `--points`: each point holds a binary128 reference and a
+/// few f64 values on the host, and three arrays on the device.
+pub const MAX_POINTS: usize = 1 << 26;
+
+/// `ptxlab math-accuracy`.
+pub fn cli(args: &Args) -> Result<()> {
+    if !(64..=MAX_POINTS).contains(&args.points) {
+        return Err(Error::input(
+            "--points",
+            format!("{}; allowed: 64 to {MAX_POINTS}", args.points),
+        ));
+    }
+    if args.with_sim && args.backend != Backend::Gpu {
+        return Err(Error::input(
+            "--with-sim",
+            "only with --backend gpu (--backend sim runs the simulator alone)",
+        ));
+    }
+    let types: &[Ty] = match args.precision {
+        Precision::F32 => &[Ty::F32],
+        Precision::F64 => &[Ty::F64],
+        Precision::Both => &[Ty::F32, Ty::F64],
+    };
+    let (dev, label) = match args.backend {
+        Backend::Gpu => (Some(Device::gpu(0)?), "GPU"),
+        Backend::Sim => (Some(Device::sim()), "simulator (host std)"),
+        Backend::Cpu => (None, "-"),
+    };
+    let gpu = dev.as_ref().and_then(|d| d.as_gpu());
+    let env = crate::report::Environment::collect(gpu);
+    let t = std::time::Instant::now();
+    let all = measure_all(dev.as_ref(), &args.functions, types, args.points, args.seed)?;
+    let mut md = format!(
+        "# Math functions: max error in ulps against binary128\n\n{}\n{}",
+        env.markdown(),
+        table(&all, label)
+    );
+    if args.with_sim {
+        let sim = Device::sim();
+        let all = measure_all(Some(&sim), &args.functions, types, args.points, args.seed)?;
+        md.push_str("\nThe same points through the kernel on the simulator (the host's `std` functions):\n\n");
+        md.push_str(&table(&all, "simulator (host std)"));
+    }
+    println!("{md}");
+    eprintln!("measured in {:.1} s", t.elapsed().as_secs_f64());
+    if let Some(path) = &args.out {
+        std::fs::write(path, &md).map_err(|e| Error::File {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
