@@ -330,7 +330,9 @@ fn tma_data_needs_its_phase_seen_and_a_store_needs_a_fence() {
 }
 
 /// A one-warpgroup `wgmma` on a 64 x 16 and 16 x 128 BF16 tile written by
-/// ordinary stores (fenced): `variant` plants a mistake.
+/// ordinary stores (fenced): `variant` plants a mistake (1: no
+/// `wgmma_fence`; 2: an accumulator written in flight; 3: no wait; 4: a
+/// warp skips the `wgmma`; 5: no `fence.proxy.async` after the stores).
 fn wgmma_kernel(variant: u32) -> impl Fn() + Sync {
     move || {
         let tiles = dynamic_shared::<u32>(0, (64 * 16 + 16 * 128) / 2);
@@ -339,7 +341,9 @@ fn wgmma_kernel(variant: u32) -> impl Fn() + Sync {
         for i in (t..(64 * 16 + 16 * 128) / 2).step_by(128) {
             tiles.set(i, one | one << 16);
         }
-        fence_proxy_async_shared();
+        if variant != 5 {
+            fence_proxy_async_shared();
+        }
         sync_threads();
         if variant == 4 && t >= 96 {
             // The mistake: one warp of the warpgroup skips the wgmma.
@@ -386,6 +390,13 @@ fn wgmma_misuses_are_reported() {
         in_order(128, shared, wgmma_kernel(3)),
         "ended with a wgmma still in flight",
     );
+    // Operands written by ordinary stores and read by the wgmma with no
+    // proxy fence between: the report names the write and the wgmma.
+    let line = expect_err(
+        in_order(128, shared, wgmma_kernel(5)),
+        "with no fence.proxy.async of the writer in between",
+    );
+    assert!(line.contains("a wgmma"), "{line}");
     // A wgmma that one warp of the warpgroup skips: a deadlock report.
     let line = expect_err(in_order(128, shared, wgmma_kernel(4)), "have not issued");
     assert!(line.contains("deadlock"), "{line}");
