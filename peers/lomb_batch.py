@@ -9,7 +9,9 @@ recipe of the Rust bench (`lomb::survey_batch`): a sinusoid of period 2 to
   (Press-Rybicki, approximate), one core, timed on a few curves and scaled;
 * nifty-ls batched: its batched mode needs every curve on the same times,
   so a second batch of 10^4 curves on one set of 300 times (the Rust bench
-  runs that one too); and nifty-ls looped over the ragged curves (scaled);
+  runs that one too), on every core (finufft) and on the GPU (cufinufft
+  through CuPy, where it loads; host arrays in and out, as its users call
+  it); and nifty-ls looped over the ragged curves (scaled);
 * CuPy fast math looped: the material's kernel (SciPy's definition, no
   weights or floating mean: less work than the others do) with
   `--use_fast_math`, one launch per curve, timed with CUDA events around the
@@ -94,24 +96,34 @@ def _nifty(ts, ys, dys, shared, w, exact, quick):
     st, sy, sdy = shared
     y2, dy2 = np.array(sy), np.array(sdy)
     cores = os.cpu_count()
-    for dt, prec in ((np.float64, "f64"), (np.float32, "f32")):
-        args = (st[0].astype(dt), y2.astype(dt))
+    from lomb_scargle import nifty_gpu_missing
+    gpu_why = nifty_gpu_missing()
+    backends = [("finufft", f"finufft, {cores} cores", 1 if quick else 3)]
+    if gpu_why is None:
+        backends.append(("cufinufft", "cufinufft, GPU; host arrays in and out", 3 if quick else 10))
+    else:
+        rows.append({"workload": W, "variant": "nifty-ls batched (cufinufft, GPU)", "backend": "nifty-ls",
+                     "skipped": gpu_why})
+    ref0 = _astropy_one(st[0], sy[0], sdy[0], w)
+    for backend, label, reps in backends:
+        for dt, prec in ((np.float64, "f64"), (np.float32, "f32")):
+            args = (st[0].astype(dt), y2.astype(dt))
 
-        def call():
-            return nifty.lombscargle(*args, dy=dy2.astype(dt), fmin=fmin, fmax=fmin + df * (NF - 1), Nf=NF,
-                                     backend="finufft").power
+            def call():
+                return nifty.lombscargle(*args, dy=dy2.astype(dt), fmin=fmin, fmax=fmin + df * (NF - 1), Nf=NF,
+                                         backend=backend).power
 
-        nifty.lombscargle(args[0], args[1][:64], dy=dy2[:64].astype(dt), fmin=fmin, fmax=fmin + df * (NF - 1), Nf=NF,
-                          backend="finufft")
-        ms = []
-        for _ in range(1 if quick else 2):
-            t = time.perf_counter()
-            p = call()
-            ms.append((time.perf_counter() - t) * 1e3)
-        ref0 = _astropy_one(st[0], sy[0], sdy[0], w)
-        extra = {"rel_err": err(p[0], ref0)} if ref0 is not None else {}
-        rows.append(row(f"nifty-ls {nifty.__version__} batched (finufft, {cores} cores, shared times)",
-                        "nifty-ls", size(st, "shared times"), prec, ms, **extra))
+            # Warm-up on 64 curves: plans, thread pools, CuPy's kernels.
+            nifty.lombscargle(args[0], args[1][:64], dy=dy2[:64].astype(dt), fmin=fmin, fmax=fmin + df * (NF - 1),
+                              Nf=NF, backend=backend)
+            ms = []
+            for _ in range(reps):
+                t = time.perf_counter()
+                p = call()
+                ms.append((time.perf_counter() - t) * 1e3)
+            extra = {"rel_err": err(p[0], ref0)} if ref0 is not None else {}
+            rows.append(row(f"nifty-ls {nifty.__version__} batched ({label}, shared times)",
+                            "nifty-ls", size(st, "shared times"), prec, ms, **extra))
     k = 50 if quick else 200
     t = time.perf_counter()
     for c in range(k):

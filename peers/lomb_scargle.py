@@ -3,7 +3,8 @@
 * SciPy f64 on one CPU core, timed on a subset of the frequencies and scaled;
 * astropy (`LombScargle(...).power`, method 'cython', SciPy's definition and
   astropy's defaults, scaled from a subset; method 'fast' on the full grid)
-  and nifty-ls (finufft on every core; SciPy's definition), where installed;
+  and nifty-ls (finufft on every core, and cufinufft on the GPU through CuPy;
+  SciPy's definition), where installed;
 * CuPy RawKernel ladder with the material's launch shape (SM count x 20 blocks
   of 128 threads, grid-stride): baseline (first pass includes the JIT),
   fast math (options=('--use_fast_math',)), maxrregcount 32, launch bounds 128;
@@ -12,13 +13,14 @@
 
 And batches (10^4 curves x 300 samples over 1000 days x 10^4 frequencies
 `linspace(0.01, 10)`, astropy's defaults with dy; `lomb_batch.py`): astropy
-looped, nifty-ls batched (shared times, its batched mode) and CuPy fast math
+looped, nifty-ls batched (shared times, its batched mode; CPU and GPU) and CuPy fast math
 looped (one launch per curve).
 
 Inputs: tests/fixtures/lomb/material_{x,y}.npy (the material's samples, made by
 make_fixture.py with NumPy's seed 1234), so every peer and the Rust side use
 identical data. Errors are max |err| / max |reference| against SciPy-like f64.
 """
+import importlib
 import os
 import time
 
@@ -325,8 +327,42 @@ def _nifty(x, y, ref, quick):
     rows.append({"workload": W, "variant": f"nifty-ls {nifty.__version__} (finufft), {os.cpu_count()} cores",
                  "backend": "nifty-ls", "size": f"{x.size} samples x 2^20 freqs", "precision": "f64",
                  "rel_err": _err(p, ref), **timing})
+    rows.extend(_nifty_gpu(nifty, x, y, ref, quick))
     return rows
 
+
+def nifty_gpu_missing():
+    """None when nifty-ls's GPU backend (cufinufft through CuPy) loads, else
+    the one-line reason it does not (shared by the batch peers)."""
+    try:
+        importlib.import_module("nifty_ls.cufinufft")
+        return None
+    except Exception as e:  # ImportError, a missing libcufft, no CUDA device
+        return f"nifty-ls cufinufft backend not usable: {type(e).__name__}: {e}".splitlines()[0]
+
+
+def _nifty_gpu(nifty, x, y, ref, quick):
+    """nifty-ls's GPU backend (cufinufft, through CuPy): host arrays in and
+    the power back on the host, as its users call it; timed on the host after
+    a warm-up call (which builds cufinufft's plan and CuPy's kernels)."""
+    import numpy as np
+    why = nifty_gpu_missing()
+    if why is not None:
+        return [{"workload": W, "variant": "nifty-ls (cufinufft, GPU)", "backend": "nifty-ls", "skipped": why}]
+    rows = []
+    for dt, prec in ((np.float64, "f64"), (np.float32, "f32")):
+        xd, yd = x.astype(dt), y.astype(dt)
+
+        def call():
+            return nifty.lombscargle(xd, yd, fmin=F0 / (2 * np.pi), fmax=F1 / (2 * np.pi), Nf=NF, fit_mean=False,
+                                     center_data=False, normalization="psd", backend="cufinufft").power
+
+        p = call()
+        timing = _host_timing(call, 3 if quick else 10)
+        rows.append({"workload": W, "variant": f"nifty-ls {nifty.__version__} (cufinufft, GPU; host arrays in and out)",
+                     "backend": "nifty-ls", "size": f"{x.size} samples x 2^20 freqs", "precision": prec,
+                     "rel_err": _err(p, ref), **timing})
+    return rows
 
 def run(quick: bool) -> list[dict]:
     np_mod, why = try_import("numpy")

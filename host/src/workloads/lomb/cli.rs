@@ -58,10 +58,11 @@ pub struct Args {
     /// Element type of the kernels.
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
-    /// Rung of the ladder, or all of them in order (default: cached); any
-    /// register cap as regcapN, N in 16..=255. The JIT rungs (baseline,
-    /// cached, the fast-math ones, regcapN) load the PTX through the
-    /// driver's JIT on purpose.
+    /// Rung of the ladder, or all of them in order (default:
+    /// launch-bounds, precompiled, any grid and either model); any register
+    /// cap as regcapN, N in 16..=255. The JIT rungs (baseline, cached, the
+    /// fast-math ones, regcapN) load the PTX through the driver's JIT on
+    /// purpose: they are the material's lessons, not a default.
     #[arg(long, value_parser = variant_parser())]
     pub variant: Option<OneOrAll<Rung>>,
     /// gpu, sim or cpu.
@@ -287,7 +288,7 @@ pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
     }
     let (check, phases) = (args.check, args.phases);
     let model = model_of(args)?;
-    let rungs = args.variant.map_or(vec![Rung::Cached], |v| v.rungs());
+    let rungs = args.variant.map_or(vec![Rung::DEFAULT], |v| v.rungs());
     if let Some(path) = &args.batch {
         if args.variant.is_some() || args.x.is_some() || args.y.is_some() || args.dy.is_some() {
             return Err(Error::input(

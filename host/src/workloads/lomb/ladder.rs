@@ -60,6 +60,10 @@ pub enum Rung {
 pub const REG_CAPS: std::ops::RangeInclusive<u32> = 16..=255;
 
 impl Rung {
+    /// The rung a run without `--variant` takes: the direct kernel with
+    /// launch bounds, from the precompiled module (no JIT wait on a cold
+    /// start), on any frequency grid and for both models.
+    pub const DEFAULT: Rung = Rung::Bounds;
     /// The default ladder, in order (`--variant all`).
     pub const LADDER: [Rung; 16] = [
         Rung::Baseline,
