@@ -442,3 +442,100 @@ fn scaling_benchmark_runs_on_simulated_devices() {
         "{t}"
     );
 }
+
+// ---------------------------------------------------------------- multigrid on slabs
+
+use ptxlab::workloads::poisson::mg::{self, Hierarchy, MgDevice, MgOptions, MgReport, Smoother};
+
+/// The slab multigrid's options: the red-black smoother, no CUDA graph.
+fn mg_options(tol: f64, max_cycles: usize) -> MgOptions {
+    MgOptions {
+        smoother: Smoother::RedBlack,
+        tol,
+        max_cycles,
+        ..MgOptions::default()
+    }
+}
+
+/// Random `b` and `p0` (Dirichlet values on the ring) on `nx x ny`, the
+/// spacing of a unit-ish square, and `||b||^2` over the interior.
+fn mg_problem(nx: usize, ny: usize, seed: u64) -> (Grid, f64, Vec<f64>, Vec<f64>, f64) {
+    let grid = Grid::new(nx, ny).unwrap();
+    let (p0, b) = ps::random_inputs(grid, seed);
+    let h = 1.0 / (nx.max(ny) - 1) as f64;
+    let b_sq = ps::interior_norm_sq(&b, grid);
+    (grid, h, b, p0, b_sq)
+}
+
+fn same_history(what: &str, got: &MgReport, want: &MgReport) {
+    assert_eq!(
+        got.cycles, want.cycles,
+        "{what}: cycles {got:?} vs {want:?}"
+    );
+    for (k, (a, b)) in got.history.iter().zip(&want.history).enumerate() {
+        let e = ((a.1 - b.1) / b.1).abs();
+        assert!(e <= 1e-9, "{what}: cycle {k}: {} vs {} ({e:.1e})", a.1, b.1);
+    }
+}
+
+/// The residual history on 1, 2 and 3 simulated devices equals one
+/// simulated device's and the CPU solver's, cycle by cycle, and the fields
+/// agree (bit for bit with one device: the slab kernels do its arithmetic
+/// in its order, and only the residual's sum is taken in another order), on
+/// odd, non-square grids with random data.
+fn check_mg_slabs(nx: usize, ny: usize, devices: &[usize], coarse_block: bool) {
+    let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 77 + nx as u64);
+    let opts = MgOptions {
+        coarse_block,
+        ..mg_options(1e-8, 30)
+    };
+    let hier = Hierarchy::new(grid, h).unwrap();
+    let one = Device::sim();
+    let mut s = MgDevice::<f64>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
+    let r1 = s.solve(&p0).unwrap();
+    let p1 = s.field().unwrap();
+    assert!(r1.converged, "{r1:?}");
+    let (pc, rc) = mg::cpu::solve::<f64>(&hier, &opts, &b, &p0, b_sq).unwrap();
+    same_history("CPU vs one device", &rc, &r1);
+    for &n in devices {
+        let mut team = Team::sim(n).unwrap();
+        let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, 4).unwrap();
+        let rn = placed.solve().unwrap();
+        let what = format!(
+            "{} on {n} devices ({})",
+            grid.label(),
+            placed.split().describe()
+        );
+        same_history(&what, &rn, &r1);
+        let pn = placed.gather().unwrap().unwrap();
+        let differ = pn
+            .iter()
+            .zip(&p1)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        let err = pn
+            .iter()
+            .zip(&pc)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{what}: {} cycles, {differ} cells differ in bits from one device, max |p - p_cpu| {err:.1e}",
+            rn.cycles
+        );
+        assert_eq!(
+            differ, 0,
+            "{what}: the field differs in bits from one device's"
+        );
+        assert!(err <= 1e-10, "{what}: max |p - p_cpu| = {err:e}");
+    }
+}
+
+#[test]
+fn multigrid_slabs_follow_one_device_67x45() {
+    check_mg_slabs(67, 45, &[1, 2, 3], false);
+}
+
+#[test]
+fn multigrid_slabs_follow_one_device_131x97_coarse_block() {
+    check_mg_slabs(131, 97, &[2, 3], true);
+}
