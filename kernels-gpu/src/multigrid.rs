@@ -53,6 +53,7 @@
 //! | [`mg_residual`] | `r = b - lap p`, `sum r^2` (the start of PCG, and the final check) | 32 B |
 //! | [`mg_cg_dir`], [`mg_cg_update`], [`mg_cg_dot`], [`mg_cg_shift`] | the PCG iteration, its scalars kept on the device | |
 //! | [`mg_clear`] | zeroes the reduction slots (inside a captured graph) | |
+//! | [`mg_restrict_slab`], [`mg_prolong_slab`], [`mg_defect_slab`] | the transfers and the outer step on a row slab of a level split over several devices (global row positions) | as above |
 //!
 //! Each kernel is generic over the cycle's precision `T` and built for
 //! `f32` and `f64` (entries `<kernel>_f32`, `<kernel>_f64`); the fine-level
