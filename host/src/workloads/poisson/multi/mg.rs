@@ -800,7 +800,7 @@ mod tests {
                 assert_eq!(sl.owned(0).start, 1);
                 assert_eq!(sl.owned(world - 1).end, sl.level.ny - 1);
                 for r in 0..world {
-                    assert!(sl.owned(r).len() >= 1, "{nx}x{ny}: {:?}", s.describe());
+                    assert!(!sl.owned(r).is_empty(), "{nx}x{ny}: {:?}", s.describe());
                 }
             }
             let g = s.gathered(0).start..s.gathered(world - 1).end;
