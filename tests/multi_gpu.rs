@@ -442,3 +442,254 @@ fn scaling_benchmark_runs_on_simulated_devices() {
         "{t}"
     );
 }
+
+// ---------------------------------------------------------------- multigrid on slabs
+
+use ptxlab::workloads::poisson::mg::{self, Hierarchy, MgDevice, MgOptions, MgReport, Smoother};
+
+/// The slab multigrid's options: the red-black smoother, no CUDA graph.
+fn mg_options(tol: f64, max_cycles: usize) -> MgOptions {
+    MgOptions {
+        smoother: Smoother::RedBlack,
+        tol,
+        max_cycles,
+        ..MgOptions::default()
+    }
+}
+
+/// Random `b` and `p0` (Dirichlet values on the ring) on `nx x ny`, the
+/// spacing of a unit-ish square, and `||b||^2` over the interior.
+fn mg_problem(nx: usize, ny: usize, seed: u64) -> (Grid, f64, Vec<f64>, Vec<f64>, f64) {
+    let grid = Grid::new(nx, ny).unwrap();
+    let (p0, b) = ps::random_inputs(grid, seed);
+    let h = 1.0 / (nx.max(ny) - 1) as f64;
+    let b_sq = ps::interior_norm_sq(&b, grid);
+    (grid, h, b, p0, b_sq)
+}
+
+fn same_history(what: &str, got: &MgReport, want: &MgReport) {
+    assert_eq!(
+        got.cycles, want.cycles,
+        "{what}: cycles {got:?} vs {want:?}"
+    );
+    for (k, (a, b)) in got.history.iter().zip(&want.history).enumerate() {
+        let e = ((a.1 - b.1) / b.1).abs();
+        assert!(e <= 1e-9, "{what}: cycle {k}: {} vs {} ({e:.1e})", a.1, b.1);
+    }
+}
+
+/// The residual history on 1, 2 and 3 simulated devices equals one
+/// simulated device's and the CPU solver's, cycle by cycle, and the fields
+/// agree (bit for bit with one device: the slab kernels do its arithmetic
+/// in its order, and only the residual's sum is taken in another order), on
+/// odd, non-square grids with random data.
+fn check_mg_slabs(nx: usize, ny: usize, devices: &[usize], coarse_block: bool) {
+    let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 77 + nx as u64);
+    let opts = MgOptions {
+        coarse_block,
+        ..mg_options(1e-8, 30)
+    };
+    let hier = Hierarchy::new(grid, h).unwrap();
+    let one = Device::sim();
+    let mut s = MgDevice::<f64>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
+    let r1 = s.solve(&p0).unwrap();
+    let p1 = s.field().unwrap();
+    assert!(r1.converged, "{r1:?}");
+    let (pc, rc) = mg::cpu::solve::<f64>(&hier, &opts, &b, &p0, b_sq).unwrap();
+    same_history("CPU vs one device", &rc, &r1);
+    for &n in devices {
+        let mut team = Team::sim(n).unwrap();
+        let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, 4).unwrap();
+        let rn = placed.solve().unwrap();
+        let what = format!(
+            "{} on {n} devices ({})",
+            grid.label(),
+            placed.split().describe()
+        );
+        same_history(&what, &rn, &r1);
+        let pn = placed.gather().unwrap().unwrap();
+        let differ = pn
+            .iter()
+            .zip(&p1)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        let err = pn
+            .iter()
+            .zip(&pc)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{what}: {} cycles, {differ} cells differ in bits from one device, max |p - p_cpu| {err:.1e}",
+            rn.cycles
+        );
+        assert_eq!(
+            differ, 0,
+            "{what}: the field differs in bits from one device's"
+        );
+        assert!(err <= 1e-10, "{what}: max |p - p_cpu| = {err:e}");
+    }
+}
+
+#[test]
+fn multigrid_slabs_follow_one_device_67x45() {
+    check_mg_slabs(67, 45, &[1, 2, 3], false);
+}
+
+#[test]
+fn multigrid_slabs_follow_one_device_131x97_coarse_block() {
+    check_mg_slabs(131, 97, &[2, 3], true);
+}
+
+/// The slab multigrid shares the single-device outer loop: a NaN in `b`
+/// gives the same overflow error on 2 and 3 simulated devices as on one.
+#[test]
+fn multigrid_nan_right_hand_side_is_the_overflow_error() {
+    let (grid, h, mut b, p0, _) = mg_problem(21, 19, 5);
+    b[7 * 21 + 9] = f64::NAN;
+    let opts = mg_options(1e-8, 5);
+    let hier = Hierarchy::new(grid, h).unwrap();
+    let one = Device::sim();
+    let e1 = MgDevice::<f64>::new(&one, &hier, &opts, &b, &p0, f64::NAN)
+        .unwrap()
+        .solve(&p0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e1.contains("the residual became NaN after 0 cycles"),
+        "{e1}"
+    );
+    for n in [2, 3] {
+        let mut team = Team::sim(n).unwrap();
+        let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, 2).unwrap();
+        let e = placed.solve().unwrap_err().to_string();
+        assert_eq!(e, e1, "{n} devices");
+    }
+}
+
+/// What the slabs cannot run is refused with what is allowed: more ranks
+/// than rows, the tile smoother, PCG.
+#[test]
+fn multigrid_slabs_refuse_what_they_cannot_run() {
+    let (grid, h, b, p0, _) = mg_problem(9, 5, 3);
+    let mut team = Team::sim(4).unwrap();
+    let e = team
+        .place_mg::<f64>(grid, h, &b, &p0, &mg_options(1e-8, 5), 1)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("--gpus") && e.contains("use at most 3 devices"),
+        "{e}"
+    );
+    let mut team = Team::sim(2).unwrap();
+    let tile = MgOptions {
+        smoother: Smoother::Tile,
+        ..mg_options(1e-8, 5)
+    };
+    let e = team
+        .place_mg::<f64>(grid, h, &b, &p0, &tile, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--smoother rb"), "{e}");
+    let pcg = MgOptions {
+        method: mg::Method::Pcg,
+        ..mg_options(1e-8, 5)
+    };
+    let e = team
+        .place_mg::<f64>(grid, h, &b, &p0, &pcg, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--method multigrid"), "{e}");
+}
+
+/// Mixed precision (f32 cycles, f64 field) on slabs: the same history and
+/// field as one device.
+#[test]
+fn multigrid_slabs_f32_cycles_follow_one_device() {
+    let (grid, h, b, p0, b_sq) = mg_problem(45, 37, 19);
+    let opts = mg_options(1e-9, 20);
+    let hier = Hierarchy::new(grid, h).unwrap();
+    let one = Device::sim();
+    let mut s = MgDevice::<f32>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
+    let r1 = s.solve(&p0).unwrap();
+    let p1 = s.field().unwrap();
+    let mut team = Team::sim(2).unwrap();
+    let mut placed = team.place_mg::<f32>(grid, h, &b, &p0, &opts, 2).unwrap();
+    let rn = placed.solve().unwrap();
+    same_history("f32 cycles on 2 devices", &rn, &r1);
+    let pn = placed.gather().unwrap().unwrap();
+    assert!(pn.iter().zip(&p1).all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
+/// `ptxlab poisson --gpus 2 --method multigrid --smoother rb` and the
+/// multigrid scaling table on simulated devices.
+#[test]
+fn multigrid_cli_and_scaling_on_simulated_devices() {
+    let mut a = args("sim", 3);
+    a.variant = ptxlab::cli::OneOrAll::All;
+    a.iters = None;
+    a.nx = Some(41);
+    a.ny = Some(35);
+    a.precision = ptxlab::cli::Precision::F64;
+    a.mg.method = ps::SolveMethod::Multigrid;
+    a.mg.smoother = Smoother::RedBlack;
+    ps::cli(&a).unwrap();
+    let s = pm::ScalingArgs {
+        sizes: vec![33],
+        gpus: 2,
+        reps: 1,
+        backend: ptxlab::Backend::Sim,
+        method: ps::SolveMethod::Multigrid,
+        precision: ptxlab::cli::Precision::F64,
+        ..pm::ScalingArgs::default()
+    };
+    pm::cli_scaling(&s).unwrap();
+}
+
+/// On two GPUs (NCCL): the slab multigrid follows one GPU's residual
+/// history and gives its field bit for bit. Skips with one line where there
+/// are fewer than two GPUs (fails instead with `PTXLAB_REQUIRE_GPU`).
+#[test]
+fn multigrid_on_two_gpus_follows_one_gpu() {
+    use ptxlab::runtime::testing::skip_gpu_test;
+    if !driver_present() {
+        let _: Option<()> = skip_gpu_test("no NVIDIA driver (libcuda.so.1 could not be loaded)");
+        return;
+    }
+    let count = pm::visible_gpus().unwrap();
+    if count < 2 {
+        let _: Option<()> = skip_gpu_test(&format!("{count} GPU(s); this test needs 2"));
+        return;
+    }
+    if std::env::var("NCCL_NVLS_ENABLE").as_deref() != Ok("0") {
+        // The environment cannot be changed safely from a test (other
+        // threads read it); the bundle's run script sets it.
+        let _: Option<()> =
+            skip_gpu_test("NCCL_NVLS_ENABLE is not 0 (NVLink multicast must be off for NCCL)");
+        return;
+    }
+    for (nx, ny, min) in [(1027, 771, 16), (515, 1031, 64)] {
+        let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 3 + nx as u64);
+        let opts = mg_options(1e-8, 30);
+        let hier = Hierarchy::new(grid, h).unwrap();
+        let dev = Device::gpu(0).unwrap();
+        let mut s = MgDevice::<f64>::new(&dev, &hier, &opts, &b, &p0, b_sq).unwrap();
+        let r1 = s.solve(&p0).unwrap();
+        let p1 = s.field().unwrap();
+        let mut team = Team::gpus(2).unwrap();
+        let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, min).unwrap();
+        let rn = placed.solve().unwrap();
+        let what = format!("{} on 2 GPUs ({})", grid.label(), placed.split().describe());
+        same_history(&what, &rn, &r1);
+        let pn = placed.gather().unwrap().unwrap();
+        let differ = pn
+            .iter()
+            .zip(&p1)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(differ, 0, "{what}");
+        println!(
+            "{what}: {} cycles, same history and field as one GPU",
+            rn.cycles
+        );
+    }
+}

@@ -360,7 +360,23 @@ fn bad_input_is_refused_with_what_was_wrong() {
     );
     has(
         &run(&|a| a.gpus.count = Some(2)),
-        &["--gpus", "--method jacobi"],
+        &["--smoother tile", "--smoother rb with --gpus"],
+    );
+    has(
+        &run(&|a| {
+            a.gpus.count = Some(2);
+            a.mg.smoother = Smoother::RedBlack;
+            a.mg.method = SolveMethod::Pcg;
+        }),
+        &["--method pcg", "--method multigrid with --gpus"],
+    );
+    has(
+        &run(&|a| {
+            a.gpus.count = Some(2);
+            a.mg.smoother = Smoother::RedBlack;
+            a.gpus.no_overlap = true;
+        }),
+        &["--no-overlap", "--method jacobi"],
     );
     has(
         &run(&|a| {

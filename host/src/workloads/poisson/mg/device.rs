@@ -12,19 +12,19 @@
 use super::cycle::{Ops, cycle, visit};
 use super::launch::{self as ml, Exec, MgElement, cg_shift, clear, coarse_cells, coarse_geometry};
 use super::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
+use super::outer::cycles_to_tolerance;
 use super::report::MgReport;
 use crate::error::{Error, Result};
 use crate::runtime::{Buffer, Device, Graph, Timing};
 use kernels_gpu::multigrid::slot;
-use std::time::Instant;
 
 /// The correction and right-hand side of every level.
 pub struct LevelBufs<T> {
     hier: Hierarchy,
     smoother: Smoother,
-    u: Vec<Vec<Buffer<T>>>,
-    f: Vec<Buffer<T>>,
-    cur: Vec<usize>,
+    pub(crate) u: Vec<Vec<Buffer<T>>>,
+    pub(crate) f: Vec<Buffer<T>>,
+    pub(crate) cur: Vec<usize>,
     /// The first level whose suffix fits the coarse-levels kernel, and the
     /// suffix's geometry on the device.
     coarse: Option<(usize, Buffer<f64>)>,
@@ -85,11 +85,11 @@ fn pair<X>(v: &mut [X], l: usize) -> (&mut X, &mut X) {
 }
 
 /// [`Ops`] on device buffers, launching through `ex`.
-struct DevOps<'e, 'a, 'g, T> {
-    ex: &'e mut Exec<'a, 'g>,
-    lv: &'e mut LevelBufs<T>,
+pub(crate) struct DevOps<'e, 'a, 'g, T> {
+    pub(crate) ex: &'e mut Exec<'a, 'g>,
+    pub(crate) lv: &'e mut LevelBufs<T>,
     /// The residual's sum (rung 5's last sweep adds to it).
-    acc: &'e mut Buffer<f64>,
+    pub(crate) acc: &'e mut Buffer<f64>,
 }
 
 impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
@@ -305,14 +305,6 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
             dev.write(&mut me.levels.f[0], &bt)?;
         }
         Ok(me)
-    }
-
-    fn rel(&self, sq: f64) -> f64 {
-        if self.b_sq > 0.0 {
-            (sq / self.b_sq).sqrt()
-        } else {
-            sq.sqrt()
-        }
     }
 
     /// Records iteration `k` (its buffer parity follows from `k`) on `ex`.
@@ -557,36 +549,8 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
         let zero = vec![0.0; slot::COUNT];
         self.dev.write(&mut self.s, &zero)?;
         self.dev.synchronize()?;
-        let t0 = Instant::now();
-        let r0 = self.start()?;
-        let mut history = vec![(t0.elapsed().as_secs_f64() * 1e3, self.rel(r0))];
-        let mut res = r0;
-        let mut k = 0;
-        while self.rel(res) >= self.opts.tol && k < self.opts.max_cycles {
-            res = self.step(k)?;
-            k += 1;
-            if !res.is_finite() {
-                return Err(Error::input(
-                    "poisson problem",
-                    format!(
-                        "the residual became {} after {k} cycles: b or p0 are too large for the \
-                         arithmetic, or the grid's aspect ratio is beyond what the point smoother \
-                         handles; scale the problem or use --method pcg",
-                        res.sqrt()
-                    ),
-                ));
-            }
-            history.push((t0.elapsed().as_secs_f64() * 1e3, self.rel(res)));
-        }
-        let ms = t0.elapsed().as_secs_f64() * 1e3;
-        Ok(MgReport::new(
-            k,
-            res,
-            self.rel(res),
-            self.rel(res) < self.opts.tol,
-            ms,
-            history,
-        ))
+        let (opts, b_sq) = (self.opts, self.b_sq);
+        cycles_to_tolerance(self, &opts, b_sq, |s| s.start(), |s, k| s.step(k))
     }
 
     /// The current field (f64).

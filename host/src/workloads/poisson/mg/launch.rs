@@ -19,12 +19,19 @@ pub enum Exec<'a, 'g> {
     Dev(&'a Device),
     /// Into a graph under capture on this GPU device.
     Cap(&'a Device, &'a mut Capture<'g>),
+    /// Straight to the device, on this stream of it (a slab of a team of
+    /// devices, whose halo transfers are queued on the same stream); `None`
+    /// (the simulator) launches as [`Exec::Dev`].
+    Stream(
+        &'a Device,
+        Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
+    ),
 }
 
 impl Exec<'_, '_> {
     fn dev(&self) -> &Device {
         match self {
-            Exec::Dev(d) | Exec::Cap(d, _) => d,
+            Exec::Dev(d) | Exec::Cap(d, _) | Exec::Stream(d, _) => d,
         }
     }
     /// Blocks that fill the device for a reduction (about 8 per SM; 4 on the
@@ -51,12 +58,13 @@ impl Launch for &mut Exec<'_, '_> {
         match self {
             Exec::Dev(dev) => dev.launch_call(kernels, entry, cfg, call),
             Exec::Cap(_, cap) => (&mut **cap).launch_call(kernels, entry, cfg, call),
+            Exec::Stream(dev, s) => dev.on_stream(*s).launch_call(kernels, entry, cfg, call),
         }
     }
 }
 
 /// Row kernels: `cols` threads per row, `rows` rows (strided past the cap).
-fn rows_cfg(ex: &Exec, cols: usize, rows: usize) -> Result<LaunchConfig> {
+pub(crate) fn rows_cfg(ex: &Exec, cols: usize, rows: usize) -> Result<LaunchConfig> {
     Ok(LaunchConfig::for_2d(
         cols.max(1),
         rows.clamp(1, ex.row_cap()),
@@ -66,7 +74,7 @@ fn rows_cfg(ex: &Exec, cols: usize, rows: usize) -> Result<LaunchConfig> {
 }
 
 /// Row kernels with a block reduction: about [`Exec::reduce_blocks`] blocks.
-fn reduce_rows_cfg(ex: &Exec, cols: usize, rows: usize) -> Result<LaunchConfig> {
+pub(crate) fn reduce_rows_cfg(ex: &Exec, cols: usize, rows: usize) -> Result<LaunchConfig> {
     let gx = cols.div_ceil(km::BLOCK as usize).max(1);
     let gy = rows.min(ex.reduce_blocks().div_ceil(gx)).max(1);
     Ok(
@@ -135,6 +143,9 @@ pub trait MgElement:
     + km::mg_cg_update::Built
     + km::mg_cg_dot::Built
     + km::mg_coarse_cycle::Built
+    + km::mg_restrict_slab::Built
+    + km::mg_prolong_slab::Built
+    + km::mg_defect_slab::Built
 {
 }
 
@@ -483,4 +494,221 @@ pub fn cg_dot<T: MgElement>(
     }
     let cfg = reduce_flat_cfg(ex, rho.len())?;
     launch!(&mut *ex, cfg, multigrid::mg_cg_dot::<T>(rho, z, s, z_scale))
+}
+
+/// Where a row slab of a level lies: the global level (its row count and
+/// operator), the global row of the slab's first stored row, and its
+/// stored rows (the buffers hold `nx x rows` cells).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlabRows {
+    /// The whole level.
+    pub level: Level,
+    /// Global row of the first stored row.
+    pub y0: usize,
+    /// Stored rows.
+    pub rows: usize,
+}
+
+impl SlabRows {
+    fn cells(&self) -> usize {
+        self.level.nx * self.rows
+    }
+    fn check<T>(&self, what: &str, b: &Buffer<T>) -> Result<()> {
+        if b.len() != self.cells() || self.y0 + self.rows > self.level.ny {
+            return Err(Error::input(
+                what,
+                format!(
+                    "{} elements for a slab of rows {}..{} of a {}x{} level",
+                    b.len(),
+                    self.y0,
+                    self.y0 + self.rows,
+                    self.level.nx,
+                    self.level.ny
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn local_range(s: &SlabRows, rows: &std::ops::Range<usize>, what: &str) -> Result<()> {
+    if rows.start > rows.end || rows.end > s.rows {
+        return Err(Error::input(
+            what,
+            format!("local rows {rows:?} of a slab of {} rows", s.rows),
+        ));
+    }
+    Ok(())
+}
+
+/// One colour of a red-black sweep ([`km::mg_smooth_rb`]) of the local rows
+/// `rows` of a slab (the first and last are read, not written): the
+/// kernel's colour is `(x + y) & 1` in the launch's own rows, so it is
+/// flipped when the first of them has an odd global row, which keeps the
+/// colours those of the whole level.
+#[allow(clippy::too_many_arguments)]
+pub fn smooth_rb_slab<T: MgElement>(
+    ex: &mut Exec,
+    s: &SlabRows,
+    u: &mut Buffer<T>,
+    f: &Buffer<T>,
+    rows: std::ops::Range<usize>,
+    colour: u32,
+    zero: bool,
+    omega: f64,
+) -> Result<()> {
+    s.check("u", u)?;
+    s.check("f", f)?;
+    local_range(s, &rows, "slab smoothing")?;
+    let (nx, ny) = (s.level.nx, rows.end - rows.start);
+    if ny < 3 {
+        return Err(Error::input(
+            "slab smoothing",
+            format!("{ny} rows; at least one row to update between two read rows"),
+        ));
+    }
+    let cfg = rows_cfg(ex, (nx - 1) / 2, ny - 2)?;
+    let flip = ((s.y0 + rows.start) & 1) as u32;
+    let colour = (colour ^ flip) & 1;
+    let l = &s.level;
+    let (cx, cy, omega) = (T::from_f64(l.cx), T::from_f64(l.cy), T::from_f64(omega));
+    let span = rows.start * nx..rows.end * nx;
+    let (uv, fv) = (u.view_mut(span.clone())?, f.view(span)?);
+    let (nx, ny, zero) = (nx as u32, ny as u32, u32::from(zero));
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_smooth_rb::<T>(uv, fv, nx, ny, cx, cy, omega, colour, zero)
+    )
+}
+
+/// Restriction from a fine slab to the local rows `rows` of a coarse slab
+/// ([`km::mg_restrict_slab`]).
+#[allow(clippy::too_many_arguments)]
+pub fn restrict_slab<T: MgElement>(
+    ex: &mut Exec,
+    fs: &SlabRows,
+    cs: &SlabRows,
+    u: &Buffer<T>,
+    f: &Buffer<T>,
+    fc: &mut Buffer<T>,
+    uc: &mut Buffer<T>,
+    rows: std::ops::Range<usize>,
+    with_u: bool,
+) -> Result<()> {
+    fs.check("u", u)?;
+    fs.check("f", f)?;
+    cs.check("fc", fc)?;
+    cs.check("uc", uc)?;
+    local_range(cs, &rows, "slab restriction")?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let (l, c) = (&fs.level, &cs.level);
+    let cfg = rows_cfg(ex, c.nx, rows.end - rows.start)?;
+    let (cx, cy) = (T::from_f64(l.cx), T::from_f64(l.cy));
+    let u32s = |v: usize| v as u32;
+    // The coarse rows computed, as a slab of their own.
+    let span = rows.start * c.nx..rows.end * c.nx;
+    let (fcv, ucv) = (fc.view_mut(span.clone())?, uc.view_mut(span)?);
+    let (nx, fny, ncx, cny) = (
+        u32s(l.nx),
+        u32s(fs.rows),
+        u32s(c.nx),
+        u32s(rows.end - rows.start),
+    );
+    let (ny_g, ncy_g) = (u32s(l.ny), u32s(c.ny));
+    let (fy0, cy0, with_u) = (u32s(fs.y0), u32s(cs.y0 + rows.start), u32::from(with_u));
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_restrict_slab::<T>(
+            u, f, fcv, ucv, nx, fny, ncx, cny, ny_g, ncy_g, fy0, cy0, cx, cy, with_u
+        )
+    )
+}
+
+/// `u (+)= P uc` on the local rows `rows` of a fine slab, from a coarse
+/// slab ([`km::mg_prolong_slab`]).
+pub fn prolong_slab<T: MgElement>(
+    ex: &mut Exec,
+    fs: &SlabRows,
+    cs: &SlabRows,
+    uc: &Buffer<T>,
+    u: &mut Buffer<T>,
+    rows: std::ops::Range<usize>,
+    add: bool,
+) -> Result<()> {
+    fs.check("u", u)?;
+    cs.check("uc", uc)?;
+    local_range(fs, &rows, "slab prolongation")?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let (l, c) = (&fs.level, &cs.level);
+    let cfg = rows_cfg(ex, l.nx - 2, rows.end - rows.start)?;
+    let u32s = |v: usize| v as u32;
+    let (nx, fny, ncx, cny) = (u32s(l.nx), u32s(fs.rows), u32s(c.nx), u32s(cs.rows));
+    let (ny_g, ncy_g, fy0, cy0) = (u32s(l.ny), u32s(c.ny), u32s(fs.y0), u32s(cs.y0));
+    let (y_lo, y_hi, add) = (u32s(rows.start), u32s(rows.end), u32::from(add));
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_prolong_slab::<T>(
+            uc, u, nx, fny, ncx, cny, ny_g, ncy_g, fy0, cy0, y_lo, y_hi, add
+        )
+    )
+}
+
+/// The outer step ([`km::mg_defect_slab`]) on the local rows `rows` of a
+/// slab of the finest level: the owned rows and one more on each side,
+/// which are corrected into `p_out` too but get no residual.
+#[allow(clippy::too_many_arguments)]
+pub fn defect_slab<T: MgElement>(
+    ex: &mut Exec,
+    s: &SlabRows,
+    h: f64,
+    p_in: &Buffer<f64>,
+    e: &Buffer<T>,
+    b: &Buffer<f64>,
+    p_out: &mut Buffer<f64>,
+    r: &mut Buffer<T>,
+    acc: &mut Buffer<f64>,
+    rows: std::ops::Range<usize>,
+    e_scale: f64,
+    r_scale: f64,
+) -> Result<()> {
+    for (n, len) in [("p_in", p_in.len()), ("b", b.len()), ("p_out", p_out.len())] {
+        if len != s.cells() {
+            return Err(Error::input(n, format!("{len} elements for a slab")));
+        }
+    }
+    s.check("e", e)?;
+    s.check("r", r)?;
+    local_range(s, &rows, "slab defect")?;
+    let (nx, ny) = (s.level.nx, rows.end - rows.start);
+    if ny < 3 {
+        return Err(Error::input(
+            "slab defect",
+            format!("{ny} rows; at least 3"),
+        ));
+    }
+    let cfg = reduce_rows_cfg(ex, nx, ny)?;
+    let span = rows.start * nx..rows.end * nx;
+    let (pi, ev, bv) = (
+        p_in.view(span.clone())?,
+        e.view(span.clone())?,
+        b.view(span.clone())?,
+    );
+    let (po, rv) = (p_out.view_mut(span.clone())?, r.view_mut(span)?);
+    let inv_h2 = 1.0 / (h * h);
+    let (gy0, ny_g) = ((s.y0 + rows.start) as u32, s.level.ny as u32);
+    let (nx, ny) = (nx as u32, ny as u32);
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_defect_slab::<T>(
+            pi, ev, bv, po, rv, acc, nx, ny, gy0, ny_g, inv_h2, e_scale, r_scale
+        )
+    )
 }

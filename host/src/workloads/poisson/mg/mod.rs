@@ -6,7 +6,8 @@
 //! # Files, from the bottom up
 //! `levels.rs` (the hierarchy of any grid shape, the options, the bytes of
 //! one cycle), `launch.rs` (typed launchers, straight or into a CUDA graph),
-//! `cycle.rs` (V, W and FMG, written once over [`cycle::Ops`]), `report.rs`,
+//! `cycle.rs` (V, W and FMG, written once over [`cycle::Ops`]), `outer.rs`
+//! (the loop to a tolerance, shared with the multi-device solve), `report.rs`,
 //! `device.rs` (the solver on a GPU or the simulator), `cpu.rs` (the same
 //! solver on the CPU with rayon: reference and baseline).
 
@@ -17,6 +18,7 @@ pub mod cycle;
 pub mod device;
 pub mod launch;
 pub mod levels;
+pub(crate) mod outer;
 pub mod report;
 pub mod run;
 

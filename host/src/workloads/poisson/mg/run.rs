@@ -39,7 +39,6 @@ pub fn options(args: &Args) -> Result<MgOptions> {
         ("--variant", args.variant != crate::cli::OneOrAll::All),
         ("--depth", args.depth != DEFAULT_DEPTH),
         ("--check-every", args.check_every != 100),
-        ("--gpus/--no-overlap", args.gpus.requested()),
     ] {
         if given {
             return Err(Error::input(
@@ -75,6 +74,9 @@ pub fn options(args: &Args) -> Result<MgOptions> {
 /// `ptxlab poisson --method multigrid|pcg`.
 pub fn cli(args: &Args) -> Result<()> {
     let opts = options(args)?;
+    if args.gpus.requested() {
+        return crate::workloads::poisson::multi::mgrun::cli(args, &opts);
+    }
     let backend = args.backend;
     match args.precision {
         Precision::F32 => typed::<f32>(args, backend, &opts),

@@ -1,5 +1,7 @@
 //! Multi-GPU Poisson: the Jacobi sweep of [`super`] (the single-device workload) on a grid split
-//! into row slabs, one per device, with a halo exchange every sweep.
+//! into row slabs, one per device, with a halo exchange every sweep; and
+//! multigrid to a tolerance on the same slabs ([`mg`], see "Multigrid"
+//! below).
 //!
 //! # Decomposition
 //! The global grid has `ny` rows; rows `0` and `ny - 1` are Dirichlet
@@ -59,19 +61,51 @@
 //! team ([`Placed`]), which iterates, computes the residual, solves, compares
 //! with a single-device result and gathers the field.
 //!
+//! # Multigrid
+//! [`PlacedMg`] runs the cycles of [`super::mg::cycle`] through an `Ops`
+//! implementation over the team, and the single-device outer loop
+//! (`mg/outer.rs`), so it does one device's arithmetic in one device's order:
+//! the field is the same bits, the residual history the same to the
+//! rounding of the norm's sum.
+//!
+//! * Rank and thread mapping: one rank per device; one host thread drives
+//!   every device of the process, launching each slab's kernels and its
+//!   halo transfers on the device's stream A (no host synchronisation inside
+//!   a cycle; the residual is read once per cycle).
+//! * Levels ([`MgSplit`]): level 0 is dealt like the Jacobi slabs; each
+//!   coarser level's rows follow the fine rows they restrict from; a level
+//!   stays split while every rank keeps at least `min_rows` rows
+//!   ([`MIN_ROWS_GPU`] on GPUs). The first level that is not split and all
+//!   coarser ones are replicated: every rank holds them whole and runs the
+//!   single-device code on them, after an all-gather of the restricted rows;
+//!   each rank then prolongs from its own copy (no scatter).
+//! * Halos: a split level stores as many rows per side as its smoother,
+//!   restriction and prolongation read ([`SplitLevel::halo`]).
+//! * Halo schedule per split level: after each red-black half-sweep the
+//!   correction's first row per side; after the last half-sweep of a
+//!   smoothing call and after a prolongation, the whole halo; after a
+//!   restriction, the coarse right-hand side's halo (or the all-gather); after
+//!   the outer step, level 0's right-hand side halo and an all-reduce of the
+//!   residual. The field itself is never exchanged: the outer step's slab
+//!   kernel writes its halo rows corrected.
+//! * Only the red-black smoother and multigrid (not PCG) run on slabs; other
+//!   options are refused with what is allowed ([`mg::check_options`]).
+//!
 //! # Files
 //! `element.rs` (what a slab needs of an element type), `decomp.rs` (which
 //! rows each rank owns), `team.rs` (devices, streams, transport),
 //! `span.rs` (sub-range views and launches on a stream), `slab.rs` (one
 //! rank's sweep, halo operations and residual), `placed.rs` (a problem on a
-//! team: iterate, solve, compare, gather), `transport.rs` and `nccl.rs` (how
-//! ranks exchange rows), `args.rs`, `run.rs` and `scaling.rs` (the
-//! subcommands).
+//! team: iterate, solve, compare, gather), `mg.rs` (multigrid on a team),
+//! `transport.rs` and `nccl.rs` (how ranks exchange rows), `args.rs`,
+//! `run.rs`, `mgrun.rs` and `scaling.rs` (the subcommands).
 
 pub mod args;
 pub mod bootstrap;
 pub mod decomp;
 pub mod element;
+pub mod mg;
+pub mod mgrun;
 pub mod nccl;
 pub mod placed;
 pub mod run;
@@ -85,6 +119,8 @@ pub use args::{GpuArgs, ScalingArgs, disable_nvls_in_env};
 pub use bootstrap::RankEnv;
 pub use decomp::Decomp;
 pub use element::SlabElement;
+pub use mg::{MIN_ROWS_GPU, MgSplit, PlacedMg, SplitLevel};
+pub use mgrun::{MIN_ROWS_SIM, MgScalingRow, cli_mg_scaling, mg_scaling_table};
 pub use nccl::NcclTransport;
 pub use placed::{Comparison, Placed, single_device, solve_multi};
 pub use run::{SIM_MAX_CELLS, SIM_MAX_WORK, cli};

@@ -15,6 +15,7 @@ use crate::Backend;
 use crate::cli::{OneOrAll, Precision};
 use crate::error::{Error, Result};
 use crate::runtime::{Buffer, Device, Timing};
+use crate::workloads::poisson::SolveMethod;
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
@@ -64,6 +65,24 @@ pub fn scaling_table(rows: &[ScalingRow], precision: &str, rung: Rung) -> String
 /// the overlap; prints a Markdown table.
 pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
     let backend = args.backend;
+    match args.method {
+        SolveMethod::Jacobi => {}
+        SolveMethod::Multigrid => {
+            if backend == Backend::Cpu {
+                return Err(Error::input("--backend", "cpu; gpu or sim"));
+            }
+            if args.sizes.is_empty() {
+                return Err(Error::input("--sizes", "at least one size"));
+            }
+            return super::mgrun::cli_mg_scaling(args);
+        }
+        SolveMethod::Pcg => {
+            return Err(Error::input(
+                "--method pcg",
+                "PCG is not decomposed over devices yet; use --method multigrid or jacobi",
+            ));
+        }
+    }
     if backend == Backend::Cpu {
         return Err(Error::input("--backend", "cpu; gpu or sim"));
     }

@@ -1,0 +1,817 @@
+//! Multigrid on a [`Team`]: the finest levels split into row slabs (one
+//! per rank, with halo rows), the coarse levels replicated on every rank.
+//! The cycle is [`crate::workloads::poisson::mg::cycle`]'s, driven through
+//! [`Ops`] over the team, so it does what one device does, in the same
+//! order; see the module docs of [`super`] for the schedule.
+
+use super::super::mg::cycle::{Ops, cycle};
+use super::super::mg::device::{DevOps, LevelBufs};
+use super::super::mg::launch::{
+    Exec, MgElement, SlabRows, clear, defect_slab, prolong_slab, restrict_slab, smooth_rb_slab,
+};
+use super::super::mg::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
+use super::super::mg::outer::cycles_to_tolerance;
+use super::super::mg::report::MgReport;
+use super::super::types::Grid;
+use super::decomp::Decomp;
+use super::span::{Lane, stream_of};
+use super::team::{Member, Team};
+use super::transport::{Dtype, HaloOp, Rows};
+use crate::error::{Error, Result};
+use crate::runtime::Buffer;
+use kernels_gpu::multigrid::{coarse_pos, fine_range};
+use ptxlab_device::mem::DeviceCopy;
+use std::ops::Range;
+
+/// Rows per rank below which a level is no longer split on GPUs: from there
+/// down every rank runs the coarse levels on its own copy (their halo
+/// exchanges would cost more than the work they split).
+pub const MIN_ROWS_GPU: usize = 256;
+
+/// One split level: the rows each rank owns and the halo rows it stores
+/// beyond them on each side (clipped to the level).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SplitLevel {
+    /// The whole level.
+    pub level: Level,
+    starts: Vec<usize>,
+    halo: usize,
+}
+
+impl SplitLevel {
+    /// Global rows rank `r` owns (updates).
+    pub fn owned(&self, r: usize) -> Range<usize> {
+        self.starts[r]..self.starts[r + 1]
+    }
+    /// Global rows rank `r` stores: its own and up to `halo` more per side.
+    pub fn stored(&self, r: usize) -> Range<usize> {
+        let o = self.owned(r);
+        o.start.saturating_sub(self.halo)..(o.end + self.halo).min(self.level.ny)
+    }
+    /// Halo rows per side.
+    pub fn halo(&self) -> usize {
+        self.halo
+    }
+    fn slab(&self, r: usize) -> SlabRows {
+        let s = self.stored(r);
+        SlabRows {
+            level: self.level,
+            y0: s.start,
+            rows: s.end - s.start,
+        }
+    }
+}
+
+/// The coarse level's rows a rank owns, from the fine level's: coarse row
+/// `J` belongs to the rank whose fine rows contain its position
+/// `J (nf - 1) / (nc - 1)` (rounded up), so its restriction stencil lies
+/// around rows the rank has.
+fn coarse_starts(fine: &Level, coarse: &Level, starts: &[usize]) -> Vec<usize> {
+    let (num, den) = (coarse.ny - 1, fine.ny - 1);
+    let world = starts.len() - 1;
+    let mut out = vec![1];
+    for &s in &starts[1..world] {
+        let c = (s * num).div_ceil(den).clamp(1, coarse.ny - 1);
+        out.push(c.max(*out.last().unwrap_or(&1)));
+    }
+    out.push(coarse.ny - 1);
+    out
+}
+
+/// How the hierarchy of a grid is spread over a team: levels `0..split`
+/// in row slabs, levels `split..` replicated on every rank (filled by an
+/// all-gather of the restriction's rows; `gather` says which rows of level
+/// `split` each rank restricts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MgSplit {
+    /// The global hierarchy.
+    pub hier: Hierarchy,
+    /// The split levels, finest first.
+    pub levels: Vec<SplitLevel>,
+    gather: Vec<usize>,
+}
+
+impl MgSplit {
+    /// Splits the hierarchy of `grid` (spacing `h`) over `world` ranks: the
+    /// finest level as [`Decomp`] deals it (each rank needs a row), each
+    /// coarser one while every rank keeps at least `min_rows` rows of it;
+    /// the coarsest level is always replicated. Halos are as wide as the
+    /// smoother, the restriction and the prolongation read.
+    pub fn new(grid: Grid, h: f64, world: usize, min_rows: usize) -> Result<Self> {
+        let hier = Hierarchy::new(grid, h)?;
+        if hier.depth() < 2 {
+            return Err(Error::input(
+                "grid",
+                format!(
+                    "{}: one interior point is one level, nothing to split; use one device",
+                    grid.label()
+                ),
+            ));
+        }
+        let d = Decomp::new(grid, world)?;
+        let mut starts: Vec<Vec<usize>> = vec![(0..world).map(|r| d.owned(r).start).collect()];
+        starts[0].push(grid.ny - 1);
+        let mut split = 1;
+        loop {
+            let l = split - 1;
+            let next = coarse_starts(&hier.levels[l], &hier.levels[l + 1], &starts[l]);
+            let min = next.windows(2).map(|w| w[1] - w[0]).min().unwrap_or(0);
+            let keep = split + 1 < hier.depth() && min >= min_rows.max(1);
+            starts.push(next);
+            if !keep {
+                break;
+            }
+            split += 1;
+        }
+        let gather = starts.pop().unwrap_or_default();
+        // Halos: every row each rank's own work reads, on its level.
+        let mut halo = vec![1usize; split];
+        let need = |l: usize, r: usize, lo: usize, hi: usize, halo: &mut Vec<usize>| {
+            if l < split {
+                let (s, e) = (starts[l][r], starts[l][r + 1]);
+                halo[l] = halo[l].max(s.saturating_sub(lo)).max(hi.saturating_sub(e));
+            }
+        };
+        for l in 0..split {
+            let (f, c) = (hier.levels[l], hier.levels[l + 1]);
+            let (num, den) = ((c.ny - 1) as u32, (f.ny - 1) as u32);
+            let cs = if l + 1 < split {
+                &starts[l + 1]
+            } else {
+                &gather
+            };
+            for r in 0..world {
+                // Restriction: the fine rows of each owned coarse row's
+                // stencil, and their neighbours.
+                for cj in cs[r]..cs[r + 1] {
+                    if cj == 0 || cj + 1 >= c.ny {
+                        continue;
+                    }
+                    let (lo, hi) = fine_range(cj as u32, num, den);
+                    need(l, r, lo as usize - 1, hi as usize + 2, &mut halo);
+                }
+                // Prolongation: the coarse rows around each owned fine row.
+                for y in starts[l][r]..starts[l][r + 1] {
+                    let (j0, _) = coarse_pos::<f64>(y as u32, num, den);
+                    need(l + 1, r, j0 as usize, j0 as usize + 2, &mut halo);
+                }
+            }
+        }
+        let levels = (0..split)
+            .map(|l| SplitLevel {
+                level: hier.levels[l],
+                starts: starts[l].clone(),
+                halo: halo[l],
+            })
+            .collect();
+        Ok(Self {
+            hier,
+            levels,
+            gather,
+        })
+    }
+    /// Levels split into slabs (the rest are replicated).
+    pub fn split(&self) -> usize {
+        self.levels.len()
+    }
+    /// Ranks.
+    pub fn world(&self) -> usize {
+        self.gather.len() - 1
+    }
+    /// Rows of the first replicated level that rank `r` restricts (and
+    /// sends to every other rank).
+    pub fn gathered(&self, r: usize) -> Range<usize> {
+        self.gather[r]..self.gather[r + 1]
+    }
+    /// The levels below the split, as a hierarchy of their own.
+    fn coarse_hier(&self) -> Hierarchy {
+        Hierarchy {
+            levels: self.hier.levels[self.split()..].to_vec(),
+            h: self.hier.h,
+        }
+    }
+    /// One line per split level: rows per rank and halo, then where the
+    /// levels are replicated.
+    pub fn describe(&self) -> String {
+        let mut s: Vec<String> = self
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(l, sl)| {
+                format!(
+                    "level {l} {}x{}: rows per rank {} (halo {})",
+                    sl.level.nx,
+                    sl.level.ny,
+                    (0..self.world())
+                        .map(|r| sl.owned(r).len().to_string())
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                    sl.halo
+                )
+            })
+            .collect();
+        let c = &self.hier.levels[self.split()..];
+        s.push(format!(
+            "levels {}..{} ({} and coarser) replicated on every rank",
+            self.split(),
+            self.hier.depth(),
+            c.first()
+                .map(|l| format!("{}x{}", l.nx, l.ny))
+                .unwrap_or_default()
+        ));
+        s.join("; ")
+    }
+}
+
+/// One rank's part of a multigrid solve on its device.
+struct MgSlab<T> {
+    rank: usize,
+    /// Correction and right-hand side of each split level (slabs).
+    u: Vec<Buffer<T>>,
+    f: Vec<Buffer<T>>,
+    /// The replicated levels.
+    coarse: LevelBufs<T>,
+    /// The field (ping-pong), `b` and the residual's sum, on level 0's slab.
+    p: [Buffer<f64>; 2],
+    b: Buffer<f64>,
+    acc: Buffer<f64>,
+    /// The field's initial rows, for a new solve.
+    p0: Vec<f64>,
+}
+
+/// A multigrid solve placed on a team.
+pub struct PlacedMg<'t, T: MgElement> {
+    team: &'t mut Team,
+    split: MgSplit,
+    slabs: Vec<MgSlab<T>>,
+    opts: MgOptions,
+    b_sq: f64,
+    r_scale: f64,
+    pc: usize,
+}
+
+impl<T: MgElement> std::fmt::Debug for PlacedMg<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlacedMg")
+            .field("split", &self.split)
+            .field("opts", &self.opts)
+            .finish()
+    }
+}
+
+impl<T: MgElement> Drop for PlacedMg<'_, T> {
+    fn drop(&mut self) {
+        // Frees go through the default stream, which does not wait for A.
+        let _ = self.synchronize();
+    }
+}
+
+/// Refuses what the slabs cannot run, naming what they can.
+pub fn check_options(opts: &MgOptions) -> Result<()> {
+    opts.validate()?;
+    if opts.smoother != Smoother::RedBlack {
+        return Err(Error::input(
+            "--smoother tile",
+            "the tile smoother is not decomposed over devices (its tiles read 2 s halo rows \
+             that change inside the launch); use --smoother rb with --gpus",
+        ));
+    }
+    if opts.method != Method::Multigrid {
+        return Err(Error::input(
+            "--method pcg",
+            "PCG is not decomposed over devices yet; use --method multigrid with --gpus",
+        ));
+    }
+    Ok(())
+}
+
+/// The launch target of a member: its stream A (where the transport
+/// queues its transfers) on a GPU, the simulator as it is.
+fn exec(mem: &Member) -> Exec<'_, 'static> {
+    Exec::Stream(&mem.dev, stream_of(mem, Lane::A))
+}
+
+/// Rows of `buf` (a slab storing global rows from `y0`, `nx` wide) that
+/// hold global rows `g`.
+fn rows_of<'a, E: DeviceCopy>(
+    buf: &'a Buffer<E>,
+    nx: usize,
+    y0: usize,
+    g: &Range<usize>,
+    dtype: Dtype,
+) -> Result<Rows<'a>> {
+    Rows::of(buf, (g.start - y0) * nx, g.len() * nx, dtype)
+}
+
+fn meet(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
+    a.start.max(b.start)..a.end.min(b.end).max(a.start.max(b.start))
+}
+
+fn dtype_of<E>() -> Dtype {
+    if std::mem::size_of::<E>() == 4 {
+        Dtype::F32
+    } else {
+        Dtype::F64
+    }
+}
+
+/// The halo exchange of one split level: every rank receives, from each
+/// rank that owns them, the rows within `width` of its own that it stores.
+fn exchange<E: DeviceCopy>(
+    team: &mut Team,
+    sl: &SplitLevel,
+    bufs: &[(usize, &Buffer<E>)],
+    width: usize,
+) -> Result<()> {
+    let world = sl.starts.len() - 1;
+    if world == 1 {
+        return Ok(());
+    }
+    let nx = sl.level.nx;
+    let dt = dtype_of::<E>();
+    let wanted = |r: usize| {
+        let o = sl.owned(r);
+        meet(
+            &(o.start.saturating_sub(width)..o.end + width),
+            &sl.stored(r),
+        )
+    };
+    let mut ops = Vec::new();
+    for (i, &(r, buf)) in bufs.iter().enumerate() {
+        let y0 = sl.stored(r).start;
+        for q in (0..world).filter(|&q| q != r) {
+            let get = meet(&sl.owned(q), &wanted(r));
+            if !get.is_empty() {
+                let rows = rows_of(buf, nx, y0, &get, dt)?;
+                ops.push(HaloOp::Recv {
+                    local: i,
+                    peer: q,
+                    rows,
+                });
+            }
+            let give = meet(&sl.owned(r), &wanted(q));
+            if !give.is_empty() {
+                let rows = rows_of(buf, nx, y0, &give, dt)?;
+                ops.push(HaloOp::Send {
+                    local: i,
+                    peer: q,
+                    rows,
+                });
+            }
+        }
+    }
+    team.transport.exchange(&ops)
+}
+
+/// The all-gather of the first replicated level: rank `r` sends the rows
+/// `split.gathered(r)` of its copy to every other rank.
+fn all_gather<E: DeviceCopy>(
+    team: &mut Team,
+    split: &MgSplit,
+    bufs: &[(usize, &Buffer<E>)],
+) -> Result<()> {
+    let world = split.world();
+    if world == 1 {
+        return Ok(());
+    }
+    let nx = split.hier.levels[split.split()].nx;
+    let dt = dtype_of::<E>();
+    let mut ops = Vec::new();
+    for (i, &(r, buf)) in bufs.iter().enumerate() {
+        for q in (0..world).filter(|&q| q != r) {
+            let get = split.gathered(q);
+            if !get.is_empty() {
+                let rows = rows_of(buf, nx, 0, &get, dt)?;
+                ops.push(HaloOp::Recv {
+                    local: i,
+                    peer: q,
+                    rows,
+                });
+            }
+            let give = split.gathered(r);
+            if !give.is_empty() {
+                let rows = rows_of(buf, nx, 0, &give, dt)?;
+                ops.push(HaloOp::Send {
+                    local: i,
+                    peer: q,
+                    rows,
+                });
+            }
+        }
+    }
+    team.transport.exchange(&ops)
+}
+
+/// [`Ops`] over the team: split levels launch on every slab and exchange
+/// halos; replicated levels run the single-device code on every rank.
+struct TeamOps<'x, 't, T: MgElement> {
+    placed: &'x mut PlacedMg<'t, T>,
+}
+
+impl<T: MgElement> TeamOps<'_, '_, T> {
+    fn exchange_u(&mut self, l: usize, width: usize) -> Result<()> {
+        let p = &mut *self.placed;
+        let bufs: Vec<_> = p.slabs.iter().map(|s| (s.rank, &s.u[l])).collect();
+        exchange(p.team, &p.split.levels[l], &bufs, width)
+    }
+    /// Runs `f` on each rank's single-device ops over the replicated levels.
+    fn coarse(
+        &mut self,
+        mut f: impl FnMut(&mut DevOps<'_, '_, '_, T>) -> Result<bool>,
+    ) -> Result<bool> {
+        let p = &mut *self.placed;
+        let mut out = false;
+        for (s, mem) in p.slabs.iter_mut().zip(&p.team.members) {
+            let mut ex = exec(mem);
+            let mut ops = DevOps {
+                ex: &mut ex,
+                lv: &mut s.coarse,
+                acc: &mut s.acc,
+            };
+            out = f(&mut ops)?;
+        }
+        Ok(out)
+    }
+}
+
+impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
+    fn depth(&self) -> usize {
+        self.placed.split.hier.depth()
+    }
+    fn smooth(
+        &mut self,
+        l: usize,
+        sweeps: u32,
+        black_first: bool,
+        zero: bool,
+        prolong: bool,
+        omega: f64,
+    ) -> Result<()> {
+        let d = self.placed.split.split();
+        if l >= d {
+            return self
+                .coarse(|o| {
+                    o.smooth(l - d, sweeps, black_first, zero, prolong, omega)
+                        .map(|_| true)
+                })
+                .map(|_| ());
+        }
+        if prolong {
+            self.prolong(l, true)?;
+        }
+        let first = u32::from(black_first);
+        let halo = self.placed.split.levels[l].halo;
+        for s in 0..sweeps {
+            for (half, colour) in [first, 1 - first].into_iter().enumerate() {
+                let p = &mut *self.placed;
+                let sl = &p.split.levels[l];
+                for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
+                    let sr = sl.slab(slab.rank);
+                    let o = sl.owned(slab.rank);
+                    let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
+                    let z = zero && s == 0 && half == 0;
+                    let (u, f) = (&mut slab.u[l], &slab.f[l]);
+                    smooth_rb_slab(&mut exec(mem), &sr, u, f, rows, colour, z, omega)?;
+                }
+                // The next half-sweep reads one row past each edge; whatever
+                // comes after the last (restriction, prolongation, the outer
+                // step) reads up to the whole halo.
+                let last = s + 1 == sweeps && half == 1;
+                self.exchange_u(l, if last { halo } else { 1 })?;
+            }
+        }
+        Ok(())
+    }
+    fn restrict(&mut self, l: usize, with_u: bool) -> Result<()> {
+        let d = self.placed.split.split();
+        if l >= d {
+            return self
+                .coarse(|o| o.restrict(l - d, with_u).map(|_| true))
+                .map(|_| ());
+        }
+        let p = &mut *self.placed;
+        let fine = &p.split.levels[l];
+        for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
+            let r = slab.rank;
+            let fs = fine.slab(r);
+            let mut ex = exec(mem);
+            if l + 1 < d {
+                let cl = &p.split.levels[l + 1];
+                let cs = cl.slab(r);
+                let o = cl.owned(r);
+                let rows = o.start - cs.y0..o.end - cs.y0;
+                let (uf, uc) = slab.u.split_at_mut(l + 1);
+                let (ff, fc) = slab.f.split_at_mut(l + 1);
+                let (u, f) = (&uf[l], &ff[l]);
+                restrict_slab(
+                    &mut ex, &fs, &cs, u, f, &mut fc[0], &mut uc[0], rows, with_u,
+                )?;
+            } else {
+                let level = p.split.hier.levels[d];
+                let cs = SlabRows {
+                    level,
+                    y0: 0,
+                    rows: level.ny,
+                };
+                let rows = p.split.gathered(r);
+                let c = slab.coarse.cur[0];
+                let (fc, uc) = (&mut slab.coarse.f[0], &mut slab.coarse.u[0][c]);
+                let (u, f) = (&slab.u[l], &slab.f[l]);
+                restrict_slab(&mut ex, &fs, &cs, u, f, fc, uc, rows, with_u)?;
+            }
+        }
+        if l + 1 < d {
+            let bufs: Vec<_> = p.slabs.iter().map(|s| (s.rank, &s.f[l + 1])).collect();
+            let halo = p.split.levels[l + 1].halo;
+            exchange(p.team, &p.split.levels[l + 1], &bufs, halo)
+        } else {
+            let bufs: Vec<_> = p.slabs.iter().map(|s| (s.rank, &s.coarse.f[0])).collect();
+            all_gather(p.team, &p.split, &bufs)?;
+            let bufs: Vec<_> = p
+                .slabs
+                .iter()
+                .map(|s| (s.rank, &s.coarse.u[0][s.coarse.cur[0]]))
+                .collect();
+            all_gather(p.team, &p.split, &bufs)
+        }
+    }
+    fn prolong(&mut self, l: usize, add: bool) -> Result<()> {
+        let d = self.placed.split.split();
+        if l >= d {
+            return self
+                .coarse(|o| o.prolong(l - d, add).map(|_| true))
+                .map(|_| ());
+        }
+        {
+            let p = &mut *self.placed;
+            let fine = &p.split.levels[l];
+            for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
+                let r = slab.rank;
+                let fs = fine.slab(r);
+                let o = fine.owned(r);
+                let rows = o.start - fs.y0..o.end - fs.y0;
+                let mut ex = exec(mem);
+                if l + 1 < d {
+                    let cs = p.split.levels[l + 1].slab(r);
+                    let (uf, uc) = slab.u.split_at_mut(l + 1);
+                    prolong_slab(&mut ex, &fs, &cs, &uc[0], &mut uf[l], rows, add)?;
+                } else {
+                    let level = p.split.hier.levels[d];
+                    let cs = SlabRows {
+                        level,
+                        y0: 0,
+                        rows: level.ny,
+                    };
+                    let uc = &slab.coarse.u[0][slab.coarse.cur[0]];
+                    prolong_slab(&mut ex, &fs, &cs, uc, &mut slab.u[l], rows, add)?;
+                }
+            }
+        }
+        let halo = self.placed.split.levels[l].halo;
+        self.exchange_u(l, halo)
+    }
+    fn coarse_cycle(&mut self, l: usize, opts: &MgOptions) -> Result<bool> {
+        let d = self.placed.split.split();
+        if l < d {
+            return Ok(false);
+        }
+        self.coarse(|o| o.coarse_cycle(l - d, opts))
+    }
+}
+
+impl Team {
+    /// Puts a multigrid solve on the team: `b` and `p0` (f64, the whole
+    /// grid, row-major) are cut into level 0's slabs, the split levels get
+    /// their slabs and every rank the replicated levels. `min_rows`: the
+    /// fewest rows per rank a level below the finest is still split with
+    /// ([`MIN_ROWS_GPU`] on GPUs).
+    pub fn place_mg<T: MgElement>(
+        &mut self,
+        grid: Grid,
+        h: f64,
+        b: &[f64],
+        p0: &[f64],
+        opts: &MgOptions,
+        min_rows: usize,
+    ) -> Result<PlacedMg<'_, T>> {
+        check_options(opts)?;
+        for (n, v) in [("b", b), ("p0", p0)] {
+            if v.len() != grid.cells() {
+                return Err(Error::input(
+                    n,
+                    format!("{} values for the grid {}", v.len(), grid.label()),
+                ));
+            }
+        }
+        let split = MgSplit::new(grid, h, self.world_size(), min_rows)?;
+        let b_sq = super::super::cpu::interior_norm_sq(b, grid);
+        let interior = ((grid.nx - 2) * (grid.ny - 2)) as f64;
+        let rms = (b_sq / interior).sqrt();
+        let r_scale = if std::mem::size_of::<T>() == 4 && rms > 0.0 && rms.is_finite() {
+            1.0 / rms
+        } else {
+            1.0
+        };
+        let coarse_hier = split.coarse_hier();
+        let nx = grid.nx;
+        let mut slabs = Vec::with_capacity(self.members.len());
+        for mem in &self.members {
+            let r = mem.rank;
+            let dev = &mem.dev;
+            let mut u = Vec::new();
+            let mut f = Vec::new();
+            for sl in &split.levels {
+                let cells = sl.slab(r).cells_count();
+                u.push(dev.alloc_filled(cells, T::ZERO)?);
+                f.push(dev.alloc_filled(cells, T::ZERO)?);
+            }
+            let s0 = split.levels[0].stored(r);
+            let span = s0.start * nx..s0.end * nx;
+            let p0s = p0[span.clone()].to_vec();
+            slabs.push(MgSlab {
+                rank: r,
+                u,
+                f,
+                coarse: LevelBufs::new(dev, &coarse_hier, Smoother::RedBlack, false)?,
+                p: [dev.upload(&p0s)?, dev.upload(&p0s)?],
+                b: dev.upload(&b[span])?,
+                acc: dev.alloc_filled(1, 0.0f64)?,
+                p0: p0s,
+            });
+            // The uploads went through the default stream: finish them
+            // before stream A uses the buffers.
+            dev.synchronize()?;
+        }
+        Ok(PlacedMg {
+            team: self,
+            split,
+            slabs,
+            opts: *opts,
+            b_sq,
+            r_scale,
+            pc: 0,
+        })
+    }
+}
+
+impl SlabRows {
+    fn cells_count(&self) -> usize {
+        self.level.nx * self.rows
+    }
+}
+
+impl<'t, T: MgElement> PlacedMg<'t, T> {
+    /// How the levels are spread.
+    pub fn split(&self) -> &MgSplit {
+        &self.split
+    }
+    /// The team.
+    pub fn team(&self) -> &Team {
+        self.team
+    }
+    /// Waits for all queued work of this process's devices.
+    pub fn synchronize(&self) -> Result<()> {
+        for m in &self.team.members {
+            m.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// The outer step on every slab: `p_out = p_in + e_scale u0`, level 0's
+    /// right-hand side `r = b - lap p_out`, and `||r||^2` summed over ranks.
+    fn defect(&mut self, e_scale: f64) -> Result<f64> {
+        let (pc, h, rs) = (self.pc, self.split.hier.h, self.r_scale);
+        let sl = &self.split.levels[0];
+        for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
+            let mut ex = exec(mem);
+            clear(&mut ex, &mut s.acc)?;
+            let sr = sl.slab(s.rank);
+            let o = sl.owned(s.rank);
+            let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
+            let (a, b) = s.p.split_at_mut(1);
+            let (p_in, p_out) = if pc == 0 {
+                (&a[0], &mut b[0])
+            } else {
+                (&b[0], &mut a[0])
+            };
+            let (e, f0) = (&s.u[0], &mut s.f[0]);
+            defect_slab(
+                &mut ex, &sr, h, p_in, e, &s.b, p_out, f0, &mut s.acc, rows, e_scale, rs,
+            )?;
+        }
+        self.pc = 1 - pc;
+        let halo = sl.halo;
+        let bufs: Vec<_> = self.slabs.iter().map(|s| (s.rank, &s.f[0])).collect();
+        exchange(self.team, sl, &bufs, halo)?;
+        self.sum_accs()
+    }
+
+    fn sum_accs(&mut self) -> Result<f64> {
+        {
+            let accs = self
+                .slabs
+                .iter()
+                .map(|s| Rows::of(&s.acc, 0, 1, Dtype::F64))
+                .collect::<Result<Vec<_>>>()?;
+            self.team.transport.all_reduce_sum(&accs)?;
+        }
+        let (Some(s), Some(m)) = (self.slabs.first(), self.team.members.first()) else {
+            return Err(Error::input("team", "no device"));
+        };
+        m.synchronize()?;
+        let v = m.dev.download(&s.acc)?;
+        v.first()
+            .copied()
+            .ok_or_else(|| Error::input("residual", "an empty device buffer"))
+    }
+
+    fn step(&mut self, k: usize) -> Result<f64> {
+        for s in &mut self.slabs {
+            s.coarse.cur.iter_mut().for_each(|c| *c = 0);
+        }
+        let opts = self.opts;
+        cycle(&mut TeamOps { placed: self }, &opts, k)?;
+        self.defect(1.0 / self.r_scale)
+    }
+
+    /// Solves from the initial field (reset first, so a placed solve can
+    /// run several times) to the tolerance or the most cycles: the loop of
+    /// the single-device solver ([`crate::workloads::poisson::mg::MgDevice::solve`]).
+    pub fn solve(&mut self) -> Result<MgReport> {
+        for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
+            mem.synchronize()?;
+            mem.dev.write(&mut s.p[0], &s.p0)?;
+            mem.dev.synchronize()?;
+        }
+        self.pc = 0;
+        let (opts, b_sq) = (self.opts, self.b_sq);
+        cycles_to_tolerance(self, &opts, b_sq, |p| p.defect(0.0), |p, k| p.step(k))
+    }
+
+    /// One untimed cycle (kernel loading, the transport's first use).
+    pub fn warm_up(&mut self) -> Result<()> {
+        let keep = self.opts.max_cycles;
+        self.opts.max_cycles = 1;
+        let r = self.solve();
+        self.opts.max_cycles = keep;
+        r.map(|_| ())
+    }
+
+    /// The whole field (f64) when this process drives every rank (`None`
+    /// with one process per GPU: each holds its own rows only).
+    pub fn gather(&mut self) -> Result<Option<Vec<f64>>> {
+        self.synchronize()?;
+        if self.slabs.len() != self.split.world() {
+            return Ok(None);
+        }
+        let sl = &self.split.levels[0];
+        let (nx, ny) = (sl.level.nx, sl.level.ny);
+        let mut full = vec![f64::NAN; nx * ny];
+        for (s, mem) in self.slabs.iter().zip(&self.team.members) {
+            let local = mem.dev.download(&s.p[self.pc])?;
+            let st = sl.stored(s.rank);
+            let mut rows = sl.owned(s.rank);
+            if rows.start == 1 {
+                rows.start = 0;
+            }
+            if rows.end == ny - 1 {
+                rows.end = ny;
+            }
+            for y in rows {
+                let l = y - st.start;
+                full[y * nx..(y + 1) * nx].copy_from_slice(&local[l * nx..(l + 1) * nx]);
+            }
+        }
+        Ok(Some(full))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_covers_every_row_and_reads_inside_its_halos() {
+        for (nx, ny, world, min) in [(67, 45, 2, 4), (131, 97, 3, 4), (33, 200, 4, 2)] {
+            let grid = Grid::new(nx, ny).unwrap();
+            let s = MgSplit::new(grid, 0.01, world, min).unwrap();
+            assert!(s.split() >= 1 && s.split() < s.hier.depth());
+            for sl in &s.levels {
+                assert_eq!(sl.owned(0).start, 1);
+                assert_eq!(sl.owned(world - 1).end, sl.level.ny - 1);
+                for r in 0..world {
+                    assert!(!sl.owned(r).is_empty(), "{nx}x{ny}: {:?}", s.describe());
+                }
+            }
+            let g = s.gathered(0).start..s.gathered(world - 1).end;
+            assert_eq!(g, 1..s.hier.levels[s.split()].ny - 1);
+        }
+    }
+
+    #[test]
+    fn too_many_ranks_is_an_error_naming_the_limit() {
+        let grid = Grid::new(9, 5).unwrap();
+        let e = MgSplit::new(grid, 0.1, 4, 1).unwrap_err().to_string();
+        assert!(e.contains("use at most 3 devices"), "{e}");
+    }
+}

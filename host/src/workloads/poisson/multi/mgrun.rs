@@ -1,0 +1,521 @@
+//! `ptxlab poisson --gpus N --method multigrid` and the multigrid table of
+//! `ptxlab poisson-scaling --method multigrid`: the solve on one device,
+//! then on N, with the residual histories and fields compared.
+
+use super::super::args::Args;
+use super::super::input::cli_problem;
+use super::super::mg::check::{bench_problem, widen};
+use super::super::mg::device::MgDevice;
+use super::super::mg::launch::MgElement;
+use super::super::mg::levels::{Hierarchy, MgOptions, Smoother};
+use super::super::mg::report::MgReport;
+use super::super::mg::run::{SIM_MAX_CELLS, SIM_MAX_WORK};
+use super::super::types::{Grid, default_h};
+use super::args::ScalingArgs;
+use super::bootstrap::RankEnv;
+use super::mg::{MIN_ROWS_GPU, check_options};
+use super::team::Team;
+use crate::Backend;
+use crate::cli::Precision;
+use crate::error::{Error, Result};
+use crate::report::fmt_ms;
+use crate::runtime::Device;
+
+/// Fewest rows per rank a coarse level keeps its split with on simulated
+/// devices (small, so that the tests split several levels).
+pub const MIN_ROWS_SIM: usize = 4;
+
+fn min_rows(backend: Backend) -> usize {
+    if backend == Backend::Sim {
+        MIN_ROWS_SIM
+    } else {
+        MIN_ROWS_GPU
+    }
+}
+
+fn open_team(n: usize, backend: Backend) -> Result<Team> {
+    match backend {
+        Backend::Sim => Team::sim(n),
+        _ => match RankEnv::from_env()? {
+            Some(env) => Team::from_launcher(&env, Some(n)),
+            None => Team::gpus(n),
+        },
+    }
+}
+
+fn reference_device(team: &Team) -> Result<Device> {
+    match team.members.first().and_then(|m| m.dev.as_gpu()) {
+        Some(g) => Ok(Device::gpu(g.context().ordinal())?),
+        None => Ok(Device::sim()),
+    }
+}
+
+/// The largest relative difference between two residual histories, or an
+/// error when their cycle counts differ.
+pub fn history_difference(what: &str, got: &MgReport, want: &MgReport) -> Result<f64> {
+    if got.cycles != want.cycles {
+        return Err(Error::Verification {
+            what: what.to_string(),
+            detail: format!(
+                "{} cycles against {} on one device: the residual histories part",
+                got.cycles, want.cycles
+            ),
+        });
+    }
+    Ok(got
+        .history
+        .iter()
+        .zip(&want.history)
+        .map(|(a, b)| {
+            if a.1 == b.1 {
+                0.0
+            } else {
+                ((a.1 - b.1) / b.1).abs()
+            }
+        })
+        .fold(0.0, f64::max))
+}
+
+fn print_history(who: &str, r: &MgReport) {
+    let h: Vec<String> = r.history.iter().map(|(_, v)| format!("{v:.3e}")).collect();
+    println!("{who}: ||r||/||b|| by cycle: {}", h.join(" "));
+    println!(
+        "{who}: {} cycles, ||r||/||b|| = {:.3e}, {} ms{}, {}",
+        r.cycles,
+        r.rel_residual,
+        fmt_ms(r.ms),
+        r.ms_per_cycle()
+            .map(|m| format!(" ({} ms/cycle)", fmt_ms(m)))
+            .unwrap_or_default(),
+        if r.converged {
+            "converged"
+        } else {
+            "NOT converged"
+        }
+    );
+}
+
+/// `ptxlab poisson --gpus N --method multigrid`: solves on one device (the
+/// single-device solver, same options), then on N slabs; prints both
+/// residual histories and checks that they agree to round-off and that the
+/// fields are the same bits.
+pub fn cli(args: &Args, opts: &MgOptions) -> Result<()> {
+    let Some(n) = args.gpus.count else {
+        return Err(Error::input(
+            "--no-overlap",
+            "applies to the multi-device Jacobi run (--method jacobi --gpus N)",
+        ));
+    };
+    if args.gpus.no_overlap {
+        return Err(Error::input(
+            "--no-overlap",
+            "applies to --method jacobi (the multigrid slabs exchange between launches)",
+        ));
+    }
+    check_options(opts)?;
+    if args.backend == Backend::Cpu {
+        return Err(Error::input(
+            "--gpus",
+            "needs --backend gpu (N GPUs through NCCL) or --backend sim (N simulated devices); \
+             --backend cpu has no devices",
+        ));
+    }
+    match args.precision {
+        Precision::F32 => typed::<f32>(args, n, opts),
+        Precision::F64 => typed::<f64>(args, n, opts),
+    }
+}
+
+fn typed<T: MgElement>(args: &Args, n: usize, opts: &MgOptions) -> Result<()> {
+    let backend = args.backend;
+    let mut team = open_team(n, backend)?;
+    let (prob, _) = cli_problem::<T>(args)?;
+    let grid = prob.grid;
+    if backend == Backend::Sim {
+        let work = grid.cells().saturating_mul(opts.max_cycles);
+        if grid.cells() > SIM_MAX_CELLS || work > SIM_MAX_WORK {
+            return Err(Error::input(
+                "grid/--iters",
+                format!(
+                    "{} cells x {} cycles on simulated devices; at most {SIM_MAX_CELLS} cells \
+                     and {SIM_MAX_WORK} cells x cycles: use a smaller grid or fewer --iters",
+                    grid.cells(),
+                    opts.max_cycles
+                ),
+            ));
+        }
+    }
+    let (b, p0, b_sq) = widen(&prob);
+    let hier = Hierarchy::new(grid, prob.h)?;
+    let lead = team.is_lead();
+    let world = team.world_size();
+    let refdev = reference_device(&team)?;
+    let mut one = MgDevice::<T>::new(&refdev, &hier, opts, &b, &p0, b_sq)?;
+    one.warm_up(&p0)?;
+    let r1 = one.solve(&p0)?;
+    let p1 = one.field()?;
+    drop(one);
+    let mut placed = team.place_mg::<T>(grid, prob.h, &b, &p0, opts, min_rows(backend))?;
+    if lead {
+        println!(
+            "poisson {} {} h={:e}: {}, rb smoother, until ||r||/||b|| < {:e} (at most {} \
+             cycles), on {world} device(s) ({}), {}",
+            grid.label(),
+            T::NAME,
+            prob.h,
+            opts.label(),
+            opts.tol,
+            opts.max_cycles,
+            refdev.name(),
+            placed.team().describe()
+        );
+        println!("split: {}", placed.split().describe());
+        print_history("1 device (whole grid)", &r1);
+    }
+    placed.warm_up()?;
+    let rn = placed.solve()?;
+    let field = placed.gather()?;
+    if lead {
+        print_history(&format!("{world} devices"), &rn);
+    }
+    let what = format!("poisson --gpus {n} --method multigrid {}", grid.label());
+    let diff = history_difference(&what, &rn, &r1)?;
+    if diff > 1e-9 {
+        return Err(Error::Verification {
+            what,
+            detail: format!(
+                "the residual histories differ by {diff:.2e} (relative) at most; round-off \
+                 of the norm's sum is below 1e-9"
+            ),
+        });
+    }
+    if let Some(f) = &field {
+        let differ = f
+            .iter()
+            .zip(&p1)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        if differ > 0 {
+            return Err(Error::Verification {
+                what,
+                detail: format!(
+                    "{differ} of {} cells differ from the single-device field",
+                    f.len()
+                ),
+            });
+        }
+        println!(
+            "PASS: the same residual history as one device (largest relative difference \
+             {diff:.1e}, the norm's summation order) and the same field bit for bit; speedup \
+             {:.2}x",
+            r1.ms / rn.ms
+        );
+    } else if lead {
+        println!(
+            "PASS: the same residual history as one device (largest relative difference \
+             {diff:.1e}); speedup {:.2}x",
+            r1.ms / rn.ms
+        );
+    }
+    if let (Some(out), Some(f)) = (&args.out, field) {
+        let v: Vec<T> = f.iter().map(|&x| T::from_f64(x)).collect();
+        crate::npy::write_2d(out, grid.ny, grid.nx, &v)?;
+        println!(
+            "wrote {} ({}x{} {}, shape (ny, nx))",
+            out.display(),
+            grid.ny,
+            grid.nx,
+            T::NAME
+        );
+    }
+    Ok(())
+}
+
+/// One row of the multigrid scaling table.
+#[derive(Debug, Clone)]
+pub struct MgScalingRow {
+    /// `"strong"`, `"weak"` or `"reference"`.
+    pub kind: &'static str,
+    /// Global grid.
+    pub grid: Grid,
+    /// Devices.
+    pub gpus: usize,
+    /// What ran.
+    pub mode: String,
+    /// Cycles to the tolerance.
+    pub cycles: usize,
+    /// Median ms of the solve.
+    pub ms: f64,
+    /// Speedup over the slab code on one device (strong), or `None`.
+    pub speedup: Option<f64>,
+    /// Efficiency: speedup / devices (strong), time on one device of S x S
+    /// over time on N of S x N S (weak, per cycle).
+    pub efficiency: Option<f64>,
+}
+
+/// The multigrid scaling table as Markdown.
+pub fn mg_scaling_table(rows: &[MgScalingRow], precision: &str, tol: f64) -> String {
+    let mut s = format!(
+        "| scaling | grid ({precision}, to {tol:e}) | GPUs | code | cycles | ms (median) | ms/cycle | speedup | efficiency |\n|---|---|---|---|---|---|---|---|---|\n"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {:.2} | {:.3} | {} | {} |\n",
+            r.kind,
+            r.grid.label(),
+            r.gpus,
+            r.mode,
+            r.cycles,
+            r.ms,
+            r.ms / r.cycles.max(1) as f64,
+            r.speedup.map_or("".into(), |v| format!("{v:.2}x")),
+            r.efficiency
+                .map_or("".into(), |v| format!("{:.1}%", 100.0 * v)),
+        ));
+    }
+    s
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Solves `reps` times after the warm-up; the last report and the median ms.
+fn time_team<T: MgElement>(
+    team: &mut Team,
+    grid: Grid,
+    b: &[f64],
+    opts: &MgOptions,
+    reps: usize,
+    min: usize,
+) -> Result<(MgReport, f64, Option<Vec<f64>>)> {
+    let p0 = vec![0.0; grid.cells()];
+    let mut placed = team.place_mg::<T>(grid, default_h(grid), b, &p0, opts, min)?;
+    placed.warm_up()?;
+    let mut ms = Vec::new();
+    let mut last = None;
+    for _ in 0..reps.max(1) {
+        let r = placed.solve()?;
+        ms.push(r.ms);
+        last = Some(r);
+    }
+    let field = placed.gather()?;
+    let last = last.ok_or_else(|| Error::input("--reps", "0"))?;
+    Ok((last, median(ms), field))
+}
+
+fn time_device<T: MgElement>(
+    dev: &Device,
+    grid: Grid,
+    b: &[f64],
+    opts: &MgOptions,
+    reps: usize,
+) -> Result<(MgReport, f64)> {
+    let p0 = vec![0.0; grid.cells()];
+    let hier = Hierarchy::new(grid, default_h(grid))?;
+    let b_sq = super::super::cpu::interior_norm_sq(b, grid);
+    let mut s = MgDevice::<T>::new(dev, &hier, opts, b, &p0, b_sq)?;
+    s.warm_up(&p0)?;
+    let mut ms = Vec::new();
+    let mut last = None;
+    for _ in 0..reps.max(1) {
+        let r = s.solve(&p0)?;
+        ms.push(r.ms);
+        last = Some(r);
+    }
+    let last = last.ok_or_else(|| Error::input("--reps", "0"))?;
+    Ok((last, median(ms)))
+}
+
+/// `ptxlab poisson-scaling --method multigrid`: for each size S, the solve
+/// of the bench problem to `--tol` on one device (the best single-device
+/// rung, and the single-device solver with the red-black smoother), the
+/// slab code on a team of 1 and of N (strong scaling, histories and fields
+/// checked against the team of 1), and on S x N S over N devices (weak).
+pub fn cli_mg_scaling(args: &ScalingArgs) -> Result<()> {
+    match args.precision {
+        Precision::F32 => mg_scaling_typed::<f32>(args),
+        Precision::F64 => mg_scaling_typed::<f64>(args),
+    }
+}
+
+fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs) -> Result<()> {
+    let backend = args.backend;
+    let sim = backend == Backend::Sim;
+    let n = args.gpus;
+    let opts = MgOptions {
+        smoother: Smoother::RedBlack,
+        tol: args.tol,
+        max_cycles: 100,
+        ..MgOptions::default()
+    };
+    check_options(&opts)?;
+    if sim {
+        for &s in &args.sizes {
+            if s * s * n.max(1) > SIM_MAX_CELLS {
+                return Err(Error::input(
+                    "--sizes",
+                    format!("{s} on simulated devices; at most {SIM_MAX_CELLS} cells per grid"),
+                ));
+            }
+        }
+    }
+    let min = min_rows(backend);
+    let mut team = if sim { Team::sim(n)? } else { Team::gpus(n)? };
+    let mut team1 = if sim { Team::sim(1)? } else { Team::gpus(1)? };
+    let dev = reference_device(&team)?;
+    println!(
+        "poisson-scaling --method multigrid: V({},{}) omega {}, {} cycles, to ||r||/||b|| < {:e}, \
+         on {n} x {}; {}; median of {} solves after one untimed cycle (wall clock, the residual \
+         read back every cycle)",
+        opts.pre,
+        opts.post,
+        opts.omega,
+        T::NAME,
+        opts.tol,
+        dev.name(),
+        team.describe(),
+        args.reps
+    );
+    let mut rows = Vec::new();
+    for &s in &args.sizes {
+        let grid = Grid::new(s, s)?;
+        let (b, _) = bench_problem(grid);
+        // The best single-device rung (rung 5: tile smoother, fused finest
+        // level, CUDA graph), for honesty, and the single-device solver with
+        // the smoother the slabs run.
+        let best = MgOptions {
+            tol: args.tol,
+            max_cycles: 100,
+            ..MgOptions::default()
+        };
+        let (rb, tb) = time_device::<T>(&dev, grid, &b, &best, args.reps)?;
+        println!(
+            "{} 1 device, best single-device rung ({}, tile smoother, graph): {} cycles, {tb:.2} ms",
+            grid.label(),
+            best.label(),
+            rb.cycles
+        );
+        rows.push(MgScalingRow {
+            kind: "reference",
+            grid,
+            gpus: 1,
+            mode: "single-device solver, best rung (tile, fused, graph)".into(),
+            cycles: rb.cycles,
+            ms: tb,
+            speedup: None,
+            efficiency: None,
+        });
+        let (rr, tr) = time_device::<T>(&dev, grid, &b, &opts, args.reps)?;
+        println!(
+            "{} 1 device, single-device solver, rb smoother (graph): {} cycles, {tr:.2} ms",
+            grid.label(),
+            rr.cycles
+        );
+        rows.push(MgScalingRow {
+            kind: "reference",
+            grid,
+            gpus: 1,
+            mode: "single-device solver, rb smoother (graph)".into(),
+            cycles: rr.cycles,
+            ms: tr,
+            speedup: None,
+            efficiency: None,
+        });
+        let (r1, t1, f1) = time_team::<T>(&mut team1, grid, &b, &opts, args.reps, min)?;
+        println!(
+            "{} 1 device, slab code: {} cycles, {t1:.2} ms",
+            grid.label(),
+            r1.cycles
+        );
+        rows.push(MgScalingRow {
+            kind: "strong",
+            grid,
+            gpus: 1,
+            mode: "slab code, team of 1".into(),
+            cycles: r1.cycles,
+            ms: t1,
+            speedup: Some(1.0),
+            efficiency: Some(1.0),
+        });
+        let (rn, tn, fnn) = time_team::<T>(&mut team, grid, &b, &opts, args.reps, min)?;
+        let what = format!("{n} devices {}", grid.label());
+        let diff = history_difference(&what, &rn, &r1)?;
+        let bits = match (&fnn, &f1) {
+            (Some(a), Some(b)) => a
+                .iter()
+                .zip(b)
+                .filter(|(x, y)| x.to_bits() != y.to_bits())
+                .count(),
+            _ => 0,
+        };
+        if diff > 1e-9 || bits > 0 {
+            return Err(Error::Verification {
+                what,
+                detail: format!("history differs by {diff:.2e}, {bits} cells differ in bits"),
+            });
+        }
+        println!(
+            "{} {n} devices, slab code: {} cycles, {tn:.2} ms, speedup {:.2}x over the team of 1 \
+             ({:.2}x over the best single-device rung); PASS same history (max relative \
+             difference {diff:.1e}) and field bits as the team of 1",
+            grid.label(),
+            rn.cycles,
+            t1 / tn,
+            tb / tn
+        );
+        rows.push(MgScalingRow {
+            kind: "strong",
+            grid,
+            gpus: n,
+            mode: "slab code".into(),
+            cycles: rn.cycles,
+            ms: tn,
+            speedup: Some(t1 / tn),
+            efficiency: Some(t1 / tn / n as f64),
+        });
+        if !args.no_weak && n > 1 {
+            let wgrid = Grid::new(s, n * s)?;
+            let (wb, _) = bench_problem(wgrid);
+            let (rw, tw, _) = time_team::<T>(&mut team, wgrid, &wb, &opts, args.reps, min)?;
+            let per1 = t1 / r1.cycles.max(1) as f64;
+            let perw = tw / rw.cycles.max(1) as f64;
+            println!(
+                "{} {n} devices, slab code: {} cycles, {tw:.2} ms; weak-scaling efficiency {:.1}% \
+                 per cycle ({:.1}% in total time)",
+                wgrid.label(),
+                rw.cycles,
+                100.0 * per1 / perw,
+                100.0 * t1 / tw
+            );
+            rows.push(MgScalingRow {
+                kind: "weak",
+                grid: wgrid,
+                gpus: n,
+                mode: "slab code".into(),
+                cycles: rw.cycles,
+                ms: tw,
+                speedup: None,
+                efficiency: Some(per1 / perw),
+            });
+        }
+    }
+    let table = mg_scaling_table(&rows, T::NAME, opts.tol);
+    println!("\n{table}");
+    if let Some(md) = &args.md {
+        std::fs::write(md, &table).map_err(|e| Error::File {
+            path: md.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        println!("wrote {}", md.display());
+    }
+    Ok(())
+}
