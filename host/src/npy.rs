@@ -51,14 +51,17 @@ pub struct NpyHeader {
 
 impl NpyHeader {
     /// Bytes per element from the descriptor (`<f4` -> 4), when it is a
-    /// simple numeric one.
+    /// simple numeric one of a size NumPy writes (1, 2, 4, 8 or 16 bytes).
+    /// A size of 0 (`<f0`) is refused here: the data check multiplies the
+    /// shape by it, so any shape would pass and the decoder would allocate
+    /// what the header asks.
     pub fn item_size(&self) -> Option<usize> {
         let d = self.descr.trim_start_matches(['<', '>', '|', '=']);
         let kind = d.chars().next()?;
         if !"fiucb".contains(kind) {
             return None;
         }
-        d[1..].parse().ok()
+        d[1..].parse().ok().filter(|n| matches!(n, 1 | 2 | 4 | 8 | 16))
     }
     /// Elements the shape describes (`None` on overflow).
     pub fn elements(&self) -> Option<usize> {
@@ -492,6 +495,15 @@ mod tests {
             &1.5f64.to_le_bytes(),
         );
         assert_eq!(parse_1d::<f64>(&b, "x.npy").unwrap(), [1.5]);
+        // A zero-size dtype: shape x 0 bytes fits any file, so it must be
+        // refused by its size (found by the `npy` fuzz target: the decoder
+        // allocated the 2.2e18 f32 elements the header asked for).
+        let b = npy_bytes(
+            "{'descr': '<f0', 'fortran_order': False, 'shape': (2234688169579526369,), }",
+            &[],
+        );
+        let e = parse_1d::<f32>(&b, "x.npy").unwrap_err().to_string();
+        assert!(e.contains("x.npy") && e.contains("its dtype is '<f0'"), "{e}");
         // A shape whose product overflows.
         let b = npy_bytes(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
