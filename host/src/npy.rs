@@ -61,7 +61,10 @@ impl NpyHeader {
         if !"fiucb".contains(kind) {
             return None;
         }
-        d[1..].parse().ok().filter(|n| matches!(n, 1 | 2 | 4 | 8 | 16))
+        d[1..]
+            .parse()
+            .ok()
+            .filter(|n| matches!(n, 1 | 2 | 4 | 8 | 16))
     }
     /// Elements the shape describes (`None` on overflow).
     pub fn elements(&self) -> Option<usize> {
@@ -503,7 +506,10 @@ mod tests {
             &[],
         );
         let e = parse_1d::<f32>(&b, "x.npy").unwrap_err().to_string();
-        assert!(e.contains("x.npy") && e.contains("its dtype is '<f0'"), "{e}");
+        assert!(
+            e.contains("x.npy") && e.contains("its dtype is '<f0'"),
+            "{e}"
+        );
         // A shape whose product overflows.
         let b = npy_bytes(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
