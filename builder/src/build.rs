@@ -486,7 +486,7 @@ impl Builder {
                 "",
             ));
         }
-        built.sources = sources_from_dep_info(&dep_infos, &toolchain.sysroot);
+        built.sources = sources_from_dep_info(&dep_infos, &toolchain.sysroot, &self.crate_dir);
         Ok(built)
     }
 }
@@ -524,9 +524,15 @@ fn dep_info_of(artifact: &Path) -> Option<PathBuf> {
 }
 
 /// Every source file named by the dep-info files, minus the toolchain's own
-/// (`core`'s sources) and registry crates (which do not change).
-fn sources_from_dep_info(dep_infos: &[PathBuf], sysroot: &Path) -> Vec<PathBuf> {
+/// (`core`'s sources) and registry crates (which do not change). rustc
+/// writes the paths of a workspace's crates relative to the workspace root
+/// (`device/src/lib.rs`): a relative path is taken from the first of
+/// `crate_dir` and its ancestors under which the file exists, so the kernel
+/// crate's path dependencies (the device crate, the macros) are listed too,
+/// and a change to them rebuilds the kernels.
+fn sources_from_dep_info(dep_infos: &[PathBuf], sysroot: &Path, crate_dir: &Path) -> Vec<PathBuf> {
     let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from);
+    let crate_dir = std::fs::canonicalize(crate_dir).unwrap_or_else(|_| crate_dir.to_path_buf());
     let mut out: Vec<PathBuf> = Vec::new();
     for d in dep_infos {
         let Ok(text) = std::fs::read_to_string(d) else {
@@ -541,10 +547,22 @@ fn sources_from_dep_info(dep_infos: &[PathBuf], sysroot: &Path) -> Vec<PathBuf> 
                 continue;
             }
             for p in deps.split_whitespace().map(PathBuf::from) {
+                let p = if p.is_absolute() {
+                    p
+                } else {
+                    match crate_dir
+                        .ancestors()
+                        .map(|a| a.join(&p))
+                        .find(|c| c.is_file())
+                    {
+                        Some(found) => found,
+                        None => continue,
+                    }
+                };
                 let foreign = p.starts_with(sysroot)
                     || cargo_home.as_ref().is_some_and(|h| p.starts_with(h))
                     || p.components().any(|c| c.as_os_str() == ".cargo");
-                if !foreign && p.is_absolute() && !out.contains(&p) {
+                if !foreign && !out.contains(&p) {
                     out.push(p);
                 }
             }
@@ -639,6 +657,35 @@ mod tests {
         // Below Ampere: the kernels use sm_80 instructions (`cp.async`).
         let e = Builder::validate_arch("sm_75").unwrap_err().to_string();
         assert!(e.contains("sm_75") && e.contains("Ampere"), "{e}");
+    }
+
+    /// rustc names a workspace's own sources relative to the workspace root
+    /// (`device/src/lib.rs`); they must come back absolute, or cargo would
+    /// not rebuild the kernels when the device crate changes.
+    #[test]
+    fn relative_dep_info_paths_resolve_against_the_workspace() {
+        let ws = std::env::temp_dir().join(format!("ptxlab-depinfo-{}", std::process::id()));
+        let krate = ws.join("kernels");
+        std::fs::create_dir_all(krate.join("src")).unwrap();
+        std::fs::create_dir_all(ws.join("device/src")).unwrap();
+        std::fs::write(krate.join("src/lib.rs"), "").unwrap();
+        std::fs::write(ws.join("device/src/lib.rs"), "").unwrap();
+        let d = ws.join("dev.d");
+        std::fs::write(
+            &d,
+            format!(
+                "{}: device/src/lib.rs kernels/src/lib.rs /sysroot/core/src/lib.rs gone/x.rs\n",
+                d.display()
+            ),
+        )
+        .unwrap();
+        let got = sources_from_dep_info(&[d], Path::new("/sysroot"), &krate);
+        let ws = std::fs::canonicalize(&ws).unwrap();
+        assert_eq!(
+            got,
+            vec![ws.join("device/src/lib.rs"), ws.join("kernels/src/lib.rs")]
+        );
+        let _ = std::fs::remove_dir_all(&ws);
     }
 
     #[test]

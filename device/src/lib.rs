@@ -53,6 +53,8 @@ pub mod mem;
 pub mod mma;
 pub mod precise;
 pub mod print;
+pub mod real;
+pub mod sfu;
 pub mod shared;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;

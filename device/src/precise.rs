@@ -59,14 +59,14 @@
 //! # The fast-math build
 //! [`Trig`] is how generic kernels reach these functions. In the fast-math
 //! module (`--features fast-math`) the f32 `sin`, `cos` and `sincos` of
-//! [`Trig`] are the SFU approximations (`sin.approx.f32`, [`crate::math::fast`]);
+//! [`Trig`] are the SFU approximations (`sin.approx.f32`, [`crate::sfu`]);
 //! everything else (f64, `atan2`) stays precise.
 
 // The coefficients are written as published (fdlibm, Cephes), digits beyond
 // the type's precision included, so they can be compared with the source.
 #![allow(clippy::excessive_precision)]
 
-use crate::math::Real;
+use crate::real::Real;
 
 pub(crate) mod atrig;
 pub(crate) mod erf;
@@ -793,7 +793,7 @@ impl Trig for f32 {
     fn sin(self) -> Self {
         #[cfg(feature = "fast-math")]
         {
-            crate::math::fast::sin(self)
+            crate::sfu::sin(self)
         }
         #[cfg(not(feature = "fast-math"))]
         {
@@ -804,7 +804,7 @@ impl Trig for f32 {
     fn cos(self) -> Self {
         #[cfg(feature = "fast-math")]
         {
-            crate::math::fast::cos(self)
+            crate::sfu::cos(self)
         }
         #[cfg(not(feature = "fast-math"))]
         {
@@ -815,7 +815,7 @@ impl Trig for f32 {
     fn sincos(self) -> (Self, Self) {
         #[cfg(feature = "fast-math")]
         {
-            (crate::math::fast::sin(self), crate::math::fast::cos(self))
+            (crate::sfu::sin(self), crate::sfu::cos(self))
         }
         #[cfg(not(feature = "fast-math"))]
         {

@@ -64,8 +64,8 @@ impl Device {
     pub fn on_stream<'a>(
         &'a self,
         stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
-    ) -> crate::launch::OnStream<'a> {
-        crate::launch::OnStream { dev: self, stream }
+    ) -> OnStream<'a> {
+        OnStream { dev: self, stream }
     }
     /// The backend.
     pub fn kind(&self) -> &DeviceKind {
@@ -247,4 +247,13 @@ impl Device {
             }
         }
     }
+}
+
+/// A device and one of its streams: launches go to that stream instead of
+/// the device's own ([`Device::on_stream`]); on the simulator, which has no
+/// streams, they run as on the device.
+#[derive(Debug, Clone, Copy)]
+pub struct OnStream<'a> {
+    pub(crate) dev: &'a Device,
+    pub(crate) stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
 }

@@ -6,8 +6,8 @@
 use crate::config::{LaunchConfig, Limits, check_launch};
 use crate::driver::{check_driver, check_ptx_isa, driver_cuda_version, ptx_isa_version};
 use crate::error::{Error, Result};
-use crate::launch::Param;
 use crate::module::{Entry, Form, Kernels, ModuleImage, ModuleKey, with_register_cap};
+use crate::param::Param;
 use crate::timing::Timing;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,

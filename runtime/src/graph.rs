@@ -17,8 +17,8 @@
 use crate::config::{LaunchConfig, check_launch};
 use crate::error::{Error, Result};
 use crate::gpu::{Gpu, check_params};
-use crate::launch::Param;
 use crate::module::Kernels;
+use crate::param::Param;
 use crate::timing::Timing;
 use cudarc::driver::{CudaGraph, CudaStream, DriverError, LaunchConfig as CuLaunchConfig, sys};
 use std::sync::Arc;

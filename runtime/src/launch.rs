@@ -20,64 +20,15 @@
 
 use crate::buffer::{Buffer, View, ViewMut};
 use crate::config::{LaunchConfig, Limits, check_launch};
-use crate::device::{Device, DeviceKind};
+use crate::device::{Device, DeviceKind, OnStream};
 use crate::error::{Error, Result};
 use crate::graph::Capture;
-use crate::module::{Kernels, ParamKind};
+use crate::module::Kernels;
+pub use crate::param::Param;
 use ptxlab_device::mem::{DeviceCopy, KernelScalar, ScalarValue};
 use ptxlab_device::sim::{self, LaunchSpec, SimOptions};
 use ptxlab_device::{DeviceSlice, DeviceSliceMut};
 use std::marker::PhantomData;
-
-/// A raw kernel parameter for the GPU, as the driver receives it.
-#[derive(Debug, Clone, Copy)]
-pub enum Param {
-    /// `.u32`
-    U32(u32),
-    /// `.s32`
-    I32(i32),
-    /// `.u64` (pointers and lengths)
-    U64(u64),
-    /// `.f32`
-    F32(f32),
-    /// `.f64`
-    F64(f64),
-}
-
-impl Param {
-    /// Whether the PTX type `kind` takes this value.
-    pub fn matches(&self, kind: ParamKind) -> bool {
-        matches!(
-            (self, kind),
-            (Param::U32(_) | Param::I32(_), ParamKind::U32)
-                | (Param::U64(_), ParamKind::U64)
-                | (Param::F32(_), ParamKind::F32)
-                | (Param::F64(_), ParamKind::F64)
-        )
-    }
-    /// The PTX type of this value, for messages.
-    pub fn ptx(&self) -> String {
-        match self {
-            Param::U32(_) => ".u32",
-            Param::I32(_) => ".s32",
-            Param::U64(_) => ".u64",
-            Param::F32(_) => ".f32",
-            Param::F64(_) => ".f64",
-        }
-        .into()
-    }
-    /// Appends the value to a cudarc launch.
-    pub(crate) fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
-        use cudarc::driver::PushKernelArg;
-        match self {
-            Param::U32(v) => b.arg(v),
-            Param::I32(v) => b.arg(v),
-            Param::U64(v) => b.arg(v),
-            Param::F32(v) => b.arg(v),
-            Param::F64(v) => b.arg(v),
-        };
-    }
-}
 
 /// A host value that can be passed for a kernel parameter of type `P`.
 ///
@@ -281,15 +232,6 @@ impl Launch for &mut Capture<'_> {
         call.push_params(&mut p);
         self.record(kernels, entry, cfg, &p)
     }
-}
-
-/// A device and one of its streams: launches go to that stream instead of
-/// the device's own ([`Device::on_stream`]); on the simulator, which has no
-/// streams, they run as on the device.
-#[derive(Debug, Clone, Copy)]
-pub struct OnStream<'a> {
-    pub(crate) dev: &'a Device,
-    pub(crate) stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
 }
 
 impl Launch for OnStream<'_> {

@@ -11,6 +11,7 @@
 //! | [`device`] | [`Device`]: GPU or simulator; uploads, downloads, synchronisation, timing |
 //! | [`buffer`] | [`Buffer`]: typed device memory |
 //! | [`config`] | [`LaunchConfig`] and the launch checks shared by both backends |
+//! | [`param`] | [`Param`](param::Param): a kernel parameter as the driver receives it |
 //! | [`mod@launch`] | [`launch!`]: one call of a `#[kernel]` fn (an instance of a generic one) on a device, a stream or a graph capture, arguments checked |
 //! | [`gpu`] | [`gpu::Gpu`]: context, stream, module cache (JIT or cubin, timed), events |
 //! | [`graph`] | [`Graph`]: CUDA graph capture and replay |
@@ -46,6 +47,7 @@ pub mod graph;
 pub mod host_mem;
 pub mod launch;
 pub mod module;
+pub mod param;
 pub mod probe;
 pub mod testing;
 pub mod timing;

@@ -22,7 +22,7 @@
 // literals that round to the fitted values.
 #![allow(clippy::excessive_precision)]
 
-use crate::math::Real;
+use crate::real::Real;
 
 /// `p(z) = c0 + z (c1 + z (c2 + ...))`, with one FMA per coefficient.
 macro_rules! horner {

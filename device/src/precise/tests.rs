@@ -403,7 +403,7 @@ fn constants_keep_their_invariants() {
 fn real_methods_are_the_host_functions() {
     // On the host, `Real` calls std (what the simulator runs); the GPU's
     // code is `precise`. They agree to within an ulp or two.
-    use crate::math::Real;
+    use crate::real::Real;
     let x = 0.7f64;
     assert_eq!(Real::exp(x), x.exp());
     assert_eq!(Real::ln(x), x.ln());
