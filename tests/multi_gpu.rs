@@ -842,7 +842,6 @@ fn multigrid_on_two_gpus_follows_one_gpu() {
     }
 }
 
-
 /// On two GPUs (NCCL): PCG on slabs follows one GPU's residual history to
 /// round-off and its field. Skips with one line where there are fewer than
 /// two GPUs (fails instead with `PTXLAB_REQUIRE_GPU`).

@@ -1,8 +1,9 @@
-//! Multigrid on a [`Team`]: the finest levels split into row slabs (one
-//! per rank, with halo rows), the coarse levels replicated on every rank.
-//! The cycle is [`crate::workloads::poisson::mg::cycle`]'s, driven through
-//! [`Ops`] over the team, so it does what one device does, in the same
-//! order; see the module docs of [`super`] for the schedule.
+//! Multigrid and PCG on a [`Team`]: the finest levels split into row slabs
+//! (one per rank, with halo rows), the coarse levels replicated on every
+//! rank. The cycle is [`crate::workloads::poisson::mg::cycle`]'s, driven
+//! through [`Ops`] over the team, so it does what one device does, in the
+//! same order; PCG wraps one V-cycle of it in one device's CG iteration;
+//! see the module docs of [`super`] for the schedule.
 
 use super::super::mg::cycle::{Ops, cycle, visit};
 use super::super::mg::device::{DevOps, LevelBufs};
@@ -779,10 +780,9 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             let sr = sl.slab(s.rank);
             let o = sl.owned(s.rank);
             let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
-            let cg = s
-                .cg
-                .as_mut()
-                .ok_or_else(|| Error::input("PCG", "no residual buffer"))?;
+            let cg =
+                s.cg.as_mut()
+                    .ok_or_else(|| Error::input("PCG", "no residual buffer"))?;
             residual_slab(
                 &mut ex,
                 &sr,
@@ -812,10 +812,9 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
         let zs = 1.0 / rs;
         for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
             s.coarse.cur.iter_mut().for_each(|c| *c = 0);
-            let cg = s
-                .cg
-                .as_mut()
-                .ok_or_else(|| Error::input("PCG", "the slabs were not set up for PCG"))?;
+            let cg =
+                s.cg.as_mut()
+                    .ok_or_else(|| Error::input("PCG", "the slabs were not set up for PCG"))?;
             cg_shift(&mut exec(mem), &mut cg.s)?;
         }
         let opts = self.opts;
@@ -902,13 +901,9 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             Method::Multigrid => {
                 cycles_to_tolerance(self, &opts, b_sq, |p| p.defect(0.0), |p, k| p.step(k))
             }
-            Method::Pcg => cycles_to_tolerance(
-                self,
-                &opts,
-                b_sq,
-                |p| p.pcg_start(),
-                |p, k| p.pcg_step(k),
-            ),
+            Method::Pcg => {
+                cycles_to_tolerance(self, &opts, b_sq, |p| p.pcg_start(), |p, k| p.pcg_step(k))
+            }
         }
     }
 

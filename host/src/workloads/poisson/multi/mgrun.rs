@@ -117,7 +117,7 @@ pub fn check_field(what: &str, method: Method, got: &[f64], want: &[f64]) -> Res
     Ok(match method {
         Method::Multigrid => "the same field bit for bit".to_string(),
         Method::Pcg => format!(
-            "the same field to round-off ({bits} cells differ in bits, by {rel:.1e} of the              largest value at most: the dot products' summation order)"
+            "the same field to round-off ({bits} cells differ in bits, by {rel:.1e} of the largest value at most: the dot products' summation order)"
         ),
     })
 }
