@@ -468,13 +468,18 @@ fn mg_problem(nx: usize, ny: usize, seed: u64) -> (Grid, f64, Vec<f64>, Vec<f64>
 }
 
 fn same_history(what: &str, got: &MgReport, want: &MgReport) {
+    close_history(what, got, want, 1e-9);
+}
+
+/// The same cycle count, and each residual within `tol` (relative).
+fn close_history(what: &str, got: &MgReport, want: &MgReport, tol: f64) {
     assert_eq!(
         got.cycles, want.cycles,
         "{what}: cycles {got:?} vs {want:?}"
     );
     for (k, (a, b)) in got.history.iter().zip(&want.history).enumerate() {
         let e = ((a.1 - b.1) / b.1).abs();
-        assert!(e <= 1e-9, "{what}: cycle {k}: {} vs {} ({e:.1e})", a.1, b.1);
+        assert!(e <= tol, "{what}: cycle {k}: {} vs {} ({e:.1e})", a.1, b.1);
     }
 }
 
@@ -567,7 +572,7 @@ fn multigrid_nan_right_hand_side_is_the_overflow_error() {
 }
 
 /// What the slabs cannot run is refused with what is allowed: more ranks
-/// than rows, the tile smoother, PCG.
+/// than rows, the tile smoother (multigrid and PCG).
 #[test]
 fn multigrid_slabs_refuse_what_they_cannot_run() {
     let (grid, h, b, p0, _) = mg_problem(9, 5, 3);
@@ -590,15 +595,15 @@ fn multigrid_slabs_refuse_what_they_cannot_run() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("--smoother rb"), "{e}");
-    let pcg = MgOptions {
+    let pcg_tile = MgOptions {
         method: mg::Method::Pcg,
-        ..mg_options(1e-8, 5)
+        ..tile
     };
     let e = team
-        .place_mg::<f64>(grid, h, &b, &p0, &pcg, 1)
+        .place_mg::<f64>(grid, h, &b, &p0, &pcg_tile, 1)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("--method multigrid"), "{e}");
+    assert!(e.contains("--smoother rb"), "{e}");
 }
 
 /// Mixed precision (f32 cycles, f64 field) on slabs: the same history and
@@ -618,6 +623,149 @@ fn multigrid_slabs_f32_cycles_follow_one_device() {
     same_history("f32 cycles on 2 devices", &rn, &r1);
     let pn = placed.gather().unwrap().unwrap();
     assert!(pn.iter().zip(&p1).all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
+// ---------------------------------------------------------------- PCG on slabs
+
+/// PCG (one V-cycle of the team's multigrid as the preconditioner) with the
+/// red-black smoother.
+fn pcg_options(tol: f64, max_cycles: usize) -> MgOptions {
+    MgOptions {
+        method: mg::Method::Pcg,
+        ..mg_options(tol, max_cycles)
+    }
+}
+
+/// The PCG residual history on 2 and 3 simulated devices equals one
+/// simulated device's and the CPU solver's, iteration by iteration, to
+/// round-off (the dot products and norms are summed in another order, so
+/// `alpha` and `beta` move in their last bits), and the fields agree to
+/// round-off, on odd, non-square grids with random data.
+fn check_pcg_slabs(nx: usize, ny: usize, devices: &[usize], coarse_block: bool) {
+    let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 91 + nx as u64);
+    let opts = MgOptions {
+        coarse_block,
+        ..pcg_options(1e-8, 30)
+    };
+    let hier = Hierarchy::new(grid, h).unwrap();
+    let one = Device::sim();
+    let mut s = MgDevice::<f64>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
+    let r1 = s.solve(&p0).unwrap();
+    let p1 = s.field().unwrap();
+    assert!(r1.converged && r1.cycles >= 3, "{r1:?}");
+    let (pc, rc) = mg::cpu::solve::<f64>(&hier, &opts, &b, &p0, b_sq).unwrap();
+    same_history("PCG: CPU vs one device", &rc, &r1);
+    let scale = pc.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for &n in devices {
+        let mut team = Team::sim(n).unwrap();
+        let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, 4).unwrap();
+        let rn = placed.solve().unwrap();
+        let what = format!(
+            "PCG {} on {n} devices ({})",
+            grid.label(),
+            placed.split().describe()
+        );
+        same_history(&what, &rn, &r1);
+        same_history(&format!("{what} vs the CPU"), &rn, &rc);
+        let pn = placed.gather().unwrap().unwrap();
+        let (bits, rel) = pm::mgrun::field_difference(&pn, &p1);
+        let err = pn
+            .iter()
+            .zip(&pc)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        eprintln!(
+            "{what}: {} iterations, {bits} cells differ in bits from one device (by {rel:.1e} \
+             of the largest value at most), max |p - p_cpu| {err:.1e}",
+            rn.cycles
+        );
+        assert!(rel <= 1e-10, "{what}: {rel:e} from one device's field");
+        assert!(err <= 1e-10 * scale, "{what}: max |p - p_cpu| = {err:e}");
+        // A second solve of the same placement starts afresh.
+        let again = placed.solve().unwrap();
+        same_history(&format!("{what}, solved again"), &again, &rn);
+    }
+}
+
+#[test]
+fn pcg_slabs_follow_one_device_67x45() {
+    check_pcg_slabs(67, 45, &[2, 3], false);
+}
+
+#[test]
+fn pcg_slabs_follow_one_device_131x97_coarse_block() {
+    check_pcg_slabs(131, 97, &[2, 3], true);
+}
+
+/// PCG on slabs shares the outer loop too: a NaN in `b` gives one device's
+/// overflow error on 2 and 3 simulated devices.
+#[test]
+fn pcg_nan_right_hand_side_is_the_overflow_error() {
+    let (grid, h, mut b, p0, _) = mg_problem(21, 19, 5);
+    b[7 * 21 + 9] = f64::NAN;
+    let opts = pcg_options(1e-8, 5);
+    let hier = Hierarchy::new(grid, h).unwrap();
+    let one = Device::sim();
+    let e1 = MgDevice::<f64>::new(&one, &hier, &opts, &b, &p0, f64::NAN)
+        .unwrap()
+        .solve(&p0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e1.contains("the residual became NaN after 0 cycles"),
+        "{e1}"
+    );
+    for n in [2, 3] {
+        let mut team = Team::sim(n).unwrap();
+        let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, 2).unwrap();
+        let e = placed.solve().unwrap_err().to_string();
+        assert_eq!(e, e1, "{n} devices");
+    }
+}
+
+/// Mixed precision PCG (f32 V-cycles, f64 Krylov vectors) on slabs: one
+/// device's history to the round-off of f32 cycles (the residual handed to
+/// the cycle is rounded to f32, and its last f64 bits follow `alpha`).
+#[test]
+fn pcg_slabs_f32_cycles_follow_one_device() {
+    let (grid, h, b, p0, b_sq) = mg_problem(45, 37, 23);
+    let opts = pcg_options(1e-9, 20);
+    let hier = Hierarchy::new(grid, h).unwrap();
+    let one = Device::sim();
+    let mut s = MgDevice::<f32>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
+    let r1 = s.solve(&p0).unwrap();
+    assert!(r1.converged, "{r1:?}");
+    let mut team = Team::sim(2).unwrap();
+    let mut placed = team.place_mg::<f32>(grid, h, &b, &p0, &opts, 2).unwrap();
+    let rn = placed.solve().unwrap();
+    let tol = pm::mgrun::history_tolerance(mg::Method::Pcg, 4);
+    close_history("PCG, f32 cycles on 2 devices", &rn, &r1, tol);
+}
+
+/// `ptxlab poisson --gpus 2 --method pcg --smoother rb` and the PCG
+/// scaling table on simulated devices.
+#[test]
+fn pcg_cli_and_scaling_on_simulated_devices() {
+    let mut a = args("sim", 2);
+    a.variant = ptxlab::cli::OneOrAll::All;
+    a.iters = None;
+    a.nx = Some(41);
+    a.ny = Some(35);
+    a.precision = ptxlab::cli::Precision::F64;
+    a.mg.method = ps::SolveMethod::Pcg;
+    a.mg.smoother = Smoother::RedBlack;
+    ps::cli(&a).unwrap();
+    let s = pm::ScalingArgs {
+        sizes: vec![33],
+        gpus: 2,
+        reps: 1,
+        no_weak: true,
+        backend: ptxlab::Backend::Sim,
+        method: ps::SolveMethod::Pcg,
+        precision: ptxlab::cli::Precision::F64,
+        ..pm::ScalingArgs::default()
+    };
+    pm::cli_scaling(&s).unwrap();
 }
 
 /// `ptxlab poisson --gpus 2 --method multigrid --smoother rb` and the
@@ -689,6 +837,55 @@ fn multigrid_on_two_gpus_follows_one_gpu() {
         assert_eq!(differ, 0, "{what}");
         println!(
             "{what}: {} cycles, same history and field as one GPU",
+            rn.cycles
+        );
+    }
+}
+
+/// On two GPUs (NCCL): PCG on slabs follows one GPU's residual history to
+/// round-off and its field. Skips with one line where there are fewer than
+/// two GPUs (fails instead with `PTXLAB_REQUIRE_GPU`).
+#[test]
+fn pcg_on_two_gpus_follows_one_gpu() {
+    use ptxlab::runtime::testing::skip_gpu_test;
+    if !driver_present() {
+        let _: Option<()> = skip_gpu_test("no NVIDIA driver (libcuda.so.1 could not be loaded)");
+        return;
+    }
+    let count = pm::visible_gpus().unwrap();
+    if count < 2 {
+        let _: Option<()> = skip_gpu_test(&format!("{count} GPU(s); this test needs 2"));
+        return;
+    }
+    if std::env::var("NCCL_NVLS_ENABLE").as_deref() != Ok("0") {
+        let _: Option<()> =
+            skip_gpu_test("NCCL_NVLS_ENABLE is not 0 (NVLink multicast must be off for NCCL)");
+        return;
+    }
+    for (nx, ny, min) in [(1027, 771, 16), (515, 1031, 64)] {
+        let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 5 + nx as u64);
+        let opts = pcg_options(1e-8, 30);
+        let hier = Hierarchy::new(grid, h).unwrap();
+        let dev = Device::gpu(0).unwrap();
+        let mut s = MgDevice::<f64>::new(&dev, &hier, &opts, &b, &p0, b_sq).unwrap();
+        let r1 = s.solve(&p0).unwrap();
+        let p1 = s.field().unwrap();
+        assert!(r1.converged, "{r1:?}");
+        let mut team = Team::gpus(2).unwrap();
+        let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, min).unwrap();
+        let rn = placed.solve().unwrap();
+        let what = format!(
+            "PCG {} on 2 GPUs ({})",
+            grid.label(),
+            placed.split().describe()
+        );
+        same_history(&what, &rn, &r1);
+        let pn = placed.gather().unwrap().unwrap();
+        let (bits, rel) = pm::mgrun::field_difference(&pn, &p1);
+        assert!(rel <= 1e-10, "{what}: {rel:e} from one GPU's field");
+        println!(
+            "{what}: {} iterations, same history as one GPU, field within {rel:.1e} ({bits} \
+             cells differ in bits)",
             rn.cycles
         );
     }

@@ -365,10 +365,9 @@ fn bad_input_is_refused_with_what_was_wrong() {
     has(
         &run(&|a| {
             a.gpus.count = Some(2);
-            a.mg.smoother = Smoother::RedBlack;
             a.mg.method = SolveMethod::Pcg;
         }),
-        &["--method pcg", "--method multigrid with --gpus"],
+        &["--smoother tile", "--smoother rb with --gpus"],
     );
     has(
         &run(&|a| {

@@ -1632,3 +1632,91 @@ pub fn mg_defect_slab<T: Real>(
     }
     block_add(sum, &acc, 0);
 }
+
+/// The PCG direction ([`mg_cg_dir`]) on a row slab of the finest level: the
+/// launch covers a slab's owned rows and one row on each side (global rows
+/// `gy0 ..`, `ny` of them, of a level of `ny_g` rows). `d_out = z_scale z +
+/// beta d_in` is written on every row of the launch (0 on the cells of the
+/// whole level's boundary), the side rows included, so the next
+/// iteration's `d_in` has its side rows without an exchange; `q = lap_h
+/// d_out` and the sum `s[DQ] += <d_out, q>` cover the owned rows only (`q`
+/// is 0 on the side rows). `z` must hold its side rows (the correction's
+/// halo, which the V-cycle's last exchange fills). The owned cells get
+/// [`mg_cg_dir`]'s arithmetic, in its order.
+///
+/// Thread mapping as [`mg_cg_dir`].
+#[kernel(launch_bounds(256), instances(f32, f64))]
+#[allow(clippy::too_many_arguments)]
+pub fn mg_cg_dir_slab<T: Real>(
+    z: DeviceSlice<T>,
+    d_in: DeviceSlice<f64>,
+    d_out: DeviceSliceMut<f64>,
+    q: DeviceSliceMut<f64>,
+    s: DeviceSliceMut<f64>,
+    nx: u32,
+    ny: u32,
+    gy0: u32,
+    ny_g: u32,
+    inv_h2: f64,
+    z_scale: f64,
+) {
+    check_grid(
+        &[z.len(), d_in.len(), d_out.len(), q.len()],
+        nx,
+        ny,
+        "mg_cg_dir_slab: bad grid or buffer",
+    );
+    if s.len() < slot::COUNT || gy0 + ny > ny_g {
+        ptxlab_device::trap("mg_cg_dir_slab: short scalar array or rows outside the level");
+    }
+    require_row_block();
+    let sc = s.as_const();
+    let (gamma, gamma_old) = (sc.get(slot::GAMMA), sc.get(slot::GAMMA_OLD));
+    let beta = if gamma_old != 0.0 {
+        gamma / gamma_old
+    } else {
+        0.0
+    };
+    let x = thread::block_idx_x() * thread::block_dim_x() + thread::thread_idx_x();
+    let width = nx as usize;
+    // The new direction at a cell of the launch (0 on the level's boundary).
+    let dv = |x: u32, y: u32| -> f64 {
+        let gy = gy0 + y;
+        if x == 0 || gy == 0 || x + 1 == nx || gy + 1 == ny_g {
+            return 0.0;
+        }
+        let i = y as usize * width + x as usize;
+        // SAFETY: (x, y) is inside the launch's grid: i < nx * ny <= both lengths.
+        unsafe {
+            let mut v = z_scale * z.get_unchecked(i).to_f64();
+            if beta != 0.0 {
+                v += beta * d_in.get_unchecked(i);
+            }
+            v
+        }
+    };
+    let mut sum = 0.0f64;
+    let mut y = thread::block_idx_y();
+    while y < ny {
+        if x < nx {
+            let i = y as usize * width + x as usize;
+            let c = dv(x, y);
+            let gy = gy0 + y;
+            let interior =
+                x > 0 && y > 0 && x + 1 < nx && y + 1 < ny && gy > 0 && gy + 1 < ny_g;
+            let lap = if interior {
+                ((dv(x - 1, y) + dv(x + 1, y)) + (dv(x, y - 1) + dv(x, y + 1)) - 4.0 * c) * inv_h2
+            } else {
+                0.0
+            };
+            sum += c * lap;
+            // SAFETY: i < nx * ny <= both lengths.
+            unsafe {
+                d_out.set_unchecked(i, c);
+                q.set_unchecked(i, lap);
+            }
+        }
+        y += thread::grid_dim_y();
+    }
+    block_add(sum, &s, slot::DQ);
+}

@@ -146,6 +146,7 @@ pub trait MgElement:
     + km::mg_restrict_slab::Built
     + km::mg_prolong_slab::Built
     + km::mg_defect_slab::Built
+    + km::mg_cg_dir_slab::Built
 {
 }
 
@@ -710,5 +711,163 @@ pub fn defect_slab<T: MgElement>(
         multigrid::mg_defect_slab::<T>(
             pi, ev, bv, po, rv, acc, nx, ny, gy0, ny_g, inv_h2, e_scale, r_scale
         )
+    )
+}
+
+/// The fine residual ([`km::mg_residual`]) on the local rows `rows` of a
+/// slab of the finest level: the owned rows and one more on each side,
+/// which are read (their `rho` and `r` are set to 0, as the kernel does on
+/// its launch's edge rows); the owned rows get the single-device
+/// arithmetic, in its order. The start of PCG on a team.
+#[allow(clippy::too_many_arguments)]
+pub fn residual_slab<T: MgElement>(
+    ex: &mut Exec,
+    s: &SlabRows,
+    h: f64,
+    p: &Buffer<f64>,
+    b: &Buffer<f64>,
+    rho: &mut Buffer<f64>,
+    r: &mut Buffer<T>,
+    acc: &mut Buffer<f64>,
+    rows: std::ops::Range<usize>,
+    r_scale: f64,
+) -> Result<()> {
+    s.check("p", p)?;
+    s.check("b", b)?;
+    s.check("rho", rho)?;
+    s.check("r", r)?;
+    local_range(s, &rows, "slab residual")?;
+    let (nx, ny) = (s.level.nx, rows.end - rows.start);
+    if ny < 3 {
+        return Err(Error::input(
+            "slab residual",
+            format!("{ny} rows; at least 3"),
+        ));
+    }
+    let cfg = reduce_rows_cfg(ex, nx, ny)?;
+    let span = rows.start * nx..rows.end * nx;
+    let (pv, bv) = (p.view(span.clone())?, b.view(span.clone())?);
+    let (rhov, rv) = (rho.view_mut(span.clone())?, r.view_mut(span)?);
+    let inv_h2 = 1.0 / (h * h);
+    let (nx, ny) = (nx as u32, ny as u32);
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_residual::<T>(pv, bv, rhov, rv, acc, nx, ny, inv_h2, r_scale)
+    )
+}
+
+/// The PCG direction ([`km::mg_cg_dir_slab`]) on the local rows `rows` of a
+/// slab of the finest level (the owned rows and one more on each side).
+#[allow(clippy::too_many_arguments)]
+pub fn cg_dir_slab<T: MgElement>(
+    ex: &mut Exec,
+    sr: &SlabRows,
+    h: f64,
+    z: &Buffer<T>,
+    d_in: &Buffer<f64>,
+    d_out: &mut Buffer<f64>,
+    q: &mut Buffer<f64>,
+    s: &mut Buffer<f64>,
+    rows: std::ops::Range<usize>,
+    z_scale: f64,
+) -> Result<()> {
+    sr.check("z", z)?;
+    sr.check("d_in", d_in)?;
+    sr.check("d_out", d_out)?;
+    sr.check("q", q)?;
+    if s.len() < km::slot::COUNT {
+        return Err(Error::input(
+            "PCG scalars",
+            format!("{} slots; {} needed", s.len(), km::slot::COUNT),
+        ));
+    }
+    local_range(sr, &rows, "slab PCG direction")?;
+    let (nx, ny) = (sr.level.nx, rows.end - rows.start);
+    if ny < 3 {
+        return Err(Error::input(
+            "slab PCG direction",
+            format!("{ny} rows; at least 3"),
+        ));
+    }
+    let cfg = reduce_rows_cfg(ex, nx, ny)?;
+    let span = rows.start * nx..rows.end * nx;
+    let (zv, di) = (z.view(span.clone())?, d_in.view(span.clone())?);
+    let (dov, qv) = (d_out.view_mut(span.clone())?, q.view_mut(span)?);
+    let inv_h2 = 1.0 / (h * h);
+    let (gy0, ny_g) = ((sr.y0 + rows.start) as u32, sr.level.ny as u32);
+    let (nx, ny) = (nx as u32, ny as u32);
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_cg_dir_slab::<T>(zv, di, dov, qv, s, nx, ny, gy0, ny_g, inv_h2, z_scale)
+    )
+}
+
+/// The PCG dot product ([`km::mg_cg_dot`]) over the elements `span` of
+/// `rho` and `z` (a slab's owned rows).
+pub fn cg_dot_span<T: MgElement>(
+    ex: &mut Exec,
+    rho: &Buffer<f64>,
+    z: &Buffer<T>,
+    s: &mut Buffer<f64>,
+    span: std::ops::Range<usize>,
+    z_scale: f64,
+) -> Result<()> {
+    if rho.len() != z.len() {
+        return Err(Error::input("PCG dot", "the residual and z lengths differ"));
+    }
+    if s.len() < km::slot::COUNT {
+        return Err(Error::input(
+            "PCG scalars",
+            format!("{} slots; {} needed", s.len(), km::slot::COUNT),
+        ));
+    }
+    let cfg = reduce_flat_cfg(ex, span.len())?;
+    let (rv, zv) = (rho.view(span.clone())?, z.view(span)?);
+    launch!(&mut *ex, cfg, multigrid::mg_cg_dot::<T>(rv, zv, s, z_scale))
+}
+
+/// The PCG update ([`km::mg_cg_update`]) over the elements `span` of its
+/// arrays (a slab's owned rows).
+#[allow(clippy::too_many_arguments)]
+pub fn cg_update_span<T: MgElement>(
+    ex: &mut Exec,
+    p: &mut Buffer<f64>,
+    rho: &mut Buffer<f64>,
+    r: &mut Buffer<T>,
+    d: &Buffer<f64>,
+    q: &Buffer<f64>,
+    s: &mut Buffer<f64>,
+    span: std::ops::Range<usize>,
+    r_scale: f64,
+) -> Result<()> {
+    let n = p.len();
+    if [rho.len(), r.len(), d.len(), q.len()]
+        .iter()
+        .any(|&m| m != n)
+    {
+        return Err(Error::input(
+            "PCG update",
+            "the field, residual and direction lengths differ",
+        ));
+    }
+    if s.len() < km::slot::COUNT {
+        return Err(Error::input(
+            "PCG scalars",
+            format!("{} slots; {} needed", s.len(), km::slot::COUNT),
+        ));
+    }
+    let cfg = reduce_flat_cfg(ex, span.len())?;
+    let (pv, rhov) = (p.view_mut(span.clone())?, rho.view_mut(span.clone())?);
+    let (rv, dv, qv) = (
+        r.view_mut(span.clone())?,
+        d.view(span.clone())?,
+        q.view(span)?,
+    );
+    launch!(
+        &mut *ex,
+        cfg,
+        multigrid::mg_cg_update::<T>(pv, rhov, rv, dv, qv, s, r_scale)
     )
 }

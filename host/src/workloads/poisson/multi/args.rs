@@ -77,11 +77,11 @@ pub struct ScalingArgs {
     /// Also write the Markdown table to this file.
     #[arg(long)]
     pub md: Option<PathBuf>,
-    /// jacobi (ms per sweep of the rung) or multigrid (the solve to --tol
-    /// with the red-black smoother on slabs; the bench problem).
+    /// jacobi (ms per sweep of the rung), multigrid or pcg (the solve to
+    /// --tol with the red-black smoother on slabs; the bench problem).
     #[arg(long, value_enum, default_value_t = crate::workloads::poisson::SolveMethod::Jacobi)]
     pub method: crate::workloads::poisson::SolveMethod,
-    /// Multigrid: the relative residual to reach.
+    /// Multigrid and PCG: the relative residual to reach.
     #[arg(long, default_value_t = 1e-8)]
     pub tol: f64,
 }

@@ -1,13 +1,15 @@
-//! Multigrid on a [`Team`]: the finest levels split into row slabs (one
-//! per rank, with halo rows), the coarse levels replicated on every rank.
-//! The cycle is [`crate::workloads::poisson::mg::cycle`]'s, driven through
-//! [`Ops`] over the team, so it does what one device does, in the same
-//! order; see the module docs of [`super`] for the schedule.
+//! Multigrid and PCG on a [`Team`]: the finest levels split into row slabs
+//! (one per rank, with halo rows), the coarse levels replicated on every
+//! rank. The cycle is [`crate::workloads::poisson::mg::cycle`]'s, driven
+//! through [`Ops`] over the team, so it does what one device does, in the
+//! same order; PCG wraps one V-cycle of it in one device's CG iteration;
+//! see the module docs of [`super`] for the schedule.
 
-use super::super::mg::cycle::{Ops, cycle};
+use super::super::mg::cycle::{Ops, cycle, visit};
 use super::super::mg::device::{DevOps, LevelBufs};
 use super::super::mg::launch::{
-    Exec, MgElement, SlabRows, clear, defect_slab, prolong_slab, restrict_slab, smooth_rb_slab,
+    Exec, MgElement, SlabRows, cg_dir_slab, cg_dot_span, cg_shift, cg_update_span, clear,
+    defect_slab, prolong_slab, residual_slab, restrict_slab, smooth_rb_slab,
 };
 use super::super::mg::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
 use super::super::mg::outer::cycles_to_tolerance;
@@ -19,7 +21,7 @@ use super::team::{Member, Team};
 use super::transport::{Dtype, HaloOp, Rows};
 use crate::error::{Error, Result};
 use crate::runtime::Buffer;
-use kernels_gpu::multigrid::{coarse_pos, fine_range};
+use kernels_gpu::multigrid::{coarse_pos, fine_range, slot};
 use ptxlab_device::mem::DeviceCopy;
 use std::ops::Range;
 
@@ -237,6 +239,18 @@ struct MgSlab<T> {
     acc: Buffer<f64>,
     /// The field's initial rows, for a new solve.
     p0: Vec<f64>,
+    /// PCG's arrays (level 0's slab), or `None` for multigrid.
+    cg: Option<CgSlab>,
+}
+
+/// One rank's PCG arrays on level 0's slab (f64): the residual `rho`, the
+/// directions (ping-pong, like one device's), `q = lap d`, and the scalars
+/// ([`slot`]), whose sums are all-reduced slot by slot.
+struct CgSlab {
+    rho: Buffer<f64>,
+    d: [Buffer<f64>; 2],
+    q: Buffer<f64>,
+    s: Buffer<f64>,
 }
 
 /// A multigrid solve placed on a team.
@@ -274,12 +288,6 @@ pub fn check_options(opts: &MgOptions) -> Result<()> {
             "--smoother tile",
             "the tile smoother is not decomposed over devices (its tiles read 2 s halo rows \
              that change inside the launch); use --smoother rb with --gpus",
-        ));
-    }
-    if opts.method != Method::Multigrid {
-        return Err(Error::input(
-            "--method pcg",
-            "PCG is not decomposed over devices yet; use --method multigrid with --gpus",
         ));
     }
     Ok(())
@@ -628,6 +636,17 @@ impl Team {
             let s0 = split.levels[0].stored(r);
             let span = s0.start * nx..s0.end * nx;
             let p0s = p0[span.clone()].to_vec();
+            let n = p0s.len();
+            let cg = if opts.method == Method::Pcg {
+                Some(CgSlab {
+                    rho: dev.alloc_filled(n, f64::NAN)?,
+                    d: [dev.alloc_filled(n, 0.0)?, dev.alloc_filled(n, f64::NAN)?],
+                    q: dev.alloc_filled(n, f64::NAN)?,
+                    s: dev.alloc_filled(slot::COUNT, 0.0)?,
+                })
+            } else {
+                None
+            };
             slabs.push(MgSlab {
                 rank: r,
                 u,
@@ -637,6 +656,7 @@ impl Team {
                 b: dev.upload(&b[span])?,
                 acc: dev.alloc_filled(1, 0.0f64)?,
                 p0: p0s,
+                cg,
             });
             // The uploads went through the default stream: finish them
             // before stream A uses the buffers.
@@ -725,6 +745,134 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             .ok_or_else(|| Error::input("residual", "an empty device buffer"))
     }
 
+    /// Sums slot `i` of every rank's PCG scalars over the ranks (each gets
+    /// the total).
+    fn all_reduce_slot(&mut self, i: usize) -> Result<()> {
+        let rows = self
+            .slabs
+            .iter()
+            .map(|s| match &s.cg {
+                Some(cg) => Rows::of(&cg.s, i, 1, Dtype::F64),
+                None => Err(Error::input("PCG", "the slabs were not set up for PCG")),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.team.transport.all_reduce_sum(&rows)
+    }
+
+    /// The halo of level 0's right-hand side (the residual the next
+    /// V-cycle starts from), as wide as the cycle reads.
+    fn exchange_f0(&mut self) -> Result<()> {
+        let sl = &self.split.levels[0];
+        let bufs: Vec<_> = self.slabs.iter().map(|s| (s.rank, &s.f[0])).collect();
+        exchange(self.team, sl, &bufs, sl.halo)
+    }
+
+    /// PCG's start on every slab: `rho = b - lap p0` and level 0's
+    /// right-hand side `r = rho r_scale` on the owned rows (one device's
+    /// [`super::super::mg::MgDevice`] start, slab by slab), the halo of `r`
+    /// exchanged, `||rho||^2` summed over ranks.
+    fn pcg_start(&mut self) -> Result<f64> {
+        let (h, rs) = (self.split.hier.h, self.r_scale);
+        let sl = &self.split.levels[0];
+        for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
+            let mut ex = exec(mem);
+            clear(&mut ex, &mut s.acc)?;
+            let sr = sl.slab(s.rank);
+            let o = sl.owned(s.rank);
+            let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
+            let cg =
+                s.cg.as_mut()
+                    .ok_or_else(|| Error::input("PCG", "no residual buffer"))?;
+            residual_slab(
+                &mut ex,
+                &sr,
+                h,
+                &s.p[0],
+                &s.b,
+                &mut cg.rho,
+                &mut s.f[0],
+                &mut s.acc,
+                rows,
+                rs,
+            )?;
+        }
+        self.exchange_f0()?;
+        self.sum_accs()
+    }
+
+    /// PCG iteration `k` on every slab, in one device's order: shift the
+    /// scalars; `z` = one V-cycle of the team from a zero correction on `r`;
+    /// `gamma = <rho, z>` (each rank's owned rows, then all-reduced); the
+    /// direction `d = z + beta d` on the owned rows and one per side, `q =
+    /// lap d` and `<d, q>` on the owned rows (all-reduced); the update of
+    /// `p`, `rho` and `r` on the owned rows and `||rho||^2` (all-reduced);
+    /// the halo of `r` for the next cycle. Returns `||rho||^2`.
+    fn pcg_step(&mut self, k: usize) -> Result<f64> {
+        let (h, rs) = (self.split.hier.h, self.r_scale);
+        let zs = 1.0 / rs;
+        for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
+            s.coarse.cur.iter_mut().for_each(|c| *c = 0);
+            let cg =
+                s.cg.as_mut()
+                    .ok_or_else(|| Error::input("PCG", "the slabs were not set up for PCG"))?;
+            cg_shift(&mut exec(mem), &mut cg.s)?;
+        }
+        let opts = self.opts;
+        visit(&mut TeamOps { placed: self }, &opts, 0, true)?;
+        let sl = self.split.levels[0].clone();
+        let nx = sl.level.nx;
+        let no_cg = || Error::input("PCG", "the slabs were not set up for PCG");
+        for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
+            let (sr, o) = (sl.slab(s.rank), sl.owned(s.rank));
+            let span = (o.start - sr.y0) * nx..(o.end - sr.y0) * nx;
+            let cg = s.cg.as_mut().ok_or_else(no_cg)?;
+            cg_dot_span(&mut exec(mem), &cg.rho, &s.u[0], &mut cg.s, span, zs)?;
+        }
+        self.all_reduce_slot(slot::GAMMA)?;
+        for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
+            let (sr, o) = (sl.slab(s.rank), sl.owned(s.rank));
+            let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
+            let cg = s.cg.as_mut().ok_or_else(no_cg)?;
+            let (a, bb) = cg.d.split_at_mut(1);
+            let (d_in, d_out) = if k.is_multiple_of(2) {
+                (&a[0], &mut bb[0])
+            } else {
+                (&bb[0], &mut a[0])
+            };
+            let mut ex = exec(mem);
+            cg_dir_slab(
+                &mut ex, &sr, h, &s.u[0], d_in, d_out, &mut cg.q, &mut cg.s, rows, zs,
+            )?;
+        }
+        self.all_reduce_slot(slot::DQ)?;
+        for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
+            let (sr, o) = (sl.slab(s.rank), sl.owned(s.rank));
+            let span = (o.start - sr.y0) * nx..(o.end - sr.y0) * nx;
+            let cg = s.cg.as_mut().ok_or_else(no_cg)?;
+            let d = &cg.d[(k + 1) % 2];
+            let mut ex = exec(mem);
+            cg_update_span(
+                &mut ex,
+                &mut s.p[0],
+                &mut cg.rho,
+                &mut s.f[0],
+                d,
+                &cg.q,
+                &mut cg.s,
+                span,
+                rs,
+            )?;
+        }
+        self.all_reduce_slot(slot::RHO2)?;
+        self.exchange_f0()?;
+        let (Some(s), Some(m)) = (self.slabs.first(), self.team.members.first()) else {
+            return Err(Error::input("team", "no device"));
+        };
+        m.synchronize()?;
+        let cg = s.cg.as_ref().ok_or_else(no_cg)?;
+        Ok(m.dev.download(&cg.s)?[slot::RHO2])
+    }
+
     fn step(&mut self, k: usize) -> Result<f64> {
         for s in &mut self.slabs {
             s.coarse.cur.iter_mut().for_each(|c| *c = 0);
@@ -741,11 +889,22 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
         for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
             mem.synchronize()?;
             mem.dev.write(&mut s.p[0], &s.p0)?;
+            if let Some(cg) = &mut s.cg {
+                mem.dev.write(&mut cg.d[0], &vec![0.0; s.p0.len()])?;
+                mem.dev.write(&mut cg.s, &[0.0; slot::COUNT])?;
+            }
             mem.dev.synchronize()?;
         }
         self.pc = 0;
         let (opts, b_sq) = (self.opts, self.b_sq);
-        cycles_to_tolerance(self, &opts, b_sq, |p| p.defect(0.0), |p, k| p.step(k))
+        match opts.method {
+            Method::Multigrid => {
+                cycles_to_tolerance(self, &opts, b_sq, |p| p.defect(0.0), |p, k| p.step(k))
+            }
+            Method::Pcg => {
+                cycles_to_tolerance(self, &opts, b_sq, |p| p.pcg_start(), |p, k| p.pcg_step(k))
+            }
+        }
     }
 
     /// One untimed cycle (kernel loading, the transport's first use).

@@ -1,7 +1,7 @@
 //! Multi-GPU Poisson: the Jacobi sweep of [`super`] (the single-device workload) on a grid split
 //! into row slabs, one per device, with a halo exchange every sweep; and
-//! multigrid to a tolerance on the same slabs ([`mg`], see "Multigrid"
-//! below).
+//! multigrid and multigrid-preconditioned CG to a tolerance on the same
+//! slabs ([`mg`], see "Multigrid" below).
 //!
 //! # Decomposition
 //! The global grid has `ny` rows; rows `0` and `ny - 1` are Dirichlet
@@ -88,8 +88,15 @@
 //!   the outer step, level 0's right-hand side halo and an all-reduce of the
 //!   residual. The field itself is never exchanged: the outer step's slab
 //!   kernel writes its halo rows corrected.
-//! * Only the red-black smoother and multigrid (not PCG) run on slabs; other
-//!   options are refused with what is allowed ([`mg::check_options`]).
+//! * PCG: one device's iteration, step by step (shift, one V-cycle of the
+//!   team from a zero correction, dot product, direction, update), with each
+//!   scalar's per-slab sum over owned rows all-reduced in place on the
+//!   device; the direction is computed on one row past each edge too
+//!   (`mg_cg_dir_slab`), so only the residual's halo is exchanged. The
+//!   history is one device's to round-off (the dot products' order moves
+//!   `alpha` and `beta` in their last bits), not bit for bit.
+//! * Only the red-black smoother runs on slabs; other options are refused
+//!   with what is allowed ([`mg::check_options`]).
 //!
 //! # Files
 //! `element.rs` (what a slab needs of an element type), `decomp.rs` (which

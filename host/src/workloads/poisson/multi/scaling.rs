@@ -16,6 +16,7 @@ use crate::cli::{OneOrAll, Precision};
 use crate::error::{Error, Result};
 use crate::runtime::{Buffer, Device, Timing};
 use crate::workloads::poisson::SolveMethod;
+use crate::workloads::poisson::mg::Method;
 use std::time::Instant;
 
 #[derive(Debug, Clone)]
@@ -67,20 +68,19 @@ pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
     let backend = args.backend;
     match args.method {
         SolveMethod::Jacobi => {}
-        SolveMethod::Multigrid => {
+        SolveMethod::Multigrid | SolveMethod::Pcg => {
             if backend == Backend::Cpu {
                 return Err(Error::input("--backend", "cpu; gpu or sim"));
             }
             if args.sizes.is_empty() {
                 return Err(Error::input("--sizes", "at least one size"));
             }
-            return super::mgrun::cli_mg_scaling(args);
-        }
-        SolveMethod::Pcg => {
-            return Err(Error::input(
-                "--method pcg",
-                "PCG is not decomposed over devices yet; use --method multigrid or jacobi",
-            ));
+            let method = if args.method == SolveMethod::Pcg {
+                Method::Pcg
+            } else {
+                Method::Multigrid
+            };
+            return super::mgrun::cli_mg_scaling(args, method);
         }
     }
     if backend == Backend::Cpu {
