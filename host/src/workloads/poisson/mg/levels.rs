@@ -11,6 +11,11 @@ use super::super::types::Grid;
 use crate::error::{Error, Result};
 use kernels_gpu::multigrid as km;
 
+/// Most cells of a multigrid run on the simulator (one device or several).
+pub const SIM_MAX_CELLS: usize = 1 << 16;
+/// Most cells x cycles of a multigrid run on the simulator.
+pub const SIM_MAX_WORK: usize = 1 << 22;
+
 /// One level: its full grid (interior plus boundary ring) and operator.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Level {

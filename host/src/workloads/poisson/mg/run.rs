@@ -16,10 +16,7 @@ use crate::error::{Error, Result};
 use crate::report::fmt_ms;
 use std::time::Instant;
 
-/// Most cells of a multigrid run on the simulator.
-pub const SIM_MAX_CELLS: usize = 1 << 16;
-/// Most cells x cycles of a multigrid run on the simulator.
-pub const SIM_MAX_WORK: usize = 1 << 22;
+pub use super::levels::{SIM_MAX_CELLS, SIM_MAX_WORK};
 
 /// The options `args` ask for (method, cycle, sweeps, smoother, tolerance,
 /// cycles), checked; Jacobi-only options are refused.
