@@ -131,6 +131,16 @@ fn random_problem<T: Element>(grid: Grid, seed: u64, h: f64) -> Result<Problem<T
     Problem::new(grid, h, conv(b), conv(p0))
 }
 
+/// The largest relative difference between two residual histories, cycle
+/// by cycle (`reference`'s values in the denominator).
+fn history_gap(got: &MgReport, reference: &MgReport) -> f64 {
+    got.history
+        .iter()
+        .zip(&reference.history)
+        .map(|(a, b)| ((a.1 - b.1) / b.1).abs())
+        .fold(0.0, f64::max)
+}
+
 /// The simulator or GPU against the CPU solver: the same iteration on
 /// `prob`, fields compared by norm and the residual histories. Tolerances:
 /// 1e-12 with f64 cycles; 1e-7 with f32 cycles, because PCG's dot products
@@ -150,12 +160,7 @@ pub fn compare_with_cpu<T: MgElement>(
         1e-12
     };
     let e = rel_err_norm(&pd, &pc);
-    let hist = rd
-        .history
-        .iter()
-        .zip(&rc.history)
-        .map(|(a, b)| ((a.1 - b.1) / b.1).abs())
-        .fold(0.0, f64::max);
+    let hist = history_gap(&rd, &rc);
     if !(e <= tol && rd.cycles == rc.cycles && hist <= 1e-6) {
         return Err(Error::Verification {
             what: format!(
@@ -306,12 +311,7 @@ fn team_check<T: MgElement>() -> Result<()> {
             what: "multigrid on 2 simulated devices".into(),
             detail: "the field was not gathered".into(),
         })?;
-        let hist = r2
-            .history
-            .iter()
-            .zip(&r1.history)
-            .map(|(a, b)| ((a.1 - b.1) / b.1).abs())
-            .fold(0.0, f64::max);
+        let hist = history_gap(&r2, &r1);
         let hist_tol = if method == Method::Pcg && std::mem::size_of::<T>() == 4 {
             1e-5
         } else {
