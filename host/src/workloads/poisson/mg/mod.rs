@@ -13,6 +13,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod compare;
 pub mod cpu;
 pub mod cycle;
 pub mod device;
