@@ -368,6 +368,14 @@ impl<'l> Block<'l> {
     /// Makes fiber `f` ready to run.
     pub(crate) fn wake(&self, f: u32) {
         let mut s = self.sched.borrow_mut();
+        // A thread unwound by an abort (another block's fault, a deadlock)
+        // can still sit on an mbarrier's or wgmma group's waiter list; its
+        // fiber is idle and has no thread to resume. A fiber is reused for
+        // another thread only before the block aborts, so a stale entry can
+        // only name an idle fiber.
+        if s.fibers[f as usize].wait == Wait::Idle {
+            return;
+        }
         s.fibers[f as usize].wait = Wait::Run;
         s.ready.push_back(f);
     }
