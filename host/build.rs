@@ -32,5 +32,17 @@ fn main() {
             String::from_utf8_lossy(&o.stdout).trim()
         );
     }
-    println!("cargo:rerun-if-changed={}", ws.join(".git/HEAD").display());
+    // HEAD names the branch; a commit moves the branch's ref, not HEAD, so
+    // both are watched (and packed-refs, where a ref may live instead).
+    let git = ws.join(".git");
+    println!("cargo:rerun-if-changed={}", git.join("HEAD").display());
+    if let Ok(head) = std::fs::read_to_string(git.join("HEAD"))
+        && let Some(r) = head.trim().strip_prefix("ref: ")
+    {
+        println!("cargo:rerun-if-changed={}", git.join(r).display());
+        println!(
+            "cargo:rerun-if-changed={}",
+            git.join("packed-refs").display()
+        );
+    }
 }

@@ -759,3 +759,53 @@ fn report_html_loads_in_headless_chromium() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn parts_of_one_run_join_and_parts_of_different_runs_do_not() {
+    // `bench --only poisson` and `bench --only matmul`: two parts.
+    let whole = sample_run();
+    let part = |keep: &str| {
+        let mut r = whole.clone();
+        r.sections.retain(|s| s.name == keep);
+        r.peers.retain(|p| p.workload == keep);
+        r.env.command = format!("ptxlab bench --peers --only {keep}");
+        r
+    };
+    let (a, b) = (part("poisson"), part("matmul"));
+    let joined = Run::join(vec![
+        ("a.json".into(), a.clone()),
+        ("b.json".into(), b.clone()),
+    ])
+    .unwrap();
+    let names: Vec<&str> = joined.sections.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["poisson", "matmul"]);
+    assert_eq!(joined.rows().len(), whole.rows().len());
+    assert_eq!(joined.peers.len(), 1);
+    assert_eq!(
+        joined.env.command,
+        "ptxlab bench --peers --only poisson; ptxlab bench --peers --only matmul"
+    );
+    // Through results.json and back, as `ptxlab report --from a --from b` does.
+    let dir = temp_dir("join");
+    write_outputs(&dir, &joined, false).unwrap();
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len(), whole.rows().len());
+
+    // Another commit, another GPU, or the same workload twice: refused.
+    let mut other = b.clone();
+    other.env.git_sha = "0123abc".into();
+    let e = Run::join(vec![("a.json".into(), a.clone()), ("b.json".into(), other)]).unwrap_err();
+    assert!(e.contains("b.json: git commit `0123abc`"), "{e}");
+    let mut other = b.clone();
+    other.env.gpu = "NVIDIA H200".into();
+    let e = Run::join(vec![("a.json".into(), a.clone()), ("b.json".into(), other)]).unwrap_err();
+    assert!(e.contains("GPU `NVIDIA H200`"), "{e}");
+    let e = Run::join(vec![("a.json".into(), a.clone()), ("c.json".into(), a)]).unwrap_err();
+    assert!(
+        e.contains("c.json: workload `poisson` is in an earlier part"),
+        "{e}"
+    );
+    assert!(Run::join(Vec::new()).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}

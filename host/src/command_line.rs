@@ -120,11 +120,14 @@ pub struct BenchArgs {
 /// `ptxlab report` arguments.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// A run's `results.json` (written by `ptxlab bench`).
-    #[arg(long, value_name = "results.json")]
-    pub from: PathBuf,
+    /// A run's `results.json` (written by `ptxlab bench`). Repeat it to
+    /// join the parts of one run (`bench --only A`, then `--only B`, on
+    /// the same machine and commit): their workloads and peers follow in
+    /// the order given, the environment and ceilings are the first part's.
+    #[arg(long, value_name = "results.json", required = true, num_args = 1)]
+    pub from: Vec<PathBuf>,
     /// Folder to write the report into (created; files of the same names
-    /// are replaced). Default: the folder of `--from`.
+    /// are replaced). Default: the folder of the first `--from`.
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

@@ -66,6 +66,58 @@ impl Run {
             .collect()
     }
 
+    /// One run from the parts of a run, each named (its file) for the
+    /// errors: the workloads of `bench --only A` and `bench --only B` on
+    /// the same machine and commit. Their sections and peers follow in the
+    /// order given; the environment and ceilings are the first part's,
+    /// with every part's command and modules listed. Parts from different
+    /// GPUs, drivers or commits are refused (naming the field that
+    /// differs), and so is a workload that two parts both have.
+    pub fn join(parts: Vec<(String, Run)>) -> Result<Run, String> {
+        let mut parts = parts.into_iter();
+        let (first_name, mut run) = parts.next().ok_or("no results.json to report on")?;
+        for (name, part) in parts {
+            let fields = [
+                ("GPU", &run.env.gpu, &part.env.gpu),
+                ("driver", &run.env.driver_version, &part.env.driver_version),
+                ("git commit", &run.env.git_sha, &part.env.git_sha),
+            ];
+            for (what, a, b) in fields {
+                if a != b {
+                    return Err(format!(
+                        "{name}: {what} `{b}`, but {first_name} has `{a}`: \
+                         only parts of one run (one machine, one commit) join"
+                    ));
+                }
+            }
+            if let Some(s) = part
+                .sections
+                .iter()
+                .find(|s| run.sections.iter().any(|r| r.name == s.name))
+            {
+                return Err(format!(
+                    "{name}: workload `{}` is in an earlier part too: each part runs \
+                     other workloads (`bench --only`)",
+                    s.name
+                ));
+            }
+            for (mine, theirs) in [
+                (&mut run.env.command, &part.env.command),
+                (&mut run.env.modules_loaded, &part.env.modules_loaded),
+            ] {
+                if !theirs.is_empty() && !mine.contains(theirs.as_str()) {
+                    if !mine.is_empty() {
+                        mine.push_str("; ");
+                    }
+                    mine.push_str(theirs);
+                }
+            }
+            run.sections.extend(part.sections);
+            run.peers.extend(part.peers);
+        }
+        Ok(run)
+    }
+
     /// A run from a `results.json` document: a section per workload of its
     /// Rust rows (in order of first appearance, `about` naming them), the
     /// other rows as peers.

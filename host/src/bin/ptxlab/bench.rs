@@ -33,18 +33,22 @@ fn about(name: &str) -> Option<String> {
     })
 }
 
-/// `ptxlab report --from results.json [--out DIR]`.
+/// `ptxlab report --from results.json [--from results.json ...] [--out DIR]`.
 pub fn report_from(args: &ReportArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&args.from)
-        .with_context(|| format!("reading {}", args.from.display()))?;
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not JSON", args.from.display()))?;
-    let run = Run::from_results(&doc, &about)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", args.from.display()))?;
+    let mut parts = Vec::new();
+    for from in &args.from {
+        let text =
+            std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{}: not JSON", from.display()))?;
+        let run = Run::from_results(&doc, &about)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", from.display()))?;
+        parts.push((from.display().to_string(), run));
+    }
+    let run = Run::join(parts).map_err(|e| anyhow::anyhow!(e))?;
     let out = match &args.out {
         Some(o) => o.clone(),
-        None => args
-            .from
+        None => args.from[0]
             .parent()
             .map(|p| p.to_path_buf())
             .unwrap_or_else(|| PathBuf::from(".")),
