@@ -809,3 +809,49 @@ fn parts_of_one_run_join_and_parts_of_different_runs_do_not() {
     assert!(Run::join(Vec::new()).is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_peer_row_with_a_note_is_a_row_and_an_announcement_is_a_note() {
+    use ptxlab::report::PeerLine;
+    // A row of peers/poisson_mg.py: its `note` belongs to the row.
+    let row = r#"{"workload": "poisson-mg", "variant": "CuPy spectral (DST-I by rfft)", "backend": "cupy", "size": "4096x4096", "precision": "f64", "median_ms": 6.8, "min_ms": 6.7, "max_ms": 6.9, "reps": 5, "note": "median of 5 (CUDA events), warm-up first"}"#;
+    match PeerLine::parse(row) {
+        PeerLine::Row(r) => {
+            assert_eq!(r.variant, "CuPy spectral (DST-I by rfft)");
+            assert_eq!(r.timing.unwrap().median_ms, 6.8);
+            assert_eq!(r.note, "median of 5 (CUDA events), warm-up first");
+        }
+        other => panic!("a row read as {other:?}"),
+    }
+    // common.announce: a progress line, not a row.
+    let note = r#"{"note": "pyamg set-up, 4096^2", "expected_s": 96.0, "basis": "BENCHMARKS.md"}"#;
+    match PeerLine::parse(note) {
+        PeerLine::Note {
+            text,
+            expected_s,
+            basis,
+        } => {
+            assert_eq!(text, "pyamg set-up, 4096^2");
+            assert_eq!(expected_s, Some(96.0));
+            assert_eq!(basis.as_deref(), Some("BENCHMARKS.md"));
+        }
+        other => panic!("an announcement read as {other:?}"),
+    }
+    assert!(matches!(
+        PeerLine::parse(r#"{"step": "poisson peers: peers/poisson.py"}"#),
+        PeerLine::Step(s) if s == "poisson peers: peers/poisson.py"
+    ));
+    assert!(matches!(
+        PeerLine::parse(r#"{"done": "poisson"}"#),
+        PeerLine::Done
+    ));
+    assert!(matches!(
+        PeerLine::parse("Traceback (most recent call last):"),
+        PeerLine::Other
+    ));
+    // A line with a workload but no variant is no row (and no progress line).
+    assert!(matches!(
+        PeerLine::parse(r#"{"workload": "poisson", "note": "x"}"#),
+        PeerLine::Other
+    ));
+}

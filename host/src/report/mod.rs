@@ -38,7 +38,7 @@ pub use progress::{
     fmt_elapsed, progress_clear, progress_note, progress_row_done, progress_step,
     progress_workload, set_quiet,
 };
-pub use row::{Ceilings, Row, Status, fmt_ms};
+pub use row::{Ceilings, PeerLine, Row, Status, fmt_ms};
 pub use run::{Run, Section};
 pub use table::{Environment, resource_table, table};
 pub use write::{Written, markdown, write_outputs};

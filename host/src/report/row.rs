@@ -234,3 +234,55 @@ impl Ceilings {
         (!parts.is_empty()).then(|| format!("Ceilings: {}.\n\n", parts.join("; ")))
     }
 }
+
+/// One JSON line of a peer script (`peers/run_peers.py`), as `ptxlab
+/// bench --peers` reads them.
+#[derive(Debug, Clone)]
+pub enum PeerLine {
+    /// A result row: every line with a `workload` (its `note`, when it has
+    /// one, is the row's note, not a progress line).
+    Row(Box<Row>),
+    /// A module starting (`{"step": ...}`).
+    Step(String),
+    /// A long peer announcing itself (`common.announce`): what, and about
+    /// how long from earlier measurements (seconds, and on what basis).
+    Note {
+        /// What it does.
+        text: String,
+        /// Expected duration in seconds, when known.
+        expected_s: Option<f64>,
+        /// Where the estimate comes from.
+        basis: Option<String>,
+    },
+    /// A module finished (`{"done": ...}`).
+    Done,
+    /// Anything else (not JSON, or JSON of none of these shapes).
+    Other,
+}
+
+impl PeerLine {
+    /// Classifies one line of a peer script's output.
+    pub fn parse(line: &str) -> PeerLine {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            return PeerLine::Other;
+        };
+        if v.get("workload").is_some() {
+            return Row::from_json(&v).map_or(PeerLine::Other, |r| PeerLine::Row(Box::new(r)));
+        }
+        if let Some(step) = v["step"].as_str() {
+            PeerLine::Step(step.to_string())
+        } else if let Some(note) = v["note"].as_str() {
+            PeerLine::Note {
+                text: note.to_string(),
+                expected_s: v["expected_s"]
+                    .as_f64()
+                    .filter(|s| s.is_finite() && *s >= 0.0),
+                basis: v["basis"].as_str().map(str::to_string),
+            }
+        } else if v.get("done").is_some() {
+            PeerLine::Done
+        } else {
+            PeerLine::Other
+        }
+    }
+}

@@ -312,31 +312,27 @@ pub fn peers(dir: &std::path::Path, workloads: &[&str], quick: bool) -> Vec<Row>
     if let Some(out) = child.stdout.take() {
         for line in std::io::BufReader::new(out).lines() {
             let Ok(line) = line else { break };
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
-                continue;
-            };
-            if let Some(step) = v["step"].as_str() {
-                report::progress_step(step);
-            } else if let Some(note) = v["note"].as_str() {
-                let expected = v["expected_s"]
-                    .as_f64()
-                    .filter(|s| s.is_finite() && *s >= 0.0)
-                    .map(|s| {
-                        format!(
-                            ", expected about {}",
-                            report::fmt_elapsed(Duration::from_secs_f64(s))
-                        )
-                    })
-                    .unwrap_or_default();
-                let basis = v["basis"]
-                    .as_str()
-                    .map(|b| format!(" ({b})"))
-                    .unwrap_or_default();
-                report::progress_note(&format!("    {note}{expected}{basis}"));
-            } else if v.get("done").is_some() {
+            match report::PeerLine::parse(&line) {
+                report::PeerLine::Row(r) => rows.push(*r),
+                report::PeerLine::Step(step) => report::progress_step(&step),
+                report::PeerLine::Note {
+                    text,
+                    expected_s,
+                    basis,
+                } => {
+                    let expected = expected_s
+                        .map(|s| {
+                            format!(
+                                ", expected about {}",
+                                report::fmt_elapsed(Duration::from_secs_f64(s))
+                            )
+                        })
+                        .unwrap_or_default();
+                    let basis = basis.map(|b| format!(" ({b})")).unwrap_or_default();
+                    report::progress_note(&format!("    {text}{expected}{basis}"));
+                }
                 // The module's time is its step's line.
-            } else if let Some(r) = Row::from_json(&v) {
-                rows.push(r);
+                report::PeerLine::Done | report::PeerLine::Other => {}
             }
         }
     }
