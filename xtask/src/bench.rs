@@ -62,12 +62,31 @@ fn update_docs(dir: &Path) -> Result<()> {
         if mine.is_empty() {
             continue;
         }
+        // A joined run (`ptxlab report --from A --from B`) lists every
+        // part's command, `; `-separated: name the parts of these rows.
+        let command = env["command"].as_str().unwrap_or("");
+        let parts: Vec<&str> = command
+            .split("; ")
+            .filter(|c| {
+                mine.iter().any(|r| {
+                    let w = r["workload"].as_str().unwrap_or("");
+                    c.contains(&format!("--only {w}"))
+                        || (stem == "primitives" && c.contains("--only primitives"))
+                })
+            })
+            .collect();
+        let command = if parts.is_empty() {
+            command.to_string()
+        } else {
+            parts.join("`; `")
+        };
         let mut table = format!(
-            "\n\nRecorded on {} (driver {}), {}; `{}`.\n\n| workload | variant | backend | size | prec | regs | median ms | throughput | % of ceiling | status |\n|---|---|---|---|---|---|---|---|---|---|\n",
+            "\n\nRecorded on {} (driver {}), {}, git {}; `{}`.\n\n| workload | variant | backend | size | prec | regs | median ms | throughput | % of ceiling | status |\n|---|---|---|---|---|---|---|---|---|---|\n",
             env["gpu"].as_str().unwrap_or("?"),
             env["driver_version"].as_str().unwrap_or("?"),
             env["date"].as_str().unwrap_or("?"),
-            env["command"].as_str().unwrap_or("")
+            env["git_sha"].as_str().unwrap_or("?"),
+            command
         );
         for r in mine {
             let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
