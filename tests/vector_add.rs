@@ -203,3 +203,47 @@ fn gpu_planted_out_of_bounds_write() {
     let Some(dev) = gpu() else { return };
     let _ = ptxlab::workloads::demo::planted_oob_write(&dev, 1000);
 }
+
+#[test]
+fn the_bench_checks_then_times_every_rung_on_one_set_of_inputs() {
+    // The bench's own path (inputs drawn and uploaded once per length, each
+    // rung checked bitwise, then timed) on the simulator, at a length that
+    // is no multiple of any block.
+    let dev = Device::sim();
+    let opts = vector::Bench {
+        sizes: vec![4099],
+        reps: 2,
+        warmup: 1,
+        cpu: true,
+    };
+    let rows = vector::bench::<f32>(&dev, &opts).unwrap();
+    let gpu: Vec<_> = rows.iter().filter(|r| r.backend == "sim").collect();
+    assert_eq!(gpu.len(), Rung::ALL.len(), "{rows:?}");
+    for r in gpu {
+        assert!(matches!(r.status, ptxlab::report::Status::Ok), "{r:?}");
+        // Bitwise equal to the CPU's f32 sum; against the f64 sum, f32 rounding.
+        assert!(
+            r.rel_err.is_some_and(|e| e < 1e-7),
+            "{}: {:?}",
+            r.variant,
+            r.rel_err
+        );
+        assert!(
+            r.timing.as_ref().is_some_and(|t| t.reps == 2),
+            "{}",
+            r.variant
+        );
+    }
+    // The prepared check compares: one wrong element of the reference is
+    // one mismatch.
+    let mut p = vector::prepare::<f32>(&dev, 1001, 5).unwrap();
+    assert_eq!(
+        vector::check_prepared(&dev, &p, Rung::ALL[0])
+            .unwrap()
+            .mismatches,
+        0
+    );
+    p.want[17] += 1.0;
+    let c = vector::check_prepared(&dev, &p, Rung::ALL[0]).unwrap();
+    assert_eq!(c.mismatches, 1);
+}

@@ -37,9 +37,15 @@ pub fn rel_err_norm(a: &[f64], reference: &[f64]) -> f64 {
     if a.len() != reference.len() {
         return f64::NAN;
     }
+    rel_err_norm_pairs(a.iter().copied().zip(reference.iter().copied()))
+}
+
+/// [`rel_err_norm`] of `(value, reference)` pairs as they come, for
+/// results too large to copy into two more f64 vectors.
+pub fn rel_err_norm_pairs(pairs: impl IntoIterator<Item = (f64, f64)>) -> f64 {
     let mut num = 0.0f64;
     let mut den = 0.0f64;
-    for (x, r) in a.iter().zip(reference) {
+    for (x, r) in pairs {
         if !x.is_finite() {
             return f64::NAN;
         }

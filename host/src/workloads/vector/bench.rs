@@ -2,7 +2,7 @@
 //! baselines, every rung checked then timed (rotating buffers where the data
 //! fits in L2), and the module load times (JIT against cubin).
 
-use super::{Element, Rung, add, check, cpu_rayon, cpu_serial, inputs};
+use super::{Element, Rung, add, check_prepared, cpu_rayon, cpu_serial, inputs, prepare};
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
 use crate::runtime::{Device, ModuleKey, Timing, device::DeviceKind};
@@ -96,6 +96,17 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
             .map(|g| g.info().l2_bytes as f64)
             .unwrap_or(0.0);
         let sets = ((4.0 * l2) / bytes::<T>(n)).ceil().clamp(1.0, 16.0) as usize;
+        // One set of inputs per length: the check of every rung reads it,
+        // and it is the first of the rotated timing sets.
+        let p = prepare::<T>(dev, n, 3)?;
+        let mut more = Vec::new();
+        for _ in 1..sets {
+            more.push((dev.upload(&p.ha)?, dev.upload(&p.hb)?));
+        }
+        let mut outs = Vec::new();
+        for _ in 0..sets {
+            outs.push(dev.alloc_filled(n, T::ZERO)?);
+        }
         for rung in Rung::ALL {
             let mut row = Row::new("vector-add", rung.label(), backend, &size, T::NAME);
             let kernel = rung.entry::<T>();
@@ -105,12 +116,11 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
                 row.registers = Some(res.registers);
                 row.spills = Some(res.spill_stores + res.spill_loads);
             }
-            let check_n = if dev.is_sim() { n.min(5000) } else { n };
-            match check::<T>(dev, check_n, rung, 7) {
+            match check_prepared::<T>(dev, &p, rung) {
                 Ok(c) if c.mismatches == 0 => row.rel_err = Some(c.rel_err),
                 Ok(c) => {
                     row.status = Status::Failed(format!(
-                        "{} of {check_n} elements differ from the CPU",
+                        "{} of {n} elements differ from the CPU",
                         c.mismatches
                     ));
                     rows.push(row);
@@ -122,26 +132,21 @@ pub fn bench<T: Element>(dev: &Device, opts: &Bench) -> Result<Vec<Row>> {
                     continue;
                 }
             }
-            let (ha, hb) = inputs::<T>(n, 3);
-            let mut bufs = Vec::new();
-            for _ in 0..sets {
-                bufs.push((
-                    dev.upload(&ha)?,
-                    dev.upload(&hb)?,
-                    dev.alloc_filled(n, T::ZERO)?,
-                ));
-            }
             let module = ModuleKey::default();
+            let inputs_of = |s: usize| match s {
+                0 => (&p.a, &p.b),
+                _ => (&more[s - 1].0, &more[s - 1].1),
+            };
             let t0 = std::time::Instant::now();
             {
-                let (a, b, c) = &mut bufs[0];
-                add(dev, rung, module, a, b, c)?;
+                let (a, b) = inputs_of(0);
+                add(dev, rung, module, a, b, &mut outs[0])?;
                 dev.synchronize()?;
             }
             row.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
             let t = dev.time(opts.warmup, opts.reps, |i| {
-                let (a, b, c) = &mut bufs[i % sets];
-                add(dev, rung, module, a, b, c)
+                let (a, b) = inputs_of(i % sets);
+                add(dev, rung, module, a, b, &mut outs[i % sets])
             })?;
             let gbs = bytes::<T>(n) / (t.median_ms * 1e-3) / 1e9;
             row.throughput = Some(gbs);

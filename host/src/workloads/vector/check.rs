@@ -3,8 +3,8 @@
 
 use super::{Element, Rung, add, cpu_serial, inputs};
 use crate::error::{Error, Result};
-use crate::rng::rel_err_norm;
-use crate::runtime::{Device, ModuleKey};
+use crate::rng::rel_err_norm_pairs;
+use crate::runtime::{Buffer, Device, ModuleKey};
 
 /// Bitwise equal, or both NaN (a NaN input gives a NaN sum, whose payload
 /// bits the GPU need not keep).
@@ -22,33 +22,59 @@ pub struct Check {
     pub rel_err: f64,
 }
 
-/// Runs `rung` on random inputs of length `n` with the output poisoned (NaN)
-/// and compares with the CPU: the sum of two floats is correctly rounded on
-/// both, so the results must be bitwise equal.
-pub fn check<T: Element>(dev: &Device, n: usize, rung: Rung, seed: u64) -> Result<Check> {
+/// The inputs of one length on the host and on the device, and the CPU
+/// result: drawn, uploaded and summed once, then read by the check of
+/// every rung (at 2^28 elements that is 2 GB of inputs and 1 GB of result
+/// per length instead of per rung).
+pub struct Prepared<T: Element> {
+    /// Inputs on the host.
+    pub ha: Vec<T>,
+    /// Second input on the host.
+    pub hb: Vec<T>,
+    /// `ha` on the device.
+    pub a: Buffer<T>,
+    /// `hb` on the device.
+    pub b: Buffer<T>,
+    /// The CPU sum, the bitwise reference.
+    pub want: Vec<T>,
+}
+
+/// Random inputs of length `n` from `seed`, uploaded, with their CPU sum.
+pub fn prepare<T: Element>(dev: &Device, n: usize, seed: u64) -> Result<Prepared<T>> {
     let (ha, hb) = inputs::<T>(n, seed);
     let a = dev.upload(&ha)?;
     let b = dev.upload(&hb)?;
-    let mut c = dev.alloc_filled(n, T::from_f64(f64::NAN))?;
-    add(dev, rung, ModuleKey::default(), &a, &b, &mut c)?;
-    let got = dev.download(&c)?;
     let mut want = vec![T::ZERO; n];
     cpu_serial(&ha, &hb, &mut want);
+    Ok(Prepared { ha, hb, a, b, want })
+}
+
+/// Runs `rung` on the prepared inputs with the output poisoned (NaN) and
+/// compares with the CPU: the sum of two floats is correctly rounded on
+/// both, so the results must be bitwise equal.
+pub fn check_prepared<T: Element>(dev: &Device, p: &Prepared<T>, rung: Rung) -> Result<Check> {
+    let mut c = dev.alloc_filled(p.want.len(), T::from_f64(f64::NAN))?;
+    add(dev, rung, ModuleKey::default(), &p.a, &p.b, &mut c)?;
+    let got = dev.download(&c)?;
     let mismatches = got
         .iter()
-        .zip(&want)
+        .zip(&p.want)
         .filter(|(g, w)| !same_value(**g, **w))
         .count();
-    let g64: Vec<f64> = got.iter().map(|v| v.to_f64()).collect();
-    let r64: Vec<f64> = ha
+    let pairs = got
         .iter()
-        .zip(&hb)
-        .map(|(a, b)| a.to_f64() + b.to_f64())
-        .collect();
+        .zip(p.ha.iter().zip(&p.hb))
+        .map(|(g, (a, b))| (g.to_f64(), a.to_f64() + b.to_f64()));
     Ok(Check {
         mismatches,
-        rel_err: rel_err_norm(&g64, &r64),
+        rel_err: rel_err_norm_pairs(pairs),
     })
+}
+
+/// Runs `rung` on random inputs of length `n` ([`prepare`], then
+/// [`check_prepared`]).
+pub fn check<T: Element>(dev: &Device, n: usize, rung: Rung, seed: u64) -> Result<Check> {
+    check_prepared(dev, &prepare::<T>(dev, n, seed)?, rung)
 }
 
 /// Every vector-add kernel on the simulator, odd lengths, against the CPU.

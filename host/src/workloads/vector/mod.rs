@@ -16,7 +16,7 @@ mod cpu;
 mod launch;
 
 pub use bench::{Bench, bench, bench_ctx, bytes, copy_bandwidth, module_loads};
-pub use check::{Check, check, same_value, sim_check};
+pub use check::{Check, Prepared, check, check_prepared, prepare, same_value, sim_check};
 pub use cli::{Args, SIM_MAX_N, cli};
 pub use cpu::{cpu_rayon, cpu_serial, inputs};
 pub use launch::{Element, Rung, add, config, launch_rung};
