@@ -368,12 +368,13 @@ impl<'l> Block<'l> {
     /// Makes fiber `f` ready to run.
     pub(crate) fn wake(&self, f: u32) {
         let mut s = self.sched.borrow_mut();
-        // A thread unwound by an abort (another block's fault, a deadlock)
-        // can still sit on an mbarrier's or wgmma group's waiter list; its
-        // fiber is idle and has no thread to resume. A fiber is reused for
-        // another thread only before the block aborts, so a stale entry can
-        // only name an idle fiber.
-        if s.fibers[f as usize].wait == Wait::Idle {
+        // Only a blocked fiber is woken. After an abort (another block's
+        // fault, a deadlock) an mbarrier's or wgmma group's waiter list can
+        // still name a fiber that the abort already woke (queued, `Run`) or
+        // unwound (`Idle`, no thread left): waking it again would queue it
+        // twice and resume it past its thread's end. Before an abort every
+        // waiter entry names a fiber blocked on that very object.
+        if !s.fibers[f as usize].wait.is_blocked() {
             return;
         }
         s.fibers[f as usize].wait = Wait::Run;
@@ -797,9 +798,11 @@ fn run_fibers<'f>(
                         if waiting.is_empty() && yielded.is_empty() {
                             break;
                         }
-                        for f in waiting.into_iter().chain(yielded) {
+                        for f in waiting {
                             b.wake(f);
                         }
+                        // Yielded fibers are `Run` and in no queue.
+                        b.sched.borrow_mut().ready.extend(yielded);
                         continue;
                     }
                 }
