@@ -5,7 +5,7 @@ use super::args::{Args, SolveMethod};
 use super::check::CheckCase;
 use super::check::verify;
 use super::cpu::reference;
-use super::input::cli_problem;
+use super::input::{cli_problem, write_field};
 use super::mg;
 use super::multi;
 use super::problem::{SolveOptions, SolveReport};
@@ -179,14 +179,7 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
         }
     };
     if let Some(out) = &args.out {
-        crate::npy::write_2d(out, grid.ny, grid.nx, &result)?;
-        println!(
-            "wrote {} ({}x{} {}, shape (ny, nx))",
-            out.display(),
-            grid.ny,
-            grid.nx,
-            T::NAME
-        );
+        write_field(out, grid, &result)?;
     }
     Ok(())
 }

@@ -1,11 +1,12 @@
 //! The problem the CLI arguments describe: the grid from --size/--nx/--ny or
-//! the shape of --b, the .npy files, or the manufactured problem.
+//! the shape of --b, the .npy files, or the manufactured problem; and the
+//! solution written back (`--out`).
 
 use super::args::Args;
 use super::problem::{Problem, manufactured};
 use super::types::{Element, Grid, check_h_for, default_h};
 use crate::error::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn cli_grid(args: &Args, from_file: Option<(usize, usize)>) -> Result<Grid> {
     let asked = match (args.size, args.nx, args.ny) {
@@ -89,4 +90,18 @@ pub fn cli_problem<T: Element>(args: &Args) -> Result<(Problem<T>, Option<Vec<f6
         None => p0_default,
     };
     Ok((Problem::new(grid, h, b, p0)?, exact))
+}
+
+/// Writes a solution of `grid` to `out` as a 2D `.npy` of shape `(ny, nx)`
+/// and says so (`--out` of every Poisson solve).
+pub fn write_field<T: Element>(out: &Path, grid: Grid, field: &[T]) -> Result<()> {
+    crate::npy::write_2d(out, grid.ny, grid.nx, field)?;
+    println!(
+        "wrote {} ({}x{} {}, shape (ny, nx))",
+        out.display(),
+        grid.ny,
+        grid.nx,
+        T::NAME
+    );
+    Ok(())
 }

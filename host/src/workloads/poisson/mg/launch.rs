@@ -542,6 +542,25 @@ fn local_range(s: &SlabRows, rows: &std::ops::Range<usize>, what: &str) -> Resul
     Ok(())
 }
 
+/// The rows `rows` of a slab as one launch of a row-reduction kernel (the
+/// outer step, the residual, the PCG direction): inside the slab
+/// ([`local_range`]) and at least 3 of them. Returns its configuration,
+/// the slab's width, the row count and the rows' element span.
+fn reduce_rows_launch(
+    ex: &Exec,
+    s: &SlabRows,
+    rows: &std::ops::Range<usize>,
+    what: &str,
+) -> Result<(LaunchConfig, usize, usize, std::ops::Range<usize>)> {
+    local_range(s, rows, what)?;
+    let (nx, ny) = (s.level.nx, rows.end - rows.start);
+    if ny < 3 {
+        return Err(Error::input(what, format!("{ny} rows; at least 3")));
+    }
+    let cfg = reduce_rows_cfg(ex, nx, ny)?;
+    Ok((cfg, nx, ny, rows.start * nx..rows.end * nx))
+}
+
 /// One colour of a red-black sweep ([`km::mg_smooth_rb`]) of the local rows
 /// `rows` of a slab (the first and last are read, not written): the
 /// kernel's colour is `(x + y) & 1` in the launch's own rows, so it is
@@ -686,16 +705,7 @@ pub fn defect_slab<T: MgElement>(
     }
     s.check("e", e)?;
     s.check("r", r)?;
-    local_range(s, &rows, "slab defect")?;
-    let (nx, ny) = (s.level.nx, rows.end - rows.start);
-    if ny < 3 {
-        return Err(Error::input(
-            "slab defect",
-            format!("{ny} rows; at least 3"),
-        ));
-    }
-    let cfg = reduce_rows_cfg(ex, nx, ny)?;
-    let span = rows.start * nx..rows.end * nx;
+    let (cfg, nx, ny, span) = reduce_rows_launch(ex, s, &rows, "slab defect")?;
     let (pi, ev, bv) = (
         p_in.view(span.clone())?,
         e.view(span.clone())?,
@@ -736,16 +746,7 @@ pub fn residual_slab<T: MgElement>(
     s.check("b", b)?;
     s.check("rho", rho)?;
     s.check("r", r)?;
-    local_range(s, &rows, "slab residual")?;
-    let (nx, ny) = (s.level.nx, rows.end - rows.start);
-    if ny < 3 {
-        return Err(Error::input(
-            "slab residual",
-            format!("{ny} rows; at least 3"),
-        ));
-    }
-    let cfg = reduce_rows_cfg(ex, nx, ny)?;
-    let span = rows.start * nx..rows.end * nx;
+    let (cfg, nx, ny, span) = reduce_rows_launch(ex, s, &rows, "slab residual")?;
     let (pv, bv) = (p.view(span.clone())?, b.view(span.clone())?);
     let (rhov, rv) = (rho.view_mut(span.clone())?, r.view_mut(span)?);
     let inv_h2 = 1.0 / (h * h);
@@ -782,16 +783,7 @@ pub fn cg_dir_slab<T: MgElement>(
             format!("{} slots; {} needed", s.len(), km::slot::COUNT),
         ));
     }
-    local_range(sr, &rows, "slab PCG direction")?;
-    let (nx, ny) = (sr.level.nx, rows.end - rows.start);
-    if ny < 3 {
-        return Err(Error::input(
-            "slab PCG direction",
-            format!("{ny} rows; at least 3"),
-        ));
-    }
-    let cfg = reduce_rows_cfg(ex, nx, ny)?;
-    let span = rows.start * nx..rows.end * nx;
+    let (cfg, nx, ny, span) = reduce_rows_launch(ex, sr, &rows, "slab PCG direction")?;
     let (zv, di) = (z.view(span.clone())?, d_in.view(span.clone())?);
     let (dov, qv) = (d_out.view_mut(span.clone())?, q.view_mut(span)?);
     let inv_h2 = 1.0 / (h * h);

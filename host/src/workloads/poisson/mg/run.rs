@@ -3,7 +3,7 @@
 //! `--tol`, on a GPU, the simulator or the CPU, and prints every cycle.
 
 use super::super::args::{Args, SolveMethod};
-use super::super::input::cli_problem;
+use super::super::input::{cli_problem, write_field};
 use super::super::types::DEFAULT_DEPTH;
 use super::check::widen;
 use super::device::MgDevice;
@@ -207,14 +207,7 @@ fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Resul
     }
     if let Some(out) = &args.out {
         let v: Vec<T> = field.iter().map(|&x| T::from_f64(x)).collect();
-        crate::npy::write_2d(out, grid.ny, grid.nx, &v)?;
-        println!(
-            "wrote {} ({}x{} {}, shape (ny, nx))",
-            out.display(),
-            grid.ny,
-            grid.nx,
-            T::NAME
-        );
+        write_field(out, grid, &v)?;
     }
     Ok(())
 }

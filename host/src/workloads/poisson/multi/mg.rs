@@ -422,13 +422,15 @@ impl<T: MgElement> TeamOps<'_, '_, T> {
         let bufs: Vec<_> = p.slabs.iter().map(|s| (s.rank, &s.u[l])).collect();
         exchange(p.team, &p.split.levels[l], &bufs, width)
     }
-    /// Runs `f` on each rank's single-device ops over the replicated levels.
-    fn coarse(
+    /// Runs `f` on each rank's single-device ops over the replicated levels;
+    /// returns the last rank's result (every rank runs the same code on the
+    /// same replicated levels).
+    fn coarse<R: Default>(
         &mut self,
-        mut f: impl FnMut(&mut DevOps<'_, '_, '_, T>) -> Result<bool>,
-    ) -> Result<bool> {
+        mut f: impl FnMut(&mut DevOps<'_, '_, '_, T>) -> Result<R>,
+    ) -> Result<R> {
         let p = &mut *self.placed;
-        let mut out = false;
+        let mut out = R::default();
         for (s, mem) in p.slabs.iter_mut().zip(&p.team.members) {
             let mut ex = exec(mem);
             let mut ops = DevOps {
@@ -457,12 +459,7 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
     ) -> Result<()> {
         let d = self.placed.split.split();
         if l >= d {
-            return self
-                .coarse(|o| {
-                    o.smooth(l - d, sweeps, black_first, zero, prolong, omega)
-                        .map(|_| true)
-                })
-                .map(|_| ());
+            return self.coarse(|o| o.smooth(l - d, sweeps, black_first, zero, prolong, omega));
         }
         if prolong {
             self.prolong(l, true)?;
@@ -493,9 +490,7 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
     fn restrict(&mut self, l: usize, with_u: bool) -> Result<()> {
         let d = self.placed.split.split();
         if l >= d {
-            return self
-                .coarse(|o| o.restrict(l - d, with_u).map(|_| true))
-                .map(|_| ());
+            return self.coarse(|o| o.restrict(l - d, with_u));
         }
         let p = &mut *self.placed;
         let fine = &p.split.levels[l];
@@ -546,9 +541,7 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
     fn prolong(&mut self, l: usize, add: bool) -> Result<()> {
         let d = self.placed.split.split();
         if l >= d {
-            return self
-                .coarse(|o| o.prolong(l - d, add).map(|_| true))
-                .map(|_| ());
+            return self.coarse(|o| o.prolong(l - d, add));
         }
         {
             let p = &mut *self.placed;

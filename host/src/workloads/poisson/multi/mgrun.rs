@@ -3,7 +3,7 @@
 //! then on N, with the residual histories and fields compared.
 
 use super::super::args::Args;
-use super::super::input::cli_problem;
+use super::super::input::{cli_problem, write_field};
 use super::super::mg::check::{bench_problem, widen};
 pub use super::super::mg::compare::{
     check_field, field_difference, history_difference, history_tolerance,
@@ -17,12 +17,13 @@ use super::super::types::{Grid, default_h};
 use super::args::ScalingArgs;
 use super::bootstrap::RankEnv;
 use super::mg::{MIN_ROWS_GPU, check_options};
+use super::run::require_devices;
 use super::team::Team;
 use crate::Backend;
 use crate::cli::Precision;
 use crate::error::{Error, Result};
 use crate::report::fmt_ms;
-use crate::runtime::Device;
+use crate::runtime::{Device, Timing};
 
 /// Fewest rows per rank a coarse level keeps its split with on simulated
 /// devices (small, so that the tests split several levels).
@@ -97,13 +98,7 @@ pub fn cli(args: &Args, opts: &MgOptions) -> Result<()> {
         ));
     }
     check_options(opts)?;
-    if args.backend == Backend::Cpu {
-        return Err(Error::input(
-            "--gpus",
-            "needs --backend gpu (N GPUs through NCCL) or --backend sim (N simulated devices); \
-             --backend cpu has no devices",
-        ));
-    }
+    require_devices(args.backend)?;
     match args.precision {
         Precision::F32 => typed::<f32>(args, n, opts),
         Precision::F64 => typed::<f64>(args, n, opts),
@@ -194,14 +189,7 @@ fn typed<T: MgElement>(args: &Args, n: usize, opts: &MgOptions) -> Result<()> {
     }
     if let (Some(out), Some(f)) = (&args.out, field) {
         let v: Vec<T> = f.iter().map(|&x| T::from_f64(x)).collect();
-        crate::npy::write_2d(out, grid.ny, grid.nx, &v)?;
-        println!(
-            "wrote {} ({}x{} {}, shape (ny, nx))",
-            out.display(),
-            grid.ny,
-            grid.nx,
-            T::NAME
-        );
+        write_field(out, grid, &v)?;
     }
     Ok(())
 }
@@ -251,18 +239,6 @@ pub fn mg_scaling_table(rows: &[MgScalingRow], precision: &str, tol: f64) -> Str
     s
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
 /// Solves `reps` times after the warm-up; the last report and the median ms.
 fn time_team<T: MgElement>(
     team: &mut Team,
@@ -284,7 +260,7 @@ fn time_team<T: MgElement>(
     }
     let field = placed.gather()?;
     let last = last.ok_or_else(|| Error::input("--reps", "0"))?;
-    Ok((last, median(ms), field))
+    Ok((last, Timing::from_samples(ms).median_ms, field))
 }
 
 fn time_device<T: MgElement>(
@@ -307,7 +283,7 @@ fn time_device<T: MgElement>(
         last = Some(r);
     }
     let last = last.ok_or_else(|| Error::input("--reps", "0"))?;
-    Ok((last, median(ms)))
+    Ok((last, Timing::from_samples(ms).median_ms))
 }
 
 /// `ptxlab poisson-scaling --method multigrid|pcg`: for each size S, the

@@ -48,6 +48,18 @@ pub(super) fn rungs_of(variant: OneOrAll<Rung>) -> Result<Vec<Rung>> {
     Ok(rungs)
 }
 
+/// `--gpus` runs on devices: `--backend gpu` (NCCL) or `sim`, not `cpu`.
+pub(super) fn require_devices(backend: Backend) -> Result<()> {
+    if backend == Backend::Cpu {
+        return Err(Error::input(
+            "--gpus",
+            "needs --backend gpu (N GPUs through NCCL) or --backend sim (N simulated devices); \
+             --backend cpu has no devices",
+        ));
+    }
+    Ok(())
+}
+
 fn per_sweep(r: &SolveReport) -> String {
     if r.iterations == 0 {
         return String::new();
@@ -66,13 +78,7 @@ pub fn cli(args: &Args) -> Result<()> {
         ));
     };
     let backend = args.backend;
-    if backend == Backend::Cpu {
-        return Err(Error::input(
-            "--gpus",
-            "needs --backend gpu (N GPUs through NCCL) or --backend sim (N simulated devices); \
-             --backend cpu has no devices",
-        ));
-    }
+    require_devices(backend)?;
     match args.precision {
         Precision::F32 => cli_typed::<f32>(args, n, backend),
         Precision::F64 => cli_typed::<f64>(args, n, backend),
