@@ -310,17 +310,23 @@ def _astropy(x, y, ref, quick):
     return rows
 
 
+def _nifty_power(nifty, x, y, backend):
+    """nifty-ls's periodogram of one curve on the bench's grid, with SciPy's
+    definition (no floating mean, data not centred, `psd`), on `backend`
+    (`finufft` on the CPU, `cufinufft` on the GPU)."""
+    import numpy as np
+    return nifty.lombscargle(x, y, fmin=F0 / (2 * np.pi), fmax=F1 / (2 * np.pi), Nf=NF, fit_mean=False,
+                             center_data=False, normalization="psd", backend=backend).power
+
+
 def _nifty(x, y, ref, quick):
     nifty, why = try_import("nifty_ls")
     if nifty is None:
         return [{"workload": W, "variant": "nifty-ls", "backend": "nifty-ls", "skipped": why}]
-    import numpy as np
     rows = []
-    df = (F1 - F0) / (NF - 1) / (2 * np.pi)
 
     def call():
-        return nifty.lombscargle(x, y, fmin=F0 / (2 * np.pi), fmax=F1 / (2 * np.pi), Nf=NF, fit_mean=False,
-                                 center_data=False, normalization="psd", backend="finufft").power
+        return _nifty_power(nifty, x, y, "finufft")
 
     p = call()
     timing = _host_timing(call, 2 if quick else 5)
@@ -354,8 +360,7 @@ def _nifty_gpu(nifty, x, y, ref, quick):
         xd, yd = x.astype(dt), y.astype(dt)
 
         def call():
-            return nifty.lombscargle(xd, yd, fmin=F0 / (2 * np.pi), fmax=F1 / (2 * np.pi), Nf=NF, fit_mean=False,
-                                     center_data=False, normalization="psd", backend="cufinufft").power
+            return _nifty_power(nifty, xd, yd, "cufinufft")
 
         p = call()
         timing = _host_timing(call, 3 if quick else 10)
