@@ -244,6 +244,7 @@ impl Embed {
              /// cubins, every entry with its parameter types and launch directives, and the\n\
              /// `ptxas` resource report. Launch them with `ptxlab_runtime::launch!`.\n\
              pub static {}: {rt}::Kernels = {{\n    \
+             #[allow(unused_imports)] // `R` is unused when no ptxas ran\n    \
              use {rt}::module::{{Entry as E, ModuleImage, ParamKind as P, Resources as R, MathMode}};\n    \
              {rt}::Kernels {{\n        crate_name: {name:?},\n        modules: &[",
             self.crate_dir.display(),

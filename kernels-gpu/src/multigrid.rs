@@ -361,6 +361,15 @@ pub const TILE_TY: u32 = BLOCK / TILE_TX;
 /// Most tile columns one thread loads: `(TILE_OX + 4 MAX_TILE_SWEEPS + 2) / 32`, rounded up.
 const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize + 2).div_ceil(TILE_TX as usize);
 
+/// Shared index of tile cell `(lx, ly)` in the colour-split layout of
+/// [`mg_smooth_tile`]: the cells whose local parity `(lx + ly) & 1` is 0
+/// come first (`plane` of them, `hw = sw / 2` a row), then those of parity
+/// 1, each half row-major with `lx / 2` as its column.
+#[inline(always)]
+fn split_index(lx: i32, ly: i32, hw: i32, plane: i32) -> usize {
+    (((lx + ly) & 1) * plane + ly * hw + (lx >> 1)) as usize
+}
+
 /// Rung 2: `s` whole red-black sweeps (Gauss-Seidel over-relaxed by
 /// `omega`, [`sor`]) in shared memory, out of place (`u_in` -> `u_out`),
 /// optionally after adding the prolongation of the coarse correction.
@@ -378,12 +387,24 @@ const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize + 2).div_ceil(T
 /// [`TILE_OX`] x [`TILE_OY`] output tile; thread `(tx, ty)` takes tile
 /// columns `tx, tx + 32, ...` and rows `ty, ty + 8, ...` in every phase, so
 /// no index is divided and a column's place on the coarse grid is computed
-/// once. Shared layout ([`tile_shared_bytes`]): the correction and the
+/// once (in a half-sweep, the columns are the colour's cells of the row).
+///
+/// Shared layout ([`tile_shared_bytes`]): the correction and the
 /// right-hand side over the tile plus a halo of `2 s` cells on each side
-/// (`2 s + 1` with [`MODE_RESIDUAL`]), row-major, one after the other, then
-/// one f64 slot per warp (the residual's block sum). The block loads both (clipped to the
-/// grid), then runs `2 s` half-sweeps, each over the cells of one colour
-/// (a warp takes 32 of a row's cells of that colour), with one barrier per
+/// (`2 s + 1` with [`MODE_RESIDUAL`]), one after the other, then one f64
+/// slot per warp (the residual's block sum). Each array is split by
+/// colour (`split_index`): the cells of one parity first, row-major with
+/// `lx / 2` as the column, then the other parity. All the cells a
+/// half-sweep updates are then one plane and their neighbours the other,
+/// and a warp's 32 cells of a row, like each of their four neighbours, are
+/// 32 consecutive words; in a plain row-major tile they are every other
+/// word, which spreads a warp's f64 access over twice as many shared-memory
+/// wavefronts (bank conflicts). The kernel is limited by issued
+/// instructions more than by shared memory: the split saves wavefronts but
+/// costs index arithmetic, a gain in f64 and a small loss in f32.
+///
+/// The block loads both arrays (clipped to the grid), then runs `2 s`
+/// half-sweeps, each over the cells of one colour, with one barrier per
 /// half-sweep; a half-sweep can update only cells whose four neighbours are
 /// in the tile, so each one leaves one more ring stale, and after `2 s` the
 /// cells at distance `>= 2 s` from the tile's edge (the output tile) are
@@ -448,6 +469,8 @@ pub fn mg_smooth_tile<T: Real>(
     let (sw, sh) = tile_dims(mode);
     let (sw, sh) = (sw as i32, sh as i32);
     let cells = (sw * sh) as usize;
+    // sw is even (TILE_OX + 2 halo), so each parity has hw cells a row.
+    let (hw, plane) = (sw / 2, sw / 2 * sh);
     let su = shared::dynamic_shared::<T>(0, cells);
     let sf = shared::dynamic_shared::<T>(shared::shared_bytes::<T>(0, cells), cells);
     // 32-bit signed coordinates: the tile's origin may be -halo.
@@ -490,10 +513,10 @@ pub fn mg_smooth_tile<T: Real>(
                 let gx = gx0 + lx;
                 if gx >= 0 && gx < nxi {
                     let g = gy as usize * width + gx as usize;
-                    let l = (ly * sw + lx) as usize;
+                    let l = split_index(lx, ly, hw, plane);
                     let interior = row_interior && gx > 0 && gx + 1 < nxi;
                     // SAFETY: (gx, gy) is inside the grid, so g < nx * ny <=
-                    // each length (checked at entry); l < sw * sh = cells.
+                    // each length (checked at entry); l < 2 plane = cells.
                     // With the prolongation, an interior fine point's coarse
                     // cell (i0, j0) has i0 + 1 <= ncx - 1 and j0 + 1 <= ncy - 1
                     // (see `interpolate`), inside `uc` (length checked).
@@ -525,7 +548,6 @@ pub fn mg_smooth_tile<T: Real>(
     }
     sync_threads();
     let w = inv_diag(cx, cy);
-    let half_row = sw / 2;
     let first = (mode & MODE_BLACK_FIRST) as i32;
     // Updatable cells: in the tile's inner part and inside the domain.
     let (x_lo, x_hi) = (1.max(1 - gx0), (sw - 2).min(nxi - 2 - gx0));
@@ -536,19 +558,29 @@ pub fn mg_smooth_tile<T: Real>(
         while ly < sh {
             if ly >= y_lo && ly <= y_hi {
                 let par = (colour + gx0 + gy0 + ly) & 1;
+                // This colour's cells of the row lie in plane `q`, their
+                // neighbours in the other one: west and east in the same
+                // row at columns m - 1 + par and m + par, north and south
+                // at column m of the rows above and below.
+                let q = (par + ly) & 1;
+                let own = (q * plane + ly * hw) as usize;
+                let other = ((1 - q) * plane + ly * hw) as usize;
+                let (hwu, paru) = (hw as usize, par as usize);
                 let mut m = tx;
-                while m < half_row {
+                while m < hw {
                     let lx = 2 * m + par;
                     if lx >= x_lo && lx <= x_hi {
-                        let s = (ly * sw + lx) as usize;
-                        let swu = sw as usize;
+                        let mu = m as usize;
                         // SAFETY: 1 <= lx <= sw - 2 and 1 <= ly <= sh - 2:
-                        // the cell and its four neighbours lie in the tile;
-                        // they have the other colour, which no thread writes
-                        // in this half-sweep.
+                        // the cell and its four neighbours lie in the tile
+                        // (for lx = 2 m + par >= 1, m - 1 + par >= 0; for
+                        // lx <= sw - 2, m + par < hw); they have the other
+                        // colour, which no thread writes in this half-sweep.
                         unsafe {
-                            let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
-                            let sn = su.get_unchecked(s - swu) + su.get_unchecked(s + swu);
+                            let o = other + mu;
+                            let we = su.get_unchecked(o + paru - 1) + su.get_unchecked(o + paru);
+                            let sn = su.get_unchecked(o - hwu) + su.get_unchecked(o + hwu);
+                            let s = own + mu;
                             let gs = gs_point(we, sn, sf.get_unchecked(s), cx, cy, w);
                             su.set_unchecked(s, sor(su.get_unchecked(s), gs, omega));
                         }
@@ -571,8 +603,8 @@ pub fn mg_smooth_tile<T: Real>(
             if gx < nxi && gy < nyi {
                 let g = gy as usize * width + gx as usize;
                 // SAFETY: gx, gy >= 0 (lx, ly >= halo) and inside the grid:
-                // g is in bounds; ly * sw + lx < cells.
-                unsafe { u_out.set_unchecked(g, su.get_unchecked((ly * sw + lx) as usize)) };
+                // g is in bounds; (lx, ly) is in the tile, its index < cells.
+                unsafe { u_out.set_unchecked(g, su.get_unchecked(split_index(lx, ly, hw, plane))) };
             }
             lx += ctx;
         }
@@ -582,7 +614,6 @@ pub fn mg_smooth_tile<T: Real>(
         // The residual of the output tile's interior cells: their
         // neighbours are at distance >= 2 s from the tile's edge, exact.
         let two = T::from_f64(2.0);
-        let swu = sw as usize;
         let mut sum = 0.0f64;
         let mut ly = halo + ty;
         while ly < halo + TILE_OY as i32 {
@@ -591,14 +622,21 @@ pub fn mg_smooth_tile<T: Real>(
             while lx < halo + TILE_OX as i32 {
                 let gx = gx0 + lx;
                 if gx > 0 && gy > 0 && gx + 1 < nxi && gy + 1 < nyi {
-                    let s = (ly * sw + lx) as usize;
+                    let s = split_index(lx, ly, hw, plane);
+                    // The neighbours, of the other parity: one plane over,
+                    // west at o = index(lx - 1, ly), east at o + 1, north
+                    // and south at column lx / 2 of the rows above and
+                    // below (o + even -+ hw, `even` = 1 when lx is even).
+                    let o = split_index(lx - 1, ly, hw, plane);
+                    let (hwu, even) = (hw as usize, (1 - (lx & 1)) as usize);
                     // SAFETY: an output cell is at distance >= halo >= 1
-                    // from the tile's edge: it and its neighbours are in
-                    // the tile (s +- 1, s +- sw < cells).
+                    // from the tile's edge: it and its four neighbours are
+                    // in the tile, and o, o + 1, o + even -+ hw index them
+                    // (< cells).
                     let r = unsafe {
                         let c0 = su.get_unchecked(s);
-                        let we = su.get_unchecked(s - 1) + su.get_unchecked(s + 1);
-                        let sn = su.get_unchecked(s - swu) + su.get_unchecked(s + swu);
+                        let we = su.get_unchecked(o) + su.get_unchecked(o + 1);
+                        let sn = su.get_unchecked(o + even - hwu) + su.get_unchecked(o + even + hwu);
                         sf.get_unchecked(s) - (cx * (we - two * c0) + cy * (sn - two * c0))
                     };
                     let r = r.to_f64();

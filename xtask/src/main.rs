@@ -107,6 +107,12 @@ fn main() {
         std::process::exit(2);
     };
     let rest = &args[1..];
+    // `cargo xtask bundle --help` prints the usage; it must not start a
+    // build (`test` hands its arguments to `cargo test`, help included).
+    if cmd != "test" && rest.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{}", usage());
+        return;
+    }
     let r = match cmd.as_str() {
         "build-and-bench" => bench::build_and_bench(rest),
         "build-ptx" => ptx::build_ptx(rest).map(|_| ()),
