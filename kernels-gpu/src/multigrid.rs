@@ -400,8 +400,10 @@ fn split_index(lx: i32, ly: i32, hw: i32, plane: i32) -> usize {
 /// 32 consecutive words; in a plain row-major tile they are every other
 /// word, which spreads a warp's f64 access over twice as many shared-memory
 /// wavefronts (bank conflicts). The kernel is limited by issued
-/// instructions more than by shared memory: the split saves wavefronts but
-/// costs index arithmetic, a gain in f64 and a small loss in f32.
+/// instructions more than by shared memory, so the wavefronts the split
+/// saves weigh against the index arithmetic it adds, which matters most
+/// where a row-major access cost least (f32; figures in
+/// `docs/workloads/poisson.md`).
 ///
 /// The block loads both arrays (clipped to the grid), then runs `2 s`
 /// half-sweeps, each over the cells of one colour, with one barrier per
