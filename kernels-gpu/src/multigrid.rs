@@ -384,10 +384,14 @@ fn split_index(lx: i32, ly: i32, hw: i32, plane: i32) -> usize {
 /// sweep count `s` in bits 8.. (`1..=`[`MAX_TILE_SWEEPS`]).
 ///
 /// Thread mapping: one block of [`TILE_TX`] x [`TILE_TY`] threads per
-/// [`TILE_OX`] x [`TILE_OY`] output tile; thread `(tx, ty)` takes tile
-/// columns `tx, tx + 32, ...` and rows `ty, ty + 8, ...` in every phase, so
-/// no index is divided and a column's place on the coarse grid is computed
-/// once (in a half-sweep, the columns are the colour's cells of the row).
+/// [`TILE_OX`] x [`TILE_OY`] output tile. Loading and storing, thread
+/// `(tx, ty)` takes tile columns `tx, tx + 32, ...` and rows `ty, ty + 8,
+/// ...`, so a column's place on the coarse grid is computed once. In a
+/// half-sweep the block's 256 threads stride over the colour's cells as one
+/// flat range (see below), so that every lane has a cell: with one warp per
+/// row, a row's 37 cells of a colour took two passes, the second with 5
+/// lanes of 32 busy, and the kernel is limited by issued instructions, not
+/// by memory.
 ///
 /// Shared layout ([`tile_shared_bytes`]): the correction and the
 /// right-hand side over the tile plus a halo of `2 s` cells on each side
@@ -395,15 +399,14 @@ fn split_index(lx: i32, ly: i32, hw: i32, plane: i32) -> usize {
 /// slot per warp (the residual's block sum). Each array is split by
 /// colour (`split_index`): the cells of one parity first, row-major with
 /// `lx / 2` as the column, then the other parity. All the cells a
-/// half-sweep updates are then one plane and their neighbours the other,
-/// and a warp's 32 cells of a row, like each of their four neighbours, are
-/// 32 consecutive words; in a plain row-major tile they are every other
-/// word, which spreads a warp's f64 access over twice as many shared-memory
-/// wavefronts (bank conflicts). The kernel is limited by issued
-/// instructions more than by shared memory, so the wavefronts the split
-/// saves weigh against the index arithmetic it adds, which matters most
-/// where a row-major access cost least (f32; figures in
-/// `docs/workloads/poisson.md`).
+/// half-sweep updates are then one contiguous plane and their neighbours
+/// the other, and consecutive threads read consecutive words; in a plain
+/// row-major tile they are every other word, which spreads a warp's f64
+/// access over twice as many shared-memory wavefronts (bank conflicts).
+/// The kernel is limited by issued instructions more than by shared memory,
+/// so the wavefronts the split saves weigh against the index arithmetic it
+/// adds, which matters most where a row-major access cost least (f32;
+/// figures in `docs/workloads/poisson.md`).
 ///
 /// The block loads both arrays (clipped to the grid), then runs `2 s`
 /// half-sweeps, each over the cells of one colour, with one barrier per
@@ -554,43 +557,51 @@ pub fn mg_smooth_tile<T: Real>(
     // Updatable cells: in the tile's inner part and inside the domain.
     let (x_lo, x_hi) = (1.max(1 - gx0), (sw - 2).min(nxi - 2 - gx0));
     let (y_lo, y_hi) = (1.max(1 - gy0), (sh - 2).min(nyi - 2 - gy0));
+    // A half-sweep updates the cells of one colour, which all lie in one
+    // plane of the split layout (the plane of local parity (colour + gx0 +
+    // gy0) & 1), the other plane holding their neighbours. The block's
+    // threads stride over that plane's rows y_lo..=y_hi as one flat range
+    // (k = ly hw + m, k += BLOCK), so every lane has a cell in every pass
+    // but the last; (ly, m) advance by (BLOCK / hw, BLOCK % hw) with a carry
+    // instead of a division per cell.
+    let rank = thread::thread_rank() as i32;
+    let (ly0, m0) = (y_lo + rank / hw, rank % hw);
+    let (dly, dm) = (BLOCK as i32 / hw, BLOCK as i32 % hw);
+    let hwu = hw as usize;
     for k in 0..2 * sweeps as i32 {
         let colour = (first + k) & 1;
-        let mut ly = ty;
-        while ly < sh {
-            if ly >= y_lo && ly <= y_hi {
-                let par = (colour + gx0 + gy0 + ly) & 1;
-                // This colour's cells of the row lie in plane `q`, their
-                // neighbours in the other one: west and east in the same
-                // row at columns m - 1 + par and m + par, north and south
-                // at column m of the rows above and below.
-                let q = (par + ly) & 1;
-                let own = (q * plane + ly * hw) as usize;
-                let other = ((1 - q) * plane + ly * hw) as usize;
-                let (hwu, paru) = (hw as usize, par as usize);
-                let mut m = tx;
-                while m < hw {
-                    let lx = 2 * m + par;
-                    if lx >= x_lo && lx <= x_hi {
-                        let mu = m as usize;
-                        // SAFETY: 1 <= lx <= sw - 2 and 1 <= ly <= sh - 2:
-                        // the cell and its four neighbours lie in the tile
-                        // (for lx = 2 m + par >= 1, m - 1 + par >= 0; for
-                        // lx <= sw - 2, m + par < hw); they have the other
-                        // colour, which no thread writes in this half-sweep.
-                        unsafe {
-                            let o = other + mu;
-                            let we = su.get_unchecked(o + paru - 1) + su.get_unchecked(o + paru);
-                            let sn = su.get_unchecked(o - hwu) + su.get_unchecked(o + hwu);
-                            let s = own + mu;
-                            let gs = gs_point(we, sn, sf.get_unchecked(s), cx, cy, w);
-                            su.set_unchecked(s, sor(su.get_unchecked(s), gs, omega));
-                        }
-                    }
-                    m += ctx;
+        let q = (colour + gx0 + gy0) & 1;
+        let (own, other) = ((q * plane) as usize, ((1 - q) * plane) as usize);
+        let (mut ly, mut m) = (ly0, m0);
+        while ly <= y_hi {
+            // This row's cells of the colour sit at lx = 2 m + par; their
+            // west and east neighbours at columns m - 1 + par and m + par
+            // of the other plane's row, north and south at column m of its
+            // rows above and below.
+            let par = (colour + gx0 + gy0 + ly) & 1;
+            let lx = 2 * m + par;
+            if lx >= x_lo && lx <= x_hi {
+                let (r, paru) = ((ly * hw + m) as usize, par as usize);
+                // SAFETY: 1 <= lx <= sw - 2 and 1 <= ly <= sh - 2: the cell
+                // and its four neighbours lie in the tile (for lx = 2 m + par
+                // >= 1, m - 1 + par >= 0; for lx <= sw - 2, m + par < hw);
+                // they have the other colour, which no thread writes in this
+                // half-sweep.
+                unsafe {
+                    let o = other + r;
+                    let we = su.get_unchecked(o + paru - 1) + su.get_unchecked(o + paru);
+                    let sn = su.get_unchecked(o - hwu) + su.get_unchecked(o + hwu);
+                    let s = own + r;
+                    let gs = gs_point(we, sn, sf.get_unchecked(s), cx, cy, w);
+                    su.set_unchecked(s, sor(su.get_unchecked(s), gs, omega));
                 }
             }
-            ly += cty;
+            m += dm;
+            ly += dly;
+            if m >= hw {
+                m -= hw;
+                ly += 1;
+            }
         }
         sync_threads();
     }
