@@ -64,8 +64,7 @@
 //! columns, and `blockIdx.y` strides over the rows (`y += gridDim.y`), so the
 //! host can cap the grid (reductions: about 8 blocks per SM, one atomic per
 //! block). The tile smoother uses blocks of [`BLOCK`] threads over
-//! [`TILE_OX`] x [`TILE_OY`] output tiles, and the restriction over
-//! [`RESTRICT_CX`] x [`RESTRICT_CY`] coarse cells. Reductions reuse
+//! [`TILE_OX`] x [`TILE_OY`] output tiles. Reductions reuse
 //! [`crate::reduce::block_sum`] (warp shuffles, one shared slot per warp).
 
 use crate::reduce::{block_sum, warp_slots_shared_bytes};
@@ -683,49 +682,21 @@ pub fn mg_smooth_tile<T: Real>(
 
 // ---------------------------------------------------------------- transfers
 
-/// Coarse columns of one block of [`mg_restrict`] (one per thread of a row).
-pub const RESTRICT_CX: usize = TILE_TX as usize;
-/// Coarse rows of one block of [`mg_restrict`] (two per thread).
-pub const RESTRICT_CY: usize = 2 * TILE_TY as usize;
-/// Most fine columns the stencils of [`RESTRICT_CX`] coarse columns cover
-/// (at most `2 (RESTRICT_CX + 1) + 1`: each coarse interval spans at most
-/// two fine ones), the row pitch of [`mg_restrict`]'s shared residuals.
-pub const RESTRICT_W: usize = 2 * (RESTRICT_CX + 1) + 1;
-/// Most fine rows the stencils of [`RESTRICT_CY`] coarse rows cover.
-pub const RESTRICT_H: usize = 2 * (RESTRICT_CY + 1) + 1;
-
-/// Dynamic shared memory of [`mg_restrict`]: one fine residual per cell of
-/// a [`RESTRICT_W`] x [`RESTRICT_H`] region.
-pub const fn restrict_shared_bytes<T>() -> usize {
-    shared::shared_bytes::<T>(0, RESTRICT_W * RESTRICT_H)
-}
-
 /// Residual and restriction in one pass: `fc = R (f - lap u)`
 /// on the coarse interior, `fc = 0` on its boundary, `uc = 0` everywhere
 /// (the coarse level starts from a zero correction). `with_u = 0` restricts
 /// `f` alone (FMG's first descent, where `u` is zero).
 ///
-/// Thread mapping: blocks of [`TILE_TX`] x [`TILE_TY`] threads over
-/// [`RESTRICT_CX`] x [`RESTRICT_CY`] coarse cells; thread `(tx, ty)` owns
-/// coarse cells `(c0 + tx, r0 + ty)` and `(c0 + tx, r0 + ty + 8)`. Each
-/// coarse cell sums the weighted fine residuals of its restriction stencil
-/// (3 x 3 fine points in the nested case, at most 4 x 4 otherwise, with the
-/// weights of [`weight`]).
+/// Thread mapping: blocks of [`BLOCK`] x 1; one thread per coarse cell
+/// (`x` by `blockIdx.x`, rows by a `gridDim.y` stride). The thread gathers
+/// the fine points of its restriction stencil (3 x 3 in the nested case, at
+/// most 4 x 4 otherwise), computes each one's residual from five loads of `u`
+/// and one of `f`, and sums them with the weights of [`weight`]. No shared
+/// memory: a fine residual is recomputed by up to four coarse threads, whose
+/// loads hit L1.
 ///
-/// Shared layout ([`restrict_shared_bytes`]): the fine residuals of the
-/// region the block's stencils cover, row-major with pitch [`RESTRICT_W`].
-/// The block first computes every residual of that region once (its 256
-/// threads stride over the region as one flat range: five loads of `u` and
-/// one of `f` each), then, after one barrier, each thread reads its
-/// stencils' 9-16 residuals from shared memory.
-///
-/// Why staged: neighbouring coarse cells share fine points (a fine residual
-/// lies in the stencils of up to four coarse cells), so a thread that
-/// computed its own stencil's residuals from global memory computed each
-/// one about three times over, and the kernel was limited by its L1 loads.
-/// Fusing residual and restriction at all saves a fine-grid array: a
-/// separate residual kernel would write it and the restriction read it
-/// back, 16 bytes per cell more in f64.
+/// Why fused: a separate residual kernel would write a full fine-grid array
+/// and the restriction would read it back, 16 bytes per cell more in f64.
 #[kernel(launch_bounds(256), instances(f32, f64))]
 #[allow(clippy::too_many_arguments)]
 pub fn mg_restrict<T: Real>(
@@ -757,119 +728,58 @@ pub fn mg_restrict<T: Real>(
         ptxlab_device::trap("mg_restrict: the coarse grid is larger than the fine one");
     }
     let (numx, denx, numy, deny) = (ncx - 1, nx - 1, ncy - 1, ny - 1);
-    // The shared region's bound needs each coarse interval to span at most
-    // two fine ones (the hierarchy's n -> n / 2 interior points gives that).
-    if (ncx >= 3 && 2 * (numx as u64) < denx as u64)
-        || (ncy >= 3 && 2 * (numy as u64) < deny as u64)
-        || thread::block_dim_x() != TILE_TX
-        || thread::block_dim_y() != TILE_TY
-    {
-        ptxlab_device::trap(
-            "mg_restrict: a coarse axis with fewer than half the fine intervals, or a bad block",
-        );
-    }
     let scale = T::from_f64((numx as f64 * numy as f64) / (denx as f64 * deny as f64));
-    let sr = shared::dynamic_shared::<T>(0, RESTRICT_W * RESTRICT_H);
-    let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
-    let c0 = thread::block_idx_x() * RESTRICT_CX as u32;
-    let r0 = thread::block_idx_y() * RESTRICT_CY as u32;
-    // The block's interior coarse cells, and the fine region (x0..=x1,
-    // y0..=y1) their stencils cover: fine_range is monotone in c, and keeps
-    // 1 <= i <= nx - 2 for an interior coarse cell.
-    let (ca, cb) = (c0.max(1), (c0 + RESTRICT_CX as u32 - 1).min(ncx.saturating_sub(2)));
-    let (ra, rb) = (r0.max(1), (r0 + RESTRICT_CY as u32 - 1).min(ncy.saturating_sub(2)));
-    let any = ca <= cb && ra <= rb;
-    let (x0, y0) = if any {
-        (fine_range(ca, numx, denx).0, fine_range(ra, numy, deny).0)
-    } else {
-        (0, 0)
-    };
-    let width = nx as usize;
+    let ci = thread::block_idx_x() * thread::block_dim_x() + thread::thread_idx_x();
+    let (width, cw) = (nx as usize, ncx as usize);
     let two = T::from_f64(2.0);
-    if any {
-        let (x1, y1) = (fine_range(cb, numx, denx).1, fine_range(rb, numy, deny).1);
-        let (w, h) = (x1 - x0 + 1, y1 - y0 + 1);
-        if w as usize > RESTRICT_W || h as usize > RESTRICT_H {
-            ptxlab_device::trap("mg_restrict: the stencils' region exceeds the shared tile");
-        }
-        // The block's threads stride over the region as one flat range,
-        // (ry, rx) advanced by (BLOCK / w, BLOCK % w) with a carry.
-        let rank = ty * TILE_TX + tx;
-        let (mut ry, mut rx) = (rank / w, rank % w);
-        let (dy, dx) = (BLOCK / w, BLOCK % w);
-        while ry < h {
-            let g = (y0 + ry) as usize * width + (x0 + rx) as usize;
-            // SAFETY: x0 <= x0 + rx <= x1 and y0 <= y0 + ry <= y1 lie in
-            // 1..=nx - 2 and 1..=ny - 2 (fine_range of interior coarse
-            // cells), so the cell and its four neighbours are inside both
-            // fine buffers (lengths checked at entry); the shared index is
-            // below RESTRICT_W * RESTRICT_H (w, h checked above).
-            unsafe {
-                let fv = f.get_unchecked(g);
-                let r = if with_u != 0 {
-                    let c0 = u.get_unchecked(g);
-                    let we = u.get_unchecked(g - 1) + u.get_unchecked(g + 1);
-                    let sn = u.get_unchecked(g - width) + u.get_unchecked(g + width);
-                    fv - (cx * (we - two * c0) + cy * (sn - two * c0))
-                } else {
-                    fv
-                };
-                sr.set_unchecked(ry as usize * RESTRICT_W + rx as usize, r);
+    let mut cj = thread::block_idx_y();
+    while ci < ncx && cj < ncy {
+        let c = cj as usize * cw + ci as usize;
+        let mut sum = T::ZERO;
+        if ci > 0 && cj > 0 && ci + 1 < ncx && cj + 1 < ncy {
+            let (i_lo, i_hi) = fine_range(ci, numx, denx);
+            let (j_lo, j_hi) = fine_range(cj, numy, deny);
+            // At most 4 fine points per axis (the spacing ratio is >= 1/2):
+            // their weights once, not once per point of the stencil.
+            let mut wxs = [T::ZERO; 4];
+            let mut i = i_lo;
+            while i <= i_hi && i - i_lo < 4 {
+                wxs[(i - i_lo) as usize] = weight::<T>(i, ci, numx, denx);
+                i += 1;
             }
-            rx += dx;
-            ry += dy;
-            if rx >= w {
-                rx -= w;
-                ry += 1;
-            }
-        }
-    }
-    sync_threads();
-    let ci = c0 + tx;
-    let cw = ncx as usize;
-    let mut k = 0;
-    while k < RESTRICT_CY as u32 / TILE_TY {
-        let cj = r0 + ty + k * TILE_TY;
-        if ci < ncx && cj < ncy {
-            let c = cj as usize * cw + ci as usize;
-            let mut sum = T::ZERO;
-            if ci > 0 && cj > 0 && ci + 1 < ncx && cj + 1 < ncy {
-                let (i_lo, i_hi) = fine_range(ci, numx, denx);
-                let (j_lo, j_hi) = fine_range(cj, numy, deny);
-                // At most 4 fine points per axis (the spacing ratio is >=
-                // 1/2): their weights once, not once per point of the
-                // stencil.
-                let mut wxs = [T::ZERO; 4];
+            let mut j = j_lo;
+            while j <= j_hi {
+                let wy = weight::<T>(j, cj, numy, deny);
                 let mut i = i_lo;
                 while i <= i_hi && i - i_lo < 4 {
-                    wxs[(i - i_lo) as usize] = weight::<T>(i, ci, numx, denx);
+                    let g = j as usize * width + i as usize;
+                    // SAFETY: fine_range keeps 1 <= i <= nx - 2 and
+                    // 1 <= j <= ny - 2 for an interior coarse point, so the
+                    // cell and its neighbours are inside both fine buffers.
+                    let r = unsafe {
+                        let fv = f.get_unchecked(g);
+                        if with_u != 0 {
+                            let c0 = u.get_unchecked(g);
+                            let we = u.get_unchecked(g - 1) + u.get_unchecked(g + 1);
+                            let sn = u.get_unchecked(g - width) + u.get_unchecked(g + width);
+                            fv - (cx * (we - two * c0) + cy * (sn - two * c0))
+                        } else {
+                            fv
+                        }
+                    };
+                    sum += wxs[(i - i_lo) as usize] * wy * r;
                     i += 1;
                 }
-                let mut j = j_lo;
-                while j <= j_hi {
-                    let wy = weight::<T>(j, cj, numy, deny);
-                    let row = (j - y0) as usize * RESTRICT_W;
-                    let mut i = i_lo;
-                    while i <= i_hi && i - i_lo < 4 {
-                        // SAFETY: this cell is interior and inside the
-                        // block, so its stencil lies in the region staged
-                        // above (x0 <= i <= x1, y0 <= j <= y1), written
-                        // before the barrier.
-                        let r = unsafe { sr.get_unchecked(row + (i - x0) as usize) };
-                        sum += wxs[(i - i_lo) as usize] * wy * r;
-                        i += 1;
-                    }
-                    j += 1;
-                }
-                sum *= scale;
+                j += 1;
             }
-            // SAFETY: ci < ncx and cj < ncy: c < ncx * ncy <= both lengths.
-            unsafe {
-                fc.set_unchecked(c, sum);
-                uc.set_unchecked(c, T::ZERO);
-            }
+            sum *= scale;
         }
-        k += 1;
+        // SAFETY: ci < ncx and cj < ncy: c < ncx * ncy <= both lengths.
+        unsafe {
+            fc.set_unchecked(c, sum);
+            uc.set_unchecked(c, T::ZERO);
+        }
+        cj += thread::grid_dim_y();
     }
 }
 

@@ -336,13 +336,7 @@ pub fn restrict<T: MgElement>(
     check_level("f", f, l)?;
     check_level("fc", fc, c)?;
     check_level("uc", uc, c)?;
-    let (gx, gy) = (
-        c.nx.div_ceil(km::RESTRICT_CX),
-        c.ny.div_ceil(km::RESTRICT_CY),
-    );
-    let (tx, ty) = (km::TILE_TX, km::TILE_TY);
-    let cfg = LaunchConfig::for_2d(gx * tx as usize, gy * ty as usize, tx, ty)?
-        .with_shared(km::restrict_shared_bytes::<T>());
+    let cfg = rows_cfg(ex, c.nx, c.ny)?;
     let ((nx, ny), (ncx, ncy)) = (dims(l), dims(c));
     let (cx, cy) = (T::from_f64(l.cx), T::from_f64(l.cy));
     let with_u = u32::from(with_u);
