@@ -207,11 +207,12 @@ impl Builder {
                 cubins: Vec::new(),
             };
             if let Some(ptxas) = &ptxas {
+                let stamp = ptxas_stamp(ptxas);
                 for arch in &self.cubin_archs {
                     let cubin = self
                         .out_dir
                         .join(format!("{}.{group}.{arch}.cubin", self.stem));
-                    let res = assemble_cached(ptxas, &part_ptx, arch, &cubin)?;
+                    let res = assemble_cached(ptxas, &stamp, &part_ptx, arch, &cubin)?;
                     out.resources.extend(res);
                     out.cubins.push((arch.clone(), cubin.clone()));
                     part.cubins.push((arch.clone(), cubin));
@@ -621,19 +622,34 @@ fn groups_path(ptx_path: &Path) -> PathBuf {
     ptx_path.with_extension("groups.json")
 }
 
-/// [`assemble`], skipped when the cubin is newer than its PTX and its report
-/// was kept beside it (a rebuild of the host that changed no kernel reruns
-/// no `ptxas`).
+/// Which `ptxas` assembles: its path and its `--version` output. A cubin is
+/// reused only if the same `ptxas` made it: two versions can give the same
+/// PTX different machine code (and different speed).
+fn ptxas_stamp(ptxas: &Path) -> String {
+    let version = std::process::Command::new(ptxas)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    format!("{}\n{version}\n", ptxas.display())
+}
+
+/// [`assemble`], skipped when the cubin is newer than its PTX, was made by
+/// the same `ptxas` (`stamp`, kept next to it as `.cubin.ptxas`) and has
+/// its resource report.
 fn assemble_cached(
     ptxas: &Path,
+    stamp: &str,
     ptx: &Path,
     arch: &str,
     cubin: &Path,
 ) -> Result<Vec<ResourceUsage>, BuildError> {
     let report = cubin.with_extension("cubin.json");
+    let made_by = cubin.with_extension("cubin.ptxas");
     let fresh = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if let (Some(c), Some(p)) = (fresh(cubin), fresh(ptx))
         && c >= p
+        && std::fs::read_to_string(&made_by).ok().as_deref() == Some(stamp)
         && let Some(r) = std::fs::read_to_string(&report)
             .ok()
             .and_then(|t| serde_json::from_str::<Vec<ResourceUsage>>(&t).ok())
@@ -642,12 +658,48 @@ fn assemble_cached(
     }
     let r = assemble(ptxas, ptx, arch, cubin)?;
     let _ = std::fs::write(&report, serde_json::to_string(&r).unwrap_or_default());
+    let _ = std::fs::write(&made_by, stamp);
     Ok(r)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cubin made by another `ptxas` (another path or version) is made
+    /// again; with the same one it is reused.
+    #[cfg(unix)]
+    #[test]
+    fn cubin_cache_is_keyed_on_the_ptxas_that_made_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("ptxlab-ptxas-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // A stand-in ptxas: counts its runs and writes the -o file.
+        let fake = dir.join("ptxas");
+        let count = dir.join("runs");
+        std::fs::write(
+            &fake,
+            format!(
+                "#!/bin/sh\nfor a; do o=$a; done\necho x >> {}\necho cubin > \"$o\"\n",
+                count.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ptx = dir.join("k.ptx");
+        std::fs::write(&ptx, ".version 8.0\n").unwrap();
+        let cubin = dir.join("k.sm_90.cubin");
+        let runs = || std::fs::read_to_string(&count).map_or(0, |t| t.lines().count());
+        assemble_cached(&fake, "ptxas A\n", &ptx, "sm_90", &cubin).unwrap();
+        assert_eq!(runs(), 1);
+        assemble_cached(&fake, "ptxas A\n", &ptx, "sm_90", &cubin).unwrap();
+        assert_eq!(runs(), 1, "same ptxas: the cubin is reused");
+        assemble_cached(&fake, "ptxas B\n", &ptx, "sm_90", &cubin).unwrap();
+        assert_eq!(runs(), 2, "another ptxas: the cubin is made again");
+        assemble_cached(&fake, "ptxas B\n", &ptx, "sm_90", &cubin).unwrap();
+        assert_eq!(runs(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn bad_arch_is_rejected_with_the_allowed_ones() {
