@@ -792,7 +792,12 @@ fn parts_of_one_run_join_and_parts_of_different_runs_do_not() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(json["rows"].as_array().unwrap().len(), whole.rows().len());
 
-    // Another commit, another GPU, or the same workload twice: refused.
+    // Another commit, another GPU, cubins from another ptxas, or the same
+    // workload twice: refused.
+    let mut other = b.clone();
+    other.env.ptxas = "Build cuda_13.5.r13.5/compiler.39125733_0".into();
+    let e = Run::join(vec![("a.json".into(), a.clone()), ("b.json".into(), other)]).unwrap_err();
+    assert!(e.contains("b.json: ptxas `Build cuda_13.5"), "{e}");
     let mut other = b.clone();
     other.env.git_sha = "0123abc".into();
     let e = Run::join(vec![("a.json".into(), a.clone()), ("b.json".into(), other)]).unwrap_err();

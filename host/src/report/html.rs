@@ -302,6 +302,7 @@ pub fn html(run: &Run, charts: &[Chart]) -> String {
             format!("{} (CUDA {})", e.driver_version, e.driver_cuda),
         ),
         ("PTX arch", e.ptx_arch.clone()),
+        ("ptxas", e.ptxas.clone()),
         ("rustc", e.rustc.clone()),
         ("git", e.git_sha.clone()),
         ("date", e.date.clone()),

@@ -71,8 +71,8 @@ impl Run {
     /// the same machine and commit. Their sections and peers follow in the
     /// order given; the environment and ceilings are the first part's,
     /// with every part's command and modules listed. Parts from different
-    /// GPUs, drivers or commits are refused (naming the field that
-    /// differs), and so is a workload that two parts both have.
+    /// GPUs, drivers, commits or ptxas builds are refused (naming the
+    /// field that differs), and so is a workload that two parts both have.
     pub fn join(parts: Vec<(String, Run)>) -> Result<Run, String> {
         let mut parts = parts.into_iter();
         let (first_name, mut run) = parts.next().ok_or("no results.json to report on")?;
@@ -81,6 +81,7 @@ impl Run {
                 ("GPU", &run.env.gpu, &part.env.gpu),
                 ("driver", &run.env.driver_version, &part.env.driver_version),
                 ("git commit", &run.env.git_sha, &part.env.git_sha),
+                ("ptxas", &run.env.ptxas, &part.env.ptxas),
             ];
             for (what, a, b) in fields {
                 if a != b {

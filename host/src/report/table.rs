@@ -88,6 +88,9 @@ pub struct Environment {
     pub date: String,
     /// PTX archs of the embedded modules (`sm_80, sm_90a`).
     pub ptx_arch: String,
+    /// The `ptxas` build that made the embedded cubins, or why there are
+    /// none.
+    pub ptxas: String,
     /// Command line.
     pub command: String,
     /// The kernel modules this run loaded and how (`kernels/vector: cubin
@@ -115,6 +118,9 @@ impl Environment {
             git_sha: option_env!("PTXLAB_GIT_SHA").unwrap_or("").to_string(),
             date: sh("date", &["-u", "+%Y-%m-%d %H:%M:%S UTC"]),
             ptx_arch: crate::modules::ptx_arch(),
+            ptxas: option_env!("PTXLAB_PTXAS_VERSION")
+                .unwrap_or("")
+                .to_string(),
             command: std::env::args().collect::<Vec<_>>().join(" "),
             driver_version: sh(
                 "nvidia-smi",
@@ -174,7 +180,7 @@ impl Environment {
     /// Markdown block.
     pub fn markdown(&self) -> String {
         format!(
-            "| | |\n|---|---|\n| GPU | {} |\n| compute capability | {} |\n| SMs | {} |\n| SM clock (max) | {} MHz |\n| driver | {} (CUDA {}) |\n| PTX arch | {} |\n| rustc | {} |\n| git | {} |\n| date | {} |\n| command | `{}` |\n| modules loaded | {} |\n",
+            "| | |\n|---|---|\n| GPU | {} |\n| compute capability | {} |\n| SMs | {} |\n| SM clock (max) | {} MHz |\n| driver | {} (CUDA {}) |\n| PTX arch | {} |\n| ptxas | {} |\n| rustc | {} |\n| git | {} |\n| date | {} |\n| command | `{}` |\n| modules loaded | {} |\n",
             self.gpu,
             self.compute_capability,
             self.sm_count,
@@ -182,6 +188,7 @@ impl Environment {
             self.driver_version,
             self.driver_cuda,
             self.ptx_arch,
+            self.ptxas,
             self.rustc,
             self.git_sha,
             self.date,
