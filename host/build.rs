@@ -7,27 +7,18 @@
 use std::path::PathBuf;
 
 fn main() {
-    ptxlab_builder::Embed::new("../kernels-gpu")
+    let embedded = ptxlab_builder::Embed::new("../kernels-gpu")
         .fast_math()
         .arch_specific("sm_90a", "sm90a")
         .run();
     // Provenance for reports: which ptxas made the cubins (two versions can
     // give the same PTX different speed), the compiler and the commit.
-    let ptxas = ptxlab_builder::find_ptxas().ok().and_then(|p| {
-        let o = std::process::Command::new(&p)
-            .arg("--version")
-            .output()
-            .ok()?;
-        let text = String::from_utf8_lossy(&o.stdout).to_string();
-        // The last line names the build:
-        // "Build cuda_13.0.r13.0/compiler.36424714_0".
-        Some(text.lines().last().unwrap_or("").trim().to_string())
-    });
-    println!(
-        "cargo:rustc-env=PTXLAB_PTXAS_VERSION={}",
-        ptxas.unwrap_or_else(|| "none (the driver compiles the PTX)".into())
-    );
-    println!("cargo:rerun-if-env-changed=PTXLAB_PTXAS");
+    let ptxas = embedded
+        .modules
+        .iter()
+        .find_map(|(_, o)| o.ptxas_version.clone())
+        .unwrap_or_else(|| "none (the driver compiles the PTX)".into());
+    println!("cargo:rustc-env=PTXLAB_PTXAS_VERSION={ptxas}");
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let ws = manifest.parent().unwrap().to_path_buf();
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());

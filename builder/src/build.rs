@@ -68,6 +68,10 @@ pub struct BuildOutput {
     pub resources: Vec<ResourceUsage>,
     /// Why there is no report or cubin, when there is none.
     pub ptxas_note: Option<String>,
+    /// The `ptxas` build that made the cubins (the last line of its
+    /// `--version`, `Build cuda_13.0.r13.0/...`), when one ran.
+    #[serde(default)]
+    pub ptxas_version: Option<String>,
     /// Source files the build read (from rustc's dep-info), for
     /// `cargo:rerun-if-changed`; the toolchain's own sources excluded.
     #[serde(default)]
@@ -176,6 +180,7 @@ impl Builder {
             cubins: Vec::new(),
             resources: Vec::new(),
             ptxas_note: None,
+            ptxas_version: None,
             sources: built.sources,
         };
         let ptxas = if self.cubin_archs.is_empty() {
@@ -189,6 +194,8 @@ impl Builder {
                 }
             }
         };
+        let stamp = ptxas.as_deref().map(PtxasStamp::of);
+        out.ptxas_version = stamp.as_ref().map(|s| s.build.clone());
         for (group, text) in split(&ptx, group_of) {
             let part_ptx = self.out_dir.join(format!("{}.{group}.ptx", self.stem));
             // Rewrite only on change, so the cubins' inputs keep their times.
@@ -206,13 +213,12 @@ impl Builder {
                 kernels,
                 cubins: Vec::new(),
             };
-            if let Some(ptxas) = &ptxas {
-                let stamp = ptxas_stamp(ptxas);
+            if let (Some(ptxas), Some(stamp)) = (&ptxas, &stamp) {
                 for arch in &self.cubin_archs {
                     let cubin = self
                         .out_dir
                         .join(format!("{}.{group}.{arch}.cubin", self.stem));
-                    let res = assemble_cached(ptxas, &stamp, &part_ptx, arch, &cubin)?;
+                    let res = assemble_cached(ptxas, &stamp.key, &part_ptx, arch, &cubin)?;
                     out.resources.extend(res);
                     out.cubins.push((arch.clone(), cubin.clone()));
                     part.cubins.push((arch.clone(), cubin));
@@ -622,16 +628,29 @@ fn groups_path(ptx_path: &Path) -> PathBuf {
     ptx_path.with_extension("groups.json")
 }
 
-/// Which `ptxas` assembles: its path and its `--version` output. A cubin is
-/// reused only if the same `ptxas` made it: two versions can give the same
-/// PTX different machine code (and different speed).
-fn ptxas_stamp(ptxas: &Path) -> String {
-    let version = std::process::Command::new(ptxas)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    format!("{}\n{version}\n", ptxas.display())
+/// Which `ptxas` assembles, asked once per build. A cubin is reused only if
+/// the same `ptxas` made it: two versions can give the same PTX different
+/// machine code (and different speed).
+struct PtxasStamp {
+    /// Its path and whole `--version` output, kept beside each cubin.
+    key: String,
+    /// The last line of `--version`, the one that names the build.
+    build: String,
+}
+
+impl PtxasStamp {
+    fn of(ptxas: &Path) -> Self {
+        let version = std::process::Command::new(ptxas)
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        let build = version.lines().last().unwrap_or("").trim().to_string();
+        Self {
+            key: format!("{}\n{version}\n", ptxas.display()),
+            build,
+        }
+    }
 }
 
 /// [`assemble`], skipped when the cubin is newer than its PTX, was made by
