@@ -48,7 +48,7 @@
 //! 5. [`hopper::attn_ws`] with `SKIP`: causal attention that never visits
 //!    a fully masked tile, heaviest query tiles first.
 //!
-//! The measured figures and the history are in `docs/workloads/attention.md`.
+//! The measured figures and the history are in `docs/book/src/workloads/attention.md`.
 //!
 //! # Register layout shared by the fused rungs
 //! Every fused rung gives each warp 16 query rows and keeps a tile of

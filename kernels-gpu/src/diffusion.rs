@@ -88,7 +88,7 @@ impl Stencil5<f32> for Diffuse {
 /// have overwritten it (new values) or not (old values), depending on which
 /// block the hardware scheduled first. The result depends on block order and
 /// differs from the sequentially consistent answer. Kept only as the lesson
-/// (see `docs/workloads/diffusion.md`); [`diffusion_pingpong_f32`] is the fix.
+/// (see `docs/book/src/workloads/diffusion.md`); [`diffusion_pingpong_f32`] is the fix.
 #[kernel(launch_bounds(64))]
 pub fn diffusion_inplace_f32(
     u: DeviceSliceMut<f32>,
@@ -214,7 +214,7 @@ pub fn diffusion_pingpong_f32(
 /// applies. Strips kept in registers (rather than every value going
 /// through shared memory with index arithmetic per cell) keep the step's
 /// overhead low; the earlier version of this rung and its time are in
-/// `docs/workloads/diffusion.md`. `lap` is the Laplacian of the last step, and the fields are
+/// `docs/book/src/workloads/diffusion.md`. `lap` is the Laplacian of the last step, and the fields are
 /// bitwise equal to `depth` launches of rung 2 (same [`step_sums`]).
 #[kernel(launch_bounds(512, 2))]
 pub fn diffusion_temporal_f32(

@@ -487,7 +487,7 @@ pub fn matmul_ws<T: Half16>(
 ///
 /// Accuracy: the tensor core accumulates with truncation, so a long chain
 /// of accumulating `wgmma` drifts (on `mma.sync` the error grew linearly
-/// with `k`: `docs/workloads/matmul.md`, "3xTF32"). Each 32-deep tile therefore
+/// with `k`: `docs/book/src/workloads/matmul.md`, "3xTF32"). Each 32-deep tile therefore
 /// goes into fresh accumulators (12 `wgmma`, zeroed by the first), and the
 /// tile's sum is added to the running total with an ordinary f32 add,
 /// rounded to nearest: the biased chains are 12 long whatever `k` is.

@@ -5,7 +5,7 @@
 //! its optimisation ladder, each with a doc comment giving its thread
 //! mapping and shared-memory layout, what changed from the previous rung
 //! and why that makes it faster. Measured figures live in the workload's
-//! page under `docs/workloads/`. Several families serve one workload:
+//! page under `docs/book/src/workloads/`. Several families serve one workload:
 //!
 //! | module | kernels | workload (host `ptxlab::workloads`, docs page) |
 //! |---|---|---|
@@ -19,7 +19,7 @@
 //! | [`diffusion`] | explicit heat-equation steps | `diffusion`, `diffusion.md` |
 //! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
 //! | [`attention`] | the FlashAttention ladder: three kernels, `mma.sync` fused, and its Hopper rungs (`wgmma`, TMA, warp specialisation) | `attention`, `attention.md` |
-//! | [`mathcheck`] | `Real`'s math functions over arrays, to measure their error | `mathcheck` (`ptxlab math-accuracy`), `docs/math.md` |
+//! | [`mathcheck`] | `Real`'s math functions over arrays, to measure their error | `mathcheck` (`ptxlab math-accuracy`), `docs/book/src/math.md` |
 //! | [`demo`] | toolchain demonstrations used by the tests (register caps, fast math, a planted out-of-bounds write and a planted race) | `demo` |
 //!
 //! The crate is `#![no_std]` and compiles twice:

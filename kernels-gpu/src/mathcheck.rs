@@ -1,5 +1,5 @@
 //! The math functions of [`Real`] evaluated over arrays, to measure their
-//! error on the GPU (`ptxlab math-accuracy`, `docs/math.md`).
+//! error on the GPU (`ptxlab math-accuracy`, `docs/book/src/math.md`).
 //!
 //! `out[i] = f(x[i], y[i])` for the function numbered `func` in [`NAMES`]
 //! (`y` is read only by `powf` and `hypot`; `powi` reads its exponent from

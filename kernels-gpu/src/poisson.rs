@@ -158,7 +158,7 @@ fn at(x: u32, y: u32, nx: u32) -> usize {
 /// read (L1), and the north/south rows were read by the blocks above and
 /// below a moment earlier (L1/L2). So DRAM traffic is close to the floor of
 /// 12 bytes per cell (f32: read p and b, write p_new) and the kernel runs
-/// close to the copy bandwidth (measured: `docs/workloads/poisson.md`). It is
+/// close to the copy bandwidth (measured: `docs/book/src/workloads/poisson.md`). It is
 /// the baseline every other rung must beat. Boundary cells are copied from `p` to `out`.
 #[kernel(launch_bounds(256), instances(f32, f64))]
 pub fn poisson_naive<T: Real>(
@@ -203,7 +203,7 @@ pub fn poisson_naive<T: Real>(
 /// What changed from rung 1: each `p` value is read from global memory once
 /// per block instead of up to five times. What it buys on Hopper: nothing,
 /// it *loses* to rung 1, and so does the CUDA C++ peer of each
-/// (`docs/workloads/poisson.md`).
+/// (`docs/book/src/workloads/poisson.md`).
 /// The reuse it captures by hand was already caught by L1 and L2, which are
 /// large and fast on sm_90; what it adds is real work: the halo loads are
 /// divergent, mostly-wasted partial warps (the west/east halo is one lane per

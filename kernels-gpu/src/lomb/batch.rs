@@ -382,7 +382,7 @@ fn batch_rotate<T: BatchAnchor, const R: usize>(
 /// variances keep f32 accuracy where every phase is near 0. Without
 /// `fit_mean` (SciPy's classic model) `C` and `S` are not taken: 6
 /// operations per step. The measured times against the rotation, and what
-/// is not yet accounted for, are in `docs/workloads/lomb-scargle.md`
+/// is not yet accounted for, are in `docs/book/src/workloads/lomb-scargle.md`
 /// ("Batches of curves"). `start` and `step` are the grid's (`nf =
 /// out.len() / curves`).
 #[kernel(launch_bounds(128), instances(f32, f64))]

@@ -86,7 +86,7 @@ fn lean<T: Pack4, const F: usize, const SPLIT: bool>(
 /// host launches `ceil(nf / 2)` threads in blocks of [`LEAN_BLOCK`], so the
 /// grid-stride loop runs once. No shared memory. Few enough registers that
 /// an SM holds 2048 threads, as many as it can (4 blocks of 512; the block
-/// size sweep is in `docs/workloads/lomb-scargle.md`, rung 4c).
+/// size sweep is in `docs/book/src/workloads/lomb-scargle.md`, rung 4c).
 ///
 /// Why it is faster than rung 4b: the loop
 /// is SFU-bound (two `MUFU` per pair, 16 cycles of a sub-partition's SFU
@@ -100,7 +100,7 @@ fn lean<T: Pack4, const F: usize, const SPLIT: bool>(
 ///   twentieth of a 114-sample frequency) with one division.
 ///
 /// The figures, and the variants measured and rejected, are in
-/// `docs/workloads/lomb-scargle.md` (rung 4c).
+/// `docs/book/src/workloads/lomb-scargle.md` (rung 4c).
 ///
 /// f64: the same kernel (the fast-math module leaves f64 `sincos` precise:
 /// what changes for f64 is the finish and the sums).

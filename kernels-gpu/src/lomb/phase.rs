@@ -48,7 +48,7 @@ use ptxlab_device::precise::Trig;
 /// kernels (phase as one f32 product): there the phase error is below about
 /// `1.2e-4` rad (the rounding of `w`, `x` and their product at 1024 rad)
 /// and the periodogram well inside the 1e-4 bound (measured:
-/// `docs/workloads/lomb-scargle.md`, "Spans and precision: split phases");
+/// `docs/book/src/workloads/lomb-scargle.md`, "Spans and precision: split phases");
 /// beyond, the `_long` kernels.
 pub const PLAIN_PHASE_MAX_F32: f64 = 1024.0;
 /// Largest phase of the plain f64 kernels: beyond it the precise f64 `sincos`

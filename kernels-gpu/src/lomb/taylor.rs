@@ -333,7 +333,7 @@ fn no_model<T: Real>() -> GenModel<T> {
 /// sum.
 ///
 /// Registers and the measured times against rung 11 and CuPy:
-/// `docs/workloads/lomb-scargle.md` (rung 12).
+/// `docs/book/src/workloads/lomb-scargle.md` (rung 12).
 #[kernel(launch_bounds(128), instances(<false, f32>, <false, f64>, <true, f32>, <true, f64>))]
 pub fn lomb_taylor<const LONG: bool, T: LombFloat>(
     tab: DeviceSlice<T>,

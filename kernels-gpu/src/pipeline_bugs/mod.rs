@@ -8,7 +8,7 @@
 //! asynchronous checks (`ptxlab pipeline-bugs --backend sim` names the
 //! kernel, block, thread and both source lines of every one of them),
 //! compute-sanitizer on a GPU, or only a wrong result. Never launched
-//! outside those checks; `docs/guide.md`'s debugging chapter shows the
+//! outside those checks; `docs/book/src/debugging.md` shows the
 //! reports, and `docs/results/` the GPU table.
 //!
 //! | kernel | mistake (when `bug != 0`) |

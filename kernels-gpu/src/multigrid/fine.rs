@@ -1,0 +1,342 @@
+//! The fine level, in f64: the outer step of multigrid ([`mg_defect`]), the
+//! residual ([`mg_residual`]), the clearing of the reduction slots
+//! ([`mg_clear`]) and the PCG iteration whose scalars stay on the device
+//! ([`mg_cg_dir`], [`mg_cg_update`], [`mg_cg_dot`], [`mg_cg_shift`]).
+
+use super::*;
+
+// ---------------------------------------------------------------- fine level, f64
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn defect_body<T: Real>(
+    p_in: DeviceSlice<f64>,
+    e: Option<(DeviceSlice<T>, f64)>,
+    b: DeviceSlice<f64>,
+    p_out: Option<DeviceSliceMut<f64>>,
+    rho: Option<DeviceSliceMut<f64>>,
+    r: DeviceSliceMut<T>,
+    acc: DeviceSliceMut<f64>,
+    nx: u32,
+    ny: u32,
+    inv_h2: f64,
+    r_scale: f64,
+) {
+    let mut lens = [
+        p_in.len(),
+        b.len(),
+        r.len(),
+        usize::MAX,
+        usize::MAX,
+        usize::MAX,
+    ];
+    if let Some((ev, _)) = &e {
+        lens[3] = ev.len();
+    }
+    if let Some(po) = &p_out {
+        lens[4] = po.len();
+    }
+    if let Some(ro) = &rho {
+        lens[5] = ro.len();
+    }
+    check_grid(&lens, nx, ny, "mg_defect: bad grid or buffer");
+    if acc.is_empty() {
+        ptxlab_device::trap("mg_defect: empty accumulator");
+    }
+    require_row_block();
+    let x = thread::block_idx_x() * thread::block_dim_x() + thread::thread_idx_x();
+    let width = nx as usize;
+    // The corrected field at (x, y): p_in + e_scale e on interior cells.
+    let pv = |x: u32, y: u32| -> f64 {
+        let i = y as usize * width + x as usize;
+        // SAFETY: callers pass cells inside the grid: i < nx * ny <= len.
+        unsafe {
+            let mut v = p_in.get_unchecked(i);
+            if let Some((ev, s)) = &e
+                && x > 0
+                && y > 0
+                && x + 1 < nx
+                && y + 1 < ny
+            {
+                v += s * ev.get_unchecked(i).to_f64();
+            }
+            v
+        }
+    };
+    let mut sum = 0.0f64;
+    let mut y = thread::block_idx_y();
+    while y < ny {
+        if x < nx {
+            let i = y as usize * width + x as usize;
+            let c = pv(x, y);
+            let interior = x > 0 && y > 0 && x + 1 < nx && y + 1 < ny;
+            let res = if interior {
+                let s = (pv(x - 1, y) + pv(x + 1, y)) + (pv(x, y - 1) + pv(x, y + 1));
+                // SAFETY: i < nx * ny <= b.len().
+                let bi = unsafe { b.get_unchecked(i) };
+                bi - (s - 4.0 * c) * inv_h2
+            } else {
+                0.0
+            };
+            sum += res * res;
+            // SAFETY: i < nx * ny <= each output's length (checked at entry).
+            unsafe {
+                if let Some(po) = &p_out {
+                    po.set_unchecked(i, c);
+                }
+                if let Some(ro) = &rho {
+                    ro.set_unchecked(i, res);
+                }
+                r.set_unchecked(i, T::from_f64(res * r_scale));
+            }
+        }
+        y += thread::grid_dim_y();
+    }
+    block_add(sum, &acc, 0);
+}
+
+/// The outer step of multigrid : `p_out = p_in + e_scale e`
+/// on the interior (the boundary copied), `r = (b - lap_h p_out) r_scale` on
+/// the interior and 0 on the boundary (the next cycle's right-hand side), and
+/// `acc[0] += sum r^2` (unscaled; the host zeroes `acc` first).
+/// `e_scale = 0` skips `e` (the first step, from `p0`).
+///
+/// Thread mapping: blocks of [`BLOCK`] x 1 over every cell of a row, rows by
+/// a `gridDim.y` stride (the host sizes `gridDim.y` for about 8 blocks per
+/// SM); each thread rebuilds the corrected field at its cell and its four
+/// neighbours from `p_in` and `e` (L1 hits), so the update and the residual
+/// are one pass and need no barrier, and a thread's `r^2` sums go through
+/// [`crate::reduce::block_sum`] and one `atom.add.f64` per block.
+///
+/// Why out of place: an in-place `p += e` next to neighbour reads of `p`
+/// would race between threads. Why f64: the residual of the fine equation is
+/// what the tolerance is measured on; in the mixed-precision solve only the
+/// cycles run in f32, and their correction is added here in f64, which is
+/// what lets an f32 cycle reach a 1e-10 relative residual.
+#[kernel(launch_bounds(256), instances(f32, f64))]
+#[allow(clippy::too_many_arguments)]
+pub fn mg_defect<T: Real>(
+    p_in: DeviceSlice<f64>,
+    e: DeviceSlice<T>,
+    b: DeviceSlice<f64>,
+    p_out: DeviceSliceMut<f64>,
+    r: DeviceSliceMut<T>,
+    acc: DeviceSliceMut<f64>,
+    nx: u32,
+    ny: u32,
+    inv_h2: f64,
+    e_scale: f64,
+    r_scale: f64,
+) {
+    let e = if e_scale != 0.0 {
+        Some((e, e_scale))
+    } else {
+        None
+    };
+    defect_body(
+        p_in,
+        e,
+        b,
+        Some(p_out),
+        None,
+        r,
+        acc,
+        nx,
+        ny,
+        inv_h2,
+        r_scale,
+    );
+}
+
+/// Residual of the fine equation: `rho = b - lap_h p` (0 on the
+/// boundary), `r = rho r_scale` for the cycle, `acc[0] += sum rho^2`. The
+/// start of PCG, and the final check of every solve. Mapping as
+/// [`mg_defect`].
+#[kernel(launch_bounds(256), instances(f32, f64))]
+#[allow(clippy::too_many_arguments)]
+pub fn mg_residual<T: Real>(
+    p: DeviceSlice<f64>,
+    b: DeviceSlice<f64>,
+    rho: DeviceSliceMut<f64>,
+    r: DeviceSliceMut<T>,
+    acc: DeviceSliceMut<f64>,
+    nx: u32,
+    ny: u32,
+    inv_h2: f64,
+    r_scale: f64,
+) {
+    defect_body::<T>(p, None, b, None, Some(rho), r, acc, nx, ny, inv_h2, r_scale);
+}
+
+/// Zeroes `acc` (grid-stride). Inside a captured graph the reduction slots
+/// cannot be cleared by a host copy, so a kernel does it.
+#[kernel(launch_bounds(256))]
+pub fn mg_clear(acc: DeviceSliceMut<f64>) {
+    for i in thread::grid_stride(acc.len()) {
+        acc.set(i, 0.0);
+    }
+}
+
+// ---------------------------------------------------------------- PCG
+
+/// PCG direction: `d_out = z_scale z + beta d_in` with
+/// `beta = s[GAMMA] / s[GAMMA_OLD]` (0 on the first iteration, when
+/// `s[GAMMA_OLD]` is 0), `q = lap_h d_out`, `s[DQ] += <d_out, q>`.
+///
+/// The scalars live on the device ([`slot`]), so a whole PCG iteration
+/// (shift, V-cycle, dot, direction, update) is a fixed sequence of launches
+/// that a CUDA graph can capture; the host reads only `||rho||^2`.
+/// Thread mapping as [`mg_defect`]: each thread rebuilds the new
+/// direction at its cell and four neighbours from `z` and `d_in`, so the
+/// update, the operator and the dot product are one pass (out of place:
+/// `d_in` and `d_out` alternate).
+#[kernel(launch_bounds(256), instances(f32, f64))]
+#[allow(clippy::too_many_arguments)]
+pub fn mg_cg_dir<T: Real>(
+    z: DeviceSlice<T>,
+    d_in: DeviceSlice<f64>,
+    d_out: DeviceSliceMut<f64>,
+    q: DeviceSliceMut<f64>,
+    s: DeviceSliceMut<f64>,
+    nx: u32,
+    ny: u32,
+    inv_h2: f64,
+    z_scale: f64,
+) {
+    check_grid(
+        &[z.len(), d_in.len(), d_out.len(), q.len()],
+        nx,
+        ny,
+        "mg_cg_dir: bad grid or buffer",
+    );
+    if s.len() < slot::COUNT {
+        ptxlab_device::trap("mg_cg_dir: the scalar array is too short");
+    }
+    require_row_block();
+    let sc = s.as_const();
+    let (gamma, gamma_old) = (sc.get(slot::GAMMA), sc.get(slot::GAMMA_OLD));
+    let beta = if gamma_old != 0.0 {
+        gamma / gamma_old
+    } else {
+        0.0
+    };
+    let x = thread::block_idx_x() * thread::block_dim_x() + thread::thread_idx_x();
+    let width = nx as usize;
+    // The new direction at an interior cell (0 on the boundary).
+    let dv = |x: u32, y: u32| -> f64 {
+        if x == 0 || y == 0 || x + 1 == nx || y + 1 == ny {
+            return 0.0;
+        }
+        let i = y as usize * width + x as usize;
+        // SAFETY: (x, y) is inside the grid: i < nx * ny <= both lengths.
+        unsafe {
+            let mut v = z_scale * z.get_unchecked(i).to_f64();
+            if beta != 0.0 {
+                v += beta * d_in.get_unchecked(i);
+            }
+            v
+        }
+    };
+    let mut sum = 0.0f64;
+    let mut y = thread::block_idx_y();
+    while y < ny {
+        if x < nx {
+            let i = y as usize * width + x as usize;
+            let c = dv(x, y);
+            let interior = x > 0 && y > 0 && x + 1 < nx && y + 1 < ny;
+            let lap = if interior {
+                ((dv(x - 1, y) + dv(x + 1, y)) + (dv(x, y - 1) + dv(x, y + 1)) - 4.0 * c) * inv_h2
+            } else {
+                0.0
+            };
+            sum += c * lap;
+            // SAFETY: i < nx * ny <= both lengths.
+            unsafe {
+                d_out.set_unchecked(i, c);
+                q.set_unchecked(i, lap);
+            }
+        }
+        y += thread::grid_dim_y();
+    }
+    block_add(sum, &s, slot::DQ);
+}
+
+/// PCG update: `alpha = s[GAMMA] / s[DQ]`, `p += alpha d`,
+/// `rho -= alpha q`, `r = rho r_scale` (the next V-cycle's right-hand
+/// side), `s[RHO2] += ||rho||^2`. Elementwise, grid-stride over every cell
+/// (`d` and `q` are 0 on the boundary, so `p` keeps its Dirichlet values);
+/// one atomic per block.
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn mg_cg_update<T: Real>(
+    p: DeviceSliceMut<f64>,
+    rho: DeviceSliceMut<f64>,
+    r: DeviceSliceMut<T>,
+    d: DeviceSlice<f64>,
+    q: DeviceSlice<f64>,
+    s: DeviceSliceMut<f64>,
+    r_scale: f64,
+) {
+    let n = p.len();
+    if rho.len() != n || r.len() != n || d.len() != n || q.len() != n || s.len() < slot::COUNT {
+        ptxlab_device::trap("mg_cg_update: buffer lengths differ");
+    }
+    require_row_block();
+    let sc = s.as_const();
+    let dq = sc.get(slot::DQ);
+    let alpha = if dq != 0.0 {
+        sc.get(slot::GAMMA) / dq
+    } else {
+        0.0
+    };
+    let mut sum = 0.0f64;
+    for i in thread::grid_stride(n) {
+        // SAFETY: i < n, the length of all five buffers (checked above).
+        unsafe {
+            p.set_unchecked(
+                i,
+                p.as_const().get_unchecked(i) + alpha * d.get_unchecked(i),
+            );
+            let v = rho.as_const().get_unchecked(i) - alpha * q.get_unchecked(i);
+            rho.set_unchecked(i, v);
+            r.set_unchecked(i, T::from_f64(v * r_scale));
+            sum += v * v;
+        }
+    }
+    block_add(sum, &s, slot::RHO2);
+}
+
+/// PCG dot product: `s[GAMMA] += z_scale <rho, z>`, grid-stride,
+/// one atomic per block.
+#[kernel(launch_bounds(256), instances(f32, f64))]
+pub fn mg_cg_dot<T: Real>(
+    rho: DeviceSlice<f64>,
+    z: DeviceSlice<T>,
+    s: DeviceSliceMut<f64>,
+    z_scale: f64,
+) {
+    if rho.len() != z.len() || s.len() < slot::COUNT {
+        ptxlab_device::trap("mg_cg_dot: buffer lengths differ");
+    }
+    require_row_block();
+    let mut sum = 0.0f64;
+    for i in thread::grid_stride(rho.len()) {
+        // SAFETY: i < rho.len() == z.len().
+        sum += unsafe { rho.get_unchecked(i) * z.get_unchecked(i).to_f64() };
+    }
+    block_add(sum * z_scale, &s, slot::GAMMA);
+}
+
+/// The start of a PCG iteration, one thread: `s[GAMMA_OLD] = s[GAMMA]`,
+/// then `s[GAMMA] = s[DQ] = s[RHO2] = 0` for this iteration's sums.
+#[kernel(launch_bounds(32))]
+pub fn mg_cg_shift(s: DeviceSliceMut<f64>) {
+    if s.len() < slot::COUNT {
+        ptxlab_device::trap("mg_cg_shift: the scalar array is too short");
+    }
+    if thread::index_1d() == 0 {
+        s.set(slot::GAMMA_OLD, s.as_const().get(slot::GAMMA));
+        s.set(slot::GAMMA, 0.0);
+        s.set(slot::DQ, 0.0);
+        s.set(slot::RHO2, 0.0);
+    }
+}
