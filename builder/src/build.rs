@@ -1,11 +1,14 @@
 //! [`Builder`]: one kernel crate to one PTX module (plus cubins and the
 //! resource report), through rustc's NVPTX backend and the LLVM tools.
 
-use crate::directives::{KernelMeta, apply_directives, kernel_names_in_ir, kernels_in_ptx};
+use crate::consts::{DEFAULT_ARCH, DEFAULT_PTX_ISA};
+use crate::directives::{
+    KernelMeta, apply_directives, kernel_names_in_ir, kernels_in_ptx, with_register_cap,
+};
+use crate::error::{BuildError, err};
 use crate::ptxas::{ResourceUsage, assemble};
 use crate::split::split;
 use crate::tools::{LlvmTools, Toolchain, find_ptxas, run};
-use crate::{BuildError, DEFAULT_ARCH, DEFAULT_PTX_ISA, err};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,6 +37,11 @@ pub struct Builder {
     pub stem: String,
     /// Archs to assemble cubins for with `ptxas` (empty: none).
     pub cubin_archs: Vec<String>,
+    /// Register-capped cubins: for each `(group, cap)`, the group's PTX
+    /// with `.maxnreg cap` written into every entry, assembled for each of
+    /// [`Builder::cubin_archs`] (a capped kernel then loads without the
+    /// driver's JIT). A group the build does not have is an error.
+    pub reg_caps: Vec<(String, u32)>,
     /// Explicit `ptxas` (otherwise [`find_ptxas`]).
     pub ptxas: Option<PathBuf>,
 }
@@ -50,6 +58,23 @@ pub struct Part {
     pub kernels: Vec<KernelMeta>,
     /// Its cubins, by arch.
     pub cubins: Vec<(String, PathBuf)>,
+    /// Its register-capped cubins (see [`Builder::reg_caps`]).
+    #[serde(default)]
+    pub capped: Vec<CappedCubin>,
+}
+
+/// One register-capped cubin of a part: the part's PTX with `.maxnreg cap`
+/// in every entry, assembled for one arch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CappedCubin {
+    /// Registers per thread (`.maxnreg`).
+    pub cap: u32,
+    /// Target arch (`sm_90`).
+    pub arch: String,
+    /// The cubin (`kernels.lomb.maxnreg32.sm_90.cubin`).
+    pub path: PathBuf,
+    /// `ptxas`'s report for the capped kernels.
+    pub resources: Vec<ResourceUsage>,
 }
 
 /// Result of a build.
@@ -76,6 +101,11 @@ pub struct BuildOutput {
     /// `cargo:rerun-if-changed`; the toolchain's own sources excluded.
     #[serde(default)]
     pub sources: Vec<PathBuf>,
+    /// Wall time of each step, seconds: `cargo` (the kernel crate to
+    /// bitcode), `link` (bitcode to PTX; near zero when up to date) and
+    /// `ptxas` (every cubin; near zero when all were reused).
+    #[serde(default)]
+    pub timings: Vec<(String, f64)>,
 }
 
 impl Builder {
@@ -95,6 +125,7 @@ impl Builder {
             out_dir: out_dir.into(),
             stem: "kernels".into(),
             cubin_archs: Vec::new(),
+            reg_caps: Vec::new(),
             ptxas: None,
         }
     }
@@ -125,6 +156,16 @@ impl Builder {
         for a in &self.cubin_archs {
             Self::validate_arch(a)?;
         }
+        for (group, cap) in &self.reg_caps {
+            // The cap's range is checked before minutes of building.
+            with_register_cap("", *cap).map_err(|e| {
+                err(
+                    format!("register-capped cubins of group `{group}`"),
+                    e.detail,
+                    e.hint,
+                )
+            })?;
+        }
         if !self.manifest().is_file() {
             return Err(err(
                 "find the kernel crate",
@@ -136,7 +177,10 @@ impl Builder {
             .map_err(|e| err("create output dir", e.to_string(), ""))?;
         let toolchain = Toolchain::detect()?;
         let tools = LlvmTools::in_toolchain(&toolchain)?;
+        let t = std::time::Instant::now();
         let built = self.cargo_build(&toolchain)?;
+        let mut timings = vec![("cargo".to_string(), t.elapsed().as_secs_f64())];
+        let t = std::time::Instant::now();
         let work = self
             .target_dir
             .join(format!("link-{}-{}", self.arch, self.stem));
@@ -155,6 +199,7 @@ impl Builder {
             self.link(&tools, &built, &work, &ptx_path)?;
             let _ = std::fs::write(&stamp, stamp_text);
         }
+        timings.push(("link".to_string(), t.elapsed().as_secs_f64()));
         let ptx =
             std::fs::read_to_string(&ptx_path).map_err(|e| err("read PTX", e.to_string(), ""))?;
         let groups: Vec<(String, String)> = std::fs::read_to_string(groups_path(&ptx_path))
@@ -182,6 +227,7 @@ impl Builder {
             ptxas_note: None,
             ptxas_version: None,
             sources: built.sources,
+            timings,
         };
         let ptxas = if self.cubin_archs.is_empty() {
             None
@@ -196,42 +242,111 @@ impl Builder {
         };
         let stamp = ptxas.as_deref().map(PtxasStamp::of);
         out.ptxas_version = stamp.as_ref().map(|s| s.build.clone());
-        for (group, text) in split(&ptx, group_of) {
+        let t = std::time::Instant::now();
+        let parts = split(&ptx, group_of);
+        if let Some((group, _)) = self
+            .reg_caps
+            .iter()
+            .find(|(g, _)| !parts.iter().any(|(p, _)| p == g))
+        {
+            let groups: Vec<&str> = parts.iter().map(|(g, _)| g.as_str()).collect();
+            return Err(err(
+                format!("register-capped cubins of group `{group}`"),
+                format!("the build `{}` has no group `{group}`", self.stem),
+                format!(
+                    "name one of its groups (the kernel crate's top-level modules): {}",
+                    groups.join(", ")
+                ),
+            ));
+        }
+        // Every cubin to assemble, in the order the parts list them.
+        let mut jobs: Vec<CubinJob> = Vec::new();
+        for (group, text) in parts {
             let part_ptx = self.out_dir.join(format!("{}.{group}.ptx", self.stem));
             // Rewrite only on change, so the cubins' inputs keep their times.
-            if std::fs::read_to_string(&part_ptx).ok().as_deref() != Some(text.as_str()) {
-                std::fs::write(&part_ptx, &text)
-                    .map_err(|e| err("write PTX part", e.to_string(), ""))?;
-            }
+            write_if_changed(&part_ptx, &text)?;
             let mut kernels = kernels_in_ptx(&text);
             for k in &mut kernels {
                 k.group = group.clone();
             }
-            let mut part = Part {
-                group: group.clone(),
-                ptx_path: part_ptx.clone(),
-                kernels,
-                cubins: Vec::new(),
-            };
-            if let (Some(ptxas), Some(stamp)) = (&ptxas, &stamp) {
+            if ptxas.is_some() {
+                let part = out.parts.len();
                 for arch in &self.cubin_archs {
-                    let cubin = self
+                    jobs.push(CubinJob {
+                        part,
+                        cap: None,
+                        arch: arch.clone(),
+                        ptx: part_ptx.clone(),
+                        cubin: self
+                            .out_dir
+                            .join(format!("{}.{group}.{arch}.cubin", self.stem)),
+                    });
+                }
+                for cap in self.caps_of(&group) {
+                    let capped_ptx = self
                         .out_dir
-                        .join(format!("{}.{group}.{arch}.cubin", self.stem));
-                    let res = assemble_cached(ptxas, &stamp.key, &part_ptx, arch, &cubin)?;
-                    out.resources.extend(res);
-                    out.cubins.push((arch.clone(), cubin.clone()));
-                    part.cubins.push((arch.clone(), cubin));
+                        .join(format!("{}.{group}.maxnreg{cap}.ptx", self.stem));
+                    write_if_changed(&capped_ptx, &with_register_cap(&text, cap)?)?;
+                    for arch in &self.cubin_archs {
+                        jobs.push(CubinJob {
+                            part,
+                            cap: Some(cap),
+                            arch: arch.clone(),
+                            ptx: capped_ptx.clone(),
+                            cubin: self
+                                .out_dir
+                                .join(format!("{}.{group}.maxnreg{cap}.{arch}.cubin", self.stem)),
+                        });
+                    }
                 }
             }
-            out.parts.push(part);
+            out.parts.push(Part {
+                group,
+                ptx_path: part_ptx,
+                kernels,
+                cubins: Vec::new(),
+                capped: Vec::new(),
+            });
         }
+        if let (Some(ptxas), Some(stamp)) = (&ptxas, &stamp) {
+            let reports = assemble_all(ptxas, &stamp.key, &jobs);
+            for (job, report) in jobs.into_iter().zip(reports) {
+                let resources = report?;
+                let part = &mut out.parts[job.part];
+                out.cubins.push((job.arch.clone(), job.cubin.clone()));
+                match job.cap {
+                    None => {
+                        out.resources.extend(resources);
+                        part.cubins.push((job.arch, job.cubin));
+                    }
+                    Some(cap) => part.capped.push(CappedCubin {
+                        cap,
+                        arch: job.arch,
+                        path: job.cubin,
+                        resources,
+                    }),
+                }
+            }
+        }
+        out.timings
+            .push(("ptxas".to_string(), t.elapsed().as_secs_f64()));
         let report = self.out_dir.join(format!("{}.report.json", self.stem));
         let _ = std::fs::write(
             &report,
             serde_json::to_string_pretty(&out).unwrap_or_default(),
         );
         Ok(out)
+    }
+
+    /// The register caps asked for `group`, each once, in the order given.
+    fn caps_of(&self, group: &str) -> Vec<u32> {
+        let mut caps = Vec::new();
+        for (g, cap) in &self.reg_caps {
+            if g == group && !caps.contains(cap) {
+                caps.push(*cap);
+            }
+        }
+        caps
     }
 
     /// Steps 2 and 3: link the bitcode, optimise, emit PTX, write directives.
@@ -651,6 +766,70 @@ impl PtxasStamp {
             build,
         }
     }
+}
+
+/// What [`assemble_cached`] gives for one cubin.
+type Report = Result<Vec<ResourceUsage>, BuildError>;
+
+/// One cubin to assemble: a part's PTX (capped or not) for one arch.
+struct CubinJob {
+    /// Index of the part in [`BuildOutput::parts`].
+    part: usize,
+    /// The register cap written into `ptx`, if any.
+    cap: Option<u32>,
+    arch: String,
+    ptx: PathBuf,
+    cubin: PathBuf,
+}
+
+/// Writes `text` to `path` unless it already holds it (a cubin is reused
+/// only while it is newer than its PTX).
+fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {
+    if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
+        return Ok(());
+    }
+    std::fs::write(path, text)
+        .map_err(|e| err(format!("write {}", path.display()), e.to_string(), ""))
+}
+
+/// [`assemble_cached`] for every job, on as many threads as the machine has
+/// cores (ptxas runs single-threaded); the reports come back in job order.
+fn assemble_all(ptxas: &Path, stamp: &str, jobs: &[CubinJob]) -> Vec<Report> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len().max(1));
+    let next = AtomicUsize::new(0);
+    let reports: Mutex<Vec<Option<Report>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(j) = jobs.get(i) else { break };
+                    let r = assemble_cached(ptxas, stamp, &j.ptx, &j.arch, &j.cubin);
+                    if let Ok(mut v) = reports.lock() {
+                        v[i] = Some(r);
+                    }
+                }
+            });
+        }
+    });
+    reports
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                Err(err(
+                    "ptxas",
+                    "an assembling thread stopped before its cubin",
+                    "",
+                ))
+            })
+        })
+        .collect()
 }
 
 /// [`assemble`], skipped when the cubin is newer than its PTX, was made by

@@ -4,7 +4,8 @@
 //! `.maxnreg` directives), and each entry's parameter list (so the runtime
 //! can check a launch's arguments against the PTX it loads).
 
-use crate::{BuildError, META_MAGIC, err};
+use crate::consts::META_MAGIC;
+use crate::error::{BuildError, err};
 use serde::{Deserialize, Serialize};
 
 /// One `.entry` of a PTX module: its directives (as written in the kernel's
@@ -252,9 +253,61 @@ pub fn kernels_in_ptx(ptx: &str) -> Vec<KernelMeta> {
     out
 }
 
+/// The register caps ptxas accepts in `.maxnreg`.
+pub const REG_CAP_RANGE: std::ops::RangeInclusive<u32> = 16..=255;
+
+/// Writes `.maxnreg cap` into every `.entry` of a PTX module, replacing a
+/// `.maxnreg` it already has (the other directives stay): the capped module
+/// the runtime's PTX path makes before the driver's JIT, line for line, so
+/// a capped cubin and a capped JIT start from the same PTX. A cap outside
+/// [`REG_CAP_RANGE`] is refused.
+pub fn with_register_cap(ptx: &str, cap: u32) -> Result<String, BuildError> {
+    if !REG_CAP_RANGE.contains(&cap) {
+        return Err(err(
+            "register cap",
+            format!("{cap} registers"),
+            format!(
+                "a cap is {}..={} registers per thread",
+                REG_CAP_RANGE.start(),
+                REG_CAP_RANGE.end()
+            ),
+        ));
+    }
+    let mut out = String::with_capacity(ptx.len() + 1024);
+    let mut in_header = false;
+    for line in ptx.lines() {
+        let t = line.trim();
+        if t.starts_with(".visible .entry") || t.starts_with(".entry") {
+            in_header = true;
+        }
+        if in_header && t.starts_with(".maxnreg") {
+            continue;
+        }
+        if in_header && t == "{" {
+            out.push_str(&format!(".maxnreg {cap}\n"));
+            in_header = false;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_caps_replace_the_entries_own() {
+        let ptx = ".visible .entry a(\n.param .u64 a_p\n)\n.maxntid 128, 1, 1\n.maxnreg 64\n{\nret;\n}\n.visible .entry b(\n)\n{\nret;\n}\n";
+        let capped = with_register_cap(ptx, 32).unwrap();
+        assert_eq!(capped.matches(".maxnreg 32\n{").count(), 2);
+        assert!(!capped.contains(".maxnreg 64") && capped.contains(".maxntid 128, 1, 1"));
+        let k = kernels_in_ptx(&capped);
+        assert!(k.iter().all(|k| k.max_registers == 32), "{k:?}");
+        let e = with_register_cap(ptx, 8).unwrap_err().to_string();
+        assert!(e.contains("8 registers") && e.contains("16..=255"), "{e}");
+    }
 
     #[test]
     fn directives_are_inserted_and_meta_removed() {

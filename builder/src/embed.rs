@@ -15,18 +15,31 @@
 //! ```
 //!
 //! The generated file defines one `static` of type `ptxlab_runtime::Kernels`:
-//! each module's PTX (`include_str!`), its cubins (`include_bytes!`), every
-//! entry with its parameter types and directives, and the `ptxas` resource
-//! report. The environment can override the defaults without touching
-//! `build.rs`: `PTXLAB_ARCH` (PTX target of the portable modules, default
-//! `sm_80`), `PTXLAB_CUBIN_ARCHS` (comma-separated, `none` for none; default
-//! `sm_90` when `ptxas` is found), `PTXLAB_PTXAS` (which `ptxas`).
+//! each module's PTX (`include_str!`), its cubins (`include_bytes!`), its
+//! register-capped cubins ([`Embed::reg_capped`]), every entry with its
+//! parameter types and directives, and the `ptxas` resource report. The
+//! environment can override the defaults without touching `build.rs`:
+//! `PTXLAB_ARCH` (PTX target of the portable modules, default `sm_80`),
+//! `PTXLAB_CUBIN_ARCHS` (cubin archs of the portable modules,
+//! comma-separated, `none` for none; default [`DEFAULT_CUBIN_ARCHS`], those
+//! at or above the PTX target, when `ptxas` is found; an arch-specific module
+//! always gets its own arch's cubin), `PTXLAB_PTXAS` (which `ptxas`).
+//!
+//! Each module's build prints one line of timings (`ptxlab-builder: ...`),
+//! which `cargo build -vv` shows.
 
 use crate::build::{BuildOutput, Builder};
+use crate::consts::{ARCH_SPECIFIC_PTX_ISA, DEFAULT_ARCH, DEFAULT_PTX_ISA};
+use crate::error::{BuildError, err};
 use crate::tools::find_ptxas;
-use crate::{ARCH_SPECIFIC_PTX_ISA, BuildError, DEFAULT_ARCH, DEFAULT_PTX_ISA, err};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// Cubin archs of the portable modules when `ptxas` is found and
+/// `PTXLAB_CUBIN_ARCHS` is unset: Ampere (`sm_80`, whose cubin also loads
+/// on sm_86/sm_87/sm_89) and Hopper (`sm_90`), so a supported GPU of either
+/// family loads every module without the driver's JIT.
+pub const DEFAULT_CUBIN_ARCHS: &[&str] = &["sm_80", "sm_90"];
 
 /// One module to build from the kernel crate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +54,8 @@ pub struct ModuleSpec {
     pub features: Vec<String>,
     /// PTX ISA version (`78` = PTX 7.8).
     pub ptx_isa: u32,
+    /// Register-capped cubins, as `(group, cap)` (see [`Embed::reg_capped`]).
+    pub reg_caps: Vec<(String, u32)>,
 }
 
 /// Builds a kernel crate from `build.rs` and embeds the result (see the module docs).
@@ -84,6 +99,7 @@ impl Embed {
                 fast_math: false,
                 features: Vec::new(),
                 ptx_isa: DEFAULT_PTX_ISA,
+                reg_caps: Vec::new(),
             }],
             static_name: "KERNELS".into(),
             file: "ptxlab_kernels.rs".into(),
@@ -98,6 +114,7 @@ impl Embed {
         self.modules.push(ModuleSpec {
             stem: format!("{}_fast", base.stem),
             fast_math: true,
+            reg_caps: Vec::new(),
             ..base
         });
         self
@@ -124,7 +141,26 @@ impl Embed {
             fast_math: false,
             features: vec![feature.to_string()],
             ptx_isa: ARCH_SPECIFIC_PTX_ISA,
+            reg_caps: Vec::new(),
         });
+        self
+    }
+
+    /// Also assembles the precise module's `group` (the kernels of one
+    /// top-level Rust module of the kernel crate) with a register cap: its
+    /// PTX with `.maxnreg cap` written into every entry, one cubin per cubin
+    /// arch. The runtime loads that cubin for a launch with this cap
+    /// (`ModuleKey::reg_cap`), where it would otherwise write the cap into the
+    /// PTX and wait for the driver's JIT. Call it once per cap; only the named
+    /// group pays the extra cubins (binary size and build time). Without
+    /// `ptxas` it adds nothing. A cap outside 16..=255, or a group the crate
+    /// does not have, fails the build, naming the allowed ones.
+    pub fn reg_capped(mut self, group: &str, cap: u32) -> Self {
+        let caps = &mut self.modules[0].reg_caps;
+        let cap = (group.to_string(), cap);
+        if !caps.contains(&cap) {
+            caps.push(cap);
+        }
         self
     }
 
@@ -143,11 +179,14 @@ impl Embed {
         self
     }
 
-    /// Cubin archs for a module: `PTXLAB_CUBIN_ARCHS`, else the module's own
-    /// arch for an arch-specific (`a`) module, else `sm_90`, when `ptxas` is found.
+    /// Cubin archs for a module: the module's own arch for an arch-specific
+    /// (`a`) module; else `PTXLAB_CUBIN_ARCHS`; else those of
+    /// [`DEFAULT_CUBIN_ARCHS`] at or above the module's PTX target (ptxas
+    /// cannot assemble PTX for an older arch); none without `ptxas`.
     fn cubin_archs(spec: &ModuleSpec) -> Vec<String> {
+        let ptxas = find_ptxas().is_ok();
         if spec.arch.ends_with('a') {
-            return if find_ptxas().is_ok() {
+            return if ptxas {
                 vec![spec.arch.clone()]
             } else {
                 vec![]
@@ -160,7 +199,7 @@ impl Embed {
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty())
                 .collect(),
-            None if find_ptxas().is_ok() => vec!["sm_90".into()],
+            None if ptxas => default_cubin_archs(&spec.arch),
             None => vec![],
         }
     }
@@ -202,10 +241,13 @@ impl Embed {
             b.features = spec.features.clone();
             b.ptx_isa = spec.ptx_isa;
             b.cubin_archs = Self::cubin_archs(spec);
+            b.reg_caps = spec.reg_caps.clone();
             let o = b.build()?;
             if let Some(note) = &o.ptxas_note {
                 println!("cargo:warning={note}");
             }
+            // Not a `cargo:` line: `cargo build -vv` shows it.
+            println!("{}", timing_line(spec, &o));
             for s in &o.sources {
                 println!("cargo:rerun-if-changed={}", s.display());
             }
@@ -244,8 +286,8 @@ impl Embed {
              /// cubins, every entry with its parameter types and launch directives, and the\n\
              /// `ptxas` resource report. Launch them with `ptxlab_runtime::launch!`.\n\
              pub static {}: {rt}::Kernels = {{\n    \
-             #[allow(unused_imports)] // `R` is unused when no ptxas ran\n    \
-             use {rt}::module::{{Entry as E, ModuleImage, ParamKind as P, Resources as R, MathMode}};\n    \
+             #[allow(unused_imports)] // `R` and `C` are unused when no ptxas ran\n    \
+             use {rt}::module::{{CappedCubin as C, Entry as E, ModuleImage, ParamKind as P, Resources as R, MathMode}};\n    \
              {rt}::Kernels {{\n        crate_name: {name:?},\n        modules: &[",
             self.crate_dir.display(),
             self.static_name
@@ -269,6 +311,21 @@ impl Embed {
                         path.display().to_string()
                     );
                 }
+                s.push_str("],\n                capped: &[");
+                for c in &part.capped {
+                    let _ = write!(
+                        s,
+                        "\n                    C {{ cap: {}, arch: {:?}, cubin: include_bytes!({:?}), resources: &[",
+                        c.cap,
+                        c.arch,
+                        c.path.display().to_string()
+                    );
+                    for r in &c.resources {
+                        s.push_str(&resources_literal(r));
+                        s.push_str(", ");
+                    }
+                    s.push_str("] },");
+                }
                 s.push_str("],\n                entries: &[\n");
                 for k in &part.kernels {
                     let params: Vec<String> = k.params.iter().map(|p| param_kind(p)).collect();
@@ -288,17 +345,7 @@ impl Embed {
                     .iter()
                     .filter(|r| part.kernels.iter().any(|k| k.name == r.kernel))
                 {
-                    let _ = writeln!(
-                        s,
-                        "                    R {{ kernel: {:?}, arch: {:?}, registers: {}, spill_stores: {}, spill_loads: {}, stack_frame: {}, shared_bytes: {} }},",
-                        r.kernel,
-                        r.arch,
-                        r.registers,
-                        r.spill_stores,
-                        r.spill_loads,
-                        r.stack_frame,
-                        r.shared_bytes
-                    );
+                    let _ = writeln!(s, "                    {},", resources_literal(r));
                 }
                 s.push_str("                ],\n            },\n");
             }
@@ -306,6 +353,66 @@ impl Embed {
         s.push_str("        ],\n    }\n};\n");
         s
     }
+}
+
+/// A resource report row as a `Resources` expression (`R` in the generated file).
+fn resources_literal(r: &crate::ptxas::ResourceUsage) -> String {
+    format!(
+        "R {{ kernel: {:?}, arch: {:?}, registers: {}, spill_stores: {}, spill_loads: {}, stack_frame: {}, shared_bytes: {} }}",
+        r.kernel, r.arch, r.registers, r.spill_stores, r.spill_loads, r.stack_frame, r.shared_bytes
+    )
+}
+
+/// [`DEFAULT_CUBIN_ARCHS`] at or above `ptx_arch` (`sm_80` keeps both;
+/// `sm_90` keeps `sm_90`).
+fn default_cubin_archs(ptx_arch: &str) -> Vec<String> {
+    let num = |a: &str| {
+        a.strip_prefix("sm_")
+            .and_then(|n| n.trim_end_matches('a').parse::<u32>().ok())
+    };
+    let floor = num(ptx_arch).unwrap_or(0);
+    DEFAULT_CUBIN_ARCHS
+        .iter()
+        .filter(|a| num(a).is_some_and(|n| n >= floor))
+        .map(|a| a.to_string())
+        .collect()
+}
+
+/// One line of a module's build timings: `ptxlab-builder: kernels (sm_80):
+/// cargo 1.2 s, link 0.0 s, ptxas 31 cubins (sm_80, sm_90; 2 capped) 12.4 s`.
+fn timing_line(spec: &ModuleSpec, o: &BuildOutput) -> String {
+    let secs = |step: &str| {
+        o.timings
+            .iter()
+            .find(|(s, _)| s == step)
+            .map_or(0.0, |(_, t)| *t)
+    };
+    let mut archs: Vec<&str> = Vec::new();
+    for (a, _) in &o.cubins {
+        if !archs.contains(&a.as_str()) {
+            archs.push(a);
+        }
+    }
+    let capped: usize = o.parts.iter().map(|p| p.capped.len()).sum();
+    format!(
+        "ptxlab-builder: {} ({}): cargo {:.1} s, link {:.1} s, ptxas {} cubins ({}{}) {:.1} s",
+        spec.stem,
+        spec.arch,
+        secs("cargo"),
+        secs("link"),
+        o.cubins.len(),
+        if archs.is_empty() {
+            "none".to_string()
+        } else {
+            archs.join(", ")
+        },
+        if capped > 0 {
+            format!("; {capped} capped")
+        } else {
+            String::new()
+        },
+        secs("ptxas")
+    )
 }
 
 /// A PTX parameter type as a `ParamKind` expression.
@@ -365,6 +472,27 @@ mod tests {
     fn the_crate_name_comes_from_the_manifest() {
         let ws = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
         assert_eq!(crate_name(&ws.join("kernels-gpu")), "kernels-gpu");
+    }
+
+    #[test]
+    fn default_cubin_archs_are_at_or_above_the_ptx_target() {
+        assert_eq!(default_cubin_archs("sm_80"), ["sm_80", "sm_90"]);
+        assert_eq!(default_cubin_archs("sm_86"), ["sm_90"]);
+        assert_eq!(default_cubin_archs("sm_90"), ["sm_90"]);
+    }
+
+    #[test]
+    fn reg_caps_go_to_the_precise_module_once() {
+        let e = Embed::new("kernels")
+            .fast_math()
+            .reg_capped("lomb", 32)
+            .reg_capped("lomb", 32)
+            .reg_capped("lomb", 40);
+        assert_eq!(
+            e.modules[0].reg_caps,
+            [("lomb".to_string(), 32), ("lomb".to_string(), 40)]
+        );
+        assert!(e.modules[1].reg_caps.is_empty() && e.modules[1].fast_math);
     }
 
     #[test]

@@ -44,63 +44,20 @@
 //! input changed.
 
 mod build;
+mod consts;
 mod directives;
 mod embed;
+mod error;
 mod ptxas;
 pub mod split;
 mod tools;
 
-pub use build::{BuildOutput, Builder, Part};
+pub use build::{BuildOutput, Builder, CappedCubin, Part};
+pub use consts::{ARCH_SPECIFIC_PTX_ISA, DEFAULT_ARCH, DEFAULT_PTX_ISA, META_MAGIC};
 pub use directives::{
     KernelMeta, apply_directives, entry_params, group_of_path, kernel_names_in_ir, kernels_in_ptx,
 };
-pub use embed::{Embed, Embedded, ModuleSpec};
+pub use embed::{DEFAULT_CUBIN_ARCHS, Embed, Embedded, ModuleSpec};
+pub use error::BuildError;
 pub use ptxas::{ResourceUsage, assemble, parse_ptxas_report, report_table};
 pub use tools::{LlvmTools, Toolchain, find_ptxas};
-
-use std::fmt;
-
-/// Default PTX target: every GPU from sm_80 (A100) up can JIT it.
-pub const DEFAULT_ARCH: &str = "sm_80";
-/// PTX ISA version written by default (CUDA 11.8+ drivers; sm_90 needs 7.8).
-pub const DEFAULT_PTX_ISA: u32 = 78;
-/// PTX ISA version of arch-specific (`sm_90a`) modules: `wgmma` and
-/// `mbarrier.expect_tx` need 8.0, `fence.proxy.tensormap` 8.3; 8.5 is CUDA
-/// 12.5, which every driver with those instructions' ptxas accepts.
-pub const ARCH_SPECIFIC_PTX_ISA: u32 = 85;
-/// Magic word in the last slot of a `__ptxlab_meta_*` static ("PTXL").
-pub const META_MAGIC: u32 = 0x5054_584c;
-
-/// A builder failure, with what to do about it.
-#[derive(Debug)]
-pub struct BuildError {
-    /// What failed.
-    pub step: String,
-    /// Output of the failing tool or the reason.
-    pub detail: String,
-    /// What to do.
-    pub hint: String,
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} failed: {}", self.step, self.detail.trim())?;
-        if !self.hint.is_empty() {
-            write!(f, "\nhint: {}", self.hint)?;
-        }
-        Ok(())
-    }
-}
-impl std::error::Error for BuildError {}
-
-pub(crate) fn err(
-    step: impl Into<String>,
-    detail: impl Into<String>,
-    hint: impl Into<String>,
-) -> BuildError {
-    BuildError {
-        step: step.into(),
-        detail: detail.into(),
-        hint: hint.into(),
-    }
-}

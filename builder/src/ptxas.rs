@@ -1,7 +1,7 @@
 //! `ptxas`: cubins and the per-kernel resource report (registers, spills,
 //! stack frame, static shared memory) parsed from `ptxas -v`.
 
-use crate::{BuildError, err};
+use crate::error::{BuildError, err};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! named with the command that installs it: a nightly `rustc` with the
 //! `rust-src` and `llvm-tools` components, and (optionally) `ptxas`.
 
-use crate::{BuildError, err};
+use crate::error::{BuildError, err};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -17,7 +17,7 @@
 //!   `exp2`, `exp10`, `exp_m1`, `ln`, `log2`, `log10`, `ln_1p`, `powf`,
 //!   `powi`, `cbrt`, `hypot`, `sinh`, `cosh`, `tanh`, `asin`, `acos`,
 //!   `atan`, `erf`, `erfc`. On the GPU they are [`crate::precise`]'s pure
-//!   Rust code (in every build, fast-math included; `docs/math.md` has
+//!   Rust code (in every build, fast-math included; `docs/book/src/math.md` has
 //!   the algorithms and the errors measured on an H100). On the host, where
 //!   the simulator runs the same kernel, they are the host's own functions
 //!   (Rust's `std`, that is the C library's `libm`), as a CPU build of a
@@ -98,7 +98,7 @@ macro_rules! real_impl {
             real_fn!(ln_1p(x), crate::precise::log::ln_1p(x), std::primitive::$t::ln_1p(x));
             real_fn!(powf(x, y: Self), crate::precise::pow::powf(x, y), std::primitive::$t::powf(x, y));
             // Not std's powi: it multiplies repeatedly, and its error grows
-            // with |n| (docs/math.md measures it); the C library's pow, in
+            // with |n| (docs/book/src/math.md measures it); the C library's pow, in
             // f64 so that any i32 is exact.
             real_fn!(powi(x, n: i32), crate::precise::pow::powi(x, n), std::primitive::f64::powf(x as f64, n as f64) as $t);
             real_fn!(cbrt(x), crate::precise::root::cbrt(x), std::primitive::$t::cbrt(x));

@@ -3,7 +3,7 @@
 //! `exp2`, `exp10`, `exp_m1`, `log2`, `log10`, `ln_1p`, `powf`, `powi`,
 //! `cbrt`, `hypot`, `sinh`, `cosh`, `tanh`, `asin`, `acos`, `atan`, `erf`
 //! and `erfc` in the submodules (one generic algorithm per function over
-//! f32 and f64, each computing in its own type; `docs/math.md` has the
+//! f32 and f64, each computing in its own type; `docs/book/src/math.md` has the
 //! algorithms, the choice of pure Rust over libdevice and the measured
 //! errors). Kernels reach them as methods of [`Real`] (`x.exp()`); the
 //! typed functions here (`exp_f32`, `powf_f64`, ...) are the same code,
@@ -50,7 +50,7 @@
 //! | f32 `atan2` | as f64 | `<= 3 ulp` |
 //!
 //! The errors measured against these bounds are in
-//! `docs/workloads/lomb-scargle.md` ("Precise math in pure Rust").
+//! `docs/book/src/workloads/lomb-scargle.md` ("Precise math in pure Rust").
 //!
 //! (The absolute form is the one that matters for sums such as Lomb-Scargle's,
 //! and it is the only meaningful one next to a zero of sin or cos, where the
@@ -93,7 +93,7 @@ macro_rules! typed {
 }
 
 typed! {
-    /// `e^x`: within 1 ulp (`docs/math.md` has the measured errors).
+    /// `e^x`: within 1 ulp (`docs/book/src/math.md` has the measured errors).
     exp_f32, exp_f64 => exp::exp;
     /// `2^x`, exact at integers.
     exp2_f32, exp2_f64 => exp::exp2;

@@ -6,7 +6,7 @@
 use crate::config::{LaunchConfig, Limits, check_launch};
 use crate::driver::{check_driver, check_ptx_isa, driver_cuda_version, ptx_isa_version};
 use crate::error::{Error, Result};
-use crate::module::{Entry, Form, Kernels, ModuleImage, ModuleKey, with_register_cap};
+use crate::module::{Entry, Kernels, LoadPlan, ModuleImage, ModuleKey, with_register_cap};
 use crate::param::Param;
 use crate::timing::Timing;
 use cudarc::driver::{
@@ -60,8 +60,11 @@ impl GpuInfo {
 pub struct LoadRecord {
     /// The module: build stem and group (`kernels/poisson`).
     pub module: String,
-    /// How it was loaded (`cubin sm_90`, `PTX sm_80 through the driver JIT`).
+    /// How it was loaded (`cubin sm_90`, `cubin sm_90, maxnreg 32`,
+    /// `PTX sm_80 through the driver JIT`).
     pub how: String,
+    /// Whether it went through the driver's JIT (loaded from PTX).
+    pub jit: bool,
     /// Wall time of `cuModuleLoadData`, ms (JIT included for PTX).
     pub ms: f64,
 }
@@ -168,78 +171,75 @@ impl Gpu {
         self.loads.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
-    /// The form a module key resolves to on this GPU: [`Form::Auto`] is the
-    /// cubin when the image has one for this GPU (and no register cap is
-    /// asked), the PTX otherwise.
-    fn resolve_form(&self, img: &ModuleImage, key: ModuleKey) -> Form {
-        match key.form {
-            Form::Auto if key.reg_cap.is_none() && self.cubin_of(img).is_some() => Form::Cubin,
-            Form::Auto => Form::Ptx,
-            f => f,
-        }
+    /// How `img` loads on this GPU for `key` (see [`ModuleImage::plan`]).
+    fn plan(&self, img: &ModuleImage, key: ModuleKey) -> LoadPlan {
+        img.plan(self.info.compute_capability, key)
     }
 
-    /// The cubin of `img` for this GPU: the image's own arch for an
-    /// arch-specific (`sm_90a`) image, this GPU's arch otherwise.
-    fn cubin_of(&self, img: &ModuleImage) -> Option<&'static [u8]> {
-        let want = self.cubin_arch(img);
-        img.cubins.iter().find(|(a, _)| *a == want).map(|(_, b)| *b)
-    }
-
-    fn cubin_arch(&self, img: &ModuleImage) -> String {
-        if img.arch.ends_with('a') {
-            img.arch.to_string()
-        } else {
-            self.info.arch()
-        }
-    }
-
-    /// The image to load for a module key: PTX text (with the register cap
-    /// written in) or the cubin for this GPU's arch.
+    /// The image to load for a module key: the cubin for this GPU (of the
+    /// key's register cap) or the PTX text (with the cap written in).
     fn image(&self, img: &ModuleImage, key: ModuleKey) -> Result<Ptx> {
-        match self.resolve_form(img, key) {
-            Form::Ptx | Form::Auto => {
+        match self.plan(img, key) {
+            LoadPlan::Cubin { .. } => {
+                let (_, bytes) = img
+                    .cubin_for(self.info.compute_capability, key.reg_cap)
+                    .ok_or_else(|| Error::input("module", "the planned cubin is missing"))?;
+                Ok(Ptx::from_binary(bytes.to_vec()))
+            }
+            LoadPlan::Ptx { .. } => {
                 let text = match key.reg_cap {
                     Some(cap) => with_register_cap(img.ptx, cap)?,
                     None => img.ptx.to_string(),
                 };
                 Ok(Ptx::from_src(text))
             }
-            Form::Cubin => {
-                if key.reg_cap.is_some() {
-                    return Err(Error::input(
-                        "module",
-                        "a register cap applies to PTX modules only (the cubin is already assembled)",
-                    ));
-                }
-                let arch = self.cubin_arch(img);
-                let built: Vec<&str> = img.cubins.iter().map(|(a, _)| *a).collect();
-                let bytes = self.cubin_of(img).ok_or_else(|| Error::Unsupported {
-                    what: format!("a cubin for {arch}"),
+            LoadPlan::NoCubin { reg_cap, .. } => {
+                let arch = self.info.arch();
+                let built: Vec<String> = match reg_cap {
+                    None => img.cubins.iter().map(|(a, _)| a.to_string()).collect(),
+                    Some(cap) => img
+                        .capped
+                        .iter()
+                        .filter(|c| c.cap == cap)
+                        .map(|c| c.arch.to_string())
+                        .collect(),
+                };
+                let what = match reg_cap {
+                    None => format!("a cubin of `{}/{}` for {arch}", img.stem, img.group),
+                    Some(cap) => format!(
+                        "a cubin of `{}/{}` for {arch} capped at {cap} registers",
+                        img.stem, img.group
+                    ),
+                };
+                let rebuild = match reg_cap {
+                    None => format!("PTXLAB_CUBIN_ARCHS={arch}"),
+                    Some(cap) => format!(
+                        "`Embed::reg_capped(\"{}\", {cap})` in build.rs and PTXLAB_CUBIN_ARCHS={arch}",
+                        img.group
+                    ),
+                };
+                Err(Error::Unsupported {
+                    what,
                     backend: "gpu".into(),
                     hint: format!(
-                        "cubins were built for {built:?}; rebuild with PTXLAB_CUBIN_ARCHS={arch} and \
-                         ptxas available, or load the PTX (Form::Ptx or Form::Auto)"
+                        "cubins were built for {built:?}; rebuild with {rebuild} and ptxas \
+                         available, or load the PTX (Form::Ptx or Form::Auto)"
                     ),
-                })?;
-                Ok(Ptx::from_binary(bytes.to_vec()))
+                })
             }
+            LoadPlan::NotForThisGpu { arch } => Err(Error::Unsupported {
+                what: format!("module `{}/{}` (built for {arch})", img.stem, img.group),
+                backend: format!("gpu ({})", self.info.arch()),
+                hint: "an `a` target such as sm_90a runs on that GPU only".into(),
+            }),
         }
     }
 
     /// How a launch from `img` with `key` would load it on this GPU
-    /// (`cubin sm_90`, `PTX sm_80 through the driver JIT`, or why it cannot).
+    /// (`cubin sm_90`, `cubin sm_90, maxnreg 32`, `PTX sm_80 through the
+    /// driver JIT`, or why it cannot).
     pub fn load_plan(&self, img: &ModuleImage, key: ModuleKey) -> String {
-        if !img.runs_on(self.info.compute_capability) {
-            return format!("not for this GPU ({} only)", img.arch);
-        }
-        match self.resolve_form(img, key) {
-            Form::Cubin if self.cubin_of(img).is_some() => {
-                format!("cubin {}", self.cubin_arch(img))
-            }
-            Form::Cubin => format!("no cubin for {}", self.cubin_arch(img)),
-            _ => format!("PTX {} through the driver JIT", img.arch),
-        }
+        self.plan(img, key).to_string()
     }
 
     /// The portable module of `key`'s build that holds `entry` (the one
@@ -305,8 +305,8 @@ impl Gpu {
         img: &'static ModuleImage,
         key: ModuleKey,
     ) -> Result<(Arc<CudaModule>, f64)> {
-        let form = self.resolve_form(img, key);
-        if form == Form::Ptx
+        let plan = self.plan(img, key);
+        if plan.is_jit()
             && let Some(isa) = ptx_isa_version(img.ptx)
         {
             check_ptx_isa(driver_cuda_version()?, isa)?;
@@ -318,15 +318,11 @@ impl Gpu {
             .load_module(image)
             .map_err(|e| Error::driver("cuModuleLoadData", e))?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        let how = match (form, key.reg_cap) {
-            (Form::Cubin, _) => format!("cubin {}", self.cubin_arch(img)),
-            (_, Some(c)) => format!("PTX {} through the driver JIT, maxnreg {c}", img.arch),
-            (_, None) => format!("PTX {} through the driver JIT", img.arch),
-        };
         if let Ok(mut l) = self.loads.lock() {
             l.push(LoadRecord {
                 module: format!("{}/{}", img.stem, img.group),
-                how,
+                how: plan.to_string(),
+                jit: plan.is_jit(),
                 ms,
             });
         }

@@ -1,7 +1,7 @@
 //! CUDA graphs: a sequence of launches captured once on a stream of its own
 //! and replayed with one driver call, so the GPU front end receives many
 //! launches at once instead of one per call (the per-kernel cost of each is
-//! measured in `docs/workloads/fusion.md`).
+//! measured in `docs/book/src/workloads/fusion.md`).
 //!
 //! ```ignore
 //! let graph = Graph::capture(gpu, |cap| {

@@ -11,6 +11,10 @@
 //! (variant, PTX or cubin, register cap); [`Kernels::select`] picks the
 //! module of that variant that holds the entry and runs on the GPU, or says
 //! in one line why none does.
+//! [`ModuleImage::plan`] says in which form that module reaches the GPU: a
+//! cubin assembled ahead of time (of the key's register cap, when it asks
+//! for one) wherever the build has one that loads there, the PTX through
+//! the driver's JIT otherwise or when the key asks for it.
 
 use crate::error::{Error, Result};
 
@@ -29,21 +33,25 @@ pub enum MathMode {
 /// How a module reaches the GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Form {
-    /// The cubin for this GPU's architecture when the build has one (no
-    /// JIT, milliseconds), otherwise the PTX through the driver's JIT.
+    /// The cubin for this GPU's architecture (and the key's register cap)
+    /// when the build has one (no JIT, milliseconds), otherwise the PTX
+    /// through the driver's JIT.
     #[default]
     Auto,
-    /// PTX, compiled by the driver's JIT at load time (what a lesson on the
-    /// JIT, or a register cap written into the PTX, needs).
+    /// PTX, compiled by the driver's JIT at load time, the register cap
+    /// written into it (what a lesson on the JIT asks for; the JIT costs
+    /// seconds for a large module).
     Ptx,
     /// A cubin assembled ahead of time by `ptxas` (an error when the build
-    /// has none for this GPU).
+    /// has none for this GPU and register cap).
     Cubin,
 }
 
 /// Which module a launch loads its kernel from (cudarc's `CudaModule`): the
 /// build (precise or fast math), the form it is loaded in, and an optional
-/// register cap written into the PTX before the JIT. A [`LaunchConfig`]
+/// register cap (a cubin assembled with that cap when the build has one,
+/// see `ptxlab_builder::Embed::reg_capped`; else the cap is written into the
+/// PTX before the JIT). A [`LaunchConfig`]
 /// carries one (`LaunchConfig::with_module`); the default is the precise
 /// build, cubin when there is one for the GPU.
 ///
@@ -54,7 +62,7 @@ pub struct ModuleKey {
     pub math: MathMode,
     /// Cubin when available, PTX, or cubin only.
     pub form: Form,
-    /// Register cap for every kernel of the module (PTX only).
+    /// Register cap (`.maxnreg`) for every kernel of the module.
     pub reg_cap: Option<u32>,
 }
 
@@ -82,6 +90,13 @@ impl ModuleKey {
     pub const fn cubin(self) -> ModuleKey {
         ModuleKey {
             form: Form::Cubin,
+            ..self
+        }
+    }
+    /// This key with every kernel capped at `cap` registers per thread.
+    pub const fn capped(self, cap: u32) -> ModuleKey {
+        ModuleKey {
+            reg_cap: Some(cap),
             ..self
         }
     }
@@ -177,6 +192,95 @@ pub struct Resources {
     pub shared_bytes: u32,
 }
 
+/// A cubin of a module assembled with a register cap: the module's PTX with
+/// `.maxnreg cap` written into every entry, assembled ahead of time by
+/// `ptxas` for one arch.
+#[derive(Debug, Clone, Copy)]
+pub struct CappedCubin {
+    /// Registers per thread.
+    pub cap: u32,
+    /// Target arch (`sm_90`).
+    pub arch: &'static str,
+    /// The cubin.
+    pub cubin: &'static [u8],
+    /// `ptxas`'s report for the capped kernels.
+    pub resources: &'static [Resources],
+}
+
+/// How a module would reach a GPU for a [`ModuleKey`] ([`ModuleImage::plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadPlan {
+    /// A cubin assembled ahead of time (no JIT), of `reg_cap` when set.
+    Cubin {
+        /// The cubin's arch (`sm_90`; `sm_80` on an sm_86 GPU).
+        arch: &'static str,
+        /// Its register cap.
+        reg_cap: Option<u32>,
+    },
+    /// The PTX through the driver's JIT, `reg_cap` written into it when set.
+    Ptx {
+        /// The PTX target.
+        arch: &'static str,
+        /// The cap written into it.
+        reg_cap: Option<u32>,
+    },
+    /// The key asks for a cubin and the build has none for this GPU (and cap).
+    NoCubin {
+        /// Compute capability of the GPU.
+        cc: (i32, i32),
+        /// The cap asked for.
+        reg_cap: Option<u32>,
+    },
+    /// The module does not run on this GPU (an `sm_90a` module elsewhere).
+    NotForThisGpu {
+        /// The module's PTX target.
+        arch: &'static str,
+    },
+}
+
+impl LoadPlan {
+    /// Whether the load goes through the driver's JIT.
+    pub fn is_jit(&self) -> bool {
+        matches!(self, LoadPlan::Ptx { .. })
+    }
+}
+
+impl std::fmt::Display for LoadPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cap = |c: &Option<u32>| c.map_or(String::new(), |c| format!(", maxnreg {c}"));
+        match self {
+            LoadPlan::Cubin { arch, reg_cap } => write!(f, "cubin {arch}{}", cap(reg_cap)),
+            LoadPlan::Ptx { arch, reg_cap } => {
+                write!(f, "PTX {arch} through the driver JIT{}", cap(reg_cap))
+            }
+            LoadPlan::NoCubin { cc, reg_cap } => {
+                write!(f, "no cubin for sm_{}{}{}", cc.0, cc.1, cap(reg_cap))
+            }
+            LoadPlan::NotForThisGpu { arch } => write!(f, "not for this GPU ({arch} only)"),
+        }
+    }
+}
+
+/// `sm_90a` -> (9, 0, true); `sm_80` -> (8, 0, false).
+fn parse_arch(arch: &str) -> Option<(i32, i32, bool)> {
+    let n = arch.strip_prefix("sm_")?;
+    let specific = n.ends_with('a');
+    let n: i32 = n.trim_end_matches('a').parse().ok()?;
+    Some((n / 10, n % 10, specific))
+}
+
+/// Whether a cubin for `arch` loads on a GPU of compute capability `cc`:
+/// an `sm_XYa` cubin on XY only; an `sm_XY` cubin on the same major
+/// version at minor Y or newer (SASS is compatible within a major version
+/// upward: an sm_80 cubin runs on sm_86 and sm_89, not on sm_90).
+pub fn cubin_runs_on(arch: &str, cc: (i32, i32)) -> bool {
+    match parse_arch(arch) {
+        Some((ma, mi, true)) => (ma, mi) == cc,
+        Some((ma, mi, false)) => ma == cc.0 && mi <= cc.1,
+        None => false,
+    }
+}
+
 /// One PTX module of a kernel crate, embedded in the host binary: the
 /// kernels of one top-level Rust module of the crate (its `group`) in one
 /// build, so a program loads only the groups it launches from.
@@ -195,6 +299,8 @@ pub struct ModuleImage {
     pub ptx: &'static str,
     /// Cubins assembled by `ptxas`, by arch.
     pub cubins: &'static [(&'static str, &'static [u8])],
+    /// Register-capped cubins (none unless the build asked for them).
+    pub capped: &'static [CappedCubin],
     /// Every entry.
     pub entries: &'static [Entry],
     /// The resource report (empty without `ptxas`).
@@ -208,10 +314,91 @@ impl ModuleImage {
     }
     /// `sm_90a` -> (9, 0, true); `sm_80` -> (8, 0, false).
     fn target(&self) -> Option<(i32, i32, bool)> {
-        let n = self.arch.strip_prefix("sm_")?;
-        let specific = n.ends_with('a');
-        let n: i32 = n.trim_end_matches('a').parse().ok()?;
-        Some((n / 10, n % 10, specific))
+        parse_arch(self.arch)
+    }
+
+    /// The cubin a GPU of compute capability `cc` loads for register cap
+    /// `reg_cap` (none: the uncapped cubins), with its arch: the newest one
+    /// that loads there ([`cubin_runs_on`]: the exact arch, else an older
+    /// one of the same major version); `None` when the build has none that
+    /// loads, or the module does not run on that GPU.
+    pub fn cubin_for(
+        &self,
+        cc: (i32, i32),
+        reg_cap: Option<u32>,
+    ) -> Option<(&'static str, &'static [u8])> {
+        if !self.runs_on(cc) {
+            return None;
+        }
+        let newest = |c: &mut dyn Iterator<Item = (&'static str, &'static [u8])>| {
+            c.filter(|(a, _)| cubin_runs_on(a, cc))
+                .max_by_key(|(a, _)| parse_arch(a))
+        };
+        match reg_cap {
+            None => newest(&mut self.cubins.iter().copied()),
+            Some(cap) => newest(
+                &mut self
+                    .capped
+                    .iter()
+                    .filter(|c| c.cap == cap)
+                    .map(|c| (c.arch, c.cubin)),
+            ),
+        }
+    }
+
+    /// How a launch with `key` would load this module on a GPU of compute
+    /// capability `cc` ([`Form::Auto`]: the cubin of the key's cap when the
+    /// build has one that loads there, else the PTX through the JIT).
+    pub fn plan(&self, cc: (i32, i32), key: ModuleKey) -> LoadPlan {
+        if !self.runs_on(cc) {
+            return LoadPlan::NotForThisGpu { arch: self.arch };
+        }
+        let cubin = self.cubin_for(cc, key.reg_cap);
+        match (key.form, cubin) {
+            (Form::Ptx, _) | (Form::Auto, None) => LoadPlan::Ptx {
+                arch: self.arch,
+                reg_cap: key.reg_cap,
+            },
+            (_, Some((arch, _))) => LoadPlan::Cubin {
+                arch,
+                reg_cap: key.reg_cap,
+            },
+            (Form::Cubin, None) => LoadPlan::NoCubin {
+                cc,
+                reg_cap: key.reg_cap,
+            },
+        }
+    }
+
+    /// The forms this module ships in, for listings: `PTX sm_80; cubin
+    /// sm_80, sm_90; maxnreg 32 cubin sm_80, sm_90`.
+    pub fn forms(&self) -> String {
+        let mut s = format!("PTX {}", self.arch);
+        if !self.cubins.is_empty() {
+            let archs: Vec<&str> = self.cubins.iter().map(|(a, _)| *a).collect();
+            s.push_str(&format!("; cubin {}", archs.join(", ")));
+        }
+        for cap in self.caps() {
+            let archs: Vec<&str> = self
+                .capped
+                .iter()
+                .filter(|c| c.cap == cap)
+                .map(|c| c.arch)
+                .collect();
+            s.push_str(&format!("; maxnreg {cap} cubin {}", archs.join(", ")));
+        }
+        s
+    }
+
+    /// The register caps of the capped cubins, each once, in build order.
+    pub fn caps(&self) -> Vec<u32> {
+        let mut caps: Vec<u32> = Vec::new();
+        for c in self.capped {
+            if !caps.contains(&c.cap) {
+                caps.push(c.cap);
+            }
+        }
+        caps
     }
     /// Whether a GPU of compute capability `cc` can load this module: an
     /// `sm_XY` module runs on XY and newer (the driver JITs it), an `sm_XYa`
@@ -319,6 +506,24 @@ impl Kernels {
         v
     }
 
+    /// The resource report of `kernel` on `arch` in the `math` build,
+    /// assembled with register cap `cap` (from the capped cubins).
+    pub fn capped_resources(
+        &self,
+        kernel: &str,
+        arch: &str,
+        math: MathMode,
+        cap: u32,
+    ) -> Option<&'static Resources> {
+        self.modules
+            .iter()
+            .filter(|m| m.math == math)
+            .flat_map(|m| m.capped.iter())
+            .filter(|c| c.cap == cap && c.arch == arch)
+            .flat_map(|c| c.resources.iter())
+            .find(|r| r.kernel == kernel)
+    }
+
     /// The resource report of `kernel` on `arch` in the `math` build.
     pub fn resources(
         &self,
@@ -335,8 +540,9 @@ impl Kernels {
 }
 
 /// Writes `.maxnreg cap` into every `.entry` of a PTX module (replacing an
-/// existing one), as `max_registers` would: the register-cap rung without
-/// recompiling the kernels.
+/// existing one), as `max_registers` would: a register cap without
+/// recompiling the kernels, for the driver's JIT. `ptxlab-builder` writes
+/// the same lines before it assembles a capped cubin.
 pub fn with_register_cap(ptx: &str, cap: u32) -> Result<String> {
     if !(16..=255).contains(&cap) {
         return Err(Error::input(
@@ -391,6 +597,7 @@ mod tests {
             arch,
             ptx: "",
             cubins: &[],
+            capped: &[],
             entries,
             resources: &[],
         }
@@ -403,6 +610,7 @@ mod tests {
             arch: "sm_80",
             ptx: "",
             cubins: &[],
+            capped: &[],
             entries: PORTABLE,
             resources: &[],
         },
@@ -413,6 +621,7 @@ mod tests {
             arch: "sm_90a",
             ptx: "",
             cubins: &[],
+            capped: &[],
             entries: HOPPER,
             resources: &[],
         },
@@ -464,6 +673,91 @@ mod tests {
             .to_string();
         assert!(e.contains("Precise") && e.contains("`kernels`"), "{e}");
         assert_eq!(KERNELS.entry_names(), ["saxpy", "gemm_wgmma"]);
+    }
+
+    static CUBIN80: &[u8] = b"80";
+    static CUBIN90: &[u8] = b"90";
+    static CAPPED90: &[u8] = b"90/32";
+    static BOTH: &[(&str, &[u8])] = &[("sm_80", CUBIN80), ("sm_90", CUBIN90)];
+    static HOPPER_CUBIN: &[(&str, &[u8])] = &[("sm_90a", CUBIN90)];
+    static CAPPED: &[CappedCubin] = &[CappedCubin {
+        cap: 32,
+        arch: "sm_90",
+        cubin: CAPPED90,
+        resources: &[],
+    }];
+    fn shipped(
+        arch: &'static str,
+        cubins: &'static [(&'static str, &'static [u8])],
+    ) -> ModuleImage {
+        ModuleImage {
+            cubins,
+            capped: CAPPED,
+            ..image("kernels", arch, PORTABLE)
+        }
+    }
+
+    #[test]
+    fn cubins_are_picked_by_arch_family_and_cap() {
+        let m = shipped("sm_80", BOTH);
+        let arch = |cc, cap| m.cubin_for(cc, cap).map(|(a, _)| a);
+        assert_eq!(arch((9, 0), None), Some("sm_90"));
+        assert_eq!(arch((8, 0), None), Some("sm_80"));
+        // An sm_80 cubin loads on the rest of Ampere and on Ada.
+        assert_eq!(arch((8, 6), None), Some("sm_80"));
+        assert_eq!(arch((8, 9), None), Some("sm_80"));
+        // Not across a major version: Blackwell gets the PTX.
+        assert_eq!(arch((10, 0), None), None);
+        // A cap picks the capped cubin, and only of that cap.
+        assert_eq!(m.cubin_for((9, 0), Some(32)), Some(("sm_90", CAPPED90)));
+        assert_eq!(arch((8, 0), Some(32)), None);
+        assert_eq!(arch((9, 0), Some(40)), None);
+        assert!(cubin_runs_on("sm_90a", (9, 0)) && !cubin_runs_on("sm_90a", (9, 1)));
+        assert!(!cubin_runs_on("sm_90", (8, 9)) && !cubin_runs_on("sm_86", (8, 0)));
+    }
+
+    #[test]
+    fn the_plan_says_cubin_or_jit_and_why() {
+        let m = shipped("sm_80", BOTH);
+        let h = (9, 0);
+        let plan = |key| m.plan(h, key).to_string();
+        assert_eq!(plan(ModuleKey::PRECISE), "cubin sm_90");
+        assert_eq!(
+            plan(ModuleKey::PRECISE.capped(32)),
+            "cubin sm_90, maxnreg 32"
+        );
+        // A lesson can still ask for the JIT, with or without the cap.
+        assert_eq!(
+            plan(ModuleKey::PRECISE.ptx()),
+            "PTX sm_80 through the driver JIT"
+        );
+        assert_eq!(
+            plan(ModuleKey::PRECISE.ptx().capped(32)),
+            "PTX sm_80 through the driver JIT, maxnreg 32"
+        );
+        assert!(m.plan(h, ModuleKey::PRECISE.ptx()).is_jit());
+        assert!(!m.plan(h, ModuleKey::PRECISE).is_jit());
+        // A cap the build did not assemble falls back to the JIT (Auto) or
+        // is refused (Cubin).
+        assert!(m.plan(h, ModuleKey::PRECISE.capped(40)).is_jit());
+        assert_eq!(
+            plan(ModuleKey::PRECISE.cubin().capped(40)),
+            "no cubin for sm_90, maxnreg 40"
+        );
+        let a = ModuleImage {
+            cubins: HOPPER_CUBIN,
+            ..image("kernels_sm90a", "sm_90a", HOPPER)
+        };
+        assert_eq!(a.plan(h, ModuleKey::PRECISE).to_string(), "cubin sm_90a");
+        assert_eq!(
+            a.plan((8, 0), ModuleKey::PRECISE).to_string(),
+            "not for this GPU (sm_90a only)"
+        );
+        assert_eq!(
+            m.forms(),
+            "PTX sm_80; cubin sm_80, sm_90; maxnreg 32 cubin sm_90"
+        );
+        assert_eq!(image("k", "sm_80", PORTABLE).forms(), "PTX sm_80");
     }
 
     #[test]

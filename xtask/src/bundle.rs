@@ -1,37 +1,38 @@
 //! `bundle` and `sanitize`: what a GPU machine without Rust needs (binaries,
 //! PTX, peers, run scripts), and the compute-sanitizer run over it.
 
-use crate::ptx::build_ptx;
-use crate::{cargo, opt, root, run};
+use crate::cli::{BundleArgs, SanitizerTool};
+use crate::ptx::build_module;
+use crate::target::Module;
+use crate::util::{cargo, root, run};
 use anyhow::{Result, bail};
-use std::path::{Path, PathBuf};
+use clap::ValueEnum;
+use std::path::Path;
 use std::process::Command;
 
 /// Packs what a GPU machine without Rust needs: `ptxlab`, the test binaries,
-/// PTX/cubins, the peers and `run.sh`. With `--scaffold`: a project made by
-/// `new-kernel-crate` instead (see [`crate::scaffold::bundle_scaffold`]).
-pub(crate) fn bundle(args: &[String]) -> Result<()> {
-    if args.iter().any(|a| a == "--scaffold") {
-        return crate::scaffold::bundle_scaffold(args);
+/// the PTX and cubins of every module the lab embeds, the peers and
+/// `run.sh`. With `--scaffold`: a project made by `new-kernel-crate` instead
+/// (see [`crate::scaffold::bundle_scaffold`]).
+pub(crate) fn bundle(args: &BundleArgs) -> Result<()> {
+    let out = args.out.clone().unwrap_or_else(|| root().join("bundle"));
+    if args.scaffold {
+        return crate::scaffold::bundle_scaffold(&out);
     }
-    let out = opt(args, "--out")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("bundle"));
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(out.join("tests"))?;
-    build_ptx(&["--out".into(), out.join("ptx").display().to_string()])?;
+    for m in Module::LAB {
+        build_module(*m, &out.join("ptx"), 3, None)?;
+    }
     run(cargo().args(["build", "--quiet", "--release", "-p", "ptxlab"]))?;
     std::fs::copy(root().join("target/release/ptxlab"), out.join("ptxlab"))?;
     let mut test_cmd = cargo();
     test_cmd.args(["test", "--release", "--no-run", "--message-format=json"]);
-    match opt(args, "--tests") {
-        Some(list) => {
-            for t in list.split(',') {
-                test_cmd.args(["--test", t]);
-            }
-        }
-        None => {
-            test_cmd.args(["--workspace", "--tests"]);
+    if args.tests.is_empty() {
+        test_cmd.args(["--workspace", "--tests"]);
+    } else {
+        for t in &args.tests {
+            test_cmd.args(["--test", t]);
         }
     }
     let o = test_cmd.output()?;
@@ -68,7 +69,7 @@ pub(crate) fn bundle(args: &[String]) -> Result<()> {
     }
     // The Criterion benches (`bench_main`): run `benches/bench_main --bench` there.
     let mut benches = 0;
-    if !args.iter().any(|a| a == "--no-benches") {
+    if !args.no_benches {
         let o = cargo()
             .args([
                 "bench",
@@ -235,12 +236,8 @@ fi
 exit $fail
 "#;
 
-pub(crate) fn sanitize(args: &[String]) -> Result<()> {
-    let tool = opt(args, "--tool");
-    let filter = args
-        .iter()
-        .rfind(|a| !a.starts_with("--") && Some(*a) != tool.as_ref())
-        .cloned();
+/// `cargo xtask sanitize`: bundles the tests and runs `sanitize.sh` here.
+pub(crate) fn sanitize(args: &crate::cli::SanitizeArgs) -> Result<()> {
     let have = Command::new("compute-sanitizer")
         .arg("--version")
         .output()
@@ -252,13 +249,18 @@ pub(crate) fn sanitize(args: &[String]) -> Result<()> {
              run `cargo xtask bundle`, copy bundle/ to the GPU machine and run `./sanitize.sh memcheck racecheck synccheck` there"
         );
     }
-    bundle(&["--no-benches".into()])?;
+    bundle(&BundleArgs {
+        out: None,
+        tests: Vec::new(),
+        no_benches: true,
+        scaffold: false,
+    })?;
     let mut cmd = Command::new(root().join("bundle/sanitize.sh"));
-    if let Some(t) = tool {
-        cmd.arg(t);
+    if let Some(t) = args.tool.and_then(|t: SanitizerTool| t.to_possible_value()) {
+        cmd.arg(t.get_name());
     }
-    if let Some(f) = filter {
-        cmd.args(["--", &f]);
+    if let Some(f) = &args.filter {
+        cmd.arg("--").arg(f);
     }
     run(&mut cmd)
 }

@@ -1,6 +1,6 @@
 //! `doctor`: each thing the project needs, OK or what to do.
 
-use crate::{cargo, root};
+use crate::util::{cargo, root};
 use anyhow::Result;
 use ptxlab_builder::find_ptxas;
 use std::path::PathBuf;

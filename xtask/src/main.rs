@@ -1,89 +1,38 @@
-//! `cargo xtask <command>`: the project's build, inspection and benchmark jobs.
+//! `cargo xtask <command>`: the project's build, inspection, benchmark,
+//! documentation and packaging jobs. `cargo xtask <command> --help` shows a
+//! command's options.
 //!
 //! | command | what it does |
 //! |---|---|
-//! | `build-and-bench` | build the kernels and `ptxlab`, check every workload, time every variant, write the report |
-//! | `build-ptx` | build the kernels to PTX (and cubins + resource report with `ptxas`) |
-//! | `inspect <kernel>` | a kernel's PTX, its resource report and, where `cuobjdump`/`nvdisasm` exist, its SASS |
-//! | `ptx-diff [--base REV]` | the PTX of every kernel (precise and fast-math modules) against `REV`'s, built by `REV`'s own xtask in a temporary worktree: identical / differs / added / removed |
+//! | `build-and-bench` | build the kernels and `ptxlab`, check every workload, time every variant, write the report (`--quick`, `--only W`, `--backend`, `--peers`, `--out DIR` go to `ptxlab bench`); `--update-docs [DIR]`: the workload docs' results tables from a recorded run |
+//! | `build-ptx` | one module of the kernels to PTX (`--arch sm_80\|sm_86\|sm_89\|sm_90\|sm_90a`, `--fast`), or every module the lab embeds (`--all`); cubins and the resource report with `ptxas` |
+//! | `inspect [<kernel>]` | every kernel of every module (sm_80 and sm_90a) with its module and arch; or one kernel's PTX, its resource report and, where `cuobjdump`/`nvdisasm` exist, its SASS, from whichever module holds it |
+//! | `ptx-diff [--base REV]` | the PTX of every kernel (sm_80 precise and fast-math, sm_90a) against `REV`'s, built by `REV`'s own xtask in a temporary worktree: identical / differs / added / removed |
 //! | `doctor` | toolchain, components, `ptxas`, driver, GPU, Python peers: each OK or what to do |
-//! | `new-kernel-crate <path>` | a standalone project with its own kernel crate, `build.rs` and a host binary (SAXPY + a shared-memory stencil), depending on this checkout |
-//! | `test` | the test suite (`cargo test --workspace`) |
-//! | `bundle` | test and bench binaries, PTX, cubins, peers and a run script in one folder, for a GPU machine without Rust; `--scaffold`: a project made by `new-kernel-crate` instead, its binary, PTX, cubins and a run script |
-
-use anyhow::{Context, Result, bail};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+//! | `new-kernel-crate <path>` | a standalone project with its own kernel crate, `build.rs` and a host binary, depending on ptxlab by path (this checkout), git or version (`--dep`) |
+//! | `test [ARGS]` | the test suite (`cargo test --workspace ARGS`) |
+//! | `bundle` | test and bench binaries, PTX, cubins, peers and a run script in one folder, for a GPU machine without Rust; `--scaffold`: a project made by `new-kernel-crate` instead |
+//! | `sanitize` | the bundled GPU tests under `compute-sanitizer` |
+//! | `book` | the book under `docs/book`, links checked (`--check-links`: only the check) |
+//! | `results-index` | `docs/results/README.md`, one line per recorded run (`--check`: verify it) |
+//! | `package-check` | `cargo package` of the four publishable crates, each `.crate`'s size |
 
 mod bench;
 mod bundle;
+mod cli;
+mod docs;
 mod doctor;
+mod package;
 mod ptx;
 mod ptx_diff;
 mod scaffold;
+mod target;
+mod util;
 
-const COMMANDS: &[(&str, &str)] = &[
-    (
-        "build-and-bench",
-        "[--quick] [--only <workload>]... [--backend gpu|sim|cpu] [--peers] [--out DIR] [--update-docs [RESULTS_DIR]]",
-    ),
-    (
-        "build-ptx",
-        "[--arch sm_XX] [--opt-level 0-3] [--fast] [--cubin sm_XX[,sm_YY]|none] [--out DIR]",
-    ),
-    ("inspect", "<kernel> [--arch sm_XX] [--fast]"),
-    (
-        "ptx-diff",
-        "[--base REV (default HEAD)] [--arch sm_XX] [--ignore-numbering] | --files OLD.ptx NEW.ptx",
-    ),
-    ("doctor", ""),
-    ("new-kernel-crate", "<path> [--name NAME]"),
-    ("test", "[extra cargo test args]"),
-    (
-        "bundle",
-        "[--out DIR] [--tests name,name] [--no-benches] | --scaffold [--out DIR]",
-    ),
-    (
-        "sanitize",
-        "[--tool memcheck|racecheck|synccheck|initcheck] [<test-name-filter>]",
-    ),
-];
-
-fn usage() -> String {
-    let mut s = String::from("usage: cargo xtask <command> [options]\n\ncommands:\n");
-    for (c, a) in COMMANDS {
-        s.push_str(&format!("  {c} {a}\n"));
-    }
-    s
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn cargo() -> Command {
-    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    c.current_dir(root());
-    c
-}
-
-fn run(cmd: &mut Command) -> Result<()> {
-    let st = cmd.status().with_context(|| format!("running {cmd:?}"))?;
-    if !st.success() {
-        bail!("{cmd:?} failed with {st}");
-    }
-    Ok(())
-}
-
-/// `--flag value` from an argument list.
-fn opt(args: &[String], flag: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == flag)
-        .and_then(|i| args.get(i + 1).cloned())
-}
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
+use cli::{Cli, Cmd};
+use std::process::ExitCode;
 
 /// Let a closed stdout (`cargo xtask inspect k | head`) end the process
 /// quietly, as it does for C tools, instead of `println!` panicking with
@@ -99,49 +48,64 @@ fn default_sigpipe() {
     }
 }
 
-fn main() {
-    default_sigpipe();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let Some(cmd) = args.first() else {
-        eprint!("{}", usage());
-        std::process::exit(2);
-    };
-    let rest = &args[1..];
-    // `cargo xtask bundle --help` prints the usage; it must not start a
-    // build (`test` hands its arguments to `cargo test`, help included).
-    if cmd != "test" && rest.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{}", usage());
-        return;
+/// The commands and what each does, for the message on an unknown one.
+fn command_list() -> String {
+    let mut s = String::from("the commands are:\n");
+    for c in Cli::command().get_subcommands() {
+        let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
+        s.push_str(&format!("  {:<18} {about}\n", c.get_name()));
     }
-    let r = match cmd.as_str() {
-        "build-and-bench" => bench::build_and_bench(rest),
-        "build-ptx" => ptx::build_ptx(rest).map(|_| ()),
-        "inspect" => ptx::inspect(rest),
+    s
+}
+
+/// Exits as clap does (help and version on stdout with 0, errors on stderr
+/// with 2), listing the commands after an unknown one.
+fn exit_on_parse_error(e: clap::Error) -> ! {
+    let _ = e.print();
+    if e.kind() == ErrorKind::InvalidSubcommand {
+        eprint!("\n{}", command_list());
+    }
+    std::process::exit(e.exit_code());
+}
+
+fn main() -> ExitCode {
+    default_sigpipe();
+    let cli = Cli::try_parse().unwrap_or_else(|e| exit_on_parse_error(e));
+    let r = match cli.cmd {
+        Cmd::BuildAndBench(a) => bench::build_and_bench(&a),
+        Cmd::BuildPtx(a) => ptx::build_ptx(&a),
+        Cmd::Inspect(a) => ptx::inspect(&a),
         // Like diff(1): 1 when something differs, 2 when it could not compare.
-        "ptx-diff" => match ptx_diff::ptx_diff(rest) {
-            Ok(true) => Ok(()),
-            Ok(false) => std::process::exit(1),
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                std::process::exit(2);
-            }
-        },
-        "doctor" => doctor::doctor(),
-        "new-kernel-crate" => scaffold::new_kernel_crate(rest),
-        "test" => run(cargo().args(["test", "--workspace"]).args(rest)),
-        "bundle" => bundle::bundle(rest),
-        "sanitize" => bundle::sanitize(rest),
-        "-h" | "--help" | "help" => {
-            print!("{}", usage());
-            Ok(())
+        Cmd::PtxDiff(a) => {
+            return match ptx_diff::ptx_diff(&a) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(2)
+                }
+            };
         }
-        other => {
-            eprintln!("unknown command `{other}`\n\n{}", usage());
-            std::process::exit(2);
-        }
+        Cmd::Doctor => doctor::doctor(),
+        Cmd::NewKernelCrate(a) => scaffold::new_kernel_crate(&a),
+        Cmd::Test(a) => util::run(util::cargo().args(["test", "--workspace"]).args(&a.args)),
+        Cmd::Bundle(a) => bundle::bundle(&a),
+        Cmd::Sanitize(a) => bundle::sanitize(&a),
+        Cmd::Book(a) => docs::book(&docs::BookOpts {
+            check_only: a.check_links,
+            out: a.out,
+        }),
+        Cmd::ResultsIndex(a) => docs::results_index(a.check),
+        Cmd::PackageCheck(a) => package::package_check(&a),
     };
-    if let Err(e) = r {
-        eprintln!("error: {e:#}");
-        std::process::exit(1);
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,12 +1,67 @@
 //! `new-kernel-crate <path>`: a standalone project (outside this workspace)
 //! with its own `#![no_std]` kernel crate, a `build.rs` that builds it with
 //! ptxlab-builder, and a host binary that launches its kernels with
-//! ptxlab-runtime on a GPU or the simulator. It depends on this checkout by
-//! path. The files come from `templates/kernel-crate/`.
+//! ptxlab-runtime on a GPU or the simulator. It depends on the ptxlab crates
+//! by path (this checkout), by git or by version ([`Dep`]). The files come
+//! from `templates/kernel-crate/`.
 
-use crate::{opt, root};
+use crate::cli::{DepKind, NewKernelCrateArgs};
+use crate::util::root;
 use anyhow::{Context, Result, bail};
+use clap::ValueEnum;
 use std::path::{Path, PathBuf};
+
+/// The repository the ptxlab crates are published from.
+pub(crate) const REPOSITORY: &str = "https://github.com/ptxlab/ptxlab";
+
+/// Where a new project takes the ptxlab crates from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Dep {
+    /// A checkout: `{ path = "<checkout>/runtime" }`.
+    Path(PathBuf),
+    /// A git repository: `{ git = "<url>", rev = "<rev>" }`.
+    Git {
+        /// The repository.
+        url: String,
+        /// A commit (none: the default branch).
+        rev: Option<String>,
+    },
+    /// crates.io: `"<version>"`.
+    Version(String),
+}
+
+impl Dep {
+    /// The TOML value of the dependency on the crate in folder `dir` of the
+    /// repository (`runtime`, `builder`, `device`).
+    fn value(&self, dir: &str) -> String {
+        match self {
+            Dep::Path(p) => format!(
+                "{{ path = \"{}/{dir}\" }}",
+                toml_escape(&p.display().to_string())
+            ),
+            Dep::Git { url, rev } => {
+                let rev = rev
+                    .as_deref()
+                    .map(|r| format!(", rev = \"{}\"", toml_escape(r)))
+                    .unwrap_or_default();
+                format!("{{ git = \"{}\"{rev} }}", toml_escape(url))
+            }
+            Dep::Version(v) => format!("\"{}\"", toml_escape(v)),
+        }
+    }
+
+    /// Where the crates come from, in words (for the README and Cargo.toml).
+    fn how(&self) -> String {
+        match self {
+            Dep::Path(p) => format!("by path, from the ptxlab checkout at `{}`", p.display()),
+            Dep::Git { url, rev: Some(r) } => format!("by git, from `{url}` at `{r}`"),
+            Dep::Git { url, rev: None } => {
+                format!("by git, from the default branch of `{url}`")
+            }
+            Dep::Version(v) => format!("from crates.io, version `{v}`"),
+        }
+    }
+}
 
 /// The template: (path in the new project, contents).
 const FILES: &[(&str, &str)] = &[
@@ -143,8 +198,9 @@ fn toml_escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-/// Writes the project into `dir` (which must not exist or be empty).
-pub(crate) fn scaffold(dir: &Path, name: &str, ptxlab: &Path) -> Result<()> {
+/// Writes the project into `dir` (which must not exist or be empty), its
+/// ptxlab crates from `dep`.
+pub(crate) fn scaffold(dir: &Path, name: &str, dep: &Dep) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         bail!(
             "{} exists and is not a folder; give a new folder",
@@ -162,7 +218,6 @@ pub(crate) fn scaffold(dir: &Path, name: &str, ptxlab: &Path) -> Result<()> {
             dir.display()
         );
     }
-    let ptxlab_path = toml_escape(&ptxlab.display().to_string());
     for (rel, text) in FILES {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
@@ -171,36 +226,65 @@ pub(crate) fn scaffold(dir: &Path, name: &str, ptxlab: &Path) -> Result<()> {
         }
         let text = text
             .replace("{{name}}", name)
-            .replace("{{ptxlab}}", &ptxlab_path);
+            .replace("{{dep:runtime}}", &dep.value("runtime"))
+            .replace("{{dep:builder}}", &dep.value("builder"))
+            .replace("{{dep:device}}", &dep.value("device"))
+            .replace("{{dep_how}}", &dep.how())
+            .replace("{{version}}", env!("CARGO_PKG_VERSION"));
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     // The same pinned nightly as this checkout: the kernels need it.
     std::fs::copy(
-        ptxlab.join("rust-toolchain.toml"),
+        root().join("rust-toolchain.toml"),
         dir.join("rust-toolchain.toml"),
     )
     .context("copying rust-toolchain.toml")?;
     Ok(())
 }
 
-/// `cargo xtask new-kernel-crate <path> [--name NAME]`.
-pub(crate) fn new_kernel_crate(args: &[String]) -> Result<()> {
-    let Some(path) = args.first().filter(|a| !a.starts_with("--")) else {
-        bail!("usage: cargo xtask new-kernel-crate <path> [--name NAME]");
-    };
+/// `path`, `git` or `version`, as `--dep` spells it.
+fn dep_name(kind: DepKind) -> String {
+    kind.to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// The [`Dep`] that `--dep`, `--git-url` and `--rev` ask for.
+fn dep_of(a: &NewKernelCrateArgs) -> Result<Dep> {
+    if a.dep != DepKind::Git && (a.git_url.is_some() || a.rev.is_some()) {
+        bail!(
+            "--git-url and --rev go with --dep git, not --dep {}",
+            dep_name(a.dep)
+        );
+    }
+    Ok(match a.dep {
+        DepKind::Path => {
+            Dep::Path(std::fs::canonicalize(root()).context("locating this checkout")?)
+        }
+        DepKind::Git => Dep::Git {
+            url: a.git_url.clone().unwrap_or_else(|| REPOSITORY.into()),
+            rev: a.rev.clone(),
+        },
+        DepKind::Version => Dep::Version(env!("CARGO_PKG_VERSION").into()),
+    })
+}
+
+/// `cargo xtask new-kernel-crate <path> [--name NAME] [--dep path|git|version]`.
+pub(crate) fn new_kernel_crate(a: &NewKernelCrateArgs) -> Result<()> {
     let dir =
-        std::path::absolute(PathBuf::from(path)).with_context(|| format!("resolving {path}"))?;
-    let raw = opt(args, "--name").unwrap_or_else(|| {
+        std::path::absolute(&a.path).with_context(|| format!("resolving {}", a.path.display()))?;
+    let raw = a.name.clone().unwrap_or_else(|| {
         dir.file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     });
     let name = package_name(&raw)?;
-    let ptxlab = std::fs::canonicalize(root()).context("locating this checkout")?;
-    scaffold(&dir, &name, &ptxlab)?;
+    let dep = dep_of(a)?;
+    scaffold(&dir, &name, &dep)?;
     println!(
-        "created {name} in {}\n\n  cd {}\n  cargo run --release -- --backend sim   # the CPU simulator\n  cargo run --release -- --backend gpu   # an NVIDIA GPU\n\nIts README says how to add a kernel and how to depend on ptxlab by git instead of by path.",
+        "created {name} in {}, the ptxlab crates {}\n\n  cd {}\n  cargo run --release -- --backend sim   # the CPU simulator\n  cargo run --release -- --backend gpu   # an NVIDIA GPU\n\nIts README says how to add a kernel and how to take ptxlab from a checkout, git or crates.io.",
         dir.display(),
+        dep.how(),
         dir.display()
     );
     Ok(())
@@ -213,15 +297,12 @@ pub(crate) fn new_kernel_crate(args: &[String]) -> Result<()> {
 /// `build.rs` embedded, the resource report, and `run.sh`, which runs it on
 /// the GPU and shows each entry's directives and, with the CUDA tools there,
 /// the registers `ptxas` gave each kernel.
-pub(crate) fn bundle_scaffold(args: &[String]) -> Result<()> {
-    let out = opt(args, "--out")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("bundle"));
+pub(crate) fn bundle_scaffold(out: &Path) -> Result<()> {
     let work = root().join("target/scaffold");
     let dir = work.join("own");
     let _ = std::fs::remove_dir_all(&dir);
     let ptxlab = std::fs::canonicalize(root()).context("locating this checkout")?;
-    scaffold(&dir, "own", &ptxlab)?;
+    scaffold(&dir, "own", &Dep::Path(ptxlab))?;
     eprintln!(
         "bundle --scaffold: building {} (release) ...",
         dir.display()
@@ -269,8 +350,8 @@ pub(crate) fn bundle_scaffold(args: &[String]) -> Result<()> {
     let (Some(exe), Some(out_dir)) = (exe, out_dir) else {
         bail!("cargo did not report the binary and the build script's output of `own`");
     };
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out)?;
+    let _ = std::fs::remove_dir_all(out);
+    std::fs::create_dir_all(out)?;
     std::fs::copy(&exe, out.join("own"))?;
     let mut kept = vec!["own".to_string()];
     for e in std::fs::read_dir(&out_dir)? {
@@ -355,22 +436,155 @@ mod tests {
         assert_eq!(package_name("kernels2").unwrap(), "kernels2");
     }
 
+    /// A fresh folder under the temporary directory.
+    fn temp(tag: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("ptxlab-scaffold-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    /// The project's two manifests and README, with no placeholder left.
+    fn written(dir: &Path) -> (String, String, String) {
+        let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+        let files = (
+            read("Cargo.toml"),
+            read("kernels/Cargo.toml"),
+            read("README.md"),
+        );
+        for text in [&files.0, &files.1, &files.2] {
+            assert!(!text.contains("{{"), "a placeholder is left:\n{text}");
+        }
+        files
+    }
+
     #[test]
     fn the_template_is_complete_and_refuses_a_full_folder() {
-        let dir = std::env::temp_dir().join(format!("ptxlab-scaffold-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        scaffold(&dir, "demo", &root()).unwrap();
-        let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-        assert!(cargo.contains("name = \"demo\"") && !cargo.contains("{{"));
-        assert!(cargo.contains(&format!("path = \"{}/runtime\"", root().display())));
+        let dir = temp("path");
+        scaffold(&dir, "demo", &Dep::Path(root())).unwrap();
+        let (cargo, kernels, readme) = written(&dir);
+        assert!(cargo.contains("name = \"demo\""));
+        let r = root().display().to_string();
+        assert!(
+            cargo.contains(&format!(
+                "\nptxlab-runtime = {{ path = \"{r}/runtime\" }}\n"
+            )),
+            "{cargo}"
+        );
+        assert!(
+            cargo.contains(&format!(
+                "\nptxlab-builder = {{ path = \"{r}/builder\" }}\n"
+            )),
+            "{cargo}"
+        );
+        assert!(
+            kernels.contains(&format!("\nptxlab-device = {{ path = \"{r}/device\" }}\n")),
+            "{kernels}"
+        );
+        assert!(readme.contains(&format!("by path, from the ptxlab checkout at `{r}`")));
         let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
         assert!(main.contains("kernels::saxpy") && !main.contains("{{"));
         assert!(dir.join("rust-toolchain.toml").exists());
-        let e = scaffold(&dir, "demo", &root()).unwrap_err().to_string();
+        let e = scaffold(&dir, "demo", &Dep::Path(root()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not empty"), "{e}");
         let file = dir.join("Cargo.toml");
-        let e = scaffold(&file, "demo", &root()).unwrap_err().to_string();
+        let e = scaffold(&file, "demo", &Dep::Path(root()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is not a folder"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn git_mode_writes_git_dependencies() {
+        let dir = temp("git");
+        let dep = Dep::Git {
+            url: REPOSITORY.into(),
+            rev: Some("0123abc".into()),
+        };
+        scaffold(&dir, "demo", &dep).unwrap();
+        let (cargo, kernels, readme) = written(&dir);
+        let line = |krate: &str| {
+            format!(
+                "\nptxlab-{krate} = {{ git = \"https://github.com/ptxlab/ptxlab\", rev = \"0123abc\" }}\n"
+            )
+        };
+        assert!(cargo.contains(&line("runtime")), "{cargo}");
+        assert!(cargo.contains(&line("builder")), "{cargo}");
+        assert!(kernels.contains(&line("device")), "{kernels}");
+        assert!(!cargo.contains("path = \"/") && !kernels.contains("path = \"/"));
+        assert!(readme.contains("by git, from `https://github.com/ptxlab/ptxlab` at `0123abc`"));
+        let _ = std::fs::remove_dir_all(&dir);
+
+        let dir = temp("git-branch");
+        let dep = Dep::Git {
+            url: "https://example.org/fork.git".into(),
+            rev: None,
+        };
+        scaffold(&dir, "demo", &dep).unwrap();
+        let (cargo, _, _) = written(&dir);
+        assert!(
+            cargo.contains("\nptxlab-runtime = { git = \"https://example.org/fork.git\" }\n"),
+            "{cargo}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn version_mode_writes_version_dependencies() {
+        let dir = temp("version");
+        scaffold(&dir, "demo", &Dep::Version("0.1.0".into())).unwrap();
+        let (cargo, kernels, readme) = written(&dir);
+        assert!(cargo.contains("\nptxlab-runtime = \"0.1.0\"\n"), "{cargo}");
+        assert!(cargo.contains("\nptxlab-builder = \"0.1.0\"\n"), "{cargo}");
+        assert!(
+            kernels.contains("\nptxlab-device = \"0.1.0\"\n"),
+            "{kernels}"
+        );
+        assert!(readme.contains("from crates.io, version `0.1.0`"));
+        assert!(!cargo.contains("path = \"/") && !kernels.contains("path = \"/"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn git_options_need_git_mode() {
+        use clap::Parser;
+        let parse = |args: &[&str]| {
+            let cli = crate::cli::Cli::try_parse_from(args).unwrap();
+            match cli.cmd {
+                crate::cli::Cmd::NewKernelCrate(a) => dep_of(&a),
+                other => panic!("parsed as {other:?}"),
+            }
+        };
+        let e = parse(&["xtask", "new-kernel-crate", "/tmp/x", "--rev", "abc"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--dep git"), "{e}");
+        assert_eq!(
+            parse(&[
+                "xtask",
+                "new-kernel-crate",
+                "/tmp/x",
+                "--dep",
+                "git",
+                "--rev",
+                "abc"
+            ])
+            .unwrap(),
+            Dep::Git {
+                url: REPOSITORY.into(),
+                rev: Some("abc".into())
+            }
+        );
+        assert_eq!(
+            parse(&["xtask", "new-kernel-crate", "/tmp/x", "--dep", "version"]).unwrap(),
+            Dep::Version(env!("CARGO_PKG_VERSION").into())
+        );
+        assert!(matches!(
+            parse(&["xtask", "new-kernel-crate", "/tmp/x"]).unwrap(),
+            Dep::Path(_)
+        ));
     }
 }

@@ -1,13 +1,18 @@
 //! `ptx-diff [--base REV]`: is the PTX of every kernel the same as at `REV`?
 //!
-//! Builds the lab's kernel crate to PTX twice, in the precise and the
-//! fast-math module each: once from this working tree (uncommitted changes
-//! included) with this tree's builder, once from `REV` with `REV`'s own
+//! Builds the modules of the lab's kernel crate to PTX twice (by default
+//! every module the lab embeds: sm_80 precise and fast-math, and the sm_90a
+//! module of Hopper kernels; `--arch` picks targets, a portable one giving
+//! its precise and fast-math modules): once from this working tree
+//! (uncommitted changes included) with this tree's builder, once from `REV`
+//! with `REV`'s own
 //! `cargo xtask build-ptx`, in a temporary `git worktree` of `REV` under
 //! `target/ptx-diff/` (its cargo target directory, kept between runs so the
 //! next comparison is incremental, is `target/ptx-diff/base-target`; the
 //! worktree itself is removed afterwards). `REV` builds with its own
-//! `rust-toolchain.toml`; both compilers are printed.
+//! `rust-toolchain.toml`; both compilers are printed. A `REV` whose xtask
+//! cannot build an arch-specific module (its `build-ptx --help` offers no
+//! `sm_90a`) has that module left out of the comparison, with a note.
 //!
 //! The modules are then compared item by item after normalising what is not
 //! code ([`normalize`]: comments, blank lines, layout, symbol hashes, label
@@ -28,62 +33,38 @@
 
 pub mod normalize;
 
-use crate::{opt, root};
+use crate::cli::PtxDiffArgs;
+use crate::ptx::kernel_crate;
+use crate::target::{Arch, Cubins, Module};
+use crate::util::root;
 use anyhow::{Context, Result, bail};
 use normalize::{Options, compare, parse, render};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The modules compared: (label, `build-ptx` flags).
-const MODULES: &[(&str, &[&str])] = &[("precise", &[]), ("fast-math", &["--fast"])];
-
 /// Runs the command; `Ok(true)` when nothing present on both sides differs.
-pub(crate) fn ptx_diff(args: &[String]) -> Result<bool> {
-    let mut opts = Options {
-        numbering: args.iter().any(|a| a == "--ignore-numbering"),
-        renames: Vec::new(),
+pub(crate) fn ptx_diff(a: &PtxDiffArgs) -> Result<bool> {
+    let opts = Options {
+        numbering: a.ignore_numbering,
+        renames: a.rename.clone(),
     };
-    for a in args {
-        if a.starts_with("--")
-            && ![
-                "--base",
-                "--arch",
-                "--files",
-                "--ignore-numbering",
-                "--rename",
-            ]
-            .contains(&a.as_str())
-        {
-            bail!(
-                "unknown option `{a}`; usage: cargo xtask ptx-diff [--base REV] [--arch sm_XX] \
-                 [--ignore-numbering] [--rename OLD=NEW ...] | --files OLD.ptx NEW.ptx \
-                 [--ignore-numbering] [--rename OLD=NEW ...]"
-            );
-        }
-    }
-    for (i, a) in args.iter().enumerate() {
-        if a == "--rename" {
-            let Some((old, new)) = args.get(i + 1).and_then(|v| v.split_once('=')) else {
-                bail!("--rename takes OLD=NEW (a kernel name of the base, and of this tree)");
-            };
-            opts.renames.push((old.to_string(), new.to_string()));
-        }
-    }
-    if let Some(i) = args.iter().position(|a| a == "--files") {
-        let (Some(old), Some(new)) = (args.get(i + 1), args.get(i + 2)) else {
-            bail!("--files needs two PTX files: --files OLD.ptx NEW.ptx");
-        };
+    if let Some([old, new]) = a.files.as_deref() {
         return compare_files(
             &[(
-                format!("{old} -> {new}"),
-                PathBuf::from(old),
-                PathBuf::from(new),
+                format!("{} -> {}", old.display(), new.display()),
+                old.clone(),
+                new.clone(),
             )],
             opts,
         );
     }
-    let rev = opt(args, "--base").unwrap_or_else(|| "HEAD".into());
-    let arch = opt(args, "--arch");
+    let rev = &a.base;
+    let archs = if a.arch.is_empty() {
+        Arch::LAB
+    } else {
+        &a.arch[..]
+    };
+    let modules = Module::for_archs(archs, true);
     let base_dir = root().join("target/ptx-diff");
     let sha = git(
         &root(),
@@ -93,13 +74,11 @@ pub(crate) fn ptx_diff(args: &[String]) -> Result<bool> {
     let short = &sha[..sha.len().min(10)];
 
     // This tree, with this tree's builder.
-    let mut pairs = Vec::new();
     let mut current = Vec::new();
-    for (label, flags) in MODULES {
-        let out = base_dir.join("current").join(label);
-        let mut b = crate::ptx::builder(&flags_with_arch(flags, &arch, &out))?;
-        b.cubin_archs.clear();
-        eprintln!("ptx-diff: building this tree's {label} module ...");
+    for m in &modules {
+        let out = base_dir.join("current").join(m.dir_name());
+        let b = m.builder(&kernel_crate(), &out, 3, Some(&Cubins(Vec::new())))?;
+        eprintln!("ptx-diff: building this tree's {} module ...", m.label());
         let built = b.build().map_err(|e| anyhow::anyhow!("{e}"))?;
         current.push(built.ptx_path);
     }
@@ -107,30 +86,39 @@ pub(crate) fn ptx_diff(args: &[String]) -> Result<bool> {
     // REV, with REV's own xtask, in a temporary worktree.
     let wt = Worktree::add(&base_dir, &sha)?;
     let mut base = Vec::new();
-    for (label, flags) in MODULES {
-        let out = base_dir.join("base-out").join(label);
+    for m in &modules {
+        if m.arch.is_arch_specific() && !wt.builds_arch(m.arch)? {
+            eprintln!(
+                "ptx-diff: {rev}'s xtask cannot build {} modules (its build-ptx does not offer \
+                 --arch {}); the {} module is not compared",
+                m.arch,
+                m.arch,
+                m.label()
+            );
+            base.push(None);
+            continue;
+        }
+        let out = base_dir.join("base-out").join(m.dir_name());
         let _ = std::fs::remove_dir_all(&out);
         eprintln!(
-            "ptx-diff: building the {label} module of {rev} ({short}) with its own xtask ..."
+            "ptx-diff: building the {} module of {rev} ({short}) with its own xtask ...",
+            m.label()
         );
-        let mut cmd = Command::new("cargo");
-        cmd.current_dir(&wt.dir)
-            .args(["xtask", "build-ptx", "--cubin", "none"])
-            .args(flags_with_arch(flags, &arch, &out))
-            // REV's own toolchain file and target directory decide.
-            .env_remove("RUSTUP_TOOLCHAIN")
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("CARGO")
-            .env_remove("RUSTC")
+        let mut cmd = wt.xtask();
+        cmd.args(["build-ptx", "--cubin", "none", "--arch", m.arch.name()])
+            .args(m.fast.then_some("--fast"))
+            .arg("--out")
+            .arg(&out)
             .stdout(Stdio::null());
         let st = cmd.status().with_context(|| format!("running {cmd:?}"))?;
         if !st.success() {
             bail!(
-                "building the PTX of {rev} failed ({st}); its worktree was {}",
+                "building the {} PTX of {rev} failed ({st}); its worktree was {}",
+                m.label(),
                 wt.dir.display()
             );
         }
-        base.push(single_ptx(&out)?);
+        base.push(Some(single_ptx(&out)?));
     }
     let rustc_here = rustc_version(&root());
     let rustc_base = rustc_version(&wt.dir);
@@ -142,20 +130,13 @@ pub(crate) fn ptx_diff(args: &[String]) -> Result<bool> {
             "ptx-diff: registers and block labels renumbered by first use (--ignore-numbering)"
         );
     }
-    for ((label, _), (b, c)) in MODULES.iter().zip(base.into_iter().zip(current)) {
-        pairs.push((label.to_string(), b, c));
+    let mut pairs = Vec::new();
+    for ((m, b), c) in modules.iter().zip(base).zip(current) {
+        if let Some(b) = b {
+            pairs.push((m.label(), b, c));
+        }
     }
     compare_files(&pairs, opts)
-}
-
-/// `flags` plus `--arch` and `--out`.
-fn flags_with_arch(flags: &[&str], arch: &Option<String>, out: &Path) -> Vec<String> {
-    let mut v: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
-    if let Some(a) = arch {
-        v.extend(["--arch".into(), a.clone()]);
-    }
-    v.extend(["--out".into(), out.display().to_string()]);
-    v
 }
 
 /// Compares each (label, base, current) pair and prints the report.
@@ -264,6 +245,31 @@ impl Worktree {
         std::os::unix::fs::symlink(&target, wt.dir.join("target"))
             .context("linking the worktree's target directory")?;
         Ok(wt)
+    }
+
+    /// `cargo xtask` of the worktree: its own toolchain file and target
+    /// directory decide.
+    fn xtask(&self) -> Command {
+        let mut cmd = Command::new("cargo");
+        cmd.current_dir(&self.dir)
+            .arg("xtask")
+            .env_remove("RUSTUP_TOOLCHAIN")
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO")
+            .env_remove("RUSTC");
+        cmd
+    }
+
+    /// Does the worktree's `build-ptx` offer `--arch <arch>`? (An xtask
+    /// older than arch-specific builds lists no `sm_90a` in its help.)
+    fn builds_arch(&self, arch: Arch) -> Result<bool> {
+        let o = self
+            .xtask()
+            .args(["build-ptx", "--help"])
+            .stderr(Stdio::inherit())
+            .output()
+            .context("running the base's `cargo xtask build-ptx --help`")?;
+        Ok(String::from_utf8_lossy(&o.stdout).contains(arch.name()))
     }
 
     fn remove(dir: &Path) {
