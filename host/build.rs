@@ -1,16 +1,29 @@
 //! Builds the lab's kernel crate (`kernels-gpu`) to PTX with ptxlab-builder
 //! (a precise and a fast-math module for sm_80 and newer, and an sm_90a
-//! module with the Hopper kernels; cubins and the resource report when
-//! `ptxas` is found) and embeds it: `src/modules.rs` includes the result.
-//! `PTXLAB_ARCH`, `PTXLAB_CUBIN_ARCHS` and `PTXLAB_PTXAS` override the
-//! defaults (see `ptxlab_builder::Embed`).
+//! module with the Hopper kernels) and embeds it: `src/modules.rs` includes
+//! the result. When `ptxas` is found every module also ships as cubins
+//! (sm_80 and sm_90 for the portable modules, sm_90a for the Hopper one),
+//! with the resource report, and the Lomb-Scargle group of the precise
+//! module as cubins capped at each register cap of its ladder: no module
+//! the lab launches by default waits for the driver's JIT on an A100, H100
+//! or H200. `PTXLAB_ARCH`, `PTXLAB_CUBIN_ARCHS` and `PTXLAB_PTXAS` override
+//! the defaults (see `ptxlab_builder::Embed`).
 use std::path::PathBuf;
 
+/// The register caps of the Lomb-Scargle ladder's `regcapN` rungs
+/// (`Rung::LADDER` in `src/workloads/lomb/ladder.rs`), each assembled ahead
+/// of time; `tests/cubins.rs` fails when a cap of the ladder is missing
+/// here. Other caps (`--variant regcap40`) load the PTX through the JIT.
+const LOMB_REG_CAPS: &[u32] = &[32];
+
 fn main() {
-    let embedded = ptxlab_builder::Embed::new("../kernels-gpu")
+    let mut embed = ptxlab_builder::Embed::new("../kernels-gpu")
         .fast_math()
-        .arch_specific("sm_90a", "sm90a")
-        .run();
+        .arch_specific("sm_90a", "sm90a");
+    for &cap in LOMB_REG_CAPS {
+        embed = embed.reg_capped("lomb", cap);
+    }
+    let embedded = embed.run();
     // Provenance for reports: which ptxas made the cubins (two versions can
     // give the same PTX different speed), the compiler and the commit.
     let ptxas = embedded

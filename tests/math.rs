@@ -114,14 +114,14 @@ fn cli_arguments_are_checked() {
     let args = |points, backend, with_sim| Args {
         backend,
         with_sim,
-        points,
+        n: points,
         precision: Precision::F32,
         functions: vec!["exp".into()],
         seed: 1,
-        out: None,
+        md: None,
     };
     let e = cli(&args(10, Backend::Cpu, false)).unwrap_err().to_string();
-    assert!(e.contains("--points") && e.contains("64"), "{e}");
+    assert!(e.contains("--n") && e.contains("64"), "{e}");
     let e = cli(&args(1000, Backend::Sim, true))
         .unwrap_err()
         .to_string();

@@ -104,7 +104,7 @@ fn planted_wrong_edge_tile_fails_the_element_wise_bound() {
     );
 }
 
-/// The bound's constant, as stated in `docs/workloads/matmul.md`.
+/// The bound's constant, as stated in `docs/book/src/workloads/matmul.md`.
 #[test]
 fn tf32x3_bound_constant_is_the_documented_one() {
     let c = |v, k| matmul::tf32x3_c(v, k);

@@ -233,8 +233,7 @@ fn args(backend: &str, gpus: usize) -> Args {
             "sim" => ptxlab::Backend::Sim,
             _ => ptxlab::Backend::Cpu,
         },
-        nx: Some(21),
-        ny: Some(17),
+        size: Some(ptxlab::cli::GridSize { nx: 21, ny: 17 }),
         iters: Some(3),
         variant: ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Register),
         gpus: GpuArgs {
@@ -269,8 +268,7 @@ fn cli_refuses_what_it_cannot_run() {
     a.gpus.no_overlap = true;
     assert!(err(a).contains("add --gpus N"));
     let mut a = args("sim", 2);
-    a.size = Some(4096);
-    (a.nx, a.ny) = (None, None);
+    a.size = Some(ptxlab::cli::GridSize { nx: 4096, ny: 4096 });
     assert!(err(a).contains("simulated devices"));
 }
 
@@ -417,7 +415,8 @@ fn unique_id_travels_as_hex_through_a_file() {
 #[test]
 fn scaling_benchmark_runs_on_simulated_devices() {
     let a = pm::ScalingArgs {
-        sizes: vec![17],
+        size: vec![ptxlab::cli::GridSize { nx: 17, ny: 17 }],
+        variant: ptxlab::cli::OneOrAll::One(Rung::Register),
         gpus: 2,
         iters: 2,
         reps: 1,
@@ -735,14 +734,13 @@ fn pcg_cli_and_scaling_on_simulated_devices() {
     let mut a = args("sim", 2);
     a.variant = ptxlab::cli::OneOrAll::All;
     a.iters = None;
-    a.nx = Some(41);
-    a.ny = Some(35);
+    a.size = Some(ptxlab::cli::GridSize { nx: 41, ny: 35 });
     a.precision = ptxlab::cli::Precision::F64;
     a.mg.method = ps::SolveMethod::Pcg;
-    a.mg.smoother = Smoother::RedBlack;
+    a.mg.smoother = Some(Smoother::RedBlack);
     ps::cli(&a).unwrap();
     let s = pm::ScalingArgs {
-        sizes: vec![33],
+        size: vec![ptxlab::cli::GridSize { nx: 33, ny: 33 }],
         gpus: 2,
         reps: 1,
         no_weak: true,
@@ -761,14 +759,13 @@ fn multigrid_cli_and_scaling_on_simulated_devices() {
     let mut a = args("sim", 3);
     a.variant = ptxlab::cli::OneOrAll::All;
     a.iters = None;
-    a.nx = Some(41);
-    a.ny = Some(35);
+    a.size = Some(ptxlab::cli::GridSize { nx: 41, ny: 35 });
     a.precision = ptxlab::cli::Precision::F64;
     a.mg.method = ps::SolveMethod::Multigrid;
-    a.mg.smoother = Smoother::RedBlack;
+    a.mg.smoother = Some(Smoother::RedBlack);
     ps::cli(&a).unwrap();
     let s = pm::ScalingArgs {
-        sizes: vec![33],
+        size: vec![ptxlab::cli::GridSize { nx: 33, ny: 33 }],
         gpus: 2,
         reps: 1,
         backend: ptxlab::Backend::Sim,

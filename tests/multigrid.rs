@@ -304,7 +304,7 @@ fn sim_equals_cpu_for_every_cycle_and_smoother() {
 fn mg_args(method: SolveMethod) -> Args {
     let mut a = Args {
         backend: ptxlab::Backend::Cpu,
-        size: Some(33),
+        size: Some(ptxlab::cli::GridSize { nx: 33, ny: 33 }),
         ..Args::default()
     };
     a.mg.method = method;
@@ -329,7 +329,7 @@ fn cli_solves_and_writes_npy_on_cpu_and_sim() {
     assert!(e < 0.9 * h * h, "max error {e:e}");
     let mut a = mg_args(SolveMethod::Pcg);
     a.backend = ptxlab::Backend::Sim;
-    a.size = Some(9);
+    a.size = Some(ptxlab::cli::GridSize { nx: 9, ny: 9 });
     a.out = Some(out.clone());
     ps::cli(&a).unwrap();
     let (r, c, v) = ptxlab::npy::read_2d::<f32>(&out, "f32").unwrap();
@@ -358,21 +358,39 @@ fn bad_input_is_refused_with_what_was_wrong() {
         &run(&|a| a.variant = ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Tiled)),
         &["--variant", "--method jacobi"],
     );
+    // With --gpus the smoother defaults to rb; an explicit tile is refused.
     has(
-        &run(&|a| a.gpus.count = Some(2)),
-        &["--smoother tile", "--smoother rb with --gpus"],
+        &run(&|a| {
+            a.gpus.count = Some(2);
+            a.mg.smoother = Some(Smoother::Tile);
+        }),
+        &[
+            "--smoother tile",
+            "not decomposed over devices",
+            "--smoother rb",
+        ],
     );
     has(
         &run(&|a| {
             a.gpus.count = Some(2);
+            a.mg.smoother = Some(Smoother::Tile);
             a.mg.method = SolveMethod::Pcg;
         }),
-        &["--smoother tile", "--smoother rb with --gpus"],
+        &[
+            "--smoother tile",
+            "not decomposed over devices",
+            "--smoother rb",
+        ],
+    );
+    // The default goes on to the devices (here: --backend cpu has none).
+    has(
+        &run(&|a| a.gpus.count = Some(2)),
+        &["--gpus", "--backend cpu has no devices"],
     );
     has(
         &run(&|a| {
             a.gpus.count = Some(2);
-            a.mg.smoother = Smoother::RedBlack;
+            a.mg.smoother = Some(Smoother::RedBlack);
             a.gpus.no_overlap = true;
         }),
         &["--no-overlap", "--method jacobi"],
@@ -392,17 +410,13 @@ fn bad_input_is_refused_with_what_was_wrong() {
         &["--pre/--post", "symmetric"],
     );
     has(
-        &run(&|a| {
-            a.size = None;
-            a.nx = Some(2);
-            a.ny = Some(9)
-        }),
+        &run(&|a| a.size = Some(ptxlab::cli::GridSize { nx: 2, ny: 9 })),
         &["grid", "at least 3"],
     );
     has(
         &run(&|a| {
             a.backend = ptxlab::Backend::Sim;
-            a.size = Some(1000)
+            a.size = Some(ptxlab::cli::GridSize { nx: 1000, ny: 1000 })
         }),
         &["simulator"],
     );

@@ -247,7 +247,7 @@ fn tmp(name: &str) -> PathBuf {
 
 fn cli_err(args: Args) -> String {
     match ps::cli(&args) {
-        Ok(()) => panic!("expected an error for {args:?}"),
+        Ok(_) => panic!("expected an error for {args:?}"),
         Err(e) => e.to_string(),
     }
 }
@@ -263,13 +263,12 @@ fn cpu_args() -> Args {
 #[test]
 fn rejects_grid_smaller_than_3x3() {
     let e = cli_err(Args {
-        size: Some(2),
+        size: Some(ptxlab::cli::GridSize { nx: 2, ny: 2 }),
         ..cpu_args()
     });
     assert!(e.contains("2x2") && e.contains("smaller than 3x3"), "{e}");
     let e = cli_err(Args {
-        nx: Some(3),
-        ny: Some(1),
+        size: Some(ptxlab::cli::GridSize { nx: 3, ny: 1 }),
         ..cpu_args()
     });
     assert!(e.contains("3x1") && e.contains("at least 3"), "{e}");
@@ -280,7 +279,7 @@ fn rejects_grid_smaller_than_3x3() {
 fn rejects_tolerance_that_is_not_positive() {
     for t in [0.0, -1e-6, f64::NAN, f64::INFINITY] {
         let e = cli_err(Args {
-            size: Some(5),
+            size: Some(ptxlab::cli::GridSize { nx: 5, ny: 5 }),
             tol: Some(t),
             ..cpu_args()
         });
@@ -290,7 +289,7 @@ fn rejects_tolerance_that_is_not_positive() {
         );
     }
     let e = cli_err(Args {
-        size: Some(5),
+        size: Some(ptxlab::cli::GridSize { nx: 5, ny: 5 }),
         tol: Some(1e-3),
         check_every: 0,
         ..cpu_args()
@@ -301,13 +300,13 @@ fn rejects_tolerance_that_is_not_positive() {
 #[test]
 fn rejects_bad_depth_variant_precision_backend() {
     let e = cli_err(Args {
-        size: Some(5),
+        size: Some(ptxlab::cli::GridSize { nx: 5, ny: 5 }),
         depth: 0,
         ..cpu_args()
     });
     assert!(e.contains("--depth") && e.contains("1..=16"), "{e}");
     let e = cli_err(Args {
-        size: Some(5),
+        size: Some(ptxlab::cli::GridSize { nx: 5, ny: 5 }),
         depth: 17,
         ..cpu_args()
     });
@@ -331,7 +330,7 @@ fn rejects_npy_of_wrong_shape() {
     ptxlab::npy::write_2d(&path2, 4, 6, &[1.0f32; 24]).unwrap();
     let e = cli_err(Args {
         b: Some(path2.clone()),
-        size: Some(5),
+        size: Some(ptxlab::cli::GridSize { nx: 5, ny: 5 }),
         ..cpu_args()
     });
     assert!(e.contains("shape (4, 6)") && e.contains("5x5"), "{e}");
@@ -433,7 +432,7 @@ fn rejects_bad_spacing_and_lengths() {
 fn cli_sim_and_cpu_write_npy() {
     let out = tmp("p_out.npy");
     ps::cli(&Args {
-        size: Some(9),
+        size: Some(ptxlab::cli::GridSize { nx: 9, ny: 9 }),
         backend: ptxlab::Backend::Sim,
         iters: Some(5),
         out: Some(out.clone()),
@@ -445,8 +444,7 @@ fn cli_sim_and_cpu_write_npy() {
     assert!(v.iter().all(|x| x.is_finite()));
     let out2 = tmp("p_out_cpu.npy");
     ps::cli(&Args {
-        nx: Some(11),
-        ny: Some(7),
+        size: Some(ptxlab::cli::GridSize { nx: 11, ny: 7 }),
         precision: ptxlab::cli::Precision::F64,
         tol: Some(1e-3),
         iters: Some(10_000),

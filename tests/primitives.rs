@@ -260,6 +260,7 @@ fn the_cli_rejects_bad_input_with_clear_errors() {
         reps: 1,
         seed: 1,
         input: None,
+        json: false,
     };
     let e = p::cli_reduce(&a).unwrap_err().to_string();
     assert!(e.contains("0 elements; the input is empty"), "{e}");
@@ -273,15 +274,17 @@ fn the_cli_rejects_bad_input_with_clear_errors() {
         seed: 1,
         input: None,
         out: None,
+        json: false,
     };
     let e = p::cli_histogram(&h).unwrap_err().to_string();
     assert!(e.contains("--bins") && e.contains("0 bins"), "{e}");
     let pi = p::PiArgs {
-        samples: 0,
+        n: 0,
         seed: 1,
         blocks: Some(4),
         backend: ptxlab::Backend::Cpu,
         reps: 1,
+        json: false,
     };
     let e = p::cli_pi(&pi).unwrap_err().to_string();
     assert!(e.contains("0 samples"), "{e}");

@@ -1,18 +1,22 @@
 //! The report files: `results.json` validates against
-//! `docs/results-schema.json`, the CSV has one line per row, every chart is
-//! a valid SVG and PNG, and `report.html` is self-contained. The charts of
-//! the recorded H100 runs (`docs/results/`) are drawn again and checked:
-//! every label inside its figure, no two labels on top of each other, every
-//! glyph in the font, every charted row's full name present, the peers of a
-//! size in that size's ladder. `report.html` is loaded in headless Chromium
-//! where one is installed (otherwise the test says why it did not run).
+//! `docs/results-schema.json` and records every row's problem, the CSV has
+//! one line per row, `report.md` is the summary (one line per workload)
+//! with a page per workload behind it, every chart is a valid SVG and PNG,
+//! and `report.html` is self-contained. The charts of the recorded H100
+//! runs (`docs/results/`) are drawn again and checked: every label inside
+//! its figure, no two labels on top of each other, every glyph in the font,
+//! every charted row's full name present, the peers of a problem in its
+//! ladder, and no chart group, ratio or summary line pairing two problems
+//! (the causal and non-causal attention of the 2026-11-28 run).
+//! `report.html` is loaded in headless Chromium where one is installed
+//! (otherwise the test says why it did not run).
 
 use ptxlab::report::figure::Shape;
 use ptxlab::report::font::missing_glyphs;
-use ptxlab::report::group::without_tolerance;
+use ptxlab::report::problem::without_tolerance;
 use ptxlab::report::{
-    Ceilings, Chart, Environment, Kind, Row, Run, Section, Status, charts, decode_png, kind,
-    write_outputs,
+    Ceilings, Chart, Environment, Kind, Problem, Row, Run, Section, Status, charts, comparisons,
+    decode_png, groups, kind, page_file, problems, write_outputs,
 };
 use ptxlab::runtime::Timing;
 use serde_json::Value;
@@ -191,7 +195,36 @@ fn results_json_matches_the_documented_schema_and_charts_are_valid() {
     assert_eq!(csv.lines().count(), rows.len() + 1);
     assert!(csv.contains("FAILED: 3 elements differ"));
 
-    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    // Every row records its problem; the causal-free sample's poisson peer
+    // (`2000^2`) is the problem of the Rust rows at `2000x2000`.
+    for (i, r) in json["rows"].as_array().unwrap().iter().enumerate() {
+        assert!(r["problem"].is_object(), "row {i} has no problem: {r}");
+    }
+    let ps = problems(&back.rows());
+    let peer = back.rows().len() - 1;
+    assert!(ps[..peer].contains(&ps[peer]), "{:?}", ps[peer]);
+
+    // report.md is the summary: one line per workload, linking its page;
+    // summary.md is its table alone; the pages hold the tables and charts.
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        report.contains(&summary),
+        "summary.md is not report.md's table"
+    );
+    assert_eq!(summary.lines().count(), 2 + run.sections.len(), "{summary}");
+    let mut md = String::new();
+    for s in &run.sections {
+        let page = page_file(&s.name);
+        assert!(summary.contains(&format!("]({page})")), "no link to {page}");
+        assert!(written.files.contains(&page), "{page} not written");
+        md.push_str(&std::fs::read_to_string(dir.join(&page)).unwrap());
+    }
+    assert!(report.contains("| GPU |"), "no environment block: {report}");
+    // The sample's matmul has no checked rung, poisson a peer: 1.33x.
+    assert!(summary.contains("FAILED"), "{summary}");
+    assert!(summary.contains("| [poisson](poisson.md) | 2000x2000 · f32 | 3 register strips | 14.00 µs · 280.0 GCells/s | torch.compile | 40.00 µs · 100.0 GCells/s | 2.86× (Rust faster) | [ladder](ladder-poisson-2000x2000-f32.png) | all passed |"), "{summary}");
+    md.push_str(&report);
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     let names: Vec<&str> = written.charts.iter().map(|c| c.0.as_str()).collect();
     for want in [
@@ -213,7 +246,7 @@ fn results_json_matches_the_documented_schema_and_charts_are_valid() {
         );
         assert!(
             md.contains(&format!("({name}.png)")),
-            "report.md does not show {name}"
+            "no page shows {name}"
         );
         assert!(
             html.contains(&format!("id=\"chart-{name}\"")),
@@ -253,91 +286,11 @@ fn ceilings_say_which_are_measured_and_which_from_spec() {
     let md = ceil.markdown().unwrap();
     assert_eq!(
         md.trim_end(),
-        "Ceilings: device-to-device copy 3010 GB/s (read + write), measured in this run; from \
-         spec at the maximum SM clock, 1980 MHz: SFU 4.18e12 op/s (16 per clock per SM), FP32 \
-         66.9 TFLOP/s (128 FMA per clock per SM)."
+        "Ceilings: device-to-device copy 3.010 TB/s (read + write), measured in this run; from \
+         spec at the maximum SM clock, 1980 MHz: SFU 4.180 Top/s (16 per clock per SM), FP32 \
+         66.90 TFLOP/s (128 FMA per clock per SM)."
     );
     assert!(Ceilings::default().markdown().is_none());
-}
-
-/// Every peer reports its timings through `peers/common.py`'s
-/// `timing_stats`, which must be `Timing::from_samples`'s statistic: the
-/// middle sample for an odd count, the mean of the two middle ones for an
-/// even count (a peer that took `sorted[n // 2]` reported the larger of
-/// two runs as the median).
-#[test]
-fn peers_median_is_the_runtime_median() {
-    let sets: [&[f64]; 5] = [
-        &[3.5],
-        &[9602.1, 9165.4],
-        &[5.0, 1.0, 3.0, 2.0],
-        &[4.0, 1.0, 9.0, 2.5, 7.0],
-        &[1.0, 1e9, 2.0, 3.0, 4.0, 5.0],
-    ];
-    // Embedded, so the test binary runs without the source tree (bundles).
-    let script = format!(
-        "{}\nimport json, sys\nprint(json.dumps([timing_stats(s) for s in json.loads(sys.argv[1])]))",
-        include_str!("../peers/common.py")
-    );
-    let arg = serde_json::to_string(&sets).unwrap();
-    let out = match std::process::Command::new("python3")
-        .args(["-c", &script, &arg])
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => {
-            println!("skipped: python3 not runnable ({e})");
-            return;
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    for (s, g) in sets.iter().zip(&got) {
-        let t = Timing::from_samples(s.to_vec());
-        assert_eq!(g["median_ms"].as_f64().unwrap(), t.median_ms, "{s:?}");
-        assert_eq!(g["min_ms"].as_f64().unwrap(), t.min_ms, "{s:?}");
-        assert_eq!(g["max_ms"].as_f64().unwrap(), t.max_ms, "{s:?}");
-        assert_eq!(g["reps"].as_u64().unwrap() as usize, t.reps, "{s:?}");
-    }
-    // The nifty-ls batched row of the 2026-11-24 run: two runs, 9384 ms.
-    assert_eq!(got[1]["median_ms"].as_f64().unwrap(), 9383.75);
-}
-
-/// One median for every peer: no peer script computes a median (or picks a
-/// middle sample) of its own; they all go through `timing_stats`.
-#[test]
-fn no_peer_computes_its_own_median() {
-    let peers = [
-        ("diffusion.py", include_str!("../peers/diffusion.py")),
-        ("fusion.py", include_str!("../peers/fusion.py")),
-        ("lomb_batch.py", include_str!("../peers/lomb_batch.py")),
-        ("lomb_scargle.py", include_str!("../peers/lomb_scargle.py")),
-        ("matmul.py", include_str!("../peers/matmul.py")),
-        ("poisson.py", include_str!("../peers/poisson.py")),
-        ("poisson_mg.py", include_str!("../peers/poisson_mg.py")),
-        ("primitives.py", include_str!("../peers/primitives.py")),
-        ("vector_add.py", include_str!("../peers/vector_add.py")),
-    ];
-    for (name, src) in peers {
-        for bad in ["// 2]", "median(", "statistics."] {
-            assert!(
-                !src.contains(bad),
-                "peers/{name} computes a median itself (`{bad}`): use common.timing_stats"
-            );
-        }
-        for (i, line) in src.lines().enumerate() {
-            if line.contains("\"median_ms\":") {
-                panic!(
-                    "peers/{name}:{}: sets median_ms by hand; use common.timing_stats",
-                    i + 1
-                );
-            }
-        }
-    }
 }
 
 /// The recorded runs the charts were developed against (H100, with peers).
@@ -360,6 +313,10 @@ fn recorded() -> Vec<(&'static str, Run)> {
         (
             "2026-11-24-h100-lomb-real-curves",
             include_str!("../docs/results/2026-11-24-h100-lomb-real-curves/bench/results.json"),
+        ),
+        (
+            "2026-11-28-h100-final-bench",
+            include_str!("../docs/results/2026-11-28-h100-final-bench/bench/results.json"),
         ),
     ];
     docs.into_iter()
@@ -498,11 +455,14 @@ fn ladders_show_the_peers_of_their_size_and_the_roofline_one_colour_per_workload
     ] {
         assert!(va.contains(want), "{want} missing: {va}");
     }
-    // The f64 CPU reference stands in the f32 ladder, marked.
+    // The f64 CPU reference is another problem than the f32 ladder's: it
+    // stands in the f64 ladder only.
     let lomb = texts(&chart(&all, "ladder-lomb-scargle-114x1048576-f32").figure);
+    assert!(!lomb.contains("CPU reference, 1 thread"), "{lomb}");
+    let lomb64 = texts(&chart(&all, "ladder-lomb-scargle-114x1048576-f64").figure);
     assert!(
-        lomb.contains("CPU reference, 1 thread (f64, scaled) [f64]"),
-        "{lomb}"
+        lomb64.contains("CPU reference, 1 thread (f64, scaled)"),
+        "{lomb64}"
     );
     assert!(
         lomb.contains("CuPy fast math + launch bounds 128 88.1 µs"),
@@ -543,6 +503,171 @@ fn ladders_show_the_peers_of_their_size_and_the_roofline_one_colour_per_workload
     ] {
         assert!(tts.contains(want), "{want} missing: {tts}");
     }
+}
+
+/// In no recorded run does a chart group, and so a ladder, a ratio or a
+/// summary line, hold rows of two problems. The oracle reads the texts
+/// directly: a mask or a layout word in the size (`causal`, `ragged`,
+/// `shared`) is the same on every row of a group, and so is the precision
+/// (a solve's field precision).
+#[test]
+fn no_recorded_group_pairs_two_problems() {
+    for (run_name, run) in recorded() {
+        let rows = run.rows();
+        for g in groups(&rows) {
+            let first = &rows[g.rows[0]];
+            for &i in &g.rows {
+                let r = &rows[i];
+                for word in ["causal", "ragged", "shared"] {
+                    assert_eq!(
+                        r.size.contains(word),
+                        first.size.contains(word),
+                        "{run_name}: `{}` ({}) and `{}` ({}) in one group",
+                        first.variant,
+                        first.size,
+                        r.variant,
+                        r.size
+                    );
+                }
+                let prec = |r: &Row| {
+                    let p = r.precision.replace(',', " ");
+                    let w: Vec<&str> = p.split_whitespace().collect();
+                    match w.iter().position(|x| *x == "field") {
+                        Some(k) if k > 0 && g.problem.tolerance.is_some() => w[k - 1].to_string(),
+                        _ => w.first().unwrap_or(&"").to_string(),
+                    }
+                };
+                assert_eq!(
+                    prec(r),
+                    prec(first),
+                    "{run_name}: `{}` and `{}` in one group",
+                    first.variant,
+                    r.variant
+                );
+            }
+        }
+        // A problem a recorded row lacks is derived; the written one reads back equal.
+        let ps = problems(&rows);
+        let back: Vec<Problem> = ptxlab::report::problem::with_problems(&rows)
+            .iter()
+            .map(|r| Row::from_json(&serde_json::to_value(r).unwrap()).unwrap())
+            .map(|r| r.problem.unwrap())
+            .collect();
+        assert_eq!(ps, back, "{run_name}");
+    }
+}
+
+/// Issue 37: the attention peers chart of the 2026-11-28 run took the
+/// causal rung 5 (1.71 ms) as the best Rust rung of its size and divided
+/// cuDNN's non-causal time (3.31 ms) by it: 1.93x. Per problem, rung 4 is
+/// the best non-causal rung (0.946x of cuDNN) and rung 5 the best causal
+/// one (1.02x).
+#[test]
+fn final_bench_attention_ratios_are_per_problem() {
+    let runs = recorded();
+    let run = &runs
+        .iter()
+        .find(|r| r.0 == "2026-11-28-h100-final-bench")
+        .unwrap()
+        .1;
+    let rows = run.rows();
+    let cs = comparisons(&rows);
+    let median = |size: &str, prec: &str, variant: &str| {
+        rows.iter()
+            .find(|r| {
+                r.workload == "attention"
+                    && r.size == size
+                    && r.precision == prec
+                    && r.variant.starts_with(variant)
+                    && r.status == Status::Ok
+            })
+            .and_then(|r| r.timing.as_ref())
+            .map(|t| t.median_ms)
+            .unwrap_or_else(|| panic!("no {variant} at {size} {prec}"))
+    };
+    let cases = [
+        ("B=4 H=16 S=8192 D=128", "bf16", "4 ", "0.946×"),
+        ("B=4 H=16 S=8192 D=128 causal", "bf16", "5 ", "1.02×"),
+        ("B=4 H=16 S=8192 D=128", "f16", "4 ", "1.00×"),
+        ("B=4 H=16 S=8192 D=128 causal", "f16", "5 ", "1.02×"),
+        ("B=4 H=32 S=8192 D=64", "bf16", "4 ", "0.889×"),
+        ("B=4 H=32 S=8192 D=64 causal", "bf16", "5 ", "0.896×"),
+    ];
+    for (size, prec, rung, shown) in cases {
+        let c = cs
+            .iter()
+            .find(|c| {
+                c.group.workload() == "attention"
+                    && c.group.size == size
+                    && c.group.problem.precision == prec
+            })
+            .unwrap_or_else(|| panic!("no comparison at {size} {prec}"));
+        let (best, peer) = (&rows[c.best.unwrap()], &rows[c.peer.unwrap()]);
+        assert!(
+            best.variant.starts_with(rung),
+            "{size} {prec}: {}",
+            best.variant
+        );
+        assert_eq!(
+            (peer.size.as_str(), peer.variant.as_str()),
+            (size, "torch sdpa cuDNN")
+        );
+        let want = median(size, prec, "torch sdpa cuDNN") / median(size, prec, rung);
+        assert!(
+            (c.ratio(&rows).unwrap() - want).abs() < 1e-12,
+            "{size} {prec}"
+        );
+        assert_eq!(
+            ptxlab::report::units::fmt_factor(want),
+            shown,
+            "{size} {prec}"
+        );
+    }
+    let all = charts(&rows, &run.ceilings);
+    let peers = texts(&chart(&all, "peers-attention").figure);
+    for want in [
+        "B=4 H=16 S=8192 D=128 · bf16 — best Rust rung: 4 warp-specialised",
+        "B=4 H=16 S=8192 D=128 causal · bf16 — best Rust rung: 5 rung 4 + causal tile skipping",
+        "0.946× · peer 3.31 ms",
+        "1.02× · peer 1.74 ms",
+        "0.889× · peer 4.42 ms",
+    ] {
+        assert!(peers.contains(want), "{want} missing: {peers}");
+    }
+    // The cross-problem ratios of the issue (bf16 and f16 at D=128, D=64).
+    for wrong in ["1.93×", "1.98×", "1.68×"] {
+        assert!(!peers.contains(wrong), "{wrong} shown: {peers}");
+    }
+    // Two ladders at one shape, named apart; the causal one holds no
+    // non-causal row.
+    let causal = texts(&chart(&all, "ladder-attention-4x16x8192x128-causal-bf16").figure);
+    assert!(
+        causal.contains("5 rung 4 + causal tile skipping"),
+        "{causal}"
+    );
+    let plain = texts(&chart(&all, "ladder-attention-4x16x8192x128-bf16").figure);
+    assert!(!plain.contains("causal tile skipping"), "{plain}");
+    // The summary line of attention: its first problem with a peer (the
+    // sizes tie), non-causal.
+    let summary = ptxlab::report::summary_table(run, &all);
+    let line = summary
+        .lines()
+        .find(|l| l.starts_with("| [attention](attention.md) |"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(
+        line.contains("| B=4 H=16 S=8192 D=128 · bf16 | 4 warp-specialised")
+            && line.contains("| 0.946× (peer faster) |")
+            && line.contains("[ladder](ladder-attention-4x16x8192x128-bf16.png)"),
+        "{line}"
+    );
+    assert!(line.contains("TFLOP/s"), "throughput not scaled: {line}");
+    // The reduction's atomic rung is INACCURATE: never best, and said.
+    let reduce = summary
+        .lines()
+        .find(|l| l.starts_with("| [reduce](reduce.md) |"))
+        .unwrap();
+    assert!(reduce.contains("1 INACCURATE"), "{reduce}");
+    assert!(!reduce.contains("atomic per thread"), "{reduce}");
 }
 
 /// The page fetches nothing, embeds its fonts, marks the peers and makes
@@ -813,50 +938,4 @@ fn parts_of_one_run_join_and_parts_of_different_runs_do_not() {
     );
     assert!(Run::join(Vec::new()).is_err());
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn a_peer_row_with_a_note_is_a_row_and_an_announcement_is_a_note() {
-    use ptxlab::report::PeerLine;
-    // A row of peers/poisson_mg.py: its `note` belongs to the row.
-    let row = r#"{"workload": "poisson-mg", "variant": "CuPy spectral (DST-I by rfft)", "backend": "cupy", "size": "4096x4096", "precision": "f64", "median_ms": 6.8, "min_ms": 6.7, "max_ms": 6.9, "reps": 5, "note": "median of 5 (CUDA events), warm-up first"}"#;
-    match PeerLine::parse(row) {
-        PeerLine::Row(r) => {
-            assert_eq!(r.variant, "CuPy spectral (DST-I by rfft)");
-            assert_eq!(r.timing.unwrap().median_ms, 6.8);
-            assert_eq!(r.note, "median of 5 (CUDA events), warm-up first");
-        }
-        other => panic!("a row read as {other:?}"),
-    }
-    // common.announce: a progress line, not a row.
-    let note = r#"{"note": "pyamg set-up, 4096^2", "expected_s": 96.0, "basis": "BENCHMARKS.md"}"#;
-    match PeerLine::parse(note) {
-        PeerLine::Note {
-            text,
-            expected_s,
-            basis,
-        } => {
-            assert_eq!(text, "pyamg set-up, 4096^2");
-            assert_eq!(expected_s, Some(96.0));
-            assert_eq!(basis.as_deref(), Some("BENCHMARKS.md"));
-        }
-        other => panic!("an announcement read as {other:?}"),
-    }
-    assert!(matches!(
-        PeerLine::parse(r#"{"step": "poisson peers: peers/poisson.py"}"#),
-        PeerLine::Step(s) if s == "poisson peers: peers/poisson.py"
-    ));
-    assert!(matches!(
-        PeerLine::parse(r#"{"done": "poisson"}"#),
-        PeerLine::Done
-    ));
-    assert!(matches!(
-        PeerLine::parse("Traceback (most recent call last):"),
-        PeerLine::Other
-    ));
-    // A line with a workload but no variant is no row (and no progress line).
-    assert!(matches!(
-        PeerLine::parse(r#"{"workload": "poisson", "note": "x"}"#),
-        PeerLine::Other
-    ));
 }

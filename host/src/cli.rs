@@ -11,6 +11,118 @@ pub const MAX_REPS: usize = 10_000;
 /// Most iterations (sweeps, time steps) a subcommand accepts.
 pub const MAX_ITERS: usize = 10_000_000;
 
+/// The default of every `--reps` (timed repetitions).
+pub const DEFAULT_REPS: usize = 10;
+/// The default of every `--seed` (the seed of a command's random inputs).
+pub const DEFAULT_SEED: u64 = 42;
+
+/// A 2-D grid from the command line (`--size`): `N` (N x N) or `NXxNY`
+/// (NX columns, the fastest-varying index, by NY rows). Every grid command
+/// parses its `--size` with [`GridSize::parse`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GridSize {
+    /// Columns (x).
+    pub nx: usize,
+    /// Rows (y).
+    pub ny: usize,
+}
+
+impl GridSize {
+    /// `N` or `NXxNY` (each a whole number: `2000`, `1e3`, `1_000`); an
+    /// error that repeats the text and gives examples otherwise.
+    pub fn parse(s: &str) -> std::result::Result<GridSize, String> {
+        let bad = |why: String| {
+            format!("`{s}`: {why}; give N (an N x N grid) or NXxNY, e.g. 2000 or 1999x1237")
+        };
+        let t = s.trim();
+        let (x, y) = match t.split_once(['x', 'X']) {
+            Some((a, b)) => (
+                parse_whole::<usize>(a).map_err(bad)?,
+                parse_whole::<usize>(b).map_err(bad)?,
+            ),
+            None => {
+                let n = parse_whole::<usize>(t).map_err(bad)?;
+                (n, n)
+            }
+        };
+        Ok(GridSize { nx: x, ny: y })
+    }
+    /// `true` for an N x N grid.
+    pub fn is_square(&self) -> bool {
+        self.nx == self.ny
+    }
+}
+
+impl std::fmt::Display for GridSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.nx, self.ny)
+    }
+}
+
+impl std::str::FromStr for GridSize {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        GridSize::parse(s)
+    }
+}
+
+/// An on/off switch (the global `--race-check`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    /// On.
+    On,
+    /// Off.
+    Off,
+}
+
+impl OnOff {
+    /// `true` for [`OnOff::On`].
+    pub fn is_on(self) -> bool {
+        self == OnOff::On
+    }
+}
+
+/// The backend's name as report rows spell it (`gpu`, `sim`, `cpu`).
+pub fn backend_name(backend: crate::Backend) -> &'static str {
+    match backend {
+        crate::Backend::Gpu => "gpu",
+        crate::Backend::Sim => "sim",
+        crate::Backend::Cpu => "cpu",
+    }
+}
+
+/// A measured row of a single command (`--json`): the identifying fields,
+/// the timing and, when given, the throughput in `unit`. The same [`Row`]
+/// type `ptxlab bench` writes to `results.json`, without the progress line.
+///
+/// [`Row`]: crate::report::Row
+pub fn timed_row(
+    workload: &str,
+    variant: &str,
+    backend: &str,
+    size: &str,
+    precision: &str,
+    timing: &crate::runtime::Timing,
+    throughput: Option<(f64, &str)>,
+) -> crate::report::Row {
+    let mut r = crate::report::Row::plain(workload, variant, backend, size, precision);
+    r.timing = Some(timing.clone());
+    if let Some((v, unit)) = throughput
+        && v.is_finite()
+    {
+        r.throughput = Some(v);
+        r.unit = unit.to_string();
+    }
+    r
+}
+
+/// The rows of a command as `--json` prints them: a JSON array of the row
+/// objects of `results.json` (each with its `problem`).
+pub fn rows_json(rows: &[crate::report::Row]) -> String {
+    let rows = crate::report::problem::with_problems(rows);
+    serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".into())
+}
+
 /// Parses a whole, non-negative count for clap: `1000`, `1e6` or `1_000_000`.
 /// A negative, fractional or non-numeric value is refused with an example.
 /// (Use it with `allow_negative_numbers = true`, so `-5` reaches it instead

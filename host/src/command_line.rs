@@ -26,8 +26,8 @@ pub struct Cli {
     /// Data-race detection of the CPU simulator (`--backend sim`): on (the
     /// default; it costs up to half the speed, `ptxlab sim-bench` measures
     /// it) or off. Overrides the environment variable PTXLAB_SIM_RACECHECK.
-    #[arg(long, global = true, value_name = "on|off", value_parser = ["on", "off"])]
-    pub race_check: Option<String>,
+    #[arg(long, global = true, value_enum)]
+    pub race_check: Option<crate::cli::OnOff>,
     /// Schedule of the CPU simulator: in-order (the default) or random
     /// (from --sim-seed). Overrides PTXLAB_SIM_SCHEDULE.
     #[arg(long, global = true, value_enum)]
@@ -58,9 +58,11 @@ pub enum Cmd {
     Report(ReportArgs),
     /// c = a + b: checked against the CPU, then timed.
     VectorAdd(vector::Args),
-    /// 2D Poisson by Jacobi iteration (the stencil ladder and a real solve).
+    /// 2D Poisson: the Jacobi stencil ladder, and solves to a tolerance by
+    /// Jacobi, multigrid or PCG, on one device or row slabs over several.
     Poisson(poisson::Args),
-    /// Multi-GPU Poisson: ms per sweep on 1 and N GPUs, strong and weak scaling.
+    /// Multi-GPU Poisson: strong and weak scaling on 1 and N devices (Jacobi
+    /// ms per sweep, or multigrid / PCG solves with --method).
     PoissonScaling(poisson::multi::ScalingArgs),
     /// Lomb-Scargle periodogram (the optimisation ladder).
     LombScargle(lomb::Args),
@@ -72,7 +74,8 @@ pub enum Cmd {
     MonteCarloPi(primitives::PiArgs),
     /// 2D diffusion (race-free ping-pong, and the material's racy version).
     Diffusion(diffusion::Args),
-    /// SGEMM ladder and the fused column sum.
+    /// GEMM: the SGEMM ladder (f32), the tensor-core ladders (bf16, f16),
+    /// 3xTF32 on tensor cores, and the fused column sum.
     Matmul(matmul::Args),
     /// Attention softmax(Q K^T scale) V: the FlashAttention ladder.
     Attention(attention::Args),
@@ -88,6 +91,34 @@ pub enum Cmd {
     SimFuzz(SimFuzzArgs),
     /// The planted bugs of asynchronous pipelines, and what catches them.
     PipelineBugs(crate::pipeline_bugs::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+}
+
+/// `ptxlab completions` arguments.
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell whose completion script to print on stdout (for example
+    /// `ptxlab completions bash > ~/.local/share/bash-completion/completions/ptxlab`).
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Writes the completion script of `ptxlab` for `shell` to `out`.
+pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    use clap::CommandFactory;
+    clap_complete::generate(shell, &mut Cli::command(), "ptxlab", out);
+}
+
+/// The workloads of the registry ([`crate::workloads::all`]) as the
+/// possible values of `bench --only`, so `--help` lists them all.
+fn workload_parser() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    clap::builder::PossibleValuesParser::new(
+        crate::workloads::all()
+            .into_iter()
+            .map(|w| PossibleValue::new(w.name).help(w.about)),
+    )
 }
 
 /// `ptxlab bench` arguments.
@@ -96,9 +127,8 @@ pub struct BenchArgs {
     /// Smaller sizes and fewer repetitions.
     #[arg(long)]
     pub quick: bool,
-    /// Only these workloads (repeatable): poisson, lomb-scargle, vector-add,
-    /// primitives (reduce, histogram, Monte-Carlo pi), diffusion, matmul, fusion.
-    #[arg(long)]
+    /// Only these workloads (repeatable; default: every workload).
+    #[arg(long, value_parser = workload_parser())]
     pub only: Vec<String>,
     /// gpu (fall back to CPU + simulator checks when there is no GPU), sim, or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
@@ -135,15 +165,17 @@ pub struct ReportArgs {
 /// `ptxlab sim-fuzz` arguments.
 #[derive(Debug, clap::Args)]
 pub struct SimFuzzArgs {
-    /// Random schedules to try after the in-order run.
-    #[arg(long, default_value_t = 20)]
+    /// Random schedules to try after the in-order run (0: only the in-order
+    /// run).
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<u64>, allow_negative_numbers = true)]
     pub seeds: u64,
     /// The first seed (then S+1, S+2, ...).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::cli::parse_whole::<u64>, allow_negative_numbers = true)]
     pub first_seed: u64,
     /// The ptxlab command and its arguments, after `--` (for example
-    /// `-- pipeline-bugs --bug inplace-prefetch`); it must run on the
-    /// simulator (`--backend sim` where the command has a backend).
+    /// `-- pipeline-bugs --bug inplace-prefetch`). It runs on the simulator:
+    /// `--backend sim` is added when the command has a `--backend` and none
+    /// is given; another backend is refused.
     #[arg(required = true, allow_hyphen_values = true, num_args = 1.., last = true)]
     pub command: Vec<String>,
 }
@@ -156,11 +188,37 @@ pub struct SimBenchArgs {
     #[arg(long, default_value_t = 1.0)]
     pub min_seconds: f64,
     /// Only the kernels whose name contains this text.
-    #[arg(long)]
-    pub only: Option<String>,
+    #[arg(long, value_name = "TEXT")]
+    pub kernel: Option<String>,
     /// Race detection: on, off, or both (one row each).
-    #[arg(long, default_value = "both")]
-    pub race: String,
+    #[arg(long, value_enum, default_value_t = RaceModes::Both)]
+    pub race: RaceModes,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`), and nothing else there.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sim-bench --race`: the race-detection settings to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RaceModes {
+    /// Race detection on.
+    On,
+    /// Race detection off.
+    Off,
+    /// One row with it on, one with it off.
+    Both,
+}
+
+impl RaceModes {
+    /// The settings, in row order (`true`: race detection on).
+    pub fn settings(self) -> &'static [bool] {
+        match self {
+            RaceModes::On => &[true],
+            RaceModes::Off => &[false],
+            RaceModes::Both => &[true, false],
+        }
+    }
 }
 
 /// Parses a command line (`args[0]` is the program name), as the binary
@@ -171,6 +229,35 @@ where
     T: Into<OsString> + Clone,
 {
     Cli::try_parse_from(args)
+}
+
+impl Cmd {
+    /// `true` when the command was asked for `--json` (its measured rows as
+    /// JSON on stdout, and nothing else there).
+    pub fn json(&self) -> bool {
+        match self {
+            Cmd::VectorAdd(a) => a.json,
+            Cmd::Poisson(a) => a.json,
+            Cmd::Reduce(a) => a.json,
+            Cmd::Histogram(a) => a.json,
+            Cmd::MonteCarloPi(a) => a.json,
+            Cmd::Diffusion(a) => a.json,
+            Cmd::Matmul(a) => a.json,
+            Cmd::Attention(a) => a.json,
+            Cmd::Fusion(a) => a.json,
+            Cmd::LaunchOverhead(a) => a.json,
+            Cmd::SimBench(a) => a.json,
+            Cmd::Info
+            | Cmd::Bench(_)
+            | Cmd::Report(_)
+            | Cmd::PoissonScaling(_)
+            | Cmd::LombScargle(_)
+            | Cmd::MathAccuracy(_)
+            | Cmd::SimFuzz(_)
+            | Cmd::PipelineBugs(_)
+            | Cmd::Completions(_) => false,
+        }
+    }
 }
 
 /// The names of the subcommands, for the message on an unknown one.
@@ -185,7 +272,7 @@ pub fn subcommand_names() -> Vec<String> {
 /// The checks of a parsed command line that need neither a device nor a
 /// file (the rest happen when the subcommand runs; clap has checked the
 /// backend names): the repetition counts, `bench --only`, Lomb-Scargle's
-/// model options and the diffusion grid.
+/// model options and the grids.
 pub fn check(cli: &Cli) -> Result<()> {
     use crate::cli::check_reps;
     match &cli.cmd {
@@ -200,25 +287,29 @@ pub fn check(cli: &Cli) -> Result<()> {
             }
         }
         Cmd::VectorAdd(a) => check_reps(a.reps),
-        Cmd::PoissonScaling(a) => check_reps(a.reps),
-        Cmd::LombScargle(a) => lomb::model_of(a).map(|_| ()),
+        Cmd::Poisson(a) => a.check(),
+        Cmd::PoissonScaling(a) => {
+            check_reps(a.reps)?;
+            a.square_sizes().map(|_| ())
+        }
+        Cmd::LombScargle(a) => {
+            check_reps(a.reps)?;
+            lomb::model_of(a).map(|_| ())
+        }
         Cmd::Reduce(a) => check_reps(a.reps),
         Cmd::Histogram(a) => check_reps(a.reps),
         Cmd::MonteCarloPi(a) => check_reps(a.reps),
-        Cmd::Diffusion(a) => {
-            let (nx, ny) = diffusion::parse_size(&a.size)?;
-            diffusion::check_params(nx, ny, a.alpha)
-        }
+        Cmd::Diffusion(a) => diffusion::check_params(a.size.nx, a.size.ny, a.alpha),
         Cmd::Matmul(a) => check_reps(a.reps),
         Cmd::Attention(a) => check_reps(a.reps),
         Cmd::Fusion(a) => check_reps(a.reps),
         Cmd::LaunchOverhead(a) => check_reps(a.reps),
         Cmd::Info
         | Cmd::Report(_)
-        | Cmd::Poisson(_)
         | Cmd::SimBench(_)
         | Cmd::MathAccuracy(_)
         | Cmd::SimFuzz(_)
-        | Cmd::PipelineBugs(_) => Ok(()),
+        | Cmd::PipelineBugs(_)
+        | Cmd::Completions(_) => Ok(()),
     }
 }

@@ -8,6 +8,8 @@
 //! * [`workloads`]: one folder per workload: its kernels' launchers (the
 //!   library API), CPU references, checks against an f64 reference, bench
 //!   rows and CLI arguments;
+//! * [`bench_ctx`]: what a workload's benchmark gets (below the workloads
+//!   and the registry that hands it to them);
 //! * [`report`]: plain result rows, tables, the environment block and plots
 //!   (it needs nothing from the workloads);
 //! * [`cli`]: the option checks every `ptxlab` subcommand shares;
@@ -23,6 +25,7 @@
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod bench_ctx;
 pub mod cli;
 pub mod command_line;
 pub mod error;

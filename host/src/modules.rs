@@ -1,7 +1,9 @@
 //! The lab's kernels: `kernels-gpu`, built by `build.rs` with
-//! `ptxlab_builder::Embed` (a precise and a fast-math module, plus cubins and
-//! the `ptxas` resource report when `ptxas` is present) and embedded here as
-//! [`KERNELS`], the way any host crate embeds its own kernel crate.
+//! `ptxlab_builder::Embed` (a precise and a fast-math module and the sm_90a
+//! one, plus, when `ptxas` is present, their cubins, the Lomb-Scargle
+//! group's register-capped cubins and the `ptxas` resource report) and
+//! embedded here as [`KERNELS`], the way any host crate embeds its own
+//! kernel crate.
 
 use ptxlab_runtime::{MathMode, module::Resources};
 use std::sync::OnceLock;
@@ -58,4 +60,29 @@ pub fn resources(fast: bool) -> Vec<&'static Resources> {
 /// Registers and spill bytes of a kernel for an arch, from the report.
 pub fn resource(kernel: &str, arch: &str, fast: bool) -> Option<&'static Resources> {
     KERNELS.resources(kernel, arch, math(fast))
+}
+
+/// The register caps `group` of the `math` build ships capped cubins for
+/// (empty without `ptxas`): a launch with one of these caps loads a cubin,
+/// with another the PTX through the driver's JIT.
+pub fn reg_caps(group: &str, math: MathMode) -> Vec<u32> {
+    let mut caps: Vec<u32> = Vec::new();
+    for m in KERNELS
+        .modules
+        .iter()
+        .filter(|m| m.group == group && m.math == math)
+    {
+        for c in m.caps() {
+            if !caps.contains(&c) {
+                caps.push(c);
+            }
+        }
+    }
+    caps
+}
+
+/// Registers and spill bytes of a kernel of the precise build for an arch,
+/// assembled with register cap `cap` (from the capped cubins' report).
+pub fn capped_resource(kernel: &str, arch: &str, cap: u32) -> Option<&'static Resources> {
+    KERNELS.capped_resources(kernel, arch, MathMode::Precise, cap)
 }

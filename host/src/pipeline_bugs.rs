@@ -434,9 +434,10 @@ pub struct Args {
     /// Run the correct pipelines instead of the planted mistakes.
     #[arg(long)]
     pub fixed: bool,
-    /// gpu or sim.
-    #[arg(long, default_value = "sim")]
-    pub backend: String,
+    /// sim (the default: the simulator catches the bugs) or gpu; cpu has
+    /// no pipelines and is refused.
+    #[arg(long, value_enum, default_value_t = crate::Backend::Sim)]
+    pub backend: crate::Backend,
     /// Instead of the bugs: run `debug_println`, whose first four threads
     /// print a line each (the same lines on both backends).
     #[arg(long)]
@@ -465,13 +466,13 @@ pub fn println_demo(dev: &Device) -> Result<()> {
 /// `ptxlab pipeline-bugs`: one line per bug, what became of its run. Fails
 /// when a correct pipeline (`--fixed`) gives a wrong result or a report.
 pub fn cli(args: &Args) -> Result<()> {
-    let dev = match args.backend.as_str() {
-        "sim" => Device::sim(),
-        "gpu" => Device::gpu(0)?,
-        other => {
+    let dev = match args.backend {
+        crate::Backend::Sim => Device::sim(),
+        crate::Backend::Gpu => Device::gpu(0)?,
+        crate::Backend::Cpu => {
             return Err(Error::input(
-                "backend",
-                format!("`{other}`; allowed: gpu, sim"),
+                "--backend cpu",
+                "pipeline-bugs runs kernels; allowed: sim, gpu",
             ));
         }
     };

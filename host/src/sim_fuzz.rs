@@ -10,7 +10,8 @@
 //! that fails, or whose downloads differ from the in-order run's, is a
 //! finding: the program's result depends on an order the hardware does
 //! not guarantee, or a check caught a hazard that the in-order schedule
-//! hid.
+//! hid. A program that fails in order and under every random schedule
+//! tried is no such finding: it is a failing program ([`Finding::Fails`]).
 
 use ptxlab_device::sim::{Download, Schedule};
 use std::fmt;
@@ -27,10 +28,21 @@ pub struct Run {
 /// What the fuzzing found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finding {
-    /// The in-order run itself failed (nothing to compare with).
-    Baseline {
-        /// Its error.
+    /// The program fails in order and under every random schedule tried
+    /// (`random` of them, 0 with `--seeds 0`): a failing program, not a
+    /// schedule-dependent one.
+    Fails {
+        /// The in-order run's error.
         error: String,
+        /// Random schedules tried (each failed too).
+        random: usize,
+    },
+    /// The in-order run failed, and the run with this seed passed.
+    Baseline {
+        /// The in-order run's error.
+        error: String,
+        /// The seed whose run passed.
+        seed: u64,
     },
     /// The run with this seed failed.
     Error {
@@ -51,7 +63,19 @@ pub enum Finding {
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Finding::Baseline { error } => write!(f, "the in-order run fails: {error}"),
+            Finding::Fails { error, random: 0 } => write!(
+                f,
+                "the command fails in order (no random schedules tried): {error}"
+            ),
+            Finding::Fails { error, random } => write!(
+                f,
+                "the command fails in order and under all {random} random schedules, so its \
+                 failure does not depend on the schedule: {error}"
+            ),
+            Finding::Baseline { error, seed } => write!(
+                f,
+                "the in-order run fails where seed {seed} (random schedule) passes: {error}"
+            ),
             Finding::Error { seed, error } => write!(
                 f,
                 "seed {seed} (random schedule) fails where the in-order run passes: {error}"
@@ -68,9 +92,14 @@ impl Finding {
     /// The seed that reproduces it (`None`: the in-order run).
     pub fn seed(&self) -> Option<u64> {
         match self {
-            Finding::Baseline { .. } => None,
+            Finding::Fails { .. } | Finding::Baseline { .. } => None,
             Finding::Error { seed, .. } | Finding::Divergence { seed, .. } => Some(*seed),
         }
+    }
+    /// `true` when the result depends on the schedule (every finding but
+    /// [`Finding::Fails`], a program that fails whatever the schedule).
+    pub fn schedule_dependent(&self) -> bool {
+        !matches!(self, Finding::Fails { .. })
     }
 }
 
@@ -134,7 +163,9 @@ pub fn first_difference(base: &[Download], other: &[Download]) -> Option<String>
 
 /// Runs the program in order, then with each seed, until the first
 /// finding; `run` runs it once under a schedule. Returns the number of
-/// random schedules tried and the finding.
+/// random schedules tried and the finding. When the in-order run fails,
+/// the seeds run until one passes ([`Finding::Baseline`]); when none does,
+/// the program fails whatever the schedule ([`Finding::Fails`]).
 pub fn fuzz(
     seeds: impl IntoIterator<Item = u64>,
     mut run: impl FnMut(Schedule) -> Run,
@@ -142,10 +173,24 @@ pub fn fuzz(
 ) -> (usize, Option<Finding>) {
     let base = run(Schedule::InOrder);
     progress(None, &base);
-    if let Some(error) = base.error {
-        return (0, Some(Finding::Baseline { error }));
-    }
     let mut tried = 0;
+    if let Some(error) = base.error {
+        for seed in seeds {
+            let r = run(Schedule::Random { seed });
+            tried += 1;
+            progress(Some(seed), &r);
+            if r.error.is_none() {
+                return (tried, Some(Finding::Baseline { error, seed }));
+            }
+        }
+        return (
+            tried,
+            Some(Finding::Fails {
+                error,
+                random: tried,
+            }),
+        );
+    }
     for seed in seeds {
         let r = run(Schedule::Random { seed });
         tried += 1;
@@ -158,4 +203,188 @@ pub fn fuzz(
         }
     }
     (tried, None)
+}
+
+/// The command line to fuzz, made to run on the simulator: when the
+/// `ptxlab` subcommand `command[0]` has a `--backend` option and none is
+/// given, `--backend sim` is added; a command whose `--backend` is another
+/// backend is refused, as is an unknown subcommand or `sim-fuzz` itself.
+pub fn on_simulator(command: &[String]) -> std::result::Result<Vec<String>, String> {
+    use clap::CommandFactory;
+    // Global options (`--race-check off`, `--race-check=off`) may come
+    // first; the schedule is sim-fuzz's to choose.
+    let mut at = 0;
+    while let Some(w) = command.get(at).filter(|w| w.starts_with("--")) {
+        if w.starts_with("--sim-schedule") || w.starts_with("--sim-seed") {
+            return Err(format!(
+                "{w}: sim-fuzz chooses the schedule of each run (in order, then --seeds random \
+                 ones); leave it out"
+            ));
+        }
+        at += if w.contains('=') { 1 } else { 2 };
+    }
+    let Some(name) = command.get(at) else {
+        return Err("give the ptxlab command to fuzz after `--`".into());
+    };
+    if name == "sim-fuzz" {
+        return Err("the command to fuzz cannot be sim-fuzz itself".into());
+    }
+    let cli = crate::command_line::Cli::command();
+    let Some(sub) = cli.find_subcommand(name) else {
+        return Err(format!(
+            "`{name}` is not a ptxlab command; valid commands: {}",
+            crate::command_line::subcommand_names().join(", ")
+        ));
+    };
+    if !sub.get_arguments().any(|a| a.get_long() == Some("backend")) {
+        return Ok(command.to_vec());
+    }
+    // The backend given: `--backend X` or `--backend=X`, before a bare `--`.
+    let mut given = None;
+    let mut words = command[at + 1..].iter();
+    while let Some(w) = words.next() {
+        if w == "--" {
+            break;
+        }
+        if w == "--backend" {
+            given = Some(words.next().cloned().unwrap_or_default());
+        } else if let Some(v) = w.strip_prefix("--backend=") {
+            given = Some(v.to_string());
+        }
+    }
+    match given {
+        None => {
+            let mut c = command.to_vec();
+            c.splice(at + 1..at + 1, ["--backend".to_string(), "sim".to_string()]);
+            Ok(c)
+        }
+        Some(b) if b == "sim" => Ok(command.to_vec()),
+        Some(b) => Err(format!(
+            "`ptxlab {name} --backend {b}` does not run on the simulator, and sim-fuzz varies the \
+             simulator's schedule: give --backend sim, or leave --backend out (sim-fuzz adds it)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn the_command_is_put_on_the_simulator_or_refused() {
+        assert_eq!(
+            on_simulator(&words("vector-add --n 100")).unwrap(),
+            words("vector-add --backend sim --n 100")
+        );
+        assert_eq!(
+            on_simulator(&words("vector-add --backend sim")).unwrap(),
+            words("vector-add --backend sim")
+        );
+        assert_eq!(
+            on_simulator(&words("pipeline-bugs --backend=sim")).unwrap(),
+            words("pipeline-bugs --backend=sim")
+        );
+        // No --backend option: as given.
+        assert_eq!(
+            on_simulator(&words("sim-bench --race off")).unwrap(),
+            words("sim-bench --race off")
+        );
+        let e = on_simulator(&words("reduce --backend gpu")).unwrap_err();
+        assert!(
+            e.contains("--backend gpu") && e.contains("does not run on the simulator"),
+            "{e}"
+        );
+        let e = on_simulator(&words("reduce --backend=cpu")).unwrap_err();
+        assert!(e.contains("--backend cpu"), "{e}");
+        let e = on_simulator(&words("vector-sub")).unwrap_err();
+        assert!(
+            e.contains("not a ptxlab command") && e.contains("vector-add"),
+            "{e}"
+        );
+        let e = on_simulator(&words("sim-fuzz -- info")).unwrap_err();
+        assert!(e.contains("sim-fuzz itself"), "{e}");
+        // Global options first; the schedule is sim-fuzz's.
+        assert_eq!(
+            on_simulator(&words("--race-check off reduce --n 9")).unwrap(),
+            words("--race-check off reduce --backend sim --n 9")
+        );
+        let e = on_simulator(&words("--sim-seed 3 reduce")).unwrap_err();
+        assert!(
+            e.contains("--sim-seed") && e.contains("leave it out"),
+            "{e}"
+        );
+    }
+
+    fn outcome(error: Option<&str>) -> Run {
+        Run {
+            error: error.map(str::to_string),
+            downloads: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_failing_command_is_told_from_a_schedule_dependent_one() {
+        // Fails in order and everywhere: a failing command.
+        let (tried, f) = fuzz(1..=3, |_| outcome(Some("boom")), |_, _| {});
+        let f = f.unwrap();
+        assert_eq!(
+            (tried, &f),
+            (
+                3,
+                &Finding::Fails {
+                    error: "boom".into(),
+                    random: 3
+                }
+            )
+        );
+        assert!(!f.schedule_dependent());
+        assert!(
+            f.to_string().contains("does not depend on the schedule"),
+            "{f}"
+        );
+        // --seeds 0: the in-order run only, and the message says so.
+        let (tried, f) = fuzz(1..1, |_| outcome(Some("boom")), |_, _| {});
+        let f = f.unwrap();
+        assert_eq!(tried, 0);
+        assert!(f.to_string().contains("no random schedules tried"), "{f}");
+        // Fails in order, passes with seed 2: schedule-dependent.
+        let (tried, f) = fuzz(
+            1..=5,
+            |s| match s {
+                Schedule::Random { seed: 2 } => outcome(None),
+                _ => outcome(Some("boom")),
+            },
+            |_, _| {},
+        );
+        let f = f.unwrap();
+        assert_eq!(tried, 2);
+        assert_eq!(
+            f,
+            Finding::Baseline {
+                error: "boom".into(),
+                seed: 2
+            }
+        );
+        assert!(f.schedule_dependent());
+        // Passes in order, fails with seed 4: schedule-dependent.
+        let (_, f) = fuzz(
+            1..=5,
+            |s| match s {
+                Schedule::Random { seed: 4 } => outcome(Some("late")),
+                _ => outcome(None),
+            },
+            |_, _| {},
+        );
+        assert_eq!(
+            f,
+            Some(Finding::Error {
+                seed: 4,
+                error: "late".into()
+            })
+        );
+    }
 }

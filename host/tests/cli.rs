@@ -31,7 +31,7 @@ fn vector_add_rejects_bad_options() {
             "--backend",
             "sim",
         ],
-        &["'x8'", "possible values: scalar, wide"],
+        &["'x8'", "possible values: all, scalar, wide"],
     );
 }
 
@@ -103,7 +103,10 @@ fn big_endian_npy_is_read_correctly() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("PASS vector-add f32 n=4"), "{text}");
+    assert!(
+        text.contains("PASS vector-add f32 16-byte loads n=4"),
+        "{text}"
+    );
     let bytes = std::fs::read(&out).unwrap();
     let data = &bytes[bytes.len() - 16..];
     let got: Vec<f32> = data
@@ -137,7 +140,7 @@ fn bench_rejects_unknown_workloads() {
             "--out",
             "/tmp/ptxlab-cli-bench",
         ],
-        &["nosuch", "allowed", "poisson"],
+        &["'nosuch'", "possible values:", "poisson", "attention"],
     );
 }
 
@@ -165,5 +168,466 @@ fn enum_options_are_checked_by_the_parser_with_suggestions() {
     fails_with(
         &["histogram", "--keys", "u16", "--backend", "cpu"],
         &["possible values: u8, u32"],
+    );
+}
+
+/// Every subcommand of `ptxlab` (clap's `help` left out), built so the
+/// global options are on each.
+fn subcommands() -> Vec<clap::Command> {
+    use clap::CommandFactory;
+    let mut cli = ptxlab::command_line::Cli::command();
+    cli.build();
+    cli.get_subcommands()
+        .filter(|c| c.get_name() != "help")
+        .cloned()
+        .collect()
+}
+
+/// The options of `cmd` that belong to it (not `--help`).
+fn options(cmd: &clap::Command) -> Vec<&clap::Arg> {
+    cmd.get_arguments()
+        .filter(|a| !matches!(a.get_id().as_str(), "help" | "version"))
+        .collect()
+}
+
+/// The `--flag`s a text names.
+fn flags_in(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 2 < b.len() {
+        let starts = b[i] == b'-'
+            && b[i + 1] == b'-'
+            && b[i + 2].is_ascii_lowercase()
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'-'));
+        if starts {
+            let mut j = i + 2;
+            while j < b.len()
+                && (b[j].is_ascii_lowercase() || b[j].is_ascii_digit() || b[j] == b'-')
+            {
+                j += 1;
+            }
+            out.push(text[i + 2..j].trim_end_matches('-').to_string());
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn every_subcommand_and_option_has_help_and_names_only_real_options() {
+    let subs = subcommands();
+    assert!(subs.len() >= 20, "{} subcommands", subs.len());
+    let all_longs: Vec<String> = subs
+        .iter()
+        .flat_map(|c| options(c).into_iter().filter_map(|a| a.get_long()))
+        .map(str::to_string)
+        .collect();
+    for cmd in &subs {
+        let name = cmd.get_name();
+        let about = cmd.get_about().map(|s| s.to_string()).unwrap_or_default();
+        assert!(!about.trim().is_empty(), "`ptxlab {name}` has no help text");
+        let mut texts = vec![about];
+        for a in options(cmd) {
+            let help = a
+                .get_long_help()
+                .or(a.get_help())
+                .map(|s| s.to_string())
+                .unwrap_or_default();
+            assert!(
+                !help.trim().is_empty(),
+                "`ptxlab {name}`: option {:?} has no help text",
+                a.get_id()
+            );
+            texts.push(help);
+            // The choices of the project's `ValueEnum`s (not a bool's
+            // true/false, nor the shell names of clap_complete).
+            let foreign = [
+                std::any::TypeId::of::<bool>(),
+                std::any::TypeId::of::<clap_complete::Shell>(),
+            ];
+            let boolean = foreign.iter().any(|t| a.get_value_parser().type_id() == *t);
+            for v in a.get_possible_values() {
+                if !v.is_hide_set() && !boolean {
+                    let h = v.get_help().map(|s| s.to_string()).unwrap_or_default();
+                    assert!(
+                        !h.trim().is_empty(),
+                        "`ptxlab {name}`: value `{}` of {:?} has no help text",
+                        v.get_name(),
+                        a.get_id()
+                    );
+                    texts.push(h);
+                }
+            }
+        }
+        // Every option a help text names exists: in this subcommand, or
+        // (a pointer to another command) in another one.
+        let own: Vec<&str> = options(cmd).iter().filter_map(|a| a.get_long()).collect();
+        for text in &texts {
+            for f in flags_in(text) {
+                assert!(
+                    own.contains(&f.as_str()) || all_longs.contains(&f),
+                    "`ptxlab {name}`'s help names --{f}, which no subcommand has:\n{text}"
+                );
+            }
+        }
+        // The rendered help works (clap checks its own consistency here).
+        let mut c = cmd.clone();
+        let long = c.render_long_help().to_string();
+        assert!(long.contains("Usage:"), "{name}: {long}");
+    }
+}
+
+#[test]
+fn bench_only_lists_exactly_the_registry_s_workloads() {
+    let subs = subcommands();
+    let bench = subs.iter().find(|c| c.get_name() == "bench").unwrap();
+    let only = options(bench)
+        .into_iter()
+        .find(|a| a.get_long() == Some("only"))
+        .expect("bench --only");
+    let listed: Vec<String> = only
+        .get_possible_values()
+        .iter()
+        .map(|v| v.get_name().to_string())
+        .collect();
+    let registry: Vec<String> = ptxlab::workloads::all()
+        .iter()
+        .map(|w| w.name.to_string())
+        .collect();
+    assert_eq!(listed, registry);
+    let help = succeeds(&["bench", "--help"]);
+    for w in &registry {
+        assert!(
+            help.contains(&format!("- {w}:")),
+            "{w} missing from:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn one_flag_name_has_one_type_and_meaning_in_every_subcommand() {
+    use std::any::TypeId;
+    use std::collections::BTreeMap;
+    let subs = subcommands();
+    let mut by_name: BTreeMap<String, Vec<(String, clap::Arg)>> = BTreeMap::new();
+    for c in &subs {
+        for a in options(c) {
+            if let Some(l) = a.get_long() {
+                by_name
+                    .entry(l.to_string())
+                    .or_default()
+                    .push((c.get_name().to_string(), a.clone()));
+            }
+        }
+    }
+    let values = |a: &clap::Arg| -> Vec<String> {
+        a.get_possible_values()
+            .iter()
+            .map(|v| v.get_name().to_string())
+            .collect()
+    };
+    let defaults = |a: &clap::Arg| -> Vec<String> {
+        a.get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect()
+    };
+    for (flag, uses) in &by_name {
+        // One ladder per workload: each `--variant` and `--precision` has
+        // its own rungs or types; the rules for them are checked below.
+        if flag == "variant" || flag == "precision" {
+            continue;
+        }
+        let (first_cmd, first) = &uses[0];
+        for (cmd, a) in &uses[1..] {
+            assert!(
+                a.get_value_parser().type_id() == first.get_value_parser().type_id(),
+                "--{flag}: `{cmd}` parses {:?}, `{first_cmd}` {:?}",
+                a.get_value_parser().type_id(),
+                first.get_value_parser().type_id()
+            );
+            assert_eq!(values(a), values(first), "--{flag}: {cmd} vs {first_cmd}");
+        }
+    }
+    let seed = ptxlab::cli::DEFAULT_SEED.to_string();
+    let reps = ptxlab::cli::DEFAULT_REPS.to_string();
+    for (cmd, a) in &by_name["seed"] {
+        assert!(
+            a.get_value_parser().type_id() == TypeId::of::<u64>(),
+            "{cmd} --seed"
+        );
+        assert_eq!(defaults(a), vec![seed.clone()], "{cmd} --seed");
+    }
+    for (cmd, a) in &by_name["reps"] {
+        assert!(
+            a.get_value_parser().type_id() == TypeId::of::<usize>(),
+            "{cmd} --reps"
+        );
+        assert_eq!(defaults(a), vec![reps.clone()], "{cmd} --reps");
+    }
+    assert!(by_name["reps"].len() >= 8 && by_name["seed"].len() >= 4);
+    for (cmd, a) in &by_name["variant"] {
+        assert!(
+            values(a).contains(&"all".to_string()),
+            "{cmd} --variant: {:?}",
+            values(a)
+        );
+        assert_eq!(defaults(a), vec!["all".to_string()], "{cmd} --variant");
+    }
+    for (cmd, a) in &by_name["backend"] {
+        assert_eq!(values(a), ["gpu", "sim", "cpu"], "{cmd} --backend");
+    }
+    for (cmd, a) in &by_name["precision"] {
+        assert!(!values(a).is_empty(), "{cmd} --precision is not a choice");
+    }
+    for flag in ["size", "out", "md", "n", "json"] {
+        assert!(by_name.contains_key(flag), "no subcommand has --{flag}");
+    }
+    assert!(
+        by_name["size"][0].1.get_value_parser().type_id() == TypeId::of::<ptxlab::cli::GridSize>()
+    );
+    // No free-text option stands for a choice: every option that takes a
+    // string is one of these, and every other choice is a `ValueEnum`.
+    let free_text = ["kernel", "functions", "only"];
+    for c in &subs {
+        for a in options(c) {
+            let string = a.get_value_parser().type_id() == TypeId::of::<String>();
+            if string && a.get_long().is_some() && a.get_possible_values().is_empty() {
+                assert!(
+                    free_text.contains(&a.get_long().unwrap()),
+                    "`{}` --{}: a string option; make it a ValueEnum",
+                    c.get_name(),
+                    a.get_long().unwrap()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn grids_parse_as_n_or_nx_by_ny_everywhere() {
+    use ptxlab::cli::GridSize;
+    assert_eq!(GridSize::parse("2000"), Ok(GridSize { nx: 2000, ny: 2000 }));
+    assert_eq!(
+        GridSize::parse("1999x1237"),
+        Ok(GridSize { nx: 1999, ny: 1237 })
+    );
+    assert_eq!(
+        GridSize::parse("1e3x2_000"),
+        Ok(GridSize { nx: 1000, ny: 2000 })
+    );
+    for bad in ["", "x5", "5x", "5x5x5", "-3", "2.5", "axb"] {
+        let e = GridSize::parse(bad).unwrap_err();
+        assert!(
+            e.contains("NXxNY") && e.contains(&format!("`{bad}`")),
+            "{bad}: {e}"
+        );
+    }
+    for cmd in ["poisson", "diffusion"] {
+        fails_with(
+            &[cmd, "--size", "7x", "--backend", "cpu"],
+            &["--size", "`7x`", "NXxNY"],
+        );
+    }
+    fails_with(
+        &["poisson-scaling", "--size", "64x32", "--backend", "sim"],
+        &["--size", "64x32", "square"],
+    );
+}
+
+#[test]
+fn completions_name_every_subcommand() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let run = ptxlab_env(&["completions", shell], &[]);
+        assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+        for sub in ["vector-add", "poisson", "matmul", "sim-fuzz", "completions"] {
+            assert!(run.stdout.contains(sub), "{shell} script lacks {sub}");
+        }
+    }
+    fails_with(&["completions", "tcsh"], &["'tcsh'", "bash"]);
+}
+
+/// `ptxlab <args> --json`: stdout parses as the JSON rows, and holds
+/// nothing else.
+fn json_rows(args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let run = ptxlab_env(&all, &[]);
+    assert_eq!(run.code, 0, "{args:?}: {}", run.text());
+    let v: serde_json::Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON ({e}):\n{}", run.stdout));
+    let rows = v.as_array().expect("an array of rows").clone();
+    assert!(!rows.is_empty(), "{args:?}: no rows");
+    for r in &rows {
+        for k in [
+            "workload",
+            "variant",
+            "backend",
+            "size",
+            "precision",
+            "status",
+            "problem",
+        ] {
+            assert!(r.get(k).is_some(), "{args:?}: row without {k}: {r}");
+        }
+        // Each row reads back as a row of results.json.
+        assert!(ptxlab::report::Row::from_json(r).is_some(), "{r}");
+    }
+    rows
+}
+
+#[test]
+fn json_prints_the_measured_rows_alone_on_stdout() {
+    let rows = json_rows(&[
+        "vector-add",
+        "--backend",
+        "sim",
+        "--n",
+        "1000",
+        "--reps",
+        "2",
+    ]);
+    let sim: Vec<_> = rows.iter().filter(|r| r["backend"] == "sim").collect();
+    let variants: Vec<&str> = sim.iter().map(|r| r["variant"].as_str().unwrap()).collect();
+    assert_eq!(variants, ["1 element/thread", "16-byte loads"], "{rows:?}");
+    for r in &sim {
+        assert_eq!(r["workload"], "vector-add");
+        assert_eq!(r["status"]["kind"], "ok");
+        assert!(r["timing"]["median_ms"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["unit"], "GB/s");
+    }
+    let rows = json_rows(&[
+        "reduce",
+        "--backend",
+        "sim",
+        "--n",
+        "5000",
+        "--variant",
+        "tree",
+        "--reps",
+        "1",
+    ]);
+    assert!(
+        rows.iter()
+            .any(|r| r["workload"] == "reduce" && r["backend"] == "sim"),
+        "{rows:?}"
+    );
+    let rows = json_rows(&[
+        "matmul",
+        "--backend",
+        "sim",
+        "--m",
+        "33",
+        "--n",
+        "17",
+        "--k",
+        "9",
+        "--variant",
+        "tiled",
+    ]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(rows[0]["rel_err"].as_f64().unwrap() < 1e-5, "{rows:?}");
+    // Without --json the same command prints its lines on stdout.
+    let run = ptxlab_env(&["vector-add", "--backend", "sim", "--n", "100"], &[]);
+    assert!(run.stdout.contains("PASS vector-add"), "{}", run.stdout);
+}
+
+#[test]
+fn poisson_on_several_devices_runs_with_its_defaults() {
+    let text = succeeds(&[
+        "poisson",
+        "--gpus",
+        "2",
+        "--method",
+        "multigrid",
+        "--backend",
+        "sim",
+        "--size",
+        "33",
+    ]);
+    assert!(text.to_lowercase().contains("converged"), "{text}");
+    fails_with(
+        &[
+            "poisson",
+            "--gpus",
+            "2",
+            "--method",
+            "multigrid",
+            "--smoother",
+            "tile",
+            "--backend",
+            "sim",
+            "--size",
+            "33",
+        ],
+        &[
+            "--smoother tile",
+            "not decomposed over devices",
+            "--smoother rb",
+        ],
+    );
+    let help = succeeds(&["poisson", "--help"]);
+    assert!(
+        help.contains("tile on one") && help.contains("rb with --gpus"),
+        "{help}"
+    );
+}
+
+#[test]
+fn sim_fuzz_runs_on_the_simulator_and_tells_failing_from_schedule_dependent() {
+    // No --backend given: sim-fuzz adds --backend sim (vector-add's default
+    // is gpu, which would fail here for want of a driver).
+    let text = succeeds(&[
+        "sim-fuzz",
+        "--seeds",
+        "1",
+        "--",
+        "vector-add",
+        "--n",
+        "64",
+        "--reps",
+        "1",
+    ]);
+    assert!(text.contains("vector-add --backend sim --n 64"), "{text}");
+    assert!(
+        text.contains("no divergence and no error in 1 random schedules"),
+        "{text}"
+    );
+    // --seeds 0: the in-order run alone, and it says so.
+    let text = succeeds(&[
+        "sim-fuzz",
+        "--seeds",
+        "0",
+        "--",
+        "vector-add",
+        "--n",
+        "64",
+        "--reps",
+        "1",
+    ]);
+    assert!(text.contains("in order only"), "{text}");
+    assert!(!text.contains("seeds 1..=1"), "{text}");
+    // Another backend is refused before anything runs.
+    fails_with(
+        &["sim-fuzz", "--", "vector-add", "--backend", "gpu"],
+        &["--backend gpu", "does not run on the simulator"],
+    );
+    // A command that fails whatever the schedule is a failing command.
+    let text = fails_with(
+        &["sim-fuzz", "--seeds", "2", "--", "vector-add", "--n", "0"],
+        &[
+            "fails in order and under all 2 random schedules",
+            "does not depend on the schedule",
+            "empty",
+        ],
+    );
+    assert!(!text.contains("schedule-dependent result"), "{text}");
+    assert!(!text.contains("exit status exit status"), "{text}");
+    fails_with(
+        &["sim-fuzz", "--seeds", "0", "--", "vector-add", "--n", "0"],
+        &["fails in order (no random schedules tried)"],
     );
 }

@@ -1,14 +1,21 @@
-//! `report.html`: the run in one self-contained page. The environment
-//! block, then each workload's charts (inline SVG) and one table of its rows
-//! and its peers' (sortable by any column, peers marked), links to the JSON,
-//! CSV and Markdown beside it. Its fonts are embedded (`@font-face` from
+//! `report.html`: the run in one self-contained page. The summary (one line
+//! per workload, linking its section and its problem's chart), the
+//! environment block, then a section per workload: its problems (best rung
+//! against best peer, each), its charts (inline SVG) and one table of its
+//! rows and its peers' (sortable by any column, peers marked); links to the
+//! JSON, CSV and Markdown beside it. Its fonts are embedded (`@font-face` from
 //! base64 data) and its script is inline: the page fetches nothing.
 
 use super::charts::Chart;
+use super::compare::{Comparison, comparisons};
 use super::font::{BOLD_TTF, REGULAR_TTF};
 use super::group::{Kind, kind};
-use super::row::{Row, Status, fmt_ms};
+use super::markdown::{
+    Line, SUMMARY_NOTE, checks, html_anchor as anchor, line, section_workloads, summary_lines,
+};
+use super::row::{Row, Status};
 use super::run::{Run, Section};
+use super::units::{fmt_throughput, fmt_time};
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -72,6 +79,7 @@ figure.chart svg { display: block; max-width: 100%; height: auto; border: 1px so
 figure.chart figcaption { font-size: 13px; color: var(--muted); margin-top: 4px; }
 div.scroll { overflow-x: auto; }
 table.env td:first-child { color: var(--muted); white-space: nowrap; }
+table.summary td.n, table.problems td.n { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 "#;
 
 const SCRIPT: &str = r#"
@@ -137,10 +145,10 @@ fn row_html(n: usize, r: &Row) -> String {
         Status::Inaccurate(d) => ("inaccurate", format!("INACCURATE: {d}")),
     };
     format!(
-        "<tr class=\"{class}\">{}<td>{}</td><td>{tag}</td><td data-v=\"{}\">{}</td><td>{}</td>{}{}{}{}{}{}{}<td>{}</td>{}{}<td class=\"{status_class}\">{}</td><td>{}</td></tr>\n",
+        "<tr class=\"{class}\">{}<td>{}</td><td>{tag}</td><td data-v=\"{}\">{}</td><td>{}</td>{}{}{}{}{}{}{}{}{}<td class=\"{status_class}\">{}</td><td>{}</td></tr>\n",
         num_cell(Some(n as f64), n.to_string()),
         esc(&r.variant),
-        super::group::size_magnitude(&r.size),
+        super::problem::size_magnitude(&r.size),
         esc(&r.size),
         esc(&r.precision),
         num_cell(
@@ -151,14 +159,14 @@ fn row_html(n: usize, r: &Row) -> String {
             r.spills.map(f64::from),
             r.spills.map(|v| v.to_string()).unwrap_or_default()
         ),
-        num_cell(r.first_ms, r.first_ms.map(fmt_ms).unwrap_or_default()),
+        num_cell(r.first_ms, r.first_ms.map(fmt_time).unwrap_or_default()),
         num_cell(
             t.map(|t| t.median_ms),
-            t.map(|t| fmt_ms(t.median_ms)).unwrap_or_default()
+            t.map(|t| fmt_time(t.median_ms)).unwrap_or_default()
         ),
         num_cell(
             t.map(|t| t.max_ms - t.min_ms),
-            t.map(|t| format!("{}–{}", fmt_ms(t.min_ms), fmt_ms(t.max_ms)))
+            t.map(|t| format!("{} – {}", fmt_time(t.min_ms), fmt_time(t.max_ms)))
                 .unwrap_or_default()
         ),
         num_cell(
@@ -167,9 +175,10 @@ fn row_html(n: usize, r: &Row) -> String {
         ),
         num_cell(
             r.throughput,
-            r.throughput.map(|v| format!("{v:.1}")).unwrap_or_default()
+            r.throughput
+                .map(|v| fmt_throughput(v, &r.unit))
+                .unwrap_or_default()
         ),
-        esc(&r.unit),
         num_cell(
             r.pct_of_ceiling,
             r.pct_of_ceiling
@@ -185,7 +194,7 @@ fn row_html(n: usize, r: &Row) -> String {
     )
 }
 
-const HEAD: &str = "<tr><th>#</th><th>variant</th><th>backend</th><th>size</th><th>prec</th><th>regs</th><th>spills</th><th>first ms</th><th>median ms</th><th>min–max ms</th><th>speed-up vs CPU 1T</th><th>throughput</th><th>unit</th><th>% of ceiling</th><th>rel err</th><th>status</th><th>notes</th></tr>";
+const HEAD: &str = "<tr><th>#</th><th>variant</th><th>backend</th><th>size</th><th>prec</th><th>regs</th><th>spills</th><th>first call</th><th>median</th><th>min – max</th><th>speed-up vs CPU 1T</th><th>throughput</th><th>% of ceiling</th><th>rel err</th><th>status</th><th>notes</th></tr>";
 
 fn table(rows: &[&Row]) -> String {
     let mut s = format!(
@@ -207,14 +216,63 @@ fn chart_html(c: &Chart) -> String {
     )
 }
 
-fn anchor(name: &str) -> String {
+/// The cells of a comparison line, the chart linked inside the page.
+fn line_cells(l: &Line) -> String {
+    let chart = l
+        .chart
+        .as_ref()
+        .map(|c| {
+            let n = c.trim_end_matches(".png");
+            format!("<a href=\"#chart-{n}\">ladder</a>")
+        })
+        .unwrap_or_default();
     format!(
-        "w-{}",
-        name.replace(|c: char| !c.is_ascii_alphanumeric(), "-")
-    )
+        "<td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>",
+        esc(&l.problem),
+        esc(&l.rung),
+        esc(&l.rung_figure),
+        esc(&l.peer),
+        esc(&l.peer_figure),
+        esc(&l.ratio),
+    ) + &format!("<td>{chart}</td>")
 }
 
-fn section_html(run: &Run, s: &Section, charts: &[Chart]) -> String {
+const LINE_HEAD: &str = "<th>problem</th><th>best Rust rung</th><th>its median</th><th>best peer on this problem</th><th>its median</th><th>speed-up over the peer</th><th>chart</th>";
+
+fn summary_html(run: &Run, rows: &[Row], cs: &[Comparison], charts: &[Chart]) -> String {
+    let mut s = format!(
+        "<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"scroll\"><table class=\"summary\"><thead><tr><th>workload</th>{LINE_HEAD}<th>checks</th></tr></thead><tbody>\n"
+    );
+    for (name, l, checks) in summary_lines(run, rows, cs, charts) {
+        let w = format!("<td><a href=\"#{}\">{}</a></td>", anchor(&name), esc(&name));
+        let cells = match l {
+            Some(l) => line_cells(&l),
+            None => "<td></td><td>no checked Rust GPU rung</td><td></td><td></td><td></td><td></td><td></td>".into(),
+        };
+        let class = if checks == "all passed" {
+            ""
+        } else {
+            " class=\"failed\""
+        };
+        s.push_str(&format!(
+            "<tr>{w}{cells}<td{class}>{}</td></tr>\n",
+            esc(&checks)
+        ));
+    }
+    s.push_str(&format!(
+        "</tbody></table></div>\n<p class=\"about\">{}</p>\n</section>\n",
+        esc(SUMMARY_NOTE)
+    ));
+    s
+}
+
+fn section_html(
+    run: &Run,
+    s: &Section,
+    rows_all: &[Row],
+    cs: &[Comparison],
+    charts: &[Chart],
+) -> String {
     let mut out = format!(
         "<section id=\"{}\">\n<h2>{}</h2>\n",
         anchor(&s.name),
@@ -223,10 +281,30 @@ fn section_html(run: &Run, s: &Section, charts: &[Chart]) -> String {
     if !s.about.is_empty() {
         out.push_str(&format!("<p class=\"about\">{}</p>\n", esc(&s.about)));
     }
-    let workloads: Vec<&str> = s.rows.iter().map(|r| r.workload.as_str()).collect();
+    let workloads = section_workloads(s);
+    out.push_str(&format!(
+        "<p class=\"meta\">checks: {}</p>\n",
+        esc(&checks(&s.rows, &workloads))
+    ));
+    let mine: Vec<&Comparison> = cs
+        .iter()
+        .filter(|c| workloads.contains(&c.group.workload()))
+        .collect();
+    if !mine.is_empty() {
+        out.push_str(&format!(
+            "<h3>Problems</h3>\n<div class=\"scroll\"><table class=\"problems\"><thead><tr>{LINE_HEAD}</tr></thead><tbody>\n"
+        ));
+        for c in mine {
+            out.push_str(&format!(
+                "<tr>{}</tr>\n",
+                line_cells(&line(rows_all, c, charts))
+            ));
+        }
+        out.push_str("</tbody></table></div>\n");
+    }
     for c in charts
         .iter()
-        .filter(|c| c.workload == s.name || workloads.contains(&c.workload.as_str()))
+        .filter(|c| workloads.contains(&c.workload.as_str()))
     {
         out.push_str(&chart_html(c));
     }
@@ -276,7 +354,7 @@ pub fn html(run: &Run, charts: &[Chart]) -> String {
         esc(&e.git_sha),
         esc(&e.command)
     ));
-    s.push_str("<nav><a href=\"results.json\">results.json</a><a href=\"results.csv\">results.csv</a><a href=\"report.md\">report.md</a> | ");
+    s.push_str("<nav><a href=\"results.json\">results.json</a><a href=\"results.csv\">results.csv</a><a href=\"report.md\">report.md</a> | <a href=\"#summary\">summary</a>");
     for sec in &run.sections {
         s.push_str(&format!(
             "<a href=\"#{}\">{}</a>",
@@ -288,6 +366,9 @@ pub fn html(run: &Run, charts: &[Chart]) -> String {
         s.push_str("<a href=\"#whole-run\">roofline</a>");
     }
     s.push_str("</nav>\n</header>\n");
+    let rows = run.rows();
+    let cs = comparisons(&rows);
+    s.push_str(&summary_html(run, &rows, &cs, charts));
     s.push_str(
         "<section id=\"environment\">\n<h2>Environment</h2>\n<table class=\"env\"><tbody>\n",
     );
@@ -311,19 +392,19 @@ pub fn html(run: &Run, charts: &[Chart]) -> String {
         (
             "device copy (measured)",
             cc.copy_gbs
-                .map(|c| format!("{c:.0} GB/s (read + write)"))
+                .map(|c| format!("{} (read + write)", fmt_throughput(c, "GB/s")))
                 .unwrap_or_default(),
         ),
         (
             "SFU rate (from spec at the max clock)",
             cc.sfu_per_s
-                .map(|c| format!("{c:.3e} op/s"))
+                .map(|c| fmt_throughput(c / 1e9, "Gop/s"))
                 .unwrap_or_default(),
         ),
         (
             "FP32 rate (from spec at the max clock)",
             cc.fp32_flops
-                .map(|c| format!("{:.1} TFLOP/s", c / 1e12))
+                .map(|c| fmt_throughput(c / 1e9, "GFLOP/s"))
                 .unwrap_or_default(),
         ),
     ] {
@@ -331,7 +412,7 @@ pub fn html(run: &Run, charts: &[Chart]) -> String {
     }
     s.push_str("</tbody></table>\n</section>\n");
     for sec in &run.sections {
-        s.push_str(&section_html(run, sec, charts));
+        s.push_str(&section_html(run, sec, &rows, &cs, charts));
     }
     let stray = run.stray_peers();
     if !stray.is_empty() {

@@ -7,6 +7,7 @@
 use super::axis::{Scale, fmt_num};
 use super::figure::{AXIS, Anchor, Figure, GRID, MUTED, Rgb, Shape, TEXT};
 use super::font::{text_width, wrap};
+use super::units::fmt_throughput;
 
 /// Width of every chart, pixels.
 pub(crate) const WIDTH: f64 = 1000.0;
@@ -533,8 +534,8 @@ fn one_per_line(f: &mut Figure, entries: &[Legend], top: f64) -> f64 {
 pub(crate) struct RoofPoint {
     /// FLOP per byte.
     pub ai: f64,
-    /// GFLOP/s.
-    pub gflops: f64,
+    /// TFLOP/s.
+    pub tflops: f64,
     pub colour: Rgb,
     /// Drawn large and labelled with this text (the best rung of a workload).
     pub label: Option<String>,
@@ -544,8 +545,8 @@ pub(crate) struct RoofPoint {
 pub(crate) fn roofline(
     title: &str,
     subtitle: &str,
-    copy_gbs: f64,
-    peak_gflops: f64,
+    copy_tbs: f64,
+    peak_tflops: f64,
     pts: &[RoofPoint],
     legend_entries: &[Legend],
 ) -> Figure {
@@ -555,12 +556,12 @@ pub(crate) fn roofline(
     let ais: Vec<f64> = pts
         .iter()
         .map(|p| p.ai)
-        .chain([peak_gflops / copy_gbs])
+        .chain([peak_tflops / copy_tbs])
         .collect();
     let gfs: Vec<f64> = pts
         .iter()
-        .map(|p| p.gflops)
-        .chain([peak_gflops * 3.0])
+        .map(|p| p.tflops)
+        .chain([peak_tflops * 3.0])
         .collect();
     let ys = Scale::fit(&gfs, 1.0, false, y0, y1);
     let ytw = ys
@@ -594,7 +595,7 @@ pub(crate) fn roofline(
     f.shapes.push(Shape::Text {
         x: MARGIN + 10.0,
         y: (y0 + y1) / 2.0,
-        text: "GFLOP/s (log)".into(),
+        text: "TFLOP/s (log)".into(),
         size: SMALL,
         bold: false,
         anchor: Anchor::Middle,
@@ -603,13 +604,13 @@ pub(crate) fn roofline(
     });
     // Roofs: bandwidth x intensity up to the knee, then the compute peak.
     let roof = [120, 120, 120];
-    let knee = peak_gflops / copy_gbs;
-    let a0 = xs.lo.max(ys.lo / copy_gbs);
+    let knee = peak_tflops / copy_tbs;
+    let a0 = xs.lo.max(ys.lo / copy_tbs);
     f.shapes.push(Shape::Polyline {
         pts: vec![
-            (xs.px(a0), ys.px(a0 * copy_gbs)),
-            (xs.px(knee), ys.px(peak_gflops)),
-            (xs.px(xs.hi), ys.px(peak_gflops)),
+            (xs.px(a0), ys.px(a0 * copy_tbs)),
+            (xs.px(knee), ys.px(peak_tflops)),
+            (xs.px(xs.hi), ys.px(peak_tflops)),
         ],
         stroke: roof,
         width: 2.0,
@@ -620,7 +621,7 @@ pub(crate) fn roofline(
     let mut taken: Vec<[f64; 4]> = pts
         .iter()
         .map(|p| {
-            let (x, y) = (xs.px(p.ai), ys.px(p.gflops));
+            let (x, y) = (xs.px(p.ai), ys.px(p.tflops));
             let r = if p.label.is_some() { 7.0 } else { 3.0 };
             [x - r, y - r, x + r, y + r]
         })
@@ -634,14 +635,14 @@ pub(crate) fn roofline(
                 .iter()
                 .any(|t| b[0] < t[2] && t[0] < b[2] && b[1] < t[3] && t[1] < b[3])
     };
-    let mem = format!("device copy {copy_gbs:.0} GB/s");
+    let mem = format!("device copy {}", fmt_throughput(copy_tbs, "TB/s"));
     let mw = text_width(&mem, SMALL, false);
     for k in 1..40 {
         let ai = knee / 1.25f64.powi(k);
         if ai < a0 {
             break;
         }
-        let (x, y) = (xs.px(ai), ys.px(ai * copy_gbs));
+        let (x, y) = (xs.px(ai), ys.px(ai * copy_tbs));
         let b = [x - mw - 6.0, y - 18.0, x - 6.0, y - 6.0];
         if free(b, &taken) {
             f.text_at(b[0], y - 8.0, &mem, SMALL, false, Anchor::Start, MUTED);
@@ -649,9 +650,9 @@ pub(crate) fn roofline(
             break;
         }
     }
-    let fp = format!("FP32 {:.1} TFLOP/s (from the clock)", peak_gflops / 1e3);
+    let fp = format!("FP32 {peak_tflops:.1} TFLOP/s (from the clock)");
     let fw = text_width(&fp, SMALL, false);
-    let yb = ys.px(peak_gflops);
+    let yb = ys.px(peak_tflops);
     for b in [
         [x1 - 4.0 - fw, yb + 4.0, x1 - 4.0, yb + 17.0],
         [x1 - 4.0 - fw, yb - 17.0, x1 - 4.0, yb - 4.0],
@@ -666,14 +667,14 @@ pub(crate) fn roofline(
     for p in pts.iter().filter(|p| p.label.is_none()) {
         f.shapes.push(Shape::Dot {
             x: xs.px(p.ai),
-            y: ys.px(p.gflops),
+            y: ys.px(p.tflops),
             r: 2.6,
             fill: p.colour,
             opacity: 0.55,
         });
     }
     for p in pts.iter().filter(|p| p.label.is_some()) {
-        let (x, y) = (xs.px(p.ai), ys.px(p.gflops));
+        let (x, y) = (xs.px(p.ai), ys.px(p.tflops));
         f.shapes.push(Shape::Dot {
             x,
             y,
@@ -684,7 +685,7 @@ pub(crate) fn roofline(
     }
     for p in pts.iter() {
         let Some(label) = &p.label else { continue };
-        let (x, y) = (xs.px(p.ai), ys.px(p.gflops));
+        let (x, y) = (xs.px(p.ai), ys.px(p.tflops));
         let w = text_width(label, SMALL, true);
         // Right, left, above, below, then further out: the first free place.
         let mut spots = vec![

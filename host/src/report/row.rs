@@ -2,7 +2,9 @@
 //! the [`Ceilings`] of a run. Workloads fill rows; the rest of the report
 //! layer reads them and needs nothing else from the workloads.
 
+use super::problem::Problem;
 use super::progress::progress_row;
+use super::units::fmt_throughput;
 use crate::runtime::Timing;
 use serde::Serialize;
 
@@ -64,6 +66,11 @@ pub struct Row {
     /// at the start and after each iteration (the convergence plot).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<(f64, f64)>,
+    /// The problem it measured, which decides what it is compared with
+    /// (`problem.rs`). `None`: derived from the size, variant, precision
+    /// and unit ([`Problem::of`]); `results.json` records it for every row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<Problem>,
 }
 
 impl Row {
@@ -101,6 +108,7 @@ impl Row {
             status: Status::Ok,
             note: String::new(),
             history: Vec::new(),
+            problem: None,
         }
     }
     /// A skipped row with its one-line reason.
@@ -114,7 +122,8 @@ impl Row {
 impl Row {
     /// A row of a `results.json` (schema `ptxlab-results/1`), or of a peer
     /// script's JSON line (`skipped`: a reason; `median_ms`, `min_ms`, ...
-    /// flat); `None` when `workload` or `variant` is missing.
+    /// flat); `None` when `workload` or `variant` is missing. A `problem`
+    /// that does not read as one is left out (and derived).
     pub fn from_json(v: &serde_json::Value) -> Option<Row> {
         let s = |k: &str| v[k].as_str().unwrap_or("").to_string();
         let f = |x: &serde_json::Value| x.as_f64().filter(|x| x.is_finite());
@@ -157,6 +166,9 @@ impl Row {
             (Some("inaccurate"), _) => Status::Inaccurate(detail),
             _ => Status::Ok,
         };
+        if v["problem"].is_object() {
+            r.problem = serde_json::from_value(v["problem"].clone()).ok();
+        }
         if let Some(h) = v["history"].as_array() {
             r.history = h
                 .iter()
@@ -211,17 +223,21 @@ impl Ceilings {
         let mut parts = Vec::new();
         if let Some(c) = self.copy_gbs {
             parts.push(format!(
-                "device-to-device copy {c:.0} GB/s (read + write), measured in this run"
+                "device-to-device copy {} (read + write), measured in this run",
+                fmt_throughput(c, "GB/s")
             ));
         }
         let mut spec = Vec::new();
         if let Some(s) = self.sfu_per_s {
-            spec.push(format!("SFU {s:.2e} op/s (16 per clock per SM)"));
+            spec.push(format!(
+                "SFU {} (16 per clock per SM)",
+                fmt_throughput(s / 1e9, "Gop/s")
+            ));
         }
         if let Some(f) = self.fp32_flops {
             spec.push(format!(
-                "FP32 {:.1} TFLOP/s (128 FMA per clock per SM)",
-                f / 1e12
+                "FP32 {} (128 FMA per clock per SM)",
+                fmt_throughput(f / 1e9, "GFLOP/s")
             ));
         }
         if !spec.is_empty() {

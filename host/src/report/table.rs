@@ -1,20 +1,23 @@
 //! Markdown: the results table in the material's style, and the
 //! environment block (where and with what a run happened).
 
-use super::row::{Row, Status, fmt_ms, opt};
+use super::row::{Row, Status, opt};
+use super::units::{fmt_throughput, fmt_time, fmt_time_range};
 use serde::Serialize;
 
 /// A Markdown table cell: `|` escaped and line breaks flattened, so a note
 /// such as `max |p - p*|` keeps the row's columns.
-fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-/// A Markdown table of rows, in the material's style.
+/// A Markdown table of rows, in the material's style: times in the unit of
+/// their magnitude (`3.495 ms (3.412–3.601)`), throughputs with the prefix of
+/// theirs (`684.6 TFLOP/s`).
 pub fn table(rows: &[Row]) -> String {
     let notes = rows.iter().any(|r| !r.note.is_empty());
     let mut s = String::from(
-        "| variant | backend | size | prec | regs | spills | first ms | median ms (min-max) | speed-up vs CPU 1T | throughput | % of ceiling | rel err | status |",
+        "| variant | backend | size | prec | regs | spills | first call | median (min–max) | speed-up vs CPU 1T | throughput | % of ceiling | rel err | status |",
     );
     s.push_str(if notes { " notes |\n" } else { "\n" });
     s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
@@ -23,14 +26,7 @@ pub fn table(rows: &[Row]) -> String {
         let timing = r
             .timing
             .as_ref()
-            .map(|t| {
-                format!(
-                    "{} ({}-{})",
-                    fmt_ms(t.median_ms),
-                    fmt_ms(t.min_ms),
-                    fmt_ms(t.max_ms)
-                )
-            })
+            .map(|t| fmt_time_range(t.median_ms, t.min_ms, t.max_ms))
             .unwrap_or_default();
         let status = match &r.status {
             Status::Ok => "ok".to_string(),
@@ -46,11 +42,11 @@ pub fn table(rows: &[Row]) -> String {
             cell(&r.precision),
             r.registers.map(|v| v.to_string()).unwrap_or_default(),
             r.spills.map(|v| v.to_string()).unwrap_or_default(),
-            r.first_ms.map(fmt_ms).unwrap_or_default(),
+            r.first_ms.map(fmt_time).unwrap_or_default(),
             timing,
             opt(r.speedup, 1),
             r.throughput
-                .map(|t| format!("{t:.1} {}", r.unit))
+                .map(|t| fmt_throughput(t, &r.unit))
                 .unwrap_or_default(),
             opt(r.pct_of_ceiling, 1),
             r.rel_err.map(|e| format!("{e:.1e}")).unwrap_or_default(),

@@ -1,11 +1,14 @@
-//! Writing a run's report into one folder: `report.md`, `report.html`,
-//! `results.json`, `results.csv`, and every chart as SVG and PNG.
+//! Writing a run's report into one folder: `report.md` (the summary),
+//! `summary.md` (its table alone), a page per workload (`<workload>.md`),
+//! `report.html`, `results.json` (every row with its problem),
+//! `results.csv`, and every chart as SVG and PNG.
 
-use super::charts::{Chart, charts};
+use super::charts::charts;
 use super::html::html;
+use super::markdown::{markdown, page_file, summary_table, workload_page};
+use super::problem::{problems, with_problems};
 use super::row::{Row, Status};
 use super::run::Run;
-use super::table::table;
 
 /// The files of a written report.
 #[derive(Debug, Clone)]
@@ -16,68 +19,13 @@ pub struct Written {
     pub charts: Vec<(String, String)>,
 }
 
-fn md_chart(c: &Chart) -> String {
-    format!(
-        "![{}]({n}.png)\n\n*{}* ([SVG]({n}.svg))\n\n",
-        c.figure.title.replace(['[', ']'], ""),
-        c.caption,
-        n = c.name
-    )
-}
-
-/// The Markdown report: the environment block, then per workload its
-/// table, its peers' table and its charts; the whole run's charts last.
-pub fn markdown(run: &Run, charts: &[Chart]) -> String {
-    let mut md = format!("# ptxlab benchmark\n\n{}\n", run.env.markdown());
-    // Each ceiling says where it comes from: measured, or from spec.
-    if let Some(line) = run.ceilings.markdown() {
-        md.push_str(&line);
-    }
-    md.push_str(
-        "The same run as one page, charts and sortable tables: [report.html](report.html); the data: [results.json](results.json), [results.csv](results.csv).\n\n",
-    );
-    for s in &run.sections {
-        md.push_str(&format!("## {}", s.name));
-        if !s.about.is_empty() {
-            md.push_str(&format!(" — {}", s.about));
-        }
-        md.push_str(&format!("\n\n{}\n", table(&s.rows)));
-        let peers: Vec<Row> = run.peers_of(s).into_iter().cloned().collect();
-        if !peers.is_empty() {
-            md.push_str(&format!("Peers (same run):\n\n{}\n", table(&peers)));
-        }
-        let workloads: Vec<&str> = s.rows.iter().map(|r| r.workload.as_str()).collect();
-        for ch in charts
-            .iter()
-            .filter(|ch| ch.workload == s.name || workloads.contains(&ch.workload.as_str()))
-        {
-            md.push_str(&md_chart(ch));
-        }
-    }
-    let stray: Vec<Row> = run.stray_peers().into_iter().cloned().collect();
-    if !stray.is_empty() {
-        md.push_str(&format!(
-            "## Python peers (same run)\n\n{}\n",
-            table(&stray)
-        ));
-    }
-    let whole: Vec<&Chart> = charts.iter().filter(|c| c.workload.is_empty()).collect();
-    if !whole.is_empty() {
-        md.push_str("## The whole run\n\n");
-        for ch in whole {
-            md.push_str(&md_chart(ch));
-        }
-    }
-    md
-}
-
 fn csv(rows: &[Row]) -> String {
     let mut csv = String::from(
-        "workload,variant,backend,size,precision,registers,spills,first_ms,median_ms,min_ms,max_ms,reps,speedup,throughput,unit,pct_of_ceiling,rel_err,status\n",
+        "workload,variant,backend,size,precision,registers,spills,first_ms,median_ms,min_ms,max_ms,reps,speedup,throughput,unit,pct_of_ceiling,rel_err,status,problem\n",
     );
     let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     let o = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-    for r in rows {
+    for (r, p) in rows.iter().zip(problems(rows)) {
         let (md, mn, mx, reps) = r
             .timing
             .as_ref()
@@ -97,7 +45,7 @@ fn csv(rows: &[Row]) -> String {
             Status::Inaccurate(d) => format!("INACCURATE: {d}"),
         };
         csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             q(&r.workload),
             q(&r.variant),
             q(&r.backend),
@@ -115,15 +63,16 @@ fn csv(rows: &[Row]) -> String {
             q(&r.unit),
             o(r.pct_of_ceiling),
             o(r.rel_err),
-            q(&status)
+            q(&status),
+            q(&p.key())
         ));
     }
     csv
 }
 
 /// Writes the report of `run` into `dir` (which must exist): the charts
-/// (SVG and PNG), `report.md`, `report.html`, `results.json`,
-/// `results.csv`. With `link_latest`, points `latest` (a sibling symlink)
+/// (SVG and PNG), `report.md`, `summary.md`, a page per workload,
+/// `report.html`, `results.json`, `results.csv`. With `link_latest`, points `latest` (a sibling symlink)
 /// at `dir`.
 pub fn write_outputs(
     dir: &std::path::Path,
@@ -147,12 +96,19 @@ pub fn write_outputs(
         put(&format!("{}.png", c.name), &c.figure.png())?;
     }
     put("report.md", markdown(run, &charts).as_bytes())?;
+    put("summary.md", summary_table(run, &charts).as_bytes())?;
+    for s in &run.sections {
+        put(
+            &page_file(&s.name),
+            workload_page(run, s, &charts).as_bytes(),
+        )?;
+    }
     put("report.html", html(run, &charts).as_bytes())?;
     let json = serde_json::json!({
         "schema": "ptxlab-results/1",
         "environment": run.env,
         "ceilings": run.ceilings,
-        "rows": rows,
+        "rows": with_problems(&rows),
     });
     put(
         "results.json",

@@ -4,8 +4,8 @@
 //!
 //! Grid: row-major `ny x nx` f32, `x` = column. Boundary cells are fixed.
 
-use super::BenchCtx;
 use super::poisson::{self, Grid};
+use crate::bench_ctx::BenchCtx;
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::report::{Row, Status, fmt_ms};
@@ -495,7 +495,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
         rows.push(r);
     }
     let Some(dev) = ctx.gpu() else {
-        rows.push(super::skipped_gpu("diffusion", ctx));
+        rows.push(crate::bench_ctx::skipped_gpu("diffusion", ctx));
         return Ok(rows);
     };
     let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
@@ -548,69 +548,66 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
 /// `ptxlab diffusion` arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Grid size: `N` (N x N) or `NXxNY` (columns x rows).
-    #[arg(long, default_value = "2000", allow_negative_numbers = true)]
-    pub size: String,
+    /// Grid: `N` (N x N) or `NXxNY` (NX columns by NY rows).
+    #[arg(long, default_value = "2000", value_parser = crate::cli::GridSize::parse, allow_negative_numbers = true)]
+    pub size: crate::cli::GridSize,
     /// Time steps.
     #[arg(long, default_value_t = 1000, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub iters: usize,
     /// Diffusion coefficient `dt D / dx^2` (stable for <= 0.25).
     #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     pub alpha: f32,
-    /// The kernel: ping-pong, temporal blocking, or the material's racy in-place one.
-    #[arg(long, value_enum, default_value_t = Variant::Temporal)]
-    pub variant: Variant,
+    /// The kernel (ping-pong, temporal blocking, or the material's racy
+    /// in-place one), or all of them.
+    #[arg(long, value_parser = crate::cli::OneOrAll::<Variant>::parser(), default_value = "all")]
+    pub variant: crate::cli::OneOrAll<Variant>,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
-    /// Write the final field here (.npy, 2-D float32, ny x nx).
+    /// Write the final field of the last kernel run here (.npy, 2-D float32,
+    /// ny x nx).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`), and nothing else there.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Most cell updates (cells x steps) of a simulated run (one to two minutes
 /// on two cores, with race detection).
 pub const SIM_MAX_WORK: usize = 1 << 28;
 
-/// Parses `N` or `NXxNY`.
+/// Parses `N` or `NXxNY` (the `--size` of every grid command,
+/// [`crate::cli::GridSize`]) into `(nx, ny)`.
 pub fn parse_size(s: &str) -> Result<(usize, usize)> {
-    let bad = || {
-        Error::input(
-            "--size",
-            format!("`{s}`; give N (an N x N grid) or NXxNY, e.g. 2000 or 1999x1237"),
-        )
-    };
-    let (x, y) = match s.split_once('x') {
-        Some((a, b)) => (
-            a.trim().parse().map_err(|_| bad())?,
-            b.trim().parse().map_err(|_| bad())?,
-        ),
-        None => {
-            let n: usize = s.trim().parse().map_err(|_| bad())?;
-            (n, n)
-        }
-    };
-    Ok((x, y))
+    crate::cli::GridSize::parse(s)
+        .map(|g| (g.nx, g.ny))
+        .map_err(|e| Error::input("--size", e))
 }
 
-/// `ptxlab diffusion`.
-pub fn cli(args: &Args) -> Result<()> {
+/// `ptxlab diffusion`: the rows it measured.
+pub fn cli(args: &Args) -> Result<Vec<Row>> {
     let backend = args.backend;
-    let (nx, ny) = parse_size(&args.size)?;
+    let (nx, ny) = (args.size.nx, args.size.ny);
     check_params(nx, ny, args.alpha)?;
-    let variant = args.variant;
+    let variants = args.variant.rungs();
     crate::cli::check_iters("--iters", args.iters, 1)?;
     // u, u_new, lap on the host (and on the simulator, which is host memory).
     crate::cli::check_host_arrays("--size", nx * ny, 4, 6)?;
     if backend == crate::Backend::Sim {
-        let work = (nx * ny).saturating_mul(args.iters);
+        let work = (nx * ny)
+            .saturating_mul(args.iters)
+            .saturating_mul(variants.len());
         if work > SIM_MAX_WORK {
             return Err(Error::input(
                 "--size/--iters",
                 format!(
-                    "{nx}x{ny} cells x {} steps = {work} cell updates, too many for the simulator: \
-                     at most {SIM_MAX_WORK} (e.g. --size 64 --iters 50), or use --backend cpu",
-                    args.iters
+                    "{nx}x{ny} cells x {} steps x {} kernel(s) = {work} cell updates, too many \
+                     for the simulator: at most {SIM_MAX_WORK} (e.g. --size 64 --iters 50), or \
+                     use --backend cpu",
+                    args.iters,
+                    variants.len()
                 ),
             ));
         }
@@ -619,91 +616,119 @@ pub fn cli(args: &Args) -> Result<()> {
     let dev = crate::cli::open_device(backend)?;
     let u0 = initial(nx, ny, 42);
     let check_iters = args.iters.min(20);
-    let result = match backend {
-        crate::Backend::Cpu => {
-            let mut u = u0.clone();
-            let mut un = vec![0f32; u.len()];
-            let mut lap = vec![0f32; u.len()];
-            let t = Timing::host(0, 1, || {
-                for _ in 0..args.iters {
-                    cpu_step_rayon(&u, &mut lap, &mut un, nx, ny, args.alpha);
-                    std::mem::swap(&mut u, &mut un);
-                }
-            });
-            println!(
-                "CPU rayon: {} ms per iteration ({} iterations)",
-                fmt_ms(t.median_ms / args.iters.max(1) as f64),
-                args.iters
-            );
-            u
-        }
-        crate::Backend::Gpu | crate::Backend::Sim => {
-            let Some(dev) = dev else {
-                return Err(Error::input("--backend", "no device was opened"));
-            };
-            // The lesson on the simulator: the race detector names the two
-            // blocks and lines; the run then goes on without it (its numbers
-            // are schedule-dependent, as on a GPU).
-            let dev = if variant == Variant::Inplace && dev.is_sim() && dev.sim_options().race_check
-            {
-                let e = inplace_race(&dev, nx.min(257), ny.min(131))?;
-                println!(
-                    "RACE (the material's bug, found by the simulator's race detector): {e}\n\
-                     running on with race detection off; the values below depend on the order \
-                     of the blocks"
-                );
-                Device::sim_with(SimOptions {
-                    race_check: false,
-                    ..SimOptions::default()
-                })
-            } else {
-                dev
-            };
-            let c = check(
-                &dev,
-                variant,
-                nx.min(257),
-                ny.min(131),
-                check_iters,
-                args.alpha,
-                7,
-            )?;
-            if variant == Variant::Inplace {
-                println!(
-                    "WARNING: the in-place kernel is racy; after {check_iters} steps it differs from the race-free result by up to {:.2e}",
-                    c.max_abs
-                );
-            } else if c.mismatches != 0 {
-                return Err(Error::Verification {
-                    what: format!("diffusion {}", variant.label()),
-                    detail: format!(
-                        "{} values differ from the CPU (max {:.2e})",
-                        c.mismatches, c.max_abs
-                    ),
-                });
-            } else {
-                println!(
-                    "PASS {} matches the CPU ({check_iters} steps, rel err vs f64 {:.1e})",
-                    variant.label(),
-                    c.rel_err
-                );
-            }
-            let mut f = Fields::new(&dev, &u0, nx, ny)?;
-            let t = dev.time(0, 1, |_| run(&dev, variant, &mut f, args.iters, args.alpha))?;
-            println!(
-                "{} on {}: {} ms per iteration ({} iterations, {:.2} GCells/s)",
-                variant.label(),
-                dev.name(),
-                fmt_ms(t.median_ms / args.iters.max(1) as f64),
-                args.iters,
-                (nx * ny * args.iters) as f64 / (t.median_ms * 1e-3) / 1e9
-            );
-            dev.download(&f.u)?
-        }
+    let size = format!("{nx}x{ny}");
+    let gcells = |t: &Timing| (nx * ny * args.iters) as f64 / (t.median_ms * 1e-3) / 1e9;
+    // One row per kernel: the time per step, as `ptxlab bench` records it.
+    let row = |variant: &str, backend: &str, t: &Timing| {
+        let per = Timing {
+            median_ms: t.median_ms / args.iters as f64,
+            min_ms: t.min_ms / args.iters as f64,
+            max_ms: t.max_ms / args.iters as f64,
+            reps: t.reps,
+        };
+        crate::cli::timed_row(
+            "diffusion",
+            &format!("{variant}, per iteration ({} it.)", args.iters),
+            backend,
+            &size,
+            "f32",
+            &per,
+            Some((gcells(t), "GCells/s")),
+        )
     };
+    let mut rows = Vec::new();
+    let Some(dev) = dev else {
+        let mut u = u0.clone();
+        let mut un = vec![0f32; u.len()];
+        let mut lap = vec![0f32; u.len()];
+        let t = Timing::host(0, 1, || {
+            for _ in 0..args.iters {
+                cpu_step_rayon(&u, &mut lap, &mut un, nx, ny, args.alpha);
+                std::mem::swap(&mut u, &mut un);
+            }
+        });
+        println!(
+            "CPU rayon: {} ms per iteration ({} iterations)",
+            fmt_ms(t.median_ms / args.iters.max(1) as f64),
+            args.iters
+        );
+        rows.push(row("CPU rayon", "cpu", &t));
+        if let Some(out) = &args.out {
+            crate::npy::write_2d(out, ny, nx, &u)?;
+            println!("wrote {}", out.display());
+        }
+        return Ok(rows);
+    };
+    let backend_name = if dev.is_sim() { "sim" } else { "gpu" };
+    let mut result = Vec::new();
+    for variant in variants {
+        // The lesson on the simulator: the race detector names the two
+        // blocks and lines (on a grid of several blocks, at least 17 x 17,
+        // so a block's halo is another block's cells); the kernel then runs
+        // without it (its numbers are schedule-dependent, as on a GPU).
+        let quiet;
+        let dev = if variant == Variant::Inplace && dev.is_sim() && dev.sim_options().race_check {
+            let e = inplace_race(&dev, nx.clamp(17, 257), ny.clamp(17, 131))?;
+            println!(
+                "RACE (the material's bug, found by the simulator's race detector): {e}\n\
+                 running on with race detection off; the values below depend on the order \
+                 of the blocks"
+            );
+            quiet = Device::sim_with(SimOptions {
+                race_check: false,
+                ..SimOptions::default()
+            });
+            &quiet
+        } else {
+            &dev
+        };
+        let c = check(
+            dev,
+            variant,
+            nx.min(257),
+            ny.min(131),
+            check_iters,
+            args.alpha,
+            7,
+        )?;
+        if variant == Variant::Inplace {
+            println!(
+                "WARNING: the in-place kernel is racy; after {check_iters} steps it differs from the race-free result by up to {:.2e}",
+                c.max_abs
+            );
+        } else if c.mismatches != 0 {
+            return Err(Error::Verification {
+                what: format!("diffusion {}", variant.label()),
+                detail: format!(
+                    "{} values differ from the CPU (max {:.2e})",
+                    c.mismatches, c.max_abs
+                ),
+            });
+        } else {
+            println!(
+                "PASS {} matches the CPU ({check_iters} steps, rel err vs f64 {:.1e})",
+                variant.label(),
+                c.rel_err
+            );
+        }
+        let mut f = Fields::new(dev, &u0, nx, ny)?;
+        let t = dev.time(0, 1, |_| run(dev, variant, &mut f, args.iters, args.alpha))?;
+        println!(
+            "{} on {}: {} ms per iteration ({} iterations, {:.2} GCells/s)",
+            variant.label(),
+            dev.name(),
+            fmt_ms(t.median_ms / args.iters.max(1) as f64),
+            args.iters,
+            gcells(&t)
+        );
+        let mut r = row(variant.label(), backend_name, &t);
+        r.rel_err = Some(c.rel_err);
+        rows.push(r);
+        result = dev.download(&f.u)?;
+    }
     if let Some(out) = &args.out {
         crate::npy::write_2d(out, ny, nx, &result)?;
         println!("wrote {}", out.display());
     }
-    Ok(())
+    Ok(rows)
 }

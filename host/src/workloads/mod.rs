@@ -3,14 +3,18 @@
 //!
 //! * typed launchers for its kernels (the only place a kernel name appears),
 //!   its CPU baselines and its checks against an f64 reference;
-//! * `bench(&BenchCtx) -> Result<Vec<Row>>`: check every variant, then time it;
+//! * `bench(&BenchCtx) -> Result<Vec<Row>>`: check every variant, then time it
+//!   (the context, [`BenchCtx`], comes from [`crate::bench_ctx`], below them);
 //! * `sim_check() -> Result<()>`: every kernel of the workload on the CPU
 //!   simulator against the CPU reference, on odd sizes;
 //! * `Args` and `cli(&Args)`: the `ptxlab <workload>` subcommand.
 
 use crate::error::Result;
-use crate::report::{Ceilings, Row};
-use crate::runtime::Device;
+use crate::report::Row;
+
+// The context the registry hands each benchmark lives below the workloads
+// (`crate::bench_ctx`); named here too, as the registry's own signature.
+pub use crate::bench_ctx::BenchCtx;
 
 pub mod attention;
 pub mod demo;
@@ -22,33 +26,6 @@ pub mod matmul;
 pub mod poisson;
 pub mod primitives;
 pub mod vector;
-
-/// What a workload's benchmark gets.
-pub struct BenchCtx<'a> {
-    /// The device (GPU or simulator); `None` for a CPU-only run.
-    pub dev: Option<&'a Device>,
-    /// Smaller sizes and fewer repetitions.
-    pub quick: bool,
-    /// Ceilings of this run.
-    pub ceilings: Ceilings,
-    /// Why GPU rows are skipped, when they are.
-    pub gpu_skip: Option<String>,
-}
-
-impl BenchCtx<'_> {
-    /// The GPU device, if this run has one (not the simulator).
-    pub fn gpu(&self) -> Option<&Device> {
-        self.dev.filter(|d| !d.is_sim())
-    }
-    /// Timed repetitions to use.
-    pub fn reps(&self) -> usize {
-        match (self.quick, self.dev.map(|d| d.is_sim())) {
-            (_, Some(true)) => 2,
-            (true, _) => 10,
-            (false, _) => 50,
-        }
-    }
-}
 
 /// A workload of the benchmark.
 pub struct Workload {
@@ -97,13 +74,13 @@ pub fn all() -> Vec<Workload> {
         },
         Workload {
             name: "diffusion",
-            about: "2D diffusion, race-free",
+            about: "2D diffusion: race-free ping-pong and temporal blocking, and the material's racy in-place kernel",
             bench: diffusion::bench,
             sim_check: diffusion::sim_check,
         },
         Workload {
             name: "matmul",
-            about: "SGEMM ladder and the fused column sum",
+            about: "SGEMM ladder, tensor-core GEMMs (BF16, FP16, 3xTF32) and the fused column sum",
             bench: matmul::bench,
             sim_check: matmul::sim_check,
         },
@@ -120,14 +97,4 @@ pub fn all() -> Vec<Workload> {
             sim_check: fusion::sim_check,
         },
     ]
-}
-
-/// A one-row "skipped" result for a workload that needs a GPU.
-pub fn skipped_gpu(workload: &str, ctx: &BenchCtx) -> Row {
-    Row::skipped(
-        workload,
-        "GPU variants",
-        "gpu",
-        ctx.gpu_skip.as_deref().unwrap_or("no GPU in this run"),
-    )
 }

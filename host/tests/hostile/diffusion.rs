@@ -85,7 +85,7 @@ fn diffusion_hostile_options_and_valid_edges() {
                     "foo",
                 ],
             ),
-            &["'foo'", "possible values: inplace, pingpong, temporal"],
+            &["'foo'", "possible values: all, inplace, pingpong, temporal"],
         );
     }
     fails_with(

@@ -43,7 +43,7 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
     );
     let f_huge = npy("ls_f_huge.npy", "<f8", "(1,)", &f64_bytes(&[1e200], false));
     let s = |p: &std::path::PathBuf| p.to_str().unwrap().to_string();
-    let grid = ["--start", "0.5", "--step", "0.25", "--count", "7"];
+    let grid = ["--start", "0.5", "--step", "0.25", "--n", "7"];
     for be in [CPU, SIM] {
         let with = |x: &str, y: &str, extra: &[&str], needles: &[&str]| {
             let mut a = vec!["lomb-scargle", "--x", x, "--y", y];
@@ -97,32 +97,32 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
         with(
             &xs_,
             &ys_,
-            &["--start", "0.5", "--step", "0.25", "--count", "0"],
-            &["--count", "0 frequencies; give at least one"],
+            &["--start", "0.5", "--step", "0.25", "--n", "0"],
+            &["--n", "0 frequencies; give at least one"],
         );
         with(
             &xs_,
             &ys_,
-            &["--start", "0.5", "--step", "nan", "--count", "5"],
+            &["--start", "0.5", "--step", "nan", "--n", "5"],
             &["--step", "NaN", "finite and non-zero"],
         );
         with(
             &xs_,
             &ys_,
-            &["--start", "0.5", "--count", "5"],
-            &["--start/--step/--count", "give all three"],
+            &["--start", "0.5", "--n", "5"],
+            &["--start/--step/--n", "give all three"],
         );
         with(
             &xs_,
             &ys_,
-            &["--freqs", &s(&f0), "--count", "5"],
+            &["--freqs", &s(&f0), "--n", "5"],
             &["--freqs", "not both"],
         );
         with(
             &xs_,
             &ys_,
-            &["--start", "0.5", "--step", "0.25", "--count", "1e12"],
-            &["--count: needs", "of host memory", "use a smaller --count"],
+            &["--start", "0.5", "--step", "0.25", "--n", "1e12"],
+            &["--n: needs", "of host memory", "use a smaller --n"],
         );
         // Options that are wrong whatever the inputs: after a valid grid.
         let bad_options: [(&[&str], &[&str]); 9] = [
@@ -254,7 +254,7 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
             CPU,
             &x,
             &y,
-            vec!["--start", "2.0", "--step", "-0.25", "--count", "7"],
+            vec!["--start", "2.0", "--step", "-0.25", "--n", "7"],
         ),
         (
             SIM,
@@ -265,7 +265,7 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
                 "2.0",
                 "--step",
                 "-0.25",
-                "--count",
+                "--n",
                 "7",
                 "--variant",
                 "rotate",
@@ -280,7 +280,7 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
                 "2.0",
                 "--step",
                 "-0.25",
-                "--count",
+                "--n",
                 "7",
                 "--precision",
                 "f64",
@@ -340,7 +340,7 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
                     "1",
                     "--step",
                     "1",
-                    "--count",
+                    "--n",
                     "1",
                 ],
             ),
@@ -362,7 +362,7 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
                 "1",
                 "--step",
                 "1",
-                "--count",
+                "--n",
                 "1",
                 "--reps",
                 "1",
@@ -421,7 +421,7 @@ fn lomb_scargle_models_batches_and_checks() {
         lomb_fixture("gen_y.npy"),
         lomb_fixture("gen_dy.npy"),
     );
-    let grid = ["--start", "0.1", "--step", "0.05", "--count", "211"];
+    let grid = ["--start", "0.1", "--step", "0.05", "--n", "211"];
     for be in [CPU, SIM] {
         let with = |extra: &[&str], needles: &[&str]| {
             let mut a = vec!["lomb-scargle", "--x", &t, "--y", &y];
@@ -461,7 +461,7 @@ fn lomb_scargle_models_batches_and_checks() {
         with(&["--top", "0"], &["--top", "allowed 1..=1000"]);
         with(
             &["--periods", "/tmp/p.npy"],
-            &["--periods", "written for a --batch"],
+            &["--periods", "written for --curves"],
         );
         with(
             &["--dy", &lomb_fixture("long_dy.npy")],
@@ -534,7 +534,7 @@ fn lomb_scargle_models_batches_and_checks() {
         let p = std::fs::read(lomb_fixture("batch_small_pgram.npy")).unwrap();
         ptxlab::npy::parse_2d::<f64>(&p, "fixture").unwrap().2
     };
-    let bgrid = ["--start", "0.1", "--step", "0.05", "--count", "200"];
+    let bgrid = ["--start", "0.1", "--step", "0.05", "--n", "200"];
     for (be, file) in [(CPU, "batch_small.npz"), (SIM, "batch_small_z.npz")] {
         let (out, per) = (
             tmp(&format!("ls_b_{be}.npy")),
@@ -543,7 +543,7 @@ fn lomb_scargle_models_batches_and_checks() {
         let npz = lomb_fixture(file);
         let mut a = vec![
             "lomb-scargle",
-            "--batch",
+            "--curves",
             &npz,
             "--out",
             &out,
@@ -587,24 +587,24 @@ fn lomb_scargle_models_batches_and_checks() {
         }
         let npz_ = lomb_fixture(file);
         fails_with(
-            &on(be, &["lomb-scargle", "--batch", &npz_]),
-            &["--batch", "needs its frequency grid"],
+            &on(be, &["lomb-scargle", "--curves", &npz_]),
+            &["--curves", "need their frequency grid"],
         );
         fails_with(
             &on(
                 be,
                 &[
-                    &["lomb-scargle", "--batch", &npz_, "--variant", "taylor"][..],
+                    &["lomb-scargle", "--curves", &npz_, "--variant", "taylor"][..],
                     &bgrid[..],
                 ]
                 .concat(),
             ),
-            &["--batch", "drop --x, --y, --dy and --variant"],
+            &["--curves", "drop --x, --y, --dy and --variant"],
         );
         fails_with(
             &on(
                 be,
-                &[&["lomb-scargle", "--batch", &t][..], &bgrid[..]].concat(),
+                &[&["lomb-scargle", "--curves", &t][..], &bgrid[..]].concat(),
             ),
             &["neither a folder nor an .npz file", "offsets"],
         );

@@ -13,7 +13,7 @@ fn poisson_hostile_options() {
             );
         }
         fails_with(
-            &on(be, &["poisson", "--nx", "3", "--ny", "1000000000"]),
+            &on(be, &["poisson", "--size", "3x1000000000"]),
             &[
                 "grid",
                 "3x1000000000",
@@ -105,8 +105,8 @@ fn poisson_hostile_options() {
             &["--omega", "'fast'"],
         );
         fails_with(
-            &on(be, &["poisson", "--size", "5", "--nx", "5"]),
-            &["--size", "give --size N or --nx/--ny, not both"],
+            &on(be, &["poisson", "--size", "5x"]),
+            &["--size", "`5x`", "give N (an N x N grid) or NXxNY"],
         );
         fails_with(
             &on(be, &["poisson", "--size", "5", "--h", "0.1"]),
@@ -248,7 +248,7 @@ fn poisson_hostile_npy_and_valid_edges() {
         check(&s(&b_2x2), &[], &["2x2", "smaller than 3x3"]);
         check(
             &s(&b_le),
-            &["--nx", "5", "--ny", "7"],
+            &["--size", "5x7"],
             &[
                 "--b",
                 "the file has shape (5, 7) = (ny, nx)",

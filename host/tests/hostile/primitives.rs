@@ -91,8 +91,15 @@ fn reduce_hostile_inputs_and_valid_edges() {
         &["--n: needs", "of host memory", "use a smaller --n"],
     );
     fails_with(
-        &on(SIM, &["reduce", "--n", "1e12"]),
+        &on(SIM, &["reduce", "--n", "1e12", "--variant", "gridstride"]),
         &["--n", "on the simulator; at most 8388608", "--backend cpu"],
+    );
+    fails_with(
+        &on(SIM, &["reduce", "--n", "1e12"]),
+        &[
+            "--n",
+            "with --variant all on the simulator; at most 4194304",
+        ],
     );
     fails_with(
         &on(
@@ -304,30 +311,28 @@ fn histogram_hostile_inputs_and_valid_edges() {
 fn monte_carlo_pi_hostile_options_and_valid_edges() {
     for be in [CPU, SIM] {
         fails_with(
-            &on(be, &["monte-carlo-pi", "--samples", "0"]),
-            &["--samples", "0 samples; give at least 1"],
+            &on(be, &["monte-carlo-pi", "--n", "0"]),
+            &["--n", "0 samples; give at least 1"],
         );
-        for bad in ["-5", "nan", "1.5", "1e30", "many"] {
+        fails_with(
+            &on(be, &["monte-carlo-pi", "--n", "-5"]),
+            &["--n", "`-5` is negative"],
+        );
+        for bad in ["nan", "1.5", "1e30", "many"] {
             fails_with(
-                &on(be, &["monte-carlo-pi", "--samples", bad]),
+                &on(be, &["monte-carlo-pi", "--n", bad]),
                 &[
-                    "--samples",
-                    &format!("`{bad}` is not a whole non-negative count"),
+                    "--n",
+                    &format!("`{bad}` is not a whole non-negative number"),
                 ],
             );
         }
         fails_with(
-            &on(
-                be,
-                &["monte-carlo-pi", "--samples", "1000", "--blocks", "0"],
-            ),
+            &on(be, &["monte-carlo-pi", "--n", "1000", "--blocks", "0"]),
             &["thread layout", "0 blocks", "need at least one block"],
         );
         fails_with(
-            &on(
-                be,
-                &["monte-carlo-pi", "--samples", "1000", "--blocks", "-1"],
-            ),
+            &on(be, &["monte-carlo-pi", "--n", "1000", "--blocks", "-1"]),
             &["--blocks", "`-1` is negative"],
         );
         fails_with(
@@ -335,7 +340,7 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
                 be,
                 &[
                     "monte-carlo-pi",
-                    "--samples",
+                    "--n",
                     "1000",
                     "--blocks",
                     "1",
@@ -349,51 +354,28 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
     fails_with(
         &on(
             CPU,
-            &[
-                "monte-carlo-pi",
-                "--samples",
-                "1000",
-                "--blocks",
-                "4294967295",
-            ],
+            &["monte-carlo-pi", "--n", "1000", "--blocks", "4294967295"],
         ),
         &["--blocks", "4294967295 blocks; at most 1048576"],
     );
     fails_with(
-        &on(
-            CPU,
-            &["monte-carlo-pi", "--samples", "1e18", "--blocks", "1"],
-        ),
-        &["--samples", "per thread; at most 4294967295 per thread"],
+        &on(CPU, &["monte-carlo-pi", "--n", "1e18", "--blocks", "1"]),
+        &["--n", "per thread; at most 4294967295 per thread"],
     );
     fails_with(
-        &on(
-            SIM,
-            &["monte-carlo-pi", "--samples", "1000", "--blocks", "20000"],
-        ),
+        &on(SIM, &["monte-carlo-pi", "--n", "1000", "--blocks", "20000"]),
         &["--blocks", "20000 blocks on the simulator; at most 16384"],
     );
     fails_with(
-        &on(
-            SIM,
-            &["monte-carlo-pi", "--samples", "2e9", "--blocks", "1"],
-        ),
-        &["--samples", "on the simulator; at most 1e9"],
+        &on(SIM, &["monte-carlo-pi", "--n", "2e9", "--blocks", "1"]),
+        &["--n", "on the simulator; at most 1e9"],
     );
     // Valid: one sample; a small layout on the simulator; many idle streams
     // (more threads than samples) on the CPU.
     for be in [CPU, SIM] {
         let text = succeeds(&on(
             be,
-            &[
-                "monte-carlo-pi",
-                "--samples",
-                "1",
-                "--blocks",
-                "1",
-                "--reps",
-                "1",
-            ],
+            &["monte-carlo-pi", "--n", "1", "--blocks", "1", "--reps", "1"],
         ));
         assert!(text.contains(" hits of 1:"), "{text}");
     }
@@ -401,7 +383,7 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
         SIM,
         &[
             "monte-carlo-pi",
-            "--samples",
+            "--n",
             "1000",
             "--blocks",
             "8",
@@ -418,15 +400,7 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
     let hits = |be: &str| {
         let text = succeeds(&on(
             be,
-            &[
-                "monte-carlo-pi",
-                "--samples",
-                "1e6",
-                "--seed",
-                "7",
-                "--reps",
-                "1",
-            ],
+            &["monte-carlo-pi", "--n", "1e6", "--seed", "7", "--reps", "1"],
         ));
         assert!(
             text.contains("layout: 4224 blocks x 256 threads = 1081344 streams, seed 7"),
@@ -441,7 +415,7 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
         CPU,
         &[
             "monte-carlo-pi",
-            "--samples",
+            "--n",
             "10",
             "--blocks",
             "1048576",

@@ -33,7 +33,7 @@ fn vector_add_hostile_options() {
         // An unknown variant is refused on every backend, even where unused.
         fails_with(
             &on(be, &["vector-add", "--n", "5", "--variant", "x8"]),
-            &["'x8'", "possible values: scalar, wide"],
+            &["'x8'", "possible values: all, scalar, wide"],
         );
         fails_with(
             &on(be, &["vector-add", "--n", "5", "--precision", "f16"]),
@@ -201,7 +201,10 @@ fn vector_add_hostile_npy_and_valid_edges() {
             ],
         ));
         if be == SIM {
-            assert!(text.contains("PASS vector-add f32 n=5"), "{text}");
+            assert!(
+                text.contains("PASS vector-add f32 1 element/thread n=5"),
+                "{text}"
+            );
         }
         let c = read_f32_npy(&out, 5);
         assert_eq!(c[0], 2.0);
@@ -229,8 +232,13 @@ fn vector_add_hostile_npy_and_valid_edges() {
                 "1",
             ],
         ));
+        let label = if v == "wide" {
+            "16-byte loads"
+        } else {
+            "1 element/thread"
+        };
         assert!(
-            text.contains(&format!("PASS vector-add {p} n={n}")),
+            text.contains(&format!("PASS vector-add {p} {label} n={n}")),
             "{text}"
         );
     }

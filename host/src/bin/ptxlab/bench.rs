@@ -1,5 +1,5 @@
-//! `ptxlab info`, `ptxlab bench` (every workload, checked then timed) and
-//! `ptxlab report` (a recorded run's report drawn again).
+//! `ptxlab bench` (every workload, checked then timed) and `ptxlab report`
+//! (a recorded run's report drawn again).
 
 use anyhow::{Context, Result};
 use ptxlab::Backend;
@@ -56,73 +56,10 @@ pub fn report_from(args: &ReportArgs) -> Result<()> {
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let w = report::write_outputs(&out, &run, false)?;
     println!(
-        "wrote {} charts, report.md, report.html, results.json and results.csv to {}",
+        "wrote {} charts, report.md (the summary), summary.md, a page per workload, report.html, results.json and results.csv to {}",
         w.charts.len(),
         out.display()
     );
-    Ok(())
-}
-
-pub fn info() -> Result<()> {
-    let gpu = Device::gpu(0);
-    match &gpu {
-        Ok(d) => {
-            let g = d.as_gpu().context("gpu")?;
-            let i = g.info();
-            println!(
-                "GPU 0: {} ({}), {} SMs, {:.1} GiB, L2 {} MiB, SM clock {} MHz, driver CUDA {}",
-                i.name,
-                i.arch(),
-                i.sm_count,
-                i.total_mem as f64 / (1u64 << 30) as f64,
-                i.l2_bytes >> 20,
-                i.clock_khz / 1000,
-                i.driver_cuda
-            );
-        }
-        Err(e) => println!("GPU: none ({})", e.to_string().lines().next().unwrap_or("")),
-    }
-    println!(
-        "embedded PTX: {} ({} kernels)",
-        ptxlab::modules::ptx_arch(),
-        ptxlab_device::REGISTRY.len()
-    );
-    // The embedded modules: one per build and group (top-level module of
-    // kernels-gpu); a command loads only the groups it launches from.
-    println!("embedded modules (a command loads only the groups it launches from):");
-    println!("| build | group | PTX target | entries | cubins | on GPU 0 |");
-    println!("|---|---|---|---|---|---|");
-    for m in ptxlab::modules::KERNELS.modules {
-        let cubins: Vec<&str> = m.cubins.iter().map(|(a, _)| *a).collect();
-        let key = ptxlab::ModuleKey {
-            math: m.math,
-            ..ptxlab::ModuleKey::default()
-        };
-        let plan = match &gpu {
-            Ok(d) => d.as_gpu().map(|g| g.load_plan(m, key)).unwrap_or_default(),
-            Err(_) => "no GPU".into(),
-        };
-        println!(
-            "| {} | {} | {} | {} | {} | {} |",
-            m.stem,
-            m.group,
-            m.arch,
-            m.entries.len(),
-            if cubins.is_empty() {
-                "none".into()
-            } else {
-                cubins.join(", ")
-            },
-            plan
-        );
-    }
-    let res = ptxlab::modules::resources(false);
-    if res.is_empty() {
-        println!("resource report: none (ptxas was not available at build time)");
-    } else {
-        let res: Vec<_> = res.into_iter().copied().collect();
-        print!("{}", ptxlab::report::resource_table(&res));
-    }
     Ok(())
 }
 
@@ -231,11 +168,28 @@ pub fn run(args: &Args) -> Result<()> {
         report::progress_clear();
         let table = report::table(&rows);
         println!("\n## {} — {}\n\n{table}", w.name, w.about);
-        run.sections.push(Section {
-            name: w.name.to_string(),
-            about: w.about.to_string(),
-            rows,
-        });
+        // One section per workload of the rows (`primitives` measures
+        // `reduce`, `histogram`, ...): the pages of the report, and what a
+        // recorded run reads back as.
+        let mut parts: Vec<Section> = Vec::new();
+        for r in rows {
+            match parts.iter_mut().find(|s| s.name == r.workload) {
+                Some(s) => s.rows.push(r),
+                None => parts.push(Section {
+                    name: r.workload.clone(),
+                    about: about(&r.workload).unwrap_or_else(|| w.about.to_string()),
+                    rows: vec![r],
+                }),
+            }
+        }
+        if parts.is_empty() {
+            parts.push(Section {
+                name: w.name.to_string(),
+                about: w.about.to_string(),
+                rows: Vec::new(),
+            });
+        }
+        run.sections.extend(parts);
     }
     if args.peers {
         let peer_rows = crate::bench::peers(
@@ -261,7 +215,7 @@ pub fn run(args: &Args) -> Result<()> {
     let rows_all = run.rows();
     let w = report::write_outputs(&out, &run, true)?;
     eprintln!(
-        "wrote {}: report.md, report.html ({} charts), results.json, results.csv",
+        "wrote {}: report.md (the summary), summary.md, a page per workload, report.html ({} charts), results.json, results.csv",
         out.display(),
         w.charts.len()
     );

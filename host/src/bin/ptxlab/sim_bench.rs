@@ -9,7 +9,8 @@
 
 use anyhow::{Result, bail};
 use ptxlab::launch;
-use ptxlab::runtime::{Device, LaunchConfig, SimOptions};
+use ptxlab::report::Row;
+use ptxlab::runtime::{Device, LaunchConfig, SimOptions, Timing};
 use ptxlab::workloads::poisson::{self, Grid};
 use ptxlab::workloads::primitives::ReduceRung;
 use std::time::Instant;
@@ -179,20 +180,17 @@ fn process_cpu_seconds() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
-/// `ptxlab sim-bench`.
-pub fn run(args: &Args) -> Result<()> {
+/// `ptxlab sim-bench`: the rows it measured (one per kernel and
+/// race-check setting).
+pub fn run(args: &Args) -> Result<Vec<Row>> {
     if !(args.min_seconds.is_finite() && args.min_seconds > 0.0 && args.min_seconds <= 600.0) {
         bail!(
             "--min-seconds {}: give a number of seconds in (0, 600]",
             args.min_seconds
         );
     }
-    let modes: &[bool] = match args.race.as_str() {
-        "on" => &[true],
-        "off" => &[false],
-        "both" => &[true, false],
-        other => bail!("--race `{other}`: give on, off or both"),
-    };
+    let modes = args.race.settings();
+    let mut rows = Vec::new();
     let dev = Device::sim();
     let cases = vec![
         vector_add(&dev)?,
@@ -213,7 +211,11 @@ pub fn run(args: &Args) -> Result<()> {
     );
     println!("|---|---|---|---|---|---|---|---|---|");
     for mut c in cases {
-        if args.only.as_deref().is_some_and(|o| !c.kernel.contains(o)) {
+        if args
+            .kernel
+            .as_deref()
+            .is_some_and(|o| !c.kernel.contains(o))
+        {
             continue;
         }
         for &race in modes {
@@ -252,7 +254,28 @@ pub fn run(args: &Args) -> Result<()> {
                 threads as f64 / median,
                 (threads * times.len() as u64) as f64 / cpu
             );
+            let ms: Vec<f64> = times.iter().map(|t| t * 1e3).collect();
+            let mut r = Row::plain(
+                "sim-bench",
+                &format!(
+                    "{} ({}), race check {}",
+                    c.kernel,
+                    c.class,
+                    if race { "on" } else { "off" }
+                ),
+                "sim",
+                &format!("{} x {}", c.cfg.grid, c.cfg.block),
+                "f32",
+            );
+            r.timing = Some(Timing::from_samples(ms));
+            r.throughput = Some(threads as f64 / median / 1e6);
+            r.unit = "Mthreads/s".into();
+            r.note = format!(
+                "{:.3e} threads per CPU-second",
+                (threads * times.len() as u64) as f64 / cpu
+            );
+            rows.push(r);
         }
     }
-    Ok(())
+    Ok(rows)
 }

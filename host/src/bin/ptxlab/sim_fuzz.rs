@@ -5,7 +5,7 @@
 //! in-order run, with the seed that reproduces it
 //! (`ptxlab --sim-schedule random --sim-seed N <command> <args>`).
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use ptxlab::sim_fuzz::{self, Run};
 use ptxlab_device::sim::{Schedule, read_record};
 use std::process::Command;
@@ -60,7 +60,9 @@ fn run_once(exe: &std::path::Path, command: &[String], schedule: Schedule, n: us
                     .find(|l| !l.trim().is_empty())
                     .or_else(|| stdout.lines().rev().find(|l| !l.trim().is_empty()))
                     .unwrap_or("");
-                run.error = Some(format!("exit status {}: {last}", o.status));
+                // `ExitStatus`'s Display already reads "exit status: N"
+                // (or names the signal).
+                run.error = Some(format!("{}: {last}", o.status));
             }
         }
     }
@@ -79,22 +81,32 @@ fn run_once(exe: &std::path::Path, command: &[String], schedule: Schedule, n: us
 /// `ptxlab sim-fuzz`.
 pub fn run(args: &Args) -> Result<()> {
     let exe = std::env::current_exe().context("finding the ptxlab executable")?;
-    if args.command.first().is_some_and(|c| c == "sim-fuzz") {
-        bail!("sim-fuzz: the command to fuzz cannot be sim-fuzz itself");
+    let command = sim_fuzz::on_simulator(&args.command).map_err(|e| anyhow!("sim-fuzz: {e}"))?;
+    let last_seed = args.first_seed.checked_add(args.seeds.saturating_sub(1));
+    let Some(last_seed) = last_seed else {
+        bail!(
+            "sim-fuzz: --first-seed {} with --seeds {} runs past the largest seed ({})",
+            args.first_seed,
+            args.seeds,
+            u64::MAX
+        );
+    };
+    let shown = command.join(" ");
+    if args.seeds == 0 {
+        println!("sim-fuzz: `ptxlab {shown}` in order only (--seeds 0: no random schedules)");
+    } else {
+        println!(
+            "sim-fuzz: `ptxlab {shown}` in order, then under {} random schedules (seeds {}..={})",
+            args.seeds, args.first_seed, last_seed
+        );
     }
-    let shown = args.command.join(" ");
-    println!(
-        "sim-fuzz: `ptxlab {shown}` in order, then under {} random schedules (seeds {}..={})",
-        args.seeds,
-        args.first_seed,
-        args.first_seed + args.seeds.saturating_sub(1)
-    );
+    let seeds = (args.seeds > 0).then_some(args.first_seed..=last_seed);
     let mut n = 0;
     let (tried, finding) = sim_fuzz::fuzz(
-        args.first_seed..args.first_seed + args.seeds,
+        seeds.into_iter().flatten(),
         |s| {
             n += 1;
-            run_once(&exe, &args.command, s, n)
+            run_once(&exe, &command, s, n)
         },
         |seed, r| match seed {
             None => println!(
@@ -110,6 +122,10 @@ pub fn run(args: &Args) -> Result<()> {
         },
     );
     match finding {
+        None if tried == 0 => {
+            println!("sim-fuzz: the in-order run passes (no random schedules tried: --seeds 0)");
+            Ok(())
+        }
         None => {
             println!(
                 "sim-fuzz: no divergence and no error in {tried} random schedules (the in-order \
@@ -122,7 +138,12 @@ pub fn run(args: &Args) -> Result<()> {
             if let Some(seed) = f.seed() {
                 println!("reproduce: ptxlab --sim-schedule random --sim-seed {seed} {shown}");
             }
-            bail!("sim-fuzz found a schedule-dependent result or error")
+            if f.schedule_dependent() {
+                bail!("sim-fuzz found a schedule-dependent result or error")
+            }
+            bail!(
+                "sim-fuzz: `ptxlab {shown}` fails on the simulator whatever the schedule (see its error above); fix the command first"
+            )
         }
     }
 }

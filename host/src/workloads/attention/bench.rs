@@ -8,10 +8,10 @@ use super::check::{POISON_16, bound, check_rung, errors};
 use super::cpu::{generated, reference, round_checked, sample_rows, widen};
 use super::launch::{Inputs, Plan, entry};
 use super::types::{NAME, Precision, Rung, Shape};
+use crate::bench_ctx::BenchCtx;
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
 use crate::runtime::Device;
-use crate::workloads::BenchCtx;
 
 /// The benchmark shapes `(batch, heads, seq, dim)`, each non-causal and
 /// causal: the (quick: one small one).
@@ -49,7 +49,7 @@ fn status_of(e: Error) -> Status {
 pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let Some(dev) = ctx.gpu() else {
-        rows.push(crate::workloads::skipped_gpu(NAME, ctx));
+        rows.push(crate::bench_ctx::skipped_gpu(NAME, ctx));
         return Ok(rows);
     };
     for (si, (b, h, s, d)) in bench_shapes(ctx.quick).into_iter().enumerate() {

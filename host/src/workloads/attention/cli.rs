@@ -7,24 +7,24 @@ use super::cpu::{Reference, all_rows, generated, reference, round_checked, sampl
 use super::launch::{Inputs, Plan};
 use super::types::{Precision, Rung, Shape};
 use crate::Backend;
-use crate::cli::OneOrAll;
+use crate::cli::{OneOrAll, timed_row};
 use crate::error::{Error, Result};
-use crate::report::fmt_ms;
+use crate::report::{Row, fmt_ms};
 use std::path::{Path, PathBuf};
 
 /// `ptxlab attention` arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Queries: a float32 .npy of shape (B, H, S, D). With --k and --v;
-    /// replaces --batch/--heads/--seq/--dim.
-    #[arg(long)]
-    pub q: Option<PathBuf>,
+    /// Queries: a float32 .npy of shape (B, H, S, D). With --key and
+    /// --value; replaces --batch/--heads/--seq/--dim.
+    #[arg(long, value_name = "Q.npy")]
+    pub query: Option<PathBuf>,
     /// Keys: float32 .npy (B, H, S_kv, D).
-    #[arg(long)]
-    pub k: Option<PathBuf>,
+    #[arg(long, value_name = "K.npy")]
+    pub key: Option<PathBuf>,
     /// Values: float32 .npy (B, H, S_kv, D).
-    #[arg(long)]
-    pub v: Option<PathBuf>,
+    #[arg(long, value_name = "V.npy")]
+    pub value: Option<PathBuf>,
     /// Batch size of random inputs [default: 1].
     #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub batch: Option<usize>,
@@ -62,11 +62,15 @@ pub struct Args {
     #[arg(long)]
     pub lse: Option<PathBuf>,
     /// Seed of the random inputs.
-    #[arg(long, default_value_t = 0, value_parser = crate::cli::parse_whole::<u64>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = crate::cli::DEFAULT_SEED, value_parser = crate::cli::parse_whole::<u64>, allow_negative_numbers = true)]
     pub seed: u64,
     /// Timed repetitions (1..=10000).
-    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = crate::cli::DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`), and nothing else there.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Most multiply-adds (`heads Sq Skv D`) of one rung on the simulator.
@@ -79,11 +83,11 @@ pub const FULL_CHECK_WORK: usize = 1 << 30;
 
 /// The shape and the values (f32, before rounding) of the problem.
 fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
-    let files = [&args.q, &args.k, &args.v];
+    let files = [&args.query, &args.key, &args.value];
     if files.iter().any(|f| f.is_some()) {
         let [Some(qp), Some(kp), Some(vp)] = files else {
             return Err(Error::input(
-                "--q/--k/--v",
+                "--query/--key/--value",
                 "give all three files, or none (random inputs from --batch --heads --seq --dim)",
             ));
         };
@@ -99,7 +103,7 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
         {
             return Err(Error::input(
                 *flag,
-                "the shape comes from the --q/--k/--v files; leave out --batch, --heads, --seq, \
+                "the shape comes from the --query/--key/--value files; leave out --batch, --heads, --seq, \
                  --seq-kv and --dim",
             ));
         }
@@ -118,7 +122,7 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
         };
         if ks != vs {
             return Err(Error::input(
-                "--k/--v",
+                "--key/--value",
                 format!(
                     "K is {} and V is {}; they must have the same shape (B, H, S_kv, D)",
                     txt(&ks),
@@ -128,7 +132,7 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
         }
         if qs[0] != ks[0] || qs[1] != ks[1] || qs[3] != ks[3] {
             return Err(Error::input(
-                "--q/--k",
+                "--query/--key",
                 format!(
                     "Q is {} and K is {}; batch, heads and head dim (dimensions 0, 1 and 3) must \
                      agree (only the sequence lengths may differ)",
@@ -151,7 +155,7 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
         args.scale,
     )?;
     crate::cli::check_host_arrays("shape", shape.q_len().max(shape.kv_len()), 4, 6)?;
-    let s = 3 * args.seed;
+    let s = args.seed.wrapping_mul(3);
     Ok((
         shape,
         [
@@ -171,8 +175,8 @@ fn work(shape: &Shape) -> usize {
         .saturating_mul(shape.d)
 }
 
-/// `ptxlab attention`.
-pub fn cli(args: &Args) -> Result<()> {
+/// `ptxlab attention`: the rows it measured.
+pub fn cli(args: &Args) -> Result<Vec<Row>> {
     crate::cli::check_reps(args.reps)?;
     let (shape, [q, k, v]) = inputs(args)?;
     let prec = args.precision;
@@ -201,14 +205,31 @@ pub fn cli(args: &Args) -> Result<()> {
         }
         let t = std::time::Instant::now();
         let r = reference(&shape, &wq, &wk, &wv, all_rows(&shape));
+        let ms = t.elapsed().as_secs_f64() * 1e3;
         println!(
             "CPU f64 reference ({} threads): {} ms",
             rayon::current_num_threads(),
-            fmt_ms(t.elapsed().as_secs_f64() * 1e3)
+            fmt_ms(ms)
         );
         let o: Vec<f32> = r.o.iter().map(|x| *x as f32).collect();
         let l: Vec<f32> = r.lse.iter().map(|x| *x as f32).collect();
-        return write(args, &dims, &o, &l);
+        write(args, &dims, &o, &l)?;
+        let t = crate::runtime::Timing {
+            median_ms: ms,
+            min_ms: ms,
+            max_ms: ms,
+            reps: 1,
+        };
+        let gflops = shape.flops() / (ms * 1e-3) / 1e9;
+        return Ok(vec![timed_row(
+            "attention",
+            "CPU f64 reference",
+            "cpu",
+            &shape.label(),
+            "f64",
+            &t,
+            Some((gflops, "GFLOP/s")),
+        )]);
     }
     let dev = crate::cli::open_device(args.backend)?.expect("gpu and sim have a device");
     if dev.is_sim() && w > SIM_MAX_WORK {
@@ -231,6 +252,8 @@ pub fn cli(args: &Args) -> Result<()> {
     let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
     let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
     let mut last = None;
+    let mut measured = Vec::new();
+    let backend_name = if dev.is_sim() { "sim" } else { "gpu" };
     let one = matches!(args.variant, OneOrAll::One(_));
     for rung in args.variant.rungs() {
         if let Some(why) = rung.refuses(&shape) {
@@ -285,12 +308,24 @@ pub fn cli(args: &Args) -> Result<()> {
             fmt_ms(t.max_ms),
             shape.flops() / (t.median_ms * 1e-3) / 1e12
         );
+        let mut r = timed_row(
+            "attention",
+            rung.label(),
+            backend_name,
+            &shape.label(),
+            prec.name(),
+            &t,
+            Some((shape.flops() / (t.median_ms * 1e-3) / 1e9, "GFLOP/s")),
+        );
+        r.rel_err = Some(e.rel);
+        measured.push(r);
         last = Some((got, got_lse));
     }
     match last {
         Some((got, l)) => {
             let o: Vec<f32> = got.iter().map(|b| prec.value(*b)).collect();
-            write(args, &dims, &o, &l)
+            write(args, &dims, &o, &l)?;
+            Ok(measured)
         }
         None => Err(Error::input(
             "--variant",
@@ -358,7 +393,7 @@ mod tests {
         assert!(e.contains("without --causal"), "{e}");
         let e = err_of("--backend sim --seq 4096 --heads 8");
         assert!(e.contains("simulator"), "{e}");
-        let e = err_of("--backend cpu --q q.npy");
+        let e = err_of("--backend cpu --query q.npy");
         assert!(e.contains("all three"), "{e}");
     }
 
@@ -379,7 +414,7 @@ mod tests {
         save("qnan.npy", &[1, 2, 5, 8], f32::NAN);
         let files = |q: &str, k: &str, v: &str| {
             format!(
-                "--backend cpu --q {} --k {} --v {}",
+                "--backend cpu --query {} --key {} --value {}",
                 path(q).display(),
                 path(k).display(),
                 path(v).display()
@@ -396,7 +431,7 @@ mod tests {
         assert!(e.contains("Q") && e.contains("NaN"), "{e}");
         let e = err_of(&format!("{} --seq 5", files("q.npy", "k.npy", "v.npy")));
         assert!(
-            e.contains("--seq") && e.contains("from the --q/--k/--v files"),
+            e.contains("--seq") && e.contains("from the --query/--key/--value files"),
             "{e}"
         );
         // A good set runs (CPU reference) and writes O and lse: V constant,

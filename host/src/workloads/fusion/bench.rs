@@ -2,10 +2,10 @@
 //! microseconds per tiny kernel, plain against a graph.
 
 use super::{COEFFS, check, cpu_rayon, cpu_serial, fused, input, launch_overhead, unfused};
+use crate::bench_ctx::{BenchCtx, skipped_gpu};
 use crate::error::Result;
 use crate::report::{Row, Status};
 use crate::runtime::Timing;
-use crate::workloads::{BenchCtx, skipped_gpu};
 
 fn per_kernel(t: &Timing, kernels: usize) -> Timing {
     let d = kernels as f64;

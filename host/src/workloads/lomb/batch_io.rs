@@ -85,7 +85,7 @@ pub fn parse_npz(bytes: &[u8], name: &str) -> Result<Batch> {
 fn validated(b: Batch, name: &str) -> Result<Batch> {
     b.validate().map_err(|e| match e {
         Error::Runtime(crate::runtime::Error::Input { detail, .. }) => {
-            Error::input(format!("--batch {name}"), detail)
+            Error::input(format!("--curves {name}"), detail)
         }
         e => e,
     })?;
@@ -104,7 +104,7 @@ fn batch_of_entries(entries: Vec<(String, Vec<u8>)>, p: &str) -> Result<Batch> {
     let need = |keys: &[&str]| {
         get(keys).ok_or_else(|| {
             Error::input(
-                format!("--batch {p}"),
+                format!("--curves {p}"),
                 format!(
                     "no array named {}; it holds {names:?}. Expected {BATCH_FORMATS}",
                     keys.join(" or ")
@@ -115,18 +115,18 @@ fn batch_of_entries(entries: Vec<(String, Vec<u8>)>, p: &str) -> Result<Batch> {
     let (tk, tb) = need(&["t", "x"])?;
     let (_, yb) = need(&["y"])?;
     let (_, ob) = need(&["offsets"])?;
-    let t = entry_values(tb, &format!("--batch {p}: {tk}"), false)?;
-    let y = entry_values(yb, &format!("--batch {p}: y"), false)?;
+    let t = entry_values(tb, &format!("--curves {p}: {tk}"), false)?;
+    let y = entry_values(yb, &format!("--curves {p}: y"), false)?;
     let dy = match get(&["dy"]) {
-        Some((_, b)) => Some(entry_values(b, &format!("--batch {p}: dy"), false)?),
+        Some((_, b)) => Some(entry_values(b, &format!("--curves {p}: dy"), false)?),
         None => None,
     };
-    let raw = entry_values(ob, &format!("--batch {p}: offsets"), true)?;
+    let raw = entry_values(ob, &format!("--curves {p}: offsets"), true)?;
     let mut offsets = Vec::with_capacity(raw.len());
     for (i, &o) in raw.iter().enumerate() {
         if !(o >= 0.0 && o.fract() == 0.0 && o <= t.len() as f64) {
             return Err(Error::input(
-                format!("--batch {p}: offsets"),
+                format!("--curves {p}: offsets"),
                 format!(
                     "offsets[{i}] = {o}; offsets are whole numbers in 0..={}",
                     t.len()
@@ -135,7 +135,7 @@ fn batch_of_entries(entries: Vec<(String, Vec<u8>)>, p: &str) -> Result<Batch> {
         }
         if i > 0 && o < raw[i - 1] {
             return Err(Error::input(
-                format!("--batch {p}: offsets"),
+                format!("--curves {p}: offsets"),
                 format!(
                     "offsets[{i}] = {o} is below offsets[{}] = {}; they must not decrease",
                     i - 1,
@@ -163,7 +163,7 @@ fn read_curve(path: &Path) -> Result<Curve> {
     };
     if cols != 2 && cols != 3 {
         return Err(Error::input(
-            format!("--batch {}", path.display()),
+            format!("--curves {}", path.display()),
             format!("shape ({rows}, {cols}); a curve is (n, 2) [t, y] or (n, 3) [t, y, dy]"),
         ));
     }
@@ -184,7 +184,7 @@ pub fn read_dir(dir: &Path) -> Result<Batch> {
     files.sort();
     if files.is_empty() {
         return Err(Error::input(
-            format!("--batch {}", dir.display()),
+            format!("--curves {}", dir.display()),
             format!("the folder holds no .npy files; expected {BATCH_FORMATS}"),
         ));
     }
@@ -200,7 +200,7 @@ pub fn read_dir(dir: &Path) -> Result<Batch> {
             (None, _) => with_dy = Some(dy.is_some()),
             (Some(w), d) if w != d.is_some() => {
                 return Err(Error::input(
-                    format!("--batch {}", f.display()),
+                    format!("--curves {}", f.display()),
                     "some curves have a dy column and some do not; give it for all or none",
                 ));
             }
@@ -219,7 +219,7 @@ pub fn read_dir(dir: &Path) -> Result<Batch> {
     Ok(b)
 }
 
-/// Reads `--batch PATH`: a folder of `.npy` curves or an `.npz`, validated
+/// Reads `--curves PATH`: a folder of `.npy` curves or an `.npz`, validated
 /// ([`Batch::validate`]; its errors name the path).
 pub fn read_batch(path: &Path) -> Result<Batch> {
     let name = path.display().to_string();
@@ -229,7 +229,7 @@ pub fn read_batch(path: &Path) -> Result<Batch> {
         validated(read_npz(path)?, &name)
     } else {
         Err(Error::input(
-            format!("--batch {}", path.display()),
+            format!("--curves {}", path.display()),
             format!("neither a folder nor an .npz file; expected {BATCH_FORMATS}"),
         ))
     }

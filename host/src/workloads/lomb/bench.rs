@@ -9,10 +9,10 @@ use super::launch::{Bufs, Elem};
 use super::phase::Phases;
 use super::run::run_rung;
 use super::{LARGE_SAMPLES, MATERIAL_FREQS, Options, WORKLOAD};
+use crate::bench_ctx::BenchCtx;
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
 use crate::runtime::{Device, MathMode, Timing};
-use crate::workloads::BenchCtx;
 
 pub(super) fn size_label(n: usize, nf: usize) -> String {
     format!("{n} samples x 2^{:.0} freqs", (nf as f64).log2())
@@ -117,7 +117,7 @@ pub(super) fn run_ladder<T: Elem>(
     let size = l.size.clone();
     // The check runs on every 16th frequency at the large size (an even grid too).
     let stride = if x.len() * nf > 200_000_000 { 16 } else { 1 };
-    // First passes (module JIT) only for the main ladders.
+    // First passes (module load from an empty cache) only for the main ladders.
     let first_pass = stride == 1 && l.suffix.is_empty();
     let check_freqs: Vec<f64> = freqs.iter().step_by(stride).copied().collect();
     let want = reference_rayon(x, y, &check_freqs, Options::default())?;
@@ -137,15 +137,18 @@ pub(super) fn run_ladder<T: Elem>(
             .num_regs(&crate::modules::KERNELS, rung.module(), name)
             .ok()
             .map(|r| r as u32);
-        if let Some(res) = crate::modules::resource(name, &arch, fast) {
+        let res = match rung.module().reg_cap {
+            // The capped cubin's own report (none when the cap was not built).
+            Some(cap) => crate::modules::capped_resource(name, &arch, cap),
+            None => crate::modules::resource(name, &arch, fast),
+        };
+        if let Some(res) = res {
             row.registers = row.registers.or(Some(res.registers));
-            if rung.module().reg_cap.is_none() {
-                row.spills = Some(res.spill_stores + res.spill_loads);
-            }
+            row.spills = Some(res.spill_stores + res.spill_loads);
         }
         // The baseline launches the same kernel of the same module as the
         // cached rung, which is checked next; checking it here would only add
-        // module loads (each one JITs the whole module).
+        // module loads.
         let check_rung = if rung == Rung::Baseline {
             Rung::Cached
         } else {
@@ -169,8 +172,8 @@ pub(super) fn run_ladder<T: Elem>(
                 continue;
             }
         }
-        // First pass from an empty module cache (JIT or cubin load included),
-        // at the material's size only (the JIT does not depend on the size).
+        // First pass from an empty module cache (the cubin's load included),
+        // at the material's size only (the load does not depend on the size).
         if first_pass {
             g.clear_cache();
         }
@@ -226,7 +229,7 @@ pub fn bench_ladder_rows(ctx: &BenchCtx) -> Result<(Vec<Row>, Option<f64>)> {
     let (lx, ly) = random_samples(LARGE_SAMPLES, 77);
     let cpu_material = cpu_rows(&mx, &my, MATERIAL_FREQS, ctx.quick, &mut rows)?;
     let Some(dev) = ctx.gpu() else {
-        rows.push(crate::workloads::skipped_gpu(WORKLOAD, ctx));
+        rows.push(crate::bench_ctx::skipped_gpu(WORKLOAD, ctx));
         return Ok((rows, None));
     };
     bench_ladder::<f32>(dev, ctx, &mx, &my, MATERIAL_FREQS, cpu_material, &mut rows)?;

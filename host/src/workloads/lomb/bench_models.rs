@@ -13,10 +13,10 @@ use super::launch::{BatchBufs, Elem, GenBufs};
 use super::model::{General, Normalization, reference_general};
 use super::phase::Phases;
 use super::{MATERIAL_FREQS, WORKLOAD};
+use crate::bench_ctx::BenchCtx;
 use crate::error::Result;
 use crate::report::{Row, Status};
 use crate::runtime::{Device, Timing};
-use crate::workloads::BenchCtx;
 use rayon::prelude::*;
 
 /// Curves of the batch benchmark.

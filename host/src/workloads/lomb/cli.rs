@@ -41,9 +41,9 @@ pub struct Args {
     /// dy) or an .npz with t, y, offsets (and dy); needs a frequency grid.
     /// Astropy's model (its defaults unless flags say otherwise; SciPy's
     /// with --precenter/--normalize).
-    #[arg(long)]
-    pub batch: Option<PathBuf>,
-    /// Angular frequencies (.npy). Or --start/--step/--count; default: linspace(0.01, 10, 2^20).
+    #[arg(long, value_name = "DIR|NPZ")]
+    pub curves: Option<PathBuf>,
+    /// Angular frequencies (.npy). Or --start/--step/--n; default: linspace(0.01, 10, 2^20).
     #[arg(long)]
     pub freqs: Option<PathBuf>,
     /// First frequency of an even grid.
@@ -52,19 +52,20 @@ pub struct Args {
     /// Step of an even grid (may be negative).
     #[arg(long, allow_negative_numbers = true)]
     pub step: Option<f64>,
-    /// Number of frequencies of an even grid.
+    /// Number of frequencies of an even grid (with --start and --step).
     #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub count: Option<usize>,
+    pub n: Option<usize>,
     /// Element type of the kernels.
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
-    /// Rung of the ladder, or all of them in order (default:
-    /// launch-bounds, precompiled, any grid and either model); any register
-    /// cap as regcapN, N in 16..=255. The JIT rungs (baseline, cached, the
-    /// fast-math ones, regcapN) load the PTX through the driver's JIT on
-    /// purpose: they are the material's lessons, not a default.
-    #[arg(long, value_parser = variant_parser())]
-    pub variant: Option<OneOrAll<Rung>>,
+    /// Rung of the ladder, or all of them in order (those that apply to
+    /// the model and the grid); any register cap as regcapN, N in 16..=255.
+    /// Every rung of `all` loads cubins assembled ahead of time where the
+    /// build has them; `jit` (not part of `all`) loads the PTX through the
+    /// driver's JIT, the material's JIT lesson. launch-bounds is the default
+    /// rung for any grid and either model.
+    #[arg(long, value_parser = variant_parser(), default_value = "all")]
+    pub variant: OneOrAll<Rung>,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -99,18 +100,18 @@ pub struct Args {
     /// the material's 128; fast-lean 512, the shape it was tuned for.
     #[arg(long, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub block: Option<u32>,
-    /// Also time this many runs (1..=10000; device events, median).
-    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub reps: Option<usize>,
+    /// Timed repetitions (1..=10000; device events, median).
+    #[arg(long, default_value_t = crate::cli::DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
     /// Write the periodogram here (.npy, float64 for f64, float32 for f32;
     /// a batch: shape (curves, freqs)).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Best periods per curve of a batch (1..=1000).
+    /// Best periods per curve of --curves (1..=1000).
     #[arg(long, default_value_t = 1, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub top: usize,
-    /// Write the --top best periods (2 pi / w of the highest peaks) of a
-    /// batch here (.npy float64, shape (curves, top), NaN where a curve has
+    /// Write the --top best periods (2 pi / w of the highest peaks) of
+    /// --curves here (.npy float64, shape (curves, top), NaN where a curve has
     /// fewer peaks).
     #[arg(long)]
     pub periods: Option<PathBuf>,
@@ -185,20 +186,20 @@ pub(super) fn read_any(path: &std::path::Path) -> Result<Vec<f64>> {
 
 /// The frequency grid of the flags; `None` when none is given.
 pub(super) fn grid_of(args: &Args) -> Result<Option<Vec<f64>>> {
-    Ok(match (&args.freqs, args.start, args.step, args.count) {
+    Ok(match (&args.freqs, args.start, args.step, args.n) {
         (Some(_), Some(_), _, _) | (Some(_), _, Some(_), _) | (Some(_), _, _, Some(_)) => {
             return Err(Error::input(
                 "--freqs",
-                "give either --freqs or --start/--step/--count, not both",
+                "give either --freqs or --start/--step/--n, not both",
             ));
         }
         (Some(f), None, None, None) => Some(read_any(f)?),
         (None, Some(a), Some(s), Some(n)) => {
             if n == 0 {
-                return Err(Error::input("--count", "0 frequencies; give at least one"));
+                return Err(Error::input("--n", "0 frequencies; give at least one"));
             }
             // The grid, the reference and the device's periodogram (f64).
-            crate::cli::check_host_arrays("--count", n, 8, 4)?;
+            crate::cli::check_host_arrays("--n", n, 8, 4)?;
             if !(s.is_finite() && s != 0.0) {
                 return Err(Error::input(
                     "--step",
@@ -210,7 +211,7 @@ pub(super) fn grid_of(args: &Args) -> Result<Option<Vec<f64>>> {
         (None, None, None, None) => None,
         _ => {
             return Err(Error::input(
-                "--start/--step/--count",
+                "--start/--step/--n",
                 "give all three (an even grid), or --freqs",
             ));
         }
@@ -241,7 +242,7 @@ pub const MAX_BLOCKS_PER_SM: u32 = 1024;
 /// Most best periods per curve (`--top`).
 pub const MAX_TOP: usize = 1000;
 
-/// A checked `--batch` request, run by `cli_batch.rs`.
+/// A checked `--curves` request, run by `cli_batch.rs`.
 pub struct BatchJob {
     /// `--backend`.
     pub backend: crate::Backend,
@@ -263,9 +264,7 @@ pub struct BatchJob {
 pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
     let t0 = Instant::now();
     let backend = args.backend;
-    if let Some(r) = args.reps {
-        crate::cli::check_reps(r)?;
-    }
+    crate::cli::check_reps(args.reps)?;
     if let Some(b) = args.block
         && (b == 0 || b > 1024)
     {
@@ -288,13 +287,17 @@ pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
     }
     let (check, phases) = (args.check, args.phases);
     let model = model_of(args)?;
-    let rungs = args.variant.map_or(vec![Rung::DEFAULT], |v| v.rungs());
-    if let Some(path) = &args.batch {
-        if args.variant.is_some() || args.x.is_some() || args.y.is_some() || args.dy.is_some() {
+    let rungs = args.variant.rungs();
+    if let Some(path) = &args.curves {
+        if args.variant != OneOrAll::All
+            || args.x.is_some()
+            || args.y.is_some()
+            || args.dy.is_some()
+        {
             return Err(Error::input(
-                "--batch",
-                "a batch brings its own samples and runs the batch kernels: drop --x, --y, \
-                 --dy and --variant (give dy inside the batch)",
+                "--curves",
+                "many curves bring their own samples and run the batch kernels: drop --x, --y, \
+                 --dy and --variant (give dy with each curve)",
             ));
         }
         // A batch follows astropy unless SciPy's flags ask otherwise.
@@ -324,7 +327,7 @@ pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
     if args.periods.is_some() {
         return Err(Error::input(
             "--periods",
-            "best periods are written for a --batch; one curve's periodogram is --out",
+            "best periods are written for --curves; one curve's periodogram is --out",
         ));
     }
     let rungs = match model {
@@ -468,7 +471,7 @@ impl Run<'_> {
         check_range::<T>(&x, &y, &freqs)?;
         if dev.is_sim() {
             crate::cli::check_sim_limit(
-                "--count/--freqs",
+                "--n/--freqs",
                 x.len().saturating_mul(freqs.len()),
                 SIM_MAX_PAIRS,
                 "sample x frequency pairs",
@@ -546,7 +549,8 @@ impl Run<'_> {
                     );
                 }
             }
-            if let Some(reps) = self.args.reps {
+            {
+                let reps = self.args.reps;
                 let reps = if dev.is_sim() || rung == Rung::Baseline {
                     reps.min(3)
                 } else {
@@ -653,7 +657,7 @@ mod tests {
         let a = parse(&[]).unwrap();
         assert_eq!(a.precision, Precision::F32);
         assert_eq!((a.check, a.phases), (CheckMode::Sample, Phases::Auto));
-        assert_eq!((a.variant, a.normalization), (None, None));
+        assert_eq!((a.variant, a.normalization), (OneOrAll::All, None));
         let a = parse(&[
             "--precision",
             "f64",
@@ -668,20 +672,20 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(a.precision, Precision::F64);
-        assert_eq!(a.variant, Some(OneOrAll::One(Rung::ChebyTabPipe)));
+        assert_eq!(a.variant, OneOrAll::One(Rung::ChebyTabPipe));
         assert_eq!((a.check, a.phases), (CheckMode::Full, Phases::Long));
         assert_eq!(a.normalization, Some(Normalization::Log));
         // Every rung by its name, in ladder order; `all` is the ladder.
         for r in Rung::LADDER {
             let v = parse(&["--variant", &r.name()]).unwrap().variant;
-            assert_eq!(v, Some(OneOrAll::One(r)), "{}", r.name());
+            assert_eq!(v, OneOrAll::One(r), "{}", r.name());
         }
-        let all = parse(&["--variant", "all"]).unwrap().variant.unwrap();
+        let all = parse(&["--variant", "all"]).unwrap().variant;
         assert_eq!(all.rungs(), Rung::LADDER.to_vec());
         // Any register cap in range, not only the ladder's.
         for (s, r) in [("regcap24", 24), ("regcap16", 16), ("regcap255", 255)] {
             let v = parse(&["--variant", s]).unwrap().variant;
-            assert_eq!(v, Some(OneOrAll::One(Rung::RegCap(r))));
+            assert_eq!(v, OneOrAll::One(Rung::RegCap(r)));
         }
     }
 
@@ -731,11 +735,16 @@ mod tests {
                 .find(|l| l.trim_start().starts_with(&format!("- {name}:")))
                 .unwrap_or_else(|| panic!("no help line for {name}: {help}"))
         };
-        for jit in ["baseline", "cached", "fast-math", "regcap32"] {
-            assert!(line(jit).contains("PTX JIT on purpose"), "{}", line(jit));
-        }
-        for aot in ["cubin", "launch-bounds", "taylor"] {
-            assert!(!line(aot).contains("JIT on purpose"), "{}", line(aot));
+        assert!(line("jit").contains("JIT lesson"), "{}", line("jit"));
+        for aot in [
+            "baseline",
+            "cached",
+            "fast-math",
+            "cubin",
+            "launch-bounds",
+            "taylor",
+        ] {
+            assert!(!line(aot).contains("JIT"), "{}", line(aot));
         }
     }
 }

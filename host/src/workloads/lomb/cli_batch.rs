@@ -1,4 +1,4 @@
-//! `ptxlab lomb-scargle --batch`: many curves on one grid in one launch,
+//! `ptxlab lomb-scargle --curves`: many curves on one grid in one launch,
 //! written as one `(curves, freqs)` array, with the best periods per curve.
 
 use super::batch::{Batch, batch_reference, run_batch, top_peaks};
@@ -43,7 +43,7 @@ pub fn best_periods<T: Elem>(p: &[T], nf: usize, freqs: &[f64], k: usize) -> Vec
         .collect()
 }
 
-/// Runs a checked `--batch` request in f32 or f64.
+/// Runs a checked `--curves` request in f32 or f64.
 pub fn run_batch_job(args: &Args, job: BatchJob) -> Result<()> {
     let BatchJob {
         backend,
@@ -60,7 +60,7 @@ pub fn run_batch_job(args: &Args, job: BatchJob) -> Result<()> {
     }
 }
 
-/// `ptxlab lomb-scargle --batch PATH`.
+/// `ptxlab lomb-scargle --curves PATH`.
 pub fn cli_batch<T: Elem>(
     args: &Args,
     backend: crate::Backend,
@@ -71,8 +71,8 @@ pub fn cli_batch<T: Elem>(
 ) -> Result<()> {
     let freqs = grid_of(args)?.ok_or_else(|| {
         Error::input(
-            "--batch",
-            "a batch needs its frequency grid: give --start/--step/--count or --freqs",
+            "--curves",
+            "many curves need their frequency grid: give --start/--step/--n or --freqs",
         )
     })?;
     let batch = read_batch(path)?;
@@ -108,7 +108,7 @@ pub fn cli_batch<T: Elem>(
         Some(dev) => {
             if dev.is_sim() {
                 crate::cli::check_sim_limit(
-                    "--batch",
+                    "--curves",
                     batch.t.len().saturating_mul(nf),
                     SIM_MAX_PAIRS,
                     "sample x frequency pairs",
@@ -116,8 +116,12 @@ pub fn cli_batch<T: Elem>(
             }
             let mut b = BatchBufs::<T>::new(dev, &batch, &freqs, g)?;
             let t = dev.time(0, 1, |_| run_batch(dev, &mut b))?;
-            if let Some(reps) = args.reps {
-                let r = if dev.is_sim() { reps.min(3) } else { reps };
+            {
+                let r = if dev.is_sim() {
+                    args.reps.min(3)
+                } else {
+                    args.reps
+                };
                 let tr = dev.time(1, r, |_| run_batch(dev, &mut b))?;
                 println!(
                     "  batch kernel: median {} ms (min {}, max {}, {} reps), {:.1} Gpairs/s",

@@ -109,9 +109,8 @@ pub fn run_general<T: Elem>(
     let cfg = config_with::<T>(rung, nf, shape, run, layout)?;
     match (rung, dev.kind()) {
         (Rung::Baseline, DeviceKind::Gpu(g)) => {
-            // The first-call rung: the module is loaded again (PTX through
-            // the driver's JIT, on purpose) before every launch, then waited
-            // for.
+            // The first-call rung: the module is loaded again before every
+            // launch, then waited for.
             let entry = Kernel::Direct.general_entry::<T>();
             g.evict(&crate::modules::KERNELS, cfg.module, entry)?;
             launch_gen(dev, cfg, Kernel::Direct, b)?;

@@ -9,32 +9,42 @@ use kernels_gpu::lomb::{BLOCK, BLOCKS_PER_SM, LEAN_BLOCK};
 /// One rung of the ladder (`--variant`; the CLI names are clap values: see
 /// [`variant_parser`]).
 ///
-/// The JIT rungs (baseline, cached, the fast-math rungs, the register cap)
-/// load the module's PTX through the driver's JIT on purpose: they measure
-/// what the material measured (the first call pays the JIT, a register cap
-/// is written into the PTX before it). Every other rung loads the embedded
-/// cubin for the GPU's architecture when the build has one ([`Rung::module`]).
+/// Every rung of [`Rung::LADDER`] loads a cubin assembled ahead of time for
+/// the GPU's architecture when the build has one ([`Rung::module`]): the
+/// precise or fast-math module, or, for a register cap the build assembled
+/// (`host/build.rs`), the module capped at it. None of them waits for the
+/// driver's JIT, which costs seconds per module on a fresh machine. The
+/// material's JIT lesson (the first pass pays the JIT, then the module is
+/// cached) is [`Rung::Jit`], outside the ladder: it runs when asked for by
+/// name (`--variant jit`), never from `--variant all` or `ptxlab bench`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rung {
-    /// 1: module loaded (PTX JIT, on purpose) and function looked up on
-    /// every call.
+    /// 1: module loaded and function looked up on every call (the cubin
+    /// for the GPU: what reloading costs without the JIT).
     Baseline,
-    /// 2: cached module and function (normal `launch!`; the PTX JIT's
-    /// module, on purpose).
+    /// 2: cached module and function (normal `launch!`).
     Cached,
-    /// 4: the fast-math module (SFU sin/cos, approximate division, FTZ;
-    /// PTX JIT on purpose).
+    /// The material's JIT lesson: the precise module's PTX through the
+    /// driver's JIT, then cached. Its first pass times the JIT (seconds for
+    /// the Lomb-Scargle module on a fresh machine), its timed runs the JIT's
+    /// code; set against the cached rung and the cubin rung's first pass.
+    /// Not in [`Rung::LADDER`]: only `--variant jit` runs it, so no default
+    /// run or bench loads a module through the JIT.
+    Jit,
+    /// 4: the fast-math module (SFU sin/cos, approximate division, FTZ).
     FastMath,
     /// 4b: fast math, one frequency per thread (`ceil(nf/128)` blocks).
     FastMathFit,
     /// 4c: fast math, lean kernel (`LEAN_FREQS` frequencies per thread,
     /// four sums, least-squares finish).
     FastLean,
-    /// 5: `.maxnreg N` written into the PTX of the precise module, which
-    /// then needs the JIT (on purpose). `regcapN` on the command line, `N`
-    /// in [`REG_CAPS`].
+    /// 5: the precise module capped at `N` registers per thread (`.maxnreg
+    /// N`): the cubin assembled with that cap when the build has one (the
+    /// ladder's caps), else the cap written into the PTX and the driver's
+    /// JIT. `regcapN` on the command line, `N` in [`REG_CAPS`].
     RegCap(u32),
-    /// 6: the precompiled sm_90 cubin (no JIT).
+    /// 6: the precompiled cubin only (an error where the build has none for
+    /// the GPU).
     Cubin,
     /// 7: `launch_bounds(128)` kernel (precise module).
     Bounds,
@@ -59,12 +69,17 @@ pub enum Rung {
 /// The register caps of `--variant regcapN` (ptxas's `.maxnreg` range).
 pub const REG_CAPS: std::ops::RangeInclusive<u32> = 16..=255;
 
+/// The kernel crate's group (top-level module) of the Lomb-Scargle kernels:
+/// the module every rung loads.
+pub const GROUP: &str = "lomb";
+
 impl Rung {
     /// The rung a run without `--variant` takes: the direct kernel with
     /// launch bounds, from the precompiled module (no JIT wait on a cold
     /// start), on any frequency grid and for both models.
     pub const DEFAULT: Rung = Rung::Bounds;
-    /// The default ladder, in order (`--variant all`).
+    /// The default ladder, in order (`--variant all`, `ptxlab bench`);
+    /// [`Rung::Jit`] is not in it.
     pub const LADDER: [Rung; 16] = [
         Rung::Baseline,
         Rung::Cached,
@@ -83,6 +98,8 @@ impl Rung {
         Rung::ChebyTabPipe,
         Rung::Taylor,
     ];
+    /// The rungs outside [`Rung::LADDER`], run only when named.
+    pub const OPT_IN: [Rung; 1] = [Rung::Jit];
     /// CLI name (`regcap` and its cap for [`Rung::RegCap`]).
     pub fn name(&self) -> String {
         match self {
@@ -95,6 +112,7 @@ impl Rung {
         match self {
             Rung::Baseline => "baseline",
             Rung::Cached => "cached",
+            Rung::Jit => "jit",
             Rung::FastMath => "fast-math",
             Rung::FastMathFit => "fast-math-fit",
             Rung::FastLean => "fast-lean",
@@ -114,8 +132,9 @@ impl Rung {
     /// Report label.
     pub fn label(&self) -> String {
         match self {
-            Rung::Baseline => "1 baseline (JIT every call)".into(),
+            Rung::Baseline => "1 baseline (module loaded every call)".into(),
             Rung::Cached => "2 cached module (precise Rust sincos)".into(),
+            Rung::Jit => "2j PTX through the driver's JIT, then cached".into(),
             Rung::FastMath => "4 fast math (SFU)".into(),
             Rung::FastMathFit => "4b fast math, 1 freq/thread grid".into(),
             Rung::FastLean => "4c fast math, lean (4 sums, least-squares finish)".into(),
@@ -146,29 +165,32 @@ impl Rung {
             _ => Kernel::Direct,
         }
     }
-    /// Whether the rung loads its module's PTX through the driver's JIT on
-    /// purpose (the baseline, cached, fast-math and register-cap rungs).
+    /// Whether the rung loads its module's PTX through the driver's JIT
+    /// even where the build has cubins: [`Rung::Jit`] (on purpose), and a
+    /// register cap the build did not assemble (`regcapN` off the ladder).
     pub fn needs_jit(&self) -> bool {
-        self.module().form == crate::Form::Ptx
+        match self {
+            Rung::Jit => true,
+            Rung::RegCap(r) => {
+                !crate::modules::reg_caps(GROUP, crate::runtime::MathMode::Precise).contains(r)
+            }
+            _ => false,
+        }
     }
-    /// The module it launches from. The JIT rungs force the PTX
-    /// (`.ptx()`): the material's baseline and cached rungs measure the
-    /// driver's JIT (the first call pays it; `cached` keeps the JIT's
-    /// module), the fast-math rungs the JIT's fast-math code, and the
-    /// register cap is written into the PTX before the JIT.
+    /// The module it launches from: the precise or fast-math build, capped
+    /// for [`Rung::RegCap`], in the form [`Form::Auto`](crate::Form::Auto)
+    /// picks (the cubin for the GPU, of the cap, where the build has one);
+    /// [`Rung::Jit`] forces the PTX, [`Rung::Cubin`] the cubin.
     pub fn module(&self) -> ModuleKey {
         match self {
             Rung::FastMath
             | Rung::FastMathFit
             | Rung::FastLean
             | Rung::BoundsFast
-            | Rung::RotateFast => ModuleKey::FAST.ptx(),
-            Rung::RegCap(r) => ModuleKey {
-                reg_cap: Some(*r),
-                ..ModuleKey::PRECISE.ptx()
-            },
+            | Rung::RotateFast => ModuleKey::FAST,
+            Rung::RegCap(r) => ModuleKey::PRECISE.capped(*r),
             Rung::Cubin => ModuleKey::PRECISE.cubin(),
-            Rung::Baseline | Rung::Cached => ModuleKey::PRECISE.ptx(),
+            Rung::Jit => ModuleKey::PRECISE.ptx(),
             _ => ModuleKey::PRECISE,
         }
     }
@@ -205,12 +227,13 @@ impl clap::ValueEnum for Rung {
         };
         let help = match self {
             Rung::RegCap(_) => format!(
-                "{}; any regcapN, N in {}..={} (PTX JIT on purpose)",
+                "{}; any regcapN, N in {}..={} (caps without a cubin in the build go through \
+                 the driver's JIT)",
                 self.label(),
                 REG_CAPS.start(),
                 REG_CAPS.end()
             ),
-            r if r.needs_jit() => format!("{} (PTX JIT on purpose)", r.label()),
+            Rung::Jit => format!("{} (the JIT lesson; not part of `all`)", self.label()),
             r => r.label(),
         };
         Some(clap::builder::PossibleValue::new(name).help(help))
@@ -221,6 +244,7 @@ impl clap::ValueEnum for Rung {
         }
         Rung::LADDER
             .iter()
+            .chain(Rung::OPT_IN.iter())
             .find(|r| {
                 r.to_possible_value()
                     .is_some_and(|v| v.matches(input, ignore_case))
@@ -231,8 +255,9 @@ impl clap::ValueEnum for Rung {
 }
 
 /// The clap parser of `--variant`: `all`, a rung of the ladder by name
-/// (listed with its label in `--help`; a typo gets clap's suggestion), or
-/// `regcapN` for any register cap `N` in [`REG_CAPS`].
+/// (listed with its label in `--help`; a typo gets clap's suggestion),
+/// `regcapN` for any register cap `N` in [`REG_CAPS`], or `jit` (the
+/// opt-in rung of [`Rung::OPT_IN`]).
 pub fn variant_parser() -> VariantParser {
     VariantParser
 }
@@ -249,6 +274,12 @@ impl clap::builder::TypedValueParser for VariantParser {
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
     ) -> std::result::Result<Self::Value, clap::Error> {
+        if let Some(r) = value
+            .to_str()
+            .and_then(|v| Rung::OPT_IN.iter().find(|r| r.word() == v))
+        {
+            return Ok(OneOrAll::One(*r));
+        }
         if let Some(r) = value.to_str().and_then(Rung::parse_reg_cap) {
             return r.map(OneOrAll::One).map_err(|e| {
                 let flag = arg.map_or("--variant".into(), |a| a.to_string());
@@ -268,6 +299,7 @@ impl clap::builder::TypedValueParser for VariantParser {
             .help("every rung that applies, in ladder order");
         let rungs = Rung::LADDER
             .iter()
+            .chain(Rung::OPT_IN.iter())
             .filter_map(clap::ValueEnum::to_possible_value);
         Some(Box::new(std::iter::once(all).chain(rungs)))
     }

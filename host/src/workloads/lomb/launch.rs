@@ -282,7 +282,7 @@ impl<T> BatchBufs<T> {
 pub(super) fn not_even() -> Error {
     Error::input(
         "lomb-scargle frequencies",
-        "the rotation variant needs an evenly spaced frequency grid (give --start/--step/--count, \
+        "the rotation variant needs an evenly spaced frequency grid (give --start/--step/--n, \
          or freqs with a constant step); this grid is not evenly spaced, use another variant",
     )
 }

@@ -21,7 +21,7 @@
 //! | `bench.rs` | benchmark rows: the ladder |
 //! | `bench_models.rs` | benchmark rows: split phases, long spans, the floating-mean model, batches |
 //! | `cli.rs` | `ptxlab lomb-scargle`: arguments, one curve's run |
-//! | `cli_batch.rs` | `ptxlab lomb-scargle --batch` |
+//! | `cli_batch.rs` | `ptxlab lomb-scargle --curves` |
 
 mod batch;
 mod batch_io;
@@ -101,7 +101,7 @@ pub struct Options {
 /// Benchmark rows: the ladder (`bench.rs`), then, with a GPU and not
 /// `--quick`, the split phases, long spans, the floating-mean model and the
 /// batches (`bench_models.rs`).
-pub fn bench(ctx: &crate::workloads::BenchCtx) -> crate::error::Result<Vec<crate::report::Row>> {
+pub fn bench(ctx: &crate::bench_ctx::BenchCtx) -> crate::error::Result<Vec<crate::report::Row>> {
     let (mut rows, cpu_material) = bench::bench_ladder_rows(ctx)?;
     if let (Some(cpu_material), Some(dev)) = (cpu_material, ctx.gpu()) {
         bench_models::bench_models(dev, ctx, cpu_material, &mut rows)?;

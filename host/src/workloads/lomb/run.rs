@@ -115,9 +115,8 @@ pub fn run_rung<T: Elem>(dev: &Device, rung: Rung, b: &mut Bufs<T>, shape: Shape
     let cfg = config_with::<T>(rung, nf, shape, run, layout)?;
     match (rung, dev.kind()) {
         (Rung::Baseline, DeviceKind::Gpu(g)) => {
-            // The first-call rung: the module is loaded again (PTX through
-            // the driver's JIT, on purpose) before every launch, then waited
-            // for.
+            // The first-call rung: the module is loaded again before every
+            // launch, then waited for.
             let entry = Kernel::Direct.entry::<T>(b.long);
             g.evict(&crate::modules::KERNELS, cfg.module, entry)?;
             launch_direct(dev, cfg, Kernel::Direct, b)?;

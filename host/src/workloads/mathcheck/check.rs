@@ -153,7 +153,7 @@ pub fn measure_all(
 /// and type: what the tests assert (on the CPU, and on the GPU, where the
 /// results are the same bits).
 pub fn bound(func: Func, ty: Ty) -> f64 {
-    // Measured (1e6 points per function, docs/math.md): below 0.9 ulp
+    // Measured (1e6 points per function, docs/book/src/math.md): below 0.9 ulp
     // everywhere except these, which reach 0.99 to 1.0.
     match (func.name, ty) {
         ("exp_m1", Ty::F32) | ("ln", Ty::F32) | ("powf", _) | ("powi", _) => 1.5,
@@ -164,7 +164,7 @@ pub fn bound(func: Func, ty: Ty) -> f64 {
 /// Every function on the simulator, 4099 points per type (special values
 /// included): the kernel runs (the host's `std` functions there), and
 /// its results must be within 16 ulps of the reference (the C library's
-/// own errors reach 3.3 ulps, `docs/math.md`; a wrong function or a wrong
+/// own errors reach 3.3 ulps, `docs/book/src/math.md`; a wrong function or a wrong
 /// argument is off by far more), the special values exact. The pure-Rust
 /// code is held to [`bound`] on the same points.
 pub fn sim_check() -> Result<()> {

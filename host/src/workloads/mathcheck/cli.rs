@@ -6,16 +6,8 @@ use super::reference::Ty;
 use crate::error::{Error, Result};
 use crate::runtime::Device;
 
-/// Where the kernel runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Backend {
-    /// An NVIDIA GPU: the pure-Rust functions as PTX.
-    Gpu,
-    /// The CPU simulator: the host's `std` functions.
-    Sim,
-    /// No kernel: only the pure-Rust functions called on the CPU.
-    Cpu,
-}
+/// Where the kernel runs: the `--backend` of every command.
+pub use crate::Backend;
 
 /// Which types to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -31,8 +23,9 @@ pub enum Precision {
 /// `ptxlab math-accuracy` arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Where the kernel runs (the pure-Rust code is also measured on the
-    /// CPU in every case).
+    /// Where the kernel runs: gpu (the pure-Rust functions as PTX), sim (the
+    /// simulator: the host's `std` functions) or cpu (no kernel). The
+    /// pure-Rust code is also measured on the CPU in every case.
     #[arg(long, value_enum, default_value_t = Backend::Gpu)]
     pub backend: Backend,
     /// Also run the kernel on the simulator (with --backend gpu): one more
@@ -41,7 +34,7 @@ pub struct Args {
     pub with_sim: bool,
     /// Points per function and type (special values included; at least 64).
     #[arg(long, default_value_t = 1_000_000, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub points: usize,
+    pub n: usize,
     /// f32, f64 or both.
     #[arg(long, value_enum, default_value_t = Precision::Both)]
     pub precision: Precision,
@@ -49,23 +42,24 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub functions: Vec<String>,
     /// Seed of the random points.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = crate::cli::DEFAULT_SEED, value_parser = crate::cli::parse_whole::<u64>, allow_negative_numbers = true)]
     pub seed: u64,
-    /// Also write the table (with the environment block) to this file.
+    /// Also write the Markdown table (with the environment block) to this
+    /// file.
     #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
+    pub md: Option<std::path::PathBuf>,
 }
 
-/// The largest `--points`: each point holds a binary128 reference and a
+/// The largest `--n` (points per function): each point holds a binary128 reference and a
 /// few f64 values on the host, and three arrays on the device.
 pub const MAX_POINTS: usize = 1 << 26;
 
 /// `ptxlab math-accuracy`.
 pub fn cli(args: &Args) -> Result<()> {
-    if !(64..=MAX_POINTS).contains(&args.points) {
+    if !(64..=MAX_POINTS).contains(&args.n) {
         return Err(Error::input(
-            "--points",
-            format!("{}; allowed: 64 to {MAX_POINTS}", args.points),
+            "--n",
+            format!("{} points; allowed: 64 to {MAX_POINTS}", args.n),
         ));
     }
     if args.with_sim && args.backend != Backend::Gpu {
@@ -87,7 +81,7 @@ pub fn cli(args: &Args) -> Result<()> {
     let gpu = dev.as_ref().and_then(|d| d.as_gpu());
     let mut env = crate::report::Environment::collect(gpu);
     let t = std::time::Instant::now();
-    let all = measure_all(dev.as_ref(), &args.functions, types, args.points, args.seed)?;
+    let all = measure_all(dev.as_ref(), &args.functions, types, args.n, args.seed)?;
     if let Some(g) = gpu {
         env.note_loads(g);
     }
@@ -98,13 +92,13 @@ pub fn cli(args: &Args) -> Result<()> {
     );
     if args.with_sim {
         let sim = Device::sim();
-        let all = measure_all(Some(&sim), &args.functions, types, args.points, args.seed)?;
+        let all = measure_all(Some(&sim), &args.functions, types, args.n, args.seed)?;
         md.push_str("\nThe same points through the kernel on the simulator (the host's `std` functions):\n\n");
         md.push_str(&table(&all, "simulator (host std)"));
     }
     println!("{md}");
     eprintln!("measured in {:.1} s", t.elapsed().as_secs_f64());
-    if let Some(path) = &args.out {
+    if let Some(path) = &args.md {
         std::fs::write(path, &md).map_err(|e| Error::File {
             path: path.display().to_string(),
             detail: e.to_string(),

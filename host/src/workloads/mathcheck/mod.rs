@@ -1,7 +1,7 @@
 //! The math functions of `Real` (`exp`, `powf`, `erf`, ...): their error
 //! in ulps, measured on the GPU, on the simulator and as pure Rust on the
 //! CPU, against a binary128 reference (`ptxlab math-accuracy`,
-//! `docs/math.md`). Not a benchmark workload: it has no timed rows, and
+//! `docs/book/src/math.md`). Not a benchmark workload: it has no timed rows, and
 //! its simulator check runs from `tests/coverage.rs` and `tests/math.rs`.
 //!
 //! | file | what it holds |

@@ -38,8 +38,22 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
     /// Timed repetitions (1..=10000).
-    #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = crate::cli::DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`), and nothing else there.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The size label of an `m x n x k` GEMM in report rows: `N^3` for a cube,
+/// `(MxK)(KxN)` otherwise.
+pub fn size_label(m: usize, n: usize, kk: usize) -> String {
+    if m == n && n == kk {
+        format!("{m}^3")
+    } else {
+        format!("({m}x{kk})({kk}x{n})")
+    }
 }
 
 /// `--variant`: `all`, or the name of one rung. One flag serves three

@@ -5,11 +5,11 @@ use super::colsum::{Colsum, ColsumBufs, FusedPlan, bench_plans, colsum_of_produc
 use super::cpu::{colsum_bytes, colsum_reference, cpu_ndarray, cpu_rayon, flops, inputs};
 use super::launch::gemm;
 use super::rung::Rung;
+use crate::bench_ctx::BenchCtx;
 use crate::error::Result;
 use crate::report::{Row, Status};
 use crate::rng::rel_err_norm;
 use crate::runtime::Timing;
-use crate::workloads::BenchCtx;
 
 fn cpu_rows(ctx: &BenchCtx, rows: &mut Vec<Row>) -> f64 {
     let s = if ctx.quick { 256 } else { 512 };
@@ -49,7 +49,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     let g1 = cpu_rows(ctx, &mut rows);
     let Some(dev) = ctx.gpu() else {
-        rows.push(crate::workloads::skipped_gpu("matmul", ctx));
+        rows.push(crate::bench_ctx::skipped_gpu("matmul", ctx));
         return Ok(rows);
     };
     let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();

@@ -1,20 +1,21 @@
 //! `ptxlab matmul`: the command (f32: the SGEMM ladder; the tensor-core
 //! precisions go to `tensor_cli.rs`).
 
-use super::args::{Args, CPU_MAX_MNK, SIM_MAX_MNK};
+use super::args::{Args, CPU_MAX_MNK, SIM_MAX_MNK, size_label};
 use super::check::{TOL, check_colsum, sample_check, verify};
 use super::colsum::{Colsum, ColsumBufs, colsum_of_product};
 use super::cpu::{colsum_bytes, cpu_ndarray, cpu_rayon, flops, inputs, reference_f64};
 use super::launch::{check_shapes, elems, gemm};
 use super::rung::Rung;
 use super::tensor::Precision;
+use crate::cli::timed_row;
 use crate::error::{Error, Result};
-use crate::report::fmt_ms;
+use crate::report::{Row, fmt_ms};
 use crate::rng::rel_err_norm;
 use crate::runtime::Timing;
 
-/// `ptxlab matmul`.
-pub fn cli(args: &Args) -> Result<()> {
+/// `ptxlab matmul`: the rows it measured.
+pub fn cli(args: &Args) -> Result<Vec<Row>> {
     let backend = args.backend;
     let (m, n, kk) = check_shapes(args.m, args.k, args.k, args.n)?;
     let precision = args.precision;
@@ -56,7 +57,10 @@ pub fn cli(args: &Args) -> Result<()> {
     }
     // Before the inputs are made: a missing driver is reported at once.
     let dev = crate::cli::open_device(backend)?;
-    let (ha, hb) = inputs(m, n, kk, 42);
+    let (ha, hb) = inputs(m, n, kk, crate::cli::DEFAULT_SEED);
+    let size = size_label(m, n, kk);
+    let gflops = |t: &Timing| flops(m, n, kk) / (t.median_ms * 1e-3) / 1e9;
+    let mut rows = Vec::new();
     let dev = match dev {
         Some(d) => d,
         None => {
@@ -66,14 +70,25 @@ pub fn cli(args: &Args) -> Result<()> {
             let tr = Timing::host(0, args.reps.min(3), || {
                 std::hint::black_box(cpu_rayon(&ha, &hb, m, n, kk));
             });
-            for (name, t) in [("ndarray dot, 1 thread", t1), ("rayon blocked", tr)] {
+            for (name, t) in [("ndarray dot, 1 thread", &t1), ("rayon blocked", &tr)] {
                 println!(
                     "{name}: {} ms, {:.1} GFLOP/s",
                     fmt_ms(t.median_ms),
-                    flops(m, n, kk) / (t.median_ms * 1e-3) / 1e9
+                    gflops(t)
                 );
+                let mut r = timed_row(
+                    "matmul",
+                    name,
+                    "cpu",
+                    &size,
+                    "f32",
+                    t,
+                    Some((gflops(t), "GFLOP/s")),
+                );
+                r.speedup = Some(t1.median_ms / t.median_ms);
+                rows.push(r);
             }
-            return Ok(());
+            return Ok(rows);
         }
     };
     let a = dev.upload(&ha)?;
@@ -86,6 +101,7 @@ pub fn cli(args: &Args) -> Result<()> {
         None
     };
     let reps = if dev.is_sim() { 1 } else { args.reps };
+    let backend_name = if dev.is_sim() { "sim" } else { "gpu" };
     for rung in rungs {
         dev.write(&mut c, &vec![f32::NAN; m * n])?;
         gemm(&dev, rung, &a, &b, &mut c, m, n, kk)?;
@@ -105,8 +121,19 @@ pub fn cli(args: &Args) -> Result<()> {
             rung.label(),
             dev.name(),
             fmt_ms(t.median_ms),
-            flops(m, n, kk) / (t.median_ms * 1e-3) / 1e9
+            gflops(&t)
         );
+        let mut r = timed_row(
+            "matmul",
+            rung.label(),
+            backend_name,
+            &size,
+            "f32",
+            &t,
+            Some((gflops(&t), "GFLOP/s")),
+        );
+        r.rel_err = Some(e);
+        rows.push(r);
     }
     if let Some(how) = colsum {
         let e = check_colsum(&dev, how, m, n, kk, 42)?;
@@ -115,12 +142,24 @@ pub fn cli(args: &Args) -> Result<()> {
         let t = dev.time(1, reps, |_| {
             colsum_of_product(&dev, how, &a, &b, &mut bufs, m, n, kk)
         })?;
+        let gbs = colsum_bytes(m, n, kk) / (t.median_ms * 1e-3) / 1e9;
         println!(
-            "PASS column sum {how:?}: rel err {e:.1e}, median {} ms, {:.1} GB/s of the {:.0} MB floor",
+            "PASS column sum {how:?}: rel err {e:.1e}, median {} ms, {gbs:.1} GB/s of the {:.0} MB floor",
             fmt_ms(t.median_ms),
-            colsum_bytes(m, n, kk) / (t.median_ms * 1e-3) / 1e9,
             colsum_bytes(m, n, kk) / 1e6
         );
+        let label = format!("colsum {}", crate::cli::value_name(&how));
+        let mut r = timed_row(
+            "matmul",
+            &label,
+            backend_name,
+            &format!("({m}x{kk})({kk}x{n})"),
+            "f32",
+            &t,
+            Some((gbs, "GB/s")),
+        );
+        r.rel_err = Some(e);
+        rows.push(r);
     }
-    Ok(())
+    Ok(rows)
 }

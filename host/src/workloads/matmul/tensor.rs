@@ -421,7 +421,7 @@ impl Staging {
     /// aligned (`k` not a multiple of 8: TMA cannot read it in place), `B`
     /// when its rows are not 128-byte aligned (`n` not a multiple of 64: TMA
     /// reads it in place, slowly). Why `B` and not `A` at 128 bytes: see
-    /// `docs/workloads/matmul.md`, "Any shape".
+    /// `docs/book/src/workloads/matmul.md`, "Any shape".
     pub fn auto(n: usize, kk: usize) -> Self {
         Staging {
             a: !kk.is_multiple_of(8),

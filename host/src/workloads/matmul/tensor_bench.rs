@@ -11,10 +11,10 @@ use super::launch::gemm;
 use super::rung::Rung;
 use super::tensor::{Half, HalfPlan, TcRung, Tf32x3, Tf32x3Plan, tf32x3_scratch};
 use super::tensor_check::{POISON_16, check_half, check_tf32x3, verify_tf32x3, widen};
+use crate::bench_ctx::BenchCtx;
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
 use crate::runtime::{Buffer, Device, Timing};
-use crate::workloads::BenchCtx;
 
 /// The shapes `(m, n, k)` of the tensor-core rows.
 pub fn tensor_shapes(quick: bool) -> Vec<(usize, usize, usize)> {

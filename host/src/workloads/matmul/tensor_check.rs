@@ -50,7 +50,7 @@ pub fn tf32x3_depth(variant: Tf32x3) -> usize {
 /// `mma` (T = 16): `c = 1.01 (132 + ceil(k / 16))`; `wgmma` (T = 32): `c =
 /// 1.01 (252 + ceil(k / 32))`. For `k >= T` this is below `9 k` and `8 k`:
 /// the usual `c k u` form, with the chains' constant made explicit.
-/// Derivation and numbers: `docs/workloads/matmul.md`, "The 3xTF32 bound".
+/// Derivation and numbers: `docs/book/src/workloads/matmul.md`, "The 3xTF32 bound".
 pub fn tf32x3_c(variant: Tf32x3, k: usize) -> f64 {
     let t = tf32x3_depth(variant);
     1.01 * (12.0 + 20.0 * (3 * t / 8) as f64 + k.div_ceil(t) as f64)

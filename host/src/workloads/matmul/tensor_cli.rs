@@ -35,25 +35,39 @@ fn error_of(
     }
 }
 
-/// Prints one PASS line (or returns the verification error).
+/// Prints one PASS line and returns its row (`precision` as rows name
+/// it), or returns the verification error.
+#[allow(clippy::too_many_arguments)]
 fn report(
     dev: &Device,
     label: &str,
+    precision: &str,
     e: f64,
     tol: f64,
-    ms: f64,
+    t: &crate::runtime::Timing,
     m: usize,
     n: usize,
     kk: usize,
-) -> Result<()> {
+) -> Result<crate::report::Row> {
     verify(format!("matmul {label} {m}x{n}x{kk}"), e, tol)?;
+    let ms = t.median_ms;
     println!(
         "PASS {label} on {}: rel err {e:.1e}, median {} ms, {:.1} TFLOP/s",
         dev.name(),
         fmt_ms(ms),
         flops(m, n, kk) / (ms * 1e-3) / 1e12
     );
-    Ok(())
+    let mut r = crate::cli::timed_row(
+        "matmul",
+        label,
+        if dev.is_sim() { "sim" } else { "gpu" },
+        &super::args::size_label(m, n, kk),
+        precision,
+        t,
+        Some((flops(m, n, kk) / (ms * 1e-3) / 1e9, "GFLOP/s")),
+    );
+    r.rel_err = Some(e);
+    Ok(r)
 }
 
 /// `ptxlab matmul --precision bf16|f16|tf32x3`.
@@ -64,7 +78,7 @@ pub fn cli_tensor(
     m: usize,
     n: usize,
     kk: usize,
-) -> Result<()> {
+) -> Result<Vec<crate::report::Row>> {
     if args.colsum.is_some() {
         return Err(Error::input(
             "--colsum",
@@ -101,7 +115,8 @@ pub fn cli_tensor(
     let Some(dev) = crate::cli::open_device(backend)? else {
         unreachable!("gpu and sim open a device")
     };
-    let (fa, fb) = inputs(m, n, kk, 42);
+    let (fa, fb) = inputs(m, n, kk, crate::cli::DEFAULT_SEED);
+    let mut rows = Vec::new();
     let small = m.saturating_mul(n).saturating_mul(kk) <= 1 << 27;
     let reps = if dev.is_sim() { 1 } else { args.reps };
     let all = args.variant == Variant::ALL;
@@ -127,7 +142,17 @@ pub fn cli_tensor(
                 let got = widen(half, &dev.download(&c)?);
                 let e = error_of(&got, &wa, &wb, want.as_deref(), m, n, kk);
                 let t = dev.time(1, reps, |_| plan.run(&dev, &mut c))?;
-                report(&dev, &label, e, half.tol(), t.median_ms, m, n, kk)?;
+                rows.push(report(
+                    &dev,
+                    &label,
+                    half.name(),
+                    e,
+                    half.tol(),
+                    &t,
+                    m,
+                    n,
+                    kk,
+                )?);
             }
         }
         (Precision::Tf32x3, _) => {
@@ -155,12 +180,12 @@ pub fn cli_tensor(
                 let what = format!("matmul {} {m}x{n}x{kk}", v.label());
                 let e = verify_tf32x3(&what, v, &got, &fa, &fb, m, n, kk, small)?;
                 let t = dev.time(1, reps, |_| plan.run(&dev, &mut c))?;
-                report(&dev, v.label(), e, TOL, t.median_ms, m, n, kk)?;
+                rows.push(report(&dev, v.label(), "f32", e, TOL, &t, m, n, kk)?);
             }
         }
         (_, None) => unreachable!("f32 runs the SGEMM ladder"),
     }
-    Ok(())
+    Ok(rows)
 }
 
 /// With `--variant all`, `true` after printing the row of a kernel that

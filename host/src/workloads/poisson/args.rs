@@ -3,21 +3,17 @@
 use super::mg::{Cycle, Smoother};
 use super::multi::args::GpuArgs;
 use super::types::{DEFAULT_DEPTH, Rung};
-use crate::cli::{OneOrAll, Precision};
+use crate::cli::{GridSize, OneOrAll, Precision};
+use crate::error::{Error, Result};
 use std::path::PathBuf;
 
 /// `ptxlab poisson` arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Columns (x, fastest-varying). Default 2000, or the shape of --b.
-    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub nx: Option<usize>,
-    /// Rows (y). Default 2000, or the shape of --b.
-    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub ny: Option<usize>,
-    /// Square grid N x N (instead of --nx/--ny).
-    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub size: Option<usize>,
+    /// Grid: `N` (N x N) or `NXxNY` (NX columns, the fastest-varying
+    /// index, by NY rows). Default 2000, or the shape of --b.
+    #[arg(long, value_parser = GridSize::parse, allow_negative_numbers = true)]
+    pub size: Option<GridSize>,
     /// The element type (with multigrid or pcg: of the cycles).
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
@@ -62,6 +58,36 @@ pub struct Args {
     /// Multigrid and PCG: `--method`, `--cycle`, `--pre/--post`, `--smoother`.
     #[command(flatten)]
     pub mg: MgArgs,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`), and nothing else there.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Args {
+    /// The multigrid smoother of this run: `--smoother` when given, else
+    /// the tile smoother on one device and red-black with `--gpus` (the
+    /// tile smoother is not decomposed over devices).
+    pub fn smoother(&self) -> Smoother {
+        self.mg.smoother.unwrap_or(if self.gpus.requested() {
+            Smoother::RedBlack
+        } else {
+            Smoother::Tile
+        })
+    }
+
+    /// The checks that need neither a device nor a file: an explicit
+    /// `--smoother tile` with `--gpus` is refused.
+    pub fn check(&self) -> Result<()> {
+        if self.mg.smoother == Some(Smoother::Tile) && self.gpus.requested() {
+            return Err(Error::input(
+                "--smoother tile",
+                "the tile smoother is not decomposed over devices; leave --smoother out (with \
+                 --gpus it is rb) or give --smoother rb",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// What `ptxlab poisson` runs (`--method`).
@@ -95,9 +121,11 @@ pub struct MgArgs {
     #[arg(long, default_value_t = 2, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub post: u32,
     /// tile (rung 2: all sweeps of a visit in one kernel through shared
-    /// memory) or rb (rung 1: one kernel per colour).
-    #[arg(long, value_enum, default_value_t = Smoother::Tile)]
-    pub smoother: Smoother,
+    /// memory) or rb (rung 1: one kernel per colour). Default: tile on one
+    /// device, rb with --gpus (the tile smoother is not decomposed over
+    /// devices).
+    #[arg(long, value_enum)]
+    pub smoother: Option<Smoother>,
     /// Over-relaxation of the red-black sweeps, in (0, 2) (1: Gauss-Seidel).
     #[arg(long, default_value_t = 1.1, allow_negative_numbers = true)]
     pub omega: f64,
@@ -126,7 +154,7 @@ impl Default for MgArgs {
             cycle: Cycle::V,
             pre: 2,
             post: 2,
-            smoother: Smoother::Tile,
+            smoother: None,
             omega: 1.1,
             symmetric: false,
             no_fused_fine: false,
@@ -139,8 +167,6 @@ impl Default for MgArgs {
 impl Default for Args {
     fn default() -> Self {
         Self {
-            nx: None,
-            ny: None,
             size: None,
             precision: Precision::F32,
             variant: OneOrAll::All,
@@ -155,6 +181,7 @@ impl Default for Args {
             out: None,
             gpus: Default::default(),
             mg: Default::default(),
+            json: false,
         }
     }
 }

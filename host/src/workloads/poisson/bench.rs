@@ -5,10 +5,10 @@ use super::check::{CHECK_GRID_GPU, CHECK_SWEEPS, CheckCase, bench_inputs, check_
 use super::cpu::{cpu_sweep, cpu_sweep_nd, cpu_sweep_rayon, with_threads};
 use super::launch::{Field, residual_sq};
 use super::types::{Element, Grid, NAME, Rung, default_h, k_of_h};
+use crate::bench_ctx::{BenchCtx, skipped_gpu};
 use crate::error::Result;
 use crate::report::{Row, Status};
 use crate::runtime::{Device, Timing};
-use crate::workloads::{BenchCtx, skipped_gpu};
 use std::time::Instant;
 
 /// Sizes of the full benchmark (square) and the odd one.

@@ -13,15 +13,39 @@ use super::solve::{solve_cpu, solve_device};
 use super::types::{Element, k_of_h};
 use crate::cli::Precision;
 use crate::error::{Error, Result};
-use crate::report::fmt_ms;
+use crate::report::{Row, fmt_ms};
 
-/// `ptxlab poisson`.
-pub fn cli(args: &Args) -> Result<()> {
-    if args.mg.method != SolveMethod::Jacobi {
-        return mg::run::cli(args);
-    }
-    if args.gpus.requested() {
-        return multi::cli(args);
+/// `ptxlab poisson`: the rows it measured (the Jacobi solves on one device
+/// or the CPU; the multigrid, PCG and multi-device runs print their
+/// results and return none).
+pub fn cli(args: &Args) -> Result<Vec<Row>> {
+    args.check()?;
+    let other = if args.mg.method != SolveMethod::Jacobi {
+        Some(format!(
+            "--method {}",
+            crate::cli::value_name(&args.mg.method)
+        ))
+    } else if args.gpus.requested() {
+        Some("--gpus".to_string())
+    } else {
+        None
+    };
+    if let Some(what) = other {
+        if args.json {
+            return Err(Error::input(
+                "--json",
+                format!(
+                    "poisson prints JSON rows for the Jacobi solves on one device; {what} \
+                     prints its results as text (leave out --json)"
+                ),
+            ));
+        }
+        if args.mg.method != SolveMethod::Jacobi {
+            mg::run::cli(args)?;
+        } else {
+            multi::cli(args)?;
+        }
+        return Ok(Vec::new());
     }
     let backend = args.backend;
     match args.precision {
@@ -38,7 +62,7 @@ pub const SIM_MAX_CELLS: usize = 1 << 22;
 /// race detection).
 pub const SIM_MAX_WORK: usize = 1 << 28;
 
-fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
+fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<Vec<Row>> {
     if let Some(i) = args.iters {
         crate::cli::check_iters("--iters", i, 0)?;
     }
@@ -61,7 +85,7 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
     let grid = prob.grid;
     if backend == crate::Backend::Sim {
         crate::cli::check_sim_limit(
-            "grid (--size/--nx/--ny)",
+            "grid (--size)",
             grid.cells(),
             SIM_MAX_CELLS,
             &format!("cells ({})", grid.label()),
@@ -97,6 +121,38 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
             None => format!("{} sweeps", opts.max_iters),
         }
     );
+    // One row per solve: ms per sweep (residual checks included).
+    let row = |variant: &str, backend: &str, r: &SolveReport| {
+        let per = r.ms / r.iterations.max(1) as f64;
+        let t = crate::runtime::Timing {
+            median_ms: per,
+            min_ms: per,
+            max_ms: per,
+            reps: 1,
+        };
+        let mut row = crate::cli::timed_row(
+            "poisson",
+            variant,
+            backend,
+            &grid.label(),
+            T::NAME,
+            &t,
+            Some((grid.cells() as f64 / (per * 1e-3) / 1e9, "GCells/s")),
+        );
+        row.note = format!(
+            "{} sweeps in {} ms, ||r||/||b|| = {:.3e}{}",
+            r.iterations,
+            fmt_ms(r.ms),
+            r.rel_residual,
+            match (opts.tol, r.converged) {
+                (Some(_), true) => ", converged",
+                (Some(_), false) => ", NOT converged",
+                (None, _) => "",
+            }
+        );
+        row
+    };
+    let mut rows = Vec::new();
     let report = |who: &str, p: &[T], r: &SolveReport| {
         let per_us = if r.iterations > 0 {
             1e3 * r.ms / r.iterations as f64
@@ -143,6 +199,7 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
                 &p,
                 &r,
             );
+            rows.push(row("CPU rayon", "cpu", &r));
             p
         }
         Some(dev) => {
@@ -173,6 +230,13 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
                     &p,
                     &r,
                 );
+                let mut rr = row(
+                    &rung.label(args.depth),
+                    if dev.is_sim() { "sim" } else { "gpu" },
+                    &r,
+                );
+                rr.rel_err = Some(e);
+                rows.push(rr);
                 last = Some(p);
             }
             last.unwrap_or_default()
@@ -181,5 +245,5 @@ fn cli_typed<T: Element>(args: &Args, backend: crate::Backend) -> Result<()> {
     if let Some(out) = &args.out {
         write_field(out, grid, &result)?;
     }
-    Ok(())
+    Ok(rows)
 }

@@ -1,4 +1,4 @@
-//! The problem the CLI arguments describe: the grid from --size/--nx/--ny or
+//! The problem the CLI arguments describe: the grid from --size or
 //! the shape of --b, the .npy files, or the manufactured problem; and the
 //! solution written back (`--out`).
 
@@ -9,20 +9,7 @@ use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 fn cli_grid(args: &Args, from_file: Option<(usize, usize)>) -> Result<Grid> {
-    let asked = match (args.size, args.nx, args.ny) {
-        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
-            return Err(Error::input(
-                "--size",
-                "give --size N or --nx/--ny, not both",
-            ));
-        }
-        (Some(n), None, None) => Some((n, n)),
-        (None, None, None) => None,
-        (None, nx, ny) => Some((
-            nx.or(from_file.map(|f| f.1)).unwrap_or(2000),
-            ny.or(from_file.map(|f| f.0)).unwrap_or(2000),
-        )),
-    };
+    let asked = args.size.map(|g| (g.nx, g.ny));
     match (asked, from_file) {
         (Some((nx, ny)), Some((rows, cols))) if (nx, ny) != (cols, rows) => Err(Error::input(
             "--b",
@@ -54,7 +41,7 @@ pub fn cli_problem<T: Element>(args: &Args) -> Result<(Problem<T>, Option<Vec<f6
     let grid = cli_grid(args, b_file.as_ref().map(|(r, c, _)| (*r, *c)))?;
     // The manufactured problem (3 f64 arrays), b and p0 in T, the solver's
     // two fields and the device's three: about 8 f64 arrays at once.
-    crate::cli::check_host_arrays("grid (--size/--nx/--ny)", grid.cells(), 8, 8)?;
+    crate::cli::check_host_arrays("grid (--size)", grid.cells(), 8, 8)?;
     let h = args.h.unwrap_or_else(|| default_h(grid));
     check_h_for::<T>(h)?;
     let (b, exact, p0_default) = match b_file {

@@ -7,10 +7,10 @@ use super::{
     cpu_sum_serial, estimate, histogram, histogram_into, pi_hits, pi_into, random_inputs,
     random_keys, resources, size_label,
 };
+use crate::bench_ctx::{BenchCtx, skipped_gpu};
 use crate::error::{Error, Result};
 use crate::report::{Row, Status};
 use crate::runtime::{Device, Timing};
-use crate::workloads::{BenchCtx, skipped_gpu};
 use kernels_gpu::histogram as hk;
 fn timed_row(
     row: &mut Row,

@@ -8,8 +8,9 @@ use super::{
     cpu_sum_serial, estimate, histogram, histogram_into, pi_hits, pi_into, random_inputs,
     random_keys, reference, validate_bins,
 };
-use crate::cli::OneOrAll;
+use crate::cli::{DEFAULT_REPS, DEFAULT_SEED, OneOrAll, timed_row};
 use crate::error::{Error, Result};
+use crate::report::Row;
 use crate::runtime::{Device, Timing};
 use kernels_gpu::montecarlo as mc;
 fn open_device(backend: crate::Backend) -> Result<Option<Device>> {
@@ -67,24 +68,28 @@ pub struct ReduceArgs {
     #[arg(long, value_enum, default_value_t = SumPrecision::F32)]
     pub precision: SumPrecision,
     /// The rung, or all of them.
-    #[arg(long, value_parser = OneOrAll::<ReduceRung>::parser(), default_value = "gridstride")]
+    #[arg(long, value_parser = OneOrAll::<ReduceRung>::parser(), default_value = "all")]
     pub variant: OneOrAll<ReduceRung>,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
     /// Timed repetitions (1..=10000).
-    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
     /// Seed of the random input.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = DEFAULT_SEED, value_parser = crate::cli::parse_whole::<u64>, allow_negative_numbers = true)]
     pub seed: u64,
     /// Input (.npy, 1-D, float32 / float64 / int32 matching --precision).
     #[arg(long)]
     pub input: Option<std::path::PathBuf>,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`), and nothing else there.
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// `ptxlab reduce`.
-pub fn cli_reduce(args: &ReduceArgs) -> Result<()> {
+/// `ptxlab reduce`: the rows it measured.
+pub fn cli_reduce(args: &ReduceArgs) -> Result<Vec<Row>> {
     let backend = args.backend;
     crate::cli::check_reps(args.reps)?;
     match args.precision {
@@ -94,7 +99,7 @@ pub fn cli_reduce(args: &ReduceArgs) -> Result<()> {
     }
 }
 
-fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -> Result<()> {
+fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -> Result<Vec<Row>> {
     let rungs = args.variant.rungs();
     // The simulator's limit for these rungs (one thread per element for all
     // but the grid-stride rung).
@@ -156,6 +161,22 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
         crate::report::fmt_ms(t1.median_ms),
         cpu_sum_serial(&hx)
     );
+    let size = format!("2^{:.1} ({n})", (n as f64).log2());
+    let gbs = |t: &Timing| (n * std::mem::size_of::<T>()) as f64 / (t.median_ms * 1e-3) / 1e9;
+    let row = |variant: &str, backend: &str, t: &Timing| {
+        let mut r = timed_row(
+            "reduce",
+            variant,
+            backend,
+            &size,
+            T::NAME,
+            t,
+            Some((gbs(t), "GB/s")),
+        );
+        r.speedup = Some(t1.median_ms / t.median_ms);
+        r
+    };
+    let mut rows = vec![row("CPU 1 thread", "cpu", &t1)];
     let Some(dev) = dev else {
         let tr = Timing::host(1, args.reps, || {
             std::hint::black_box(cpu_sum_rayon(&hx));
@@ -165,8 +186,10 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
             crate::report::fmt_ms(tr.median_ms),
             cpu_sum_rayon(&hx)
         );
-        return Ok(());
+        rows.push(row("CPU rayon all cores", "cpu", &tr));
+        return Ok(rows);
     };
+    let backend_name = if dev.is_sim() { "sim" } else { "gpu" };
     let x = dev.upload(&hx)?;
     for rung in rungs {
         let c = check_buffer(&dev, rung, &hx, &x)?;
@@ -193,18 +216,21 @@ fn cli_reduce_typed<T: SumElement>(args: &ReduceArgs, backend: crate::Backend) -
         };
         let mut out = dev.alloc_filled(reps + 2, init)?;
         let t = dev.time(2, reps, |i| plan.run(&dev, &x, &mut out, i))?;
-        let gbs = (n * std::mem::size_of::<T>()) as f64 / (t.median_ms * 1e-3) / 1e9;
         print_timing(
             rung.label(),
             &dev.name(),
             &t,
             &format!(
-                ", {gbs:.1} GB/s read, {:.1}x CPU 1 thread",
+                ", {:.1} GB/s read, {:.1}x CPU 1 thread",
+                gbs(&t),
                 t1.median_ms / t.median_ms
             ),
         );
+        let mut r = row(rung.label(), backend_name, &t);
+        r.rel_err = Some(c.rel_err());
+        rows.push(r);
     }
-    Ok(())
+    Ok(rows)
 }
 
 /// `ptxlab histogram` arguments.
@@ -220,16 +246,16 @@ pub struct HistogramArgs {
     #[arg(long, default_value_t = 256, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub bins: u32,
     /// The rung, or all of them.
-    #[arg(long, value_parser = OneOrAll::<HistRung>::parser(), default_value = "shared")]
+    #[arg(long, value_parser = OneOrAll::<HistRung>::parser(), default_value = "all")]
     pub variant: OneOrAll<HistRung>,
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
     /// Timed repetitions (1..=10000).
-    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
     /// Seed of the random keys.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = DEFAULT_SEED, value_parser = crate::cli::parse_whole::<u64>, allow_negative_numbers = true)]
     pub seed: u64,
     /// Keys (.npy, 1-D, uint8 / uint32 matching --keys).
     #[arg(long)]
@@ -237,10 +263,14 @@ pub struct HistogramArgs {
     /// Write the histogram here (.npy, uint32).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`), and nothing else there.
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// `ptxlab histogram`.
-pub fn cli_histogram(args: &HistogramArgs) -> Result<()> {
+/// `ptxlab histogram`: the rows it measured.
+pub fn cli_histogram(args: &HistogramArgs) -> Result<Vec<Row>> {
     let backend = args.backend;
     crate::cli::check_reps(args.reps)?;
     match args.keys {
@@ -249,7 +279,10 @@ pub fn cli_histogram(args: &HistogramArgs) -> Result<()> {
     }
 }
 
-fn cli_histogram_typed<K: HistKey>(args: &HistogramArgs, backend: crate::Backend) -> Result<()> {
+fn cli_histogram_typed<K: HistKey>(
+    args: &HistogramArgs,
+    backend: crate::Backend,
+) -> Result<Vec<Row>> {
     validate_bins::<K>(args.bins)?;
     let bins = args.bins;
     let rungs = args.variant.rungs();
@@ -296,18 +329,37 @@ fn cli_histogram_typed<K: HistKey>(args: &HistogramArgs, backend: crate::Backend
         std::hint::black_box(cpu_histogram_serial(&keys, bins));
     });
     println!("CPU 1 thread: {} ms", crate::report::fmt_ms(t1.median_ms));
+    let size = format!("2^{:.1} ({n}), {bins} bins", (n as f64).log2());
+    let gbs =
+        |t: &Timing| std::mem::size_of_val(keys.as_slice()) as f64 / (t.median_ms * 1e-3) / 1e9;
+    let row = |variant: &str, backend: &str, t: &Timing| {
+        let mut r = timed_row(
+            "histogram",
+            variant,
+            backend,
+            &size,
+            K::NAME,
+            t,
+            Some((gbs(t), "GB/s")),
+        );
+        r.speedup = Some(t1.median_ms / t.median_ms);
+        r
+    };
+    let mut rows = vec![row("CPU 1 thread", "cpu", &t1)];
     let want = cpu_histogram_serial(&keys, bins);
     let Some(dev) = dev else {
         let tr = Timing::host(1, args.reps, || {
             std::hint::black_box(cpu_histogram_rayon(&keys, bins));
         });
         println!("CPU rayon: {} ms", crate::report::fmt_ms(tr.median_ms));
+        rows.push(row("CPU rayon all cores", "cpu", &tr));
         if let Some(out) = &args.out {
             crate::npy::write_1d(out, &want)?;
             println!("wrote {}", out.display());
         }
-        return Ok(());
+        return Ok(rows);
     };
+    let backend_name = if dev.is_sim() { "sim" } else { "gpu" };
     let kb = dev.upload(&keys)?;
     let mut last = Vec::new();
     for rung in rungs {
@@ -334,38 +386,41 @@ fn cli_histogram_typed<K: HistKey>(args: &HistogramArgs, backend: crate::Backend
         let t = dev.time(2, reps, |i| {
             histogram_into(&dev, rung, &kb, &mut hist, bins, i * bins as usize)
         })?;
-        let gbs = std::mem::size_of_val(keys.as_slice()) as f64 / (t.median_ms * 1e-3) / 1e9;
         print_timing(
             rung.label(),
             &dev.name(),
             &t,
             &format!(
-                ", {gbs:.1} GB/s, {:.1}x CPU 1 thread",
+                ", {:.1} GB/s, {:.1}x CPU 1 thread",
+                gbs(&t),
                 t1.median_ms / t.median_ms
             ),
         );
+        let mut r = row(rung.label(), backend_name, &t);
+        r.rel_err = Some(0.0);
+        rows.push(r);
         last = got;
     }
     if let Some(out) = &args.out {
         crate::npy::write_1d(out, &last)?;
         println!("wrote {}", out.display());
     }
-    Ok(())
+    Ok(rows)
 }
 
 /// Most `--blocks` of a simulated Monte-Carlo run (4M threads).
 const SIM_MAX_PI_BLOCKS: usize = 1 << 14;
-/// Most `--samples` of a simulated Monte-Carlo run.
+/// Most samples (`--n`) of a simulated Monte-Carlo run.
 const SIM_MAX_PI_SAMPLES: u64 = 1_000_000_000;
 
 /// `ptxlab monte-carlo-pi` arguments.
 #[derive(Debug, clap::Args)]
 pub struct PiArgs {
-    /// Samples (an integer or e.g. 1e9).
-    #[arg(long, default_value = "1e9", value_parser = parse_count, allow_negative_numbers = true)]
-    pub samples: u64,
+    /// Samples (a whole number: 1000000000, 1e9).
+    #[arg(long, default_value = "1e9", value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub n: usize,
     /// Seed: each thread's generator is SplitMix64(SplitMix64(seed) ^ thread id).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = DEFAULT_SEED, value_parser = crate::cli::parse_whole::<u64>, allow_negative_numbers = true)]
     pub seed: u64,
     /// Blocks of 256 threads (the layout fixes the streams; keep it to compare
     /// runs). Default 4224 on every backend, so a seed gives the same count on
@@ -375,13 +430,17 @@ pub struct PiArgs {
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
-    /// Timed repetitions (each with its own seed, seed + i; 1..=10000).
-    #[arg(long, default_value_t = 10, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    /// Timed repetitions (1..=10000; each with its own seed, seed + i).
+    #[arg(long, default_value_t = DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`), and nothing else there.
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// `ptxlab monte-carlo-pi`.
-pub fn cli_pi(args: &PiArgs) -> Result<()> {
+/// `ptxlab monte-carlo-pi`: the rows it measured.
+pub fn cli_pi(args: &PiArgs) -> Result<Vec<Row>> {
     let backend = args.backend;
     crate::cli::check_reps(args.reps)?;
     // One layout on every backend: the layout fixes the streams.
@@ -396,18 +455,18 @@ pub fn cli_pi(args: &PiArgs) -> Result<()> {
             SIM_MAX_PI_BLOCKS,
             "blocks",
         )?;
-        if args.samples > SIM_MAX_PI_SAMPLES {
+        if args.n as u64 > SIM_MAX_PI_SAMPLES {
             return Err(Error::input(
-                "--samples",
+                "--n",
                 format!(
                     "{} samples on the simulator; at most 1e9 (or use --backend cpu)",
-                    args.samples
+                    args.n
                 ),
             ));
         }
     }
-    layout.validate(args.samples)?;
-    let samples = args.samples;
+    let samples = args.n as u64;
+    layout.validate(samples)?;
     let dev = open_device(backend)?;
     println!(
         "layout: {} blocks x {} threads = {} streams, seed {} (the same on every backend)",
@@ -416,6 +475,21 @@ pub fn cli_pi(args: &PiArgs) -> Result<()> {
         layout.threads(),
         args.seed
     );
+    let size = format!("{samples:.0e} samples");
+    let row = |variant: &str, backend: &str, hits: u64, t: &Timing| {
+        let mut r = timed_row(
+            "monte-carlo-pi",
+            variant,
+            backend,
+            &size,
+            "u64 hits",
+            t,
+            Some((samples as f64 / (t.median_ms * 1e-3) / 1e9, "Gsamples/s")),
+        );
+        r.rel_err =
+            Some((estimate(hits, samples) - std::f64::consts::PI).abs() / std::f64::consts::PI);
+        r
+    };
     let report = |what: &str, hits: u64, t: &Timing| {
         let est = estimate(hits, samples);
         println!(
@@ -435,7 +509,7 @@ pub fn cli_pi(args: &PiArgs) -> Result<()> {
             hits,
             &t,
         );
-        return Ok(());
+        return Ok(vec![row("CPU rayon all cores", "cpu", hits, &t)]);
     };
     let t0 = std::time::Instant::now();
     let got = pi_hits(&dev, layout, samples, args.seed)?;
@@ -483,7 +557,17 @@ pub fn cli_pi(args: &PiArgs) -> Result<()> {
         got,
         &t,
     );
-    Ok(())
+    let cpu = Timing {
+        median_ms: cpu_ms,
+        min_ms: cpu_ms,
+        max_ms: cpu_ms,
+        reps: 1,
+    };
+    let backend_name = if dev.is_sim() { "sim" } else { "gpu" };
+    let mut r = row("philox streams", backend_name, got, &t);
+    r.first_ms = Some(first);
+    r.speedup = Some(cpu_ms / t.median_ms);
+    Ok(vec![row("CPU rayon all cores", "cpu", want, &cpu), r])
 }
 /// Parses a sample count: an integer or a float like `1e9` with an integral value.
 pub fn parse_count(s: &str) -> std::result::Result<u64, String> {

@@ -38,7 +38,7 @@ impl PiLayout {
     /// thread, and at most [`MAX_PI_BLOCKS`] blocks.
     pub fn validate(&self, samples: u64) -> Result<()> {
         if samples == 0 {
-            return Err(Error::input("--samples", "0 samples; give at least 1"));
+            return Err(Error::input("--n", "0 samples; give at least 1"));
         }
         if self.blocks > MAX_PI_BLOCKS {
             return Err(Error::input(
@@ -68,7 +68,7 @@ impl PiLayout {
         let per = samples.div_ceil(self.threads());
         if per > u32::MAX as u64 {
             return Err(Error::input(
-                "--samples",
+                "--n",
                 format!(
                     "{samples} samples over {} threads is {per} per thread; at most {} per thread",
                     self.threads(),

@@ -16,10 +16,10 @@ use super::check::{bench_problem, compare_with_cpu, jacobi_radius, jacobi_sweeps
 use super::device::MgDevice;
 use super::launch::MgElement;
 use super::levels::{Cycle, Hierarchy, Method, MgOptions, Smoother, cycle_bytes};
+use crate::bench_ctx::{BenchCtx, skipped_gpu};
 use crate::error::Result;
 use crate::report::{Row, Status};
 use crate::runtime::{Device, Timing};
-use crate::workloads::{BenchCtx, skipped_gpu};
 use std::time::Instant;
 
 /// Workload name in reports.

@@ -55,7 +55,7 @@ pub fn options(args: &Args) -> Result<MgOptions> {
         cycle: a.cycle,
         pre: a.pre,
         post: a.post,
-        smoother: a.smoother,
+        smoother: args.smoother(),
         tol: args.tol.unwrap_or(1e-8),
         max_cycles: args.iters.unwrap_or(50),
         graph: !a.no_graph,
@@ -117,7 +117,7 @@ fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Resul
     let grid = prob.grid;
     if backend == Backend::Sim {
         crate::cli::check_sim_limit(
-            "grid (--size/--nx/--ny)",
+            "grid (--size)",
             grid.cells(),
             SIM_MAX_CELLS,
             &format!("cells ({})", grid.label()),

@@ -42,28 +42,30 @@ pub unsafe fn disable_nvls_in_env() {
 /// `ptxlab poisson-scaling` arguments.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ScalingArgs {
-    /// Square sizes S: strong scaling on S x S, weak scaling on S columns x
-    /// N*S rows (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "8192,16384")]
-    pub sizes: Vec<usize>,
+    /// Square grids N (repeat it or separate by commas): strong scaling on
+    /// N x N, weak scaling on N columns x gpus*N rows.
+    #[arg(long, value_delimiter = ',', default_value = "8192,16384", value_parser = crate::cli::GridSize::parse, allow_negative_numbers = true)]
+    pub size: Vec<crate::cli::GridSize>,
     /// GPUs (or simulated devices) to scale to.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub gpus: usize,
     /// Sweeps per timed batch.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub iters: usize,
-    /// Timed batches (the median is reported).
-    #[arg(long, default_value_t = 5)]
+    /// Timed repetitions: batches of --iters sweeps (1..=10000; the median
+    /// is reported).
+    #[arg(long, default_value_t = crate::cli::DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
     /// Untimed sweeps first.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub warmup: usize,
     /// Element type.
     #[arg(long, value_enum, default_value_t = crate::cli::Precision::F32)]
     pub precision: crate::cli::Precision,
-    /// The rung (naive, tiled or register: the temporal one is not decomposed).
-    #[arg(long, value_enum, default_value_t = crate::workloads::poisson::Rung::Register)]
-    pub variant: crate::workloads::poisson::Rung,
+    /// The rung (naive, tiled or register: the temporal one is not
+    /// decomposed), or all of them (naive, tiled, register).
+    #[arg(long, value_parser = crate::cli::OneOrAll::<crate::workloads::poisson::Rung>::parser(), default_value = "all")]
+    pub variant: crate::cli::OneOrAll<crate::workloads::poisson::Rung>,
     /// gpu or sim (sim: a smoke test at small sizes).
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
@@ -86,16 +88,45 @@ pub struct ScalingArgs {
     pub tol: f64,
 }
 
+impl ScalingArgs {
+    /// The sizes N of the `--size` grids, which must be square (N x N).
+    pub fn square_sizes(&self) -> crate::error::Result<Vec<usize>> {
+        self.size
+            .iter()
+            .map(|g| {
+                if g.is_square() {
+                    Ok(g.nx)
+                } else {
+                    Err(crate::error::Error::input(
+                        "--size",
+                        format!(
+                            "{g}: poisson-scaling takes square grids N (strong scaling on N x N, \
+                             weak on N x gpus*N); give --size {}",
+                            g.nx
+                        ),
+                    ))
+                }
+            })
+            .collect()
+    }
+}
+
 impl Default for ScalingArgs {
     fn default() -> Self {
         Self {
-            sizes: vec![8192, 16384],
+            size: vec![
+                crate::cli::GridSize { nx: 8192, ny: 8192 },
+                crate::cli::GridSize {
+                    nx: 16384,
+                    ny: 16384,
+                },
+            ],
             gpus: 2,
             iters: 200,
-            reps: 5,
+            reps: crate::cli::DEFAULT_REPS,
             warmup: 20,
             precision: crate::cli::Precision::F32,
-            variant: crate::workloads::poisson::Rung::Register,
+            variant: crate::cli::OneOrAll::All,
             backend: crate::Backend::Gpu,
             no_weak: false,
             no_check: false,

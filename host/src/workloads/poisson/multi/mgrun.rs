@@ -312,10 +312,10 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
     };
     check_options(&opts)?;
     if sim {
-        for &s in &args.sizes {
+        for s in args.square_sizes()? {
             if s * s * n.max(1) > SIM_MAX_CELLS {
                 return Err(Error::input(
-                    "--sizes",
+                    "--size",
                     format!("{s} on simulated devices; at most {SIM_MAX_CELLS} cells per grid"),
                 ));
             }
@@ -340,7 +340,7 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
         args.reps
     );
     let mut rows = Vec::new();
-    for &s in &args.sizes {
+    for s in args.square_sizes()? {
         let grid = Grid::new(s, s)?;
         let (b, _) = bench_problem(grid);
         // The best single-device rung (rung 5: tile smoother, fused finest

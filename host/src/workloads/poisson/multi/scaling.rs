@@ -12,7 +12,7 @@ use super::placed::{Placed, single_device};
 use super::run::{reference_device, rungs_of, sim_limits};
 use super::team::Team;
 use crate::Backend;
-use crate::cli::{OneOrAll, Precision};
+use crate::cli::Precision;
 use crate::error::{Error, Result};
 use crate::runtime::{Buffer, Device, Timing};
 use crate::workloads::poisson::SolveMethod;
@@ -72,8 +72,8 @@ pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
             if backend == Backend::Cpu {
                 return Err(Error::input("--backend", "cpu; gpu or sim"));
             }
-            if args.sizes.is_empty() {
-                return Err(Error::input("--sizes", "at least one size"));
+            if args.size.is_empty() {
+                return Err(Error::input("--size", "at least one size"));
             }
             let method = if args.method == SolveMethod::Pcg {
                 Method::Pcg
@@ -93,23 +93,28 @@ pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
              (use `ptxlab poisson --gpus N` for one process per GPU)",
         ));
     }
-    if args.sizes.is_empty() || args.iters == 0 {
+    if args.size.is_empty() || args.iters == 0 {
         return Err(Error::input(
-            "--sizes/--iters",
+            "--size/--iters",
             "at least one size and one sweep per batch",
         ));
     }
-    let rung = rungs_of(OneOrAll::One(args.variant))?;
-    let [rung] = rung[..] else {
-        return Err(Error::input(
-            "--variant",
-            "one rung (naive, tiled or register)",
-        ));
-    };
-    match args.precision {
-        Precision::F32 => scaling_typed::<f32>(args, backend, rung),
-        Precision::F64 => scaling_typed::<f64>(args, backend, rung),
+    args.square_sizes()?;
+    let mut tables = Vec::new();
+    for rung in rungs_of(args.variant)? {
+        tables.push(match args.precision {
+            Precision::F32 => scaling_typed::<f32>(args, backend, rung)?,
+            Precision::F64 => scaling_typed::<f64>(args, backend, rung)?,
+        });
     }
+    if let Some(md) = &args.md {
+        std::fs::write(md, tables.join("\n")).map_err(|e| Error::File {
+            path: md.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        println!("wrote {}", md.display());
+    }
+    Ok(())
 }
 
 fn time_single<T: SlabElement>(
@@ -160,11 +165,16 @@ fn check_equal<T: SlabElement>(
     ))
 }
 
-fn scaling_typed<T: SlabElement>(args: &ScalingArgs, backend: Backend, rung: Rung) -> Result<()> {
+/// One rung's scaling rows; returns its Markdown table.
+fn scaling_typed<T: SlabElement>(
+    args: &ScalingArgs,
+    backend: Backend,
+    rung: Rung,
+) -> Result<String> {
     let n = args.gpus;
     let sim = backend == Backend::Sim;
     if sim {
-        for &s in &args.sizes {
+        for s in args.square_sizes()? {
             let grid = Grid::new(s, n.max(1) * s)?;
             let sweeps = (args.warmup + args.reps.max(1) * args.iters).saturating_mul(6);
             sim_limits(grid, grid.cells().saturating_mul(sweeps))?;
@@ -220,7 +230,7 @@ fn scaling_typed<T: SlabElement>(args: &ScalingArgs, backend: Backend, rung: Run
         }
     }
     let mut rows = Vec::new();
-    for &s in &args.sizes {
+    for s in args.square_sizes()? {
         let grid = Grid::new(s, s)?;
         let (p0, bh) = bench_inputs::<T>(grid);
         let h = default_h(grid);
@@ -347,12 +357,5 @@ fn scaling_typed<T: SlabElement>(args: &ScalingArgs, backend: Backend, rung: Run
     }
     let table = scaling_table(&rows, T::NAME, rung);
     println!("\n{table}");
-    if let Some(md) = &args.md {
-        std::fs::write(md, &table).map_err(|e| Error::File {
-            path: md.display().to_string(),
-            detail: e.to_string(),
-        })?;
-        println!("wrote {}", md.display());
-    }
-    Ok(())
+    Ok(table)
 }

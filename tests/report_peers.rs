@@ -1,0 +1,133 @@
+//! The peer scripts' side of the report: every peer takes its median
+//! through `peers/common.py`'s `timing_stats`, which is the runtime's
+//! statistic, and `ptxlab bench --peers` reads their JSON lines as rows,
+//! progress lines and announcements.
+
+use ptxlab::runtime::Timing;
+use serde_json::Value;
+
+/// Every peer reports its timings through `peers/common.py`'s
+/// `timing_stats`, which must be `Timing::from_samples`'s statistic: the
+/// middle sample for an odd count, the mean of the two middle ones for an
+/// even count (a peer that took `sorted[n // 2]` reported the larger of
+/// two runs as the median).
+#[test]
+fn peers_median_is_the_runtime_median() {
+    let sets: [&[f64]; 5] = [
+        &[3.5],
+        &[9602.1, 9165.4],
+        &[5.0, 1.0, 3.0, 2.0],
+        &[4.0, 1.0, 9.0, 2.5, 7.0],
+        &[1.0, 1e9, 2.0, 3.0, 4.0, 5.0],
+    ];
+    // Embedded, so the test binary runs without the source tree (bundles).
+    let script = format!(
+        "{}\nimport json, sys\nprint(json.dumps([timing_stats(s) for s in json.loads(sys.argv[1])]))",
+        include_str!("../peers/common.py")
+    );
+    let arg = serde_json::to_string(&sets).unwrap();
+    let out = match std::process::Command::new("python3")
+        .args(["-c", &script, &arg])
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            println!("skipped: python3 not runnable ({e})");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for (s, g) in sets.iter().zip(&got) {
+        let t = Timing::from_samples(s.to_vec());
+        assert_eq!(g["median_ms"].as_f64().unwrap(), t.median_ms, "{s:?}");
+        assert_eq!(g["min_ms"].as_f64().unwrap(), t.min_ms, "{s:?}");
+        assert_eq!(g["max_ms"].as_f64().unwrap(), t.max_ms, "{s:?}");
+        assert_eq!(g["reps"].as_u64().unwrap() as usize, t.reps, "{s:?}");
+    }
+    // The nifty-ls batched row of the 2026-11-24 run: two runs, 9384 ms.
+    assert_eq!(got[1]["median_ms"].as_f64().unwrap(), 9383.75);
+}
+
+/// One median for every peer: no peer script computes a median (or picks a
+/// middle sample) of its own; they all go through `timing_stats`.
+#[test]
+fn no_peer_computes_its_own_median() {
+    let peers = [
+        ("diffusion.py", include_str!("../peers/diffusion.py")),
+        ("fusion.py", include_str!("../peers/fusion.py")),
+        ("lomb_batch.py", include_str!("../peers/lomb_batch.py")),
+        ("lomb_scargle.py", include_str!("../peers/lomb_scargle.py")),
+        ("matmul.py", include_str!("../peers/matmul.py")),
+        ("poisson.py", include_str!("../peers/poisson.py")),
+        ("poisson_mg.py", include_str!("../peers/poisson_mg.py")),
+        ("primitives.py", include_str!("../peers/primitives.py")),
+        ("vector_add.py", include_str!("../peers/vector_add.py")),
+    ];
+    for (name, src) in peers {
+        for bad in ["// 2]", "median(", "statistics."] {
+            assert!(
+                !src.contains(bad),
+                "peers/{name} computes a median itself (`{bad}`): use common.timing_stats"
+            );
+        }
+        for (i, line) in src.lines().enumerate() {
+            if line.contains("\"median_ms\":") {
+                panic!(
+                    "peers/{name}:{}: sets median_ms by hand; use common.timing_stats",
+                    i + 1
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_peer_row_with_a_note_is_a_row_and_an_announcement_is_a_note() {
+    use ptxlab::report::PeerLine;
+    // A row of peers/poisson_mg.py: its `note` belongs to the row.
+    let row = r#"{"workload": "poisson-mg", "variant": "CuPy spectral (DST-I by rfft)", "backend": "cupy", "size": "4096x4096", "precision": "f64", "median_ms": 6.8, "min_ms": 6.7, "max_ms": 6.9, "reps": 5, "note": "median of 5 (CUDA events), warm-up first"}"#;
+    match PeerLine::parse(row) {
+        PeerLine::Row(r) => {
+            assert_eq!(r.variant, "CuPy spectral (DST-I by rfft)");
+            assert_eq!(r.timing.unwrap().median_ms, 6.8);
+            assert_eq!(r.note, "median of 5 (CUDA events), warm-up first");
+        }
+        other => panic!("a row read as {other:?}"),
+    }
+    // common.announce: a progress line, not a row.
+    let note = r#"{"note": "pyamg set-up, 4096^2", "expected_s": 96.0, "basis": "BENCHMARKS.md"}"#;
+    match PeerLine::parse(note) {
+        PeerLine::Note {
+            text,
+            expected_s,
+            basis,
+        } => {
+            assert_eq!(text, "pyamg set-up, 4096^2");
+            assert_eq!(expected_s, Some(96.0));
+            assert_eq!(basis.as_deref(), Some("BENCHMARKS.md"));
+        }
+        other => panic!("an announcement read as {other:?}"),
+    }
+    assert!(matches!(
+        PeerLine::parse(r#"{"step": "poisson peers: peers/poisson.py"}"#),
+        PeerLine::Step(s) if s == "poisson peers: peers/poisson.py"
+    ));
+    assert!(matches!(
+        PeerLine::parse(r#"{"done": "poisson"}"#),
+        PeerLine::Done
+    ));
+    assert!(matches!(
+        PeerLine::parse("Traceback (most recent call last):"),
+        PeerLine::Other
+    ));
+    // A line with a workload but no variant is no row (and no progress line).
+    assert!(matches!(
+        PeerLine::parse(r#"{"workload": "poisson", "note": "x"}"#),
+        PeerLine::Other
+    ));
+}
