@@ -13,7 +13,7 @@ samples x 2^20 frequencies (max |error| / peak; the f32 bound is 1e-4).
 Prints three lines: one TF32 pass for both products; three passes
 (big*big + big*small + small*big) for P1 and one for P2; three passes for
 P1 with P2 exact. Needs NumPy; run from the repository root:
-`python3 docs/workloads/lomb-tf32-error.py` (a few seconds).
+`python3 docs/book/src/workloads/lomb-tf32-error.py` (a few seconds).
 """
 
 import numpy as np
