@@ -833,7 +833,11 @@ fn readme_table(json_path: &Path) -> Result<String> {
     let anchors = report_anchors(&report);
     let report_rel = format!("{dir_rel}/report.md");
     let mut s = String::new();
-    let s_env = |k: &str| env[k].as_str().unwrap_or("?").to_string();
+    // A multi-GPU host records one line per device: the first names the run's.
+    let s_env = |k: &str| {
+        let v = env[k].as_str().unwrap_or("?");
+        v.lines().next().unwrap_or(v).trim().to_string()
+    };
     let day = s_env("date");
     let day = day.get(..10).unwrap_or(&day);
     let run_folder = run_folder_of(&json_rel);
@@ -875,9 +879,16 @@ fn readme_table(json_path: &Path) -> Result<String> {
         ) else {
             continue;
         };
-        let link = match anchors.get(p.ours.workload) {
-            Some(a) => format!("{report_rel}#{a}"),
-            None => report_rel.clone(),
+        // The report's page of the workload where the run has one (a
+        // summary report), else the anchor of its section in report.md.
+        let page = json_path.with_file_name(format!("{}.md", p.ours.workload));
+        let link = if page.is_file() {
+            format!("{dir_rel}/{}.md", p.ours.workload)
+        } else {
+            match anchors.get(p.ours.workload) {
+                Some(a) => format!("{report_rel}#{a}"),
+                None => report_rel.clone(),
+            }
         };
         let _ = writeln!(
             s,
@@ -1010,7 +1021,11 @@ fn write_generated_page(
     let charts_dir = gen_dir.join("charts").join(chapter);
     std::fs::create_dir_all(&charts_dir)?;
     let env = &json["environment"];
-    let s_env = |k: &str| env[k].as_str().unwrap_or("?").to_string();
+    // A multi-GPU host records one line per device: the first names the run's.
+    let s_env = |k: &str| {
+        let v = env[k].as_str().unwrap_or("?");
+        v.lines().next().unwrap_or(v).trim().to_string()
+    };
     let json_rel = repo_relative(json_path)?;
     let run_dir = json_path.parent().context("results.json has no folder")?;
     let run_folder = run_folder_of(&json_rel);
