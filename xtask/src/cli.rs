@@ -81,11 +81,11 @@ pub(crate) struct BenchArgs {
     /// Terse progress: one line per workload.
     #[arg(long)]
     pub quiet: bool,
-    /// Output folder (default target/bench-results/<timestamp>).
+    /// Output folder (default `target/bench-results/<timestamp>`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Instead of a run: regenerate the README's results table and the book's
-    /// generated pages from a recorded run's folder (docs/results/<run>; the
+    /// generated pages from a recorded run's folder (`docs/results/<run>`; the
     /// folder is required).
     #[arg(
         long,
