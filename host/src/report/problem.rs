@@ -24,32 +24,8 @@
 //!   its time) takes the measure of the one other problem it matches in
 //!   everything else ([`problems`]).
 
+pub use super::row::Problem;
 use super::row::Row;
-use serde::{Deserialize, Serialize};
-
-/// The identity of the computation a row measured.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Problem {
-    /// Workload (`attention`).
-    pub workload: String,
-    /// The size's numbers in one spelling ([`size_key`]: `4x16x8192x128`);
-    /// a size without numbers is its own text.
-    pub shape: String,
-    /// The size's words in order, lower case, without dimension names
-    /// (`B=`) and `x` ([`size_words`]: `["causal"]`).
-    #[serde(default)]
-    pub qualifiers: Vec<String>,
-    /// Precision of the answer (`bf16`; a mixed solve's field: `f64`).
-    pub precision: String,
-    /// A solve's relative-residual tolerance (`1e-8`); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tolerance: Option<String>,
-    /// What is measured, where a shape holds more than one computation: the
-    /// throughput unit's first word (`GFLOP/s`); empty for a solve to a
-    /// tolerance and for a row that names no unit and matches no other.
-    #[serde(default)]
-    pub measure: String,
-}
 
 impl Problem {
     /// The problem of a row from its size, variant, precision and unit

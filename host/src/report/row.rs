@@ -2,7 +2,6 @@
 //! the [`Ceilings`] of a run. Workloads fill rows; the rest of the report
 //! layer reads them and needs nothing else from the workloads.
 
-use super::problem::Problem;
 use super::progress::progress_row;
 use super::units::fmt_throughput;
 use crate::runtime::Timing;
@@ -301,4 +300,29 @@ impl PeerLine {
             PeerLine::Other
         }
     }
+}
+
+/// The identity of the computation a row measured: what decides which rows
+/// are compared (derived in `problem.rs`, where its methods live).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+pub struct Problem {
+    /// Workload (`attention`).
+    pub workload: String,
+    /// The size's numbers in one spelling (`problem::size_key`: `4x16x8192x128`);
+    /// a size without numbers is its own text.
+    pub shape: String,
+    /// The size's words in order, lower case, without dimension names
+    /// (`B=`) and `x` (`problem::size_words`: `["causal"]`).
+    #[serde(default)]
+    pub qualifiers: Vec<String>,
+    /// Precision of the answer (`bf16`; a mixed solve's field: `f64`).
+    pub precision: String,
+    /// A solve's relative-residual tolerance (`1e-8`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<String>,
+    /// What is measured, where a shape holds more than one computation: the
+    /// throughput unit's first word (`GFLOP/s`); empty for a solve to a
+    /// tolerance and for a row that names no unit and matches no other.
+    #[serde(default)]
+    pub measure: String,
 }
