@@ -21,6 +21,11 @@ def shapes(quick):
     return [(1, 8, 2048, 128)] if quick else [(4, 16, 8192, 128), (4, 32, 8192, 64)]
 
 
+def backward_shapes(quick):
+    """(batch, heads, seq, dim), as bench_backward_shapes in bench.rs."""
+    return [(1, 8, 2048, 128)] if quick else [(4, 16, 8192, 128), (4, 16, 8192, 64), (2, 16, 4097, 128)]
+
+
 def hashed(torch, tensor, shape):
     """hash_value of cpu.rs for every index of `shape`, as float32."""
     m32 = 0xFFFFFFFF
@@ -115,5 +120,69 @@ def run(quick):
                 del want
             del q, k, v
         del qf, kf, vf
+        torch.cuda.empty_cache()
+    rows += run_backward(torch, quick, backends[:2])
+    return rows
+
+
+def grad_reference(torch, q, k, v, g, causal, scale):
+    """f64 dQ, dK, dV of head (0, 0), by autograd in f64."""
+    qd, kd, vd = (x[0, 0].double().detach().requires_grad_() for x in (q, k, v))
+    s = (qd @ kd.T) * scale
+    if causal:
+        n, m = s.shape
+        mask = torch.arange(m, device="cuda")[None, :] > torch.arange(n, device="cuda")[:, None]
+        s = s.masked_fill(mask, float("-inf"))
+    o = torch.softmax(s, dim=-1) @ vd
+    o.backward(g[0, 0].double())
+    return qd.grad, kd.grad, vd.grad
+
+
+def run_backward(torch, quick, backends):
+    """torch's backward (`.backward()` timed alone, the forward's graph
+    kept), BF16, at the backward shapes; TFLOP/s as 2.5x the forward's
+    FLOPs (FlashAttention's convention, as the Rust rows); the relative
+    error by norm of each gradient on head (0, 0) against f64, as the Rust
+    rows measure theirs."""
+    from torch.nn.attention import sdpa_kernel
+    import torch.nn.functional as F
+
+    rows = []
+    for b, h, s, d in backward_shapes(quick):
+        shape = (b, h, s, d)
+        q, k, v, g = (hashed(torch, t, shape).to(torch.bfloat16) for t in range(4))
+        scale = 1.0 / math.sqrt(d)
+        for causal in (False, True):
+            size = f"B={b} H={h} S={s} D={d}" + (" causal" if causal else "") + " backward"
+            flop = 2.5 * 4.0 * b * h * s * s * d / (2.0 if causal else 1.0)
+            want = grad_reference(torch, q, k, v, g, causal, scale)
+            for label, be in backends:
+                variant = f"torch sdpa {label} backward"
+                try:
+                    with sdpa_kernel([be]):
+                        qq, kk, vv = (x.detach().requires_grad_() for x in (q, k, v))
+                        o = F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal, scale=scale)
+                        o.backward(g, retain_graph=True)
+                        errs = [float((x.grad[0, 0].double() - w).norm() / w.norm())
+                                for x, w in zip((qq, kk, vv), want)]
+
+                        def step():
+                            for x in (qq, kk, vv):
+                                x.grad = None
+                            o.backward(g, retain_graph=True)
+                        t = time_cuda(step, reps=10, warmup=2)
+                        del o
+                except Exception as e:  # a backend that does not take this shape or GPU
+                    rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                                 "precision": "bf16",
+                                 "skipped": f"{type(e).__name__}: {e}".splitlines()[0][:200]})
+                    continue
+                rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                             "precision": "bf16", **t,
+                             "throughput": flop / (t["median_ms"] * 1e-3) / 1e9, "unit": "GFLOP/s",
+                             "rel_err": max(errs),
+                             "note": f"dQ {errs[0]:.1e} dK {errs[1]:.1e} dV {errs[2]:.1e} (head 0)"})
+            del want
+        del q, k, v, g
         torch.cuda.empty_cache()
     return rows

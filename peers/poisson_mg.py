@@ -199,7 +199,7 @@ def spectral_solve(cp, b, h):
 def run_spectral(quick):
     cp, why = try_import("cupy")
     if cp is None:
-        return [_skip("CuPy spectral solve (DST-I via rfft)", "cupy", why)]
+        return [_skip("CuPy spectral solve (DST-I via rfft of the odd extension, direct)", "cupy", why)]
     rows = []
     for n in ([1025] if quick else [1025, 4096, 8192]):
         h = 1.0 / (n - 1)

@@ -32,6 +32,7 @@ MODULES = {
     "matmul": "matmul",
     "attention": "attention",
     "fusion": "fusion",
+    "fft": "fft",
 }
 
 

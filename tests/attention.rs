@@ -240,8 +240,9 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
         .iter()
         .filter(|k| k.module.starts_with("kernels_gpu::attention"))
         .collect();
-    // 1 transpose + 2 softmaxes + 4 fa2 + 4 wgmma + 8 ws instances.
-    assert_eq!(kernels.len(), 1 + 2 + 4 + 4 + 8, "{kernels:?}");
+    // 1 transpose + 2 softmaxes + 4 fa2 + 4 wgmma + 8 ws instances, and
+    // the backward's 4 main + 2 pre + 2 dQ instances.
+    assert_eq!(kernels.len(), 1 + 2 + 4 + 4 + 8 + 4 + 2 + 2, "{kernels:?}");
     let (portable, hopper) = (ptxlab::modules::ptx(false), ptxlab::modules::ptx_sm90a());
     for k in &kernels {
         let is_hopper = k.module.ends_with("hopper");
@@ -283,7 +284,9 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
                 assert!(e.contains(what), "{}: no `{what}`", k.name);
             }
         }
-        if k.name.starts_with("attn_fa2") {
+        let bwd_main = k.name.starts_with("attn_bwd_")
+            && (k.name.ends_with("_64") || k.name.ends_with("_128"));
+        if k.name.starts_with("attn_fa2") || bwd_main {
             for what in [
                 "mma.sync.aligned.m16n8k16",
                 "ldmatrix.sync.aligned.m8n8.x4.trans",
@@ -387,5 +390,9 @@ fn ptxas_honours_the_register_caps_and_keeps_setmaxnreg() {
     let _ = std::fs::remove_dir_all(&dir);
     seen.sort();
     seen.dedup();
-    assert_eq!(seen.len(), 1 + 2 + 4 + 4 + 8, "ptxas reported {seen:?}");
+    assert_eq!(
+        seen.len(),
+        1 + 2 + 4 + 4 + 8 + 4 + 2 + 2,
+        "ptxas reported {seen:?}"
+    );
 }

@@ -119,6 +119,7 @@ fn cli_arguments_are_checked() {
         functions: vec!["exp".into()],
         seed: 1,
         md: None,
+        json: false,
     };
     let e = cli(&args(10, Backend::Cpu, false)).unwrap_err().to_string();
     assert!(e.contains("--n") && e.contains("64"), "{e}");

@@ -939,3 +939,40 @@ fn parts_of_one_run_join_and_parts_of_different_runs_do_not() {
     assert!(Run::join(Vec::new()).is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 37: a direct solve reaches every tolerance. In the 2026-11-28 run
+/// the best peer of the multigrid's `4096x4096 · to 1e-8` problem is CuPy's
+/// spectral solve (f64, residual 1.5e-12), not CuPy's CG; the f32 spectral
+/// solve (residual 6.8e-4) is in no tolerance's group, and no direct solve
+/// meets a grid other than its own.
+#[test]
+fn final_bench_multigrid_meets_the_direct_spectral_solve() {
+    let runs = recorded();
+    let run = &runs
+        .iter()
+        .find(|r| r.0 == "2026-11-28-h100-final-bench")
+        .unwrap()
+        .1;
+    let rows = run.rows();
+    let cs = comparisons(&rows);
+    let c = cs
+        .iter()
+        .find(|c| {
+            c.group.workload() == "poisson-mg"
+                && c.group.problem.shape == "4096x4096"
+                && c.group.problem.tolerance.as_deref() == Some("1e-8")
+        })
+        .expect("poisson-mg 4096x4096 to 1e-8");
+    let peer = &rows[c.peer.unwrap()];
+    assert!(peer.variant.contains("spectral"), "{}", peer.variant);
+    assert_eq!(peer.precision, "f64");
+    for g in groups(&rows) {
+        for &i in &g.rows {
+            let r = &rows[i];
+            if r.variant.contains("spectral") && g.problem.tolerance.as_deref() != Some("direct") {
+                assert_eq!(r.precision, "f64", "{} in {:?}", r.variant, g.problem);
+                assert_eq!(r.size, rows[g.rows[0]].size, "{:?}", g.problem);
+            }
+        }
+    }
+}

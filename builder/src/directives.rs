@@ -257,9 +257,10 @@ pub fn kernels_in_ptx(ptx: &str) -> Vec<KernelMeta> {
 pub const REG_CAP_RANGE: std::ops::RangeInclusive<u32> = 16..=255;
 
 /// Writes `.maxnreg cap` into every `.entry` of a PTX module, replacing a
-/// `.maxnreg` it already has (the other directives stay): the capped module
-/// the runtime's PTX path makes before the driver's JIT, line for line, so
-/// a capped cubin and a capped JIT start from the same PTX. A cap outside
+/// `.maxnreg` it already has (the other directives stay). It is the one
+/// rewrite of the toolkit: the builder makes it before it assembles a capped
+/// cubin and the runtime's PTX path before the driver's JIT, so a capped
+/// cubin and a capped JIT start from the same PTX. A cap outside
 /// [`REG_CAP_RANGE`] is refused.
 pub fn with_register_cap(ptx: &str, cap: u32) -> Result<String, BuildError> {
     if !REG_CAP_RANGE.contains(&cap) {

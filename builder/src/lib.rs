@@ -55,7 +55,8 @@ mod tools;
 pub use build::{BuildOutput, Builder, CappedCubin, Part};
 pub use consts::{ARCH_SPECIFIC_PTX_ISA, DEFAULT_ARCH, DEFAULT_PTX_ISA, META_MAGIC};
 pub use directives::{
-    KernelMeta, apply_directives, entry_params, group_of_path, kernel_names_in_ir, kernels_in_ptx,
+    KernelMeta, REG_CAP_RANGE, apply_directives, entry_params, group_of_path, kernel_names_in_ir,
+    kernels_in_ptx, with_register_cap,
 };
 pub use embed::{DEFAULT_CUBIN_ARCHS, Embed, Embedded, ModuleSpec};
 pub use error::BuildError;

@@ -23,6 +23,8 @@
 //! | [`hopper`] | sm_90: mbarriers with transaction counts, TMA (`cp.async.bulk.tensor`), proxy fences, `setmaxnreg` | `cuda::barrier`, `cp.async.bulk.tensor` |
 //! | [`wgmma`] | sm_90a: warpgroup tensor cores (`wgmma.mma_async`), shared-memory matrix descriptors | CUTLASS's `GMMA` atoms |
 //! | [`mma`] | warp-level tensor cores: `mma.sync` (BF16, FP16, TF32), `ldmatrix`, fragments, conversions | `mma.h` / inline PTX, `__float2bfloat16_rn` |
+//! | [`param`] | [`KernelParams`]: `#[repr(C)]` structs, `bool` and field-less enums as kernel parameters, layouts checked on host and device | a `struct` kernel argument |
+//! | [`pipeline`] | [`CpAsyncPipeline`](pipeline::CpAsyncPipeline): the multi-stage `cp.async` ring of a tiled kernel (prologue, wait, barrier, refill) | CUTLASS's multistage mainloop, `cuda::pipeline` |
 //! | [`print`] | [`println!`]: kernel debug lines, `vprintf` on the GPU, standard output in the simulator | `printf` |
 //!
 //! Kernels are declared with [`kernel`] (`#[kernel(launch_bounds(256, 2), max_registers = 32)]`).
@@ -51,6 +53,8 @@ pub mod hopper;
 pub mod math;
 pub mod mem;
 pub mod mma;
+pub mod param;
+pub mod pipeline;
 pub mod precise;
 pub mod print;
 pub mod real;
@@ -63,6 +67,9 @@ pub mod warp;
 pub mod wgmma;
 
 pub use mem::{DeviceSlice, DeviceSliceMut};
+/// `#[derive(KernelParams)]`: a `#[repr(C)]` struct or a field-less
+/// `#[repr(u32)]` enum as a kernel parameter (see [`param`]).
+pub use ptxlab_macros::KernelParams;
 pub use ptxlab_macros::kernel;
 /// Kernel debug output, the same on the GPU (`vprintf`) and in the
 /// simulator: `ptxlab_device::println!("x = {:.3}", x)` (see [`print`]).
@@ -74,6 +81,7 @@ pub use thread::Dim3;
 
 /// Everything a kernel file usually needs.
 pub mod prelude {
+    pub use crate::KernelParams;
     pub use crate::atomic;
     pub use crate::kernel;
     pub use crate::math::{self, Real};

@@ -29,6 +29,9 @@ device_copy!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64, usize, isize);
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
 /// A scalar kernel parameter's value, as the GPU receives it.
+// A struct's bytes travel inline: the value lives for one launch, on the
+// stack, and the device crate has no allocator to box them in.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ScalarValue {
     /// `.u32`
@@ -41,14 +44,26 @@ pub enum ScalarValue {
     F32(f32),
     /// `.f64`
     F64(f64),
+    /// `.u8` (a `bool`)
+    U8(u8),
+    /// `.align A .b8 name[SIZE]`: a `#[repr(C)]` struct (see
+    /// [`param`](crate::param)).
+    Bytes(crate::param::ParamBytes),
 }
 
 /// Types a kernel takes by value: `u32`, `i32`, `u64`, `usize`, `f32`,
-/// `f64` (and so every [`Real`](crate::math::Real)). The host passes a
-/// value of the same type for such a parameter.
+/// `f64` (and so every [`Real`](crate::math::Real)), `bool`, and the
+/// field-less `#[repr(u32)]` enums and `#[repr(C)]` structs that derive
+/// [`KernelParams`](crate::KernelParams). The host passes a value of the
+/// same type for such a parameter.
 pub trait KernelScalar: Copy + Send + Sync + 'static {
     /// The value as a PTX parameter.
     fn scalar_value(self) -> ScalarValue;
+    /// A compile-time check of the type's layout, which every GPU entry
+    /// taking the type evaluates (the derive asserts the canonical layout
+    /// here; see [`param`](crate::param)).
+    #[doc(hidden)]
+    const LAYOUT_CHECKED: () = ();
 }
 
 macro_rules! kernel_scalar {
@@ -61,7 +76,7 @@ macro_rules! kernel_scalar {
         }
     )*};
 }
-kernel_scalar!(u32 => U32 as u32, i32 => I32 as i32, u64 => U64 as u64, usize => U64 as u64, f32 => F32 as f32, f64 => F64 as f64);
+kernel_scalar!(u32 => U32 as u32, i32 => I32 as i32, u64 => U64 as u64, usize => U64 as u64, f32 => F32 as f32, f64 => F64 as f64, bool => U8 as u8);
 
 /// Sixteen bytes of four `f32`, aligned so a load is one `ld.global.v4.f32`.
 #[repr(C, align(16))]

@@ -43,6 +43,7 @@ pub trait Real:
     + crate::atomic::AtomicAdd
     + crate::mem::DeviceCopy
     + crate::mem::KernelScalar
+    + crate::param::ParamField
     + Default
 {
     /// 0.

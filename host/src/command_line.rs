@@ -6,7 +6,7 @@
 
 use crate::error::Result;
 use crate::workloads::{
-    attention, diffusion, fusion, lomb, mathcheck, matmul, poisson, primitives, vector,
+    attention, diffusion, fft, fusion, lomb, mathcheck, matmul, poisson, primitives, vector,
 };
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;
@@ -79,6 +79,8 @@ pub enum Cmd {
     Matmul(matmul::Args),
     /// Attention softmax(Q K^T scale) V: the FlashAttention ladder.
     Attention(attention::Args),
+    /// FFT: complex and real transforms, 1-D batched or 2-D, any length (the FFT ladder).
+    Fft(fft::Args),
     /// Three elementwise kernels against one fused kernel.
     Fusion(fusion::Args),
     /// Many small launches, plain and replayed from a CUDA graph.
@@ -244,15 +246,16 @@ impl Cmd {
             Cmd::Diffusion(a) => a.json,
             Cmd::Matmul(a) => a.json,
             Cmd::Attention(a) => a.json,
+            Cmd::Fft(a) => a.json,
             Cmd::Fusion(a) => a.json,
             Cmd::LaunchOverhead(a) => a.json,
             Cmd::SimBench(a) => a.json,
+            Cmd::LombScargle(a) => a.json,
+            Cmd::MathAccuracy(a) => a.json,
             Cmd::Info
             | Cmd::Bench(_)
             | Cmd::Report(_)
             | Cmd::PoissonScaling(_)
-            | Cmd::LombScargle(_)
-            | Cmd::MathAccuracy(_)
             | Cmd::SimFuzz(_)
             | Cmd::PipelineBugs(_)
             | Cmd::Completions(_) => false,
@@ -302,6 +305,7 @@ pub fn check(cli: &Cli) -> Result<()> {
         Cmd::Diffusion(a) => diffusion::check_params(a.size.nx, a.size.ny, a.alpha),
         Cmd::Matmul(a) => check_reps(a.reps),
         Cmd::Attention(a) => check_reps(a.reps),
+        Cmd::Fft(a) => check_reps(a.reps),
         Cmd::Fusion(a) => check_reps(a.reps),
         Cmd::LaunchOverhead(a) => check_reps(a.reps),
         Cmd::Info

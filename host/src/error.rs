@@ -50,7 +50,10 @@ impl Error {
         Self::Runtime(ptxlab_runtime::Error::input(what, detail))
     }
     /// A failed driver call (see [`ptxlab_runtime::Error::driver`]).
-    pub fn driver(call: impl Into<String>, e: cudarc::driver::DriverError) -> Self {
+    pub fn driver(
+        call: impl Into<String>,
+        e: impl Into<ptxlab_runtime::error::DriverStatus>,
+    ) -> Self {
         Self::Runtime(ptxlab_runtime::Error::driver(call, e))
     }
     /// A feature the backend does not have.

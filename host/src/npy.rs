@@ -58,7 +58,7 @@ impl NpyHeader {
     pub fn item_size(&self) -> Option<usize> {
         let d = self.descr.trim_start_matches(['<', '>', '|', '=']);
         let kind = d.chars().next()?;
-        if !"fiucb".contains(kind) {
+        if !"fiucbc".contains(kind) {
             return None;
         }
         d[1..]
@@ -106,6 +106,8 @@ fn dtype_name(descr: &str) -> String {
         "u4" => "uint32",
         "u8" => "uint64",
         "b1" => "bool",
+        "c8" => "complex64",
+        "c16" => "complex128",
         _ => return format!("'{descr}'"),
     };
     format!("'{descr}' ({name})")
@@ -363,6 +365,100 @@ pub fn write_nd<T: WritableElement + Clone>(
     a.write_npy(f).map_err(|e| file_err(path, e))
 }
 
+/// Reads an `ndim`-D complex array (`<c8` complex64 or `<c16` complex128,
+/// C or Fortran order); returns (shape, values interleaved `re, im` in C
+/// order, widened to f64 exactly, `true` for complex64).
+pub fn read_complex(path: &Path, ndim: usize) -> Result<(Vec<usize>, Vec<f64>, bool)> {
+    use std::io::Read;
+    let want = "complex64 or complex128";
+    let h = inspect(path)?;
+    let need = check_layout(&h, want, ndim).map_err(|d| invalid(path, want, d))?;
+    let single = match h.descr.as_str() {
+        "<c8" | "=c8" => true,
+        "<c16" | "=c16" => false,
+        _ => {
+            return Err(invalid(
+                path,
+                want,
+                format!(
+                    "its dtype is {}, but little-endian {want} is required",
+                    dtype_name(&h.descr)
+                ),
+            ));
+        }
+    };
+    crate::runtime::host_mem::check_host_alloc(
+        &path.display().to_string(),
+        need as u128 * if single { 2 } else { 1 },
+        "use a smaller array",
+    )?;
+    let mut f = open(path)?;
+    let mut bytes = vec![0u8; h.data_offset as usize];
+    f.read_exact(&mut bytes)
+        .map_err(|e| file_err(path, format!("cannot read the header: {e}")))?;
+    let mut bytes = vec![0u8; need];
+    f.read_exact(&mut bytes)
+        .map_err(|e| file_err(path, format!("cannot read the data: {e}")))?;
+    let vals: Vec<f64> = if single {
+        bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64)
+            .collect()
+    } else {
+        bytes
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect()
+    };
+    let vals = if h.fortran_order && h.shape.len() > 1 {
+        // Column-major: reverse the axes' strides into C order.
+        let shape = &h.shape;
+        let count = vals.len() / 2;
+        let mut out = vec![0.0; vals.len()];
+        for (c_index, pair) in out.chunks_exact_mut(2).enumerate().take(count) {
+            let (mut rem, mut f_index, mut stride) = (c_index, 0, 1);
+            let mut idx = vec![0; shape.len()];
+            for d in (0..shape.len()).rev() {
+                idx[d] = rem % shape[d];
+                rem /= shape[d];
+            }
+            for d in 0..shape.len() {
+                f_index += idx[d] * stride;
+                stride *= shape[d];
+            }
+            pair.copy_from_slice(&vals[2 * f_index..2 * f_index + 2]);
+        }
+        out
+    } else {
+        vals
+    };
+    Ok((h.shape.clone(), vals, single))
+}
+
+/// Writes a C-order complex array of `shape` from interleaved `re, im`
+/// values: complex64 (`<c8`) when `single`, complex128 (`<c16`) otherwise.
+pub fn write_complex(path: &Path, shape: &[usize], data: &[f64], single: bool) -> Result<()> {
+    use std::io::Write;
+    let h = NpyHeader {
+        descr: if single { "<c8" } else { "<c16" }.into(),
+        fortran_order: false,
+        shape: shape.to_vec(),
+        data_offset: 0,
+        data_bytes: 0,
+    };
+    let mut out = canonical_header(&h);
+    for v in data {
+        if single {
+            out.extend_from_slice(&(*v as f32).to_le_bytes());
+        } else {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let mut f =
+        std::fs::File::create(path).map_err(|e| file_err(path, format!("cannot create: {e}")))?;
+    f.write_all(&out).map_err(|e| file_err(path, e))
+}
+
 /// The checks of [`precheck`] on bytes in memory: the header, and a reader
 /// of the canonical header then the data.
 fn precheck_bytes<'b>(
@@ -452,6 +548,30 @@ mod tests {
         assert_eq!(shape_text(&[5, 7]), "(5, 7)");
         assert_eq!(shape_text(&[]), "()");
         assert_eq!(dtype_name(">f8"), "'>f8' (float64)");
+    }
+
+    /// Complex arrays round-trip in both widths, and a real array is
+    /// refused by name.
+    #[test]
+    fn complex_arrays_round_trip() {
+        let dir = std::env::temp_dir().join(format!("ptxlab-npy-c-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = [1.0, -2.0, 0.5, 0.25, 3.0, 4.0];
+        for single in [true, false] {
+            let p = dir.join(format!("c{single}.npy"));
+            write_complex(&p, &[1, 3], &data, single).unwrap();
+            assert_eq!(
+                inspect(&p).unwrap().descr,
+                if single { "<c8" } else { "<c16" }
+            );
+            let (shape, v, s) = read_complex(&p, 2).unwrap();
+            assert_eq!((shape, v.as_slice(), s), (vec![1, 3], &data[..], single));
+        }
+        let p = dir.join("r.npy");
+        write_1d(&p, &[1.0f32, 2.0]).unwrap();
+        let e = read_complex(&p, 1).unwrap_err().to_string();
+        assert!(e.contains("float32") && e.contains("complex128"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// `.npy` bytes with header dict `dict` and `data` after it.

@@ -280,6 +280,35 @@ fn every_subcommand_and_option_has_help_and_names_only_real_options() {
     }
 }
 
+/// Subcommands that take `--backend` but print no measured rows: `bench`
+/// writes its own `results.json`; `sim-fuzz` and `pipeline-bugs` check
+/// schedules and bugs, they time nothing. `poisson-scaling` prints its
+/// scaling table as Markdown (`--md`) and has no rows yet.
+const NOT_MEASURING: [&str; 4] = ["bench", "sim-fuzz", "pipeline-bugs", "poisson-scaling"];
+
+#[test]
+fn every_measuring_subcommand_prints_its_rows_with_json() {
+    let subs = subcommands();
+    let mut measuring = 0;
+    for cmd in &subs {
+        let name = cmd.get_name();
+        let longs: Vec<&str> = options(cmd).iter().filter_map(|a| a.get_long()).collect();
+        let measures = longs.contains(&"backend") && !NOT_MEASURING.contains(&name);
+        if measures {
+            measuring += 1;
+            assert!(
+                longs.contains(&"json"),
+                "`ptxlab {name}` measures (it takes --backend) but has no --json"
+            );
+        }
+    }
+    assert!(measuring >= 12, "{measuring} measuring subcommands");
+    // Every exemption still names a real subcommand.
+    for n in NOT_MEASURING {
+        assert!(subs.iter().any(|c| c.get_name() == n), "no subcommand {n}");
+    }
+}
+
 #[test]
 fn bench_only_lists_exactly_the_registry_s_workloads() {
     let subs = subcommands();
@@ -530,6 +559,61 @@ fn json_prints_the_measured_rows_alone_on_stdout() {
     ]);
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert!(rows[0]["rel_err"].as_f64().unwrap() < 1e-5, "{rows:?}");
+    let rows = json_rows(&[
+        "lomb-scargle",
+        "--backend",
+        "sim",
+        "--variant",
+        "baseline",
+        "--reps",
+        "1",
+    ]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["unit"], "Gpairs/s", "{rows:?}");
+    assert_eq!(rows[0]["size"], "114 samples x 2^20 freqs", "{rows:?}");
+    let rows = json_rows(&[
+        "math-accuracy",
+        "--backend",
+        "sim",
+        "--n",
+        "64",
+        "--precision",
+        "f32",
+        "--functions",
+        "sqrt",
+    ]);
+    let who: Vec<&str> = rows
+        .iter()
+        .map(|r| r["backend"].as_str().unwrap())
+        .collect();
+    assert_eq!(who, ["sim", "cpu"], "{rows:?}");
+    assert_eq!(rows[0]["unit"], "ulp", "{rows:?}");
+    let rows = json_rows(&[
+        "poisson",
+        "--method",
+        "multigrid",
+        "--backend",
+        "sim",
+        "--size",
+        "65",
+        "--precision",
+        "f64",
+    ]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["workload"], "poisson-mg");
+    assert_eq!(rows[0]["problem"]["tolerance"], "1e-8", "{rows:?}");
+    let rows = json_rows(&[
+        "diffusion",
+        "--backend",
+        "cpu",
+        "--size",
+        "64",
+        "--iters",
+        "5",
+        "--reps",
+        "3",
+    ]);
+    assert_eq!(rows[0]["timing"]["reps"], 3, "{rows:?}");
     // Without --json the same command prints its lines on stdout.
     let run = ptxlab_env(&["vector-add", "--backend", "sim", "--n", "100"], &[]);
     assert!(run.stdout.contains("PASS vector-add"), "{}", run.stdout);

@@ -48,6 +48,10 @@
 //! 5. [`hopper::attn_ws`] with `SKIP`: causal attention that never visits
 //!    a fully masked tile, heaviest query tiles first.
 //!
+//! The backward pass ([`backward`]) starts its own ladder: FlashAttention-2's
+//! algorithm on `mma.sync` (recomputing `P` from the forward's `lse`, `dK`
+//! and `dV` per key tile, `dQ` through f32 atomics).
+//!
 //! The measured figures and the history are in `docs/book/src/workloads/attention.md`.
 //!
 //! # Register layout shared by the fused rungs
@@ -68,6 +72,8 @@ use ptxlab_device::mma::{Half16, pack_rn};
 use ptxlab_device::prelude::*;
 use ptxlab_device::unroll;
 
+#[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
+pub mod backward;
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 pub mod fa2;
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]

@@ -16,7 +16,9 @@
 //! | [`tensor`], [`hopper`] | the tensor-core ladder on `mma.sync`, and its Hopper rungs (`wgmma`, TMA) | `matmul`, `matmul.md` |
 //! | [`poisson`] | Jacobi sweeps of the 2-D Poisson ladder | `poisson`, `poisson.md` and `poisson-multi-gpu.md` |
 //! | [`multigrid`] | multigrid smoothers, transfers and the PCG vector kernels | `poisson` (`poisson::mg`), `poisson.md` |
+//! | [`spectral`] | the spectral Poisson solver: DST-I/DCT-II line transforms through a shared-memory FFT, the eigenvalue division | `poisson` (`poisson::spectral`), `poisson-spectral.md` |
 //! | [`diffusion`] | explicit heat-equation steps | `diffusion`, `diffusion.md` |
+//! | [`fft`] | the FFT ladder: Stockham passes in global memory, one block per transform in shared memory, Bluestein and real-transform kernels | `fft`, `fft.md` |
 //! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
 //! | [`attention`] | the FlashAttention ladder: three kernels, `mma.sync` fused, and its Hopper rungs (`wgmma`, TMA, warp specialisation) | `attention`, `attention.md` |
 //! | [`mathcheck`] | `Real`'s math functions over arrays, to measure their error | `mathcheck` (`ptxlab math-accuracy`), `docs/book/src/math.md` |
@@ -53,9 +55,12 @@ macro_rules! portable {
 }
 
 portable!(
-    demo, diffusion, fusion, histogram, lomb, mathcheck, matmul, montecarlo, multigrid, poisson,
-    reduce, tensor, vector,
+    demo, diffusion, fft, fusion, histogram, lomb, mathcheck, matmul, montecarlo, multigrid,
+    poisson, reduce, tensor, vector,
 );
+
+// The spectral Poisson solver's line transforms (`poisson::spectral`).
+portable!(spectral);
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod hopper;

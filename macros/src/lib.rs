@@ -38,6 +38,7 @@
 //!   `ptxlab_device::REGISTRY`, so the host and the tests can list every
 //!   entry.
 
+mod params;
 mod print;
 
 use proc_macro::TokenStream;
@@ -571,7 +572,15 @@ fn expand(args: Args, func: ItemFn) -> syn::Result<TokenStream2> {
                         let #pi = unsafe { <#ty>::from_raw_parts(#p, #l) };
                     });
                 }
-                None => gpu_params.push(quote!(#pi: #ty)),
+                None => {
+                    gpu_params.push(quote!(#pi: #ty));
+                    // A struct parameter's layout assertions run in every
+                    // build of the entry (see `ptxlab_device::param`).
+                    rebuild.push(quote! {
+                        #[allow(clippy::let_unit_value)]
+                        let () = <#ty as ::ptxlab_device::mem::KernelScalar>::LAYOUT_CHECKED;
+                    });
+                }
             }
         }
         let meta = format_ident!("__ptxlab_meta_{}", spec.name);
@@ -976,4 +985,19 @@ fn instance_entry(path: &syn::ExprPath) -> syn::Result<TokenStream2> {
 #[proc_macro]
 pub fn println(input: TokenStream) -> TokenStream {
     print::expand(input.into()).into()
+}
+
+/// `#[derive(KernelParams)]`: makes a `#[repr(C)]` struct whose fields are
+/// kernel-parameter types (scalars, `bool`, such enums and structs), or a
+/// field-less `#[repr(u32)]` enum, a by-value kernel parameter. The struct's
+/// size, alignment and field offsets are asserted at compile time to be the
+/// canonical `#[repr(C)]` ones on every target it is built for (see
+/// `ptxlab_device::param`).
+#[proc_macro_derive(KernelParams)]
+pub fn derive_kernel_params(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as syn::DeriveInput);
+    match params::expand(input) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }

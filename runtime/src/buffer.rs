@@ -1,11 +1,17 @@
-//! [`Buffer`]: typed memory on a device: a `CudaSlice` on a GPU, cells of
-//! host memory on the simulator.
+//! [`Buffer`]: typed memory on a device: an allocation of device memory on
+//! a GPU, cells of host memory on the simulator.
 
 use cudarc::driver::CudaSlice;
 use std::cell::UnsafeCell;
 
 pub(crate) enum BufInner<T> {
-    Gpu(CudaSlice<T>),
+    /// The allocation's bytes (`len * size_of::<T>()` of them) and the
+    /// number of elements: the element type is the runtime's, not cudarc's
+    /// (see `element::Raw`).
+    Gpu {
+        bytes: CudaSlice<u8>,
+        len: usize,
+    },
     Sim(Box<[UnsafeCell<T>]>),
 }
 
@@ -28,7 +34,7 @@ impl<T> Buffer<T> {
     /// Elements.
     pub fn len(&self) -> usize {
         match &self.inner {
-            BufInner::Gpu(s) => s.len(),
+            BufInner::Gpu { len, .. } => *len,
             BufInner::Sim(s) => s.len(),
         }
     }
@@ -36,19 +42,23 @@ impl<T> Buffer<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// The GPU allocation, when on a GPU.
-    pub fn cuda_slice(&self) -> Option<&CudaSlice<T>> {
+    /// The GPU allocation as bytes (`len() * size_of::<T>()`), when on a GPU.
+    pub fn cuda_slice(&self) -> Option<&CudaSlice<u8>> {
         match &self.inner {
-            BufInner::Gpu(s) => Some(s),
+            BufInner::Gpu { bytes, .. } => Some(bytes),
             BufInner::Sim(_) => None,
         }
     }
-    /// The GPU allocation, mutable.
-    pub fn cuda_slice_mut(&mut self) -> Option<&mut CudaSlice<T>> {
+    /// The GPU allocation as bytes, mutable.
+    pub fn cuda_slice_mut(&mut self) -> Option<&mut CudaSlice<u8>> {
         match &mut self.inner {
-            BufInner::Gpu(s) => Some(s),
+            BufInner::Gpu { bytes, .. } => Some(bytes),
             BufInner::Sim(_) => None,
         }
+    }
+    /// `true` when the buffer is GPU memory (`false`: the simulator's).
+    pub fn is_gpu(&self) -> bool {
+        matches!(self.inner, BufInner::Gpu { .. })
     }
     /// The buffer's address: the device address on a GPU, the host address
     /// of the simulator's cells. For interop with other libraries (NCCL,
@@ -59,8 +69,8 @@ impl<T> Buffer<T> {
     /// The device address (the host address of the simulator's cells).
     pub(crate) fn device_ptr(&self) -> u64 {
         match &self.inner {
-            BufInner::Gpu(s) => {
-                let (p, _sync) = cudarc::driver::DevicePtr::device_ptr(s, s.stream());
+            BufInner::Gpu { bytes, .. } => {
+                let (p, _sync) = cudarc::driver::DevicePtr::device_ptr(bytes, bytes.stream());
                 p
             }
             BufInner::Sim(s) => s.as_ptr() as u64,
@@ -69,7 +79,7 @@ impl<T> Buffer<T> {
     /// The simulator's cells (null on a GPU).
     pub(crate) fn host_ptr(&self) -> *mut T {
         match &self.inner {
-            BufInner::Gpu(_) => std::ptr::null_mut(),
+            BufInner::Gpu { .. } => std::ptr::null_mut(),
             BufInner::Sim(s) => UnsafeCell::raw_get(s.as_ptr()),
         }
     }
@@ -111,6 +121,7 @@ pub struct View<'a, T> {
     device_ptr: u64,
     host_ptr: *mut T,
     len: usize,
+    gpu: bool,
     _buf: std::marker::PhantomData<&'a Buffer<T>>,
 }
 
@@ -120,6 +131,7 @@ pub struct ViewMut<'a, T> {
     device_ptr: u64,
     host_ptr: *mut T,
     len: usize,
+    gpu: bool,
     _buf: std::marker::PhantomData<&'a mut Buffer<T>>,
 }
 
@@ -164,6 +176,7 @@ impl<T> Buffer<T> {
             device_ptr: self.device_ptr() + (off * std::mem::size_of::<T>()) as u64,
             host_ptr: self.host_ptr().wrapping_add(off),
             len: range.end - range.start,
+            gpu: self.is_gpu(),
             _buf: std::marker::PhantomData,
         })
     }
@@ -177,6 +190,7 @@ impl<T> Buffer<T> {
             device_ptr: self.device_ptr() + (off * std::mem::size_of::<T>()) as u64,
             host_ptr: self.host_ptr().wrapping_add(off),
             len: range.end - range.start,
+            gpu: self.is_gpu(),
             _buf: std::marker::PhantomData,
         })
     }
@@ -193,6 +207,14 @@ impl<'a, T: ptxlab_device::mem::DeviceCopy> View<'a, T> {
     }
     pub(crate) fn device_ptr(&self) -> u64 {
         self.device_ptr
+    }
+    /// `true` when the view is of GPU memory.
+    pub(crate) fn is_gpu(&self) -> bool {
+        self.gpu
+    }
+    /// The first simulator cell (meaningless on a GPU).
+    pub(crate) fn host_ptr(&self) -> *mut T {
+        self.host_ptr
     }
     pub(crate) fn sim_slice(&self) -> ptxlab_device::DeviceSlice<'a, T> {
         let len = if self.host_ptr.is_null() { 0 } else { self.len };
@@ -214,10 +236,81 @@ impl<'a, T: ptxlab_device::mem::DeviceCopy> ViewMut<'a, T> {
     pub(crate) fn device_ptr(&self) -> u64 {
         self.device_ptr
     }
+    /// `true` when the view is of GPU memory.
+    pub(crate) fn is_gpu(&self) -> bool {
+        self.gpu
+    }
+    /// The first simulator cell (meaningless on a GPU).
+    pub(crate) fn host_ptr(&self) -> *mut T {
+        self.host_ptr
+    }
     pub(crate) fn sim_slice_mut(self) -> ptxlab_device::DeviceSliceMut<'a, T> {
         let len = if self.host_ptr.is_null() { 0 } else { self.len };
         // SAFETY: the view lies inside a simulator buffer borrowed mutably
         // for 'a (checked when it was made), or is empty on a GPU.
         unsafe { ptxlab_device::DeviceSliceMut::from_raw_parts(self.host_ptr, len) }
+    }
+}
+
+impl<T> Buffer<T> {
+    /// A buffer over GPU memory that another library owns (a torch or CuPy
+    /// tensor, reached through `__cuda_array_interface__` or DLPack), for
+    /// launches on `dev` without a copy. Give it back with
+    /// [`Buffer::release_borrowed`]: dropping it instead frees the owner's
+    /// memory. The simulator has no foreign device memory: an error there.
+    ///
+    /// # Safety
+    /// `ptr` is an allocation of `dev`'s CUDA context (the primary context
+    /// of its device, which torch and CuPy share) holding at least
+    /// `len * size_of::<T>()` bytes, aligned for `T`, that stays allocated
+    /// until the buffer is released; while the buffer lives, the owner
+    /// neither frees the memory nor touches it out of stream order with the
+    /// launches made on it; and the buffer is released with
+    /// [`Buffer::release_borrowed`], never dropped.
+    pub unsafe fn borrow_device_ptr(
+        dev: &crate::Device,
+        ptr: u64,
+        len: usize,
+    ) -> crate::Result<Self> {
+        let Some(gpu) = dev.as_gpu() else {
+            return Err(crate::Error::input(
+                "device pointer",
+                "the simulator runs on host memory; a borrowed device allocation needs a GPU device",
+            ));
+        };
+        if ptr == 0 || !ptr.is_multiple_of(std::mem::align_of::<T>() as u64) {
+            return Err(crate::Error::input(
+                "device pointer",
+                format!(
+                    "{ptr:#x}; a borrowed allocation must be non-null and aligned to {} bytes",
+                    std::mem::align_of::<T>()
+                ),
+            ));
+        }
+        let n_bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            crate::Error::input(
+                "device pointer",
+                format!("{len} elements overflow the address space"),
+            )
+        })?;
+        // SAFETY: the caller guarantees that `ptr` is a live allocation of
+        // this context of `len` elements of `T` (`n_bytes` bytes) that
+        // outlives the buffer, and that the buffer is released (leaked),
+        // never freed by its drop.
+        let bytes = unsafe { gpu.stream().upgrade_device_ptr::<u8>(ptr, n_bytes) };
+        Ok(Buffer {
+            inner: BufInner::Gpu { bytes, len },
+        })
+    }
+
+    /// Gives back a buffer made by [`Buffer::borrow_device_ptr`] without
+    /// freeing its memory (after the work queued on it, as for any buffer's
+    /// drop) and returns its address. Called on a buffer the runtime
+    /// allocated, it leaks that allocation.
+    pub fn release_borrowed(self) -> u64 {
+        match self.inner {
+            BufInner::Gpu { bytes, .. } => bytes.leak(),
+            BufInner::Sim(s) => Box::leak(s).as_ptr() as u64,
+        }
     }
 }

@@ -1,16 +1,18 @@
 //! [`Device`]: one API over two backends, a GPU ([`Gpu`]) or the CPU
 //! simulator: buffers, copies, synchronisation and timing.
 
-use crate::buffer::{BufInner, Buffer};
+use crate::buffer::{BufInner, Buffer, View, ViewMut};
 use crate::config::Limits;
+use crate::element::{Element, Raw, raw, unraw};
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::host_mem::host_memory;
+use crate::stream::Stream;
 use crate::timing::Timing;
-use cudarc::driver::DeviceRepr;
-use ptxlab_device::mem::DeviceCopy;
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut};
 use ptxlab_device::sim::SimOptions;
 use std::cell::UnsafeCell;
+use std::sync::Arc;
 
 /// The backend of a [`Device`].
 pub enum DeviceKind {
@@ -61,10 +63,7 @@ impl Device {
     /// This device with launches going to `stream` (one of this GPU's
     /// streams; `None`, or the simulator: the device's own), for
     /// [`launch!`](crate::launch!): `launch!(dev.on_stream(Some(&s)), ...)`.
-    pub fn on_stream<'a>(
-        &'a self,
-        stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
-    ) -> OnStream<'a> {
+    pub fn on_stream<'a>(&'a self, stream: Option<&'a Stream>) -> OnStream<'a> {
         OnStream { dev: self, stream }
     }
     /// The backend.
@@ -119,15 +118,23 @@ impl Device {
     }
 
     /// Copies host data to a new device buffer.
-    pub fn upload<T: DeviceCopy + DeviceRepr>(&self, data: &[T]) -> Result<Buffer<T>> {
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
         self.check_alloc::<T>(data.len(), "an input buffer")?;
         Ok(Buffer {
             inner: match &self.kind {
-                DeviceKind::Gpu(g) => BufInner::Gpu(
-                    g.stream()
-                        .clone_htod(data)
-                        .map_err(|e| Error::driver("cuMemcpyHtoD", e))?,
-                ),
+                DeviceKind::Gpu(g) => {
+                    let s = g.stream();
+                    // SAFETY: the bytes are unset until the copy just below
+                    // overwrites all of them, before anything reads them.
+                    let mut bytes = unsafe { s.alloc::<u8>(std::mem::size_of_val(data)) }
+                        .map_err(|e| Error::driver("cuMemAllocAsync", e))?;
+                    s.memcpy_htod(raw(data), &mut typed_mut::<T>(&mut bytes, data.len())?)
+                        .map_err(|e| Error::driver("cuMemcpyHtoD", e))?;
+                    BufInner::Gpu {
+                        bytes,
+                        len: data.len(),
+                    }
+                }
                 DeviceKind::Sim => {
                     BufInner::Sim(data.iter().map(|v| UnsafeCell::new(*v)).collect())
                 }
@@ -137,11 +144,7 @@ impl Device {
 
     /// A new buffer of `len` copies of `value` (use a poison value such as NaN
     /// for outputs, so an element the kernel failed to write shows up).
-    pub fn alloc_filled<T: DeviceCopy + DeviceRepr>(
-        &self,
-        len: usize,
-        value: T,
-    ) -> Result<Buffer<T>> {
+    pub fn alloc_filled<T: Element>(&self, len: usize, value: T) -> Result<Buffer<T>> {
         self.check_alloc::<T>(len, "an output buffer")?;
         match &self.kind {
             DeviceKind::Gpu(_) => self.upload(&vec![value; len]),
@@ -152,7 +155,7 @@ impl Device {
     }
 
     /// Overwrites a buffer with host data of the same length.
-    pub fn write<T: DeviceCopy + DeviceRepr>(&self, buf: &mut Buffer<T>, data: &[T]) -> Result<()> {
+    pub fn write<T: Element>(&self, buf: &mut Buffer<T>, data: &[T]) -> Result<()> {
         if buf.len() != data.len() {
             return Err(Error::input(
                 "write",
@@ -160,9 +163,9 @@ impl Device {
             ));
         }
         match (&self.kind, &mut buf.inner) {
-            (DeviceKind::Gpu(g), BufInner::Gpu(s)) => g
+            (DeviceKind::Gpu(g), BufInner::Gpu { bytes, len }) => g
                 .stream()
-                .memcpy_htod(data, s)
+                .memcpy_htod(raw(data), &mut typed_mut::<T>(bytes, *len)?)
                 .map_err(|e| Error::driver("cuMemcpyHtoD", e)),
             (DeviceKind::Sim, BufInner::Sim(s)) => {
                 for (d, v) in s.iter_mut().zip(data) {
@@ -178,11 +181,12 @@ impl Device {
     }
 
     /// Copies a buffer back to the host (synchronises).
-    pub fn download<T: DeviceCopy + DeviceRepr>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
+    pub fn download<T: Element>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
         match (&self.kind, &buf.inner) {
-            (DeviceKind::Gpu(g), BufInner::Gpu(s)) => g
+            (DeviceKind::Gpu(g), BufInner::Gpu { bytes, len }) => g
                 .stream()
-                .clone_dtoh(s)
+                .clone_dtoh(&typed::<T>(bytes, *len)?)
+                .map(unraw)
                 .map_err(|e| Error::driver("cuMemcpyDtoH", e)),
             (DeviceKind::Sim, BufInner::Sim(s)) => {
                 let v: Vec<T> = s
@@ -255,5 +259,183 @@ impl Device {
 #[derive(Debug, Clone, Copy)]
 pub struct OnStream<'a> {
     pub(crate) dev: &'a Device,
-    pub(crate) stream: Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
+    pub(crate) stream: Option<&'a Stream>,
+}
+
+/// The first `len` elements of a GPU allocation, typed for cudarc's copies.
+fn typed<T: Element>(bytes: &CudaSlice<u8>, len: usize) -> Result<CudaView<'_, Raw<T>>> {
+    // SAFETY: `Raw<T>` accepts every bit pattern (`Element`), and device
+    // allocations are aligned to 256 bytes, more than any element needs;
+    // `transmute` itself refuses a length past the allocation.
+    unsafe { bytes.transmute::<Raw<T>>(len) }.ok_or_else(|| too_short::<T>(bytes.len(), len))
+}
+
+/// [`typed`], writable.
+fn typed_mut<T: Element>(bytes: &mut CudaSlice<u8>, len: usize) -> Result<CudaViewMut<'_, Raw<T>>> {
+    let n = bytes.len();
+    // SAFETY: as in `typed`; the exclusive borrow of the bytes moves to the view.
+    unsafe { bytes.transmute_mut::<Raw<T>>(len) }.ok_or_else(|| too_short::<T>(n, len))
+}
+
+fn too_short<T>(bytes: usize, len: usize) -> Error {
+    Error::input(
+        "buffer",
+        format!(
+            "{len} elements of {} bytes in an allocation of {bytes} bytes",
+            std::mem::size_of::<T>()
+        ),
+    )
+}
+
+fn other_backend(what: &str) -> Error {
+    Error::input(
+        what,
+        "the buffer belongs to another backend than the device it is copied on",
+    )
+}
+
+impl OnStream<'_> {
+    /// The stream that work of this target goes to on a GPU (its own, or
+    /// the device's), with its context current on this thread.
+    fn gpu_stream(&self) -> Result<Option<&Arc<CudaStream>>> {
+        let s = match (self.dev.as_gpu(), self.stream) {
+            (Some(_), Some(s)) => s.cuda(),
+            (Some(g), None) => g.stream(),
+            (None, _) => return Ok(None),
+        };
+        s.context()
+            .bind_to_thread()
+            .map_err(|e| Error::driver("cuCtxSetCurrent", e))?;
+        Ok(Some(s))
+    }
+
+    /// Copies `src` over `dst` (views of equal length, of two buffers of
+    /// this device). On a GPU the copy is queued on the stream, after the
+    /// work queued there before it; on the simulator it is done when this
+    /// returns. As for a launch on a stream other than the device's own,
+    /// that stream must be synchronised before either buffer is dropped.
+    pub fn copy<T: Element>(&self, src: View<'_, T>, dst: ViewMut<'_, T>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::input(
+                "copy",
+                format!(
+                    "{} elements into {}; a copy needs views of equal length",
+                    src.len(),
+                    dst.len()
+                ),
+            ));
+        }
+        match self.gpu_stream()? {
+            Some(s) => {
+                if !src.is_gpu() || !dst.is_gpu() {
+                    return Err(other_backend("copy"));
+                }
+                // SAFETY: both views are bounds-checked runs of live device
+                // buffers (borrowed for this call; the caller keeps them
+                // alive until the stream passes the copy, see above), and
+                // they do not overlap: `dst` borrows its buffer exclusively,
+                // so `src` is of another buffer.
+                unsafe {
+                    cudarc::driver::result::memcpy_dtod_async(
+                        dst.device_ptr(),
+                        src.device_ptr(),
+                        std::mem::size_of::<T>() * src.len(),
+                        s.cu_stream(),
+                    )
+                }
+                .map_err(|e| Error::driver("cuMemcpyDtoDAsync", e))
+            }
+            None => {
+                if src.is_gpu() || dst.is_gpu() {
+                    return Err(other_backend("copy"));
+                }
+                // SAFETY: both views are bounds-checked runs of live
+                // simulator buffers (host cells), of two different buffers
+                // (`dst` borrows its own exclusively); simulated launches are
+                // synchronous, so no kernel touches the cells meanwhile, and
+                // the runtime holds no reference to them.
+                unsafe { std::ptr::copy_nonoverlapping(src.host_ptr(), dst.host_ptr(), src.len()) };
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies host data into `dst` (of the same length): on a GPU queued on
+    /// the stream (the data is read before this returns), on the simulator
+    /// done when it returns.
+    pub fn write<T: Element>(&self, src: &[T], dst: ViewMut<'_, T>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::input(
+                "write",
+                format!("{} elements into a view of {}", src.len(), dst.len()),
+            ));
+        }
+        match self.gpu_stream()? {
+            Some(s) => {
+                if !dst.is_gpu() {
+                    return Err(other_backend("write"));
+                }
+                // SAFETY: `dst` is a bounds-checked run of a live device
+                // buffer of `src.len()` elements; the source is pageable host
+                // memory, which the driver has staged (read) by the time the
+                // call returns, so `src` may go away after it.
+                unsafe {
+                    cudarc::driver::result::memcpy_htod_async(dst.device_ptr(), src, s.cu_stream())
+                }
+                .map_err(|e| Error::driver("cuMemcpyHtoDAsync", e))
+            }
+            None => {
+                if dst.is_gpu() {
+                    return Err(other_backend("write"));
+                }
+                // SAFETY: `dst` is a bounds-checked run of a live simulator
+                // buffer, borrowed exclusively; `src` is host memory of the
+                // same length and cannot overlap it (the cells are only
+                // reachable through the buffer).
+                unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.host_ptr(), src.len()) };
+                Ok(())
+            }
+        }
+    }
+
+    /// Copies `src` into host memory of the same length, after the work
+    /// queued on the stream before it (on a GPU this waits for the stream).
+    pub fn read<T: Element>(&self, src: View<'_, T>, dst: &mut [T]) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::input(
+                "read",
+                format!("a view of {} elements into {}", src.len(), dst.len()),
+            ));
+        }
+        match self.gpu_stream()? {
+            Some(s) => {
+                if !src.is_gpu() {
+                    return Err(other_backend("read"));
+                }
+                // SAFETY: `src` is a bounds-checked run of a live device
+                // buffer of `dst.len()` elements; `dst` is borrowed
+                // exclusively until the stream is synchronised just below,
+                // before anything else can touch it; every bit pattern is a
+                // valid `T` (`Element`).
+                unsafe {
+                    cudarc::driver::result::memcpy_dtoh_async(dst, src.device_ptr(), s.cu_stream())
+                }
+                .map_err(|e| Error::driver("cuMemcpyDtoHAsync", e))?;
+                s.synchronize()
+                    .map_err(|e| Error::driver("cuStreamSynchronize", e))
+            }
+            None => {
+                if src.is_gpu() {
+                    return Err(other_backend("read"));
+                }
+                // SAFETY: `src` is a bounds-checked run of a live simulator
+                // buffer; no simulated launch runs (they are synchronous); the
+                // destination is host memory borrowed exclusively.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src.host_ptr(), dst.as_mut_ptr(), dst.len())
+                };
+                Ok(())
+            }
+        }
+    }
 }

@@ -90,6 +90,17 @@ pub enum Error {
     /// The simulator stopped a kernel.
     #[error("simulator: {0}")]
     Sim(#[from] SimError),
+    /// A library the runtime loads at run time (NCCL) is missing or is not
+    /// the library it should be.
+    #[error("{name} could not be loaded: {detail}\nhint: {hint}")]
+    Library {
+        /// The library's file name (`libnccl.so.2`).
+        name: String,
+        /// What was tried and what went wrong.
+        detail: String,
+        /// How to get it.
+        hint: String,
+    },
     /// A feature that the chosen backend does not have.
     #[error("{what} is not available on the {backend} backend\nhint: {hint}")]
     Unsupported {
@@ -118,7 +129,8 @@ impl Error {
     /// so it needs no driver; the text is the driver's `cuGetErrorString`
     /// when a driver with that entry point is loaded, else the same text from
     /// [`fallback_text`]. Never panics, with or without a driver.
-    pub fn driver(call: impl Into<String>, e: DriverError) -> Self {
+    pub fn driver(call: impl Into<String>, e: impl Into<DriverStatus>) -> Self {
+        let e = DriverError(e.into().0);
         let name = format!("{:?}", e.0);
         let from_driver = if crate::probe::driver_symbol_present("cuGetErrorString") {
             e.error_string()
@@ -137,6 +149,17 @@ impl Error {
             text,
             hint,
         }
+    }
+}
+
+/// The status a failed driver call returned (a `CUresult`), as the runtime
+/// passes it to [`Error::driver`]; made from the driver binding's error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DriverStatus(cudarc::driver::sys::CUresult);
+
+impl From<DriverError> for DriverStatus {
+    fn from(e: DriverError) -> Self {
+        Self(e.0)
     }
 }
 

@@ -8,6 +8,7 @@ use crate::driver::{check_driver, check_ptx_isa, driver_cuda_version, ptx_isa_ve
 use crate::error::{Error, Result};
 use crate::module::{Entry, Kernels, LoadPlan, ModuleImage, ModuleKey, with_register_cap};
 use crate::param::Param;
+use crate::stream::{Event, Priority, Stream};
 use crate::timing::Timing;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
@@ -165,6 +166,81 @@ impl Gpu {
     /// The context.
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+    /// The GPU's ordinal (among those `CUDA_VISIBLE_DEVICES` shows).
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
+    }
+    /// A new stream of this GPU, at `priority` among its streams.
+    pub fn new_stream(&self, priority: Priority) -> Result<Stream> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| Error::driver("cuCtxSetCurrent", e))?;
+        let (least, greatest) = cudarc::driver::result::stream::get_priority_range()
+            .map_err(|e| Error::driver("cuCtxGetStreamPriorityRange", e))?;
+        let p = match priority {
+            Priority::High => greatest,
+            Priority::Low => least,
+        };
+        self.ctx
+            .new_stream_with_priority(p)
+            .map(Stream::from_cuda)
+            .map_err(|e| Error::driver("cuStreamCreateWithPriority", e))
+    }
+    /// The stream every launch of this handle goes to, as a [`Stream`] (to
+    /// order it against other streams with [`Event`]s).
+    pub fn own_stream(&self) -> Stream {
+        Stream::from_cuda(self.stream.clone())
+    }
+    /// A stream that another library owns (a torch or CuPy stream, by its
+    /// `CUstream` handle: `1` the legacy default stream, `2` the per-thread
+    /// default stream), to order this GPU's work against it; the handle is
+    /// never destroyed through the runtime.
+    ///
+    /// # Safety
+    /// `handle` is a live stream of this GPU's context (the primary context
+    /// of its device, which torch and CuPy share) or one of the special
+    /// handles `1` and `2`, and it stays alive while the returned stream
+    /// (or a clone of it) is used.
+    pub unsafe fn borrow_stream(&self, handle: u64) -> Stream {
+        // SAFETY: the caller guarantees that the handle is a live stream of
+        // this context for as long as the wrapper is used; the wrapper does
+        // not own it (it is never destroyed through it).
+        let s = unsafe {
+            self.ctx
+                .wrap_borrowed_stream(handle as usize as sys::CUstream)
+        };
+        Stream::from_cuda(s)
+    }
+    /// A new event of this GPU; `timing: false` makes one that only orders
+    /// streams (cheaper to record and wait for).
+    pub fn new_event(&self, timing: bool) -> Result<Event> {
+        let flags = if timing {
+            sys::CUevent_flags::CU_EVENT_DEFAULT
+        } else {
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
+        };
+        self.ctx
+            .new_event(Some(flags))
+            .map(Event::from_cuda)
+            .map_err(|e| Error::driver("cuEventCreate", e))
+    }
+    /// Stops the runtime from ordering each buffer's uses across streams
+    /// with events of its own (one pair per buffer, recorded and waited for
+    /// on every use), for code that orders its streams itself.
+    ///
+    /// # Safety
+    /// From this call on, for every buffer of this GPU allocated after it:
+    /// nothing reads or writes the buffer on one stream while work queued on
+    /// another stream may still write it (or, for a write, read it), unless
+    /// an [`Event`] recorded after that work is waited for first
+    /// ([`Stream::wait`]); a download or drop of the buffer happens only
+    /// after every stream that used it was synchronised. Uploads and
+    /// downloads go to the device's own stream.
+    pub unsafe fn disable_event_tracking(&self) {
+        // SAFETY: the caller takes over the ordering that the tracking
+        // provided (this function's contract).
+        unsafe { self.ctx.disable_event_tracking() }
     }
     /// Module loads so far (label and ms).
     pub fn load_records(&self) -> Vec<LoadRecord> {
@@ -407,13 +483,15 @@ impl Gpu {
         cfg: &LaunchConfig,
         params: &[Param],
     ) -> Result<()> {
-        self.launch_params_on(&self.stream, kernels, name, cfg, params)
+        let (f, entry) = self.entry(kernels, cfg.module, name)?;
+        check_params(entry, params)?;
+        self.launch_function_on(&self.stream, &f, name, cfg, params)
     }
 
     /// [`Gpu::launch_params`] on `stream` (a stream of this GPU's context).
     pub(crate) fn launch_params_on(
         &self,
-        stream: &Arc<CudaStream>,
+        stream: &Stream,
         kernels: &Kernels,
         name: &str,
         cfg: &LaunchConfig,
@@ -421,7 +499,7 @@ impl Gpu {
     ) -> Result<()> {
         let (f, entry) = self.entry(kernels, cfg.module, name)?;
         check_params(entry, params)?;
-        self.launch_function_on(stream, &f, name, cfg, params)
+        self.launch_function_on(stream.cuda(), &f, name, cfg, params)
     }
 
     /// Launches an already-loaded function on `stream` (no parameter check:
@@ -544,6 +622,15 @@ pub fn check_params(entry: &Entry, params: &[Param]) -> Result<()> {
             want.join(", ")
         ),
     })
+}
+
+/// GPUs the driver reports (those `CUDA_VISIBLE_DEVICES` shows); an error
+/// when there is no usable driver.
+pub fn device_count() -> Result<usize> {
+    check_driver()?;
+    CudaContext::device_count()
+        .map(|n| n.max(0) as usize)
+        .map_err(|e| Error::driver("cuDeviceGetCount", e))
 }
 
 #[cfg(test)]

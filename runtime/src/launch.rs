@@ -36,7 +36,8 @@ use std::marker::PhantomData;
 /// |---|---|
 /// | `DeviceSlice<T>` | `&Buffer<T>` (or `&mut Buffer<T>`), or a [`View`] of part of one |
 /// | `DeviceSliceMut<T>` | `&mut Buffer<T>`, or a [`ViewMut`] |
-/// | a scalar: `u32`, `i32`, `u64`, `usize`, `f32`, `f64` (any [`KernelScalar`], so any `T: Real`) | the same type |
+/// | a scalar: `u32`, `i32`, `u64`, `usize`, `f32`, `f64` (any [`KernelScalar`], so any `T: Real`), `bool` | the same type |
+/// | a `#[repr(C)]` struct or field-less `#[repr(u32)]` enum deriving [`KernelParams`](ptxlab_device::KernelParams) | the same type (a struct travels as one `.align A .b8 name[SIZE]` aggregate) |
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter of type `{P}`",
     label = "this argument",
@@ -108,6 +109,8 @@ impl<S: KernelScalar> KernelArg<S> for S {
             ScalarValue::U64(v) => Param::U64(v),
             ScalarValue::F32(v) => Param::F32(v),
             ScalarValue::F64(v) => Param::F64(v),
+            ScalarValue::U8(v) => Param::U8(v),
+            ScalarValue::Bytes(v) => Param::Bytes(v),
         });
     }
     fn sim_value(self) -> S {
@@ -295,4 +298,133 @@ macro_rules! launch {
     ($($t:tt)*) => {
         $crate::__launch!($crate, $($t)*)
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::module::ParamKind;
+    use ptxlab_device::KernelParams;
+    use ptxlab_device::kernel;
+    use ptxlab_device::math::Real;
+
+    /// Which way [`scaled_copy`] walks.
+    #[derive(Clone, Copy, Debug, PartialEq, KernelParams)]
+    #[repr(u32)]
+    enum Order {
+        Forward = 0,
+        Reverse = 7,
+    }
+
+    /// The scalars of one [`scaled_copy`] call.
+    #[derive(Clone, Copy, KernelParams)]
+    #[repr(C)]
+    struct Scale<T: Real> {
+        n: u32,
+        negate: bool,
+        a: T,
+        order: Order,
+    }
+
+    #[kernel(launch_bounds(64), instances(f32, f64))]
+    fn scaled_copy<T: Real>(
+        x: DeviceSlice<T>,
+        mut y: DeviceSliceMut<T>,
+        s: Scale<T>,
+        add_one: bool,
+    ) {
+        let i = ptxlab_device::thread::index_1d();
+        if i < s.n as usize {
+            let src = match s.order {
+                Order::Forward => i,
+                Order::Reverse => s.n as usize - 1 - i,
+            };
+            let mut v = x[src] * s.a;
+            if s.negate {
+                v = -v;
+            }
+            if add_one {
+                v += T::ONE;
+            }
+            y[i] = v;
+        }
+    }
+
+    fn kernels() -> Kernels {
+        Kernels {
+            crate_name: "test",
+            modules: &[],
+        }
+    }
+
+    #[test]
+    fn a_struct_bool_and_enum_parameter_run_on_the_simulator() {
+        let dev = Device::sim();
+        let x = dev.upload(&[1.0f64, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        let mut y = dev.upload(&[0.0f64; 5]).unwrap();
+        let cfg = LaunchConfig::for_threads(5, 64).unwrap();
+        let s = Scale {
+            n: 5,
+            negate: true,
+            a: 2.0,
+            order: Order::Reverse,
+        };
+        crate::launch!(
+            &dev,
+            &kernels(),
+            cfg,
+            scaled_copy::<f64>(&x, &mut y, s, true)
+        )
+        .unwrap();
+        assert_eq!(dev.download(&y).unwrap(), [-9.0, -7.0, -5.0, -3.0, -1.0]);
+        let s = Scale {
+            n: 4,
+            negate: false,
+            a: 0.5f32,
+            order: Order::Forward,
+        };
+        let x = dev.upload(&[2.0f32, 4.0, 6.0, 8.0]).unwrap();
+        let mut y = dev.upload(&[0.0f32; 4]).unwrap();
+        crate::launch!(
+            &dev,
+            &kernels(),
+            cfg,
+            scaled_copy::<f32>(&x, &mut y, s, false)
+        )
+        .unwrap();
+        assert_eq!(dev.download(&y).unwrap(), [1.0, 2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn a_struct_travels_as_its_canonical_bytes_and_is_checked_against_the_ptx() {
+        let s = Scale {
+            n: 3,
+            negate: true,
+            a: -1.5f64,
+            order: Order::Reverse,
+        };
+        let mut p = Vec::new();
+        KernelArg::<Scale<f64>>::push_params(&s, &mut p);
+        let [Param::Bytes(b)] = p[..] else {
+            panic!("one aggregate parameter expected, got {p:?}")
+        };
+        // n at 0, negate at 4, a at 8, order at 16; size 24, align 8.
+        assert_eq!((b.size, b.align), (24, 8));
+        assert_eq!(&b.bytes[0..4], &3u32.to_le_bytes());
+        assert_eq!(&b.bytes[4..8], &[1, 0, 0, 0]);
+        assert_eq!(&b.bytes[8..16], &(-1.5f64).to_le_bytes());
+        assert_eq!(&b.bytes[16..24], &[7, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(b.bytes[24..].iter().all(|&v| v == 0));
+        let agg = |size, align| ParamKind::Bytes { size, align };
+        assert!(p[0].matches(agg(24, 8)));
+        assert!(!p[0].matches(agg(16, 8)) && !p[0].matches(agg(24, 4)));
+        assert!(!p[0].matches(ParamKind::U64));
+        assert_eq!(p[0].ptx(), ".align 8 .b8[24]");
+        // A bool is one `.u8`, an enum its `.u32` discriminant.
+        let mut p = Vec::new();
+        KernelArg::<bool>::push_params(&true, &mut p);
+        KernelArg::<Order>::push_params(&Order::Reverse, &mut p);
+        assert!(matches!(p[..], [Param::U8(1), Param::U32(7)]));
+        assert!(p[0].matches(ParamKind::U8) && !p[0].matches(ParamKind::U32));
+    }
 }

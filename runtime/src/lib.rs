@@ -10,6 +10,9 @@
 //! | [`module`] | [`Kernels`]: the PTX modules, cubins, entries and resource report of a kernel crate, as `ptxlab-builder` embeds them; module selection by math mode, group and GPU arch; cubin or PTX |
 //! | [`device`] | [`Device`]: GPU or simulator; uploads, downloads, synchronisation, timing |
 //! | [`buffer`] | [`Buffer`]: typed device memory |
+//! | [`element`] | [`Element`]: the types a buffer holds and the runtime copies as bytes |
+//! | [`stream`] | [`Stream`], [`Event`]: a GPU's queues of work and the marks that order them |
+//! | [`nccl`] | NCCL loaded at run time: communicators of several GPUs, transfers of buffer runs |
 //! | [`config`] | [`LaunchConfig`] and the launch checks shared by both backends |
 //! | [`param`] | [`Param`](param::Param): a kernel parameter as the driver receives it |
 //! | [`mod@launch`] | [`launch!`]: one call of a `#[kernel]` fn (an instance of a generic one) on a device, a stream or a graph capture, arguments checked |
@@ -41,14 +44,17 @@ pub mod buffer;
 pub mod config;
 pub mod device;
 pub mod driver;
+pub mod element;
 pub mod error;
 pub mod gpu;
 pub mod graph;
 pub mod host_mem;
 pub mod launch;
 pub mod module;
+pub mod nccl;
 pub mod param;
 pub mod probe;
+pub mod stream;
 pub mod testing;
 pub mod timing;
 pub mod tma;
@@ -58,12 +64,14 @@ pub mod tma;
 pub use buffer::{Buffer, View, ViewMut};
 pub use config::LaunchConfig;
 pub use device::Device;
+pub use element::Element;
 pub use error::{Error, Result};
 pub use graph::{Capture, Graph};
 pub use launch::{KernelArg, Launch};
 pub use module::{Form, Kernels, MathMode, ModuleKey};
 pub use ptxlab_device::Dim3;
 pub use ptxlab_device::sim::SimOptions;
+pub use stream::{Event, Stream};
 pub use timing::Timing;
 pub use tma::TensorMap;
 

@@ -541,33 +541,14 @@ impl Kernels {
 
 /// Writes `.maxnreg cap` into every `.entry` of a PTX module (replacing an
 /// existing one), as `max_registers` would: a register cap without
-/// recompiling the kernels, for the driver's JIT. `ptxlab-builder` writes
-/// the same lines before it assembles a capped cubin.
+/// recompiling the kernels, for the driver's JIT. It is
+/// [`ptxlab_builder::with_register_cap`], the rewrite the builder makes
+/// before it assembles a capped cubin, so a capped JIT and a capped cubin
+/// start from the same PTX. A cap outside
+/// [`REG_CAP_RANGE`](ptxlab_builder::REG_CAP_RANGE) is refused.
 pub fn with_register_cap(ptx: &str, cap: u32) -> Result<String> {
-    if !(16..=255).contains(&cap) {
-        return Err(Error::input(
-            "register cap",
-            format!("{cap} registers; allowed 16..=255"),
-        ));
-    }
-    let mut out = String::with_capacity(ptx.len() + 1024);
-    let mut in_header = false;
-    for line in ptx.lines() {
-        let t = line.trim();
-        if t.starts_with(".visible .entry") || t.starts_with(".entry") {
-            in_header = true;
-        }
-        if in_header && t.starts_with(".maxnreg") {
-            continue;
-        }
-        if in_header && t == "{" {
-            out.push_str(&format!(".maxnreg {cap}\n"));
-            in_header = false;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    Ok(out)
+    ptxlab_builder::with_register_cap(ptx, cap)
+        .map_err(|e| Error::input(e.step, format!("{}; {}", e.detail, e.hint)))
 }
 
 #[cfg(test)]

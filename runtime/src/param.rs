@@ -3,8 +3,12 @@
 //! GPU's argument checks share.
 
 use crate::module::ParamKind;
+use ptxlab_device::param::ParamBytes;
 
 /// A raw kernel parameter for the GPU, as the driver receives it.
+// A struct's bytes travel inline: the value lives for one launch, on the
+// stack, and the device crate has no allocator to box them in.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy)]
 pub enum Param {
     /// `.u32`
@@ -17,6 +21,11 @@ pub enum Param {
     F32(f32),
     /// `.f64`
     F64(f64),
+    /// `.u8` (a `bool`)
+    U8(u8),
+    /// `.align A .b8 name[SIZE]`: a `#[repr(C)]` struct deriving
+    /// `KernelParams`, in its canonical layout.
+    Bytes(ParamBytes),
 }
 
 impl Param {
@@ -28,6 +37,13 @@ impl Param {
                 | (Param::U64(_), ParamKind::U64)
                 | (Param::F32(_), ParamKind::F32)
                 | (Param::F64(_), ParamKind::F64)
+                | (Param::U8(_), ParamKind::U8)
+        ) || matches!(
+            (self, kind),
+            // The size is what the driver copies; LLVM may align the
+            // aggregate more strictly than the struct, never less.
+            (Param::Bytes(b), ParamKind::Bytes { size, align })
+                if b.size == size && align >= b.align
         )
     }
     /// The PTX type of this value, for messages.
@@ -38,6 +54,8 @@ impl Param {
             Param::U64(_) => ".u64",
             Param::F32(_) => ".f32",
             Param::F64(_) => ".f64",
+            Param::U8(_) => ".u8",
+            Param::Bytes(b) => return format!(".align {} .b8[{}]", b.align, b.size),
         }
         .into()
     }
@@ -50,6 +68,10 @@ impl Param {
             Param::U64(v) => b.arg(v),
             Param::F32(v) => b.arg(v),
             Param::F64(v) => b.arg(v),
+            Param::U8(v) => b.arg(v),
+            // The driver copies as many bytes as the entry's parameter
+            // declares (checked against `size` before every launch).
+            Param::Bytes(v) => b.arg(&v.bytes),
         };
     }
 }

@@ -1,12 +1,14 @@
 //! A launch: its checks, and the grid's blocks handed out in index order to
-//! the CPU cores (rayon), each block run by [`super::sched`].
+//! the CPU cores (rayon), each block run by [`super::sched`] with the
+//! asynchronous engine ([`AsyncEngine`]) passed down to it.
 
+use super::asyncs::AsyncEngine;
 use super::error::{Fault, SimError};
-use super::race::global::GlobalShadow;
 use super::sched;
 use super::spec::{
     LaunchSpec, LaunchState, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, Schedule, SimOptions, lock,
 };
+use super::state::global::GlobalShadow;
 use crate::dim3::Dim3;
 use std::format;
 use std::string::{String, ToString};
@@ -89,7 +91,7 @@ pub fn launch_with<F: Fn() + Sync>(
     };
     let workers = (rayon::current_num_threads() as u64).clamp(1, nblocks);
     let next = AtomicU64::new(0);
-    let work = || sched::run_worker(&state, &next);
+    let work = || sched::run_worker(&state, &AsyncEngine, &next);
     if workers == 1 {
         work();
     } else {

@@ -91,6 +91,7 @@
 //! asynchronous operation comes back as a [`SimError`] instead of a
 //! corrupted result.
 
+mod access;
 mod asyncs;
 mod barrier;
 mod collective;
@@ -102,15 +103,16 @@ mod race;
 mod record;
 mod sched;
 mod spec;
+mod state;
 mod warp;
 
+pub(crate) use access::{global_access, global_store, shared_access};
 pub(crate) use asyncs::{
     copy as async_copy, mbar as async_mbar, proxy_fence, tma as async_tma, wgmma as async_wgmma,
 };
 pub use collective::{sync_threads, warp_ballot, warp_exchange, warp_shuffle};
 pub use error::{AsyncHazard, Fault, Race, RaceAccess, SimError};
 pub use launch::{launch, launch_with, launched_kernels};
-pub(crate) use race::{global_access, global_store, shared_access};
 pub use record::{Download, read_record, record_download, recording};
 pub use sched::{ThreadCtx, check_align, fail, shared_base, with_thread, yield_point};
 pub use spec::{

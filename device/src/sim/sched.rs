@@ -14,19 +14,26 @@
 //! as [`Fault::Deadlock`] instead of a hang (after landing any
 //! asynchronous copy still pending, which might release them).
 //!
+//! The scheduler knows nothing of asynchronous operations or races: the
+//! engines above it (the asynchronous engine, the race detector) keep
+//! their per-block records in the [`Block`] as plain data
+//! ([`state`](super::state)), and the few things the scheduler must ask
+//! of them (land pending copies, a thread's exit, what a waiter waits for)
+//! go through the [`Engines`] trait that the launch passes down.
+//!
 //! Under a random [`Schedule`](super::Schedule) the block's warps start in
 //! a random order, the next fiber is a random ready one (or a new thread),
 //! and threads are interrupted at random points; the random numbers come
 //! from the seed and the block's index only, so a seed replays the same
 //! schedule whatever the number of cores.
 
-use super::asyncs::{self, AsyncState};
 use super::barrier::BarrierState;
 use super::coro::{Fiber, Suspender};
 use super::error::{Fault, SimError};
-use super::race::global::GlobalCache;
-use super::race::shared::SharedRace;
 use super::spec::LaunchState;
+use super::state::asyncs::AsyncState;
+use super::state::global::GlobalCache;
+use super::state::shared::SharedRace;
 use super::warp::WarpState;
 use crate::dim3::Dim3;
 use core::cell::{Cell, RefCell};
@@ -171,6 +178,28 @@ pub(crate) struct Sched {
     next_rank: u32,
 }
 
+/// What the scheduler asks of the engines above it (the asynchronous
+/// operations' engine): implemented there and passed down by the launch,
+/// so that the scheduler imports none of them.
+pub(crate) trait Engines: Sync {
+    /// Thread `rank` of `b` returned from the kernel (only called once the
+    /// block has issued an asynchronous operation): its operations still
+    /// in flight complete, or their misuse is the returned fault.
+    fn thread_exit(&self, b: &Block<'_>, rank: u32) -> Option<Fault>;
+    /// Lands the deferred asynchronous operations that are due (all of
+    /// them with `all`); whether any landed.
+    fn land_due(&self, b: &Block<'_>, all: bool) -> bool;
+    /// Whether every thread of `ranks` (the ones that yielded) spins on an
+    /// mbarrier that nothing can complete any more.
+    fn all_spinning(&self, b: &Block<'_>, ranks: &[u32]) -> bool;
+    /// The report of spinning threads that can never go on: the thread to
+    /// name and the detail.
+    fn spin_detail(&self, b: &Block<'_>) -> (u32, String);
+    /// What thread `rank`, blocked with `wait` (an mbarrier or `wgmma`
+    /// wait), waits for, for a deadlock report.
+    fn wait_note(&self, b: &Block<'_>, rank: u32, wait: Wait) -> String;
+}
+
 /// Payload used to unwind a simulated thread after a fault was recorded.
 pub(crate) struct SimAbort;
 
@@ -182,6 +211,8 @@ pub(crate) fn unwind() -> ! {
 /// thread that runs the block and is touched by no other.
 pub(crate) struct Block<'l> {
     pub(crate) launch: &'l LaunchState<'l>,
+    /// The engines above the scheduler.
+    engines: &'l dyn Engines,
     pub(crate) idx: Dim3,
     /// Linear index of the block in the grid.
     pub(crate) id: u64,
@@ -197,7 +228,8 @@ pub(crate) struct Block<'l> {
     pub(crate) race: Option<SharedRace>,
     /// Shadow pages of global memory this block used last.
     pub(crate) gcache: GlobalCache,
-    /// Asynchronous operations ([`asyncs`]), valid once `async_on`.
+    /// Asynchronous operations (the `asyncs` engine's), valid once
+    /// `async_on`.
     pub(crate) asyncs: RefCell<AsyncState>,
     /// The block has issued an asynchronous operation.
     pub(crate) async_on: Cell<bool>,
@@ -233,7 +265,7 @@ std::thread_local! {
 }
 
 impl<'l> Block<'l> {
-    fn new(launch: &'l LaunchState<'l>, id: u64) -> Self {
+    fn new(launch: &'l LaunchState<'l>, engines: &'l dyn Engines, id: u64) -> Self {
         let spec = launch.spec;
         let g = spec.grid;
         let idx = Dim3::new(
@@ -285,6 +317,7 @@ impl<'l> Block<'l> {
         }
         Block {
             launch,
+            engines,
             idx,
             id,
             total,
@@ -418,10 +451,10 @@ impl<'l> Block<'l> {
         // ones that say what is wrong first.
         let mut notes: Vec<(bool, (u32, u32), String)> = Vec::new();
         for f in waiting.iter() {
-            if let Wait::Mbar { site, addr, parity } = f.wait
+            if let Wait::Mbar { addr, parity, .. } = f.wait
                 && !notes.iter().any(|n| n.1 == (addr, parity))
             {
-                let note = asyncs::mbar::deadlock_note(self, f.rank, site, addr, parity);
+                let note = self.engines.wait_note(self, f.rank, f.wait);
                 let telling = note.contains("parity is wrong") || note.contains("missed phase");
                 notes.push((telling, (addr, parity), note));
             }
@@ -429,8 +462,8 @@ impl<'l> Block<'l> {
         notes.sort_by_key(|n| !n.0);
         parts.extend(notes.into_iter().take(3).map(|n| n.2));
         for f in waiting.iter() {
-            if let Wait::Wgmma { site, n } = f.wait {
-                parts.push(asyncs::wgmma::deadlock_note(self, f.rank, site, n));
+            if let Wait::Wgmma { .. } = f.wait {
+                parts.push(self.engines.wait_note(self, f.rank, f.wait));
                 break;
             }
         }
@@ -617,7 +650,7 @@ fn run_thread(b: &Block<'_>, rank: u32, fiber: u32, suspender: Suspender) {
 /// for it at a barrier or in a warp function can no longer be released.
 fn thread_exited(b: &Block<'_>, t: &ThreadCtx) {
     if b.async_on.get()
-        && let Some(fault) = asyncs::thread_exit(b, t.rank)
+        && let Some(fault) = b.engines.thread_exit(b, t.rank)
     {
         b.record(t.thread_idx, fault, None);
     }
@@ -645,7 +678,7 @@ struct Worker<'l> {
 /// Runs blocks of the launch on this OS thread, taking their indices from
 /// `next` (in index order, shared with the other workers) until none is left
 /// or the launch failed.
-pub(crate) fn run_worker(launch: &LaunchState<'_>, next: &AtomicU64) {
+pub(crate) fn run_worker(launch: &LaunchState<'_>, engines: &dyn Engines, next: &AtomicU64) {
     let nblocks = launch.spec.grid.volume();
     let worker = Worker {
         block: Cell::new(core::ptr::null()),
@@ -682,12 +715,12 @@ pub(crate) fn run_worker(launch: &LaunchState<'_>, next: &AtomicU64) {
         if id >= nblocks || launch.aborted.load(Ordering::Relaxed) {
             break;
         }
-        let block = Block::new(launch, id);
+        let block = Block::new(launch, engines, id);
         block.sched.borrow_mut().fibers.resize(fibers.len(), IDLE);
         worker.block.set(&block);
         run_fibers(&block, &mut fibers, &mut idle, body);
         // Copies nobody waited for still land (a TMA store's writes).
-        asyncs::land_due(&block, true);
+        engines.land_due(&block, true);
         block.recycle();
     }
     worker.done.set(true);
@@ -711,7 +744,7 @@ fn run_fibers<'f>(
     let mut live = 0usize;
     loop {
         if b.rng.is_some() {
-            asyncs::land_due(b, false);
+            b.engines.land_due(b, false);
         }
         let unstarted = b.sched.borrow().next_rank < b.total && !b.is_aborted();
         let next = pick_ready(b, unstarted);
@@ -756,7 +789,7 @@ fn run_fibers<'f>(
                         .map(|&f| s.fibers[f as usize].rank)
                         .collect();
                     drop(s);
-                    asyncs::mbar::all_spinning(b, &ranks)
+                    b.engines.all_spinning(b, &ranks)
                 };
                 let y = if spinning {
                     None
@@ -776,12 +809,12 @@ fn run_fibers<'f>(
                     None => {
                         // Every thread waits: an asynchronous copy that has
                         // not landed yet may still release them.
-                        if !b.is_aborted() && asyncs::land_due(b, true) {
+                        if !b.is_aborted() && b.engines.land_due(b, true) {
                             continue;
                         }
                         if !b.is_aborted() {
                             let (rank, detail) = if spinning {
-                                asyncs::mbar::spin_detail(b)
+                                b.engines.spin_detail(b)
                             } else {
                                 b.deadlock_detail()
                             };

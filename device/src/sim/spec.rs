@@ -4,7 +4,7 @@
 //! shadow).
 
 use super::error::SimError;
-use super::race::global::GlobalShadow;
+use super::state::global::GlobalShadow;
 use crate::dim3::Dim3;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};

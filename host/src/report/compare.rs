@@ -122,15 +122,8 @@ pub fn failed_checks(rows: &[Row], workloads: &[&str]) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::group::tests::timed;
     use super::*;
-    use crate::runtime::Timing;
-
-    fn timed(size: &str, backend: &str, variant: &str, ms: f64) -> Row {
-        let mut r = Row::plain("attention", variant, backend, size, "bf16");
-        r.timing = Some(Timing::from_samples(vec![ms]));
-        r.unit = "GFLOP/s".into();
-        r
-    }
 
     /// The case: causal rung 5 (1.82 ms) must never meet the
     /// non-causal cuDNN time (3.35 ms).

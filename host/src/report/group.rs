@@ -82,10 +82,16 @@ impl Group {
         let mut s = self.size.clone();
         match &p.tolerance {
             Some(t) => {
-                if self.name_prec && !p.precision.is_empty() {
+                // A direct solve names its precision: its residual is that
+                // precision's rounding.
+                if (self.name_prec || p.is_direct()) && !p.precision.is_empty() {
                     s.push_str(&format!(" · {}", p.precision));
                 }
-                s.push_str(&format!(" · to {t}"));
+                if p.is_direct() {
+                    s.push_str(" · direct solve");
+                } else {
+                    s.push_str(&format!(" · to {t}"));
+                }
             }
             None => {
                 if !p.precision.is_empty() {
@@ -115,7 +121,8 @@ impl Group {
 
 /// Groups the charted rows of `rows` (checked or inaccurate, with a time):
 /// one group per [`Problem`] ([`problems`]), in order of first appearance.
-/// No group holds rows of two problems.
+/// No group holds rows of two problems, but for a direct solve, which is
+/// in every group of a tolerance it reaches ([`Problem::reached_by`]).
 pub fn groups(rows: &[Row]) -> Vec<Group> {
     let ps = problems(rows);
     let mut gs: Vec<Group> = Vec::new();
@@ -134,6 +141,24 @@ pub fn groups(rows: &[Row]) -> Vec<Group> {
                 name_qualifiers: false,
             }),
         }
+    }
+    // A direct solve joins every solve to a tolerance that it reaches (same
+    // equation, residual at or below the tolerance); its own group stays
+    // only for the rows that joined none.
+    let mut joined = vec![false; rows.len()];
+    for (i, (r, p)) in rows.iter().zip(&ps).enumerate() {
+        if !p.is_direct() || time_ms(r).is_none() {
+            continue;
+        }
+        for g in gs.iter_mut().filter(|g| g.problem.reached_by(p, r.rel_err)) {
+            let at = g.rows.partition_point(|&j| j < i);
+            g.rows.insert(at, i);
+            joined[i] = true;
+        }
+    }
+    gs.retain(|g| !g.problem.is_direct() || g.rows.iter().any(|&i| !joined[i]));
+    for g in gs.iter_mut().filter(|g| g.problem.is_direct()) {
+        g.rows.retain(|&i| !joined[i]);
     }
     // Display size: the Rust rows' spelling.
     for g in &mut gs {
@@ -168,15 +193,107 @@ pub fn groups(rows: &[Row]) -> Vec<Group> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::runtime::Timing;
 
-    fn timed(size: &str, backend: &str, variant: &str, ms: f64) -> Row {
+    /// A checked attention row (bf16, GFLOP/s) of `size` timed at `ms`
+    /// (the report's tests build their runs from it).
+    pub(crate) fn timed(size: &str, backend: &str, variant: &str, ms: f64) -> Row {
         let mut r = Row::plain("attention", variant, backend, size, "bf16");
         r.timing = Some(Timing::from_samples(vec![ms]));
         r.unit = "GFLOP/s".into();
         r
+    }
+
+    /// A poisson-mg solve row: `grid`, `precision`, timed at `ms`, with its
+    /// relative residual.
+    fn solve(variant: &str, backend: &str, grid: &str, prec: &str, ms: f64, res: f64) -> Row {
+        let mut r = Row::plain("poisson-mg", variant, backend, grid, prec);
+        r.timing = Some(Timing::from_samples(vec![ms]));
+        r.rel_err = Some(res);
+        r
+    }
+
+    #[test]
+    fn a_direct_solve_meets_every_tolerance_of_its_grid_and_precision() {
+        let spectral = "CuPy spectral solve (DST-I via rfft of the odd extension, direct)";
+        let mixed = "f32 cycles, f64 field";
+        let rows = [
+            solve(
+                "multigrid V(2,2) to 1e-8",
+                "gpu",
+                "4096x4096",
+                mixed,
+                7.1,
+                1e-9,
+            ),
+            solve(
+                "multigrid V(2,2) to 1e-10",
+                "gpu",
+                "4096x4096",
+                mixed,
+                8.3,
+                5e-11,
+            ),
+            solve(
+                "multigrid V(2,2) to 1e-8",
+                "gpu",
+                "8192x8192",
+                "f64",
+                29.0,
+                1e-9,
+            ),
+            solve("CuPy cg to 1e-08", "cupy", "4096x4096", "f64", 8455.0, 9e-9),
+            // Same grid, f64 answer: reaches both tolerances.
+            solve(spectral, "cupy", "4096x4096", "f64", 5.4, 1.5e-12),
+            // Same grid, f32 answer: another precision.
+            solve(spectral, "cupy", "4096x4096", "f32", 3.2, 6.8e-4),
+            // Another grid.
+            solve(spectral, "cupy", "1025x1025", "f64", 0.8, 7e-14),
+        ];
+        let gs = groups(&rows);
+        let of = |tol: &str, shape: &str| {
+            gs.iter()
+                .find(|g| g.problem.tolerance.as_deref() == Some(tol) && g.problem.shape == shape)
+                .unwrap_or_else(|| panic!("no group {shape} to {tol}: {gs:?}"))
+        };
+        assert_eq!(of("1e-8", "4096x4096").rows, [0, 3, 4]);
+        assert_eq!(of("1e-10", "4096x4096").rows, [1, 4]);
+        // Another grid: the 8192 solve meets no direct solve.
+        assert_eq!(of("1e-8", "8192x8192").rows, [2]);
+        // The f32 and 1025 direct solves reach no tolerance group: each
+        // keeps its own.
+        assert_eq!(of("direct", "4096x4096").rows, [5]);
+        assert_eq!(of("direct", "1025x1025").rows, [6]);
+        assert_eq!(
+            of("direct", "1025x1025").label(),
+            "1025x1025 · f64 · direct solve"
+        );
+        assert_eq!(gs.len(), 5);
+        let cs = crate::report::compare::comparisons(&rows);
+        let c = cs
+            .iter()
+            .find(|c| c.group.problem == of("1e-8", "4096x4096").problem)
+            .unwrap();
+        assert_eq!((c.best, c.peer), (Some(0), Some(4)));
+        // A residual above the tolerance: it does not reach it.
+        let mut loose = rows.clone();
+        loose[4].rel_err = Some(1e-9);
+        let gs = groups(&loose);
+        let g = gs
+            .iter()
+            .find(|g| g.problem.tolerance.as_deref() == Some("1e-10"))
+            .unwrap();
+        assert_eq!(g.rows, [1]);
+        // A problem recorded without the rule (results.json of an older run)
+        // is read as a direct solve still.
+        let mut recorded = rows.clone();
+        recorded[4].problem = Some(Problem {
+            tolerance: None,
+            ..crate::report::problem::problems(&rows)[4].clone()
+        });
+        assert_eq!(groups(&recorded)[0].rows, [0, 3, 4]);
     }
 
     #[test]

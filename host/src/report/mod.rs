@@ -17,6 +17,7 @@
 //! | `plot.rs`, `axis.rs` | chart layouts (bars, lines, roofline) and their axes |
 //! | `figure.rs`, `font.rs` | [`Figure`]: shapes to SVG, and to PNG with `tiny-skia` and the embedded DejaVu Sans Condensed |
 //! | `html.rs` | `report.html`, self-contained: the summary, then a section per workload |
+//! | `summary.rs` | `summary.json`: every problem's rows, best rung, best peer and ratio (the README's table is made from it) |
 //! | `write.rs` | the folder: the pages, `report.html`, `results.json`, `results.csv`, charts |
 //! | `progress.rs` | the progress lines on stderr |
 
@@ -33,6 +34,7 @@ pub mod problem;
 mod progress;
 mod row;
 mod run;
+pub mod summary;
 mod table;
 pub mod units;
 mod write;
@@ -51,6 +53,7 @@ pub use progress::{
 };
 pub use row::{Ceilings, PeerLine, Row, Status, fmt_ms};
 pub use run::{Run, Section};
+pub use summary::{SUMMARY_SCHEMA, summary_json};
 pub use table::{Environment, resource_table, table};
 pub use units::{fmt_throughput, fmt_time};
 pub use write::{Written, write_outputs};

@@ -17,7 +17,12 @@
 //!   problems;
 //! * the **precision** from the row's, its first word, except a mixed
 //!   solve's, which is its field's (`f32 cycles, f64 field`: `f64`);
-//! * the **tolerance** from a solve's variant (`... to 1e-8`);
+//! * the **tolerance** from a solve's variant (`... to 1e-8`), or
+//!   [`DIRECT`] for a direct solve (a variant with the word `direct`, such
+//!   as CuPy's spectral solve): a direct solve reaches every tolerance its
+//!   residual is below, so it is compared with every solve to a tolerance
+//!   of its equation (workload, shape, qualifiers, the answer's precision;
+//!   [`Problem::reached_by`], applied where rows are grouped);
 //! * the **measure** from the throughput unit's first word (`GFLOP/s` for
 //!   the GEMM, `GB/s` for the GEMM and column sum of one shape), none for a
 //!   solve to a tolerance. A row without a unit (a peer that reports only
@@ -27,11 +32,35 @@
 pub use super::row::Problem;
 use super::row::Row;
 
+/// The tolerance of a direct solve's problem: it has none of its own and
+/// reaches every tolerance above its residual.
+pub const DIRECT: &str = "direct";
+
+/// A direct solve's row: the last item of a parenthesis of its variant is
+/// the word `direct` (`CuPy spectral solve (DST-I via rfft of the odd
+/// extension, direct)`, `spectral (DST-I, direct)`), and it names no
+/// tolerance of its own. The word elsewhere (`colsum direct: ...`) is not.
+pub fn is_direct(variant: &str) -> bool {
+    tolerance(variant).is_none()
+        && variant.match_indices(')').any(|(i, _)| {
+            let before = variant[..i].trim_end();
+            let n = before.len();
+            n >= DIRECT.len()
+                && before.is_char_boundary(n - DIRECT.len())
+                && before[n - DIRECT.len()..].eq_ignore_ascii_case(DIRECT)
+                && matches!(
+                    before[..n - DIRECT.len()].trim_end().chars().last(),
+                    Some(',' | '(')
+                )
+        })
+}
+
 impl Problem {
     /// The problem of a row from its size, variant, precision and unit
     /// (the row's own [`Row::problem`] aside).
     pub fn of(r: &Row) -> Problem {
-        let tolerance = tolerance(&r.variant);
+        let tolerance =
+            tolerance(&r.variant).or_else(|| is_direct(&r.variant).then(|| DIRECT.to_string()));
         let precision = if tolerance.is_some() {
             answer_precision(&r.precision)
         } else {
@@ -73,6 +102,31 @@ impl Problem {
             && self.precision == o.precision
     }
 
+    /// A direct solve's problem ([`DIRECT`]).
+    pub fn is_direct(&self) -> bool {
+        self.tolerance.as_deref() == Some(DIRECT)
+    }
+
+    /// The tolerance as a number (`None` for a direct solve and for a row
+    /// that is not a solve).
+    pub fn tolerance_value(&self) -> Option<f64> {
+        self.tolerance.as_deref()?.parse().ok()
+    }
+
+    /// `self` is a solve to a tolerance that the direct solve `direct`
+    /// reaches: the same equation, and `direct`'s relative residual
+    /// (`residual`, when it recorded one) at or below the tolerance. A
+    /// direct solve of another grid, qualifier or precision never is.
+    pub fn reached_by(&self, direct: &Problem, residual: Option<f64>) -> bool {
+        let Some(tol) = self.tolerance_value() else {
+            return false;
+        };
+        direct.is_direct()
+            && !self.is_direct()
+            && self.same_equation(direct)
+            && residual.is_none_or(|r| r <= tol)
+    }
+
     /// One line for people: `4x16x8192x128 causal · bf16 · GFLOP/s`.
     pub fn key(&self) -> String {
         let mut s = self.shape.clone();
@@ -86,8 +140,10 @@ impl Problem {
                 s.push_str(part);
             }
         }
-        if let Some(t) = &self.tolerance {
-            s.push_str(&format!(" · to {t}"));
+        match &self.tolerance {
+            Some(_) if self.is_direct() => s.push_str(" · direct solve"),
+            Some(t) => s.push_str(&format!(" · to {t}")),
+            None => {}
         }
         s
     }
@@ -100,7 +156,18 @@ impl Problem {
 pub fn problems(rows: &[Row]) -> Vec<Problem> {
     let mut ps: Vec<Problem> = rows
         .iter()
-        .map(|r| r.problem.clone().unwrap_or_else(|| Problem::of(r)))
+        .map(|r| match &r.problem {
+            // A direct solve recorded before the rule existed: a solve
+            // still, of the answer's precision.
+            Some(p) if p.tolerance.is_none() && is_direct(&r.variant) => Problem {
+                tolerance: Some(DIRECT.to_string()),
+                measure: String::new(),
+                precision: answer_precision(&r.precision).to_string(),
+                ..p.clone()
+            },
+            Some(p) => p.clone(),
+            None => Problem::of(r),
+        })
         .collect();
     let known: Vec<Problem> = ps
         .iter()
@@ -528,5 +595,27 @@ mod tests {
             "map to shared memory"
         );
         assert_eq!(tolerance("map to shared memory"), None);
+    }
+
+    #[test]
+    fn a_direct_solve_ends_a_parenthesis_with_direct() {
+        for d in [
+            "CuPy spectral solve (DST-I via rfft of the odd extension, direct)",
+            "spectral (DST-I, direct)",
+            "spectral (direct)",
+        ] {
+            assert!(is_direct(d), "{d}");
+            let p = Problem::of(&row("poisson-mg", d, "cupy", "4096x4096", "f64", ""));
+            assert!(p.is_direct() && p.tolerance_value().is_none(), "{p:?}");
+            assert_eq!(p.key(), "4096x4096 · f64 · direct solve");
+        }
+        for not in [
+            "colsum direct: SGEMM (rung 4g) + column sum",
+            "direct sums",
+            "spectral (indirect)",
+            "multigrid (direct) to 1e-8",
+        ] {
+            assert!(!is_direct(not), "{not}");
+        }
     }
 }

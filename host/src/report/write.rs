@@ -1,5 +1,6 @@
 //! Writing a run's report into one folder: `report.md` (the summary),
-//! `summary.md` (its table alone), a page per workload (`<workload>.md`),
+//! `summary.md` (its table alone), `summary.json` (every problem's best
+//! rung and best peer), a page per workload (`<workload>.md`),
 //! `report.html`, `results.json` (every row with its problem),
 //! `results.csv`, and every chart as SVG and PNG.
 
@@ -9,6 +10,7 @@ use super::markdown::{markdown, page_file, summary_table, workload_page};
 use super::problem::{problems, with_problems};
 use super::row::{Row, Status};
 use super::run::Run;
+use super::summary::summary_json;
 
 /// The files of a written report.
 #[derive(Debug, Clone)]
@@ -71,7 +73,7 @@ fn csv(rows: &[Row]) -> String {
 }
 
 /// Writes the report of `run` into `dir` (which must exist): the charts
-/// (SVG and PNG), `report.md`, `summary.md`, a page per workload,
+/// (SVG and PNG), `report.md`, `summary.md`, `summary.json`, a page per workload,
 /// `report.html`, `results.json`, `results.csv`. With `link_latest`, points `latest` (a sibling symlink)
 /// at `dir`.
 pub fn write_outputs(
@@ -97,6 +99,12 @@ pub fn write_outputs(
     }
     put("report.md", markdown(run, &charts).as_bytes())?;
     put("summary.md", summary_table(run, &charts).as_bytes())?;
+    put(
+        "summary.json",
+        serde_json::to_string_pretty(&summary_json(run, &rows, &charts))
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
     for s in &run.sections {
         put(
             &page_file(&s.name),

@@ -564,8 +564,12 @@ pub struct Args {
     /// gpu, sim or cpu.
     #[arg(long, value_enum, default_value_t = crate::Backend::Gpu)]
     pub backend: crate::Backend,
+    /// Timed repetitions of the --iters steps (1..=10000; one on the
+    /// simulator).
+    #[arg(long, default_value_t = crate::cli::DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
     /// Write the final field of the last kernel run here (.npy, 2-D float32,
-    /// ny x nx).
+    /// ny x nx): --iters steps from the initial field.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
     /// Print the measured rows as JSON on stdout (the row objects of
@@ -593,6 +597,7 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
     check_params(nx, ny, args.alpha)?;
     let variants = args.variant.rungs();
     crate::cli::check_iters("--iters", args.iters, 1)?;
+    crate::cli::check_reps(args.reps)?;
     // u, u_new, lap on the host (and on the simulator, which is host memory).
     crate::cli::check_host_arrays("--size", nx * ny, 4, 6)?;
     if backend == crate::Backend::Sim {
@@ -641,7 +646,9 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
         let mut u = u0.clone();
         let mut un = vec![0f32; u.len()];
         let mut lap = vec![0f32; u.len()];
-        let t = Timing::host(0, 1, || {
+        let t = Timing::host(0, args.reps, || {
+            // Each repetition from the initial field: `u` ends as --out says.
+            u.copy_from_slice(&u0);
             for _ in 0..args.iters {
                 cpu_step_rayon(&u, &mut lap, &mut un, nx, ny, args.alpha);
                 std::mem::swap(&mut u, &mut un);
@@ -712,7 +719,10 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
             );
         }
         let mut f = Fields::new(dev, &u0, nx, ny)?;
-        let t = dev.time(0, 1, |_| run(dev, variant, &mut f, args.iters, args.alpha))?;
+        let reps = if dev.is_sim() { 1 } else { args.reps };
+        let t = dev.time(0, reps, |_| {
+            run(dev, variant, &mut f, args.iters, args.alpha)
+        })?;
         println!(
             "{} on {}: {} ms per iteration ({} iterations, {:.2} GCells/s)",
             variant.label(),
@@ -724,7 +734,15 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
         let mut r = row(variant.label(), backend_name, &t);
         r.rel_err = Some(c.rel_err);
         rows.push(r);
-        result = dev.download(&f.u)?;
+        if args.out.is_some() {
+            // The timed repetitions went on from each other's field: the
+            // written field is one run of --iters steps from the start.
+            if reps > 1 {
+                f = Fields::new(dev, &u0, nx, ny)?;
+                run(dev, variant, &mut f, args.iters, args.alpha)?;
+            }
+            result = dev.download(&f.u)?;
+        }
     }
     if let Some(out) = &args.out {
         crate::npy::write_2d(out, ny, nx, &result)?;

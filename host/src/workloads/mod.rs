@@ -19,6 +19,7 @@ pub use crate::bench_ctx::BenchCtx;
 pub mod attention;
 pub mod demo;
 pub mod diffusion;
+pub mod fft;
 pub mod fusion;
 pub mod lomb;
 pub mod mathcheck;
@@ -89,6 +90,12 @@ pub fn all() -> Vec<Workload> {
             about: "attention, the FlashAttention ladder (three kernels to warp-specialised wgmma)",
             bench: attention::bench,
             sim_check: attention::sim_check,
+        },
+        Workload {
+            name: "fft",
+            about: "FFT ladder: complex and real, 1-D and 2-D, any length (Stockham, shared memory, Bluestein)",
+            bench: fft::bench,
+            sim_check: fft::sim_check,
         },
         Workload {
             name: "fusion",

@@ -130,8 +130,8 @@ fn broken_or_too_old_driver_is_refused_clearly() {
         ],
         "update the NVIDIA driver",
     );
-    // New enough by its version, but without the entry points cudarc calls
-    // (cudarc would panic on the first one).
+    // New enough by its version, but without the entry points the runtime
+    // calls (its driver binding would panic on the first one).
     let partial = "int cuDriverGetVersion(int *v) { *v = 12080; return 0; }\n";
     let dir = stub_driver("partial", partial).unwrap();
     assert_one_error_line(

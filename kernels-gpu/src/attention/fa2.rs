@@ -30,7 +30,7 @@ pub const fn fa2_shared_bytes(d: usize) -> usize {
 /// eight rows an `ldmatrix` matrix reads, and the rows a warp's copies
 /// write, fall on eight different 16-byte bank groups).
 #[inline(always)]
-fn chunk(r: usize, q: usize, cpr: usize) -> usize {
+pub(super) fn chunk(r: usize, q: usize, cpr: usize) -> usize {
     r * cpr + (q ^ (r % 8))
 }
 
@@ -39,7 +39,7 @@ fn chunk(r: usize, q: usize, cpr: usize) -> usize {
 /// tile at chunk `at` of `sm`; rows at or past `rows` are zero-filled.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn copy_tile(
+pub(super) fn copy_tile(
     sm: SharedSlice<U32x4>,
     at: usize,
     src: DeviceSlice<u16>,
@@ -206,7 +206,12 @@ pub fn attn_fa2<H: Half16, const D: usize>(
 /// `mma.m16n8k16` into 8-column block `nb` of accumulators held in the
 /// accumulator layout (elements `4 nb .. 4 nb + 4`).
 #[inline(always)]
-fn mma_block<H: Half16, const N: usize>(acc: &mut [f32; N], nb: usize, a: &FragA16, b: [u32; 2]) {
+pub(super) fn mma_block<H: Half16, const N: usize>(
+    acc: &mut [f32; N],
+    nb: usize,
+    a: &FragA16,
+    b: [u32; 2],
+) {
     let e = 4 * nb;
     let mut c = FragC([acc[e], acc[e + 1], acc[e + 2], acc[e + 3]]);
     mma_m16n8k16::<H>(&mut c, a, &FragB16(b));

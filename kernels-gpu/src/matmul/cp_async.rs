@@ -5,6 +5,7 @@
 use super::tile::{copy_group, ld4, outer8, store_patch};
 use super::*;
 use ptxlab_device::mem::F32x4;
+use ptxlab_device::pipeline::CpAsyncPipeline;
 
 /// Rung 5: stages in flight (tiles copied ahead of the one being multiplied).
 pub const ASYNC_STAGES: usize = 4;
@@ -50,7 +51,8 @@ pub const fn async_shared_bytes(a_ld: usize) -> usize {
 ///   3000 issue cycles per scheduler) to arrive from L2 instead of one.
 ///   Per tile: `wait_group 2` (this thread's copies of tile `t` landed),
 ///   one barrier (everyone's landed, and everyone is done with tile `t-1`,
-///   whose stage the next copies overwrite), start tile `t+3`, commit.
+///   whose stage the next copies overwrite), start tile `t+3`, commit: the
+///   ring of [`CpAsyncPipeline`].
 /// * `A` is not transposed: `cp.async` copies bytes as they are, so `As`
 ///   keeps `A`'s layout, `As[r][p]`. A thread reads, per half tile (4 of
 ///   depth), one float4 `As[r][4h..4h+4]` for each of its 8 rows: 8
@@ -254,27 +256,11 @@ fn async_body<const SCALAR_A: bool>(
     };
 
     let mut acc = [[0.0f32; 8]; 8];
-    let ntiles = k.div_ceil(BK);
-    // Prologue: tiles 0..S-1 in flight, one commit group each (empty groups
-    // past the last tile keep the count uniform).
-    for s in 0..S - 1 {
-        if s < ntiles {
-            issue(s, s);
-        }
-        shared::commit_async_copies();
-    }
+    let pipe = CpAsyncPipeline::<S>::new(k.div_ceil(BK));
+    pipe.prologue(issue);
     let mut tile = 0;
-    while tile < ntiles {
-        // Groups committed: S - 1 + tile; at most S - 2 pending means the
-        // first tile + 1 are complete, tile `tile` included.
-        shared::wait_async_copies::<{ (ASYNC_STAGES - 2) as u32 }>();
-        sync_threads();
-        let next = tile + S - 1;
-        if next < ntiles {
-            issue(next % S, next);
-        }
-        shared::commit_async_copies();
-        let stage = tile % S;
+    while tile < pipe.tiles() {
+        let stage = pipe.next_tile(tile, issue);
         if SCALAR_A {
             let (ab, bb) = (stage * a4 * 4, stage * B4);
             async_step_scalar(&mut acc, sa, ab, ld, 0, sb4, bb, tx, ty);

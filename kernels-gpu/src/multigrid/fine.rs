@@ -7,21 +7,51 @@ use super::*;
 
 // ---------------------------------------------------------------- fine level, f64
 
+/// The fine level as its f64 kernels see it: its shape and `1 / h^2`.
+#[derive(Debug, Clone, Copy, PartialEq, KernelParams)]
+#[repr(C)]
+pub struct Fine {
+    /// Columns (boundary included).
+    pub nx: u32,
+    /// Rows (boundary included).
+    pub ny: u32,
+    /// `1 / h^2` of the 5-point Laplacian.
+    pub inv_h2: f64,
+}
+
+/// One outer step of [`mg_defect`]: the fine level, the weight of the
+/// correction it adds and the scale of the residual it writes.
+#[derive(Debug, Clone, Copy, PartialEq, KernelParams)]
+#[repr(C)]
+pub struct DefectStep {
+    /// The fine level.
+    pub fine: Fine,
+    /// Weight of the correction `e` (0: no correction, `e` is not read).
+    pub e_scale: f64,
+    /// Scale of the cycle's right-hand side `r`.
+    pub r_scale: f64,
+}
+
+/// The outputs of one defect pass: the corrected field and the unscaled
+/// residual (each optional), the cycle's right-hand side and the
+/// reduction slot.
+struct DefectOut<'a, T> {
+    p_out: Option<DeviceSliceMut<'a, f64>>,
+    rho: Option<DeviceSliceMut<'a, f64>>,
+    r: DeviceSliceMut<'a, T>,
+    acc: DeviceSliceMut<'a, f64>,
+}
+
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn defect_body<T: Real>(
     p_in: DeviceSlice<f64>,
     e: Option<(DeviceSlice<T>, f64)>,
     b: DeviceSlice<f64>,
-    p_out: Option<DeviceSliceMut<f64>>,
-    rho: Option<DeviceSliceMut<f64>>,
-    r: DeviceSliceMut<T>,
-    acc: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
+    out: DefectOut<'_, T>,
+    Fine { nx, ny, inv_h2 }: Fine,
     r_scale: f64,
 ) {
+    let DefectOut { p_out, rho, r, acc } = out;
     let mut lens = [
         p_in.len(),
         b.len(),
@@ -114,7 +144,6 @@ fn defect_body<T: Real>(
 /// cycles run in f32, and their correction is added here in f64, which is
 /// what lets an f32 cycle reach a 1e-10 relative residual.
 #[kernel(launch_bounds(256), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn mg_defect<T: Real>(
     p_in: DeviceSlice<f64>,
     e: DeviceSlice<T>,
@@ -122,30 +151,20 @@ pub fn mg_defect<T: Real>(
     p_out: DeviceSliceMut<f64>,
     r: DeviceSliceMut<T>,
     acc: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
-    e_scale: f64,
-    r_scale: f64,
+    step: DefectStep,
 ) {
-    let e = if e_scale != 0.0 {
-        Some((e, e_scale))
+    let e = if step.e_scale != 0.0 {
+        Some((e, step.e_scale))
     } else {
         None
     };
-    defect_body(
-        p_in,
-        e,
-        b,
-        Some(p_out),
-        None,
+    let out = DefectOut {
+        p_out: Some(p_out),
+        rho: None,
         r,
         acc,
-        nx,
-        ny,
-        inv_h2,
-        r_scale,
-    );
+    };
+    defect_body(p_in, e, b, out, step.fine, step.r_scale);
 }
 
 /// Residual of the fine equation: `rho = b - lap_h p` (0 on the
@@ -153,19 +172,22 @@ pub fn mg_defect<T: Real>(
 /// start of PCG, and the final check of every solve. Mapping as
 /// [`mg_defect`].
 #[kernel(launch_bounds(256), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn mg_residual<T: Real>(
     p: DeviceSlice<f64>,
     b: DeviceSlice<f64>,
     rho: DeviceSliceMut<f64>,
     r: DeviceSliceMut<T>,
     acc: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
+    fine: Fine,
     r_scale: f64,
 ) {
-    defect_body::<T>(p, None, b, None, Some(rho), r, acc, nx, ny, inv_h2, r_scale);
+    let out = DefectOut {
+        p_out: None,
+        rho: Some(rho),
+        r,
+        acc,
+    };
+    defect_body::<T>(p, None, b, out, fine, r_scale);
 }
 
 /// Zeroes `acc` (grid-stride). Inside a captured graph the reduction slots
@@ -191,18 +213,16 @@ pub fn mg_clear(acc: DeviceSliceMut<f64>) {
 /// update, the operator and the dot product are one pass (out of place:
 /// `d_in` and `d_out` alternate).
 #[kernel(launch_bounds(256), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn mg_cg_dir<T: Real>(
     z: DeviceSlice<T>,
     d_in: DeviceSlice<f64>,
     d_out: DeviceSliceMut<f64>,
     q: DeviceSliceMut<f64>,
     s: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    inv_h2: f64,
+    fine: Fine,
     z_scale: f64,
 ) {
+    let Fine { nx, ny, inv_h2 } = fine;
     check_grid(
         &[z.len(), d_in.len(), d_out.len(), q.len()],
         nx,

@@ -7,6 +7,49 @@ use super::*;
 
 // ---------------------------------------------------------------- rung 1: smoother
 
+/// Which cells one launch of [`mg_smooth_rb`] updates: those with
+/// `(x + y) & 1` equal to the colour's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(u32)]
+pub enum Colour {
+    /// `(x + y) & 1 == 0`.
+    Red = 0,
+    /// `(x + y) & 1 == 1`.
+    Black = 1,
+}
+
+impl Colour {
+    /// The other colour.
+    pub fn other(self) -> Self {
+        match self {
+            Colour::Red => Colour::Black,
+            Colour::Black => Colour::Red,
+        }
+    }
+}
+
+/// One half-sweep of [`mg_smooth_rb`]: the level's shape and stencil, the
+/// relaxation weight and what the launch updates.
+#[derive(Debug, Clone, Copy, KernelParams)]
+#[repr(C)]
+pub struct RbSweep<T: Real> {
+    /// Columns of the level (boundary included).
+    pub nx: u32,
+    /// Rows of the level (boundary included).
+    pub ny: u32,
+    /// `1 / hx^2` of the stencil.
+    pub cx: T,
+    /// `1 / hy^2` of the stencil.
+    pub cy: T,
+    /// Over-relaxation weight (1: plain Gauss-Seidel).
+    pub omega: T,
+    /// The colour updated.
+    pub colour: Colour,
+    /// Treat `u` as zero (the first half-sweep from a zero start: no
+    /// neighbour loads; the other colour's cells are zeroed too).
+    pub zero: bool,
+}
+
 /// Rung 1: one colour of a red-black Gauss-Seidel sweep of
 /// `lap u = f` on a level, in place.
 ///
@@ -14,7 +57,7 @@ use super::*;
 /// updates the `t`-th cell of colour `colour` (`(x + y) & 1`: 0 red, 1 black)
 /// of each row `y` it visits (`y = 1 + blockIdx.y, += gridDim.y`). A cell's
 /// four neighbours have the other colour, so updating one colour in place is
-/// race-free and is exactly Gauss-Seidel in red-black order. `zero = 1`
+/// race-free and is exactly Gauss-Seidel in red-black order. `zero`
 /// treats `u` as zero (the first half-sweep from a zero start: no neighbour
 /// loads). Boundary cells are never written. No shared memory.
 ///
@@ -24,18 +67,17 @@ use super::*;
 /// whole row (the colours interleave in every cache line) and writing half
 /// of it, about 48 bytes per cell and sweep in f64.
 #[kernel(launch_bounds(256), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
-pub fn mg_smooth_rb<T: Real>(
-    u: DeviceSliceMut<T>,
-    f: DeviceSlice<T>,
-    nx: u32,
-    ny: u32,
-    cx: T,
-    cy: T,
-    omega: T,
-    colour: u32,
-    zero: u32,
-) {
+pub fn mg_smooth_rb<T: Real>(u: DeviceSliceMut<T>, f: DeviceSlice<T>, s: RbSweep<T>) {
+    let RbSweep {
+        nx,
+        ny,
+        cx,
+        cy,
+        omega,
+        colour,
+        zero,
+    } = s;
+    let colour = colour as u32;
     check_grid(
         &[u.len(), f.len()],
         nx,
@@ -50,7 +92,7 @@ pub fn mg_smooth_rb<T: Real>(
         // The cells of colour `colour` ((x + y) & 1) in row y, in order.
         let x = 1 + 2 * xh + ((1 + y + colour) & 1);
         let xo = 1 + 2 * xh + ((y + colour) & 1);
-        if zero != 0 && xo + 1 < nx {
+        if zero && xo + 1 < nx {
             // From zero, the other colour's cell of this pair becomes 0 too
             // (the next half-sweep reads it as its old value). No thread
             // reads a neighbour in a launch from zero: no race.
@@ -64,7 +106,7 @@ pub fn mg_smooth_rb<T: Real>(
             // hold (checked at entry). The neighbours have the other colour:
             // no thread of this launch writes them.
             unsafe {
-                let v = if zero != 0 {
+                let v = if zero {
                     sor(
                         T::ZERO,
                         gs_point(T::ZERO, T::ZERO, f.get_unchecked(i), cx, cy, w),

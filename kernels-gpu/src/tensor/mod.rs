@@ -50,6 +50,7 @@
 
 use ptxlab_device::mem::{F32x2, U32x4};
 use ptxlab_device::mma::{self, Bf16, F16, FragA16, FragATf32, FragB16, FragBTf32, FragC, Half16};
+use ptxlab_device::pipeline::CpAsyncPipeline;
 use ptxlab_device::prelude::*;
 use ptxlab_device::unroll;
 

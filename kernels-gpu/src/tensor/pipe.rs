@@ -33,14 +33,14 @@ pub fn matmul_pipe<T: Half16>(
     n: u32,
     k: u32,
 ) {
-    pipe_generic::<T, PIPE_BN, PIPE_BK, PIPE_STAGES, { PIPE_STAGES as u32 - 2 }>(a, b, c, m, n, k);
+    pipe_generic::<T, PIPE_BN, PIPE_BK, PIPE_STAGES>(a, b, c, m, n, k);
 }
 
 /// Rung 3's structure for a 128 x `BN` block tile (four warps per 128
-/// columns, each 64 x 64), tiles `BK` deep (32 or 64) and `S` stages
-/// (`WAIT = S - 2`, the groups still in flight when a tile is needed).
+/// columns, each 64 x 64), tiles `BK` deep (32 or 64) and an `S`-stage
+/// [`CpAsyncPipeline`].
 #[inline(always)]
-fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize, const WAIT: u32>(
+fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -49,7 +49,7 @@ fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize, con
     k: u32,
 ) {
     const BM: usize = PIPE_BM;
-    const { assert!((BK == 32 || BK == 64) && (BN == 128 || BN == 256) && WAIT as usize + 2 == S) };
+    const { assert!((BK == 32 || BK == 64) && (BN == 128 || BN == 256)) };
     let threads = 128 * (BN / 128);
     let (ald, bld) = ((BK + 8) / 8, (BN + 8) / 8);
     let ach = BM * ald;
@@ -79,23 +79,11 @@ fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize, con
         }
     };
     let mut acc = [[FragC::default(); 8]; 4];
-    let ntiles = k.div_ceil(BK);
-    for s in 0..S - 1 {
-        if s < ntiles {
-            issue(s, s);
-        }
-        shared::commit_async_copies();
-    }
+    let pipe = CpAsyncPipeline::<S>::new(k.div_ceil(BK));
+    pipe.prologue(issue);
     let mut tile = 0;
-    while tile < ntiles {
-        shared::wait_async_copies::<WAIT>();
-        sync_threads();
-        let next = tile + S - 1;
-        if next < ntiles {
-            issue(next % S, next);
-        }
-        shared::commit_async_copies();
-        let base = (tile % S) * stage;
+    while tile < pipe.tiles() {
+        let base = pipe.next_tile(tile, issue) * stage;
         unroll!(kk in [0, 1, 2, 3] {
             if kk < BK / 16 {
                 let (kc, kr, b_at) = (2 * kk, 16 * kk, base + ach);
@@ -120,7 +108,7 @@ pub fn matmul_pipek<T: Half16>(
     n: u32,
     k: u32,
 ) {
-    pipe_generic::<T, 128, 64, 3, 1>(a, b, c, m, n, k);
+    pipe_generic::<T, 128, 64, 3>(a, b, c, m, n, k);
 }
 
 /// Rung 3c: rung 3 with 128 x 256 block tiles and eight warps (still
@@ -136,7 +124,7 @@ pub fn matmul_pipew<T: Half16>(
     n: u32,
     k: u32,
 ) {
-    pipe_generic::<T, 256, 32, 3, 1>(a, b, c, m, n, k);
+    pipe_generic::<T, 256, 32, 3>(a, b, c, m, n, k);
 }
 
 /// Dynamic shared memory of a rung-3 variant: `S` stages of a 128 x `bk`

@@ -121,7 +121,8 @@ pub const fn raster(bid: usize, gx: usize, gy: usize, g: usize) -> (usize, usize
 /// loading tile `t + 1`'s first fragments. After step 0 the copy of tile
 /// `t + 2` starts, into the stage tile `t - 1` used (every warp finished
 /// reading it before the barrier of tile `t - 1`'s step 3): one barrier
-/// per tile.
+/// per tile: the steps of [`CpAsyncPipeline`], with the wait moved before
+/// step 3.
 #[kernel(launch_bounds(128, 2), instances(Bf16, F16))]
 pub fn matmul_pipes<T: Half16>(
     a: DeviceSlice<u16>,
@@ -131,7 +132,7 @@ pub fn matmul_pipes<T: Half16>(
     n: u32,
     k: u32,
 ) {
-    pipes_body::<T, PIPE_BM, PIPES_BN, PIPES_STAGES, { PIPES_STAGES as u32 - 2 }>(a, b, c, m, n, k);
+    pipes_body::<T, PIPE_BM, PIPES_BN, PIPES_STAGES>(a, b, c, m, n, k);
 }
 
 /// Where a rung-3d warp finds one `k16` step's fragments in a swizzled
@@ -359,15 +360,15 @@ impl PipesCopy {
 }
 
 /// Rung 3d's body (see [`matmul_pipes`]) for a `BM x BN` block tile
-/// of `(BM / 64) x (BN / 64)` warps, each 64 x 64, tiles 64 deep and `S`
-/// stages (`WAIT = S - 2`, the copy groups still in flight when a tile is
-/// needed). Rung 3d is `<128, 128, 3>`, 3e `<256, 128, 4>`.
+/// of `(BM / 64) x (BN / 64)` warps, each 64 x 64, tiles 64 deep and an
+/// `S`-stage [`CpAsyncPipeline`] whose wait comes before the last step of
+/// the previous tile. Rung 3d is `<128, 128, 3>`, 3e `<256, 128, 4>`.
 ///
 /// The body is compiled twice, for aligned rows (`k` and `n` multiples of
 /// 8: the lean copies of [`PipesCopy`]) and for the rest, so that neither
 /// keeps the other's copy state in registers (with both, ptxas spilled).
 #[inline(always)]
-fn pipes_body<T: Half16, const BM: usize, const BN: usize, const S: usize, const WAIT: u32>(
+fn pipes_body<T: Half16, const BM: usize, const BN: usize, const S: usize>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -376,22 +377,15 @@ fn pipes_body<T: Half16, const BM: usize, const BN: usize, const S: usize, const
     k: u32,
 ) {
     if k.is_multiple_of(8) && n.is_multiple_of(8) {
-        pipes_main::<T, BM, BN, S, WAIT, true>(a, b, c, m, n, k);
+        pipes_main::<T, BM, BN, S, true>(a, b, c, m, n, k);
     } else {
-        pipes_main::<T, BM, BN, S, WAIT, false>(a, b, c, m, n, k);
+        pipes_main::<T, BM, BN, S, false>(a, b, c, m, n, k);
     }
 }
 
 /// [`pipes_body`] for rows aligned (`FAST`) or not.
 #[inline(always)]
-fn pipes_main<
-    T: Half16,
-    const BM: usize,
-    const BN: usize,
-    const S: usize,
-    const WAIT: u32,
-    const FAST: bool,
->(
+fn pipes_main<T: Half16, const BM: usize, const BN: usize, const S: usize, const FAST: bool>(
     a: DeviceSlice<u16>,
     b: DeviceSlice<u16>,
     c: DeviceSliceMut<u16>,
@@ -404,7 +398,6 @@ fn pipes_main<
     // Four `k16` steps per tile, an even number: step 0 of every tile uses
     // fragment set 0. Rows of whole 128-byte lines for the swizzle.
     const { assert!(BK == 64 && BM.is_multiple_of(64) && BN.is_multiple_of(64)) };
-    const { assert!(S >= 2 && WAIT as usize + 2 == S) };
     // At most eight chunks of each operand per thread and tile (`unroll!`).
     const { assert!(BM * BK / 8 <= 8 * pipes_threads(BM, BN)) };
     const { assert!(BK * BN / 8 <= 8 * pipes_threads(BM, BN)) };
@@ -438,15 +431,10 @@ fn pipes_main<
     let mut acc = [[FragC::default(); 8]; 4];
     let mut fa = [[FragA16::default(); 4]; 2];
     let mut fb = [FragB16::default(); 8];
-    let ntiles = k.div_ceil(BK);
-    for st in 0..S - 1 {
-        if st < ntiles {
-            issue(st, st);
-        }
-        shared::commit_async_copies();
-    }
-    shared::wait_async_copies::<WAIT>();
-    sync_threads();
+    let pipe = CpAsyncPipeline::<S>::new(k.div_ceil(BK));
+    let ntiles = pipe.tiles();
+    pipe.prologue(issue);
+    pipe.wait_oldest();
     unroll!(mi in [0, 1, 2, 3] {
         fa[0][mi] = at(0, 0).a(sm, mi);
     });
@@ -463,8 +451,7 @@ fn pipes_main<
             let next = if kk < 3 {
                 Some(at(base, kk + 1))
             } else if tile + 1 < ntiles {
-                shared::wait_async_copies::<WAIT>();
-                sync_threads();
+                pipe.wait_oldest();
                 Some(at(rd * stage, 0))
             } else {
                 None
@@ -473,11 +460,7 @@ fn pipes_main<
             let (cur, nxt) = if kk.is_multiple_of(2) { (&*f0, f1) } else { (&*f1, f0) };
             pipes_step::<T>(&mut acc, sm, cur, &mut fb, nxt, next);
             if kk == 0 {
-                let next = tile + S - 1;
-                if next < ntiles {
-                    issue(wr, next);
-                }
-                shared::commit_async_copies();
+                pipe.refill(tile, wr, issue);
                 wr = if wr + 1 == S { 0 } else { wr + 1 };
             }
         });
@@ -531,7 +514,5 @@ pub fn matmul_pipet<T: Half16>(
     n: u32,
     k: u32,
 ) {
-    pipes_body::<T, PIPET_BM, PIPES_BN, PIPET_STAGES, { PIPET_STAGES as u32 - 2 }>(
-        a, b, c, m, n, k,
-    );
+    pipes_body::<T, PIPET_BM, PIPES_BN, PIPET_STAGES>(a, b, c, m, n, k);
 }

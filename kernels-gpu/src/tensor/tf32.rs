@@ -136,23 +136,11 @@ pub fn matmul_tf32x3_f32(
         }
     };
     let mut acc = [[FragC::default(); 4]; 4];
-    let ntiles = k.div_ceil(BK);
-    for s in 0..S - 1 {
-        if s < ntiles {
-            issue(s, s);
-        }
-        shared::commit_async_copies();
-    }
+    let pipe = CpAsyncPipeline::<S>::new(k.div_ceil(BK));
+    pipe.prologue(issue);
     let mut tile = 0;
-    while tile < ntiles {
-        shared::wait_async_copies::<{ (TF32_STAGES - 2) as u32 }>();
-        sync_threads();
-        let next = tile + S - 1;
-        if next < ntiles {
-            issue(next % S, next);
-        }
-        shared::commit_async_copies();
-        let base = (tile % S) * STAGE;
+    while tile < pipe.tiles() {
+        let base = pipe.next_tile(tile, issue) * STAGE;
         let bw = 4 * (base + ACH);
         // Both 8-deep steps' fragments first (A: 2 x 4 x 2 parts, B: 2 x 4
         // x 2 parts), split in registers.

@@ -19,43 +19,11 @@
 use super::{AsyncState, misuse, state};
 use crate::sim::error::Fault;
 use crate::sim::sched::{self, Block, Wait};
+use crate::sim::state::asyncs::Mbar;
 use std::format;
 use std::panic::Location;
 use std::string::String;
 use std::vec::Vec;
-
-/// One mbarrier of the block.
-pub(crate) struct Mbar {
-    /// Its shared-memory byte offset.
-    pub(crate) addr: u32,
-    /// Arrivals per phase (the init count).
-    pub(crate) count: u32,
-    /// Arrivals still expected in this phase.
-    pub(crate) pending: u32,
-    /// Transaction bytes still expected in this phase (negative: more
-    /// completed than expected so far).
-    pub(crate) tx: i64,
-    /// Phases completed.
-    pub(crate) completed: u64,
-    pub(crate) init_rank: u32,
-    pub(crate) init_gen: u64,
-    pub(crate) init_loc: &'static Location<'static>,
-    /// A `fence.mbarrier_init` by the initialising thread came after the init.
-    pub(crate) fenced: bool,
-    /// Fibers blocked in a wait on it.
-    pub(crate) waiters: Vec<u32>,
-    /// What completed the last phase: thread rank and line.
-    pub(crate) last: Option<(u32, &'static Location<'static>, &'static str)>,
-    /// The last `expect_tx` of this phase: thread, line and bytes.
-    pub(crate) expect: Option<(u32, &'static Location<'static>, u32)>,
-    /// Bytes TMA loads completed in this phase, and the last of them.
-    pub(crate) tx_done: u64,
-    pub(crate) tx_last: Option<u32>,
-    /// The most phases any thread has seen complete, and what the last
-    /// block barrier published of it.
-    pub(crate) max_seen: u64,
-    pub(crate) published: u64,
-}
 
 /// The barrier at `addr`, if initialised.
 pub(crate) fn find(st: &AsyncState, addr: u32) -> Option<u32> {

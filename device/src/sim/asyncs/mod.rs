@@ -7,7 +7,8 @@
 //! # What is tracked
 //! A block gets an [`AsyncState`] at its first asynchronous operation; a
 //! block that issues none pays one flag test per shared-memory access.
-//! From then on every 16-byte chunk of its shared memory has a [`Chunk`]:
+//! From then on every 16-byte chunk of its shared memory has a
+//! [`Chunk`](super::state::asyncs::Chunk):
 //! * the asynchronous write that owns it: a `cp.async` copy (in flight
 //!   until a `wait_async_copies` of its thread covers its group), or a TMA
 //!   load (in flight until it lands, then tagged with the mbarrier phase
@@ -26,7 +27,7 @@
 //! after that wait races with it.
 //!
 //! # When a copy lands
-//! In order ([`Schedule::InOrder`](super::Schedule)) every copy lands at
+//! In order (`Schedule::InOrder`) every copy lands at
 //! its issue: the bytes move then, and the checks above still treat the
 //! destination as in flight until the wait. A random schedule moves each
 //! landing to a random later point of its window (up to the covering wait,
@@ -42,234 +43,13 @@ pub(crate) mod wgmma;
 mod tests;
 
 use super::error::{AsyncHazard, Fault};
-use super::sched::Block;
+use super::sched::{Block, Engines, Wait};
+pub(crate) use super::state::asyncs::{AsyncState, CHUNK, Op, OpKind, Reads};
 use std::boxed::Box;
-use std::collections::VecDeque;
 use std::format;
 use std::panic::Location;
 use std::string::{String, ToString};
 use std::vec::Vec;
-
-/// Bytes per tracked chunk: one `cp.async` (16 bytes), and the unit of
-/// TMA boxes and `wgmma` operand rows.
-pub(crate) const CHUNK: usize = 16;
-
-/// What one 16-byte chunk of shared memory has to do with asynchronous
-/// operations.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Chunk {
-    /// Index + 1 of the operation that writes (or last wrote) the chunk
-    /// asynchronously; 0 for none.
-    writer: u32,
-    /// Asynchronous reads in flight on the chunk (their operations are in
-    /// [`AsyncState::reading`]).
-    readers: u32,
-}
-
-/// An asynchronous operation of the block.
-pub(crate) struct Op {
-    pub(crate) kind: OpKind,
-    /// Rank (linear thread index) of the issuing thread.
-    pub(crate) rank: u32,
-    /// The kernel line that issued it.
-    pub(crate) loc: &'static Location<'static>,
-    /// Chunks (or records) that still name it; freed at 0.
-    refs: u32,
-}
-
-/// A TMA store's or `wgmma`'s reads of shared memory.
-pub(crate) struct Reads {
-    /// The chunks read.
-    pub(crate) chunks: Vec<u32>,
-    /// The issuing thread's group.
-    pub(crate) group: u32,
-    /// TMA loads whose data it reads (each reader must have seen their
-    /// phases).
-    pub(crate) sources: Vec<u32>,
-}
-
-pub(crate) enum OpKind {
-    /// A free slot.
-    Free,
-    /// `cp.async`: 16 bytes from `src` (zeros when `!valid`) to shared
-    /// byte offset `dst`.
-    Copy {
-        dst: u32,
-        src: usize,
-        valid: bool,
-        group: u32,
-        landed: bool,
-    },
-    /// A TMA load of `bytes` at `dst`, completing on barrier `bar` (an
-    /// index into [`AsyncState::bars`]); `phase` is the phase its bytes
-    /// completed, once landed.
-    TmaLoad {
-        dst: u32,
-        map: crate::hopper::SimTensorMap,
-        x: i32,
-        y: i32,
-        bar: u32,
-        phase: Option<u64>,
-    },
-    /// A `wgmma` instruction of a warpgroup: the operand chunks it reads.
-    Wgmma { reads: Reads },
-    /// A TMA store: the shared chunks it reads, and the box it writes.
-    TmaStore {
-        reads: Reads,
-        map: crate::hopper::SimTensorMap,
-        x: i32,
-        y: i32,
-        src: u32,
-        landed: bool,
-    },
-}
-
-impl Op {
-    pub(crate) fn name(&self) -> &'static str {
-        match self.kind {
-            OpKind::Free => "(free)",
-            OpKind::Copy { .. } => "cp.async",
-            OpKind::TmaLoad { .. } => "TMA load",
-            OpKind::Wgmma { .. } => "wgmma",
-            OpKind::TmaStore { .. } => "TMA store",
-        }
-    }
-}
-
-/// One thread's asynchronous state.
-#[derive(Default)]
-pub(crate) struct ThreadAsync {
-    /// Its `cp.async` copies not yet covered by a wait, in issue order.
-    pub(crate) copies: VecDeque<u32>,
-    /// `cp.async` groups committed so far.
-    pub(crate) committed: u32,
-    /// Its last `wait_async_copies`: line and `N`.
-    pub(crate) last_wait: Option<(&'static Location<'static>, u32)>,
-    /// Per mbarrier (index into [`AsyncState::bars`]): phases it has seen
-    /// complete (through its own waits).
-    pub(crate) seen: Vec<u64>,
-    /// The mbarrier epoch + 1 of its last failed `try_wait` (a spin), and
-    /// what that try was: barrier address, parity, line.
-    pub(crate) spin: u64,
-    pub(crate) spin_at: Option<(u32, u32, &'static Location<'static>)>,
-    /// `wgmma` state.
-    pub(crate) wg: wgmma::ThreadWgmma,
-    /// TMA stores not yet covered by a `bulk_wait_group_read`, in issue
-    /// order, and bulk groups committed.
-    pub(crate) stores: VecDeque<u32>,
-    pub(crate) bulk_committed: u32,
-}
-
-/// The asynchronous state of one block.
-#[derive(Default)]
-pub(crate) struct AsyncState {
-    pub(crate) chunks: Vec<Chunk>,
-    pub(crate) ops: Vec<Op>,
-    free: Vec<u32>,
-    pub(crate) threads: Vec<ThreadAsync>,
-    pub(crate) bars: Vec<mbar::Mbar>,
-    pub(crate) groups: Vec<wgmma::Warpgroup>,
-    /// Block barriers passed (mbarrier inits are visible to other threads
-    /// after the next one).
-    pub(crate) barriers: u64,
-    /// Counts mbarrier state changes (a spinning `try_wait` that sees no
-    /// change is waiting for something that does not happen).
-    pub(crate) epoch: u64,
-    /// Operations whose landing a random schedule deferred, with the block
-    /// tick at which they land.
-    pub(crate) deferred: Vec<(u32, u64)>,
-    /// Asynchronous events of the block so far (the clock of `deferred`).
-    pub(crate) tick: u64,
-    /// The `wgmma` accumulator poison records (see [`wgmma`]).
-    pub(crate) accs: Vec<wgmma::AccRecord>,
-    /// Operations with asynchronous reads in flight (`wgmma`, TMA stores).
-    pub(crate) reading: Vec<u32>,
-}
-
-impl AsyncState {
-    /// Clears the state for a new block of `threads` threads with `bytes` of
-    /// shared memory, keeping the allocations.
-    pub(crate) fn reset(&mut self, bytes: usize, threads: usize) {
-        self.chunks.clear();
-        self.chunks.resize(bytes.div_ceil(CHUNK), Chunk::default());
-        self.ops.clear();
-        self.free.clear();
-        for t in &mut self.threads {
-            *t = ThreadAsync::default();
-        }
-        self.threads.resize_with(threads, ThreadAsync::default);
-        self.threads.truncate(threads);
-        self.bars.clear();
-        self.groups.clear();
-        self.groups
-            .resize_with(threads.div_ceil(128), wgmma::Warpgroup::default);
-        self.barriers = 0;
-        self.epoch = 0;
-        self.deferred.clear();
-        self.tick = 0;
-        self.accs.clear();
-        self.reading.clear();
-    }
-
-    /// A new operation; returns its index.
-    pub(crate) fn push(&mut self, kind: OpKind, rank: u32, loc: &'static Location<'static>) -> u32 {
-        let op = Op {
-            kind,
-            rank,
-            loc,
-            refs: 0,
-        };
-        match self.free.pop() {
-            Some(i) => {
-                self.ops[i as usize] = op;
-                i
-            }
-            None => {
-                self.ops.push(op);
-                (self.ops.len() - 1) as u32
-            }
-        }
-    }
-
-    /// One reference to op `i` fewer; frees it at zero.
-    pub(crate) fn unref(&mut self, i: u32) {
-        let op = &mut self.ops[i as usize];
-        op.refs = op.refs.saturating_sub(1);
-        if op.refs == 0 && !matches!(op.kind, OpKind::Free) {
-            op.kind = OpKind::Free;
-            self.free.push(i);
-        }
-    }
-
-    /// Makes op `i` the asynchronous writer of `chunk`, dropping the old one.
-    pub(crate) fn set_writer(&mut self, chunk: usize, i: u32) {
-        let old = self.chunks[chunk].writer;
-        self.chunks[chunk].writer = i + 1;
-        self.ops[i as usize].refs += 1;
-        if old != 0 {
-            self.unref(old - 1);
-        }
-    }
-
-    /// Clears `chunk`'s writer if it is op `i`.
-    pub(crate) fn clear_writer(&mut self, chunk: usize, i: u32) {
-        if self.chunks[chunk].writer == i + 1 {
-            self.chunks[chunk].writer = 0;
-            self.unref(i);
-        }
-    }
-
-    /// The barrier-relevant phases `rank` has seen of barrier `bar`: its own
-    /// observations, or what a block barrier since has published.
-    pub(crate) fn seen(&self, rank: u32, bar: u32) -> u64 {
-        let own = self.threads[rank as usize]
-            .seen
-            .get(bar as usize)
-            .copied()
-            .unwrap_or(0);
-        own.max(self.bars[bar as usize].published)
-    }
-}
 
 /// The block's asynchronous state, created at its first asynchronous
 /// operation.
@@ -281,6 +61,36 @@ pub(crate) fn state<'b>(b: &'b Block<'_>) -> core::cell::RefMut<'b, AsyncState> 
         b.async_on.set(true);
     }
     b.asyncs.borrow_mut()
+}
+
+/// The asynchronous engine, as the scheduler sees it ([`Engines`]): the
+/// launch passes it down to every block.
+pub(crate) struct AsyncEngine;
+
+impl Engines for AsyncEngine {
+    fn thread_exit(&self, b: &Block<'_>, rank: u32) -> Option<Fault> {
+        thread_exit(b, rank)
+    }
+
+    fn land_due(&self, b: &Block<'_>, all: bool) -> bool {
+        land_due(b, all)
+    }
+
+    fn all_spinning(&self, b: &Block<'_>, ranks: &[u32]) -> bool {
+        mbar::all_spinning(b, ranks)
+    }
+
+    fn spin_detail(&self, b: &Block<'_>) -> (u32, String) {
+        mbar::spin_detail(b)
+    }
+
+    fn wait_note(&self, b: &Block<'_>, rank: u32, wait: Wait) -> String {
+        match wait {
+            Wait::Mbar { site, addr, parity } => mbar::deadlock_note(b, rank, site, addr, parity),
+            Wait::Wgmma { site, n } => wgmma::deadlock_note(b, rank, site, n),
+            _ => String::new(),
+        }
+    }
 }
 
 /// A hazard report about op `op` of the block.
@@ -451,6 +261,57 @@ pub(crate) fn check_writer(
         }
         _ => None,
     }
+}
+
+/// The chunks of `bytes` at shared offset `at`, checked for an
+/// asynchronous read by thread `rank` (a TMA store's source or a `wgmma`
+/// operand): nothing in flight writes them, TMA data among them was seen
+/// complete by `rank`, and ordinary writes to them were fenced for the
+/// asynchronous proxy. Returns the TMA loads whose data they hold.
+pub(crate) fn check_async_read(
+    b: &Block<'_>,
+    st: &AsyncState,
+    chunks: &[u32],
+    rank: u32,
+    op: &'static str,
+    what: &str,
+    loc: &'static Location<'static>,
+) -> Result<Vec<u32>, Fault> {
+    let mut sources: Vec<u32> = Vec::new();
+    for &c in chunks {
+        let ch = st.chunks[c as usize];
+        if ch.writer != 0 {
+            let w = ch.writer - 1;
+            if let Some(f) = check_writer(b, st, w, rank, c as usize * CHUNK, false, what) {
+                return Err(f);
+            }
+            if !sources.contains(&w) {
+                sources.push(w);
+            }
+        } else if let Some(r) = &b.race {
+            for word in c as usize * 4..c as usize * 4 + 4 {
+                if let Some((wr, wl)) = r.unfenced_write(word) {
+                    return Err(misuse(
+                        b,
+                        op,
+                        rank,
+                        loc,
+                        format!(
+                            "shared memory byte {} read by the asynchronous proxy ({what} issued \
+                             by thread {} at {loc}) after an ordinary write by thread {} at {wl} \
+                             with no fence.proxy.async of the writer in between: the \
+                             asynchronous proxy may read the old bytes; call \
+                             fence_proxy_async_shared() after the writes, before the barrier",
+                            word * 4,
+                            b.thread_of(rank),
+                            b.thread_of(wr),
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(sources)
 }
 
 /// The asynchronous read in flight on `chunk` that a write by thread

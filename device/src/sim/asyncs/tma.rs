@@ -13,10 +13,11 @@
 //! ordinary stores wrote it.
 
 use super::copy::check_target;
-use super::{AsyncState, CHUNK, OpKind, Reads, check_writer, defer, land, mbar, misuse, state};
+use super::{CHUNK, OpKind, Reads, check_async_read, defer, land, mbar, misuse, state};
 use crate::hopper::{SimTensorMap, Swizzle};
 use crate::sim::error::Fault;
 use crate::sim::sched::{self, Block};
+use crate::sim::state::asyncs::{add_readers, drop_readers};
 use std::format;
 use std::panic::Location;
 use std::vec::Vec;
@@ -77,7 +78,7 @@ pub(crate) fn read_map(map: crate::mem::DeviceSlice<u64>) -> SimTensorMap {
     }
     match SimTensorMap::from_words(&words) {
         Some(t) => t,
-        None => crate::sim::fail(Fault::Trap {
+        None => sched::fail(Fault::Trap {
             reason: "cp.async.bulk.tensor: the tensor-map buffer holds no simulator tensor map \
                      (make it with the runtime's tensor-map constructor on the simulator)"
                 .into(),
@@ -205,76 +206,6 @@ pub(crate) fn land_load(b: &Block<'_>, i: u32) {
     for f in wake {
         b.wake(f);
     }
-}
-
-/// The chunks of `bytes` at shared offset `at`, checked for an
-/// asynchronous read by thread `rank` (a TMA store's source or a `wgmma`
-/// operand): nothing in flight writes them, TMA data among them was seen
-/// complete by `rank`, and ordinary writes to them were fenced for the
-/// asynchronous proxy. Returns the TMA loads whose data they hold.
-pub(crate) fn check_async_read(
-    b: &Block<'_>,
-    st: &AsyncState,
-    chunks: &[u32],
-    rank: u32,
-    op: &'static str,
-    what: &str,
-    loc: &'static Location<'static>,
-) -> Result<Vec<u32>, Fault> {
-    let mut sources: Vec<u32> = Vec::new();
-    for &c in chunks {
-        let ch = st.chunks[c as usize];
-        if ch.writer != 0 {
-            let w = ch.writer - 1;
-            if let Some(f) = check_writer(b, st, w, rank, c as usize * CHUNK, false, what) {
-                return Err(f);
-            }
-            if !sources.contains(&w) {
-                sources.push(w);
-            }
-        } else if let Some(r) = &b.race {
-            for word in c as usize * 4..c as usize * 4 + 4 {
-                if let Some((wr, wl)) = r.unfenced_write(word) {
-                    return Err(misuse(
-                        b,
-                        op,
-                        rank,
-                        loc,
-                        format!(
-                            "shared memory byte {} read by the asynchronous proxy ({what} issued \
-                             by thread {} at {loc}) after an ordinary write by thread {} at {wl} \
-                             with no fence.proxy.async of the writer in between: the \
-                             asynchronous proxy may read the old bytes; call \
-                             fence_proxy_async_shared() after the writes, before the barrier",
-                            word * 4,
-                            b.thread_of(rank),
-                            b.thread_of(wr),
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    Ok(sources)
-}
-
-/// Registers the reads of op `op` on `chunks` (sorted).
-pub(crate) fn add_readers(st: &mut AsyncState, op: u32, chunks: &[u32]) {
-    for &c in chunks {
-        st.chunks[c as usize].readers += 1;
-    }
-    st.ops[op as usize].refs += 1;
-    st.reading.push(op);
-}
-
-/// Releases the reads of op `op` on `chunks`.
-pub(crate) fn drop_readers(st: &mut AsyncState, op: u32, chunks: &[u32]) {
-    for &c in chunks {
-        let ch = &mut st.chunks[c as usize];
-        ch.readers = ch.readers.saturating_sub(1);
-    }
-    st.reading.retain(|&r| r != op);
-    st.unref(op);
 }
 
 /// Issues a TMA store of the box at shared offset `src` to (`x`, `y`) of

@@ -26,11 +26,10 @@
 //!   `wgmma_wait_group` (or its start).
 //! * A thread that ends with a `wgmma` in flight is an error.
 
-use super::tma::{add_readers, check_async_read, drop_readers};
-use super::{AsyncState, OpKind, Reads, check_writer, misuse, state, who};
+use super::{AsyncState, OpKind, Reads, check_async_read, check_writer, misuse, state, who};
 use crate::sim::error::Fault;
 use crate::sim::sched::{self, Block};
-use std::collections::VecDeque;
+use crate::sim::state::asyncs::{Acc, AccRecord, Record, add_readers, drop_readers};
 use std::format;
 use std::panic::Location;
 use std::string::String;
@@ -39,66 +38,6 @@ use std::vec::Vec;
 /// The payload of accumulator poison: a quiet NaN with these bits set, the
 /// low 16 bits naming the record in [`AsyncState::accs`].
 const POISON: u32 = 0x7FD5_0000;
-
-/// Who made a poison value.
-#[derive(Clone, Copy)]
-pub(crate) struct AccRecord {
-    rank: u32,
-    loc: &'static Location<'static>,
-    group: u32,
-}
-
-/// An accumulator array of a thread with a `wgmma` chain on it.
-struct Acc {
-    /// Its address and length (f32 elements).
-    ptr: usize,
-    len: usize,
-    /// The product so far.
-    vals: Vec<f32>,
-    /// The group of its last `wgmma`.
-    group: u32,
-    /// Its poison record.
-    id: u32,
-    /// In flight (the array holds poison) or completed (the array holds `vals`).
-    pending: bool,
-}
-
-/// One thread's `wgmma` state.
-#[derive(Default)]
-pub(crate) struct ThreadWgmma {
-    /// A `wgmma_fence` since the last `wgmma_wait_group` (or the start).
-    fenced: bool,
-    /// `wgmma` instructions issued so far (the next one's index).
-    issued: u64,
-    /// Groups committed.
-    committed: u32,
-    /// Issued and not yet waited for: instruction index, group.
-    inflight: VecDeque<(u64, u32)>,
-    accs: Vec<Acc>,
-    /// It has issued a `wgmma`: its stores are checked for poison.
-    pub(crate) used: bool,
-}
-
-/// A `wgmma` instruction of a warpgroup whose operands are registered.
-struct Record {
-    /// Its index among the warpgroup's instructions.
-    n: u64,
-    /// Its operation (the operand reads).
-    op: u32,
-    /// Threads that have issued it, and that have waited for it, of
-    /// `present`.
-    issued: u32,
-    waited: u32,
-    present: u32,
-    /// Fibers waiting for the others to issue it.
-    waiters: Vec<u32>,
-}
-
-/// A warpgroup's `wgmma` instructions in flight.
-#[derive(Default)]
-pub(crate) struct Warpgroup {
-    records: Vec<Record>,
-}
 
 fn poison(id: u32) -> f32 {
     f32::from_bits(POISON | (id & 0xFFFF))

@@ -56,7 +56,7 @@ pub fn report_from(args: &ReportArgs) -> Result<()> {
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let w = report::write_outputs(&out, &run, false)?;
     println!(
-        "wrote {} charts, report.md (the summary), summary.md, a page per workload, report.html, results.json and results.csv to {}",
+        "wrote {} charts, report.md (the summary), summary.md, summary.json, a page per workload, report.html, results.json and results.csv to {}",
         w.charts.len(),
         out.display()
     );
@@ -215,7 +215,7 @@ pub fn run(args: &Args) -> Result<()> {
     let rows_all = run.rows();
     let w = report::write_outputs(&out, &run, true)?;
     eprintln!(
-        "wrote {}: report.md (the summary), summary.md, a page per workload, report.html ({} charts), results.json, results.csv",
+        "wrote {}: report.md (the summary), summary.md, summary.json, a page per workload, report.html ({} charts), results.json, results.csv",
         out.display(),
         w.charts.len()
     );

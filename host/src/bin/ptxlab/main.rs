@@ -9,7 +9,7 @@
 use ptxlab::command_line::{self, Cmd};
 use ptxlab::report::Row;
 use ptxlab::workloads::{
-    attention, diffusion, fusion, lomb, mathcheck, matmul, poisson, primitives, vector,
+    attention, diffusion, fft, fusion, lomb, mathcheck, matmul, poisson, primitives, vector,
 };
 
 mod bench;
@@ -73,17 +73,18 @@ fn main() {
         Cmd::PoissonScaling(a) => poisson::multi::cli_scaling(a)
             .map(|()| Vec::new())
             .map_err(Into::into),
-        Cmd::LombScargle(a) => lomb::cli(a).map(|()| Vec::new()).map_err(Into::into),
+        Cmd::LombScargle(a) => lomb::cli(a).map_err(Into::into),
         Cmd::Reduce(a) => primitives::cli_reduce(a).map_err(Into::into),
         Cmd::Histogram(a) => primitives::cli_histogram(a).map_err(Into::into),
         Cmd::MonteCarloPi(a) => primitives::cli_pi(a).map_err(Into::into),
         Cmd::Diffusion(a) => diffusion::cli(a).map_err(Into::into),
         Cmd::Matmul(a) => matmul::cli(a).map_err(Into::into),
         Cmd::Attention(a) => attention::cli(a).map_err(Into::into),
+        Cmd::Fft(a) => fft::cli(a).map_err(Into::into),
         Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
         Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),
         Cmd::SimBench(a) => sim_bench::run(a),
-        Cmd::MathAccuracy(a) => mathcheck::cli(a).map(|()| Vec::new()).map_err(Into::into),
+        Cmd::MathAccuracy(a) => mathcheck::cli(a).map_err(Into::into),
         Cmd::SimFuzz(a) => sim_fuzz::run(a).map(|()| Vec::new()),
         Cmd::PipelineBugs(a) => ptxlab::pipeline_bugs::cli(a)
             .map(|()| Vec::new())

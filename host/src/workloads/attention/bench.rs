@@ -2,7 +2,8 @@
 //! first), each checked first at an odd shape against the full f64
 //! reference, then at the benchmark shape (every output written, sampled
 //! rows against f64: the same rows and measures as the torch peers in
-//! `peers/attention.py`), then timed with device events.
+//! `peers/attention.py`), then timed with device events. Then the backward
+//! pass at [`bench_backward_shapes`], timed alone.
 
 use super::check::{POISON_16, bound, check_rung, errors};
 use super::cpu::{generated, reference, round_checked, sample_rows, widen};
@@ -65,7 +66,117 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             }
         }
     }
+    for (b, h, s, d) in bench_backward_shapes(ctx.quick) {
+        for causal in [false, true] {
+            let shape = Shape::new(b, h, s, s, d, causal, None)?;
+            rows.push(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
+        }
+    }
     Ok(rows)
+}
+
+/// The backward pass's benchmark shapes `(batch, heads, seq, dim)`, each
+/// non-causal and causal, BF16: the two and an odd length (quick:
+/// one small one). `peers/attention.py` times torch's backward at the same.
+pub fn bench_backward_shapes(quick: bool) -> Vec<(usize, usize, usize, usize)> {
+    if quick {
+        vec![(1, 8, 2048, 128)]
+    } else {
+        vec![(4, 16, 8192, 128), (4, 16, 8192, 64), (2, 16, 4097, 128)]
+    }
+}
+
+/// The backward row at `shape`: checked first at an odd shape against the
+/// full f64 gradients, then at `shape` (forward by rung 2, gradients
+/// poisoned, head 0 against the f64 gradients), then the backward alone
+/// timed, TFLOP/s counted as 2.5x the forward's FLOPs.
+fn bench_backward(ctx: &BenchCtx, dev: &Device, shape: &Shape, prec: Precision) -> Result<Row> {
+    use super::backward::{
+        BWD_LABEL, Backward, Grads, backward_entry, backward_flops, backward_label, check_backward,
+        grad_errors, verify_grads,
+    };
+    use super::cpu::grad_reference;
+    let mut row = Row::new(NAME, BWD_LABEL, "gpu", &backward_label(shape), prec.name());
+    let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
+    if let Some(res) =
+        backward_entry(prec, shape.d).and_then(|k| crate::modules::resource(k, &arch, false))
+    {
+        row.registers = Some(res.registers);
+        row.spills = Some(res.spill_stores + res.spill_loads);
+    }
+    let odd = Shape::new(1, 3, 300, 333, shape.d, shape.causal, None)?;
+    if let Err(e) = check_backward(dev, prec, &odd, 11) {
+        row.status = status_of(e);
+        return Ok(row);
+    }
+    let q = round_checked(prec, "Q", &generated(0, shape.q_len()))?;
+    let k = round_checked(prec, "K", &generated(1, shape.kv_len()))?;
+    let v = round_checked(prec, "V", &generated(2, shape.kv_len()))?;
+    let g = round_checked(prec, "dO", &generated(3, shape.q_len()))?;
+    let refr = grad_reference(
+        shape,
+        &widen(prec, &q),
+        &widen(prec, &k),
+        &widen(prec, &v),
+        &widen(prec, &g),
+        &[0],
+    );
+    let x = Inputs::upload(dev, shape, &q, &k, &v)?;
+    let dout = dev.upload(&g)?;
+    drop((q, k, v, g));
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
+    let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
+    let res = Plan::new(dev, Rung::Fa2, prec, *shape, &x)
+        .and_then(|mut p| p.run(dev, &mut o, Some(&mut lse)));
+    if let Err(e) = res {
+        row.status = status_of(e);
+        return Ok(row);
+    }
+    let mut grads = Grads::poisoned(dev, shape)?;
+    let mut bwd = Backward::new(dev, prec, *shape)?;
+    let t0 = std::time::Instant::now();
+    if let Err(e) = bwd
+        .run(dev, &x, &o, &lse, &dout, &mut grads)
+        .and_then(|()| Ok(dev.synchronize()?))
+    {
+        row.status = status_of(e);
+        return Ok(row);
+    }
+    row.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
+    let e = grad_errors(
+        shape,
+        prec,
+        &refr,
+        &dev.download(&grads.dq)?,
+        &dev.download(&grads.dk)?,
+        &dev.download(&grads.dv)?,
+    );
+    match e {
+        Ok(e) => {
+            row.rel_err = Some(e.dq.max(e.dk).max(e.dv));
+            row.note = format!("dQ {:.1e} dK {:.1e} dV {:.1e} (head 0)", e.dq, e.dk, e.dv);
+            if let Err(err) = verify_grads("head 0", prec, &e) {
+                row.status = Status::Failed(err.to_string());
+                return Ok(row);
+            }
+        }
+        Err(why) => {
+            row.status = Status::Failed(why);
+            return Ok(row);
+        }
+    }
+    let first = row.first_ms.unwrap_or(1.0);
+    match dev.time(1, reps_for(first, ctx.reps()), |_| {
+        bwd.run(dev, &x, &o, &lse, &dout, &mut grads)
+    }) {
+        Ok(t) => {
+            row.throughput = Some(backward_flops(shape) / (t.median_ms * 1e-3) / 1e9);
+            row.unit = "GFLOP/s".into();
+            row.timing = Some(t);
+        }
+        Err(e) => row.status = Status::Failed(e.to_string()),
+    }
+    Ok(row)
 }
 
 /// The rows of every rung at `shape` in `prec`.

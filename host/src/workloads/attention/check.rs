@@ -196,7 +196,8 @@ pub const SIM_SHAPES: [(usize, usize, usize, usize); 2] = [(1, 2, 77, 133), (2, 
 
 /// Every kernel of the workload on the simulator against the f64
 /// reference: each rung, each `(precision, D)` instance, causal and not,
-/// at the odd shapes of [`SIM_SHAPES`].
+/// at the odd shapes of [`SIM_SHAPES`], and the backward pass once per
+/// instance.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     for (i, prec) in Precision::ALL.into_iter().enumerate() {
@@ -217,6 +218,11 @@ pub fn sim_check() -> Result<()> {
                     )?;
                 }
             }
+            // The backward pass, once per instance, causal for one D of
+            // each precision and not for the other.
+            let (b, h, sq, skv) = SIM_SHAPES[(i + j + 1) % SIM_SHAPES.len()];
+            let shape = Shape::new(b, h, sq, skv, d, (i + j) % 2 == 1, None)?;
+            super::backward::check_backward(&dev, prec, &shape, (i * 2 + j) as u64)?;
         }
     }
     Ok(())

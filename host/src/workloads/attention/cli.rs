@@ -71,6 +71,25 @@ pub struct Args {
     /// `results.json`), and nothing else there.
     #[arg(long)]
     pub json: bool,
+    /// Run the backward pass: rung 2's forward (for O and the log-sum-exp),
+    /// then the backward kernels, checked against the f64 gradients; timed
+    /// alone, TFLOP/s counted as 2.5x the forward's FLOPs. Implied by
+    /// --grad-out, --dq, --dk and --dv.
+    #[arg(long)]
+    pub backward: bool,
+    /// Output gradient dL/dO: float32 .npy of Q's shape (B, H, S, D)
+    /// [default: random, hash tensor 3 seed + 3].
+    #[arg(long, value_name = "dO.npy")]
+    pub grad_out: Option<PathBuf>,
+    /// Write dL/dQ (float32, (B, H, S, D)).
+    #[arg(long, value_name = "dQ.npy")]
+    pub dq: Option<PathBuf>,
+    /// Write dL/dK (float32, (B, H, S_kv, D)).
+    #[arg(long, value_name = "dK.npy")]
+    pub dk: Option<PathBuf>,
+    /// Write dL/dV (float32, (B, H, S_kv, D)).
+    #[arg(long, value_name = "dV.npy")]
+    pub dv: Option<PathBuf>,
 }
 
 /// Most multiply-adds (`heads Sq Skv D`) of one rung on the simulator.
@@ -193,6 +212,14 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
     );
     let w = work(&shape);
     let dims = [shape.batch, shape.heads, shape.sq, shape.d];
+    if args.backward
+        || args.grad_out.is_some()
+        || args.dq.is_some()
+        || args.dk.is_some()
+        || args.dv.is_some()
+    {
+        return cli_backward(args, &shape, [q, k, v]);
+    }
     if args.backend == Backend::Cpu {
         if w > CPU_MAX_WORK {
             return Err(Error::input(
@@ -332,6 +359,193 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
             format!("no rung takes {} (see the lines above)", shape.label()),
         )),
     }
+}
+
+/// The output gradient: `--grad-out` (Q's shape, named when it differs)
+/// or the hash tensor `3 seed + 3`.
+fn grad_out(args: &Args, shape: &Shape) -> Result<Vec<f32>> {
+    let Some(p) = &args.grad_out else {
+        return Ok(generated(args.seed.wrapping_mul(3) + 3, shape.q_len()));
+    };
+    let (gs, g) = crate::npy::read_nd::<f32>(p, "a float32 array (B, H, S, D)", 4)?;
+    let want = [shape.batch, shape.heads, shape.sq, shape.d];
+    if gs != want {
+        return Err(Error::input(
+            "--grad-out",
+            format!("dO is {gs:?}; it must have the shape of Q and O, (B, H, S, D) = {want:?}"),
+        ));
+    }
+    Ok(g)
+}
+
+/// `--backward`: the forward (rung 2) and the backward pass, checked
+/// against the f64 gradients (every head for smaller problems, the first
+/// head for larger ones), then the backward alone timed.
+fn cli_backward(args: &Args, shape: &Shape, [q, k, v]: [Vec<u16>; 3]) -> Result<Vec<Row>> {
+    use super::backward::{
+        BWD_LABEL, Backward, Grads, backward_flops, backward_label, backward_refuses, grad_bounds,
+        grad_errors, verify_grads,
+    };
+    use super::cpu::grad_reference;
+    if let OneOrAll::One(r) = args.variant
+        && r != Rung::Fa2
+    {
+        return Err(Error::input(
+            format!("--variant {}", r.name()),
+            "the backward pass has one rung so far (mma.sync), run after rung 2's forward; \
+             leave out --variant or give --variant fa2",
+        ));
+    }
+    let prec = args.precision;
+    let g = round_checked(prec, "dO", &grad_out(args, shape)?)?;
+    let (wq, wk, wv, wg) = (
+        widen(prec, &q),
+        widen(prec, &k),
+        widen(prec, &v),
+        widen(prec, &g),
+    );
+    let qdims = [shape.batch, shape.heads, shape.sq, shape.d];
+    let kdims = [shape.batch, shape.heads, shape.skv, shape.d];
+    let w = work(shape);
+    let size = backward_label(shape);
+    println!(
+        "backward: {:.3} GFLOP (2.5x the forward's, FlashAttention's convention)",
+        backward_flops(shape) / 1e9
+    );
+    if args.backend == Backend::Cpu {
+        if w.saturating_mul(3) > CPU_MAX_WORK {
+            return Err(Error::input(
+                "shape",
+                format!(
+                    "{} multiply-adds for the f64 gradients; at most {CPU_MAX_WORK} with --backend \
+                     cpu: use a smaller problem",
+                    w.saturating_mul(3)
+                ),
+            ));
+        }
+        let t = std::time::Instant::now();
+        let heads: Vec<usize> = (0..shape.bh()).collect();
+        let r = grad_reference(shape, &wq, &wk, &wv, &wg, &heads);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        println!("CPU f64 gradients: {} ms", fmt_ms(ms));
+        let f = |x: &[f64]| x.iter().map(|v| *v as f32).collect::<Vec<f32>>();
+        write_grads(args, &qdims, &kdims, &f(&r.dq), &f(&r.dk), &f(&r.dv))?;
+        let t = crate::runtime::Timing {
+            median_ms: ms,
+            min_ms: ms,
+            max_ms: ms,
+            reps: 1,
+        };
+        return Ok(vec![timed_row(
+            "attention",
+            "CPU f64 gradients",
+            "cpu",
+            &size,
+            "f64",
+            &t,
+            Some((backward_flops(shape) / (ms * 1e-3) / 1e9, "GFLOP/s")),
+        )]);
+    }
+    if let Some(why) = backward_refuses(shape) {
+        return Err(Error::input("--backward", why));
+    }
+    let dev = crate::cli::open_device(args.backend)?.expect("gpu and sim have a device");
+    if dev.is_sim() && w > SIM_MAX_WORK / 2 {
+        return Err(Error::input(
+            "shape",
+            format!(
+                "{w} multiply-adds per product on the simulator; at most {} for the backward pass \
+                 (it runs on the CPU, with a race detector): use a smaller problem",
+                SIM_MAX_WORK / 2
+            ),
+        ));
+    }
+    let heads: Vec<usize> = if w <= FULL_CHECK_WORK {
+        (0..shape.bh()).collect()
+    } else {
+        vec![0]
+    };
+    let refr = grad_reference(shape, &wq, &wk, &wv, &wg, &heads);
+    let x = Inputs::upload(&dev, shape, &q, &k, &v)?;
+    let dout = dev.upload(&g)?;
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
+    let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
+    Plan::new(&dev, Rung::Fa2, prec, *shape, &x)?.run(&dev, &mut o, Some(&mut lse))?;
+    let mut grads = Grads::poisoned(&dev, shape)?;
+    let mut bwd = Backward::new(&dev, prec, *shape)?;
+    bwd.run(&dev, &x, &o, &lse, &dout, &mut grads)?;
+    let (dq, dk, dv) = (
+        dev.download(&grads.dq)?,
+        dev.download(&grads.dk)?,
+        dev.download(&grads.dv)?,
+    );
+    let what = format!("attention {BWD_LABEL} {} {}", prec.name(), shape.label());
+    let e =
+        grad_errors(shape, prec, &refr, &dq, &dk, &dv).map_err(|detail| Error::Verification {
+            what: what.clone(),
+            detail,
+        })?;
+    verify_grads(&what, prec, &e)?;
+    let reps = if dev.is_sim() { 1 } else { args.reps };
+    let t = dev.time(1, reps, |_| bwd.run(&dev, &x, &o, &lse, &dout, &mut grads))?;
+    let (b, bv) = grad_bounds(prec);
+    println!(
+        "PASS {BWD_LABEL} on {}: rel err dQ {:.2e}, dK {:.2e} (bound {b:.1e}), dV {:.2e} (bound \
+         {bv:.1e}), {}; median {} ms ({}-{}), {:.1} TFLOP/s",
+        dev.name(),
+        e.dq,
+        e.dk,
+        e.dv,
+        if heads.len() == shape.bh() {
+            "every head"
+        } else {
+            "head 0"
+        },
+        fmt_ms(t.median_ms),
+        fmt_ms(t.min_ms),
+        fmt_ms(t.max_ms),
+        backward_flops(shape) / (t.median_ms * 1e-3) / 1e12
+    );
+    let mut r = timed_row(
+        "attention",
+        BWD_LABEL,
+        if dev.is_sim() { "sim" } else { "gpu" },
+        &size,
+        prec.name(),
+        &t,
+        Some((
+            backward_flops(shape) / (t.median_ms * 1e-3) / 1e9,
+            "GFLOP/s",
+        )),
+    );
+    r.rel_err = Some(e.dq.max(e.dk).max(e.dv));
+    r.note = format!("dQ {:.1e} dK {:.1e} dV {:.1e}", e.dq, e.dk, e.dv);
+    let val = |bits: &[u16]| bits.iter().map(|b| prec.value(*b)).collect::<Vec<f32>>();
+    write(args, &qdims, &val(&dev.download(&o)?), &dev.download(&lse)?)?;
+    write_grads(args, &qdims, &kdims, &val(&dq), &val(&dk), &val(&dv))?;
+    Ok(vec![r])
+}
+
+/// Writes `--dq`, `--dk` and `--dv` when asked.
+fn write_grads(
+    args: &Args,
+    qdims: &[usize; 4],
+    kdims: &[usize; 4],
+    dq: &[f32],
+    dk: &[f32],
+    dv: &[f32],
+) -> Result<()> {
+    for (p, dims, x) in [
+        (&args.dq, qdims, dq),
+        (&args.dk, kdims, dk),
+        (&args.dv, kdims, dv),
+    ] {
+        if let Some(p) = p {
+            crate::npy::write_nd(p, dims, x)?;
+            println!("wrote {} (float32, shape {:?})", p.display(), dims);
+        }
+    }
+    Ok(())
 }
 
 /// Writes `--out` and `--lse` when asked.

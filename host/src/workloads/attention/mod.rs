@@ -13,9 +13,11 @@
 //! | `cpu.rs` | the inputs (a hash the torch peer repeats), rounding, the f64 [`reference()`] |
 //! | `launch.rs` | [`Plan`]: one forward pass of a rung, its tensor maps and scratch |
 //! | `check.rs` | error measures and bounds, [`check_rung`], [`sim_check`] |
+//! | `backward.rs` | [`Backward`]: the backward pass's launches, its bounds and [`check_backward`] |
 //! | `bench.rs` | the benchmark rows |
 //! | `cli.rs` | `ptxlab attention` |
 
+mod backward;
 mod bench;
 mod check;
 mod cli;
@@ -23,13 +25,18 @@ mod cpu;
 mod launch;
 mod types;
 
-pub use bench::{bench, bench_shapes};
+pub use backward::{
+    Backward, GradErrors, Grads, backward_entry, backward_flops, backward_refuses, check_backward,
+    grad_bounds, grad_errors, grad_inputs, verify_grads,
+};
+pub use bench::{bench, bench_backward_shapes, bench_shapes};
 pub use check::{
     Errors, POISON_16, SIM_SHAPES, bound, check_inputs, check_rung, errors, sim_check, verify,
 };
 pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK, cli};
 pub use cpu::{
-    Reference, all_rows, generated, hash_value, reference, round_checked, sample_rows, widen,
+    GradReference, Reference, all_rows, generated, grad_reference, hash_value, reference,
+    round_checked, sample_rows, widen,
 };
 pub use launch::{Inputs, Plan, entry};
 pub use types::{MAX_DIM, MAX_HEADS, NAME, Precision, Rung, Shape};

@@ -18,7 +18,7 @@ use super::run::run_rung;
 use super::{MATERIAL_FREQS, Options};
 use crate::cli::{OneOrAll, Precision, value_name};
 use crate::error::{Error, Result};
-use crate::report::fmt_ms;
+use crate::report::{Row, fmt_ms};
 use crate::runtime::Device;
 use kernels_gpu::lomb::BLOCKS_PER_SM;
 use std::path::PathBuf;
@@ -103,6 +103,10 @@ pub struct Args {
     /// Timed repetitions (1..=10000; device events, median).
     #[arg(long, default_value_t = crate::cli::DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub reps: usize,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`), and nothing else there.
+    #[arg(long)]
+    pub json: bool,
     /// Write the periodogram here (.npy, float64 for f64, float32 for f32;
     /// a batch: shape (curves, freqs)).
     #[arg(long)]
@@ -259,9 +263,9 @@ pub struct BatchJob {
 }
 
 /// `ptxlab lomb-scargle` up to the choice of one curve or a batch: checks
-/// the options, then runs one curve's periodogram (`Ok(None)`) or returns
-/// the batch to run (`cli_batch.rs`).
-pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
+/// the options, then runs one curve's periodogram ([`Curve::Done`]) or
+/// returns the batch to run ([`Curve::Batch`], `cli_batch.rs`).
+pub fn curve_or_batch(args: &Args) -> Result<Curve> {
     let t0 = Instant::now();
     let backend = args.backend;
     crate::cli::check_reps(args.reps)?;
@@ -314,7 +318,7 @@ pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
                 },
             },
         };
-        return Ok(Some(BatchJob {
+        return Ok(Curve::Batch(BatchJob {
             backend,
             path: path.clone(),
             g,
@@ -356,11 +360,28 @@ pub fn curve_or_batch(args: &Args) -> Result<Option<BatchJob>> {
         phases,
         t0,
     };
-    match args.precision {
+    Ok(Curve::Done(match args.precision {
         Precision::F32 => run.go::<f32>(&rungs)?,
         Precision::F64 => run.go::<f64>(&rungs)?,
+    }))
+}
+
+/// What [`curve_or_batch`] did.
+pub enum Curve {
+    /// Ran one curve: the rows it measured.
+    Done(Vec<Row>),
+    /// Many curves: the batch to run.
+    Batch(BatchJob),
+}
+
+/// The size of a run as the report's rows print it: `114 samples x 2^20
+/// freqs` (a power of two), else `114 samples x 1000 freqs`.
+pub(super) fn size_text(n: usize, nf: usize) -> String {
+    if nf.is_power_of_two() {
+        super::bench::size_label(n, nf)
+    } else {
+        format!("{n} samples x {nf} freqs")
     }
-    Ok(None)
 }
 
 /// The indices of the sampled check: [`SAMPLE_FREQS`] spread evenly over
@@ -441,7 +462,7 @@ impl Run<'_> {
         Ok(want)
     }
 
-    fn go<T: Elem>(&self, rungs: &[Rung]) -> Result<()> {
+    fn go<T: Elem>(&self, rungs: &[Rung]) -> Result<Vec<Row>> {
         let args = self.args;
         let (x, y, freqs) = cli_inputs(args)?;
         let dy = args.dy.as_deref().map(read_any).transpose()?;
@@ -466,7 +487,7 @@ impl Run<'_> {
                 println!("wrote {}", out.display());
             }
             self.report_time(t_in, None);
-            return Ok(());
+            return Ok(Vec::new());
         };
         check_range::<T>(&x, &y, &freqs)?;
         if dev.is_sim() {
@@ -486,6 +507,7 @@ impl Run<'_> {
             _ => None,
         };
         let mut last = Vec::new();
+        let mut rows = Vec::new();
         let mut t_dev = 0.0;
         for &rung in rungs {
             // `--block` where given, else the rung's own default.
@@ -558,6 +580,22 @@ impl Run<'_> {
                 };
                 let warm = if rung == Rung::Baseline { 0 } else { 2 };
                 let t = dev.time(warm, reps, |_| one.run(&dev, rung, shape))?;
+                let pairs = x.len() as f64 * freqs.len() as f64;
+                let mut row = crate::cli::timed_row(
+                    "lomb-scargle",
+                    &rung.label(),
+                    crate::cli::backend_name(if dev.is_sim() {
+                        crate::Backend::Sim
+                    } else {
+                        crate::Backend::Gpu
+                    }),
+                    &size_text(x.len(), freqs.len()),
+                    T::NAME,
+                    &t,
+                    Some((pairs / (t.median_ms * 1e-3) / 1e9, "Gpairs/s")),
+                );
+                row.rel_err = acc.as_ref().map(|a| a.err_over_peak);
+                rows.push(row);
                 println!(
                     "  {}: median {} ms (min {}, max {}, {} reps), {:.1} Gpairs/s",
                     rung.label(),
@@ -575,7 +613,7 @@ impl Run<'_> {
             println!("wrote {}", out.display());
         }
         self.report_time(t_in, Some(t_dev));
-        Ok(())
+        Ok(rows)
     }
 
     /// The time from the start of the command to the written result.

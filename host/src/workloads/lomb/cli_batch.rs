@@ -9,7 +9,7 @@ use super::launch::BatchBufs;
 use super::launch::Elem;
 use super::model::{General, reference_general};
 use crate::error::{Error, Result};
-use crate::report::fmt_ms;
+use crate::report::{Row, fmt_ms};
 use rayon::prelude::*;
 use std::path::Path;
 use std::time::Instant;
@@ -44,7 +44,7 @@ pub fn best_periods<T: Elem>(p: &[T], nf: usize, freqs: &[f64], k: usize) -> Vec
 }
 
 /// Runs a checked `--curves` request in f32 or f64.
-pub fn run_batch_job(args: &Args, job: BatchJob) -> Result<()> {
+pub fn run_batch_job(args: &Args, job: BatchJob) -> Result<Vec<Row>> {
     let BatchJob {
         backend,
         path,
@@ -60,7 +60,8 @@ pub fn run_batch_job(args: &Args, job: BatchJob) -> Result<()> {
     }
 }
 
-/// `ptxlab lomb-scargle --curves PATH`.
+/// `ptxlab lomb-scargle --curves PATH`: the row it measured (none on the
+/// CPU).
 pub fn cli_batch<T: Elem>(
     args: &Args,
     backend: crate::Backend,
@@ -68,7 +69,7 @@ pub fn cli_batch<T: Elem>(
     g: General,
     check: CheckMode,
     t0: Instant,
-) -> Result<()> {
+) -> Result<Vec<Row>> {
     let freqs = grid_of(args)?.ok_or_else(|| {
         Error::input(
             "--curves",
@@ -88,6 +89,7 @@ pub fn cli_batch<T: Elem>(
         describe(g, batch.dy.is_some())
     );
     let dev = crate::cli::open_device(backend)?;
+    let mut rows = Vec::new();
     let (p, run_ms): (Vec<T>, f64) = match &dev {
         None => {
             // CPU: the reference of every curve is the result.
@@ -123,6 +125,19 @@ pub fn cli_batch<T: Elem>(
                     args.reps
                 };
                 let tr = dev.time(1, r, |_| run_batch(dev, &mut b))?;
+                let pairs = batch.t.len() as f64 * nf as f64;
+                rows.push(crate::cli::timed_row(
+                    "lomb-scargle",
+                    &format!("batch: one launch ({})", describe(g, batch.dy.is_some())),
+                    if dev.is_sim() { "sim" } else { "gpu" },
+                    &format!(
+                        "{nc} curves x {:.0} samples x {nf} freqs",
+                        batch.t.len() as f64 / nc as f64
+                    ),
+                    T::NAME,
+                    &tr,
+                    Some((pairs / (tr.median_ms * 1e-3) / 1e9, "Gpairs/s")),
+                ));
                 println!(
                     "  batch kernel: median {} ms (min {}, max {}, {} reps), {:.1} Gpairs/s",
                     fmt_ms(tr.median_ms),
@@ -135,8 +150,12 @@ pub fn cli_batch<T: Elem>(
             (dev.download(&b.out)?, t.median_ms)
         }
     };
-    if dev.is_some() {
-        check_batch::<T>(&batch, &freqs, g, check, &p)?;
+    if dev.is_some()
+        && let Some(worst) = check_batch::<T>(&batch, &freqs, g, check, &p)?
+    {
+        for r in &mut rows {
+            r.rel_err = Some(worst);
+        }
     }
     let t_top = Instant::now();
     let periods = best_periods(&p, nf, &freqs, args.top);
@@ -174,7 +193,7 @@ pub fn cli_batch<T: Elem>(
         fmt_ms(run_ms),
         fmt_ms(top_ms)
     );
-    Ok(())
+    Ok(rows)
 }
 
 /// The model in words.
@@ -190,17 +209,18 @@ fn describe(g: General, dy: bool) -> String {
 
 /// The batch's result against the f64 reference: [`SAMPLE_CURVES`] curves
 /// at the sampled frequencies (and each one's peak), every curve at every
-/// frequency with `full`.
+/// frequency with `full`. The largest |err|/peak, `None` with `--check
+/// none`.
 fn check_batch<T: Elem>(
     batch: &Batch,
     freqs: &[f64],
     g: General,
     check: CheckMode,
     p: &[T],
-) -> Result<()> {
+) -> Result<Option<f64>> {
     let (nc, nf) = (batch.curves(), freqs.len());
     let curves: Vec<usize> = match check {
-        CheckMode::None => return Ok(()),
+        CheckMode::None => return Ok(None),
         CheckMode::Sample => sample_curves(nc),
         CheckMode::Full => (0..nc).collect(),
     };
@@ -232,5 +252,5 @@ fn check_batch<T: Elem>(
         },
         curves.len()
     );
-    Ok(())
+    Ok(Some(worst))
 }

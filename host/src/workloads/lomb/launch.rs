@@ -10,7 +10,6 @@ use super::{TOL_F32, TOL_F64};
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig};
-use cudarc::driver::DeviceRepr;
 use kernels_gpu::lomb::{
     self as kl, PLAIN_PHASE_MAX_F32, PLAIN_PHASE_MAX_F64, SPLIT_PHASE_MAX_F32,
 };
@@ -24,7 +23,7 @@ use kernels_gpu::lomb::{
 /// [`kl::LombFloat`] (`T::ROT_RUN`, `T::TAYLOR_P`, ...).
 pub trait Elem:
     kl::LombFloat
-    + DeviceRepr
+    + crate::runtime::Element
     + Send
     + Sync
     + ndarray_npy::WritableElement

@@ -109,10 +109,11 @@ pub fn bench(ctx: &crate::bench_ctx::BenchCtx) -> crate::error::Result<Vec<crate
     Ok(rows)
 }
 
-/// `ptxlab lomb-scargle`: one curve (`cli.rs`) or a batch (`cli_batch.rs`).
-pub fn cli(args: &Args) -> crate::error::Result<()> {
+/// `ptxlab lomb-scargle`: one curve (`cli.rs`) or a batch (`cli_batch.rs`);
+/// the rows it measured.
+pub fn cli(args: &Args) -> crate::error::Result<Vec<crate::report::Row>> {
     match cli::curve_or_batch(args)? {
-        Some(job) => cli_batch::run_batch_job(args, job),
-        None => Ok(()),
+        cli::Curve::Batch(job) => cli_batch::run_batch_job(args, job),
+        cli::Curve::Done(rows) => Ok(rows),
     }
 }

@@ -1,9 +1,10 @@
 //! `ptxlab math-accuracy`: the error of every math function of `Real`,
 //! in ulps against a binary128 reference, as a Markdown table.
 
-use super::check::{measure_all, table};
+use super::check::{Measure, Worst, measure_all, table};
 use super::reference::Ty;
 use crate::error::{Error, Result};
+use crate::report::{Row, Status};
 use crate::runtime::Device;
 
 /// Where the kernel runs: the `--backend` of every command.
@@ -48,14 +49,62 @@ pub struct Args {
     /// file.
     #[arg(long)]
     pub md: Option<std::path::PathBuf>,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`: per function and type, the largest error in ulps as
+    /// the row's figure, unit `ulp`), and nothing else there (the Markdown
+    /// table goes to stderr).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The largest `--n` (points per function): each point holds a binary128 reference and a
 /// few f64 values on the host, and three arrays on the device.
 pub const MAX_POINTS: usize = 1 << 26;
 
-/// `ptxlab math-accuracy`.
-pub fn cli(args: &Args) -> Result<()> {
+/// The rows of a measurement: per function and type, one for the kernel
+/// on the device (`backend`: `gpu` or `sim`) when it ran there and one for
+/// the pure-Rust code on the CPU. The figure is the largest error in ulps
+/// (unit `ulp`; a wrong special value, infinite, is `null`), the note the
+/// worst argument; a wrong special value is INACCURATE.
+pub fn rows(all: &[Measure], backend: &str) -> Vec<Row> {
+    let row = |m: &Measure, who: &str, w: &Worst, variant: String| {
+        let mut r = Row::plain(
+            "math-accuracy",
+            &variant,
+            who,
+            &format!("{} points", m.points),
+            m.ty.name(),
+        );
+        r.unit = "ulp".into();
+        r.throughput = Some(w.ulp).filter(|u| u.is_finite());
+        r.note = format!(
+            "worst at x = {:e}, y = {:e}: got {:e}, want {:e}",
+            w.x, w.y, w.got, w.want
+        );
+        if !w.ulp.is_finite() {
+            r.status = Status::Inaccurate("a wrong special value (NaN or infinity)".into());
+        }
+        r
+    };
+    let mut out = Vec::new();
+    for m in all {
+        if let Some(d) = &m.device {
+            let mut r = row(m, backend, d, m.func.name.to_string());
+            r.note = format!("{}; {} results differ from the CPU's", r.note, m.differ);
+            out.push(r);
+        }
+        out.push(row(
+            m,
+            "cpu",
+            &m.cpu,
+            format!("{} (pure Rust on the CPU)", m.func.name),
+        ));
+    }
+    out
+}
+
+/// `ptxlab math-accuracy`: the rows it measured ([`rows`]).
+pub fn cli(args: &Args) -> Result<Vec<Row>> {
     if !(64..=MAX_POINTS).contains(&args.n) {
         return Err(Error::input(
             "--n",
@@ -82,6 +131,14 @@ pub fn cli(args: &Args) -> Result<()> {
     let mut env = crate::report::Environment::collect(gpu);
     let t = std::time::Instant::now();
     let all = measure_all(dev.as_ref(), &args.functions, types, args.n, args.seed)?;
+    let mut out = rows(
+        &all,
+        crate::cli::backend_name(if args.backend == Backend::Sim {
+            Backend::Sim
+        } else {
+            Backend::Gpu
+        }),
+    );
     if let Some(g) = gpu {
         env.note_loads(g);
     }
@@ -93,6 +150,7 @@ pub fn cli(args: &Args) -> Result<()> {
     if args.with_sim {
         let sim = Device::sim();
         let all = measure_all(Some(&sim), &args.functions, types, args.n, args.seed)?;
+        out.extend(rows(&all, "sim").into_iter().filter(|r| r.backend == "sim"));
         md.push_str("\nThe same points through the kernel on the simulator (the host's `std` functions):\n\n");
         md.push_str(&table(&all, "simulator (host std)"));
     }
@@ -104,5 +162,5 @@ pub fn cli(args: &Args) -> Result<()> {
             detail: e.to_string(),
         })?;
     }
-    Ok(())
+    Ok(out)
 }

@@ -5,13 +5,12 @@ use super::reference::Ty;
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig};
-use cudarc::driver::DeviceRepr;
 use kernels_gpu::mathcheck::{BLOCK, NAMES};
 use ptxlab_device::math::Real;
 use ptxlab_device::precise as p;
 
 /// f32 or f64: the kernel instance and the `precise` functions of the type.
-pub trait MathElem: Real + DeviceRepr + Send + Sync + std::fmt::Debug {
+pub trait MathElem: Real + crate::runtime::Element + Send + Sync + std::fmt::Debug {
     /// The type, for the ulp measure.
     const TY: Ty;
     /// Launches `math_eval_<type>`.

@@ -2,6 +2,7 @@
 
 use super::mg::{Cycle, Smoother};
 use super::multi::args::GpuArgs;
+use super::spectral::Boundary;
 use super::types::{DEFAULT_DEPTH, Rung};
 use crate::cli::{GridSize, OneOrAll, Precision};
 use crate::error::{Error, Result};
@@ -79,6 +80,20 @@ impl Args {
     /// The checks that need neither a device nor a file: an explicit
     /// `--smoother tile` with `--gpus` is refused.
     pub fn check(&self) -> Result<()> {
+        if self.mg.method != SolveMethod::Spectral {
+            for (flag, given) in [
+                ("--boundary", self.mg.boundary != Boundary::Dirichlet),
+                ("--reps", self.mg.reps.is_some()),
+            ] {
+                if given {
+                    return Err(Error::input(
+                        flag,
+                        "only --method spectral takes it (the other methods solve the Dirichlet \
+                         problem and time the solve itself)",
+                    ));
+                }
+            }
+        }
         if self.mg.smoother == Some(Smoother::Tile) && self.gpus.requested() {
             return Err(Error::input(
                 "--smoother tile",
@@ -99,6 +114,8 @@ pub enum SolveMethod {
     Multigrid,
     /// Conjugate gradients preconditioned by one V-cycle.
     Pcg,
+    /// The direct spectral solve (DST-I or DCT-II, `poisson::spectral`).
+    Spectral,
 }
 
 /// The solver options of `ptxlab poisson` beyond the Jacobi sweeps.
@@ -145,6 +162,14 @@ pub struct MgArgs {
     /// that fit one block's shared memory as one kernel (rung 3).
     #[arg(long)]
     pub no_coarse_block: bool,
+    /// Spectral: dirichlet (the boundary cells of --p0 are the values) or
+    /// neumann (they are the outward normal derivative; b must sum to zero
+    /// with them folded in; the solution has zero interior mean).
+    #[arg(long, value_enum, default_value_t = Boundary::Dirichlet)]
+    pub boundary: Boundary,
+    /// Spectral: timed solves after two warm-up solves (default 10).
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: Option<usize>,
 }
 
 impl Default for MgArgs {
@@ -160,6 +185,8 @@ impl Default for MgArgs {
             no_fused_fine: false,
             no_graph: false,
             no_coarse_block: false,
+            boundary: Boundary::Dirichlet,
+            reps: None,
         }
     }
 }

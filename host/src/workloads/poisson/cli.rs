@@ -16,10 +16,14 @@ use crate::error::{Error, Result};
 use crate::report::{Row, fmt_ms};
 
 /// `ptxlab poisson`: the rows it measured (the Jacobi solves on one device
-/// or the CPU; the multigrid, PCG and multi-device runs print their
-/// results and return none).
+/// or the CPU, a multigrid or PCG solve on one device; the multi-device
+/// runs print their results and return none).
 pub fn cli(args: &Args) -> Result<Vec<Row>> {
     args.check()?;
+    if matches!(args.mg.method, SolveMethod::Multigrid | SolveMethod::Pcg) && !args.gpus.requested()
+    {
+        return mg::run::cli(args);
+    }
     let other = if args.mg.method != SolveMethod::Jacobi {
         Some(format!(
             "--method {}",
@@ -35,13 +39,15 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
             return Err(Error::input(
                 "--json",
                 format!(
-                    "poisson prints JSON rows for the Jacobi solves on one device; {what} \
+                    "poisson prints JSON rows for the solves on one device; {what} \
                      prints its results as text (leave out --json)"
                 ),
             ));
         }
-        if args.mg.method != SolveMethod::Jacobi {
-            mg::run::cli(args)?;
+        if args.mg.method == SolveMethod::Spectral {
+            super::spectral::cli(args)?;
+        } else if args.mg.method != SolveMethod::Jacobi {
+            mg::run::cli(args).map(|_| ())?;
         } else {
             multi::cli(args)?;
         }

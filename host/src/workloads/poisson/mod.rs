@@ -32,6 +32,7 @@ pub mod mg;
 pub mod multi;
 pub mod problem;
 pub mod solve;
+pub mod spectral;
 pub mod types;
 
 pub use args::{Args, MgArgs, SolveMethod};

@@ -2,7 +2,6 @@
 //! ladder, the element types, the validated grid and the spacing checks.
 
 use crate::error::{Error, Result};
-use cudarc::driver::DeviceRepr;
 use kernels_gpu::poisson as kp;
 use ptxlab_device::math::Real;
 
@@ -59,7 +58,7 @@ impl Rung {
 /// `kp::<kernel>::<T>` without naming a type).
 pub trait Element:
     Real
-    + DeviceRepr
+    + crate::runtime::Element
     + Send
     + Sync
     + std::fmt::Debug

@@ -5,7 +5,6 @@ use super::{block_for, fill_grid};
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig};
-use cudarc::driver::DeviceRepr;
 use kernels_gpu::histogram::{self as hk, Key};
 /// The histogram rungs (`--variant`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -39,7 +38,7 @@ impl HistRung {
 /// were built.
 pub trait HistKey:
     Key
-    + DeviceRepr
+    + crate::runtime::Element
     + Send
     + Sync
     + Copy

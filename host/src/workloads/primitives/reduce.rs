@@ -6,7 +6,6 @@ use super::{block_for, fill_grid};
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig};
-use cudarc::driver::DeviceRepr;
 use kernels_gpu::reduce::{self as rk, SumElem};
 /// The rungs of the reduction ladder, in order (`--variant`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -57,7 +56,7 @@ impl ReduceRung {
 /// Element types of the reductions.
 pub trait SumElement:
     SumElem
-    + DeviceRepr
+    + crate::runtime::Element
     + Send
     + Sync
     + PartialEq

@@ -4,7 +4,6 @@
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig, ModuleKey};
-use cudarc::driver::DeviceRepr;
 use kernels_gpu::vector::{self as vk, BLOCK, lanes, threads_needed};
 use ptxlab_device::math::Real;
 
@@ -41,7 +40,7 @@ impl Rung {
 pub trait Element:
     Real
     + vk::Wide
-    + DeviceRepr
+    + crate::runtime::Element
     + Send
     + Sync
     + ndarray_npy::WritableElement

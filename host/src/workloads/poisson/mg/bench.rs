@@ -6,11 +6,14 @@
 //! its measured sweep time and spectral radius (validated by a measured
 //! solve on a small grid). Every row carries cycles, ms per cycle, the
 //! convergence factor and the bytes floor of one cycle in its note, and the
-//! solves their residual history (the convergence plot).
+//! solves their residual history (the convergence plot). Beside them, the
+//! spectral solver's direct solve of the same problem (f64 and f32), with
+//! the bytes it moves per solve and the fraction of the memory floor.
 
 use super::super::launch::Field;
 use super::super::problem::{Problem, SolveOptions};
 use super::super::solve::solve_device as jacobi_solve;
+use super::super::spectral::{self, Boundary, SpectralDevice, SpectralElement};
 use super::super::types::{Element, Grid, Rung, default_h, k_of_h};
 use super::check::{bench_problem, compare_with_cpu, jacobi_radius, jacobi_sweeps, second_order};
 use super::device::MgDevice;
@@ -529,6 +532,77 @@ fn check_rows(dev: &Device) -> Result<(Vec<Row>, Vec<Failure>)> {
     Ok((rows, failures))
 }
 
+/// Largest prime factor of an FFT length the spectral rows time: a larger
+/// one costs `N p` per pass (the solver has no Bluestein transform).
+const SPECTRAL_MAX_PRIME: u32 = 127;
+
+/// The spectral solver's row: the direct solve of the same problem (the
+/// variant says `direct`, so the report compares it with every tolerance),
+/// median of device-event times after warm-up; its note carries the bytes
+/// per solve and the fraction of the memory floor reached.
+fn spectral_row<T: SpectralElement>(dev: &Device, grid: Grid, copy_gbs: Option<f64>) -> Row {
+    let boundary = Boundary::Dirichlet;
+    let mut row = Row::new(
+        NAME,
+        &format!("spectral ({}, direct)", boundary.transform()),
+        "gpu",
+        &grid.label(),
+        T::NAME,
+    );
+    let largest = spectral::factors(grid.nx - 1)
+        .into_iter()
+        .chain(spectral::factors(grid.ny - 1))
+        .max()
+        .unwrap_or(1);
+    if largest > SPECTRAL_MAX_PRIME {
+        row.status = Status::Skipped(format!(
+            "the FFT length {} has the prime factor {largest}: a pass costs N x {largest} \
+             (no Bluestein transform in this solver yet)",
+            grid.nx - 1
+        ));
+        return row;
+    }
+    let res = (|| -> Result<()> {
+        let h = default_h(grid);
+        let (b, p0) = bench_problem(grid);
+        let conv = |v: &[f64]| v.iter().map(|&x| T::from_f64(x)).collect::<Vec<T>>();
+        let prob = Problem::new(grid, h, conv(&b), conv(&p0))?;
+        let t = Instant::now();
+        let mut s = SpectralDevice::<T>::new(dev, &prob, boundary)?;
+        let p: Vec<f64> = s.solve()?.iter().map(|v| v.to_f64()).collect();
+        row.first_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+        let b_sq = super::super::cpu::interior_norm_sq(&b, grid);
+        let rel = (super::super::cpu::cpu_residual_sq(&p, &b, grid, h) / b_sq).sqrt();
+        row.rel_err = Some(rel);
+        let reps = if grid.cells() > 1 << 24 { 10 } else { 20 };
+        let timing = s.time(3, reps)?;
+        let bytes = spectral::solve_bytes(grid, std::mem::size_of::<T>());
+        let gbs = bytes / (timing.median_ms * 1e-3) / 1e9;
+        row.throughput = Some(gbs);
+        row.unit = "GB/s (bytes of the 3 passes / time)".into();
+        row.pct_of_ceiling = copy_gbs.map(|c| 100.0 * gbs / c);
+        row.note = format!(
+            "exact discrete solution up to rounding (||r||/||b|| = {rel:.1e}); median of {} \
+             (device events) after 3 warm-up solves; 3 passes, {:.3} GB per solve{}",
+            timing.reps,
+            bytes / 1e9,
+            copy_gbs
+                .map(|c| format!(
+                    ", floor {:.3} ms at the copy rate: {:.0}% of the memory floor",
+                    bytes / (c * 1e9) * 1e3,
+                    100.0 * bytes / (c * 1e9) * 1e3 / timing.median_ms
+                ))
+                .unwrap_or_default()
+        );
+        row.timing = Some(timing);
+        Ok(())
+    })();
+    if let Err(e) = res {
+        row.status = Status::Failed(e.to_string());
+    }
+    row
+}
+
 /// The benchmark (see the module doc). Quick: 1025^2, three configurations.
 pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
@@ -589,6 +663,8 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
         // f64 only: an f32 field cannot reach these residuals at all (its
         // rounding alone leaves ~eps 8 / h^2 |p| / |b|, above 1e-2 here).
         rows.extend(jacobi_rows::<f64>(dev, grid, &[1e-6, 1e-8, 1e-10], 3)?);
+        rows.push(spectral_row::<f64>(dev, grid, ctx.ceilings.copy_gbs));
+        rows.push(spectral_row::<f32>(dev, grid, ctx.ceilings.copy_gbs));
     }
     Ok(rows)
 }

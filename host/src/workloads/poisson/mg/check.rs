@@ -260,6 +260,8 @@ pub fn sim_check() -> Result<()> {
     }
     typed::<f64>(&dev)?;
     typed::<f32>(&dev)?;
+    // The spectral solver's kernels (the direct solve of the same problem).
+    super::super::spectral::sim_check()?;
     team_check::<f64>()?;
     team_check::<f32>()
 }

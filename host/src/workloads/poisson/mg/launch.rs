@@ -22,10 +22,7 @@ pub enum Exec<'a, 'g> {
     /// Straight to the device, on this stream of it (a slab of a team of
     /// devices, whose halo transfers are queued on the same stream); `None`
     /// (the simulator) launches as [`Exec::Dev`].
-    Stream(
-        &'a Device,
-        Option<&'a std::sync::Arc<cudarc::driver::CudaStream>>,
-    ),
+    Stream(&'a Device, Option<&'a crate::runtime::Stream>),
 }
 
 impl Exec<'_, '_> {
@@ -214,6 +211,24 @@ pub fn coarse_cycle<T: MgElement>(
     )
 }
 
+/// The fine level of `nx x ny` cells of spacing `h`, as its kernels take it.
+fn fine(nx: u32, ny: u32, h: f64) -> km::Fine {
+    km::Fine {
+        nx,
+        ny,
+        inv_h2: 1.0 / (h * h),
+    }
+}
+
+/// The colour `(x + y) & 1 == c & 1` of a red-black sweep.
+fn rb_colour(c: u32) -> km::Colour {
+    if c & 1 == 0 {
+        km::Colour::Red
+    } else {
+        km::Colour::Black
+    }
+}
+
 /// One colour of a red-black sweep, in place ([`km::mg_smooth_rb`]).
 pub fn smooth_rb<T: MgElement>(
     ex: &mut Exec,
@@ -229,12 +244,17 @@ pub fn smooth_rb<T: MgElement>(
     let cfg = rows_cfg(ex, (l.nx - 1) / 2, l.ny - 2)?;
     let (nx, ny) = dims(l);
     let (cx, cy, omega) = (T::from_f64(l.cx), T::from_f64(l.cy), T::from_f64(omega));
-    let (colour, zero) = (colour & 1, u32::from(zero));
-    launch!(
-        &mut *ex,
-        cfg,
-        multigrid::mg_smooth_rb::<T>(u, f, nx, ny, cx, cy, omega, colour, zero)
-    )
+    let colour = rb_colour(colour);
+    let s = km::RbSweep {
+        nx,
+        ny,
+        cx,
+        cy,
+        omega,
+        colour,
+        zero,
+    };
+    launch!(&mut *ex, cfg, multigrid::mg_smooth_rb::<T>(u, f, s))
 }
 
 /// What one call of the tile smoother does besides its sweeps.
@@ -390,11 +410,15 @@ pub fn defect<T: MgElement>(
     check_level("r", r, l)?;
     let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
     let (nx, ny) = dims(l);
-    let inv_h2 = 1.0 / (h * h);
+    let step = km::DefectStep {
+        fine: fine(nx, ny, h),
+        e_scale,
+        r_scale,
+    };
     launch!(
         &mut *ex,
         cfg,
-        multigrid::mg_defect::<T>(p_in, e, b, p_out, r, acc, nx, ny, inv_h2, e_scale, r_scale)
+        multigrid::mg_defect::<T>(p_in, e, b, p_out, r, acc, step)
     )
 }
 
@@ -417,11 +441,10 @@ pub fn residual<T: MgElement>(
     check_level("r", r, l)?;
     let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
     let (nx, ny) = dims(l);
-    let inv_h2 = 1.0 / (h * h);
     launch!(
         &mut *ex,
         cfg,
-        multigrid::mg_residual::<T>(p, b, rho, r, acc, nx, ny, inv_h2, r_scale)
+        multigrid::mg_residual::<T>(p, b, rho, r, acc, fine(nx, ny, h), r_scale)
     )
 }
 
@@ -444,11 +467,10 @@ pub fn cg_dir<T: MgElement>(
     check_level("q", q, l)?;
     let cfg = reduce_rows_cfg(ex, l.nx, l.ny)?;
     let (nx, ny) = dims(l);
-    let inv_h2 = 1.0 / (h * h);
     launch!(
         &mut *ex,
         cfg,
-        multigrid::mg_cg_dir::<T>(z, d_in, d_out, q, s, nx, ny, inv_h2, z_scale)
+        multigrid::mg_cg_dir::<T>(z, d_in, d_out, q, s, fine(nx, ny, h), z_scale)
     )
 }
 
@@ -589,17 +611,21 @@ pub fn smooth_rb_slab<T: MgElement>(
     }
     let cfg = rows_cfg(ex, (nx - 1) / 2, ny - 2)?;
     let flip = ((s.y0 + rows.start) & 1) as u32;
-    let colour = (colour ^ flip) & 1;
+    let colour = rb_colour(colour ^ flip);
     let l = &s.level;
     let (cx, cy, omega) = (T::from_f64(l.cx), T::from_f64(l.cy), T::from_f64(omega));
     let span = rows.start * nx..rows.end * nx;
     let (uv, fv) = (u.view_mut(span.clone())?, f.view(span)?);
-    let (nx, ny, zero) = (nx as u32, ny as u32, u32::from(zero));
-    launch!(
-        &mut *ex,
-        cfg,
-        multigrid::mg_smooth_rb::<T>(uv, fv, nx, ny, cx, cy, omega, colour, zero)
-    )
+    let s = km::RbSweep {
+        nx: nx as u32,
+        ny: ny as u32,
+        cx,
+        cy,
+        omega,
+        colour,
+        zero,
+    };
+    launch!(&mut *ex, cfg, multigrid::mg_smooth_rb::<T>(uv, fv, s))
 }
 
 /// Restriction from a fine slab to the local rows `rows` of a coarse slab
@@ -749,12 +775,11 @@ pub fn residual_slab<T: MgElement>(
     let (cfg, nx, ny, span) = reduce_rows_launch(ex, s, &rows, "slab residual")?;
     let (pv, bv) = (p.view(span.clone())?, b.view(span.clone())?);
     let (rhov, rv) = (rho.view_mut(span.clone())?, r.view_mut(span)?);
-    let inv_h2 = 1.0 / (h * h);
-    let (nx, ny) = (nx as u32, ny as u32);
+    let fine = fine(nx as u32, ny as u32, h);
     launch!(
         &mut *ex,
         cfg,
-        multigrid::mg_residual::<T>(pv, bv, rhov, rv, acc, nx, ny, inv_h2, r_scale)
+        multigrid::mg_residual::<T>(pv, bv, rhov, rv, acc, fine, r_scale)
     )
 }
 

@@ -13,7 +13,7 @@ use super::report::MgReport;
 use crate::Backend;
 use crate::cli::Precision;
 use crate::error::{Error, Result};
-use crate::report::fmt_ms;
+use crate::report::{Row, fmt_ms};
 use std::time::Instant;
 
 pub use super::levels::{SIM_MAX_CELLS, SIM_MAX_WORK};
@@ -25,6 +25,12 @@ pub fn options(args: &Args) -> Result<MgOptions> {
     let method = match a.method {
         SolveMethod::Multigrid => Method::Multigrid,
         SolveMethod::Pcg => Method::Pcg,
+        SolveMethod::Spectral => {
+            return Err(Error::input(
+                "--method",
+                "spectral is a direct solve (poisson::spectral), not a multigrid solve",
+            ));
+        }
         SolveMethod::Jacobi => {
             return Err(Error::input(
                 "--method",
@@ -68,11 +74,12 @@ pub fn options(args: &Args) -> Result<MgOptions> {
     Ok(opts)
 }
 
-/// `ptxlab poisson --method multigrid|pcg`.
-pub fn cli(args: &Args) -> Result<()> {
+/// `ptxlab poisson --method multigrid|pcg`: the row of the solve on one
+/// device (none on the CPU or over several devices, which print theirs).
+pub fn cli(args: &Args) -> Result<Vec<Row>> {
     let opts = options(args)?;
     if args.gpus.requested() {
-        return crate::workloads::poisson::multi::mgrun::cli(args, &opts);
+        return crate::workloads::poisson::multi::mgrun::cli(args, &opts).map(|()| Vec::new());
     }
     let backend = args.backend;
     match args.precision {
@@ -111,7 +118,7 @@ fn print_report(who: &str, r: &MgReport, tol: f64) {
     );
 }
 
-fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Result<()> {
+fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Result<Vec<Row>> {
     let dev = crate::cli::open_device(backend)?;
     let (prob, exact) = cli_problem::<T>(args)?;
     let grid = prob.grid;
@@ -155,6 +162,7 @@ fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Resul
         }
     );
     let (b, p0, b_sq) = widen(&prob);
+    let mut rows = Vec::new();
     let field = match &dev {
         None => {
             let (p, r) = super::cpu::solve::<T>(&hier, opts, &b, &p0, b_sq)?;
@@ -174,6 +182,31 @@ fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Resul
             print_report(&format!("{} on {}", opts.label(), dev.name()), &r, opts.tol);
             let p = s.field()?;
             let true_rel = (s.true_residual_sq()? / b_sq.max(f64::MIN_POSITIVE)).sqrt();
+            // The row as the bench writes it: the solve to the tolerance,
+            // the precision of its cycles and field.
+            let mut row = crate::cli::timed_row(
+                "poisson-mg",
+                &format!("{} to {:e}", opts.label(), opts.tol),
+                if dev.is_sim() { "sim" } else { "gpu" },
+                &grid.label(),
+                if T::NAME == "f32" {
+                    "f32 cycles, f64 field"
+                } else {
+                    T::NAME
+                },
+                &crate::runtime::Timing::from_samples(vec![r.ms]),
+                None,
+            );
+            row.first_ms = Some(setup);
+            row.rel_err = Some(true_rel);
+            row.note = format!("{} cycles", r.cycles);
+            if !r.converged {
+                row.status = crate::report::Status::Failed(format!(
+                    "not converged to {:e}: {:.2e}",
+                    opts.tol, r.rel_residual
+                ));
+            }
+            rows.push(row);
             println!(
                 "  set-up (buffers, kernel load{}, one untimed cycle): {} ms; true ||b - lap p||/||b|| = {true_rel:.3e}",
                 if opts.graph && dev.as_gpu().is_some() {
@@ -209,5 +242,5 @@ fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Resul
         let v: Vec<T> = field.iter().map(|&x| T::from_f64(x)).collect();
         write_field(out, grid, &v)?;
     }
-    Ok(())
+    Ok(rows)
 }

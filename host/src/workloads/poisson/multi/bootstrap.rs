@@ -4,10 +4,8 @@
 //! passed from rank 0 to the others through a file or a variable
 //! ([`unique_id`]).
 
-use super::nccl::Nccl;
+use super::nccl::{Nccl, UniqueId};
 use crate::error::{Error, Result};
-use cudarc::nccl::sys::ncclUniqueId;
-use std::ffi::c_char;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -87,37 +85,18 @@ impl RankEnv {
 }
 
 /// An id as 256 hex digits.
-pub fn id_to_hex(id: &ncclUniqueId) -> String {
-    id.internal
-        .iter()
-        .map(|&b| format!("{:02x}", b as u8))
-        .collect()
+pub fn id_to_hex(id: &UniqueId) -> String {
+    id.to_hex()
 }
 
 /// Parses 256 hex digits (surrounding white space allowed).
-pub fn id_from_hex(s: &str) -> Result<ncclUniqueId> {
-    let s = s.trim();
-    if s.len() != 256 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::input(
-            "NCCL unique id",
-            format!(
-                "{} characters; 256 hex digits (the 128 bytes of ncclUniqueId) are expected",
-                s.len()
-            ),
-        ));
-    }
-    let mut id = ncclUniqueId { internal: [0; 128] };
-    for (i, out) in id.internal.iter_mut().enumerate() {
-        let byte = u8::from_str_radix(&s[2 * i..2 * i + 2], 16)
-            .map_err(|e| Error::input("NCCL unique id", e.to_string()))?;
-        *out = byte as c_char;
-    }
-    Ok(id)
+pub fn id_from_hex(s: &str) -> Result<UniqueId> {
+    Ok(UniqueId::from_hex(s)?)
 }
 
 /// Writes `id` to `path` so that readers never see a partial file (a
 /// temporary file in the same folder, then a rename).
-pub fn write_id_file(path: &Path, id: &ncclUniqueId) -> Result<()> {
+pub fn write_id_file(path: &Path, id: &UniqueId) -> Result<()> {
     let tmp = PathBuf::from(format!("{}.tmp.{}", path.display(), std::process::id()));
     let err = |e: std::io::Error| Error::File {
         path: path.display().to_string(),
@@ -128,7 +107,7 @@ pub fn write_id_file(path: &Path, id: &ncclUniqueId) -> Result<()> {
 }
 
 /// Waits up to `timeout` for `path` to hold an id (rank 0 writes it).
-pub fn read_id_file(path: &Path, timeout: Duration) -> Result<ncclUniqueId> {
+pub fn read_id_file(path: &Path, timeout: Duration) -> Result<UniqueId> {
     let t0 = Instant::now();
     loop {
         if let Ok(s) = std::fs::read_to_string(path) {
@@ -161,7 +140,7 @@ pub fn unique_id(
     lib: &Nccl,
     rank: usize,
     get: impl Fn(&str) -> Option<String>,
-) -> Result<(ncclUniqueId, Option<PathBuf>)> {
+) -> Result<(UniqueId, Option<PathBuf>)> {
     if let Some(hex) = get("PTXLAB_NCCL_ID") {
         return Ok((id_from_hex(&hex)?, None));
     }

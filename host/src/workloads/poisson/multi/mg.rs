@@ -308,7 +308,7 @@ fn rows_of<'a, E: DeviceCopy>(
     g: &Range<usize>,
     dtype: Dtype,
 ) -> Result<Rows<'a>> {
-    Rows::of(buf, (g.start - y0) * nx, g.len() * nx, dtype)
+    Ok(Rows::of(buf, (g.start - y0) * nx, g.len() * nx, dtype)?)
 }
 
 fn meet(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
@@ -725,7 +725,7 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
                 .slabs
                 .iter()
                 .map(|s| Rows::of(&s.acc, 0, 1, Dtype::F64))
-                .collect::<Result<Vec<_>>>()?;
+                .collect::<crate::runtime::Result<Vec<_>>>()?;
             self.team.transport.all_reduce_sum(&accs)?;
         }
         let (Some(s), Some(m)) = (self.slabs.first(), self.team.members.first()) else {
@@ -745,7 +745,7 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             .slabs
             .iter()
             .map(|s| match &s.cg {
-                Some(cg) => Rows::of(&cg.s, i, 1, Dtype::F64),
+                Some(cg) => Ok(Rows::of(&cg.s, i, 1, Dtype::F64)?),
                 None => Err(Error::input("PCG", "the slabs were not set up for PCG")),
             })
             .collect::<Result<Vec<_>>>()?;

@@ -9,7 +9,7 @@ use super::super::types::{Rung, k_of_h};
 use super::decomp::Decomp;
 use super::element::{SlabElement, check_rung};
 use super::slab::Slab;
-use super::team::{Team, drv};
+use super::team::Team;
 use super::transport::{Dtype, HaloOp, Rows};
 use crate::error::{Error, Result};
 use crate::runtime::{Device, Timing};
@@ -63,7 +63,7 @@ impl Team {
             // before streams A and B touch the buffers.
             dev.synchronize()?;
             if let Some(s) = &mem.streams {
-                s.a_done.record(&s.a).map_err(drv("cuEventRecord"))?;
+                s.a_done.record(&s.a)?;
             }
         }
         let mut placed = Placed {
@@ -235,7 +235,7 @@ impl<'t, T: SlabElement> Placed<'t, T> {
                 .slabs
                 .iter()
                 .map(|s| Rows::of(&s.acc, 0, 1, Dtype::F64))
-                .collect::<Result<Vec<_>>>()?;
+                .collect::<crate::runtime::Result<Vec<_>>>()?;
             self.team.transport.all_reduce_sum(&accs)?;
         }
         match (self.slabs.first(), self.team.members.first()) {
@@ -255,7 +255,7 @@ impl<'t, T: SlabElement> Placed<'t, T> {
 
     /// Sums one value per local slab over all ranks.
     fn sum_over_ranks(&mut self, vals: &[f64]) -> Result<f64> {
-        for ((s, mem), v) in self.slabs.iter().zip(&self.team.members).zip(vals) {
+        for ((s, mem), v) in self.slabs.iter_mut().zip(&self.team.members).zip(vals) {
             s.set_acc(mem, *v)?;
         }
         self.sum_accs()

@@ -68,6 +68,13 @@ pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
     let backend = args.backend;
     match args.method {
         SolveMethod::Jacobi => {}
+        SolveMethod::Spectral => {
+            return Err(Error::input(
+                "--method",
+                "spectral is a direct solve on one device; poisson-scaling runs jacobi, \
+                 multigrid or pcg",
+            ));
+        }
         SolveMethod::Multigrid | SolveMethod::Pcg => {
             if backend == Backend::Cpu {
                 return Err(Error::input("--backend", "cpu; gpu or sim"));

@@ -4,8 +4,8 @@
 use super::super::launch::{launch_residual, launch_sweep, residual_config, sweep_config};
 use super::super::types::{Grid, Rung};
 use super::element::SlabElement;
-use super::span::{Lane, Span, stream_of};
-use super::team::{Member, bind, drv};
+use super::span::{Lane, stream_of};
+use super::team::Member;
 use super::transport::{HaloOp, Rows};
 use crate::error::{Error, Result};
 use crate::runtime::{Buffer, View, ViewMut};
@@ -94,7 +94,7 @@ impl<T: SlabElement> Slab<T> {
             sweep_on(mem, Lane::A, rung, (nx, 3), pb, bb, bot, k)?;
         }
         if let Some(s) = &mem.streams {
-            s.b.wait(&s.a_done).map_err(drv("cuStreamWaitEvent"))?;
+            s.b.wait(&s.a_done)?;
         }
         if m >= 3 {
             let (pi, bi) = (rows(p, nx, 1, m + 1)?, rows(b, nx, 1, m + 1)?);
@@ -102,7 +102,7 @@ impl<T: SlabElement> Slab<T> {
             sweep_on(mem, Lane::B, rung, (nx, m), pi, bi, oi, k)?;
         }
         if let Some(s) = &mem.streams {
-            s.b_done.record(&s.b).map_err(drv("cuEventRecord"))?;
+            s.b_done.record(&s.b)?;
         }
         Ok(())
     }
@@ -173,67 +173,24 @@ impl<T: SlabElement> Slab<T> {
         Ok(())
     }
 
-    /// Copies `src` over `dst` (same length) on stream A.
-    fn copy(&self, mem: &Member, dst: Span<T>, src: Span<T>) -> Result<()> {
-        if dst.len != src.len || dst.overlaps(&src) {
-            return Err(Error::input(
-                "slab copy",
-                "lengths differ or the runs overlap",
-            ));
-        }
-        match &mem.streams {
-            Some(s) => {
-                bind(&s.a)?;
-                // SAFETY: both runs lie in live device buffers of this GPU
-                // (`Span::rows` checks) and do not overlap; the copy is queued
-                // on A, which the slab runner orders against B with events.
-                unsafe {
-                    cudarc::driver::result::memcpy_dtod_async(
-                        dst.addr,
-                        src.addr,
-                        src.len * std::mem::size_of::<T>(),
-                        s.a.cu_stream(),
-                    )
-                }
-                .map_err(drv("cuMemcpyDtoDAsync"))
-            }
-            None => {
-                // SAFETY: both runs lie in live simulator buffers (host memory
-                // of `UnsafeCell` elements) and do not overlap (checked); no
-                // simulated launch runs (they are synchronous) and no reference
-                // to those cells exists.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(src.addr as *const T, dst.addr as *mut T, src.len)
-                };
-                Ok(())
-            }
-        }
-    }
-
-    /// Overlapped sweep, second half: after B, the edge rows go into place.
-    /// Both modes: mark the end of the sweep on A and swap the buffers.
+    /// Overlapped sweep, second half: after B, the edge rows go into place
+    /// (copies on A). Both modes: mark the end of the sweep on A and swap
+    /// the buffers.
     pub(super) fn finish(&mut self, mem: &Member, overlap: bool) -> Result<()> {
         if overlap {
             if let Some(s) = &mem.streams {
-                s.a.wait(&s.b_done).map_err(drv("cuStreamWaitEvent"))?;
+                s.a.wait(&s.b_done)?;
             }
             let (nx, m) = (self.nx, self.m);
-            let out = Span::of(&self.field[1 - self.cur]);
-            self.copy(
-                mem,
-                out.rows(nx, 1, 2)?,
-                Span::of(&self.top).rows(nx, 1, 2)?,
-            )?;
+            let target = mem.dev.on_stream(stream_of(mem, Lane::A));
+            let out = &mut self.field[1 - self.cur];
+            target.copy(rows(&self.top, nx, 1, 2)?, rows_mut(out, nx, 1, 2)?)?;
             if m >= 2 {
-                self.copy(
-                    mem,
-                    out.rows(nx, m, m + 1)?,
-                    Span::of(&self.bot).rows(nx, 1, 2)?,
-                )?;
+                target.copy(rows(&self.bot, nx, 1, 2)?, rows_mut(out, nx, m, m + 1)?)?;
             }
         }
         if let Some(s) = &mem.streams {
-            s.a_done.record(&s.a).map_err(drv("cuEventRecord"))?;
+            s.a_done.record(&s.a)?;
         }
         self.cur = 1 - self.cur;
         Ok(())
@@ -257,47 +214,16 @@ impl<T: SlabElement> Slab<T> {
     }
 
     /// Writes the accumulator (queued on A for a GPU).
-    pub(super) fn set_acc(&self, mem: &Member, v: f64) -> Result<()> {
-        let acc = Span::of(&self.acc);
-        match &mem.streams {
-            Some(s) => {
-                bind(&s.a)?;
-                // SAFETY: `acc` is the slab's live one-f64 device buffer; the
-                // host value is read before the call returns (a pageable
-                // source is staged by the driver), and the copy is ordered on A.
-                unsafe {
-                    cudarc::driver::result::memcpy_htod_async(acc.addr, &[v], s.a.cu_stream())
-                }
-                .map_err(drv("cuMemcpyHtoDAsync"))
-            }
-            None => {
-                // SAFETY: `acc` is the slab's live one-f64 simulator buffer; no
-                // launch runs and no reference to it exists.
-                unsafe { (acc.addr as *mut f64).write(v) };
-                Ok(())
-            }
-        }
+    pub(super) fn set_acc(&mut self, mem: &Member, v: f64) -> Result<()> {
+        let target = mem.dev.on_stream(stream_of(mem, Lane::A));
+        Ok(target.write(&[v], self.acc.view_mut(0..1)?)?)
     }
 
     /// Reads the accumulator (waits for A on a GPU).
     pub(super) fn get_acc(&self, mem: &Member) -> Result<f64> {
-        let acc = Span::of(&self.acc);
-        match &mem.streams {
-            Some(s) => {
-                bind(&s.a)?;
-                let mut v = [0.0f64];
-                // SAFETY: `acc` is the slab's live one-f64 device buffer and `v`
-                // a host array of one f64 that lives until the stream is
-                // synchronised just below.
-                unsafe {
-                    cudarc::driver::result::memcpy_dtoh_async(&mut v, acc.addr, s.a.cu_stream())
-                }
-                .map_err(drv("cuMemcpyDtoHAsync"))?;
-                s.a.synchronize().map_err(drv("cuStreamSynchronize"))?;
-                Ok(v[0])
-            }
-            // SAFETY: as in `set_acc`, for a read.
-            None => Ok(unsafe { (acc.addr as *const f64).read() }),
-        }
+        let mut v = [0.0f64];
+        let target = mem.dev.on_stream(stream_of(mem, Lane::A));
+        target.read(self.acc.view(0..1)?, &mut v)?;
+        Ok(v[0])
     }
 }

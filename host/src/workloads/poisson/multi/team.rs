@@ -5,20 +5,19 @@ use super::bootstrap::{RankEnv, unique_id};
 use super::nccl::{self, NcclTransport};
 use super::transport::{LocalTransport, Transport};
 use crate::error::{Error, Result};
-use crate::runtime::{Device, probe::driver_present};
-use cudarc::driver::{CudaContext, CudaEvent, CudaStream, sys};
-use std::sync::Arc;
+use crate::runtime::stream::Priority;
+use crate::runtime::{Device, Event, Stream, nccl::share_pools, probe::driver_present};
 
 /// The two streams of a GPU slab and the events that order them.
 pub(super) struct Streams {
     /// Edge rows, transfers, fix-ups, residual (high priority).
-    pub(super) a: Arc<CudaStream>,
+    pub(super) a: Stream,
     /// Interior rows.
-    pub(super) b: Arc<CudaStream>,
+    pub(super) b: Stream,
     /// Recorded on A at the end of each sweep.
-    pub(super) a_done: CudaEvent,
+    pub(super) a_done: Event,
     /// Recorded on B after the interior update.
-    pub(super) b_done: CudaEvent,
+    pub(super) b_done: Event,
 }
 
 /// One device of a [`Team`] and its global rank.
@@ -34,16 +33,6 @@ impl std::fmt::Debug for Member {
     }
 }
 
-/// Makes the stream's context current on this thread (raw driver calls act
-/// on the current context; one thread drives several GPUs).
-pub(super) fn bind(s: &CudaStream) -> Result<()> {
-    s.context().bind_to_thread().map_err(drv("cuCtxSetCurrent"))
-}
-
-pub(super) fn drv(call: &'static str) -> impl Fn(cudarc::driver::DriverError) -> Error {
-    move |e| Error::driver(call, e)
-}
-
 impl Member {
     fn sim(rank: usize) -> Self {
         Self {
@@ -55,34 +44,22 @@ impl Member {
 
     fn gpu(rank: usize, ordinal: usize) -> Result<Self> {
         let dev = crate::Error::open_gpu(ordinal)?;
-        let ctx = dev
+        let gpu = dev
             .as_gpu()
-            .ok_or_else(|| Error::input("device", "not a GPU"))?
-            .context()
-            .clone();
-        // SAFETY: cudarc's automatic event tracking is turned off for the
-        // buffers of this context (all allocated after this call, by this
-        // module). Its contract then holds by construction here: uploads go
-        // through the legacy default stream and are followed by a device
-        // synchronisation before streams A and B use the buffers; A and B are
-        // ordered with the events below; downloads and frees happen only after
-        // A and B are synchronised (`Placed::synchronize`, `Drop for Placed`);
-        // A and B never write the same rows concurrently (module docs).
-        unsafe { ctx.disable_event_tracking() };
-        ctx.bind_to_thread().map_err(drv("cuCtxSetCurrent"))?;
-        let (least, greatest) = cudarc::driver::result::stream::get_priority_range()
-            .map_err(drv("cuCtxGetStreamPriorityRange"))?;
-        let a = ctx
-            .new_stream_with_priority(greatest)
-            .map_err(drv("cuStreamCreateWithPriority"))?;
-        let b = ctx
-            .new_stream_with_priority(least)
-            .map_err(drv("cuStreamCreateWithPriority"))?;
-        let ev = || {
-            ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
-                .map_err(drv("cuEventCreate"))
-        };
-        let (a_done, b_done) = (ev()?, ev()?);
+            .ok_or_else(|| Error::input("device", "not a GPU"))?;
+        // SAFETY: the runtime's per-buffer event tracking is turned off for
+        // the buffers of this GPU (all allocated after this call, by this
+        // module). The contract of `disable_event_tracking` then holds by
+        // construction here: uploads go through the device's own stream and
+        // are followed by a device synchronisation before streams A and B use
+        // the buffers; A and B are ordered with the events below; downloads
+        // and frees happen only after A and B are synchronised
+        // (`Placed::synchronize`, `Drop for Placed`); A and B never write the
+        // same rows concurrently (module docs).
+        unsafe { gpu.disable_event_tracking() };
+        let a = gpu.new_stream(Priority::High)?;
+        let b = gpu.new_stream(Priority::Low)?;
+        let (a_done, b_done) = (gpu.new_event(false)?, gpu.new_event(false)?);
         Ok(Self {
             rank,
             dev,
@@ -105,8 +82,8 @@ impl Member {
     /// Waits for everything queued on the device's streams.
     pub(super) fn synchronize(&self) -> Result<()> {
         if let Some(s) = &self.streams {
-            s.a.synchronize().map_err(drv("cuStreamSynchronize"))?;
-            s.b.synchronize().map_err(drv("cuStreamSynchronize"))?;
+            s.a.synchronize()?;
+            s.b.synchronize()?;
         }
         Ok(self.dev.synchronize()?)
     }
@@ -142,64 +119,7 @@ fn gpu_count(n: usize, what: &str) -> Result<usize> {
             ),
         }));
     }
-    Ok(CudaContext::device_count().map_err(drv("cuDeviceGetCount"))? as usize)
-}
-
-/// Lets every GPU of the team read and write the others' stream-ordered
-/// allocations. The runtime's buffers come from each device's default memory
-/// pool (`cuMemAllocAsync`), which other GPUs cannot reach unless the pool
-/// grants them access, and NCCL, between GPUs of one process, may read or
-/// write the user buffers of the peer directly ("P2P/direct pointer"). Where
-/// two GPUs cannot reach each other at all, NCCL does not take that path,
-/// and nothing is granted.
-fn share_pools(members: &[Member]) -> Result<()> {
-    use cudarc::driver::sys::{
-        CUmemAccess_flags, CUmemAccessDesc, CUmemLocation, CUmemLocationType, CUmemoryPool,
-        CUresult,
-    };
-    let ordinals: Vec<usize> = members
-        .iter()
-        .filter_map(|m| m.dev.as_gpu().map(|g| g.context().ordinal()))
-        .collect();
-    let devs = ordinals
-        .iter()
-        .map(|&o| cudarc::driver::result::device::get(o as i32).map_err(drv("cuDeviceGet")))
-        .collect::<Result<Vec<_>>>()?;
-    for (m, (&owner, &dev)) in members.iter().zip(ordinals.iter().zip(&devs)) {
-        if let Some(s) = &m.streams {
-            bind(&s.a)?;
-        }
-        let mut pool: CUmemoryPool = std::ptr::null_mut();
-        // SAFETY: `pool` is a valid out-pointer and `dev` a device handle
-        // from cuDeviceGet.
-        let r = unsafe { cudarc::driver::sys::cuDeviceGetDefaultMemPool(&mut pool, dev) };
-        if r != CUresult::CUDA_SUCCESS {
-            continue;
-        }
-        for (&peer, &peer_dev) in ordinals.iter().zip(&devs) {
-            if peer == owner {
-                continue;
-            }
-            let mut can = 0;
-            // SAFETY: `can` is a valid out-pointer; both are device handles.
-            let r = unsafe { cudarc::driver::sys::cuDeviceCanAccessPeer(&mut can, peer_dev, dev) };
-            if r != CUresult::CUDA_SUCCESS || can == 0 {
-                continue;
-            }
-            let desc = CUmemAccessDesc {
-                location: CUmemLocation {
-                    type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-                    id: peer as i32,
-                },
-                flags: CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
-            };
-            // SAFETY: `pool` is the owner's default pool, `desc` one valid
-            // access descriptor (count 1) naming a peer device that can access
-            // the owner. A failure only leaves NCCL without direct access.
-            let _ = unsafe { cudarc::driver::sys::cuMemPoolSetAccess(pool, &desc, 1) };
-        }
-    }
-    Ok(())
+    Ok(crate::runtime::gpu::device_count()?)
 }
 
 /// GPUs the driver reports (honouring `CUDA_VISIBLE_DEVICES`); an error when
@@ -259,7 +179,8 @@ impl Team {
             .map(|i| Member::gpu(i, i))
             .collect::<Result<Vec<_>>>()?;
         if n > 1 {
-            share_pools(&members)?;
+            let gpus: Vec<_> = members.iter().filter_map(|m| m.dev.as_gpu()).collect();
+            share_pools(&gpus)?;
         }
         let transport: Box<dyn Transport> = match lib {
             Some(lib) => Box::new(NcclTransport::init_all(

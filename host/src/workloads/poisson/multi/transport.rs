@@ -3,147 +3,16 @@
 //! [`LocalTransport`] for several simulated devices. The NCCL implementation
 //! is in [`super::nccl`].
 //!
-//! A transfer names its memory with [`Rows`]: a run of elements of one slab
-//! buffer, made from a borrow of that buffer (so it cannot outlive it) and
-//! bounds-checked when it is made. Only this module tree can make one.
+//! A transfer names its memory with [`Rows`] (the runtime's): a run of
+//! elements of one slab buffer, made from a borrow of that buffer (so it
+//! cannot outlive it) and bounds-checked when it is made.
 
 use crate::error::{Error, Result};
-use crate::runtime::{Buffer, KernelArg};
-use ptxlab_device::mem::DeviceCopy;
-use std::marker::PhantomData;
-
-/// Element type of a transfer (what NCCL calls the datatype).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dtype {
-    /// 4-byte IEEE float.
-    F32,
-    /// 8-byte IEEE float.
-    F64,
-}
-
-impl Dtype {
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            Dtype::F32 => 4,
-            Dtype::F64 => 8,
-        }
-    }
-}
-
-/// Where the memory of a [`Rows`] lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backing {
-    /// Host memory of a simulated device.
-    Sim,
-    /// Device memory of a GPU (a `CUdeviceptr`).
-    Gpu,
-}
-
-/// A run of `count` elements of one slab buffer, starting at element
-/// `start`: a halo row, a slab's owned rows, or the one-`f64` accumulator of
-/// the residual. It borrows the buffer for `'a`.
-#[derive(Debug, Clone, Copy)]
-pub struct Rows<'a> {
-    addr: u64,
-    count: usize,
-    dtype: Dtype,
-    backing: Backing,
-    _buf: PhantomData<&'a ()>,
-}
-
-impl<'a> Rows<'a> {
-    /// Elements `start .. start + count` of `buf` (an error when they are
-    /// not all inside it).
-    pub(crate) fn of<T: DeviceCopy>(
-        buf: &'a Buffer<T>,
-        start: usize,
-        count: usize,
-        dtype: Dtype,
-    ) -> Result<Self> {
-        if std::mem::size_of::<T>() != dtype.size() {
-            return Err(Error::input(
-                "halo transfer",
-                format!(
-                    "elements of {} bytes labelled {dtype:?}",
-                    std::mem::size_of::<T>()
-                ),
-            ));
-        }
-        if start.checked_add(count).is_none_or(|end| end > buf.len()) {
-            return Err(Error::input(
-                "halo transfer",
-                format!(
-                    "elements {start}..{} of a buffer of {}",
-                    start.saturating_add(count),
-                    buf.len()
-                ),
-            ));
-        }
-        let (base, backing) = match buf.cuda_slice() {
-            Some(s) => {
-                let (p, _sync) = cudarc::driver::DevicePtr::device_ptr(s, s.stream());
-                (p, Backing::Gpu)
-            }
-            None => (KernelArg::sim_value(buf).as_ptr() as u64, Backing::Sim),
-        };
-        Ok(Self {
-            addr: base + (start * dtype.size()) as u64,
-            count,
-            dtype,
-            backing,
-            _buf: PhantomData,
-        })
-    }
-    /// Address of the first element (device pointer or host pointer).
-    pub fn addr(&self) -> u64 {
-        self.addr
-    }
-    /// Elements.
-    pub fn count(&self) -> usize {
-        self.count
-    }
-    /// Element type.
-    pub fn dtype(&self) -> Dtype {
-        self.dtype
-    }
-    /// Where the memory lives.
-    pub fn backing(&self) -> Backing {
-        self.backing
-    }
-    fn bytes(&self) -> usize {
-        self.count * self.dtype.size()
-    }
-    fn overlaps(&self, o: &Rows<'_>) -> bool {
-        self.backing == o.backing
-            && self.addr < o.addr + o.bytes() as u64
-            && o.addr < self.addr + self.bytes() as u64
-    }
-}
-
-/// One transfer of a batch. `local` is the index of the slab among those this
-/// process drives ([`Transport::local_ranks`]); `peer` is a global rank.
-#[derive(Debug, Clone, Copy)]
-pub enum HaloOp<'a> {
-    /// Send `rows` of local slab `local` to rank `peer`.
-    Send {
-        /// Index of the sending slab in this process.
-        local: usize,
-        /// Receiving rank.
-        peer: usize,
-        /// What is sent.
-        rows: Rows<'a>,
-    },
-    /// Receive from rank `peer` into `rows` of local slab `local`.
-    Recv {
-        /// Index of the receiving slab in this process.
-        local: usize,
-        /// Sending rank.
-        peer: usize,
-        /// Where the data lands.
-        rows: Rows<'a>,
-    },
-}
+/// One transfer of a batch (the runtime's point-to-point operation):
+/// `local` is the index of the slab among those this process drives
+/// ([`Transport::local_ranks`]); `peer` is a global rank.
+pub use crate::runtime::nccl::P2p as HaloOp;
+pub use crate::runtime::nccl::{Backing, Dtype, Rows};
 
 /// What the decomposition needs from the machinery between the devices.
 ///
@@ -186,7 +55,7 @@ impl LocalTransport {
 }
 
 fn sim_only(r: &Rows<'_>) -> Result<()> {
-    if r.backing != Backing::Sim {
+    if r.backing() != Backing::Sim {
         return Err(Error::Runtime(crate::runtime::Error::Unsupported {
             what: "copying GPU memory between ranks".into(),
             backend: "in-process (simulator) transport".into(),
@@ -249,12 +118,15 @@ impl Transport for LocalTransport {
                     ),
                 ));
             };
-            if from.count != to.count || from.dtype != to.dtype {
+            if from.count() != to.count() || from.dtype() != to.dtype() {
                 return Err(Error::input(
                     "halo exchange",
                     format!(
                         "rank {src} sends {} {:?} to rank {dst}, which expects {} {:?}",
-                        from.count, from.dtype, to.count, to.dtype
+                        from.count(),
+                        from.dtype(),
+                        to.count(),
+                        to.dtype()
                     ),
                 ));
             }
@@ -272,8 +144,8 @@ impl Transport for LocalTransport {
             // cells exists (the runtime only reaches them through raw pointers).
             unsafe {
                 std::ptr::copy_nonoverlapping(
-                    from.addr as *const u8,
-                    to.addr as *mut u8,
+                    from.addr() as *const u8,
+                    to.addr() as *mut u8,
                     from.bytes(),
                 );
             }
@@ -296,7 +168,7 @@ impl Transport for LocalTransport {
         }
         for a in accs {
             sim_only(a)?;
-            if a.count != 1 || a.dtype != Dtype::F64 {
+            if a.count() != 1 || a.dtype() != Dtype::F64 {
                 return Err(Error::input("all-reduce", "one f64 per rank is summed"));
             }
         }
@@ -305,11 +177,11 @@ impl Transport for LocalTransport {
             // SAFETY: `a` is one f64 of a live simulator buffer (checked when
             // it was made, and its type above); no launch runs and no reference
             // to it exists (see `exchange`). The buffer's elements are aligned.
-            total += unsafe { (a.addr as *const f64).read() };
+            total += unsafe { (a.addr() as *const f64).read() };
         }
         for a in accs {
             // SAFETY: as above, for a write.
-            unsafe { (a.addr as *mut f64).write(total) };
+            unsafe { (a.addr() as *mut f64).write(total) };
         }
         Ok(())
     }

@@ -1,0 +1,167 @@
+//! The spectral solve on a device: the plans uploaded once, three launches
+//! per solve (the only place the spectral kernels are named).
+
+use super::{AxisPlan, Boundary, check_problem};
+use crate::error::{Error, Result};
+use crate::launch;
+use crate::runtime::{Buffer, Device, LaunchConfig, Timing};
+use crate::workloads::poisson::problem::Problem;
+use crate::workloads::poisson::types::{Element, Grid};
+use kernels_gpu::spectral as ks;
+
+/// An element type the spectral kernels are built for (f32, f64).
+pub trait SpectralElement:
+    Element
+    + ks::spectral_rows_forward::Built
+    + ks::spectral_columns_solve::Built
+    + ks::spectral_rows_inverse::Built
+{
+}
+impl SpectralElement for f32 {}
+impl SpectralElement for f64 {}
+
+/// A problem on a device, ready to be solved any number of times.
+pub struct SpectralDevice<'d, T> {
+    dev: &'d Device,
+    grid: Grid,
+    boundary: Boundary,
+    b: Buffer<T>,
+    p0: Buffer<T>,
+    work: Buffer<T>,
+    /// The solution after [`SpectralDevice::launch`] (every cell written).
+    pub p: Buffer<T>,
+    plan_x: Buffer<T>,
+    plan_y: Buffer<T>,
+    fac_x: Buffer<u32>,
+    fac_y: Buffer<u32>,
+    cfg: [LaunchConfig; 3],
+    fold: T,
+    scale: T,
+    h: T,
+}
+
+fn to_t<T: Element>(v: &[f64]) -> Vec<T> {
+    v.iter().map(|&x| T::from_f64(x)).collect()
+}
+
+impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
+    /// Checks the problem (and, for Neumann, its compatibility), the
+    /// shared memory a line needs, and uploads everything; the work array
+    /// and `p` start poisoned (NaN).
+    pub fn new(dev: &'d Device, prob: &Problem<T>, boundary: Boundary) -> Result<Self> {
+        check_problem(prob, boundary)?;
+        let grid = prob.grid;
+        let (mx, my) = (grid.nx - 2, grid.ny - 2);
+        let (px, py) = (
+            AxisPlan::new(boundary, mx, prob.h),
+            AxisPlan::new(boundary, my, prob.h),
+        );
+        let max = dev.limits().max_shared_optin;
+        let t = T::NAME;
+        for (axis, plan) in [("nx", &px), ("ny", &py)] {
+            let need = ks::shared_bytes::<T>(plan.nf);
+            if need > max {
+                return Err(Error::input(
+                    "grid (--size)",
+                    format!(
+                        "{}: the spectral solver transforms each line in one block's shared \
+                         memory, {need} bytes for {axis} = {} in {t}; this device allows \
+                         {max}: at most {} cells per side in {t}",
+                        grid.label(),
+                        plan.n + 2,
+                        max / (4 * std::mem::size_of::<T>())
+                            + 1
+                            + usize::from(boundary == Boundary::Neumann)
+                    ),
+                ));
+            }
+        }
+        let line = |n: usize, nf: usize| -> Result<LaunchConfig> {
+            Ok(
+                LaunchConfig::for_threads(n * ks::BLOCK as usize, ks::BLOCK)?
+                    .with_shared(ks::shared_bytes::<T>(nf)),
+            )
+        };
+        let cfg = [line(my, px.nf)?, line(mx, py.nf)?, line(grid.ny, px.nf)?];
+        let nan = T::from_f64(f64::NAN);
+        Ok(Self {
+            dev,
+            grid,
+            boundary,
+            b: dev.upload(&prob.b)?,
+            p0: dev.upload(&prob.p0)?,
+            work: dev.alloc_filled(mx * my, nan)?,
+            p: dev.alloc_filled(grid.cells(), nan)?,
+            plan_x: dev.upload(&to_t::<T>(&px.table))?,
+            plan_y: dev.upload(&to_t::<T>(&py.table))?,
+            fac_x: dev.upload(&px.fac)?,
+            fac_y: dev.upload(&py.fac)?,
+            cfg,
+            fold: T::from_f64(boundary.fold(prob.h)),
+            scale: T::from_f64(px.inverse_scale(boundary) * py.inverse_scale(boundary)),
+            h: T::from_f64(prob.h),
+        })
+    }
+
+    /// Queues one solve: rows forward, columns solved, rows inverse.
+    pub fn launch(&mut self) -> Result<()> {
+        let (nx, ny) = self.grid.dims();
+        let kind = self.boundary.kind();
+        launch!(
+            self.dev,
+            self.cfg[0],
+            spectral::spectral_rows_forward::<T>(
+                &self.b,
+                &self.p0,
+                &mut self.work,
+                &self.plan_x,
+                &self.fac_x,
+                nx,
+                ny,
+                kind,
+                self.fold
+            )
+        )?;
+        launch!(
+            self.dev,
+            self.cfg[1],
+            spectral::spectral_columns_solve::<T>(
+                &mut self.work,
+                &self.plan_x,
+                &self.plan_y,
+                &self.fac_y,
+                nx,
+                ny,
+                kind,
+                self.scale
+            )
+        )?;
+        launch!(
+            self.dev,
+            self.cfg[2],
+            spectral::spectral_rows_inverse::<T>(
+                &self.work,
+                &self.p0,
+                &mut self.p,
+                &self.plan_x,
+                &self.fac_x,
+                nx,
+                ny,
+                kind,
+                self.h
+            )
+        )
+    }
+
+    /// One solve, the field downloaded.
+    pub fn solve(&mut self) -> Result<Vec<T>> {
+        self.launch()?;
+        Ok(self.dev.download(&self.p)?)
+    }
+
+    /// Times `reps` solves after `warmup` (device events on a GPU).
+    pub fn time(&mut self, warmup: usize, reps: usize) -> Result<Timing> {
+        let dev = self.dev;
+        dev.time(warmup, reps, |_| self.launch())
+    }
+}

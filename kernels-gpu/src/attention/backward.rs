@@ -1,0 +1,399 @@
+//! The backward pass, first rung: FlashAttention-2's algorithm on
+//! `mma.sync`, in three kernels.
+//!
+//! # What is computed
+//! Given the forward's inputs `Q`, `K`, `V`, its output `O`, its
+//! log-sum-exp `lse` per query row and the gradient `dO` of the loss with
+//! respect to `O`, per head:
+//!
+//! ```text
+//! P[i][j]  = exp(scale Q_i . K_j - lse[i])       (0 where masked)
+//! dV       = P^T dO
+//! dP       = dO V^T
+//! Delta[i] = sum_j P[i][j] dP[i][j] = dO_i . O_i
+//! dS       = P * (dP - Delta)                    (elementwise; Delta per row)
+//! dQ       = scale dS K            dK = scale dS^T Q
+//! ```
+//!
+//! `P` is never stored: it is recomputed tile by tile from `Q`, `K` and the
+//! forward's `lse` (one exponential per score, no running maximum: `lse`
+//! already normalises each row). `Delta` uses the identity
+//! `sum_j P dP = dO . O`, so the softmax's Jacobian costs one dot product
+//! per row instead of a pass over the keys.
+//!
+//! # The three kernels
+//! 1. [`attn_bwd_pre`]: `Delta` per query row, and zeroes the f32 `dQ`
+//!    accumulator.
+//! 2. [`attn_bwd`]: one block per tile of 64 keys; the block keeps `dK`
+//!    and `dV` of its keys in registers while it walks every query tile,
+//!    and adds its share of `dQ` to the f32 accumulator with atomics.
+//! 3. [`attn_bwd_dq`]: `dQ = scale x accumulator`, rounded to the 16-bit
+//!    type.
+//!
+//! # Why `dQ` goes through atomics
+//! `dK` and `dV` of a key are sums over queries, `dQ` of a query a sum
+//! over keys. A block that owns a key tile finishes `dK` and `dV` in
+//! registers, but each query row receives a contribution from every key
+//! tile, that is from every block of the head. The choices are atomics
+//! into an f32 accumulator (FlashAttention-2's choice, taken here: one
+//! pass over the scores, `S x D` f32 atomics per key tile), or a second
+//! kernel organised by query tiles that recomputes `P` and `dP` a second
+//! time (no atomics, but the two products that dominate the work done
+//! twice). The atomics are f32 adds in an order that varies between runs,
+//! so `dQ` is not bitwise reproducible; its error is that of f32 sums,
+//! far below the 16-bit rounding of the result.
+
+use super::LOG2_E;
+use super::fa2::{FA2_BM, FA2_BN, chunk, copy_tile, mma_block};
+use super::{p_frag, store_rows};
+use ptxlab_device::math::{Real, fast};
+use ptxlab_device::mem::{F32x2, U32x4};
+use ptxlab_device::mma::{Bf16, F16, FragA16, Half16, ldmatrix_x4, ldmatrix_x4_trans, pack_rn};
+use ptxlab_device::prelude::*;
+use ptxlab_device::shared::{commit_async_copies, wait_async_copies};
+use ptxlab_device::unroll;
+
+/// Query rows per tile of the main kernel (the tile `copy_tile` moves).
+pub const BWD_BM: usize = FA2_BM;
+/// Keys per block of the main kernel (16 per warp).
+pub const BWD_BN: usize = FA2_BN;
+/// Threads of a block of every backward kernel: four warps.
+pub const BWD_THREADS: u32 = 128;
+/// Query/`dO` stages of the main kernel (double buffering).
+pub const BWD_STAGES: usize = 2;
+/// Rows of [`attn_bwd_pre`] per block (one per warp).
+pub const PRE_ROWS: u32 = BWD_THREADS / 32;
+/// Most blocks of [`attn_bwd_dq`]'s grid-stride loop.
+pub const DQ_MAX_BLOCKS: u32 = 1 << 16;
+
+/// 16-byte chunks of one 64-row tile of `d` 16-bit values.
+const fn tile_chunks(d: usize) -> usize {
+    BWD_BN * d / 8
+}
+
+/// Chunks of the `dS^T` tile: 64 keys x 64 queries of 16 bits.
+const DS_CHUNKS: usize = BWD_BN * BWD_BM / 8;
+
+/// Dynamic shared memory of [`attn_bwd`] for head dimension `d`: the `K`
+/// and `V` tiles, two stages of `Q` and `dO` tiles, the `dS^T` tile and
+/// two stages of the query tile's `lse` and `Delta` (105 KiB at `d = 128`,
+/// 57 KiB at `d = 64`).
+pub const fn bwd_shared_bytes(d: usize) -> usize {
+    (2 * tile_chunks(d) + 2 * BWD_STAGES * tile_chunks(d) + DS_CHUNKS) * 16
+        + BWD_STAGES * 2 * BWD_BM * 4
+}
+
+/// Backward kernel 1: `Delta[r] = sum_c dO[r][c] O[r][c]` (f32, from the
+/// 16-bit values) for each of the `rows = heads x Sq` query rows, and
+/// `dq_acc[r][..] = 0`.
+///
+/// Thread mapping: one warp per row, [`PRE_ROWS`] rows per block, grid x
+/// `ceil(rows / PRE_ROWS)`; lane `l` takes columns `2l, 2l + 1, 2l + 64,
+/// ..` (one 32-bit load of each tensor per pair, so a warp reads 128
+/// contiguous bytes of each), then the warp adds its 32 partial sums with
+/// five shuffles. No shared memory: the kernel streams `O` and `dO` once.
+#[kernel(launch_bounds(128), instances(Bf16, F16))]
+pub fn attn_bwd_pre<H: Half16>(
+    o: DeviceSlice<u16>,
+    dout: DeviceSlice<u16>,
+    mut delta: DeviceSliceMut<f32>,
+    dq_acc: DeviceSliceMut<f32>,
+    rows: u32,
+    d: u32,
+) {
+    let (rows, d) = (rows as usize, d as usize);
+    if o.len() < rows * d
+        || dout.len() < rows * d
+        || delta.len() < rows
+        || dq_acc.len() < rows * d
+        || d % 2 == 1
+    {
+        ptxlab_device::trap("attn_bwd_pre: a buffer is shorter than rows x d, or d is odd");
+    }
+    let t = thread::thread_idx_x() as usize;
+    let (w, lane) = (t / 32, t % 32);
+    let row = thread::block_idx_x() as usize * PRE_ROWS as usize + w;
+    if row >= rows {
+        return;
+    }
+    let mut acc = 0f32;
+    let mut c = 2 * lane;
+    while c < d {
+        let at = (row * d + c) / 2;
+        // SAFETY: `c + 1 < d` (`d` even), so the pair is inside row `row`
+        // of both tensors, whose lengths were checked; 4-byte aligned
+        // (`row * d + c` even, device allocations 256-byte aligned).
+        let (ow, gw) = unsafe {
+            (
+                o.get_vec_unchecked::<u32>(at),
+                dout.get_vec_unchecked::<u32>(at),
+            )
+        };
+        let lo = |x: u32| H::to_f32(x as u16);
+        let hi = |x: u32| H::to_f32((x >> 16) as u16);
+        acc = Real::mul_add(lo(ow), lo(gw), acc);
+        acc = Real::mul_add(hi(ow), hi(gw), acc);
+        // SAFETY: the same pair of `dq_acc` (same length as `O`), 8-byte
+        // aligned (`row * d + c` even).
+        unsafe { dq_acc.set_vec_unchecked::<F32x2>(at, F32x2([0.0, 0.0])) };
+        c += 64;
+    }
+    let acc = warp::reduce_sum(acc);
+    if lane == 0 {
+        delta[row] = acc;
+    }
+}
+
+/// Backward kernel 3: `dq[i] = scale dq_acc[i]` rounded to `H`, two
+/// elements per thread per step of a grid-stride loop (the length is
+/// even: `D` is).
+///
+/// Thread mapping: [`BWD_THREADS`] threads a block, at most
+/// [`DQ_MAX_BLOCKS`] blocks; thread `g` converts pairs `g, g + stride, ..`
+/// (a warp reads 256 contiguous bytes and writes 128).
+#[kernel(launch_bounds(128), instances(Bf16, F16))]
+pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>, scale: f32) {
+    let n = dq.len();
+    if dq_acc.len() < n || n % 2 == 1 {
+        ptxlab_device::trap("attn_bwd_dq: the accumulator is shorter than dQ, or dQ is odd");
+    }
+    let stride = (thread::grid_dim_x() * thread::block_dim_x()) as usize;
+    let mut i = (thread::block_idx_x() * thread::block_dim_x() + thread::thread_idx_x()) as usize;
+    while i < n / 2 {
+        // SAFETY: `2 i + 1 < n <= dq_acc.len()`; both buffers are device
+        // allocations (256-byte aligned), so pair `i` is 8- and 4-byte aligned.
+        unsafe {
+            let F32x2([a, b]) = dq_acc.get_vec_unchecked::<F32x2>(i);
+            dq.set_vec_unchecked::<u32>(i, pack_rn::<H>(a * scale, b * scale));
+        }
+        i += stride;
+    }
+}
+
+/// Backward kernel 2: `dK` and `dV` of 64 keys, and their contributions to
+/// `dQ`, on `mma.sync.m16n8k16` and `ldmatrix`.
+///
+/// Thread mapping: grid `(ceil(Skv / 64), heads)`, four warps; warp `w`
+/// owns keys `16 w .. 16 w + 16` of the block's 64. The block walks the
+/// query tiles (64 rows; with `causal`, from the first tile that reaches
+/// its keys: earlier ones are fully masked), and per tile each warp holds,
+/// in the accumulator layout of the module docs of [`super`] with keys as
+/// rows and queries as columns:
+///
+/// * `S^T = K Q^T` (32 registers), turned in place into
+///   `P^T = exp2(S^T scale log2(e) - lse log2(e))` with the masks (keys
+///   past `Skv`, keys after the query when causal; queries past `Sq` get
+///   `lse = +inf`, so `P = 0`);
+/// * `dV += P^T dO`, `P^T` taken straight from the score registers as the
+///   `A` operand (as the forward's `P V`), `dO` through
+///   `ldmatrix.x4.trans`;
+/// * `dP^T = V dO^T` (32 registers), then `dS^T = P^T (dP^T - Delta)`;
+/// * `dK += dS^T Q`, again with `dS^T` from registers.
+///
+/// `dK` and `dV` live in registers for the whole kernel (`D / 2` each per
+/// thread) and are stored once, `dK` multiplied by the scale. For `dQ` the
+/// roles flip: a query row needs all 64 keys, which four warps hold, so
+/// every warp writes its `dS^T` rows (rounded to `H`) to shared memory,
+/// and after a barrier warp `w` computes rows `16 w .. 16 w + 16` of
+/// `dS K` (the `A` fragments of `dS` are `ldmatrix.x4.trans` reads of the
+/// stored `dS^T`) and adds them to the f32 accumulator with atomics.
+///
+/// Shared memory (16-byte chunks, each 64-row tile XOR-swizzled by row as
+/// in the forward): `K` and `V` (loaded once), two stages of `Q` and `dO`
+/// (`cp.async`, tile `j + 1` in flight while `j` is used), the `dS^T` tile
+/// (64 x 64), and two stages of 64 `lse log2(e)` and 64 `Delta` values.
+///
+/// Why this organisation: the work per query tile is four products of
+/// `64 x 64 x D` and one of `64 x D x 64`, all from shared memory, while
+/// `dK` and `dV` never leave registers; the only global writes inside the
+/// loop are `dQ`'s atomics. Rows of `Q`, `dO`, `K` and `V` past the
+/// problem are zero-filled, which keeps their products finite, and the
+/// masks set their `P` to 0, so tails need no other care.
+#[kernel(launch_bounds(128), instances(<Bf16, 128>, <F16, 128>, <Bf16, 64>, <F16, 64>))]
+#[allow(clippy::too_many_arguments)]
+pub fn attn_bwd<H: Half16, const D: usize>(
+    q: DeviceSlice<u16>,
+    k: DeviceSlice<u16>,
+    v: DeviceSlice<u16>,
+    dout: DeviceSlice<u16>,
+    lse: DeviceSlice<f32>,
+    delta: DeviceSlice<f32>,
+    dq_acc: DeviceSliceMut<f32>,
+    dk: DeviceSliceMut<u16>,
+    dv: DeviceSliceMut<u16>,
+    sq: u32,
+    skv: u32,
+    scale_log2: f32,
+    scale: f32,
+    causal: u32,
+) {
+    let (sq, skv, causal) = (sq as usize, skv as usize, causal != 0);
+    let heads = thread::grid_dim_y() as usize;
+    let head = thread::block_idx_y() as usize;
+    if q.len() < heads * sq * D
+        || dout.len() < heads * sq * D
+        || dq_acc.len() < heads * sq * D
+        || lse.len() < heads * sq
+        || delta.len() < heads * sq
+        || k.len() < heads * skv * D
+        || v.len() < heads * skv * D
+        || dk.len() < heads * skv * D
+        || dv.len() < heads * skv * D
+    {
+        ptxlab_device::trap("attn_bwd: a buffer is shorter than its shape");
+    }
+    let cpr = D / 8;
+    let tile = tile_chunks(D);
+    let sm = shared::dynamic_shared::<U32x4>(0, 6 * tile + DS_CHUNKS);
+    let (k_at, v_at) = (0, tile);
+    let q_at = |s: usize| 2 * tile + 2 * s * tile;
+    let do_at = |s: usize| 2 * tile + 2 * s * tile + tile;
+    let ds_at = 6 * tile;
+    let dsw = shared::dynamic_shared::<u32>(ds_at * 16, DS_CHUNKS * 4);
+    let stats = shared::dynamic_shared::<f32>((ds_at + DS_CHUNKS) * 16, BWD_STAGES * 2 * BWD_BM);
+    let t = thread::thread_idx_x() as usize;
+    let (w, lane) = (t / 32, t % 32);
+    let (gid, tig) = (lane / 4, lane % 4);
+    let kv0 = thread::block_idx_x() as usize * BWD_BN;
+    let key0 = kv0 + 16 * w + gid;
+    let nq = sq.div_ceil(BWD_BM);
+    // Causal: query tile `j` ends at row 64 j + 63 < kv0 for j < kv0 / 64.
+    let first = if causal { (kv0 / BWD_BM).min(nq) } else { 0 };
+
+    copy_tile(sm, k_at, k, head * skv, kv0, skv, cpr, t);
+    copy_tile(sm, v_at, v, head * skv, kv0, skv, cpr, t);
+    if first < nq {
+        let r0 = first * BWD_BM;
+        copy_tile(sm, q_at(0), q, head * sq, r0, sq, cpr, t);
+        copy_tile(sm, do_at(0), dout, head * sq, r0, sq, cpr, t);
+    }
+    commit_async_copies();
+
+    let mut dk_acc = [0f32; 64];
+    let mut dv_acc = [0f32; 64];
+    for j in first..nq {
+        let st = (j - first) % BWD_STAGES;
+        let q0 = j * BWD_BM;
+        if j + 1 < nq {
+            let nx = (j + 1 - first) % BWD_STAGES;
+            let r0 = (j + 1) * BWD_BM;
+            copy_tile(sm, q_at(nx), q, head * sq, r0, sq, cpr, t);
+            copy_tile(sm, do_at(nx), dout, head * sq, r0, sq, cpr, t);
+        }
+        // An empty group on the last tile keeps the count uniform.
+        commit_async_copies();
+        // The stage's statistics: lse in base-2 units (+inf past Sq, so
+        // P = 0 there) and Delta. Stage `st` was last read two tiles ago,
+        // before the barrier that ended the previous tile.
+        let (c, is_delta) = (t % BWD_BM, t >= BWD_BM);
+        let r = q0 + c;
+        let val = if r >= sq {
+            if is_delta { 0.0 } else { f32::INFINITY }
+        } else if is_delta {
+            delta.get(head * sq + r)
+        } else {
+            lse.get(head * sq + r) * LOG2_E
+        };
+        stats.set(st * 2 * BWD_BM + t, val);
+        wait_async_copies::<1>();
+        sync_threads();
+
+        // S^T = K Q^T: 16 keys x 64 queries per warp.
+        let mut s = [0f32; 32];
+        let mut dp = [0f32; 32];
+        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+            if kk < D / 16 {
+                let r = 16 * w + lane % 16;
+                let ak = FragA16(ldmatrix_x4(sm, k_at + chunk(r, 2 * kk + lane / 16, cpr)));
+                let av = FragA16(ldmatrix_x4(sm, v_at + chunk(r, 2 * kk + lane / 16, cpr)));
+                unroll!(nb in [0, 1, 2, 3] {
+                    // Lanes 8m..8m+8 name matrix m: query block 2 nb + m / 2,
+                    // k half m % 2.
+                    let m = lane / 8;
+                    let r = (2 * nb + m / 2) * 8 + lane % 8;
+                    let b = ldmatrix_x4(sm, q_at(st) + chunk(r, 2 * kk + m % 2, cpr));
+                    mma_block::<H, 32>(&mut s, 2 * nb, &ak, [b[0], b[1]]);
+                    mma_block::<H, 32>(&mut s, 2 * nb + 1, &ak, [b[2], b[3]]);
+                    // dP^T = V dO^T, from the same rows of dO.
+                    let b = ldmatrix_x4(sm, do_at(st) + chunk(r, 2 * kk + m % 2, cpr));
+                    mma_block::<H, 32>(&mut dp, 2 * nb, &av, [b[0], b[1]]);
+                    mma_block::<H, 32>(&mut dp, 2 * nb + 1, &av, [b[2], b[3]]);
+                });
+            }
+        });
+        // P^T (masked) and dS^T = P^T (dP^T - Delta).
+        unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] {
+            let key = key0 + 8 * ((i / 2) % 2);
+            let c = 8 * (i / 4) + 2 * tig + i % 2;
+            let l2 = stats.get(st * 2 * BWD_BM + c);
+            let p = if key >= skv || (causal && key > q0 + c) {
+                0.0
+            } else {
+                fast::exp2(Real::mul_add(s[i], scale_log2, -l2))
+            };
+            s[i] = p;
+            dp[i] = p * (dp[i] - stats.get(st * 2 * BWD_BM + BWD_BM + c));
+        });
+        // dV += P^T dO and dK += dS^T Q: 4 steps of 16 queries.
+        unroll!(kt in [0, 1, 2, 3] {
+            let ap = FragA16(p_frag::<H, 32>(&s, kt));
+            let ads = FragA16(p_frag::<H, 32>(&dp, kt));
+            unroll!(db in [0, 1, 2, 3, 4, 5, 6, 7] {
+                if db < D / 16 {
+                    let r = 16 * kt + lane % 16;
+                    let b = ldmatrix_x4_trans(sm, do_at(st) + chunk(r, 2 * db + lane / 16, cpr));
+                    mma_block::<H, 64>(&mut dv_acc, 2 * db, &ap, [b[0], b[1]]);
+                    mma_block::<H, 64>(&mut dv_acc, 2 * db + 1, &ap, [b[2], b[3]]);
+                    let b = ldmatrix_x4_trans(sm, q_at(st) + chunk(r, 2 * db + lane / 16, cpr));
+                    mma_block::<H, 64>(&mut dk_acc, 2 * db, &ads, [b[0], b[1]]);
+                    mma_block::<H, 64>(&mut dk_acc, 2 * db + 1, &ads, [b[2], b[3]]);
+                }
+            });
+        });
+        // dS^T to shared memory, pairs of queries as one word: row
+        // `16 w + gid (+ 8)`, query columns 8 (i / 4) + 2 tig, + 1.
+        unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+            let i = 2 * p;
+            let row = 16 * w + gid + 8 * ((i / 2) % 2);
+            dsw.set(4 * chunk(row, i / 4, 8) + tig, pack_rn::<H>(dp[i], dp[i + 1]));
+        });
+        sync_threads();
+        // dQ rows 16 w .. 16 w + 16 of the tile += dS K (unscaled; kernel 3
+        // scales). A fragments of dS from the stored dS^T, transposed.
+        let mut ads = [[0u32; 4]; 4];
+        unroll!(kt in [0, 1, 2, 3] {
+            let m = lane / 8;
+            let r = 16 * kt + 8 * (m / 2) + lane % 8;
+            ads[kt] = ldmatrix_x4_trans(sm, ds_at + chunk(r, 2 * w + m % 2, 8));
+        });
+        let qrow = q0 + 16 * w + gid;
+        unroll!(db in [0, 1, 2, 3, 4, 5, 6, 7] {
+            if db < D / 16 {
+                let mut acc = [0f32; 8];
+                unroll!(kt in [0, 1, 2, 3] {
+                    let r = 16 * kt + lane % 16;
+                    let b = ldmatrix_x4_trans(sm, k_at + chunk(r, 2 * db + lane / 16, cpr));
+                    let a = FragA16(ads[kt]);
+                    mma_block::<H, 8>(&mut acc, 0, &a, [b[0], b[1]]);
+                    mma_block::<H, 8>(&mut acc, 1, &a, [b[2], b[3]]);
+                });
+                unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
+                    let row = qrow + 8 * ((i / 2) % 2);
+                    let col = 16 * db + 8 * (i / 4) + 2 * tig + i % 2;
+                    if row < sq {
+                        dq_acc.atomic_add((head * sq + row) * D + col, acc[i]);
+                    }
+                });
+            }
+        });
+        // Everyone is done with stage `st` and the dS^T tile before they
+        // are refilled.
+        sync_threads();
+    }
+    // Completes the copies of a block whose loop never ran (causal keys
+    // past every query): nothing may be in flight at exit.
+    wait_async_copies::<0>();
+    super::rescale(&mut dk_acc, D / 2, [scale, scale]);
+    store_rows::<H, 64>(dk, &dk_acc, D / 2, tig, head * skv, key0, skv, D);
+    store_rows::<H, 64>(dv, &dv_acc, D / 2, tig, head * skv, key0, skv, D);
+}

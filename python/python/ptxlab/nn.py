@@ -1,0 +1,125 @@
+"""Attention and GEMM on BF16/FP16 GPU tensors (torch or CuPy), without a
+copy: the kernels read the caller's tensors in place and write into a
+result allocated through the caller's library, on the caller's current
+stream."""
+
+from __future__ import annotations
+
+from . import _native
+from ._arrays import kind
+
+_TORCH_DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "f16"}
+
+
+def _stream_handle(s):
+    # The legacy default stream is 0 in torch and CuPy, 1 in the driver's
+    # and __cuda_array_interface__'s convention.
+    return 1 if s in (None, 0) else int(s)
+
+
+class _Gpu:
+    """A GPU tensor's address, shape, 16-bit dtype, device and stream."""
+
+    def __init__(self, name, x):
+        k = kind(x)
+        self.kind = k
+        if k == "torch":
+            import torch
+
+            if x.device.type != "cuda":
+                raise TypeError(f"{name} is a torch tensor on {x.device}; attention and matmul run on CUDA tensors")
+            prec = _TORCH_DTYPES.get(str(x.dtype))
+            if prec is None:
+                raise TypeError(f"{name} has dtype {x.dtype}; give torch.bfloat16 or torch.float16")
+            if not x.is_contiguous():
+                raise ValueError(f"{name} is not contiguous; call .contiguous() first")
+            self.ptr = x.data_ptr()
+            self.device = x.device.index
+            self.stream = _stream_handle(torch.cuda.current_stream(x.device).cuda_stream)
+        elif k == "cupy":
+            import cupy
+
+            if str(x.dtype) != "float16":
+                raise TypeError(f"{name} has dtype {x.dtype}; CuPy tensors must be float16 (CuPy has no bfloat16)")
+            if not x.flags.c_contiguous:
+                raise ValueError(f"{name} is not C-contiguous; use cupy.ascontiguousarray")
+            prec = "f16"
+            self.ptr = x.data.ptr
+            self.device = int(x.device.id)
+            self.stream = _stream_handle(cupy.cuda.get_current_stream().ptr)
+        else:
+            raise TypeError(
+                f"{name} is a {type(x).__module__}.{type(x).__name__}; attention and matmul take "
+                "torch or CuPy GPU tensors (BF16/FP16)"
+            )
+        self.x = x
+        self.prec = prec
+        self.shape = tuple(x.shape)
+
+
+def _same(*ts):
+    t0 = ts[0]
+    for t in ts[1:]:
+        if t.kind != t0.kind or t.prec != t0.prec:
+            raise TypeError("every tensor must be of one library and one dtype")
+        if t.device != t0.device:
+            raise ValueError(f"the tensors are on devices {t0.device} and {t.device}; put them on one device")
+
+
+def _empty(t, shape):
+    if t.kind == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=t.x.dtype, device=t.x.device)
+    import cupy
+
+    with cupy.cuda.Device(t.device):
+        return cupy.empty(shape, dtype=t.x.dtype)
+
+
+def _ptr(x):
+    return x.data_ptr() if kind(x) == "torch" else x.data.ptr
+
+
+def attention(q, k, v, causal=False, scale=None):
+    """``softmax(scale q k^T [causal mask]) v`` for ``(batch, heads, seq,
+    dim)`` tensors (torch's ``scaled_dot_product_attention`` layout and
+    causal convention: query ``i`` sees keys ``j <= i``; ``scale`` defaults
+    to ``1 / sqrt(dim)``). Returns a new tensor of ``q``'s kind, dtype and
+    device, written by the kernel in place."""
+    tq, tk, tv = _Gpu("q", q), _Gpu("k", k), _Gpu("v", v)
+    _same(tq, tk, tv)
+    if len(tq.shape) != 4 or len(tk.shape) != 4 or len(tv.shape) != 4:
+        raise ValueError(
+            f"q, k, v have shapes {tq.shape}, {tk.shape}, {tv.shape}; give 4-D (batch, heads, seq, dim) tensors"
+        )
+    b, h, sq, d = tq.shape
+    if tk.shape != tv.shape or tk.shape[0] != b or tk.shape[1] != h or tk.shape[3] != d:
+        raise ValueError(
+            f"k and v must have shape (batch, heads, seq_kv, dim) = ({b}, {h}, *, {d}); got {tk.shape} and {tv.shape}"
+        )
+    if scale is not None and not isinstance(scale, (int, float)):
+        raise TypeError(f"scale must be a number or None; got {type(scale).__name__}")
+    o = _empty(tq, (b, h, sq, d))
+    _native.attention(
+        tq.ptr, tk.ptr, tv.ptr, _ptr(o), b, h, sq, tk.shape[2], d, bool(causal),
+        None if scale is None else float(scale), tq.prec, tq.device, tq.stream,
+    )
+    return o
+
+
+def matmul(a, b):
+    """``a @ b`` for 2-D BF16/FP16 GPU tensors (f32 accumulation, the result
+    rounded to the inputs' dtype). Returns a new tensor of ``a``'s kind,
+    dtype and device, written by the kernel in place."""
+    ta, tb = _Gpu("a", a), _Gpu("b", b)
+    _same(ta, tb)
+    if len(ta.shape) != 2 or len(tb.shape) != 2:
+        raise ValueError(f"a and b have shapes {ta.shape} and {tb.shape}; give 2-D matrices")
+    m, kk = ta.shape
+    if tb.shape[0] != kk:
+        raise ValueError(f"a is {m} x {kk} and b is {tb.shape[0]} x {tb.shape[1]}; the inner sizes must agree")
+    n = tb.shape[1]
+    c = _empty(ta, (m, n))
+    _native.matmul(ta.ptr, tb.ptr, _ptr(c), m, n, kk, ta.prec, ta.device, ta.stream)
+    return c

@@ -1,0 +1,337 @@
+//! `ptxlab._native`: the extension module behind the `ptxlab` Python
+//! package (`python/python/ptxlab`). The Python layer checks dtypes, shapes
+//! and devices and speaks each library's conventions (astropy's
+//! `LombScargle`, SciPy-like solvers); this module runs the lab's library
+//! API ([`ptxlab::workloads`]) on the backend asked for.
+//!
+//! Host arrays cross the boundary as `bytes` in native byte order (the
+//! abi3 stable ABI has no buffer protocol before Python 3.11); GPU arrays
+//! cross as device addresses (the `gpu` module). Every entry point releases
+//! the GIL while it runs, returns the lab's input errors as `ValueError`
+//! with the lab's message, and catches a panic as a `RuntimeError` so that
+//! nothing unwinds into the interpreter.
+
+use ptxlab::runtime::Device;
+use ptxlab::workloads::lomb::{
+    Batch, General, Normalization, batch_periodogram, reference_general,
+};
+use ptxlab::workloads::poisson::mg::check::{solve_cpu, solve_device};
+use ptxlab::workloads::poisson::mg::{Method, MgOptions, MgReport};
+use ptxlab::workloads::poisson::{Grid, Problem};
+use ptxlab::{Backend, Error};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
+
+mod gpu;
+
+/// The lab's error as a Python exception: an invalid input is a
+/// `ValueError`, anything else (no GPU, a driver error, the simulator
+/// stopping a kernel) a `RuntimeError`; both carry the lab's message.
+fn to_py(e: Error) -> PyErr {
+    let invalid = matches!(e.runtime(), Some(ptxlab::runtime::Error::Input { .. }));
+    if invalid {
+        PyValueError::new_err(e.to_string())
+    } else {
+        PyRuntimeError::new_err(e.to_string())
+    }
+}
+
+/// Runs `f` with the GIL released, turning its error into a Python
+/// exception and a panic into a `RuntimeError`.
+fn guarded<R: Send>(py: Python<'_>, f: impl FnOnce() -> ptxlab::Result<R> + Send) -> PyResult<R> {
+    let r = py.detach(|| std::panic::catch_unwind(AssertUnwindSafe(f)));
+    match r {
+        Ok(r) => r.map_err(to_py),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            Err(PyRuntimeError::new_err(format!(
+                "ptxlab internal error (a bug; please report it): {msg}"
+            )))
+        }
+    }
+}
+
+/// Parses one of a clap value enum's names (the CLI's spelling), or names
+/// every allowed value.
+fn parse_enum<E: clap::ValueEnum>(what: &str, s: &str) -> ptxlab::Result<E> {
+    E::from_str(s, true).map_err(|_| {
+        let names: Vec<String> = E::value_variants()
+            .iter()
+            .filter_map(|v| {
+                v.to_possible_value()
+                    .map(|p| format!("\"{}\"", p.get_name()))
+            })
+            .collect();
+        Error::input(what, format!("\"{s}\" is not one of {}", names.join(", ")))
+    })
+}
+
+/// Bytes in native order as `f64` values.
+fn f64s(what: &str, b: &[u8]) -> ptxlab::Result<Vec<f64>> {
+    if !b.len().is_multiple_of(8) {
+        return Err(Error::input(
+            what,
+            format!(
+                "{} bytes; float64 data is a whole number of 8-byte values",
+                b.len()
+            ),
+        ));
+    }
+    Ok(b.chunks_exact(8)
+        .map(|c| f64::from_ne_bytes(c.try_into().expect("chunks of 8 bytes")))
+        .collect())
+}
+
+/// Bytes in native order as `u64` values.
+fn u64s(what: &str, b: &[u8]) -> ptxlab::Result<Vec<u64>> {
+    if !b.len().is_multiple_of(8) {
+        return Err(Error::input(
+            what,
+            format!(
+                "{} bytes; int64 data is a whole number of 8-byte values",
+                b.len()
+            ),
+        ));
+    }
+    Ok(b.chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().expect("chunks of 8 bytes")))
+        .collect())
+}
+
+/// Values as bytes in native order.
+trait NeBytes: Copy {
+    fn extend_ne(self, out: &mut Vec<u8>);
+}
+impl NeBytes for f64 {
+    fn extend_ne(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_ne_bytes());
+    }
+}
+impl NeBytes for f32 {
+    fn extend_ne(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_ne_bytes());
+    }
+}
+fn to_bytes<T: NeBytes>(v: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(std::mem::size_of_val(v));
+    for &x in v {
+        x.extend_ne(&mut out);
+    }
+    out
+}
+
+thread_local! {
+    /// The GPUs this thread has opened, by ordinal: a context and its
+    /// loaded modules are made once, not per call.
+    static GPUS: RefCell<HashMap<usize, Rc<Device>>> = RefCell::new(HashMap::new());
+}
+
+/// The device of `backend` (`None` for the CPU): GPU `ordinal` (opened once
+/// per thread), or a fresh simulator.
+fn device(backend: Backend, ordinal: usize) -> ptxlab::Result<Option<Rc<Device>>> {
+    match backend {
+        Backend::Cpu => Ok(None),
+        Backend::Sim => Ok(Some(Rc::new(Device::sim()))),
+        Backend::Gpu => GPUS.with(|g| {
+            if let Some(d) = g.borrow().get(&ordinal) {
+                return Ok(Some(d.clone()));
+            }
+            let d = Rc::new(Error::open_gpu(ordinal)?);
+            g.borrow_mut().insert(ordinal, d.clone());
+            Ok(Some(d))
+        }),
+    }
+}
+
+/// Periodograms of a batch of curves (astropy's floating-mean model) on
+/// one grid of angular frequencies: `curves x freqs` values, curves by
+/// rows, as `bytes` of float64 (`precision="f64"`) or float32. The CPU
+/// backend is the lab's f64 reference (rayon over curves), rounded to the
+/// precision asked for.
+#[pyfunction]
+#[pyo3(signature = (t, y, dy, offsets, freqs, fit_mean, center_data, normalization, backend, precision, device_ordinal))]
+#[allow(clippy::too_many_arguments)]
+fn lomb_batch<'py>(
+    py: Python<'py>,
+    t: &[u8],
+    y: &[u8],
+    dy: Option<&[u8]>,
+    offsets: &[u8],
+    freqs: &[u8],
+    fit_mean: bool,
+    center_data: bool,
+    normalization: &str,
+    backend: &str,
+    precision: &str,
+    device_ordinal: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let out = guarded(py, || {
+        let normalization: Normalization = parse_enum("normalization", normalization)?;
+        let backend: Backend = parse_enum("backend", backend)?;
+        let precision: ptxlab::cli::Precision = parse_enum("precision", precision)?;
+        let g = General {
+            fit_mean,
+            center_data,
+            normalization,
+        };
+        let offsets = u64s("offsets", offsets)?;
+        let batch = Batch {
+            t: f64s("t", t)?,
+            y: f64s("y", y)?,
+            dy: dy.map(|d| f64s("dy", d)).transpose()?,
+            offsets: offsets.iter().map(|&o| o as usize).collect(),
+        };
+        let freqs = f64s("frequency", freqs)?;
+        batch.validate()?;
+        let f64_out = precision == ptxlab::cli::Precision::F64;
+        match device(backend, device_ordinal)? {
+            None => {
+                let rows: Vec<ptxlab::Result<Vec<f64>>> = {
+                    use rayon::prelude::*;
+                    (0..batch.curves())
+                        .into_par_iter()
+                        .map(|c| {
+                            let (t, y, dy) = batch.curve(c);
+                            reference_general(t, y, dy, &freqs, g)
+                        })
+                        .collect()
+                };
+                let mut all = Vec::with_capacity(batch.curves() * freqs.len());
+                for r in rows {
+                    all.extend(r?);
+                }
+                Ok(if f64_out {
+                    to_bytes(&all)
+                } else {
+                    to_bytes(&all.iter().map(|&v| v as f32).collect::<Vec<f32>>())
+                })
+            }
+            Some(dev) => Ok(if f64_out {
+                to_bytes(&batch_periodogram::<f64>(&dev, &batch, &freqs, g)?)
+            } else {
+                to_bytes(&batch_periodogram::<f32>(&dev, &batch, &freqs, g)?)
+            }),
+        }
+    })?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// The report of a multigrid or PCG solve, as a dict.
+fn report_dict<'py>(py: Python<'py>, r: &MgReport, method: &str) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("method", method)?;
+    d.set_item("iterations", r.cycles)?;
+    d.set_item("rel_residual", r.rel_residual)?;
+    d.set_item("residual_norm", r.residual_sq.sqrt())?;
+    d.set_item("converged", r.converged)?;
+    d.set_item("ms", r.ms)?;
+    let hist: Vec<f64> = r.history.iter().map(|h| h.1).collect();
+    d.set_item("history", hist)?;
+    Ok(d)
+}
+
+/// Solves `lap_h p = b` on an `ny x nx` grid (row-major, Dirichlet values on
+/// `p0`'s boundary) by multigrid or PCG, cycles in `precision`; returns the
+/// field (float64 bytes) and the report.
+#[pyfunction]
+#[pyo3(signature = (b, p0, nx, ny, h, method, tol, max_cycles, precision, backend, device_ordinal))]
+#[allow(clippy::too_many_arguments)]
+fn poisson_solve<'py>(
+    py: Python<'py>,
+    b: &[u8],
+    p0: &[u8],
+    nx: usize,
+    ny: usize,
+    h: f64,
+    method: &str,
+    tol: f64,
+    max_cycles: usize,
+    precision: &str,
+    backend: &str,
+    device_ordinal: usize,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    let (field, report, name) = guarded(py, || {
+        let m: Method = parse_enum("method", method)?;
+        let backend: Backend = parse_enum("backend", backend)?;
+        let precision: ptxlab::cli::Precision = parse_enum("precision", precision)?;
+        if !(1..=ptxlab::workloads::poisson::mg::levels::MAX_CYCLES).contains(&max_cycles) {
+            return Err(Error::input(
+                "maxiter",
+                format!(
+                    "{max_cycles}; allowed 1..={}",
+                    ptxlab::workloads::poisson::mg::levels::MAX_CYCLES
+                ),
+            ));
+        }
+        let opts = MgOptions {
+            method: m,
+            tol,
+            max_cycles,
+            ..MgOptions::default()
+        };
+        opts.validate()?;
+        let grid = Grid::new(nx, ny)?;
+        let (b, p0) = (f64s("b", b)?, f64s("p0", p0)?);
+        let dev = device(backend, device_ordinal)?;
+        let (field, report) = match precision {
+            ptxlab::cli::Precision::F64 => {
+                let prob = Problem::new(grid, h, b, p0)?;
+                match &dev {
+                    Some(d) => solve_device::<f64>(d, &prob, &opts)?,
+                    None => solve_cpu::<f64>(&prob, &opts)?,
+                }
+            }
+            ptxlab::cli::Precision::F32 => {
+                let narrow = |v: Vec<f64>| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+                let prob = Problem::new(grid, h, narrow(b), narrow(p0))?;
+                match &dev {
+                    Some(d) => solve_device::<f32>(d, &prob, &opts)?,
+                    None => solve_cpu::<f32>(&prob, &opts)?,
+                }
+            }
+        };
+        Ok((to_bytes(&field), report, ptxlab::cli::value_name(&m)))
+    })?;
+    Ok((PyBytes::new(py, &field), report_dict(py, &report, &name)?))
+}
+
+/// The solve methods this build has (the names `poisson_solve` takes).
+#[pyfunction]
+fn poisson_methods() -> Vec<String> {
+    use clap::ValueEnum;
+    Method::value_variants()
+        .iter()
+        .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
+        .collect()
+}
+
+/// The normalizations the lab computes (astropy's names).
+#[pyfunction]
+fn lomb_normalizations() -> Vec<String> {
+    use clap::ValueEnum;
+    Normalization::value_variants()
+        .iter()
+        .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
+        .collect()
+}
+
+/// The module `ptxlab._native`.
+#[pymodule(name = "_native")]
+fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(lomb_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(lomb_normalizations, m)?)?;
+    m.add_function(wrap_pyfunction!(poisson_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(poisson_methods, m)?)?;
+    gpu::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

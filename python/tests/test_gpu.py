@@ -1,0 +1,101 @@
+"""GPU tests: torch and CuPy inputs, zero-copy results. Each skips with the
+reason when there is no GPU, torch or CuPy."""
+
+import numpy as np
+import pytest
+
+import ptxlab
+from conftest import gpu_available, light_curve
+
+HAVE_GPU, WHY = gpu_available()
+needs_gpu = pytest.mark.skipif(not HAVE_GPU, reason=f"no GPU: {WHY}")
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("torch is not installed")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    return torch
+
+
+@needs_gpu
+def test_gpu_lombscargle_matches_the_cpu_reference():
+    t, y, dy = light_curve()
+    f = np.linspace(0.01, 2.0, 4096)
+    want = ptxlab.LombScargle(t, y, dy, backend="cpu").power(f)
+    for prec, tol in (("f64", 1e-9), ("f32", 1e-4)):
+        got = ptxlab.LombScargle(t, y, dy, backend="gpu", precision=prec).power(f)
+        assert np.max(np.abs(got - want)) / np.max(want) < tol
+
+
+@needs_gpu
+def test_torch_lombscargle_returns_torch_on_the_same_device():
+    torch = _torch()
+    t, y, dy = light_curve()
+    f = np.linspace(0.01, 2.0, 512)
+    tt, yy, dd = (torch.tensor(a, device="cuda") for a in (t, y, dy))
+    got = ptxlab.LombScargle(tt, yy, dd).power(f)
+    assert isinstance(got, torch.Tensor) and got.device == tt.device
+    want = ptxlab.LombScargle(t, y, dy, backend="cpu").power(f)
+    assert np.max(np.abs(got.cpu().numpy() - want)) / np.max(want) < 1e-9
+    with pytest.raises(ValueError, match="device"):
+        ptxlab.LombScargle(tt, yy, dd, device=tt.device.index + 1)
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_torch_attention_matches_sdpa_without_a_copy(dtype, causal):
+    torch = _torch()
+    dt = getattr(torch, dtype)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 192, 64, device="cuda", dtype=dt, generator=g) for _ in range(3))
+    ptrs = [x.data_ptr() for x in (q, k, v)]
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        o = ptxlab.attention(q, k, v, causal=causal)
+    s.synchronize()
+    assert [x.data_ptr() for x in (q, k, v)] == ptrs
+    assert o.dtype == dt and o.device == q.device and o.is_contiguous()
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    assert (o.float() - want).abs().max().item() < (3e-2 if dtype == "bfloat16" else 5e-3)
+
+
+@needs_gpu
+def test_torch_matmul_writes_the_callers_tensor():
+    torch = _torch()
+    a = torch.randn(300, 200, device="cuda", dtype=torch.float16)
+    b = torch.randn(200, 260, device="cuda", dtype=torch.float16)
+    c = ptxlab.matmul(a, b)
+    want = a.float() @ b.float()
+    assert c.shape == (300, 260) and c.dtype == torch.float16
+    assert ((c.float() - want).abs().max() / want.abs().max()).item() < 1e-2
+    with pytest.raises(TypeError, match="dtype"):
+        ptxlab.matmul(a.float(), b.float())
+    with pytest.raises(TypeError):
+        ptxlab.matmul(a.cpu(), b.cpu())
+
+
+@needs_gpu
+def test_cupy_matmul():
+    try:
+        import cupy
+    except ImportError:
+        pytest.skip("CuPy is not installed")
+    a = cupy.random.standard_normal((128, 96)).astype(cupy.float16)
+    b = cupy.random.standard_normal((96, 64)).astype(cupy.float16)
+    c = ptxlab.matmul(a, b)
+    assert isinstance(c, cupy.ndarray)
+    want = a.astype(cupy.float32) @ b.astype(cupy.float32)
+    assert float(cupy.abs(c.astype(cupy.float32) - want).max() / cupy.abs(want).max()) < 1e-2
+
+
+def test_numpy_is_refused_by_the_gpu_only_functions():
+    a = np.zeros((4, 4), dtype=np.float16)
+    with pytest.raises(TypeError, match="torch or CuPy"):
+        ptxlab.matmul(a, a)
+    with pytest.raises(TypeError, match="torch or CuPy"):
+        ptxlab.attention(a, a, a)

@@ -1,0 +1,138 @@
+//! The attention backward pass: its kernels on the simulator at odd shapes
+//! (tails in every tile, `Sq != Skv` both ways, causal and not) against
+//! the f64 gradients with the outputs poisoned first, the checker failing
+//! a wrong gradient, bad input refused with the array and the shape it
+//! needs, and (when a driver is present) the same checks on the GPU.
+
+use ptxlab::runtime::Device;
+use ptxlab::workloads::attention::{
+    self, Backward, Grads, Inputs, Plan, Precision, Rung, Shape, check_backward, grad_inputs,
+};
+
+/// GPU 0 for a GPU test, or `None` after one line saying why there is none
+/// (with `PTXLAB_REQUIRE_GPU` set a missing driver fails instead).
+fn gpu_or_skip() -> Option<Device> {
+    if !ptxlab::runtime::probe::driver_present() {
+        assert!(
+            std::env::var_os("PTXLAB_REQUIRE_GPU").is_none(),
+            "PTXLAB_REQUIRE_GPU is set, so this GPU test may not skip, but there is no NVIDIA driver"
+        );
+        println!("skipped: no NVIDIA driver (libcuda.so.1 could not be loaded)");
+        return None;
+    }
+    Some(Device::gpu(0).unwrap_or_else(|e| panic!("a driver is present, so GPU 0 must open: {e}")))
+}
+
+#[test]
+fn sim_backward_at_odd_shapes_causal_and_not() {
+    let dev = Device::sim();
+    // (batch, heads, sq, skv, d, causal, precision): no length a multiple
+    // of 64, more keys than queries and the reverse (causal keys past the
+    // last query get no gradient), both head dims and both precisions.
+    let cases = [
+        (1, 2, 33, 47, 64, false, Precision::Bf16),
+        (1, 2, 33, 47, 64, true, Precision::Bf16),
+        (1, 1, 70, 33, 128, true, Precision::F16),
+        (2, 1, 47, 130, 64, false, Precision::F16),
+    ];
+    for (i, (b, h, sq, skv, d, causal, prec)) in cases.into_iter().enumerate() {
+        let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
+        let e = check_backward(&dev, prec, &shape, i as u64).unwrap();
+        println!(
+            "{} {}: dQ {:.2e} dK {:.2e} dV {:.2e}",
+            shape.label(),
+            prec.name(),
+            e.dq,
+            e.dk,
+            e.dv
+        );
+    }
+}
+
+#[test]
+fn the_gradient_checker_fails_a_wrong_or_unwritten_gradient() {
+    let dev = Device::sim();
+    let prec = Precision::Bf16;
+    let shape = Shape::new(1, 1, 20, 30, 64, false, None).unwrap();
+    let [q, k, v, g] = grad_inputs(&shape, prec, 5).unwrap();
+    let x = Inputs::upload(&dev, &shape, &q, &k, &v).unwrap();
+    let w = |b: &[u16]| attention::widen(prec, b);
+    let refr = attention::grad_reference(&shape, &w(&q), &w(&k), &w(&v), &w(&g), &[0]);
+    let dout = dev.upload(&g).unwrap();
+    let mut o = dev.alloc_filled(shape.q_len(), 0u16).unwrap();
+    let mut lse = dev.alloc_filled(shape.sq, 0f32).unwrap();
+    Plan::new(&dev, Rung::Fa2, prec, shape, &x)
+        .unwrap()
+        .run(&dev, &mut o, Some(&mut lse))
+        .unwrap();
+    let mut grads = Grads::poisoned(&dev, &shape).unwrap();
+    Backward::new(&dev, prec, shape)
+        .unwrap()
+        .run(&dev, &x, &o, &lse, &dout, &mut grads)
+        .unwrap();
+    let (dq, dk, dv) = (
+        dev.download(&grads.dq).unwrap(),
+        dev.download(&grads.dk).unwrap(),
+        dev.download(&grads.dv).unwrap(),
+    );
+    let e = attention::grad_errors(&shape, prec, &refr, &dq, &dk, &dv).unwrap();
+    attention::verify_grads("good", prec, &e).unwrap();
+    // dK scaled by 1.1 everywhere (a wrong scale): caught.
+    let bad: Vec<u16> = dk
+        .iter()
+        .map(|b| prec.round(prec.value(*b) * 1.1))
+        .collect();
+    let e = attention::grad_errors(&shape, prec, &refr, &dq, &bad, &dv).unwrap();
+    assert!(attention::verify_grads("bad", prec, &e).is_err(), "{e:?}");
+    // A row of dV never written: named.
+    let mut hole = dv.clone();
+    hole[7 * 64 + 2] = attention::POISON_16;
+    let why = attention::grad_errors(&shape, prec, &refr, &dq, &dk, &hole).unwrap_err();
+    assert!(why.contains("dV[head 0, row 7, col 2]"), "{why}");
+}
+
+#[test]
+fn bad_backward_input_is_refused_with_the_array_and_its_shape() {
+    let dev = Device::sim();
+    let prec = Precision::Bf16;
+    let shape = Shape::new(1, 2, 10, 12, 64, false, None).unwrap();
+    let [q, k, v, g] = grad_inputs(&shape, prec, 1).unwrap();
+    let x = Inputs::upload(&dev, &shape, &q, &k, &v).unwrap();
+    let o = dev.alloc_filled(shape.q_len(), 0u16).unwrap();
+    let lse = dev.alloc_filled(shape.bh() * shape.sq, 0f32).unwrap();
+    let short = dev.upload(&g[..g.len() - 64]).unwrap();
+    let mut grads = Grads::poisoned(&dev, &shape).unwrap();
+    let mut b = Backward::new(&dev, prec, shape).unwrap();
+    let e = b
+        .run(&dev, &x, &o, &lse, &short, &mut grads)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("dO") && e.contains("1216") && e.contains("1280"),
+        "{e}"
+    );
+    let e = Backward::new(&dev, prec, Shape { d: 96, ..shape })
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("not for this shape") && e.contains("64 and 128"),
+        "{e}"
+    );
+}
+
+#[test]
+fn gpu_backward_matches_the_f64_gradients() {
+    let Some(dev) = gpu_or_skip() else { return };
+    for (b, h, sq, skv, d, causal) in [
+        (1, 2, 33, 47, 64, false),
+        (2, 3, 333, 1999, 128, true),
+        (1, 4, 1000, 1000, 128, false),
+        (1, 2, 4097, 129, 64, true),
+    ] {
+        for prec in Precision::ALL {
+            let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
+            check_backward(&dev, prec, &shape, 3).unwrap();
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! The spectral Poisson solver (`ptxlab poisson --method spectral`): on the
+//! simulator, odd grids whose FFT lengths have large prime factors, f32 and
+//! f64, Dirichlet with non-zero boundary values and Neumann with non-zero
+//! boundary derivatives, against the exact discrete solution and the CPU
+//! f64 direct solve (outputs start poisoned); the CPU solve against
+//! multigrid; bad input refused with errors that name it. GPU tests skip
+//! without a driver.
+
+use ptxlab::runtime::Device;
+use ptxlab::workloads::poisson::spectral::{
+    self as sp, Boundary, SpectralDevice, check_case, exact_problem, factors, solve_cpu, tolerance,
+};
+use ptxlab::workloads::poisson::{self as ps, Args, Grid, Problem, SolveMethod};
+
+fn err_of<T: std::fmt::Debug>(r: ptxlab::Result<T>) -> String {
+    match r {
+        Ok(v) => panic!("expected an error, got {v:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn factors_multiply_back_and_merge_twos() {
+    for n in 1..2000usize {
+        let f = factors(n);
+        assert_eq!(f.iter().map(|&x| x as usize).product::<usize>(), n, "{n}");
+    }
+    assert_eq!(factors(4095), vec![3, 3, 5, 7, 13]);
+    assert_eq!(factors(8), vec![2, 4]);
+    assert_eq!(factors(8191), vec![8191]);
+    assert!(factors(1).is_empty());
+}
+
+#[test]
+fn cpu_direct_solve_is_exact_for_both_boundaries() {
+    for (nx, ny) in [(11, 7), (20, 33)] {
+        let grid = Grid::new(nx, ny).unwrap();
+        let h = ps::default_h(grid);
+        for boundary in [Boundary::Dirichlet, Boundary::Neumann] {
+            let (b, p0, exact) = exact_problem(grid, h, boundary);
+            let p = solve_cpu(grid, h, &b, &p0, boundary).unwrap();
+            let e = sp::rel_error_interior(&p, &exact, grid);
+            assert!(e < 1e-12, "{boundary:?} {nx}x{ny}: {e:e}");
+            // The boundary cells too (corners aside).
+            for y in [0, ny - 1] {
+                for x in 1..nx - 1 {
+                    let i = y * nx + x;
+                    assert!((p[i] - exact[i]).abs() < 1e-10, "{boundary:?} cell {i}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cpu_direct_solve_agrees_with_multigrid() {
+    let grid = Grid::new(33, 27).unwrap();
+    let (p0, b) = ps::random_inputs(grid, 5);
+    let h = ps::default_h(grid);
+    let p = solve_cpu(grid, h, &b, &p0, Boundary::Dirichlet).unwrap();
+    let prob = Problem::new(grid, h, b.clone(), p0.clone()).unwrap();
+    let opts = ps::mg::MgOptions {
+        tol: 1e-11,
+        max_cycles: 60,
+        graph: false,
+        ..ps::mg::MgOptions::default()
+    };
+    let (q, rep) = ps::mg::check::solve_cpu(&prob, &opts).unwrap();
+    assert!(rep.converged, "multigrid did not converge");
+    let e = sp::rel_error_interior(&p, &q, grid);
+    assert!(e < 1e-7, "spectral vs multigrid: {e:e}");
+    let r = ps::cpu_residual_sq(&p, &b, grid, h).sqrt() / ps::interior_norm_sq(&b, grid).sqrt();
+    assert!(r < 1e-12, "residual {r:e}");
+}
+
+#[test]
+fn simulator_matches_exact_and_cpu_on_prime_heavy_grids() {
+    let dev = Device::sim();
+    // FFT lengths: 202 = 2 * 101, 156 = 4 * 3 * 13 (Dirichlet); 201 = 3 *
+    // 67, 155 = 5 * 31 (Neumann); 60 = 4 * 3 * 5, 66 = 2 * 3 * 11; 59, 65.
+    for (nx, ny) in [(203, 157), (61, 67)] {
+        let grid = Grid::new(nx, ny).unwrap();
+        for boundary in [Boundary::Dirichlet, Boundary::Neumann] {
+            let (e, c) = check_case::<f64>(&dev, grid, boundary, tolerance::<f64>())
+                .unwrap_or_else(|e| panic!("{e}"));
+            println!("{nx}x{ny} {boundary:?} f64: {e:.1e} vs p*, {c:.1e} vs CPU");
+            let (e, c) = check_case::<f32>(&dev, grid, boundary, tolerance::<f32>())
+                .unwrap_or_else(|e| panic!("{e}"));
+            println!("{nx}x{ny} {boundary:?} f32: {e:.1e} vs p*, {c:.1e} vs CPU");
+        }
+    }
+}
+
+#[test]
+fn simulator_solves_the_cli_problem_twice_the_same() {
+    // The device state is reusable: two solves of one problem give the same
+    // field, bit for bit, and the manufactured Neumann problem is solved to
+    // second order.
+    let dev = Device::sim();
+    let grid = Grid::new(34, 21).unwrap();
+    let (m, exact) = sp::manufactured_neumann(grid);
+    let mut s = SpectralDevice::<f64>::new(&dev, &m, Boundary::Neumann).unwrap();
+    let a = s.solve().unwrap();
+    let b = s.solve().unwrap();
+    assert_eq!(a, b);
+    let e = sp::rel_error_interior(&a, &exact, grid);
+    assert!(e < 10.0 * m.h * m.h, "manufactured Neumann: {e:e}");
+}
+
+#[test]
+fn bad_input_is_refused_with_errors_that_name_it() {
+    let dev = Device::sim();
+    assert!(err_of(Grid::new(2, 9)).contains("at least 3"));
+    let grid = Grid::new(9, 7).unwrap();
+    let mut b = vec![0.0f64; grid.cells()];
+    b[2 * 9 + 4] = f64::NAN;
+    let e = err_of(Problem::new(grid, 0.1, b, vec![0.0; grid.cells()]));
+    assert!(e.contains("row 2, column 4"), "{e}");
+    // Neumann: b must be compatible.
+    let b = vec![1.0f64; grid.cells()];
+    let prob = Problem::new(grid, 0.1, b, vec![0.0; grid.cells()]).unwrap();
+    let e = err_of(SpectralDevice::<f64>::new(&dev, &prob, Boundary::Neumann).map(|_| ()));
+    assert!(e.contains("compatibility") && e.contains("mean"), "{e}");
+    // The Dirichlet problem with the same b is fine.
+    SpectralDevice::<f64>::new(&dev, &prob, Boundary::Dirichlet).unwrap();
+}
+
+#[test]
+fn cli_refuses_wrong_shapes_and_iterative_options() {
+    let dir = std::env::temp_dir().join(format!("ptxlab-spectral-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (bp, pp) = (dir.join("b.npy"), dir.join("p0.npy"));
+    ptxlab::npy::write_2d(&bp, 7, 9, &vec![0.5f64; 63]).unwrap();
+    ptxlab::npy::write_2d(&pp, 9, 7, &vec![0.0f64; 63]).unwrap();
+    let mut args = Args {
+        backend: ptxlab::Backend::Sim,
+        precision: ptxlab::cli::Precision::F64,
+        b: Some(bp.clone()),
+        p0: Some(pp.clone()),
+        ..Args::default()
+    };
+    args.mg.method = SolveMethod::Spectral;
+    let e = err_of(ps::cli(&args));
+    assert!(e.contains("--p0") && e.contains("shape"), "{e}");
+    args.p0 = None;
+    args.tol = Some(1e-8);
+    let e = err_of(ps::cli(&args));
+    assert!(e.contains("--tol") && e.contains("direct"), "{e}");
+    args.tol = None;
+    // And the good case runs, writing the field.
+    let out = dir.join("p.npy");
+    args.out = Some(out.clone());
+    ps::cli(&args).unwrap();
+    let (r, c, p) = ptxlab::npy::read_2d::<f64>(&out, "float64").unwrap();
+    assert_eq!((r, c), (7, 9));
+    assert!(p.iter().all(|v| v.is_finite()));
+    // --boundary belongs to the spectral method.
+    args.mg.method = SolveMethod::Multigrid;
+    args.mg.boundary = Boundary::Neumann;
+    let e = err_of(ps::cli(&args));
+    assert!(e.contains("--boundary"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn gpu() -> Option<Device> {
+    ptxlab::runtime::testing::gpu_or_skip()
+}
+
+#[test]
+fn gpu_matches_exact_and_cpu() {
+    let Some(dev) = gpu() else { return };
+    for (nx, ny) in [(203, 157), (61, 67), (1025, 1025)] {
+        let grid = Grid::new(nx, ny).unwrap();
+        for boundary in [Boundary::Dirichlet, Boundary::Neumann] {
+            check_case::<f64>(&dev, grid, boundary, tolerance::<f64>())
+                .unwrap_or_else(|e| panic!("{e}"));
+            check_case::<f32>(&dev, grid, boundary, tolerance::<f32>())
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+#[test]
+fn gpu_4096_f64_is_exact() {
+    let Some(dev) = gpu() else { return };
+    let grid = Grid::new(4096, 4096).unwrap();
+    let (b, p0) = ps::mg::check::bench_problem(grid);
+    let h = ps::default_h(grid);
+    let prob = Problem::new(grid, h, b.clone(), p0).unwrap();
+    let mut s = SpectralDevice::<f64>::new(&dev, &prob, Boundary::Dirichlet).unwrap();
+    let p = s.solve().unwrap();
+    let r = ps::cpu_residual_sq(&p, &b, grid, h).sqrt() / ps::interior_norm_sq(&b, grid).sqrt();
+    assert!(r < 1e-9, "relative residual {r:e}");
+}
