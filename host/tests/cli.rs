@@ -580,7 +580,7 @@ fn json_prints_the_measured_rows_alone_on_stdout() {
         "--precision",
         "f32",
         "--functions",
-        "sqrt",
+        "exp",
     ]);
     let who: Vec<&str> = rows
         .iter()

@@ -83,7 +83,7 @@ impl Args {
         if self.mg.method != SolveMethod::Spectral {
             for (flag, given) in [
                 ("--boundary", self.mg.boundary != Boundary::Dirichlet),
-                ("--reps", self.mg.reps.is_some()),
+                ("--reps", self.mg.reps != crate::cli::DEFAULT_REPS),
             ] {
                 if given {
                     return Err(Error::input(
@@ -167,9 +167,9 @@ pub struct MgArgs {
     /// with them folded in; the solution has zero interior mean).
     #[arg(long, value_enum, default_value_t = Boundary::Dirichlet)]
     pub boundary: Boundary,
-    /// Spectral: timed solves after two warm-up solves (default 10).
-    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
-    pub reps: Option<usize>,
+    /// Spectral: timed solves after two warm-up solves.
+    #[arg(long, default_value_t = crate::cli::DEFAULT_REPS, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub reps: usize,
 }
 
 impl Default for MgArgs {
@@ -186,7 +186,7 @@ impl Default for MgArgs {
             no_graph: false,
             no_coarse_block: false,
             boundary: Boundary::Dirichlet,
-            reps: None,
+            reps: crate::cli::DEFAULT_REPS,
         }
     }
 }

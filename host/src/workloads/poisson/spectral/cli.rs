@@ -17,9 +17,6 @@ use crate::workloads::poisson::types::{Element, Grid};
 
 /// Most cells of a spectral solve on the simulator.
 pub const SIM_MAX_CELLS: usize = 1 << 18;
-/// Timed solves of `ptxlab poisson --method spectral` without `--reps`.
-pub const DEFAULT_REPS: usize = 10;
-
 /// `ptxlab poisson --method spectral`: checks the arguments, solves (on
 /// the GPU, the simulator or the CPU), prints the time, the relative
 /// residual, the error against the CPU f64 solve (sides up to 1025) or the
@@ -38,7 +35,7 @@ pub fn cli(args: &Args) -> Result<()> {
             ));
         }
     }
-    let reps = args.mg.reps.unwrap_or(DEFAULT_REPS);
+    let reps = args.mg.reps;
     crate::cli::check_iters("--reps", reps, 1)?;
     match args.precision {
         Precision::F32 => typed::<f32>(args, reps),

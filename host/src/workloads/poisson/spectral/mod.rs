@@ -28,7 +28,7 @@
 mod cli;
 mod device;
 
-pub use cli::{DEFAULT_REPS, SIM_MAX_CELLS, check_case, cli, exact_problem, sim_check, tolerance};
+pub use cli::{SIM_MAX_CELLS, check_case, cli, exact_problem, sim_check, tolerance};
 pub use device::{SpectralDevice, SpectralElement};
 
 use super::problem::Problem;
