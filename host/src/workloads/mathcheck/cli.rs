@@ -103,7 +103,7 @@ pub fn rows(all: &[Measure], backend: &str) -> Vec<Row> {
     out
 }
 
-/// `ptxlab math-accuracy`: the rows it measured ([`rows`]).
+/// `ptxlab math-accuracy`: the rows it measured (see `rows`).
 pub fn cli(args: &Args) -> Result<Vec<Row>> {
     if !(64..=MAX_POINTS).contains(&args.n) {
         return Err(Error::input(
