@@ -395,60 +395,22 @@ impl<T: Element> Plan<T> {
                         layout.batch_stride as u32,
                         u32::from(batch_fastest),
                     );
-                    match (s == 0, to_dst) {
-                        (true, true) => launch!(
-                            dev,
-                            cfg,
-                            fft::global::fft_global_pass::<T>(
-                                src, &mut *dst, &*tw, args.0, args.1, args.2, args.3, args.4,
-                                args.5, args.6, inv, sc
-                            )
-                        )?,
-                        (true, false) => launch!(
-                            dev,
-                            cfg,
-                            fft::global::fft_global_pass::<T>(
-                                src,
-                                &mut *scratch,
-                                &*tw,
-                                args.0,
-                                args.1,
-                                args.2,
-                                args.3,
-                                args.4,
-                                args.5,
-                                args.6,
-                                inv,
-                                sc
-                            )
-                        )?,
-                        (false, true) => launch!(
-                            dev,
-                            cfg,
-                            fft::global::fft_global_pass::<T>(
-                                &*scratch, &mut *dst, &*tw, args.0, args.1, args.2, args.3, args.4,
-                                args.5, args.6, inv, sc
-                            )
-                        )?,
-                        (false, false) => launch!(
-                            dev,
-                            cfg,
-                            fft::global::fft_global_pass::<T>(
-                                &*dst,
-                                &mut *scratch,
-                                &*tw,
-                                args.0,
-                                args.1,
-                                args.2,
-                                args.3,
-                                args.4,
-                                args.5,
-                                args.6,
-                                inv,
-                                sc
-                            )
-                        )?,
-                    }
+                    // The first pass reads the input; then the passes ping-pong
+                    // between scratch and dst.
+                    let (input, output): (&Buffer<T>, &mut Buffer<T>) = match (s == 0, to_dst) {
+                        (true, true) => (src, &mut *dst),
+                        (true, false) => (src, &mut *scratch),
+                        (false, true) => (&*scratch, &mut *dst),
+                        (false, false) => (&*dst, &mut *scratch),
+                    };
+                    launch!(
+                        dev,
+                        cfg,
+                        fft::global::fft_global_pass::<T>(
+                            input, output, &*tw, args.0, args.1, args.2, args.3, args.4, args.5,
+                            args.6, inv, sc
+                        )
+                    )?;
                     ns *= r;
                 }
                 Ok(())
