@@ -8,7 +8,14 @@ The inputs are the ones the Rust rows use: a hash of the element index
 torch's int64 arithmetic), rounded to the 16-bit type. The error is measured
 the same way too: against an f64 reference on the first and last head, every
 64th query row and the last one; relative error by norm, and the largest
-absolute error over the largest reference value ("max")."""
+absolute error over the largest reference value ("max").
+
+Grouped-query attention (`gqa_shapes`, as bench_gqa_shapes in bench.rs): K
+and V have fewer heads than Q, query head h reading K/V head h // (H / H_kv).
+torch runs it natively with `enable_gqa=True` on each backend that takes it;
+a backend that does not is timed on K and V expanded by `repeat_interleave`
+first (the expansion inside the timed call: the same problem, fairly timed),
+which the variant's name says."""
 import math
 
 from common import try_import, time_cuda
@@ -24,6 +31,17 @@ def shapes(quick):
 def backward_shapes(quick):
     """(batch, heads, seq, dim), as bench_backward_shapes in bench.rs."""
     return [(1, 8, 2048, 128)] if quick else [(4, 16, 8192, 128), (4, 16, 8192, 64), (2, 16, 4097, 128)]
+
+
+def gqa_shapes(quick):
+    """(batch, heads, kv_heads, seq, dim), as bench_gqa_shapes in bench.rs."""
+    return [(1, 8, 2, 2048, 128)] if quick else [(2, 32, 8, 4096, 128), (1, 32, 8, 8192, 128)]
+
+
+def size_label(b, h, s, d, causal, kv_heads=None):
+    """Shape::label of types.rs: `B=2 H=32 Hkv=8 S=4096 D=128 causal`."""
+    kv = "" if kv_heads is None or kv_heads == h else f" Hkv={kv_heads}"
+    return f"B={b} H={h}{kv} S={s} D={d}" + (" causal" if causal else "")
 
 
 def hashed(torch, tensor, shape):
@@ -52,17 +70,20 @@ def sample_rows(s):
 
 
 def reference(torch, q, k, v, causal, scale, heads):
-    """f64 attention on the sampled rows of the given (b, h) heads."""
+    """f64 attention on the sampled rows of the given (b, h) query heads
+    (query head h reads K/V head h // (H / H_kv))."""
     out = []
+    group = q.shape[1] // k.shape[1]
     for b, h in heads:
         rows = torch.tensor(sample_rows(q.shape[2]), device="cuda")
         qd = q[b, h, rows].double()
-        s = (qd @ k[b, h].double().T) * scale
+        kh = h // group
+        s = (qd @ k[b, kh].double().T) * scale
         if causal:
             cols = torch.arange(k.shape[2], device="cuda")
             s = s.masked_fill(cols[None, :] > rows[:, None], float("-inf"))
         p = torch.softmax(s, dim=-1)
-        out.append(p @ v[b, h].double())
+        out.append(p @ v[b, kh].double())
     return torch.cat(out)
 
 
@@ -122,6 +143,121 @@ def run(quick):
         del qf, kf, vf
         torch.cuda.empty_cache()
     rows += run_backward(torch, quick, backends[:2])
+    rows += run_gqa(torch, quick, backends)
+    return rows
+
+
+def sdpa_gqa(torch, F, q, k, v, causal, scale, native):
+    """SDPA with grouped K/V heads: `enable_gqa=True`, or (not `native`) K
+    and V expanded to Q's heads by `repeat_interleave` in the call."""
+    if native:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale, enable_gqa=True)
+    g = q.shape[1] // k.shape[1]
+    return F.scaled_dot_product_attention(q, k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1),
+                                          is_causal=causal, scale=scale)
+
+
+def run_gqa(torch, quick, backends):
+    """The grouped-query rows, BF16: the forward with each backend, then at
+    the first shape the backward (cuDNN and flash, `.backward()` timed
+    alone), errors measured as the ungrouped rows'."""
+    from torch.nn.attention import sdpa_kernel
+    import torch.nn.functional as F
+
+    rows = []
+    for gi, (b, h, hkv, s, d) in enumerate(gqa_shapes(quick)):
+        q = hashed(torch, 0, (b, h, s, d)).to(torch.bfloat16)
+        k = hashed(torch, 1, (b, hkv, s, d)).to(torch.bfloat16)
+        v = hashed(torch, 2, (b, hkv, s, d)).to(torch.bfloat16)
+        scale = 1.0 / math.sqrt(d)
+        heads = [(0, 0)] + ([(b - 1, h - 1)] if b * h > 1 else [])
+        for causal in (False, True):
+            size = size_label(b, h, s, d, causal, hkv)
+            flop = 4.0 * b * h * s * s * d / (2.0 if causal else 1.0)
+            want = reference(torch, q, k, v, causal, scale, heads)
+            peak = want.abs().max()
+            for label, be in backends:
+                row = None
+                for native in (True, False):
+                    variant = f"torch sdpa {label}" + (" enable_gqa" if native else " K/V repeat_interleave")
+                    try:
+                        with sdpa_kernel([be]):
+                            fn = lambda: sdpa_gqa(torch, F, q, k, v, causal, scale, native)
+                            o = fn()
+                            got = picked(torch, o, heads, s)
+                            rel = float((got - want).norm() / want.norm())
+                            mx = float((got - want).abs().max() / peak)
+                            del o
+                            t = time_cuda(fn, reps=20, warmup=3)
+                    except Exception as e:  # a backend that does not take this shape or GPU
+                        row = {"workload": W, "variant": variant, "backend": "torch", "size": size,
+                               "precision": "bf16",
+                               "skipped": f"{type(e).__name__}: {e}".splitlines()[0][:200]}
+                        continue
+                    row = {"workload": W, "variant": variant, "backend": "torch", "size": size,
+                           "precision": "bf16", **t,
+                           "throughput": flop / (t["median_ms"] * 1e-3) / 1e9, "unit": "GFLOP/s",
+                           "rel_err": rel, "note": f"max {mx:.1e}"}
+                    break
+                rows.append(row)
+            del want
+            if gi == 0:
+                rows += gqa_backward(torch, q, k, v, causal, scale, size, flop, backends[:2])
+        del q, k, v
+        torch.cuda.empty_cache()
+    return rows
+
+
+def gqa_backward(torch, q, k, v, causal, scale, size, flop, backends):
+    """torch's grouped-query backward (`.backward()` timed alone), errors of
+    dQ on query head (0, 0) and of dK, dV on K/V head (0, 0) (summed over
+    its query heads) against f64 autograd, as the Rust row measures."""
+    from torch.nn.attention import sdpa_kernel
+    import torch.nn.functional as F
+
+    b, h, s, d = q.shape
+    g_heads = h // k.shape[1]
+    g = hashed(torch, 3, (b, h, s, d)).to(torch.bfloat16)
+    qd = q[0, :g_heads].double().detach().requires_grad_()
+    kd, vd = (x[0, 0].double().detach().requires_grad_() for x in (k, v))
+    sc = (qd @ kd.T) * scale
+    if causal:
+        mask = torch.arange(s, device="cuda")[None, :] > torch.arange(s, device="cuda")[:, None]
+        sc = sc.masked_fill(mask, float("-inf"))
+    (torch.softmax(sc, dim=-1) @ vd).backward(g[0, :g_heads].double())
+    want = (qd.grad[0], kd.grad, vd.grad)
+    del sc, qd, kd, vd
+    rows = []
+    for label, be in backends:
+        row = None
+        for native in (True, False):
+            variant = f"torch sdpa {label}" + (" enable_gqa" if native else " K/V repeat_interleave") + " backward"
+            try:
+                with sdpa_kernel([be]):
+                    qq, kk, vv = (x.detach().requires_grad_() for x in (q, k, v))
+                    o = sdpa_gqa(torch, F, qq, kk, vv, causal, scale, native)
+                    o.backward(g, retain_graph=True)
+                    errs = [float((x.grad[0, 0].double() - w).norm() / w.norm())
+                            for x, w in zip((qq, kk, vv), want)]
+
+                    def step():
+                        for x in (qq, kk, vv):
+                            x.grad = None
+                        o.backward(g, retain_graph=True)
+                    t = time_cuda(step, reps=10, warmup=2)
+                    del o
+            except Exception as e:  # a backend that does not take this shape or GPU
+                row = {"workload": W, "variant": variant, "backend": "torch", "size": size + " backward",
+                       "precision": "bf16", "skipped": f"{type(e).__name__}: {e}".splitlines()[0][:200]}
+                continue
+            row = {"workload": W, "variant": variant, "backend": "torch", "size": size + " backward",
+                   "precision": "bf16", **t,
+                   "throughput": 2.5 * flop / (t["median_ms"] * 1e-3) / 1e9, "unit": "GFLOP/s",
+                   "rel_err": max(errs),
+                   "note": f"dQ {errs[0]:.1e} dK {errs[1]:.1e} dV {errs[2]:.1e} (head 0)"}
+            break
+        rows.append(row)
+    del g
     return rows
 
 

@@ -101,6 +101,70 @@ fn the_checker_fails_a_wrong_or_unwritten_output() {
 }
 
 #[test]
+fn sim_grouped_heads_read_the_right_kv_head() {
+    // Six query heads on three K/V heads (group 2) and on one (multi-query),
+    // batch 2, odd lengths: every rung against the f64 reference (outputs
+    // poisoned first, so a head never written fails); then the grouped
+    // output compared with a reference whose query head h reads K/V head
+    // h % H_kv instead of h / group: the check must fail, so it tells the
+    // two mappings apart.
+    let dev = Device::sim();
+    let prec = Precision::Bf16;
+    for (hkv, d, causal) in [(3, 64, true), (1, 128, false)] {
+        let shape = Shape::new(2, 6, 45, 71, d, causal, None)
+            .unwrap()
+            .with_kv_heads(hkv)
+            .unwrap();
+        for rung in Rung::ALL {
+            if rung.refuses(&shape).is_none() {
+                check_rung(&dev, rung, prec, &shape, 9).unwrap();
+            }
+        }
+    }
+    let shape = Shape::new(1, 4, 45, 71, 64, false, None)
+        .unwrap()
+        .with_kv_heads(2)
+        .unwrap();
+    let [q, k, v] = check_inputs(&shape, prec, 2, 2.0).unwrap();
+    let x = Inputs::upload(&dev, &shape, &q, &k, &v).unwrap();
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16).unwrap();
+    Plan::new(&dev, Rung::Fa2, prec, shape, &x)
+        .unwrap()
+        .run(&dev, &mut o, None)
+        .unwrap();
+    let got = dev.download(&o).unwrap();
+    let plain = Shape {
+        kv_heads: 4,
+        ..shape
+    };
+    let per = shape.skv * shape.d;
+    let modulo = |t: &[u16]| -> Vec<f32> {
+        let w = attention::widen(prec, t);
+        (0..4)
+            .flat_map(|h| w[(h % 2) * per..(h % 2 + 1) * per].to_vec())
+            .collect()
+    };
+    let wrong = attention::reference(
+        &plain,
+        &attention::widen(prec, &q),
+        &modulo(&k),
+        &modulo(&v),
+        attention::all_rows(&plain),
+    );
+    let e = attention::errors(&plain, prec, &wrong, &got, None).unwrap();
+    assert!(
+        attention::verify("modulo", Rung::Fa2, prec, wrong.max_score, &e).is_err(),
+        "{e:?}"
+    );
+    // K of the ungrouped length is refused for the grouped shape.
+    let e = Inputs::upload(&dev, &shape, &q, &q, &v)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("K") && e.contains("the shape needs"), "{e}");
+}
+
+#[test]
 fn rungs_refuse_shapes_they_cannot_take() {
     let dev = Device::sim();
     let shape = Shape::new(1, 1, 10, 10, 96, false, None).unwrap();
@@ -208,6 +272,45 @@ fn gpu_every_rung() {
                             continue;
                         }
                         let e = check_rung(&dev, rung, prec, &shape, 5).unwrap();
+                        println!(
+                            "{} {} {}: rel {:.2e} max {:.2e} lse {:.1e}",
+                            rung.label(),
+                            prec.name(),
+                            shape.label(),
+                            e.rel,
+                            e.max,
+                            e.lse
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_grouped_heads() {
+    let Some(dev) = gpu_or_skip() else { return };
+    let hopper = dev.as_gpu().unwrap().info().compute_capability == (9, 0);
+    let small = std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small");
+    // (batch, heads, kv_heads, sq, skv)
+    let mut shapes = vec![(1, 4, 2, 77, 133), (2, 4, 1, 133, 77)];
+    if !small {
+        shapes.extend([(2, 8, 2, 1000, 1000), (1, 6, 3, 513, 2049)]);
+    }
+    for (b, h, hkv, sq, skv) in shapes {
+        for d in [64, 128] {
+            for causal in [false, true] {
+                let shape = Shape::new(b, h, sq, skv, d, causal, None)
+                    .unwrap()
+                    .with_kv_heads(hkv)
+                    .unwrap();
+                for prec in Precision::ALL {
+                    for rung in Rung::ALL {
+                        if rung.refuses(&shape).is_some() || (rung.hopper() && !hopper) {
+                            continue;
+                        }
+                        let e = check_rung(&dev, rung, prec, &shape, 6).unwrap();
                         println!(
                             "{} {} {}: rel {:.2e} max {:.2e} lse {:.1e}",
                             rung.label(),

@@ -50,6 +50,34 @@ fn sim_backward_at_odd_shapes_causal_and_not() {
 }
 
 #[test]
+fn sim_backward_with_grouped_heads() {
+    let dev = Device::sim();
+    // (batch, heads, kv_heads, sq, skv, d, causal, precision): multi-query
+    // with three query heads, and two groups of two over two batch
+    // elements; dK and dV are summed over each group (a kernel that wrote
+    // only one query head's share would be off by about half).
+    let cases = [
+        (1, 3, 1, 33, 47, 64, true, Precision::Bf16),
+        (2, 4, 2, 70, 33, 128, false, Precision::F16),
+    ];
+    for (i, (b, h, hkv, sq, skv, d, causal, prec)) in cases.into_iter().enumerate() {
+        let shape = Shape::new(b, h, sq, skv, d, causal, None)
+            .unwrap()
+            .with_kv_heads(hkv)
+            .unwrap();
+        let e = check_backward(&dev, prec, &shape, 20 + i as u64).unwrap();
+        println!(
+            "{} {}: dQ {:.2e} dK {:.2e} dV {:.2e}",
+            shape.label(),
+            prec.name(),
+            e.dq,
+            e.dk,
+            e.dv
+        );
+    }
+}
+
+#[test]
 fn the_gradient_checker_fails_a_wrong_or_unwritten_gradient() {
     let dev = Device::sim();
     let prec = Precision::Bf16;
@@ -133,6 +161,20 @@ fn gpu_backward_matches_the_f64_gradients() {
         for prec in Precision::ALL {
             let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
             check_backward(&dev, prec, &shape, 3).unwrap();
+        }
+    }
+    // Grouped K/V heads: (batch, heads, kv_heads, sq, skv, d, causal).
+    for (b, h, hkv, sq, skv, d, causal) in [
+        (1, 4, 2, 77, 133, 64, true),
+        (2, 8, 1, 1000, 1000, 128, false),
+        (1, 6, 3, 4097, 129, 128, true),
+    ] {
+        for prec in Precision::ALL {
+            let shape = Shape::new(b, h, sq, skv, d, causal, None)
+                .unwrap()
+                .with_kv_heads(hkv)
+                .unwrap();
+            check_backward(&dev, prec, &shape, 4).unwrap();
         }
     }
 }

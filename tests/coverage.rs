@@ -27,6 +27,12 @@ fn every_kernel_runs_on_the_simulator_against_its_reference() {
     if let Err(e) = ptxlab::pipeline_bugs::sim_check() {
         failures.push(format!("pipeline bugs: {e}"));
     }
+    if let Err(e) = ptxlab::fp8::sim_check() {
+        failures.push(format!("fp8: {e}"));
+    }
+    if let Err(e) = ptxlab::cluster::sim_check() {
+        failures.push(format!("cluster: {e}"));
+    }
     assert!(
         failures.is_empty(),
         "simulator checks failed:\n{}",

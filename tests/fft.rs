@@ -126,9 +126,118 @@ fn plans_factor_lengths_and_pick_bluestein_for_large_primes() {
     );
     assert_eq!(fft::radices(97, Rung::Shared), None);
     assert_eq!(fft::radices(1, Rung::Global), Some(vec![]));
+    // The register rung: a radix 2^b first, then 16s; the shared rung's
+    // radices for the lengths it hands to the shared kernel.
+    assert_eq!(fft::radices(4096, Rung::Register), Some(vec![16, 16, 16]));
+    assert_eq!(fft::radices(2048, Rung::Register), Some(vec![8, 16, 16]));
+    assert_eq!(fft::radices(32, Rung::Register), Some(vec![2, 16]));
+    assert_eq!(fft::radices(16, Rung::Register), Some(vec![16]));
+    assert_eq!(
+        fft::radices(8, Rung::Register),
+        fft::radices(8, Rung::Shared)
+    );
+    assert_eq!(
+        fft::radices(840, Rung::Register),
+        fft::radices(840, Rung::Shared)
+    );
+    assert!(fft::register_takes(16) && fft::register_takes(4096));
+    assert!(!fft::register_takes(8) && !fft::register_takes(8192) && !fft::register_takes(48));
+    assert!(fft::register_four_step_takes(8192) && fft::register_four_step_takes(1 << 24));
+    assert!(!fft::register_four_step_takes(4096) && !fft::register_four_step_takes(1 << 25));
     let dev = Device::sim();
     let p = fft::Plan::<f64>::new(&dev, 97, 1, Rung::Global).unwrap();
     assert_eq!(p.describe(), "Bluestein through length 256");
+}
+
+/// The register rung on what it takes itself (powers of two: rows in one
+/// launch, odd batch counts, 2-D with column tiles in place, partial tiles,
+/// four-step lengths in two launches, real transforms through a
+/// half-length power of two) and what it hands on (the shared rung's kernel
+/// for other small factors, Bluestein on its own kernel for large primes),
+/// f32 and f64, forward and inverse, against rustfft in f64.
+#[test]
+fn simulator_register_rung_layouts_and_fallbacks() {
+    let dev = Device::sim();
+    let cases = [
+        // (spec, a fragment its plan's description must contain)
+        (spec(7, 16, false, false, false), "radices 16, in registers"),
+        (
+            spec(3, 32, false, false, true),
+            "radices 2x16, in registers",
+        ),
+        (
+            spec(5, 256, false, false, false),
+            "radices 16x16, in registers",
+        ),
+        (
+            spec(1, 2048, false, false, true),
+            "radices 8x16x16, in registers",
+        ),
+        (spec(3, 4096, false, false, false), "radices 16x16x16"),
+        (spec(64, 128, true, false, false), "column tiles in place"),
+        (spec(32, 45, true, false, true), "column tiles in place"),
+        (
+            spec(3, 1 << 13, false, false, false),
+            "four-step 128x64 in two launches",
+        ),
+        (
+            spec(1, 1 << 16, false, false, true),
+            "four-step 256x256 in two launches",
+        ),
+        (
+            spec(5, 128, false, true, false),
+            "radices 4x16, in registers",
+        ),
+        (spec(16, 64, true, true, true), "column tiles in place"),
+        (
+            spec(4, 60, false, false, false),
+            "on the shared rung's kernel",
+        ),
+        (
+            spec(2, 101, false, false, true),
+            "Bluestein through length 256",
+        ),
+        (
+            spec(33, 17, true, false, false),
+            "Bluestein through length 64",
+        ),
+    ];
+    for (i, (s, plan)) in cases.into_iter().enumerate() {
+        let seed = 40 + i as u64;
+        let c32 =
+            fft::check::<f32>(&dev, s, Rung::Register, seed).unwrap_or_else(|e| panic!("{e}"));
+        let c64 =
+            fft::check::<f64>(&dev, s, Rung::Register, seed).unwrap_or_else(|e| panic!("{e}"));
+        println!(
+            "{s:?}: {} f32 {:.2e}, f64 {:.2e}",
+            c64.plan, c32.rel_err, c64.rel_err
+        );
+        assert!(c64.plan.contains(plan), "{s:?}: {}", c64.plan);
+        assert!(c32.rel_err < 1e-5, "{s:?}: {}", c32.rel_err);
+        assert!(c64.rel_err < 1e-13, "{s:?}: {}", c64.rel_err);
+    }
+}
+
+/// A register plan writes nothing outside its output and reads nothing
+/// but its input: the output buffer is poisoned (NaN) by `run_once`, and a
+/// second run on the same plan gives the same values bit for bit.
+#[test]
+fn simulator_register_rung_reruns_bit_for_bit() {
+    let dev = Device::sim();
+    for s in [
+        spec(32, 48, true, false, false),
+        spec(2, 1 << 13, false, false, true),
+    ] {
+        let x: Vec<f64> = fft::random_input(&s, 9)
+            .into_iter()
+            .map(|v| v as f32 as f64)
+            .collect();
+        let mut f = Fft::<f32>::new(&dev, s, Rung::Register).unwrap();
+        let a = fft::run_once(&dev, &mut f, &x).unwrap();
+        let b = fft::run_once(&dev, &mut f, &x).unwrap();
+        assert!(a.iter().all(|v| v.is_finite()), "{s:?}");
+        assert_eq!(a, b, "{s:?}");
+    }
 }
 
 fn run_cli(args: &[&str]) -> Result<Vec<ptxlab::report::Row>, String> {
@@ -160,7 +269,11 @@ fn cli_runs_reads_and_writes_npy() {
         out.to_str().unwrap(),
     ])
     .unwrap();
-    assert_eq!(rows.len(), 3, "rustfft row and two rungs");
+    assert_eq!(
+        rows.len(),
+        1 + Rung::ALL.len(),
+        "rustfft row and every rung"
+    );
     let (shape, got, single) = ptxlab::npy::read_complex(&out, 2).unwrap();
     assert_eq!((shape, single), (vec![3, 10], false));
     let s = spec(3, 10, false, false, false);
@@ -185,11 +298,28 @@ fn cli_runs_reads_and_writes_npy() {
 }
 
 #[test]
+fn cli_runs_the_register_rung_alone_and_in_all() {
+    let rows = run_cli(&["--shape", "32x64", "--2d", "--variant", "register"]).unwrap();
+    assert_eq!(rows.len(), 2, "rustfft row and the register rung");
+    let rows = run_cli(&[
+        "--shape",
+        "3x4096",
+        "--variant",
+        "all",
+        "--precision",
+        "f64",
+    ])
+    .unwrap();
+    assert_eq!(rows.len(), 1 + Rung::ALL.len());
+    assert!(rows.iter().all(|r| r.rel_err.is_none_or(|e| e < 1e-13)));
+}
+
+#[test]
 fn bad_input_is_a_clear_error() {
     let e = run_cli(&["--shape", "0x5"]).unwrap_err();
     assert!(e.contains("empty") && e.contains("at least 1"), "{e}");
     let e = run_cli(&["--shape", "7"]).map(|r| r.len()).unwrap();
-    assert_eq!(e, 3);
+    assert_eq!(e, 1 + Rung::ALL.len());
     let e = run_cli(&["--shape", "3x4x5"]).unwrap_err();
     assert!(e.contains("ROWSxN"), "{e}");
     let e = run_cli(&["--shape", "4x1", "--real"]).unwrap_err();
@@ -232,6 +362,11 @@ fn gpu_every_rung_at_the_bench_sizes_and_odd_ones() {
         spec(1, 1_000_003, false, false, true),
         spec(4095, 4097, true, false, false),
         spec(1024, 1024, true, true, false),
+        spec(4096, 4096, true, false, false),
+        spec(4096, 4096, true, false, true),
+        spec(1, 1 << 24, false, false, false),
+        spec(3, 1 << 22, false, false, true),
+        spec(1001, 2048, false, false, false),
     ] {
         let (e32, e64) = check_all(&dev, s, 5);
         println!("{s:?}: f32 {e32:.2e}, f64 {e64:.2e}");

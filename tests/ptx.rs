@@ -49,6 +49,9 @@ fn every_kernel_is_exported_with_its_directives() {
             "kernels_gpu::hopper"
                 | "kernels_gpu::attention::hopper"
                 | "kernels_gpu::pipeline_bugs::tma"
+                | "kernels_gpu::fp8"
+                | "kernels_gpu::cluster"
+                | "kernels_gpu::pipeline_bugs::cluster"
         )
     };
     for (label, ptx, want_hopper) in [

@@ -20,8 +20,10 @@
 //! | [`warp`] | shuffles, votes, warp reductions | `__shfl_down_sync`, `__ballot_sync` |
 //! | [`atomic`] | atomic add/CAS on global and shared memory | `atomicAdd`, `atomicCAS` |
 //! | [`math`] | [`Real`](math::Real) for f32/f64 kernels; fast approximations | `__sinf`, `__expf`, `sqrtf` |
+//! | [`cluster`] | sm_90: thread-block clusters, the cluster barrier, distributed shared memory (a peer block's [`SharedSlice`] with loads, stores, atomic adds) | `cooperative_groups::this_cluster()`, `cluster.map_shared_rank` |
 //! | [`hopper`] | sm_90: mbarriers with transaction counts, TMA (`cp.async.bulk.tensor`), proxy fences, `setmaxnreg` | `cuda::barrier`, `cp.async.bulk.tensor` |
 //! | [`wgmma`] | sm_90a: warpgroup tensor cores (`wgmma.mma_async`), shared-memory matrix descriptors | CUTLASS's `GMMA` atoms |
+//! | [`fp8`] | sm_89+: the 8-bit floats [`E4m3`](fp8::E4m3) and [`E5m2`](fp8::E5m2), their pairs, `cvt` bit-exact on the host | `__nv_fp8_e4m3`, `__nv_fp8_e5m2` |
 //! | [`mma`] | warp-level tensor cores: `mma.sync` (BF16, FP16, TF32), `ldmatrix`, fragments, conversions | `mma.h` / inline PTX, `__float2bfloat16_rn` |
 //! | [`param`] | [`KernelParams`]: `#[repr(C)]` structs, `bool` and field-less enums as kernel parameters, layouts checked on host and device | a `struct` kernel argument |
 //! | [`pipeline`] | [`CpAsyncPipeline`](pipeline::CpAsyncPipeline): the multi-stage `cp.async` ring of a tiled kernel (prologue, wait, barrier, refill) | CUTLASS's multistage mainloop, `cuda::pipeline` |
@@ -48,7 +50,9 @@
 extern crate std;
 
 pub mod atomic;
+pub mod cluster;
 mod dim3;
+pub mod fp8;
 pub mod hopper;
 pub mod math;
 pub mod mem;

@@ -12,6 +12,7 @@
 //! | [`SmemDesc`] | matrix descriptor | 9.7.15.5.1 "Matrix Descriptor Format"; canonical layouts 9.7.15.5.1.1 "Shared Memory Matrix Layout" |
 //! | [`wgmma_m64n128k16`], [`wgmma_m64n256k16`] | `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16}` | 9.7.15.5.2 "wgmma.mma_async" |
 //! | [`wgmma_m64n128k8_tf32`] | `wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32` | 9.7.15.5.2 |
+//! | [`wgmma_m64n128k32`], [`wgmma_m64n256k32`] | `wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}` | 9.7.15.5.2 |
 //! | [`wgmma_fence`], [`wgmma_commit_group`], [`wgmma_wait_group`] | `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group` | 9.7.15.6, 9.7.15.7, 9.7.15.8 |
 //!
 //! # Layouts
@@ -44,6 +45,7 @@
 //! `fence_proxy_async_shared`); see `ptxlab_device::sim`'s "Asynchronous
 //! operations".
 
+use crate::fp8::Fp8;
 use crate::hopper::Swizzle;
 use crate::mma::Half16;
 
@@ -341,6 +343,90 @@ pub fn wgmma_m64n128k8_tf32(d: &mut [f32; 64], a: SmemDesc, b: SmemDesc, accumul
     });
 }
 
+/// `D (+)= A B` on 64 x 128 x 32 with FP8 operands ([`E4m3`](crate::fp8::E4m3)
+/// or [`E5m2`](crate::fp8::E5m2), both of type `T`) in shared memory, both
+/// K-major (FP8 `wgmma` has no transposed form): one instruction covers
+/// 32 bytes of `k`, as [`wgmma_m64n128k16`] does for 16-bit types, so the
+/// descriptors and swizzles of a 16-bit kernel carry over with `k`
+/// doubled. `accumulate == false` ignores `D`'s old value. Issued by all
+/// 128 threads of a warpgroup; complete after [`wgmma_commit_group`] and
+/// [`wgmma_wait_group`].
+///
+/// Every product of two FP8 values is exact in f32, but the tensor core
+/// adds them into the accumulators with fewer bits than an f32 addition
+/// keeps, so long `k` loops lose accuracy: FP8 GEMMs (DeepGEMM's) add
+/// each few `k` steps' partial sums into separate f32 registers. The
+/// simulator adds the exact products and the old value in f64 and rounds
+/// once, so compare with a tolerance.
+#[inline(always)]
+#[track_caller]
+pub fn wgmma_m64n128k32<T: Fp8>(d: &mut [f32; 64], a: SmemDesc, b: SmemDesc, accumulate: bool) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        macro_rules! go {
+            ($ty:literal) => {
+                wgmma_asm!(
+                    "m64n128k32",
+                    $ty,
+                    "1, 1",
+                    d,
+                    a,
+                    b,
+                    accumulate,
+                    [
+                        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                        21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
+                        40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58,
+                        59, 60, 61, 62, 63
+                    ]
+                )
+            };
+        }
+        if T::IS_E4M3 { go!("e4m3") } else { go!("e5m2") }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    sim::mma::<64, 128, 32>(d, a, b, accumulate, false, 1, &|bits| {
+        T::from_bits(bits as u8).to_f32() as f64
+    });
+}
+
+/// [`wgmma_m64n128k32`] with `N = 256` (128 accumulators per thread).
+#[inline(always)]
+#[track_caller]
+pub fn wgmma_m64n256k32<T: Fp8>(d: &mut [f32; 128], a: SmemDesc, b: SmemDesc, accumulate: bool) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        macro_rules! go {
+            ($ty:literal) => {
+                wgmma_asm!(
+                    "m64n256k32",
+                    $ty,
+                    "1, 1",
+                    d,
+                    a,
+                    b,
+                    accumulate,
+                    [
+                        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                        21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
+                        40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58,
+                        59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77,
+                        78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96,
+                        97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
+                        112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126,
+                        127
+                    ]
+                )
+            };
+        }
+        if T::IS_E4M3 { go!("e4m3") } else { go!("e5m2") }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    sim::mma::<128, 256, 32>(d, a, b, accumulate, false, 1, &|bits| {
+        T::from_bits(bits as u8).to_f32() as f64
+    });
+}
+
 /// The simulator's `wgmma`: each thread computes its own accumulators,
 /// reading both operands through their descriptors.
 #[cfg(not(target_arch = "nvptx64"))]
@@ -404,7 +490,9 @@ mod sim {
             // block's shared memory; offsets are multiples of the element
             // size, so the reads are aligned.
             let bits = unsafe {
-                if eb == 2 {
+                if eb == 1 {
+                    crate::sim::mem::read(base.add(at) as *const u8) as u32
+                } else if eb == 2 {
                     crate::sim::mem::read(base.add(at) as *const u16) as u32
                 } else {
                     crate::sim::mem::read(base.add(at) as *const u32)

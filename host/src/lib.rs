@@ -20,6 +20,8 @@
 //! * [`pipeline_bugs`]: the planted bugs of asynchronous pipelines and
 //!   what catches them; [`sim_fuzz`]: a command under many simulator
 //!   schedules.
+//! * [`fp8`]: the FP8 conversions on a device, checked bit for bit
+//!   against the device layer's software ones.
 #![feature(f128)]
 #![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
@@ -27,8 +29,11 @@
 
 pub mod bench_ctx;
 pub mod cli;
+pub mod cluster;
 pub mod command_line;
+pub mod distributed;
 pub mod error;
+pub mod fp8;
 pub mod modules;
 pub mod npy;
 pub mod npz;

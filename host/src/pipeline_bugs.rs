@@ -42,11 +42,17 @@ pub enum Bug {
     OperandOverwrite,
     /// `tma_store_no_fence`: no `fence.proxy.async` before a TMA store.
     StoreNoFence,
+    /// `cluster_remote_read_before_sync`: a block reads a peer's shared
+    /// memory (DSMEM) before the cluster barrier that publishes it.
+    ClusterRemoteReadBeforeSync,
+    /// `cluster_exit_while_read`: a block exits while a peer still reads
+    /// its shared memory.
+    ClusterExitWhileRead,
 }
 
 impl Bug {
     /// Every planted bug, in the order of the table.
-    pub const ALL: [Bug; 11] = [
+    pub const ALL: [Bug; 13] = [
         Bug::MissingWait,
         Bug::WaitTooShallow,
         Bug::StageOffByOne,
@@ -57,6 +63,8 @@ impl Bug {
         Bug::AccEarly,
         Bug::OperandOverwrite,
         Bug::StoreNoFence,
+        Bug::ClusterRemoteReadBeforeSync,
+        Bug::ClusterExitWhileRead,
         Bug::InplacePrefetch,
     ];
 
@@ -74,6 +82,8 @@ impl Bug {
             Bug::AccEarly => "wgmma_acc_early",
             Bug::OperandOverwrite => "wgmma_operand_overwrite",
             Bug::StoreNoFence => "tma_store_no_fence",
+            Bug::ClusterRemoteReadBeforeSync => "cluster_remote_read_before_sync",
+            Bug::ClusterExitWhileRead => "cluster_exit_while_read",
         }
     }
 
@@ -91,10 +101,15 @@ impl Bug {
             Bug::AccEarly => "accumulators read before wgmma.wait_group",
             Bug::OperandOverwrite => "shared operands overwritten while a wgmma is in flight",
             Bug::StoreNoFence => "missing fence.proxy.async before a TMA store",
+            Bug::ClusterRemoteReadBeforeSync => {
+                "peer's shared memory read before the cluster barrier"
+            }
+            Bug::ClusterExitWhileRead => "block exits while a peer reads its shared memory",
         }
     }
 
-    /// Needs an sm_90 GPU (TMA, mbarrier transaction counts, `wgmma`).
+    /// Needs an sm_90 GPU (TMA, mbarrier transaction counts, `wgmma`,
+    /// clusters).
     pub fn needs_sm90(self) -> bool {
         !matches!(
             self,
@@ -144,6 +159,8 @@ pub mod shape {
     pub const TMA: (usize, usize) = (45, 100);
     /// Rows and depth of the `wgmma` pipeline (`n` is 128).
     pub const WGMMA: (usize, usize) = (100, 200);
+    /// Length and blocks per cluster of the cluster sum.
+    pub const CLUSTER: (usize, u32) = (5000, 2);
 }
 
 fn vec32(seed: u64, n: usize) -> Vec<f32> {
@@ -184,6 +201,9 @@ pub fn run(dev: &Device, bug: Bug, planted: bool) -> Result<Outcome> {
         Bug::WrongParity | Bug::ExpectTxPartial | Bug::RefillEarly => tma_ring(dev, bug, flag),
         Bug::AccEarly | Bug::OperandOverwrite => wgmma(dev, bug, flag),
         Bug::StoreNoFence => tma_store(dev, flag),
+        Bug::ClusterRemoteReadBeforeSync | Bug::ClusterExitWhileRead => {
+            cluster_gather(dev, bug, flag)
+        }
     };
     r.or_else(caught)
 }
@@ -256,6 +276,32 @@ fn inplace(dev: &Device, flag: u32) -> Result<Outcome> {
     Ok(judge(&got, &want, 1e-6))
 }
 
+/// The cluster sum with a DSMEM mistake (`bug`, when `flag != 0`): block 0
+/// of each cluster of [`shape::CLUSTER`] gathers its peers' block sums.
+fn cluster_gather(dev: &Device, bug: Bug, flag: u32) -> Result<Outcome> {
+    let (n, c) = shape::CLUSTER;
+    let hx = vec32(15, n);
+    let x = dev.upload(&hx)?;
+    let mut out = dev.alloc_filled(crate::cluster::clusters(n, c), f32::NAN)?;
+    let cfg = crate::cluster::config(n, c)?;
+    let nu = n as u32;
+    if bug == Bug::ClusterRemoteReadBeforeSync {
+        launch!(
+            dev,
+            cfg,
+            pipeline_bugs::cluster_remote_read_before_sync(&x, &mut out, nu, flag)
+        )?;
+    } else {
+        launch!(
+            dev,
+            cfg,
+            pipeline_bugs::cluster_exit_while_read(&x, &mut out, nu, flag)
+        )?;
+    }
+    let want = crate::cluster::reference(&hx, c);
+    Ok(judge(&dev.download(&out)?, &want, 1e-5))
+}
+
 /// A launch of a sm_90a kernel: `grid` blocks of `threads`.
 fn hopper_cfg(grid: Dim3, threads: u32, shared: usize) -> LaunchConfig {
     LaunchConfig {
@@ -263,6 +309,7 @@ fn hopper_cfg(grid: Dim3, threads: u32, shared: usize) -> LaunchConfig {
         block: Dim3::x(threads),
         shared_bytes: shared,
         module: ModuleKey::default(),
+        cluster: None,
     }
 }
 
@@ -386,6 +433,8 @@ pub fn expected_report(bug: Bug) -> Option<&'static str> {
         Bug::AccEarly => "before the wgmma_wait_group that covers its group",
         Bug::OperandOverwrite => "while a wgmma still reads it as an operand",
         Bug::StoreNoFence => "no fence.proxy.async of the writer",
+        Bug::ClusterRemoteReadBeforeSync => "data race on distributed shared memory",
+        Bug::ClusterExitWhileRead => "but that block has exited",
         Bug::InplacePrefetch => return None,
     })
 }

@@ -603,6 +603,25 @@ fn json_prints_the_measured_rows_alone_on_stdout() {
     assert_eq!(rows[0]["workload"], "poisson-mg");
     assert_eq!(rows[0]["problem"]["tolerance"], "1e-8", "{rows:?}");
     let rows = json_rows(&[
+        "poisson",
+        "--method",
+        "spectral",
+        "--backend",
+        "sim",
+        "--size",
+        "33x47",
+        "--precision",
+        "f64",
+        "--reps",
+        "1",
+    ]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(rows[0]["rel_err"].as_f64().unwrap() < 1e-10, "{rows:?}");
+    assert!(
+        rows[0]["variant"].as_str().unwrap().contains("direct"),
+        "{rows:?}"
+    );
+    let rows = json_rows(&[
         "diffusion",
         "--backend",
         "cpu",

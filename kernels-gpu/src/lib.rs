@@ -21,6 +21,8 @@
 //! | [`fft`] | the FFT ladder: Stockham passes in global memory, one block per transform in shared memory, Bluestein and real-transform kernels | `fft`, `fft.md` |
 //! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
 //! | [`attention`] | the FlashAttention ladder: three kernels, `mma.sync` fused, and its Hopper rungs (`wgmma`, TMA, warp specialisation) | `attention`, `attention.md` |
+//! | [`cluster`] | a cluster-wide sum: block 0 of each thread-block cluster gathers its peers' sums over distributed shared memory (sm_90a module) | `ptxlab::cluster`, the book's "Thread-block clusters" section (`docs/book/src/writing-kernels.md`) |
+//! | [`fp8`] | FP8 (E4M3, E5M2) conversions through `cvt`, bit for bit against the device layer's software ones (sm_90a module) | `ptxlab::fp8`, `writing-kernels.md` (FP8) |
 //! | [`mathcheck`] | `Real`'s math functions over arrays, to measure their error | `mathcheck` (`ptxlab math-accuracy`), `docs/book/src/math.md` |
 //! | [`demo`] | toolchain demonstrations used by the tests (register caps, fast math, a planted out-of-bounds write and a planted race) | `demo` |
 //!
@@ -64,6 +66,14 @@ portable!(spectral);
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod hopper;
+
+// Thread-block clusters and distributed shared memory (sm_90).
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub mod cluster;
+
+// FP8 `cvt` (sm_89+): checks of the device layer's FP8 conversions.
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub mod fp8;
 
 // Compiled into both the portable and the sm_90a modules: its portable
 // kernels (`attention::split`, `attention::fa2`) and its Hopper ones

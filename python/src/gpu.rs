@@ -115,9 +115,10 @@ fn hopper(dev: &Device) -> bool {
 
 /// `O = softmax(scale Q K^T [+ causal mask]) V` for `(batch, heads, S, D)`
 /// row-major 16-bit tensors at the given device addresses, written into
-/// `o`; returns the rung that ran.
+/// `o`; `K` and `V` have `kv_heads` heads (default `heads`; it must divide
+/// `heads`: grouped-query attention); returns the rung that ran.
 #[pyfunction]
-#[pyo3(signature = (q, k, v, o, batch, heads, sq, skv, d, causal, scale, precision, device_ordinal, stream))]
+#[pyo3(signature = (q, k, v, o, batch, heads, sq, skv, d, causal, scale, precision, device_ordinal, stream, kv_heads=None))]
 #[allow(clippy::too_many_arguments)]
 fn attention(
     py: Python<'_>,
@@ -135,6 +136,7 @@ fn attention(
     precision: &str,
     device_ordinal: usize,
     stream: Option<u64>,
+    kv_heads: Option<usize>,
 ) -> PyResult<String> {
     guarded(py, || {
         let half = half_of(precision)?;
@@ -142,7 +144,8 @@ fn attention(
             Half::Bf16 => attn::Precision::Bf16,
             Half::F16 => attn::Precision::F16,
         };
-        let shape = Shape::new(batch, heads, sq, skv, d, causal, scale)?;
+        let shape = Shape::new(batch, heads, sq, skv, d, causal, scale)?
+            .with_kv_heads(kv_heads.unwrap_or(heads))?;
         let dev = device(Backend::Gpu, device_ordinal)?.expect("the gpu backend has a device");
         let order: &[attn::Rung] = if hopper(&dev) {
             &[

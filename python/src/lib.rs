@@ -304,6 +304,79 @@ fn poisson_solve<'py>(
     Ok((PyBytes::new(py, &field), report_dict(py, &report, &name)?))
 }
 
+/// Solves `lap_h p = b` directly by the spectral method (fast sine or
+/// cosine transforms, [`ptxlab::workloads::poisson::spectral`]) on an
+/// `ny x nx` grid in `precision`; returns the field (float64 bytes) and a
+/// report with the residual measured in f64.
+#[pyfunction]
+#[pyo3(signature = (b, p0, nx, ny, h, boundary, precision, backend, device_ordinal))]
+#[allow(clippy::too_many_arguments)]
+fn poisson_spectral<'py>(
+    py: Python<'py>,
+    b: &[u8],
+    p0: &[u8],
+    nx: usize,
+    ny: usize,
+    h: f64,
+    boundary: &str,
+    precision: &str,
+    backend: &str,
+    device_ordinal: usize,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    use ptxlab::workloads::poisson::cpu::{cpu_residual_sq, interior_norm_sq};
+    use ptxlab::workloads::poisson::spectral::{self as sp, Boundary, SpectralDevice};
+    let (field, rel, ms) = guarded(py, || {
+        let boundary: Boundary = parse_enum("boundary", boundary)?;
+        let backend: Backend = parse_enum("backend", backend)?;
+        let precision: ptxlab::cli::Precision = parse_enum("precision", precision)?;
+        let grid = Grid::new(nx, ny)?;
+        let (b, p0) = (f64s("b", b)?, f64s("p0", p0)?);
+        let dev = device(backend, device_ordinal)?;
+        if backend == Backend::Sim {
+            ptxlab::cli::check_sim_limit(
+                "b",
+                grid.cells(),
+                sp::SIM_MAX_CELLS,
+                &format!("cells ({})", grid.label()),
+            )?;
+        }
+        let t = std::time::Instant::now();
+        let field: Vec<f64> = match (&dev, precision) {
+            (None, _) => {
+                // The CPU solve is in f64 whatever the precision asked for.
+                let prob = Problem::new(grid, h, b.clone(), p0.clone())?;
+                sp::check_problem(&prob, boundary)?;
+                sp::solve_cpu(grid, h, &b, &p0, boundary)?
+            }
+            (Some(d), ptxlab::cli::Precision::F64) => {
+                let prob = Problem::new(grid, h, b.clone(), p0)?;
+                SpectralDevice::<f64>::new(d, &prob, boundary)?.solve()?
+            }
+            (Some(d), ptxlab::cli::Precision::F32) => {
+                let narrow = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+                let prob = Problem::new(grid, h, narrow(&b), narrow(&p0))?;
+                let p = SpectralDevice::<f32>::new(d, &prob, boundary)?.solve()?;
+                p.iter().map(|&x| f64::from(x)).collect()
+            }
+        };
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let (res, b_sq) = (
+            cpu_residual_sq(&field, &b, grid, h).sqrt(),
+            interior_norm_sq(&b, grid),
+        );
+        let rel = if b_sq > 0.0 { res / b_sq.sqrt() } else { res };
+        Ok((to_bytes(&field), rel, ms))
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("method", "spectral")?;
+    d.set_item("iterations", 0)?;
+    d.set_item("rel_residual", rel)?;
+    d.set_item("converged", rel.is_finite())?;
+    d.set_item("ms", ms)?;
+    d.set_item("history", Vec::<f64>::new())?;
+    Ok((PyBytes::new(py, &field), d))
+}
+
 /// The solve methods this build has (the names `poisson_solve` takes).
 #[pyfunction]
 fn poisson_methods() -> Vec<String> {
@@ -331,6 +404,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lomb_normalizations, m)?)?;
     m.add_function(wrap_pyfunction!(poisson_solve, m)?)?;
     m.add_function(wrap_pyfunction!(poisson_methods, m)?)?;
+    m.add_function(wrap_pyfunction!(poisson_spectral, m)?)?;
     gpu::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -65,6 +65,25 @@ def test_torch_attention_matches_sdpa_without_a_copy(dtype, causal):
 
 
 @needs_gpu
+@pytest.mark.parametrize("kv_heads", [1, 2])
+@pytest.mark.parametrize("causal", [False, True])
+def test_torch_attention_with_grouped_kv_heads_matches_sdpa(kv_heads, causal):
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(1)
+    q = torch.randn(2, 4, 177, 128, device="cuda", dtype=torch.bfloat16, generator=g)
+    k, v = (torch.randn(2, kv_heads, 133, 128, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(2))
+    o = ptxlab.attention(q, k, v, causal=causal)
+    rep = 4 // kv_heads
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q.float(), k.float().repeat_interleave(rep, dim=1), v.float().repeat_interleave(rep, dim=1),
+        is_causal=causal)
+    assert o.shape == q.shape
+    assert (o.float() - want).abs().max().item() < 3e-2
+    with pytest.raises(ValueError, match="dividing"):
+        ptxlab.attention(q, k[:, :1].expand(2, 3, 133, 128).contiguous(), v[:, :1].expand(2, 3, 133, 128).contiguous())
+
+
+@needs_gpu
 def test_torch_matmul_writes_the_callers_tensor():
     torch = _torch()
     a = torch.randn(300, 200, device="cuda", dtype=torch.float16)

@@ -59,6 +59,23 @@ def test_solve_matches_scipy_on_an_odd_grid(backend, method, precision):
     assert np.max(np.abs(p - want)) / np.max(np.abs(want)) < 1e-7
 
 
+@pytest.mark.parametrize("backend", ["sim", "cpu"])
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+def test_spectral_matches_scipy_on_an_odd_grid(backend, precision):
+    b, p0, h = problem()
+    r = (lambda a: a) if precision == "f64" or backend == "cpu" else (
+        lambda a: a.astype(np.float32).astype(np.float64))
+    want = scipy_solve(r(b), r(p0), h)
+    p, info = poisson.solve(b, h, p0=p0, method="spectral", precision=precision, backend=backend,
+                            return_info=True)
+    assert info["method"] == "spectral" and info["converged"], info
+    assert p.shape == b.shape and p.dtype == np.float64
+    np.testing.assert_array_equal(p[-1], r(p0)[-1])
+    err = np.max(np.abs(p - want)) / np.max(np.abs(want))
+    assert err < (1e-10 if r(b) is b else 1e-5), err
+    assert info["rel_residual"] < (1e-10 if r(b) is b else 1e-4)
+
+
 def test_poisson_errors():
     b, p0, h = problem(9, 11)
     with pytest.raises(ValueError, match="method"):
@@ -77,5 +94,9 @@ def test_poisson_errors():
         poisson.solve(bad, h, backend="cpu")
     with pytest.raises(ValueError):
         poisson.solve(np.zeros((2, 2)), h, backend="cpu")
-    assert "multigrid" in poisson.METHODS and "pcg" in poisson.METHODS
+    with pytest.raises(ValueError, match="boundary"):
+        poisson.solve(b, h, method="spectral", boundary="periodic", backend="cpu")
+    with pytest.raises(ValueError, match="spectral"):
+        poisson.solve(b, h, boundary="neumann", backend="cpu")
+    assert all(m in poisson.METHODS for m in ("multigrid", "pcg", "spectral"))
     assert ptxlab.poisson is poisson

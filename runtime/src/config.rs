@@ -17,6 +17,9 @@ pub struct LaunchConfig {
     pub shared_bytes: usize,
     /// Which module the kernel comes from (GPU only).
     pub module: ModuleKey,
+    /// Thread-block clusters: blocks per cluster in each dimension, or
+    /// `None` for a launch without clusters (see [`LaunchConfig::with_cluster`]).
+    pub cluster: Option<Dim3>,
 }
 
 impl LaunchConfig {
@@ -49,6 +52,7 @@ impl LaunchConfig {
             block: Dim3::x(block),
             shared_bytes: 0,
             module: ModuleKey::default(),
+            cluster: None,
         })
     }
     /// A 2D launch covering `nx` x `ny` threads with `bx` x `by` blocks.
@@ -72,6 +76,7 @@ impl LaunchConfig {
             block: Dim3::xy(bx, by),
             shared_bytes: 0,
             module: ModuleKey::default(),
+            cluster: None,
         })
     }
     /// The same launch with `bytes` of dynamic shared memory.
@@ -82,6 +87,19 @@ impl LaunchConfig {
     /// The same launch from another module.
     pub fn with_module(mut self, module: ModuleKey) -> Self {
         self.module = module;
+        self
+    }
+    /// The same launch in thread-block clusters of `x` x `y` x `z` blocks
+    /// (sm_90 and newer; see `ptxlab_device::cluster`): the blocks of a
+    /// cluster run at the same time on one GPC, can read and write each
+    /// other's shared memory and meet at the cluster barrier. Every launch
+    /// checks that the device has clusters, that the cluster has at most
+    /// [`Limits::max_cluster_blocks`] blocks (8, the portable size) and
+    /// that each grid dimension is a multiple of the cluster's; on a GPU
+    /// the launch goes through `cuLaunchKernelEx` with the cluster
+    /// dimension attribute.
+    pub fn with_cluster(mut self, x: u32, y: u32, z: u32) -> Self {
+        self.cluster = Some(Dim3::new(x, y, z));
         self
     }
 }
@@ -97,6 +115,9 @@ pub struct Limits {
     pub max_grid: Dim3,
     /// Dynamic shared memory per block with opt-in.
     pub max_shared_optin: usize,
+    /// Blocks per thread-block cluster (the portable size, 8, on sm_90
+    /// and newer); 0 on a device without clusters.
+    pub max_cluster_blocks: u32,
 }
 
 impl Limits {
@@ -106,6 +127,7 @@ impl Limits {
         max_block: Dim3::new(1024, 1024, 64),
         max_grid: Dim3::new(i32::MAX as u32, 65535, 65535),
         max_shared_optin: sim::MAX_SHARED_BYTES,
+        max_cluster_blocks: sim::cluster::MAX_CLUSTER_BLOCKS,
     };
 }
 
@@ -171,6 +193,9 @@ pub fn check_launch(kernel: &str, cfg: &LaunchConfig, lim: &Limits) -> Result<()
             ),
         ));
     }
+    if let Some(c) = cfg.cluster {
+        check_cluster(kernel, c, g, lim)?;
+    }
     if cfg.shared_bytes > lim.max_shared_optin {
         return Err(bad(
             "the dynamic shared memory",
@@ -179,6 +204,47 @@ pub fn check_launch(kernel: &str, cfg: &LaunchConfig, lim: &Limits) -> Result<()
                 "this device allows at most {} bytes per block",
                 lim.max_shared_optin
             ),
+        ));
+    }
+    Ok(())
+}
+
+/// The cluster checks of [`check_launch`]: the device has clusters, the
+/// cluster fits its limit, and the grid is a whole number of clusters.
+fn check_cluster(kernel: &str, c: Dim3, g: Dim3, lim: &Limits) -> Result<()> {
+    let bad = |value: String, limit: String| Error::Launch {
+        kernel: kernel.to_string(),
+        what: "the cluster".to_string(),
+        value,
+        limit,
+    };
+    if lim.max_cluster_blocks == 0 {
+        return Err(bad(
+            c.to_string(),
+            "this device has no thread-block clusters: they need compute capability 9.0 \
+             (sm_90) or newer; launch without with_cluster"
+                .into(),
+        ));
+    }
+    if c.x == 0 || c.y == 0 || c.z == 0 {
+        return Err(bad(
+            c.to_string(),
+            "every dimension must be at least 1".into(),
+        ));
+    }
+    if c.volume() > lim.max_cluster_blocks as u64 {
+        return Err(bad(
+            format!("{} blocks {c}", c.volume()),
+            format!(
+                "this device allows at most {} blocks per cluster (the portable cluster size)",
+                lim.max_cluster_blocks
+            ),
+        ));
+    }
+    if !g.x.is_multiple_of(c.x) || !g.y.is_multiple_of(c.y) || !g.z.is_multiple_of(c.z) {
+        return Err(bad(
+            format!("{c} for grid {g}"),
+            "each grid dimension must be a multiple of the cluster's".into(),
         ));
     }
     Ok(())

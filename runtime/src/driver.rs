@@ -94,3 +94,72 @@ pub fn check_driver() -> Result<String> {
     }
     Ok(found)
 }
+
+/// Blocks per thread-block cluster that every sm_90+ GPU runs without a
+/// per-kernel opt-in (CUDA's "portable cluster size").
+pub const PORTABLE_CLUSTER_BLOCKS: u32 = 8;
+
+/// The address the driver reads a parameter's value from.
+fn param_ptr(p: &crate::param::Param) -> *mut std::ffi::c_void {
+    use crate::param::Param;
+    match p {
+        Param::U32(v) => v as *const u32 as *mut _,
+        Param::I32(v) => v as *const i32 as *mut _,
+        Param::U64(v) => v as *const u64 as *mut _,
+        Param::F32(v) => v as *const f32 as *mut _,
+        Param::F64(v) => v as *const f64 as *mut _,
+        Param::U8(v) => v as *const u8 as *mut _,
+        Param::Bytes(b) => b.bytes.as_ptr() as *mut _,
+    }
+}
+
+/// Launches `f` on `stream` in thread-block clusters of `cluster` blocks:
+/// `cuLaunchKernelEx` with the `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`
+/// attribute (cudarc's launch builder has no launch attributes). The
+/// launch shape was checked by `check_launch` (clusters on the device, at
+/// most the portable size, the grid a whole number of clusters).
+///
+/// # Safety
+/// `f` and `stream` belong to `ctx`; `params` are the entry's parameters
+/// in order, of the types its PTX declares (the caller checked them), and
+/// every buffer they point to is live until the kernel has finished.
+pub(crate) unsafe fn launch_cluster(
+    ctx: &cudarc::driver::CudaContext,
+    f: sys::CUfunction,
+    stream: sys::CUstream,
+    cfg: &crate::config::LaunchConfig,
+    cluster: ptxlab_device::Dim3,
+    params: &[crate::param::Param],
+) -> std::result::Result<(), cudarc::driver::DriverError> {
+    if !driver_symbol_present("cuLaunchKernelEx") {
+        return Err(cudarc::driver::DriverError(
+            sys::CUresult::CUDA_ERROR_NOT_SUPPORTED,
+        ));
+    }
+    ctx.bind_to_thread()?;
+    let mut ptrs: Vec<*mut std::ffi::c_void> = params.iter().map(param_ptr).collect();
+    // SAFETY: an all-zero attribute is a valid (ignored) value of the
+    // plain-data union; the cluster fields are set just below.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cluster.x;
+    attr.value.clusterDim.y = cluster.y;
+    attr.value.clusterDim.z = cluster.z;
+    let lc = sys::CUlaunchConfig {
+        gridDimX: cfg.grid.x,
+        gridDimY: cfg.grid.y,
+        gridDimZ: cfg.grid.z,
+        blockDimX: cfg.block.x,
+        blockDimY: cfg.block.y,
+        blockDimZ: cfg.block.z,
+        sharedMemBytes: cfg.shared_bytes as u32,
+        hStream: stream,
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    // SAFETY: `lc` and `attr` live across the call; `ptrs` holds one
+    // pointer per parameter, each to a value in `params` (borrowed for
+    // the call), of the size the entry declares (the caller's contract);
+    // the driver copies them before returning.
+    unsafe { sys::cuLaunchKernelEx(&lc, f, ptrs.as_mut_ptr(), std::ptr::null_mut()).result() }
+}

@@ -143,6 +143,14 @@ impl Gpu {
                 ),
                 max_shared_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
                     as usize,
+                // The portable cluster size where the device can launch
+                // clusters at all (sm_90+); larger ones need a per-kernel
+                // opt-in this runtime does not make.
+                max_cluster_blocks: if attr(A::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH)? != 0 {
+                    crate::driver::PORTABLE_CLUSTER_BLOCKS
+                } else {
+                    0
+                },
             },
         };
         Ok(Self {
@@ -519,6 +527,22 @@ impl Gpu {
                 cfg.shared_bytes as i32,
             )
             .map_err(|e| Error::driver("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", e))?;
+        }
+        if let Some(cluster) = cfg.cluster {
+            // SAFETY: as for the launch below: `params` were checked by the
+            // caller against the entry's PTX signature; `f` and `stream`
+            // belong to this GPU's context.
+            return unsafe {
+                crate::driver::launch_cluster(
+                    &self.ctx,
+                    f.cu_function(),
+                    stream.cu_stream(),
+                    cfg,
+                    cluster,
+                    params,
+                )
+            }
+            .map_err(|e| Error::driver(format!("cuLaunchKernelEx({name})"), e));
         }
         let lc = CuLaunchConfig {
             grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),

@@ -64,6 +64,24 @@ impl Capture<'_> {
             )
             .map_err(|e| Error::driver("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", e))?;
         }
+        if let Some(cluster) = cfg.cluster {
+            // SAFETY: as below; `f` and the capture stream belong to this
+            // GPU's context.
+            match unsafe {
+                crate::driver::launch_cluster(
+                    self.gpu.context(),
+                    f.cu_function(),
+                    self.stream.cu_stream(),
+                    cfg,
+                    cluster,
+                    params,
+                )
+            } {
+                Ok(()) => self.launches += 1,
+                Err(e) => self.failed = Some(e),
+            }
+            return Ok(());
+        }
         let lc = CuLaunchConfig {
             grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
             block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),

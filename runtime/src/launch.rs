@@ -271,7 +271,8 @@ fn sim_launch<F: Fn() + Sync>(
         block: cfg.block,
         shared_bytes: cfg.shared_bytes,
     };
-    sim::launch_with(&spec, options, f).map_err(Error::from)
+    let cluster = cfg.cluster.unwrap_or(ptxlab_device::Dim3::new(1, 1, 1));
+    sim::launch_cluster(&spec, cluster, options, f).map_err(Error::from)
 }
 
 /// Launches one call of a `#[kernel]` function:

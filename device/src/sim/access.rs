@@ -35,6 +35,9 @@ pub(crate) fn shared_access(
             return Err(f);
         }
         race::shared_check(t, b, off, size, write, loc)?;
+        if b.launch.race_shared {
+            super::cluster::local_access(t, b, off, size, write, loc)?;
+        }
         Ok(b.preempts())
     });
     match outcome {

@@ -3,6 +3,7 @@
 //! asynchronous engine ([`AsyncEngine`]) passed down to it.
 
 use super::asyncs::AsyncEngine;
+use super::cluster::MAX_CLUSTER_BLOCKS;
 use super::error::{Fault, SimError};
 use super::sched;
 use super::spec::{
@@ -65,9 +66,49 @@ pub fn launch_with<F: Fn() + Sync>(
     options: &SimOptions,
     kernel: F,
 ) -> Result<(), SimError> {
+    launch_cluster(spec, Dim3::new(1, 1, 1), options, kernel)
+}
+
+/// Checks a cluster shape against a grid: every dimension at least 1, at
+/// most [`MAX_CLUSTER_BLOCKS`] blocks, and the grid a whole number of
+/// clusters in each dimension.
+pub fn check_cluster(grid: Dim3, cluster: Dim3) -> Result<(), String> {
+    if cluster.x == 0 || cluster.y == 0 || cluster.z == 0 {
+        return Err(format!("cluster {cluster} must have every dimension >= 1"));
+    }
+    if cluster.volume() > MAX_CLUSTER_BLOCKS as u64 {
+        return Err(format!(
+            "cluster {cluster} has {} blocks; at most {MAX_CLUSTER_BLOCKS} (the portable \
+             cluster size)",
+            cluster.volume()
+        ));
+    }
+    if !grid.x.is_multiple_of(cluster.x)
+        || !grid.y.is_multiple_of(cluster.y)
+        || !grid.z.is_multiple_of(cluster.z)
+    {
+        return Err(format!(
+            "grid {grid} is not a whole number of clusters {cluster}: each grid dimension \
+             must be a multiple of the cluster's"
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `kernel` over the launch's grid in thread-block clusters of
+/// `cluster` blocks: the blocks of each cluster together on one OS thread
+/// (so they can use each other's shared memory and the cluster barrier),
+/// the clusters in index order over the CPU cores. `cluster` (1, 1, 1) is
+/// a launch without clusters. Returns the first fault of any thread.
+pub fn launch_cluster<F: Fn() + Sync>(
+    spec: &LaunchSpec,
+    cluster: Dim3,
+    options: &SimOptions,
+    kernel: F,
+) -> Result<(), SimError> {
     lock(&LAUNCHED).insert(spec.kernel);
     super::record::launched(spec.kernel);
-    if let Err(detail) = validate(spec) {
+    if let Err(detail) = validate(spec).and_then(|()| check_cluster(spec.grid, cluster)) {
         return Err(SimError {
             kernel: spec.kernel.to_string(),
             block: Dim3::default(),
@@ -88,8 +129,10 @@ pub fn launch_with<F: Fn() + Sync>(
             Schedule::InOrder => None,
             Schedule::Random { seed } => Some(seed),
         },
+        cluster,
     };
-    let workers = (rayon::current_num_threads() as u64).clamp(1, nblocks);
+    let nclusters = nblocks / cluster.volume();
+    let workers = (rayon::current_num_threads() as u64).clamp(1, nclusters);
     let next = AtomicU64::new(0);
     let work = || sched::run_worker(&state, &AsyncEngine, &next);
     if workers == 1 {

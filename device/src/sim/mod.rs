@@ -35,6 +35,11 @@
 //!   included; a failure names the kernel, block, thread, index and the line
 //!   of kernel source.
 //!
+//! * A launch with thread-block clusters ([`launch_cluster`]) runs the
+//!   blocks of each cluster together on one OS thread, so they can read
+//!   and write each other's shared memory (distributed shared memory) and
+//!   meet at the cluster barrier ([`cluster`] holds the model).
+//!
 //! # Race detection
 //! On by default ([`SimOptions`]; `PTXLAB_SIM_RACECHECK=0` or
 //! [`set_race_check`] turns it off). Between two barriers, a shared-memory
@@ -94,6 +99,9 @@
 mod access;
 mod asyncs;
 mod barrier;
+pub mod cluster;
+#[cfg(test)]
+mod cluster_tests;
 mod collective;
 mod coro;
 mod error;
@@ -112,7 +120,7 @@ pub(crate) use asyncs::{
 };
 pub use collective::{sync_threads, warp_ballot, warp_exchange, warp_shuffle};
 pub use error::{AsyncHazard, Fault, Race, RaceAccess, SimError};
-pub use launch::{launch, launch_with, launched_kernels};
+pub use launch::{check_cluster, launch, launch_cluster, launch_with, launched_kernels};
 pub use record::{Download, read_record, record_download, recording};
 pub use sched::{ThreadCtx, check_align, fail, shared_base, with_thread, yield_point};
 pub use spec::{

@@ -28,6 +28,7 @@
 //! schedule whatever the number of cores.
 
 use super::barrier::BarrierState;
+use super::cluster::Cluster;
 use super::coro::{Fiber, Suspender};
 use super::error::{Fault, SimError};
 use super::spec::LaunchState;
@@ -149,6 +150,9 @@ pub(crate) enum Wait {
         site: &'static Location<'static>,
         n: u64,
     },
+    /// At the cluster barrier (`barrier.cluster.wait`) at this line, for
+    /// the threads of the cluster that have not arrived yet.
+    Cluster(&'static Location<'static>),
     /// No thread: the block had none left to start.
     Idle,
 }
@@ -158,7 +162,11 @@ impl Wait {
     fn is_blocked(self) -> bool {
         matches!(
             self,
-            Wait::Barrier | Wait::Warp(_) | Wait::Mbar { .. } | Wait::Wgmma { .. }
+            Wait::Barrier
+                | Wait::Warp(_)
+                | Wait::Mbar { .. }
+                | Wait::Wgmma { .. }
+                | Wait::Cluster(_)
         )
     }
 }
@@ -216,6 +224,10 @@ pub(crate) struct Block<'l> {
     pub(crate) idx: Dim3,
     /// Linear index of the block in the grid.
     pub(crate) id: u64,
+    /// The cluster the block belongs to (a 1x1x1 one without clusters).
+    cluster: *const Cluster,
+    /// The block's rank in its cluster (`%cluster_ctarank`).
+    pub(crate) crank: u32,
     /// Threads in the block.
     pub(crate) total: u32,
     /// Base of the block's dynamic shared memory.
@@ -265,14 +277,16 @@ std::thread_local! {
 }
 
 impl<'l> Block<'l> {
-    fn new(launch: &'l LaunchState<'l>, engines: &'l dyn Engines, id: u64) -> Self {
+    fn new(
+        launch: &'l LaunchState<'l>,
+        engines: &'l dyn Engines,
+        cluster: &Cluster,
+        crank: u32,
+    ) -> Self {
         let spec = launch.spec;
         let g = spec.grid;
-        let idx = Dim3::new(
-            (id % g.x as u64) as u32,
-            ((id / g.x as u64) % g.y as u64) as u32,
-            (id / (g.x as u64 * g.y as u64)) as u32,
-        );
+        let idx = cluster.block_idx(crank);
+        let id = idx.x as u64 + g.x as u64 * (idx.y as u64 + g.y as u64 * idx.z as u64);
         let total = spec.block.volume() as u32;
         let Scratch {
             shared: mut shared_mem,
@@ -320,6 +334,8 @@ impl<'l> Block<'l> {
             engines,
             idx,
             id,
+            cluster,
+            crank,
             total,
             shared_base,
             aborted: Cell::new(false),
@@ -350,6 +366,22 @@ impl<'l> Block<'l> {
             let race = keep.race.or(sc.race.take());
             *sc = Scratch { race, ..keep };
         });
+    }
+
+    /// The block's cluster.
+    pub(crate) fn cluster(&self) -> &Cluster {
+        // SAFETY: the cluster outlives its blocks (`run_worker` builds it
+        // before them and drops it after them).
+        unsafe { &*self.cluster }
+    }
+
+    /// The thread rank that fiber `f` runs (for reports).
+    pub(crate) fn fiber_rank(&self, f: u32) -> u32 {
+        self.sched
+            .borrow()
+            .fibers
+            .get(f as usize)
+            .map_or(0, |i| i.rank)
     }
 
     /// The next random number of a random schedule (`None` in order).
@@ -649,6 +681,7 @@ fn run_thread(b: &Block<'_>, rank: u32, fiber: u32, suspender: Suspender) {
 /// Bookkeeping when a thread returns from the kernel: threads still waiting
 /// for it at a barrier or in a warp function can no longer be released.
 fn thread_exited(b: &Block<'_>, t: &ThreadCtx) {
+    b.cluster().thread_exit(b, t.rank);
     if b.async_on.get()
         && let Some(fault) = b.engines.thread_exit(b, t.rank)
     {
@@ -675,11 +708,18 @@ struct Worker<'l> {
     done: Cell<bool>,
 }
 
-/// Runs blocks of the launch on this OS thread, taking their indices from
-/// `next` (in index order, shared with the other workers) until none is left
-/// or the launch failed.
+/// Runs clusters of the launch on this OS thread (a launch without
+/// clusters has 1x1x1 ones: single blocks), taking their indices from
+/// `next` (in index order, shared with the other workers) until none is
+/// left or the launch failed. The blocks of a cluster run together: each
+/// runs until all its threads have exited or wait at the cluster barrier,
+/// then the next, round after round (see [`super::cluster`]).
 pub(crate) fn run_worker(launch: &LaunchState<'_>, engines: &dyn Engines, next: &AtomicU64) {
-    let nblocks = launch.spec.grid.volume();
+    let g = launch.spec.grid;
+    let cd = launch.cluster;
+    let cgrid = Dim3::new(g.x / cd.x, g.y / cd.y, g.z / cd.z);
+    let nclusters = cgrid.volume();
+    let threads = launch.spec.block.volume() as u32;
     let worker = Worker {
         block: Cell::new(core::ptr::null()),
         done: Cell::new(false),
@@ -712,16 +752,55 @@ pub(crate) fn run_worker(launch: &LaunchState<'_>, engines: &dyn Engines, next: 
     let mut idle: Vec<u32> = Vec::new();
     loop {
         let id = next.fetch_add(1, Ordering::Relaxed);
-        if id >= nblocks || launch.aborted.load(Ordering::Relaxed) {
+        if id >= nclusters || launch.aborted.load(Ordering::Relaxed) {
             break;
         }
-        let block = Block::new(launch, engines, id);
-        block.sched.borrow_mut().fibers.resize(fibers.len(), IDLE);
-        worker.block.set(&block);
-        run_fibers(&block, &mut fibers, &mut idle, body);
-        // Copies nobody waited for still land (a TMA store's writes).
-        engines.land_due(&block, true);
-        block.recycle();
+        let cidx = Dim3::new(
+            (id % cgrid.x as u64) as u32,
+            ((id / cgrid.x as u64) % cgrid.y as u64) as u32,
+            (id / (cgrid.x as u64 * cgrid.y as u64)) as u32,
+        );
+        let cluster = Cluster::new(cd, cidx, threads, launch.race_shared);
+        let blocks: Vec<Block<'_>> = (0..cluster.size())
+            .map(|r| Block::new(launch, engines, &cluster, r))
+            .collect();
+        for b in &blocks {
+            cluster.set_block(b.crank, b);
+        }
+        let mut live = std::vec![0usize; blocks.len()];
+        let mut done = std::vec![false; blocks.len()];
+        loop {
+            for (r, b) in blocks.iter().enumerate() {
+                if done[r] {
+                    continue;
+                }
+                b.sched.borrow_mut().fibers.resize(fibers.len(), IDLE);
+                worker.block.set(b);
+                if run_fibers(b, &mut fibers, &mut idle, body, &mut live[r]) {
+                    // Copies nobody waited for still land (a TMA store's writes).
+                    engines.land_due(b, true);
+                    cluster.block_finished(b.crank);
+                    done[r] = true;
+                }
+            }
+            if done.iter().all(|&d| d) {
+                break;
+            }
+            let ready = blocks
+                .iter()
+                .zip(&done)
+                .any(|(b, &d)| !d && !b.sched.borrow().ready.is_empty());
+            if !ready && !launch.aborted.load(Ordering::Relaxed) {
+                // Every unfinished block waits at the cluster barrier for
+                // threads that can never arrive.
+                let (r, t, detail) = cluster.deadlock_detail();
+                let b = &blocks[r as usize];
+                b.record(b.thread_of(t), Fault::Deadlock { detail }, None);
+            }
+        }
+        for b in blocks {
+            b.recycle();
+        }
     }
     worker.done.set(true);
     for f in &mut fibers {
@@ -734,14 +813,17 @@ const IDLE: FiberInfo = FiberInfo {
     wait: Wait::Idle,
 };
 
+/// Runs the threads of `b` until all have exited (`true`) or every one
+/// left waits at the cluster barrier (`false`: run the other blocks of the
+/// cluster, then this one again). `live` counts the fibers holding a
+/// thread of this block, from one call to the next.
 fn run_fibers<'f>(
     b: &Block<'_>,
     fibers: &mut Vec<Fiber<'f>>,
     idle: &mut Vec<u32>,
     body: &'f (impl Fn(u32, Suspender) + 'f),
-) {
-    // Fibers holding a thread of this block.
-    let mut live = 0usize;
+    live: &mut usize,
+) -> bool {
     loop {
         if b.rng.is_some() {
             b.engines.land_due(b, false);
@@ -753,7 +835,7 @@ fn run_fibers<'f>(
             None if unstarted => {
                 if let Some(f) = idle.pop() {
                     b.sched.borrow_mut().fibers[f as usize].wait = Wait::Run;
-                    live += 1;
+                    *live += 1;
                     f
                 } else {
                     let id = fibers.len() as u32;
@@ -764,7 +846,7 @@ fn run_fibers<'f>(
                                 rank: 0,
                                 wait: Wait::Run,
                             });
-                            live += 1;
+                            *live += 1;
                             id
                         }
                         Err(e) => {
@@ -805,12 +887,23 @@ fn run_fibers<'f>(
                 };
                 match y {
                     Some(f) => f,
-                    None if live == 0 => break,
+                    None if *live == 0 => return true,
                     None => {
                         // Every thread waits: an asynchronous copy that has
                         // not landed yet may still release them.
                         if !b.is_aborted() && b.engines.land_due(b, true) {
                             continue;
+                        }
+                        // Threads at the cluster barrier wait for the other
+                        // blocks of the cluster: run them first.
+                        if !b.is_aborted()
+                            && b.sched
+                                .borrow()
+                                .fibers
+                                .iter()
+                                .any(|f| matches!(f.wait, Wait::Cluster(_)))
+                        {
+                            return false;
                         }
                         if !b.is_aborted() {
                             let (rank, detail) = if spinning {
@@ -829,7 +922,7 @@ fn run_fibers<'f>(
                         };
                         let yielded: Vec<u32> = b.sched.borrow_mut().yielded.drain(..).collect();
                         if waiting.is_empty() && yielded.is_empty() {
-                            break;
+                            return true;
                         }
                         for f in waiting {
                             b.wake(f);
@@ -844,7 +937,7 @@ fn run_fibers<'f>(
         fibers[f as usize].resume();
         if b.sched.borrow().fibers[f as usize].wait == Wait::Idle {
             idle.push(f);
-            live -= 1;
+            *live -= 1;
         }
     }
 }

@@ -203,6 +203,8 @@ pub(crate) struct LaunchState<'a> {
     pub(crate) global: Option<GlobalShadow>,
     /// The schedule's seed, for a random schedule.
     pub(crate) seed: Option<u64>,
+    /// Blocks per cluster (1x1x1 for a launch without clusters).
+    pub(crate) cluster: Dim3,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

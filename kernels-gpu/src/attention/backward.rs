@@ -30,6 +30,25 @@
 //! 3. [`attn_bwd_dq`]: `dQ = scale x accumulator`, rounded to the 16-bit
 //!    type.
 //!
+//! # Grouped `K`/`V` heads
+//! With `group` query heads per `K`/`V` head (grouped-query attention;
+//! `group = H` is multi-query attention), `dK` and `dV` of a `K`/`V` head
+//! are sums over the query heads of its group as well as over the queries.
+//! [`attn_bwd`] gives that sum to the block that owns the key tile: its
+//! grid has one row of blocks per `K`/`V` head, and each block walks the
+//! query tiles of every query head of its group one after the other,
+//! adding into the same `dK` and `dV` registers. The alternatives were f32
+//! atomics into `dK` and `dV` accumulators (one block per query head, as
+//! today, and a third conversion pass), or per-query-head `dK` and `dV`
+//! buffers summed by a second pass (`group` times the memory and traffic
+//! of `dK` and `dV`). Walking the group in the block needs neither scratch
+//! nor atomics, keeps `dK` and `dV` bitwise reproducible and reads each
+//! key tile once for the whole group; what it gives up is parallelism:
+//! `group` times fewer blocks, each `group` times longer, which only
+//! matters when `B H_kv ceil(Skv / 64)` is below about twice the number
+//! of SMs (short sequences with few `K`/`V` heads). `dQ` is per query
+//! head and goes through the same atomics as without grouping.
+//!
 //! # Why `dQ` goes through atomics
 //! `dK` and `dV` of a key are sums over queries, `dQ` of a query a sum
 //! over keys. A block that owns a key tile finishes `dK` and `dV` in
@@ -173,10 +192,13 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
 /// Backward kernel 2: `dK` and `dV` of 64 keys, and their contributions to
 /// `dQ`, on `mma.sync.m16n8k16` and `ldmatrix`.
 ///
-/// Thread mapping: grid `(ceil(Skv / 64), heads)`, four warps; warp `w`
-/// owns keys `16 w .. 16 w + 16` of the block's 64. The block walks the
-/// query tiles (64 rows; with `causal`, from the first tile that reaches
-/// its keys: earlier ones are fully masked), and per tile each warp holds,
+/// Thread mapping: grid `(ceil(Skv / 64), heads / group)` (one row of
+/// blocks per `K`/`V` head), four warps; warp `w` owns keys
+/// `16 w .. 16 w + 16` of the block's 64. The block walks the query tiles
+/// (64 rows; with `causal`, from the first tile that reaches its keys:
+/// earlier ones are fully masked) of each of the `group` query heads that
+/// read its `K`/`V` head (module docs), one head after the other with the
+/// pipeline running across heads, and per tile each warp holds,
 /// in the accumulator layout of the module docs of [`super`] with keys as
 /// rows and queries as columns:
 ///
@@ -226,21 +248,24 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     scale_log2: f32,
     scale: f32,
     causal: u32,
+    group: u32,
 ) {
-    let (sq, skv, causal) = (sq as usize, skv as usize, causal != 0);
-    let heads = thread::grid_dim_y() as usize;
-    let head = thread::block_idx_y() as usize;
-    if q.len() < heads * sq * D
+    let (sq, skv, causal, group) = (sq as usize, skv as usize, causal != 0, group as usize);
+    let kv_heads = thread::grid_dim_y() as usize;
+    let kvh = thread::block_idx_y() as usize;
+    let heads = kv_heads * group;
+    if group == 0
+        || q.len() < heads * sq * D
         || dout.len() < heads * sq * D
         || dq_acc.len() < heads * sq * D
         || lse.len() < heads * sq
         || delta.len() < heads * sq
-        || k.len() < heads * skv * D
-        || v.len() < heads * skv * D
-        || dk.len() < heads * skv * D
-        || dv.len() < heads * skv * D
+        || k.len() < kv_heads * skv * D
+        || v.len() < kv_heads * skv * D
+        || dk.len() < kv_heads * skv * D
+        || dv.len() < kv_heads * skv * D
     {
-        ptxlab_device::trap("attn_bwd: a buffer is shorter than its shape");
+        ptxlab_device::trap("attn_bwd: a buffer is shorter than its shape, or the group is 0");
     }
     let cpr = D / 8;
     let tile = tile_chunks(D);
@@ -259,26 +284,32 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     let nq = sq.div_ceil(BWD_BM);
     // Causal: query tile `j` ends at row 64 j + 63 < kv0 for j < kv0 / 64.
     let first = if causal { (kv0 / BWD_BM).min(nq) } else { 0 };
+    // Step `it` of the walk: query tile `first + it % per` of query head
+    // `kvh group + it / per` (its first row in Q, dO, lse and Delta, and
+    // the tile's first query row).
+    let per = nq - first;
+    let steps = group * per;
+    let at = |it: usize| ((kvh * group + it / per) * sq, (first + it % per) * BWD_BM);
 
-    copy_tile(sm, k_at, k, head * skv, kv0, skv, cpr, t);
-    copy_tile(sm, v_at, v, head * skv, kv0, skv, cpr, t);
-    if first < nq {
-        let r0 = first * BWD_BM;
-        copy_tile(sm, q_at(0), q, head * sq, r0, sq, cpr, t);
-        copy_tile(sm, do_at(0), dout, head * sq, r0, sq, cpr, t);
+    copy_tile(sm, k_at, k, kvh * skv, kv0, skv, cpr, t);
+    copy_tile(sm, v_at, v, kvh * skv, kv0, skv, cpr, t);
+    if steps > 0 {
+        let (qh, r0) = at(0);
+        copy_tile(sm, q_at(0), q, qh, r0, sq, cpr, t);
+        copy_tile(sm, do_at(0), dout, qh, r0, sq, cpr, t);
     }
     commit_async_copies();
 
     let mut dk_acc = [0f32; 64];
     let mut dv_acc = [0f32; 64];
-    for j in first..nq {
-        let st = (j - first) % BWD_STAGES;
-        let q0 = j * BWD_BM;
-        if j + 1 < nq {
-            let nx = (j + 1 - first) % BWD_STAGES;
-            let r0 = (j + 1) * BWD_BM;
-            copy_tile(sm, q_at(nx), q, head * sq, r0, sq, cpr, t);
-            copy_tile(sm, do_at(nx), dout, head * sq, r0, sq, cpr, t);
+    for it in 0..steps {
+        let st = it % BWD_STAGES;
+        let (qh, q0) = at(it);
+        if it + 1 < steps {
+            let nx = (it + 1) % BWD_STAGES;
+            let (nh, r0) = at(it + 1);
+            copy_tile(sm, q_at(nx), q, nh, r0, sq, cpr, t);
+            copy_tile(sm, do_at(nx), dout, nh, r0, sq, cpr, t);
         }
         // An empty group on the last tile keeps the count uniform.
         commit_async_copies();
@@ -290,9 +321,9 @@ pub fn attn_bwd<H: Half16, const D: usize>(
         let val = if r >= sq {
             if is_delta { 0.0 } else { f32::INFINITY }
         } else if is_delta {
-            delta.get(head * sq + r)
+            delta.get(qh + r)
         } else {
-            lse.get(head * sq + r) * LOG2_E
+            lse.get(qh + r) * LOG2_E
         };
         stats.set(st * 2 * BWD_BM + t, val);
         wait_async_copies::<1>();
@@ -381,7 +412,7 @@ pub fn attn_bwd<H: Half16, const D: usize>(
                     let row = qrow + 8 * ((i / 2) % 2);
                     let col = 16 * db + 8 * (i / 4) + 2 * tig + i % 2;
                     if row < sq {
-                        dq_acc.atomic_add((head * sq + row) * D + col, acc[i]);
+                        dq_acc.atomic_add((qh + row) * D + col, acc[i]);
                     }
                 });
             }
@@ -394,6 +425,6 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     // past every query): nothing may be in flight at exit.
     wait_async_copies::<0>();
     super::rescale(&mut dk_acc, D / 2, [scale, scale]);
-    store_rows::<H, 64>(dk, &dk_acc, D / 2, tig, head * skv, key0, skv, D);
-    store_rows::<H, 64>(dv, &dv_acc, D / 2, tig, head * skv, key0, skv, D);
+    store_rows::<H, 64>(dk, &dk_acc, D / 2, tig, kvh * skv, key0, skv, D);
+    store_rows::<H, 64>(dv, &dv_acc, D / 2, tig, kvh * skv, key0, skv, D);
 }

@@ -69,6 +69,14 @@ pub(super) fn copy_tile(
 /// Rung 2: the whole attention of 64 query rows in one block, with the
 /// online softmax, `mma.sync.m16n8k16` and `ldmatrix`.
 ///
+/// Grouped `K`/`V` heads: `group` query heads share one `K`/`V` head
+/// (`group = 1`: one each; `group = heads`: multi-query attention). The
+/// heads of a batch element are consecutive and `group` divides their
+/// number, so the flat query head `head = b H + h` reads the flat `K`/`V`
+/// head `head / group = b H_kv + h / group`: one division per block, and
+/// the blocks of a group's query heads read the same `K`/`V` rows (from
+/// L2 after the first).
+///
 /// Thread mapping: grid `(ceil(Sq / 64), heads)`, four warps; warp `w`
 /// owns query rows `16 w .. 16 w + 16` of the block's 64 and keeps, in
 /// the accumulator layout of the module docs, 32 scores (16 rows x 64 keys
@@ -105,18 +113,25 @@ pub fn attn_fa2<H: Half16, const D: usize>(
     scale_log2: f32,
     causal: u32,
     want_lse: u32,
+    group: u32,
 ) {
     let (sq, skv, causal) = (sq as usize, skv as usize, causal != 0);
     let heads = thread::grid_dim_y() as usize;
     let head = thread::block_idx_y() as usize;
+    let group = group as usize;
+    if group == 0 || !heads.is_multiple_of(group) {
+        ptxlab_device::trap("attn_fa2: the group does not divide the heads");
+    }
+    let kv_heads = heads / group;
     if q.len() < heads * sq * D
         || out.len() < heads * sq * D
-        || k.len() < heads * skv * D
-        || v.len() < heads * skv * D
+        || k.len() < kv_heads * skv * D
+        || v.len() < kv_heads * skv * D
         || (want_lse != 0 && lse.len() < heads * sq)
     {
         ptxlab_device::trap("attn_fa2: a buffer is shorter than its shape");
     }
+    let kv_row = (head / group) * skv;
     let cpr = D / 8;
     let sm = shared::dynamic_shared::<U32x4>(0, fa2_shared_bytes(D) / 16);
     let tile = FA2_BN * cpr;
@@ -130,8 +145,8 @@ pub fn attn_fa2<H: Half16, const D: usize>(
     let ntiles = skv.div_ceil(FA2_BN);
 
     copy_tile(sm, 0, q, head * sq, q0, sq, cpr, t);
-    copy_tile(sm, k_at(0), k, head * skv, 0, skv, cpr, t);
-    copy_tile(sm, v_at(0), v, head * skv, 0, skv, cpr, t);
+    copy_tile(sm, k_at(0), k, kv_row, 0, skv, cpr, t);
+    copy_tile(sm, v_at(0), v, kv_row, 0, skv, cpr, t);
     commit_async_copies();
 
     let mut qf = [[0u32; 4]; 8];
@@ -142,8 +157,8 @@ pub fn attn_fa2<H: Half16, const D: usize>(
         if j + 1 < ntiles {
             let nx = (j + 1) % FA2_STAGES;
             let r0 = (j + 1) * FA2_BN;
-            copy_tile(sm, k_at(nx), k, head * skv, r0, skv, cpr, t);
-            copy_tile(sm, v_at(nx), v, head * skv, r0, skv, cpr, t);
+            copy_tile(sm, k_at(nx), k, kv_row, r0, skv, cpr, t);
+            copy_tile(sm, v_at(nx), v, kv_row, r0, skv, cpr, t);
         }
         // An empty group on the last tile keeps the count uniform.
         commit_async_copies();

@@ -8,6 +8,11 @@
 //!   warpgroups of 128 threads compute, 64 rows each; warp `w` of a
 //!   warpgroup owns 16 of them, in the accumulator layout of the module
 //!   docs of [`attention`](super).
+//! * Grouped `K`/`V` heads: with `group` query heads per `K`/`V` head
+//!   (the kernels' last parameter; 1 without grouping), the block of flat
+//!   query head `head` reads `K`/`V` head `head / group` (the heads of a
+//!   batch element are consecutive and `group` divides their number), so
+//!   the `K` and `V` tensor maps have `heads / group x Skv` rows.
 //! * `Q`, `K` and `V` arrive by TMA (`cp.async.bulk.tensor`), as boxes of
 //!   128 rows x 64 columns (128 bytes a row, the 128-byte swizzle that
 //!   `wgmma` reads without bank conflicts): one box per 64 columns of the
@@ -456,6 +461,18 @@ fn init_barriers(bars: Bar, stages: usize, maps: [DeviceSlice<u64>; 3]) {
     sync_threads();
 }
 
+/// The first row of the block's `K`/`V` head in the `K` and `V` tensor
+/// maps (`skv` rows a head), for `group` query heads per `K`/`V` head;
+/// traps unless `group` divides the heads.
+#[inline(always)]
+fn kv_row(head: usize, heads: usize, group: u32, skv: usize) -> usize {
+    let group = group as usize;
+    if group == 0 || !heads.is_multiple_of(group) {
+        ptxlab_device::trap("attention: the group does not divide the heads");
+    }
+    (head / group) * skv
+}
+
 /// Traps unless `out` (and `lse`, when wanted) hold `heads x sq` rows.
 #[inline(always)]
 fn check_out(
@@ -514,6 +531,7 @@ pub fn attn_wgmma<H: Half16, const D: usize>(
     scale_log2: f32,
     causal: u32,
     want_lse: u32,
+    group: u32,
 ) {
     let (sq, skv, causal) = (sq as usize, skv as usize, causal != 0);
     let heads = thread::grid_dim_y() as usize;
@@ -526,6 +544,7 @@ pub fn attn_wgmma<H: Half16, const D: usize>(
     let lane = t % 32;
     let (gid, tig) = (lane / 4, lane % 4);
     let head = thread::block_idx_y() as usize;
+    let kv0 = kv_row(head, heads, group, skv);
     let q0 = thread::block_idx_x() as usize * HP_BM;
     let row0 = q0 + 64 * wg + 16 * ((t % 128) / 32) + gid;
     let ntiles = skv.div_ceil(HP_BN);
@@ -534,8 +553,8 @@ pub fn attn_wgmma<H: Half16, const D: usize>(
     let empty = |s: usize| bars.k_empty(s);
     let load_kv = |s: usize, j: usize| {
         full(s).arrive_expect_tx(kv_bytes);
-        load_tile(k_at(base, D, s), k_map, head * skv + j * HP_BN, D, full(s));
-        load_tile(v_at(base, D, s), v_map, head * skv + j * HP_BN, D, full(s));
+        load_tile(k_at(base, D, s), k_map, kv0 + j * HP_BN, D, full(s));
+        load_tile(v_at(base, D, s), v_map, kv0 + j * HP_BN, D, full(s));
     };
     if t == 0 {
         bars.q_full().arrive_expect_tx(tile_bytes(HP_BM, D) as u32);
@@ -631,6 +650,7 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
     scale_log2: f32,
     causal: u32,
     want_lse: u32,
+    group: u32,
 ) {
     let (sq, skv, causal) = (sq as usize, skv as usize, causal != 0);
     let heads = thread::grid_dim_y() as usize;
@@ -640,6 +660,7 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
     init_barriers(bars, stages, [q_map, k_map, v_map]);
     let t = thread::thread_idx_x() as usize;
     let head = thread::block_idx_y() as usize;
+    let kv0 = kv_row(head, heads, group, skv);
     let qt = if SKIP {
         thread::grid_dim_x() - 1 - thread::block_idx_x()
     } else {
@@ -665,7 +686,7 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
             for j in 0..n {
                 let s = j % stages;
                 let reuse = (((j / stages) & 1) ^ 1) as u32;
-                let row = head * skv + j * HP_BN;
+                let row = kv0 + j * HP_BN;
                 if j >= stages {
                     bars.k_empty(s).wait(reuse);
                 }

@@ -29,12 +29,20 @@
 //!    [`aux::fft_transpose`] (32 x 32 shared-memory tiles); lengths larger
 //!    than shared memory through the four-step split (column transforms,
 //!    twiddle, row transforms, transpose).
+//! 3. [`register`]: each thread holds 16 points in registers and runs
+//!    radix-16 butterflies there, exchanging through one shared buffer only
+//!    between passes; the first pass loads from global memory and the last
+//!    stores to it directly. A block takes several lines, rows or adjacent
+//!    columns (so 2-D transforms need no transpose kernel), and long
+//!    power-of-two lengths take two launches of it (four-step, the twiddle
+//!    and the transpose folded into its loads and stores).
 //!
-//! [`aux`] holds what both rungs share: Bluestein's chirp kernels, the
+//! [`aux`] holds what the rungs share: Bluestein's chirp kernels, the
 //! real-transform pre- and post-processing, the transpose and copies.
 
 pub mod aux;
 pub mod global;
+pub mod register;
 pub mod shared;
 
 use core::ops::{Add, Mul, Sub};
@@ -242,7 +250,7 @@ fn dft_odd<T: Real, const R: usize>(v: &mut [C<T>; MAX_RADIX], inverse: bool) {
 
 /// Length-4 DFT in registers.
 #[inline(always)]
-fn dft4<T: Real>(a0: C<T>, a1: C<T>, a2: C<T>, a3: C<T>, inverse: bool) -> [C<T>; 4] {
+pub(crate) fn dft4<T: Real>(a0: C<T>, a1: C<T>, a2: C<T>, a3: C<T>, inverse: bool) -> [C<T>; 4] {
     let (s02, d02) = (a0.add(a2), a0.sub(a2));
     let (s13, d13) = (a1.add(a3), a1.sub(a3));
     // Forward: X1 = d02 - i d13, X3 = d02 + i d13.

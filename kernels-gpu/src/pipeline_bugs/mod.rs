@@ -24,6 +24,8 @@
 //! | `wgmma_acc_early` | the accumulators are stored before `wgmma_wait_group::<0>` |
 //! | `wgmma_operand_overwrite` | a stage is refilled while the `wgmma` reading it is still in flight |
 //! | `tma_store_no_fence` | no `fence_proxy_async_shared` between ordinary stores and the TMA store that reads them |
+//! | `cluster_remote_read_before_sync` | block 0 of a cluster reads its peers' shared memory (DSMEM) before the `cluster::sync()` that publishes their writes |
+//! | `cluster_exit_while_read` | no `cluster::sync()` at the end: a block exits while block 0 still reads its shared memory |
 //!
 //! The `cp.async` kernels are portable (sm_80); the others need sm_90a and
 //! build into its module with [`hopper`](crate::hopper). Beside them,
@@ -44,3 +46,8 @@ pub use cp_async::*;
 mod tma;
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub use tma::*;
+
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+mod cluster;
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub use cluster::*;

@@ -85,8 +85,12 @@ def attention(q, k, v, causal=False, scale=None):
     """``softmax(scale q k^T [causal mask]) v`` for ``(batch, heads, seq,
     dim)`` tensors (torch's ``scaled_dot_product_attention`` layout and
     causal convention: query ``i`` sees keys ``j <= i``; ``scale`` defaults
-    to ``1 / sqrt(dim)``). Returns a new tensor of ``q``'s kind, dtype and
-    device, written by the kernel in place."""
+    to ``1 / sqrt(dim)``). ``k`` and ``v`` may have fewer heads than ``q``
+    (grouped-query attention, torch's ``enable_gqa=True``): ``(batch,
+    kv_heads, seq_kv, dim)`` with ``kv_heads`` dividing ``heads``; query
+    head ``h`` reads key/value head ``h // (heads // kv_heads)``. Returns a
+    new tensor of ``q``'s kind, dtype and device, written by the kernel in
+    place."""
     tq, tk, tv = _Gpu("q", q), _Gpu("k", k), _Gpu("v", v)
     _same(tq, tk, tv)
     if len(tq.shape) != 4 or len(tk.shape) != 4 or len(tv.shape) != 4:
@@ -94,16 +98,18 @@ def attention(q, k, v, causal=False, scale=None):
             f"q, k, v have shapes {tq.shape}, {tk.shape}, {tv.shape}; give 4-D (batch, heads, seq, dim) tensors"
         )
     b, h, sq, d = tq.shape
-    if tk.shape != tv.shape or tk.shape[0] != b or tk.shape[1] != h or tk.shape[3] != d:
+    if (tk.shape != tv.shape or tk.shape[0] != b or tk.shape[3] != d
+            or tk.shape[1] == 0 or h % tk.shape[1] != 0):
         raise ValueError(
-            f"k and v must have shape (batch, heads, seq_kv, dim) = ({b}, {h}, *, {d}); got {tk.shape} and {tv.shape}"
+            f"k and v must have one shape (batch, kv_heads, seq_kv, dim) = ({b}, *, *, {d}) with kv_heads "
+            f"dividing q's {h} heads; got {tk.shape} and {tv.shape}"
         )
     if scale is not None and not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a number or None; got {type(scale).__name__}")
     o = _empty(tq, (b, h, sq, d))
     _native.attention(
         tq.ptr, tk.ptr, tv.ptr, _ptr(o), b, h, sq, tk.shape[2], d, bool(causal),
-        None if scale is None else float(scale), tq.prec, tq.device, tq.stream,
+        None if scale is None else float(scale), tq.prec, tq.device, tq.stream, tk.shape[1],
     )
     return o
 

@@ -9,8 +9,12 @@ import numpy as np
 from . import _native
 from ._arrays import BACKENDS, PRECISIONS, check_choice, gpu_ordinal, like, real_2d
 
-#: The solve methods of this build of the lab.
-METHODS = tuple(_native.poisson_methods())
+#: The solve methods of this build of the lab: the iterative ones, then the
+#: direct spectral solve.
+METHODS = tuple(_native.poisson_methods()) + ("spectral",)
+
+#: The boundary conditions of the spectral solve.
+BOUNDARIES = ("dirichlet", "neumann")
 
 
 def solve(
@@ -24,6 +28,7 @@ def solve(
     maxiter=50,
     device=None,
     return_info=False,
+    boundary="dirichlet",
 ):
     """Solves ``(p[i-1,j] + p[i+1,j] + p[i,j-1] + p[i,j+1] - 4 p[i,j]) / h^2
     = b[i,j]`` on the interior cells of the ``(ny, nx)`` grid (rows, then
@@ -34,6 +39,12 @@ def solve(
 
     ``method`` is one of :data:`METHODS` (``"multigrid"``: V-cycles;
     ``"pcg"``: conjugate gradients preconditioned by one V-cycle).
+    ``"spectral"``: a direct solve by fast sine transforms, or cosine
+    transforms with ``boundary="neumann"``, where ``p0``'s boundary cells
+    hold the outward normal derivative and ``b`` must sum to the boundary
+    flux; ``tol`` and ``maxiter`` do not apply to it, and on
+    ``backend="cpu"`` it runs dense transforms in f64, for grids up to a few
+    hundred cells a side).
     ``precision="f32"`` runs the cycles in f32 and keeps the field in f64.
     Returns the field (float64, the kind of array ``b`` is) and, with
     ``return_info=True``, also a dict (``iterations``, ``rel_residual``,
@@ -63,6 +74,18 @@ def solve(
         if pp.shape != bb.shape:
             raise ValueError(f"p0 has shape {pp.shape} and b has {bb.shape}; they must have the same shape")
     ny, nx = bb.shape
+    if method == "spectral":
+        boundary = check_choice("boundary", boundary, BOUNDARIES)
+        field, info = _native.poisson_spectral(
+            bb.tobytes(), pp.tobytes(), nx, ny, float(h), boundary, precision, backend, ordinal
+        )
+        p = like(b, np.frombuffer(field, dtype=np.float64).reshape(ny, nx).copy())
+        return (p, info) if return_info else p
+    if boundary != "dirichlet":
+        raise ValueError(
+            f"boundary={boundary!r} needs method='spectral'; the iterative methods hold "
+            "Dirichlet values"
+        )
     field, info = _native.poisson_solve(
         bb.tobytes(),
         pp.tobytes(),

@@ -19,6 +19,7 @@ pub(super) const CHAPTERS: &[(&str, &[&str])] = &[
     ("matmul", &["matmul"]),
     ("fusion", &["fusion"]),
     ("attention", &["attention"]),
+    ("fft", &["fft"]),
 ];
 
 /// Topics of runs without a `results.json` that a chapter lists.

@@ -71,9 +71,10 @@ pub fn backward_refuses(shape: &Shape) -> Option<String> {
 pub struct Grads {
     /// `dL/dQ`, `bh x sq x d`.
     pub dq: Buffer<u16>,
-    /// `dL/dK`, `bh x skv x d`.
+    /// `dL/dK`, `bh_kv x skv x d` (with grouped heads, summed over each
+    /// `K`/`V` head's query heads).
     pub dk: Buffer<u16>,
-    /// `dL/dV`, `bh x skv x d`.
+    /// `dL/dV`, `bh_kv x skv x d`.
     pub dv: Buffer<u16>,
 }
 
@@ -180,6 +181,7 @@ where
             block: Dim3::x(bw::BWD_THREADS),
             shared_bytes,
             module: ModuleKey::default(),
+            cluster: None,
         };
         let pre = cfg(Dim3::x(rows.div_ceil(bw::PRE_ROWS as usize) as u32), 0);
         launch!(
@@ -194,8 +196,9 @@ where
                 D as u32
             )
         )?;
+        // One row of blocks per K/V head; each walks its group's query heads.
         let main = cfg(
-            Dim3::xy(sh.skv.div_ceil(bw::BWD_BN) as u32, sh.bh() as u32),
+            Dim3::xy(sh.skv.div_ceil(bw::BWD_BN) as u32, sh.bh_kv() as u32),
             bw::bwd_shared_bytes(D),
         );
         launch!(
@@ -215,7 +218,8 @@ where
                 sh.skv as u32,
                 sh.scale_log2(),
                 sh.scale as f32,
-                sh.causal as u32
+                sh.causal as u32,
+                sh.group() as u32
             )
         )?;
         let pairs = sh.q_len() / 2;
@@ -264,8 +268,9 @@ pub fn grad_bounds(prec: Precision) -> (f64, f64) {
     (8.0 * u, 4.0 * u)
 }
 
-/// The errors of the gradients (all heads' bits) on the reference's heads;
-/// a value never written (the poison) or not finite is an error naming it.
+/// The errors of the gradients (all heads' bits) on the reference's heads
+/// (`dQ` on its query heads, `dK` and `dV` on its `K`/`V` heads); a value
+/// never written (the poison) or not finite is an error naming it.
 pub fn grad_errors(
     shape: &Shape,
     prec: Precision,
@@ -275,9 +280,9 @@ pub fn grad_errors(
     dv: &[u16],
 ) -> std::result::Result<GradErrors, String> {
     let d = shape.d;
-    let pick = |name: &str, bits: &[u16], rows: usize, want: &[f64]| {
+    let pick = |name: &str, bits: &[u16], heads: &[usize], rows: usize, want: &[f64]| {
         let mut got = Vec::with_capacity(want.len());
-        for &h in &refr.heads {
+        for &h in heads {
             for r in 0..rows {
                 for c in 0..d {
                     let v = prec.value(bits[(h * rows + r) * d + c]);
@@ -293,9 +298,9 @@ pub fn grad_errors(
         Ok(rel_err_norm(&got, want))
     };
     Ok(GradErrors {
-        dq: pick("dQ", dq, shape.sq, &refr.dq)?,
-        dk: pick("dK", dk, shape.skv, &refr.dk)?,
-        dv: pick("dV", dv, shape.skv, &refr.dv)?,
+        dq: pick("dQ", dq, &refr.heads, shape.sq, &refr.dq)?,
+        dk: pick("dK", dk, &refr.kv_heads, shape.skv, &refr.dk)?,
+        dv: pick("dV", dv, &refr.kv_heads, shape.skv, &refr.dv)?,
     })
 }
 

@@ -3,7 +3,9 @@
 //! reference, then at the benchmark shape (every output written, sampled
 //! rows against f64: the same rows and measures as the torch peers in
 //! `peers/attention.py`), then timed with device events. Then the backward
-//! pass at [`bench_backward_shapes`], timed alone.
+//! pass at [`bench_backward_shapes`], timed alone. Then grouped-query
+//! attention ([`bench_gqa_shapes`]): every rung and the backward pass with
+//! fewer `K`/`V` heads than query heads, against torch's `enable_gqa=True`.
 
 use super::check::{POISON_16, bound, check_rung, errors};
 use super::cpu::{generated, reference, round_checked, sample_rows, widen};
@@ -21,6 +23,28 @@ pub fn bench_shapes(quick: bool) -> Vec<(usize, usize, usize, usize)> {
         vec![(1, 8, 2048, 128)]
     } else {
         vec![(4, 16, 8192, 128), (4, 32, 8192, 64)]
+    }
+}
+
+/// The grouped-query shapes `(batch, heads, kv_heads, seq, dim)`, each
+/// non-causal and causal, BF16, forward (every rung) and backward: Llama
+/// 3's 4:1 grouping at the size (quick: one small one).
+/// `peers/attention.py` times torch's `enable_gqa=True` at the same.
+pub fn bench_gqa_shapes(quick: bool) -> Vec<(usize, usize, usize, usize, usize)> {
+    if quick {
+        vec![(1, 8, 2, 2048, 128)]
+    } else {
+        vec![(2, 32, 8, 4096, 128), (1, 32, 8, 8192, 128)]
+    }
+}
+
+/// The odd shape checked against the full f64 reference before a row at
+/// `shape`: 300 queries, 333 keys, grouped like `shape` when it is.
+fn odd_shape(shape: &Shape) -> Result<Shape> {
+    if shape.group() > 1 {
+        Shape::new(1, 4, 300, 333, shape.d, shape.causal, None)?.with_kv_heads(2)
+    } else {
+        Shape::new(1, 3, 300, 333, shape.d, shape.causal, None)
     }
 }
 
@@ -72,6 +96,16 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             rows.push(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
         }
     }
+    for (gi, (b, h, hkv, s, d)) in bench_gqa_shapes(ctx.quick).into_iter().enumerate() {
+        for causal in [false, true] {
+            let shape = Shape::new(b, h, s, s, d, causal, None)?.with_kv_heads(hkv)?;
+            bench_shape(ctx, dev, &shape, Precision::Bf16, &mut rows)?;
+            // The backward pass at the first grouped shape.
+            if gi == 0 {
+                rows.push(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
+            }
+        }
+    }
     Ok(rows)
 }
 
@@ -104,7 +138,7 @@ fn bench_backward(ctx: &BenchCtx, dev: &Device, shape: &Shape, prec: Precision) 
         row.registers = Some(res.registers);
         row.spills = Some(res.spill_stores + res.spill_loads);
     }
-    let odd = Shape::new(1, 3, 300, 333, shape.d, shape.causal, None)?;
+    let odd = odd_shape(shape)?;
     if let Err(e) = check_backward(dev, prec, &odd, 11) {
         row.status = status_of(e);
         return Ok(row);
@@ -187,7 +221,7 @@ fn bench_shape(
     prec: Precision,
     rows: &mut Vec<Row>,
 ) -> Result<()> {
-    let odd = Shape::new(1, 3, 300, 333, shape.d, shape.causal, None)?;
+    let odd = odd_shape(shape)?;
     let size = shape.label();
     let q = round_checked(prec, "Q", &generated(0, shape.q_len()))?;
     let k = round_checked(prec, "K", &generated(1, shape.kv_len()))?;

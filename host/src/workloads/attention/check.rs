@@ -194,10 +194,18 @@ pub fn check_rung(
 /// different lengths both ways.
 pub const SIM_SHAPES: [(usize, usize, usize, usize); 2] = [(1, 2, 77, 133), (2, 1, 133, 77)];
 
+/// The grouped-head shapes of the simulator checks: `(batch, heads,
+/// kv_heads, sq, skv)`: two query heads per `K`/`V` head, and one `K`/`V`
+/// head for all (multi-query) with two batch elements (so the flat `K`/`V`
+/// head `b H_kv + h / group` is exercised past the first element).
+pub const SIM_GQA_SHAPES: [(usize, usize, usize, usize, usize); 2] =
+    [(1, 4, 2, 77, 133), (2, 2, 1, 133, 77)];
+
 /// Every kernel of the workload on the simulator against the f64
 /// reference: each rung, each `(precision, D)` instance, causal and not,
 /// at the odd shapes of [`SIM_SHAPES`], and the backward pass once per
-/// instance.
+/// instance; then, per instance, every rung and the backward pass at one
+/// grouped-head shape of [`SIM_GQA_SHAPES`].
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     for (i, prec) in Precision::ALL.into_iter().enumerate() {
@@ -223,6 +231,15 @@ pub fn sim_check() -> Result<()> {
             let (b, h, sq, skv) = SIM_SHAPES[(i + j + 1) % SIM_SHAPES.len()];
             let shape = Shape::new(b, h, sq, skv, d, (i + j) % 2 == 1, None)?;
             super::backward::check_backward(&dev, prec, &shape, (i * 2 + j) as u64)?;
+            // Grouped K/V heads: every rung and the backward pass.
+            let (b, h, hkv, sq, skv) = SIM_GQA_SHAPES[(i + j) % SIM_GQA_SHAPES.len()];
+            let shape = Shape::new(b, h, sq, skv, d, (i + j) % 2 == 0, None)?.with_kv_heads(hkv)?;
+            for rung in Rung::ALL {
+                if rung.refuses(&shape).is_none() {
+                    check_rung(&dev, rung, prec, &shape, (i * 2 + j + 8) as u64)?;
+                }
+            }
+            super::backward::check_backward(&dev, prec, &shape, (i * 2 + j + 8) as u64)?;
         }
     }
     Ok(())

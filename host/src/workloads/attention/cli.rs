@@ -19,10 +19,11 @@ pub struct Args {
     /// --value; replaces --batch/--heads/--seq/--dim.
     #[arg(long, value_name = "Q.npy")]
     pub query: Option<PathBuf>,
-    /// Keys: float32 .npy (B, H, S_kv, D).
+    /// Keys: float32 .npy (B, H_kv, S_kv, D), H_kv dividing Q's H
+    /// (grouped-query attention when fewer).
     #[arg(long, value_name = "K.npy")]
     pub key: Option<PathBuf>,
-    /// Values: float32 .npy (B, H, S_kv, D).
+    /// Values: float32 .npy of K's shape (B, H_kv, S_kv, D).
     #[arg(long, value_name = "V.npy")]
     pub value: Option<PathBuf>,
     /// Batch size of random inputs [default: 1].
@@ -34,6 +35,11 @@ pub struct Args {
     /// Query length of random inputs [default: 1024].
     #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub seq: Option<usize>,
+    /// K/V heads per batch element of random inputs [default: --heads]: must
+    /// divide --heads; query head h reads K/V head h / (heads / kv-heads)
+    /// (grouped-query attention; 1 is multi-query attention).
+    #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub kv_heads: Option<usize>,
     /// Key/value length of random inputs [default: --seq].
     #[arg(long, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub seq_kv: Option<usize>,
@@ -84,10 +90,11 @@ pub struct Args {
     /// Write dL/dQ (float32, (B, H, S, D)).
     #[arg(long, value_name = "dQ.npy")]
     pub dq: Option<PathBuf>,
-    /// Write dL/dK (float32, (B, H, S_kv, D)).
+    /// Write dL/dK (float32, (B, H_kv, S_kv, D); with grouped heads summed
+    /// over each K/V head's query heads).
     #[arg(long, value_name = "dK.npy")]
     pub dk: Option<PathBuf>,
-    /// Write dL/dV (float32, (B, H, S_kv, D)).
+    /// Write dL/dV (float32, (B, H_kv, S_kv, D)).
     #[arg(long, value_name = "dV.npy")]
     pub dv: Option<PathBuf>,
 }
@@ -113,6 +120,7 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
         if let Some((flag, _)) = [
             ("--batch", args.batch),
             ("--heads", args.heads),
+            ("--kv-heads", args.kv_heads),
             ("--seq", args.seq),
             ("--seq-kv", args.seq_kv),
             ("--dim", args.dim),
@@ -122,8 +130,8 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
         {
             return Err(Error::input(
                 *flag,
-                "the shape comes from the --query/--key/--value files; leave out --batch, --heads, --seq, \
-                 --seq-kv and --dim",
+                "the shape comes from the --query/--key/--value files; leave out --batch, --heads, \
+                 --kv-heads, --seq, --seq-kv and --dim",
             ));
         }
         let read = |p: &Path| crate::npy::read_nd::<f32>(p, "a float32 array (B, H, S, D)", 4);
@@ -149,30 +157,34 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
                 ),
             ));
         }
-        if qs[0] != ks[0] || qs[1] != ks[1] || qs[3] != ks[3] {
+        if qs[0] != ks[0] || qs[3] != ks[3] || ks[1] == 0 || !qs[1].is_multiple_of(ks[1]) {
             return Err(Error::input(
                 "--query/--key",
                 format!(
-                    "Q is {} and K is {}; batch, heads and head dim (dimensions 0, 1 and 3) must \
-                     agree (only the sequence lengths may differ)",
+                    "Q is {} and K is {}; batch and head dim (dimensions 0 and 3) must agree, and \
+                     K's heads must divide Q's (grouped-query attention; only the sequence \
+                     lengths may differ otherwise)",
                     txt(&qs),
                     txt(&ks)
                 ),
             ));
         }
-        let shape = Shape::new(qs[0], qs[1], qs[2], ks[2], qs[3], args.causal, args.scale)?;
+        let shape = Shape::new(qs[0], qs[1], qs[2], ks[2], qs[3], args.causal, args.scale)?
+            .with_kv_heads(ks[1])?;
         return Ok((shape, [q, k, v]));
     }
     let seq = args.seq.unwrap_or(1024);
+    let heads = args.heads.unwrap_or(4);
     let shape = Shape::new(
         args.batch.unwrap_or(1),
-        args.heads.unwrap_or(4),
+        heads,
         seq,
         args.seq_kv.unwrap_or(seq),
         args.dim.unwrap_or(128),
         args.causal,
         args.scale,
-    )?;
+    )?
+    .with_kv_heads(args.kv_heads.unwrap_or(heads))?;
     crate::cli::check_host_arrays("shape", shape.q_len().max(shape.kv_len()), 4, 6)?;
     let s = args.seed.wrapping_mul(3);
     Ok((
@@ -405,7 +417,7 @@ fn cli_backward(args: &Args, shape: &Shape, [q, k, v]: [Vec<u16>; 3]) -> Result<
         widen(prec, &g),
     );
     let qdims = [shape.batch, shape.heads, shape.sq, shape.d];
-    let kdims = [shape.batch, shape.heads, shape.skv, shape.d];
+    let kdims = [shape.batch, shape.kv_heads, shape.skv, shape.d];
     let w = work(shape);
     let size = backward_label(shape);
     println!(
@@ -607,6 +619,10 @@ mod tests {
         assert!(e.contains("without --causal"), "{e}");
         let e = err_of("--backend sim --seq 4096 --heads 8");
         assert!(e.contains("simulator"), "{e}");
+        for kv in [3, 0, 8] {
+            let e = err_of(&format!("--backend cpu --seq 8 --heads 4 --kv-heads {kv}"));
+            assert!(e.contains("--kv-heads") && e.contains("must divide"), "{e}");
+        }
         let e = err_of("--backend cpu --query q.npy");
         assert!(e.contains("all three"), "{e}");
     }
@@ -625,6 +641,8 @@ mod tests {
         save("v.npy", &[1, 2, 7, 8], 1.0);
         save("v4.npy", &[1, 2, 7, 4], 1.0);
         save("kh.npy", &[1, 3, 7, 8], 0.25);
+        save("k1.npy", &[1, 1, 7, 8], 0.25);
+        save("v1.npy", &[1, 1, 7, 8], 1.0);
         save("qnan.npy", &[1, 2, 5, 8], f32::NAN);
         let files = |q: &str, k: &str, v: &str| {
             format!(
@@ -638,7 +656,7 @@ mod tests {
         assert!(e.contains("same shape"), "{e}");
         let e = err_of(&files("q.npy", "kh.npy", "kh.npy"));
         assert!(
-            e.contains("must agree") && e.contains("(1, 3, 7, 8)"),
+            e.contains("must divide") && e.contains("(1, 3, 7, 8)"),
             "{e}"
         );
         let e = err_of(&files("qnan.npy", "k.npy", "v.npy"));
@@ -662,6 +680,16 @@ mod tests {
         assert!(o.iter().all(|x| (*x - 1.0).abs() < 1e-6));
         let (shape, _) = crate::npy::read_nd::<f32>(&path("l.npy"), "lse", 3).unwrap();
         assert_eq!(shape, vec![1, 2, 5]);
+        // One K/V head for two query heads (multi-query): runs, and the
+        // gradients of K and V have K's shape.
+        let line = format!(
+            "{} --backward --dk {}",
+            files("q.npy", "k1.npy", "v1.npy"),
+            path("dk.npy").display()
+        );
+        cli(&parse(&line).unwrap()).unwrap();
+        let (shape, _) = crate::npy::read_nd::<f32>(&path("dk.npy"), "dK", 4).unwrap();
+        assert_eq!(shape, vec![1, 1, 7, 8]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

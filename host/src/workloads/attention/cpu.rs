@@ -106,7 +106,9 @@ pub fn sample_rows(shape: &Shape) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Attention in f64 on the given rows, from the (rounded) input values.
+/// Attention in f64 on the given rows (flat query head, row), from the
+/// (rounded) input values; query head `h` reads `K`/`V` head
+/// `h / shape.group()`.
 pub fn reference(
     shape: &Shape,
     q: &[f32],
@@ -114,17 +116,18 @@ pub fn reference(
     v: &[f32],
     rows: Vec<(usize, usize)>,
 ) -> Reference {
-    let (sq, skv, d) = (shape.sq, shape.skv, shape.d);
+    let (sq, skv, d, group) = (shape.sq, shape.skv, shape.d, shape.group());
     let per: Vec<(Vec<f64>, f64, f64)> = rows
         .par_iter()
         .map(|&(h, r)| {
             let qr = &q[(h * sq + r) * d..(h * sq + r + 1) * d];
+            let kh = h / group;
             let seen = if shape.causal { skv.min(r + 1) } else { skv };
             let mut s = vec![0f64; seen];
             let mut m = f64::NEG_INFINITY;
             let mut big = 0f64;
             for (j, sj) in s.iter_mut().enumerate() {
-                let kr = &k[(h * skv + j) * d..(h * skv + j + 1) * d];
+                let kr = &k[(kh * skv + j) * d..(kh * skv + j + 1) * d];
                 let dot: f64 = qr.iter().zip(kr).map(|(a, b)| *a as f64 * *b as f64).sum();
                 *sj = dot * shape.scale;
                 m = m.max(*sj);
@@ -135,7 +138,7 @@ pub fn reference(
             for (j, sj) in s.iter().enumerate() {
                 let p = (sj - m).exp();
                 l += p;
-                let vr = &v[(h * skv + j) * d..(h * skv + j + 1) * d];
+                let vr = &v[(kh * skv + j) * d..(kh * skv + j + 1) * d];
                 for (x, y) in o.iter_mut().zip(vr) {
                     *x += p * *y as f64;
                 }
@@ -162,13 +165,17 @@ pub fn reference(
     }
 }
 
-/// The f64 gradients of some heads (`dq` of `Sq x D`, `dk` and `dv` of
-/// `Skv x D` values per head, the heads one after the other in the order
-/// asked).
+/// The f64 gradients of some heads: `dq` (`Sq x D` values per query head,
+/// in the order asked) and `dk`, `dv` (`Skv x D` per `K`/`V` head, for
+/// the `K`/`V` heads that the asked query heads read, in order of first
+/// use). A `K`/`V` head's gradients sum over every query head of its
+/// group, asked or not.
 #[derive(Debug, Clone)]
 pub struct GradReference {
-    /// The heads, in order.
+    /// The query heads of `dq`, in order.
     pub heads: Vec<usize>,
+    /// The `K`/`V` heads of `dk` and `dv`, in order.
+    pub kv_heads: Vec<usize>,
     /// `dL/dQ`.
     pub dq: Vec<f64>,
     /// `dL/dK`.
@@ -187,7 +194,9 @@ pub struct GradReference {
 /// ```
 ///
 /// Rows are processed in parallel, each worker adding into its own `dK`
-/// and `dV`, summed at the end.
+/// and `dV`, summed at the end. With grouped heads (`shape.group() > 1`)
+/// query head `h` reads `K`/`V` head `h / group`, and the `dK`, `dV` of a
+/// `K`/`V` head add up the contributions of its `group` query heads.
 pub fn grad_reference(
     shape: &Shape,
     q: &[f32],
@@ -196,68 +205,103 @@ pub fn grad_reference(
     dout: &[f32],
     heads: &[usize],
 ) -> GradReference {
-    let (sq, skv, d, scale) = (shape.sq, shape.skv, shape.d, shape.scale);
+    let (sq, skv, d, group) = (shape.sq, shape.skv, shape.d, shape.group());
+    let mut kv_heads: Vec<usize> = Vec::new();
+    for &h in heads {
+        if !kv_heads.contains(&(h / group)) {
+            kv_heads.push(h / group);
+        }
+    }
+    // Every query head needed: the asked ones and the groups of their
+    // K/V heads, each computed once.
+    let mut need: Vec<usize> = heads.to_vec();
+    need.extend(kv_heads.iter().flat_map(|&kh| kh * group..(kh + 1) * group));
+    need.sort_unstable();
+    need.dedup();
+    let per: std::collections::HashMap<usize, HeadGrads> = need
+        .iter()
+        .map(|&h| (h, head_grads(shape, q, k, v, dout, h)))
+        .collect();
     let mut out = GradReference {
         heads: heads.to_vec(),
+        kv_heads: kv_heads.clone(),
         dq: Vec::with_capacity(heads.len() * sq * d),
-        dk: Vec::with_capacity(heads.len() * skv * d),
-        dv: Vec::with_capacity(heads.len() * skv * d),
+        dk: Vec::with_capacity(kv_heads.len() * skv * d),
+        dv: Vec::with_capacity(kv_heads.len() * skv * d),
     };
-    let dot =
-        |a: &[f32], b: &[f32]| -> f64 { a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum() };
-    for &h in heads {
-        let kr = |j: usize| &k[(h * skv + j) * d..(h * skv + j + 1) * d];
-        let vr = |j: usize| &v[(h * skv + j) * d..(h * skv + j + 1) * d];
-        let zero = || (vec![0f64; skv * d], vec![0f64; skv * d], Vec::new());
-        let (dk, dv, mut dq_rows) = (0..sq)
-            .into_par_iter()
-            .fold(zero, |(mut dk, mut dv, mut dqs), i| {
-                let qi = &q[(h * sq + i) * d..(h * sq + i + 1) * d];
-                let gi = &dout[(h * sq + i) * d..(h * sq + i + 1) * d];
-                let seen = if shape.causal { skv.min(i + 1) } else { skv };
-                let s: Vec<f64> = (0..seen).map(|j| dot(qi, kr(j)) * scale).collect();
-                let m = s.iter().fold(f64::NEG_INFINITY, |a, b| a.max(*b));
-                let mut p: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
-                let l: f64 = p.iter().sum();
-                p.iter_mut().for_each(|x| *x /= l);
-                let mut o = vec![0f64; d];
-                for (j, pj) in p.iter().enumerate() {
-                    for (x, y) in o.iter_mut().zip(vr(j)) {
-                        *x += pj * *y as f64;
-                    }
-                }
-                let delta: f64 = gi.iter().zip(&o).map(|(g, x)| *g as f64 * x).sum();
-                let mut dq = vec![0f64; d];
-                for (j, pj) in p.iter().enumerate() {
-                    let ds = pj * (dot(gi, vr(j)) - delta);
-                    for (c, x) in dq.iter_mut().enumerate() {
-                        *x += scale * ds * kr(j)[c] as f64;
-                    }
-                    let row = j * d..(j + 1) * d;
-                    for ((a, b), (qc, gc)) in dk[row.clone()]
-                        .iter_mut()
-                        .zip(&mut dv[row])
-                        .zip(qi.iter().zip(gi))
-                    {
-                        *a += scale * ds * *qc as f64;
-                        *b += pj * *gc as f64;
-                    }
-                }
-                dqs.push((i, dq));
-                (dk, dv, dqs)
-            })
-            .reduce(zero, |(mut k1, mut v1, mut q1), (k2, v2, q2)| {
-                k1.iter_mut().zip(&k2).for_each(|(a, b)| *a += b);
-                v1.iter_mut().zip(&v2).for_each(|(a, b)| *a += b);
-                q1.extend(q2);
-                (k1, v1, q1)
-            });
-        dq_rows.sort_by_key(|r| r.0);
-        out.dq.extend(dq_rows.into_iter().flat_map(|r| r.1));
+    for h in heads {
+        out.dq.extend(&per[h].0);
+    }
+    for kh in kv_heads {
+        let (mut dk, mut dv) = (vec![0f64; skv * d], vec![0f64; skv * d]);
+        for h in kh * group..(kh + 1) * group {
+            dk.iter_mut().zip(&per[&h].1).for_each(|(a, b)| *a += b);
+            dv.iter_mut().zip(&per[&h].2).for_each(|(a, b)| *a += b);
+        }
         out.dk.extend(dk);
         out.dv.extend(dv);
     }
     out
+}
+
+/// One query head's `dQ` and its contributions to its `K`/`V` head's `dK`
+/// and `dV`.
+type HeadGrads = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+/// [`grad_reference`]'s work for query head `h`.
+fn head_grads(shape: &Shape, q: &[f32], k: &[f32], v: &[f32], dout: &[f32], h: usize) -> HeadGrads {
+    let (sq, skv, d, scale) = (shape.sq, shape.skv, shape.d, shape.scale);
+    let kh = h / shape.group();
+    let dot =
+        |a: &[f32], b: &[f32]| -> f64 { a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum() };
+    let kr = |j: usize| &k[(kh * skv + j) * d..(kh * skv + j + 1) * d];
+    let vr = |j: usize| &v[(kh * skv + j) * d..(kh * skv + j + 1) * d];
+    let zero = || (vec![0f64; skv * d], vec![0f64; skv * d], Vec::new());
+    let (dk, dv, mut dq_rows) = (0..sq)
+        .into_par_iter()
+        .fold(zero, |(mut dk, mut dv, mut dqs), i| {
+            let qi = &q[(h * sq + i) * d..(h * sq + i + 1) * d];
+            let gi = &dout[(h * sq + i) * d..(h * sq + i + 1) * d];
+            let seen = if shape.causal { skv.min(i + 1) } else { skv };
+            let s: Vec<f64> = (0..seen).map(|j| dot(qi, kr(j)) * scale).collect();
+            let m = s.iter().fold(f64::NEG_INFINITY, |a, b| a.max(*b));
+            let mut p: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
+            let l: f64 = p.iter().sum();
+            p.iter_mut().for_each(|x| *x /= l);
+            let mut o = vec![0f64; d];
+            for (j, pj) in p.iter().enumerate() {
+                for (x, y) in o.iter_mut().zip(vr(j)) {
+                    *x += pj * *y as f64;
+                }
+            }
+            let delta: f64 = gi.iter().zip(&o).map(|(g, x)| *g as f64 * x).sum();
+            let mut dq = vec![0f64; d];
+            for (j, pj) in p.iter().enumerate() {
+                let ds = pj * (dot(gi, vr(j)) - delta);
+                for (c, x) in dq.iter_mut().enumerate() {
+                    *x += scale * ds * kr(j)[c] as f64;
+                }
+                let row = j * d..(j + 1) * d;
+                for ((a, b), (qc, gc)) in dk[row.clone()]
+                    .iter_mut()
+                    .zip(&mut dv[row])
+                    .zip(qi.iter().zip(gi))
+                {
+                    *a += scale * ds * *qc as f64;
+                    *b += pj * *gc as f64;
+                }
+            }
+            dqs.push((i, dq));
+            (dk, dv, dqs)
+        })
+        .reduce(zero, |(mut k1, mut v1, mut q1), (k2, v2, q2)| {
+            k1.iter_mut().zip(&k2).for_each(|(a, b)| *a += b);
+            v1.iter_mut().zip(&v2).for_each(|(a, b)| *a += b);
+            q1.extend(q2);
+            (k1, v1, q1)
+        });
+    dq_rows.sort_by_key(|r| r.0);
+    (dq_rows.into_iter().flat_map(|r| r.1).collect(), dk, dv)
 }
 
 #[cfg(test)]
@@ -339,6 +383,53 @@ mod tests {
         }
         // Key 3 is seen by no query (causal, Sq = 3): no gradient.
         assert!(gr.dk[6..8].iter().chain(&gr.dv[6..8]).all(|x| *x == 0.0));
+    }
+
+    #[test]
+    fn grouped_heads_are_the_ungrouped_problem_with_k_and_v_repeated() {
+        // Four query heads on two K/V heads (group 2), causal, Sq != Skv:
+        // the same as four K/V heads where heads 2g and 2g + 1 both hold
+        // K/V head g; the grouped dK and dV are the sums of those pairs.
+        let (sq, skv, d) = (5, 7, 3);
+        let plain = Shape::new(1, 4, sq, skv, d, true, None).unwrap();
+        let grouped = plain.with_kv_heads(2).unwrap();
+        assert_eq!((grouped.group(), grouped.kv_len()), (2, 2 * skv * d));
+        let q = generated(0, plain.q_len());
+        let k = generated(1, grouped.kv_len());
+        let v = generated(2, grouped.kv_len());
+        let g = generated(3, plain.q_len());
+        let rep = |x: &[f32]| -> Vec<f32> {
+            (0..4)
+                .flat_map(|h| x[(h / 2) * skv * d..(h / 2 + 1) * skv * d].to_vec())
+                .collect()
+        };
+        let (kr, vr) = (rep(&k), rep(&v));
+        let a = reference(&grouped, &q, &k, &v, all_rows(&grouped));
+        let b = reference(&plain, &q, &kr, &vr, all_rows(&plain));
+        assert!(a.o.iter().zip(&b.o).all(|(x, y)| (x - y).abs() < 1e-12));
+        let heads: Vec<usize> = (0..4).collect();
+        let ga = grad_reference(&grouped, &q, &k, &v, &g, &heads);
+        let gb = grad_reference(&plain, &q, &kr, &vr, &g, &heads);
+        assert_eq!(ga.kv_heads, vec![0, 1]);
+        assert!(ga.dq.iter().zip(&gb.dq).all(|(x, y)| (x - y).abs() < 1e-12));
+        let n = skv * d;
+        for kh in 0..2 {
+            for i in 0..n {
+                let want = |t: &[f64]| t[2 * kh * n + i] + t[(2 * kh + 1) * n + i];
+                assert!((ga.dk[kh * n + i] - want(&gb.dk)).abs() < 1e-12);
+                assert!((ga.dv[kh * n + i] - want(&gb.dv)).abs() < 1e-12);
+            }
+        }
+        // Asking for query head 3 alone still sums K/V head 1 over heads 2 and 3.
+        let one = grad_reference(&grouped, &q, &k, &v, &g, &[3]);
+        assert_eq!(one.kv_heads, vec![1]);
+        assert_eq!(one.dk, ga.dk[n..]);
+        // A K/V head count that does not divide the heads is refused.
+        for bad in [0, 3] {
+            let e = plain.with_kv_heads(bad).unwrap_err().to_string();
+            assert!(e.contains("--kv-heads") && e.contains("must divide"), "{e}");
+        }
+        assert!(grouped.label().contains("Hkv=2"), "{}", grouped.label());
     }
 
     #[test]

@@ -14,13 +14,14 @@ use ptxlab_device::mma::{Bf16, F16, Half16};
 use ptxlab_runtime::{View, ViewMut};
 use std::marker::PhantomData;
 
-/// `Q`, `K`, `V` on the device: `(heads, S, D)` row-major 16-bit bits.
+/// `Q`, `K`, `V` on the device: `(heads, S, D)` row-major 16-bit bits
+/// (`K` and `V` with the shape's `K`/`V` heads).
 pub struct Inputs {
     /// Queries, `bh x sq x d`.
     pub q: Buffer<u16>,
-    /// Keys, `bh x skv x d`.
+    /// Keys, `bh_kv x skv x d`.
     pub k: Buffer<u16>,
-    /// Values, `bh x skv x d`.
+    /// Values, `bh_kv x skv x d`.
     pub v: Buffer<u16>,
 }
 
@@ -91,12 +92,17 @@ impl<'a> Plan<'a> {
         check_len("K", x.k.len(), shape.kv_len())?;
         check_len("V", x.v.len(), shape.kv_len())?;
         let (bh, sq, skv, d) = (shape.bh(), shape.sq, shape.skv, shape.d);
+        let bh_kv = shape.bh_kv();
         let maps = if rung.hopper() {
             let (rows, box_cols) = (hp::HP_BM as u32, hp::HP_BOX_COLS as u32);
             let map = |b: &'a Buffer<u16>, n: usize| {
-                TensorMap::tiled_2d(dev, b, bh * n, d, rows, box_cols, Swizzle::B128)
+                TensorMap::tiled_2d(dev, b, n, d, rows, box_cols, Swizzle::B128)
             };
-            Some([map(&x.q, sq)?, map(&x.k, skv)?, map(&x.v, skv)?])
+            Some([
+                map(&x.q, bh * sq)?,
+                map(&x.k, bh_kv * skv)?,
+                map(&x.v, bh_kv * skv)?,
+            ])
         } else {
             None
         };
@@ -104,8 +110,8 @@ impl<'a> Plan<'a> {
             let ld = skv + skv % 2;
             let v_padded = if ld != skv {
                 let v = dev.download(&x.v)?;
-                let mut p = vec![0u16; bh * ld * d];
-                for h in 0..bh {
+                let mut p = vec![0u16; bh_kv * ld * d];
+                for h in 0..bh_kv {
                     p[h * ld * d..(h * ld + skv) * d]
                         .copy_from_slice(&v[h * skv * d..(h + 1) * skv * d]);
                 }
@@ -115,7 +121,7 @@ impl<'a> Plan<'a> {
             };
             Some(SplitScratch {
                 ld,
-                kt: dev.alloc_filled(bh * d * ld, 0u16)?,
+                kt: dev.alloc_filled(bh_kv * d * ld, 0u16)?,
                 s: dev.alloc_filled(sq * ld, 0u16)?,
                 v_padded,
             })
@@ -128,6 +134,7 @@ impl<'a> Plan<'a> {
             block: Dim3::x(rung.threads()),
             shared_bytes,
             module: ModuleKey::default(),
+            cluster: None,
         };
         let cfg = match rung {
             Rung::Split => cfg(Dim3::x(sq as u32), split::softmax_shared_bytes()),
@@ -175,8 +182,9 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// Rung 1: `K^T` for all heads, then per head `S = Q K^T`, the softmax
-    /// in place, `O = P V` (rows of `K^T` and `S` padded to `ld`).
+    /// Rung 1: `K^T` for all `K` heads, then per query head `S = Q K^T`
+    /// (with its group's `K^T`), the softmax in place, `O = P V` (rows of
+    /// `K^T` and `S` padded to `ld`).
     fn run_split<H: Half16 + split::attn_softmax::Built>(
         &mut self,
         dev: &Device,
@@ -184,7 +192,7 @@ impl<'a> Plan<'a> {
         mut lse: Option<&mut Buffer<f32>>,
     ) -> Result<()> {
         let sh = self.shape;
-        let (bh, sq, skv, d) = (sh.bh(), sh.sq, sh.skv, sh.d);
+        let (bh, sq, skv, d, group) = (sh.bh(), sh.sq, sh.skv, sh.d, sh.group());
         let Some(sc) = self.split.as_mut() else {
             unreachable!("Plan::new made rung 1's scratch")
         };
@@ -193,11 +201,12 @@ impl<'a> Plan<'a> {
             grid: Dim3::new(
                 skv.div_ceil(t as usize) as u32,
                 d.div_ceil(t as usize) as u32,
-                bh as u32,
+                sh.bh_kv() as u32,
             ),
             block: Dim3::xy(t, split::TRANSPOSE_ROWS),
             shared_bytes: split::transpose_shared_bytes(),
             module: ModuleKey::default(),
+            cluster: None,
         };
         launch!(
             dev,
@@ -214,7 +223,7 @@ impl<'a> Plan<'a> {
         let v = sc.v_padded.as_ref().unwrap_or(&self.x.v);
         let (causal, want) = (sh.causal as u32, lse.is_some() as u32);
         for h in 0..bh {
-            let (qa, ka) = (h * sq * d, h * ld * d);
+            let (qa, ka) = (h * sq * d, (h / group) * ld * d);
             gemm_pipes::<H>(
                 dev,
                 self.x.q.view(qa..qa + sq * d)?,
@@ -295,6 +304,7 @@ where
         let sh = p.shape;
         let (sq, skv) = (sh.sq as u32, sh.skv as u32);
         let (scale, causal, want) = (sh.scale_log2(), sh.causal as u32, lse.is_some() as u32);
+        let group = sh.group() as u32;
         let cfg = p.cfg;
         let lse = match lse {
             Some(l) => l,
@@ -306,7 +316,7 @@ where
                 dev,
                 cfg,
                 attention::fa2::attn_fa2::<H, D>(
-                    &x.q, &x.k, &x.v, o, lse, sq, skv, scale, causal, want
+                    &x.q, &x.k, &x.v, o, lse, sq, skv, scale, causal, want, group
                 )
             );
         }
@@ -319,21 +329,21 @@ where
                 dev,
                 cfg,
                 attention::hopper::attn_wgmma::<H, D>(
-                    mq, mk, mv, o, lse, sq, skv, scale, causal, want
+                    mq, mk, mv, o, lse, sq, skv, scale, causal, want, group
                 )
             ),
             Rung::Ws => launch!(
                 dev,
                 cfg,
                 attention::hopper::attn_ws::<H, D, false>(
-                    mq, mk, mv, o, lse, sq, skv, scale, causal, want
+                    mq, mk, mv, o, lse, sq, skv, scale, causal, want, group
                 )
             ),
             Rung::WsSkip => launch!(
                 dev,
                 cfg,
                 attention::hopper::attn_ws::<H, D, true>(
-                    mq, mk, mv, o, lse, sq, skv, scale, causal, want
+                    mq, mk, mv, o, lse, sq, skv, scale, causal, want, group
                 )
             ),
             Rung::Split | Rung::Fa2 => unreachable!("handled above"),

@@ -5,7 +5,9 @@
 //!
 //! Tensors are `(B, H, S, D)` row-major: `B H` heads, each `S` rows of `D`
 //! 16-bit values (BF16 or FP16 bits in `u16`); `Q` has `Sq` rows, `K` and
-//! `V` `Skv`.
+//! `V` `Skv`. With grouped-query attention (`--kv-heads`) `K` and `V` are
+//! `(B, H_kv, Skv, D)` with `H_kv` dividing `H`, and query head `h` reads
+//! `K`/`V` head `h / (H / H_kv)` ([`Shape::group`]).
 //!
 //! | file | holds |
 //! |---|---|
@@ -29,9 +31,10 @@ pub use backward::{
     Backward, GradErrors, Grads, backward_entry, backward_flops, backward_refuses, check_backward,
     grad_bounds, grad_errors, grad_inputs, verify_grads,
 };
-pub use bench::{bench, bench_backward_shapes, bench_shapes};
+pub use bench::{bench, bench_backward_shapes, bench_gqa_shapes, bench_shapes};
 pub use check::{
-    Errors, POISON_16, SIM_SHAPES, bound, check_inputs, check_rung, errors, sim_check, verify,
+    Errors, POISON_16, SIM_GQA_SHAPES, SIM_SHAPES, bound, check_inputs, check_rung, errors,
+    sim_check, verify,
 };
 pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK, cli};
 pub use cpu::{

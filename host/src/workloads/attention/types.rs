@@ -169,14 +169,21 @@ impl Rung {
 /// 16-bit values).
 pub const SPLIT_MAX_SCORES: usize = 1 << 31;
 
-/// A validated attention problem: `batch x heads` independent heads, `sq`
-/// queries and `skv` keys/values of `d` values each.
+/// A validated attention problem: `batch x heads` independent query
+/// heads, `sq` queries and `skv` keys/values of `d` values each.
+///
+/// Grouped-query attention: `K` and `V` have `kv_heads` heads per batch
+/// element (`H_kv`, dividing `heads`; `heads` itself without grouping, 1
+/// for multi-query attention), and query head `h` reads `K`/`V` head
+/// `h / (heads / kv_heads)`, as torch's `enable_gqa=True`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shape {
     /// Batch size `B`.
     pub batch: usize,
-    /// Heads per batch element `H`.
+    /// Query heads per batch element `H`.
     pub heads: usize,
+    /// `K`/`V` heads per batch element `H_kv` (divides `heads`).
+    pub kv_heads: usize,
     /// Query length.
     pub sq: usize,
     /// Key/value length.
@@ -261,6 +268,7 @@ impl Shape {
         Ok(Shape {
             batch,
             heads,
+            kv_heads: heads,
             sq,
             skv,
             d,
@@ -268,9 +276,32 @@ impl Shape {
             scale,
         })
     }
-    /// Heads in all (`batch x heads`).
+    /// The shape with `kv_heads` `K`/`V` heads per batch element
+    /// (`--kv-heads`): at least 1 and dividing `heads`.
+    pub fn with_kv_heads(self, kv_heads: usize) -> Result<Self> {
+        if kv_heads == 0 || !self.heads.is_multiple_of(kv_heads) {
+            return Err(Error::input(
+                "--kv-heads",
+                format!(
+                    "{kv_heads} with {} query heads; the K/V heads must divide the query heads                      (each K/V head serves heads / kv-heads query heads)",
+                    self.heads
+                ),
+            ));
+        }
+        Ok(Shape { kv_heads, ..self })
+    }
+    /// Query heads in all (`batch x heads`).
     pub fn bh(&self) -> usize {
         self.batch * self.heads
+    }
+    /// `K`/`V` heads in all (`batch x kv_heads`).
+    pub fn bh_kv(&self) -> usize {
+        self.batch * self.kv_heads
+    }
+    /// Query heads per `K`/`V` head (`heads / kv_heads`; 1 without
+    /// grouping): flat query head `i` reads flat `K`/`V` head `i / group`.
+    pub fn group(&self) -> usize {
+        self.heads / self.kv_heads
     }
     /// Elements of `Q` and `O`.
     pub fn q_len(&self) -> usize {
@@ -278,7 +309,7 @@ impl Shape {
     }
     /// Elements of `K` and of `V`.
     pub fn kv_len(&self) -> usize {
-        self.bh() * self.skv * self.d
+        self.bh_kv() * self.skv * self.d
     }
     /// `scale log2(e)`, as the kernels take it.
     pub fn scale_log2(&self) -> f32 {
@@ -290,15 +321,21 @@ impl Shape {
         let f = 4.0 * self.bh() as f64 * self.sq as f64 * self.skv as f64 * self.d as f64;
         if self.causal { f / 2.0 } else { f }
     }
-    /// `B=4 H=16 S=8192 D=128` (with `Skv` when it differs, and `causal`).
+    /// `B=4 H=16 S=8192 D=128` (with `Hkv` and `Skv` when they differ, and
+    /// `causal`).
     pub fn label(&self) -> String {
         let s = if self.sq == self.skv {
             format!("S={}", self.sq)
         } else {
             format!("Sq={} Skv={}", self.sq, self.skv)
         };
+        let kv = if self.kv_heads == self.heads {
+            String::new()
+        } else {
+            format!(" Hkv={}", self.kv_heads)
+        };
         format!(
-            "B={} H={} {s} D={}{}",
+            "B={} H={}{kv} {s} D={}{}",
             self.batch,
             self.heads,
             self.d,

@@ -73,7 +73,7 @@ pub fn check<T: Element>(dev: &Device, spec: Spec, rung: Rung, seed: u64) -> Res
 }
 
 /// The shapes of the simulator check: together they launch every `fft_*`
-/// kernel on both rungs (Bluestein at 97, mixed radix, 2-D with strided and
+/// kernel on every rung (Bluestein at 97, mixed radix, 2-D with strided and
 /// transposed columns, real transforms of even and odd lengths).
 pub fn sim_specs() -> Vec<Spec> {
     let s = |rows, n, two_d, real, inverse| Spec {
@@ -94,9 +94,10 @@ pub fn sim_specs() -> Vec<Spec> {
     ]
 }
 
-/// Every FFT kernel on the simulator against rustfft in f64, both rungs,
-/// f32 and f64, and one f64 transform longer than shared memory (the
-/// four-step split).
+/// Every FFT kernel on the simulator against rustfft in f64, every rung,
+/// f32 and f64, one f64 transform longer than shared memory (the
+/// four-step split), and the register rung's column tiles and two-launch
+/// four-step.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     for rung in Rung::ALL {
@@ -113,5 +114,29 @@ pub fn sim_check() -> Result<()> {
         inverse: true,
     };
     check::<f64>(&dev, long, Rung::Shared, 7)?;
+    // The register rung's own kernel: rows, column tiles and the four-step
+    // split (the shapes above are not powers of two).
+    for (i, spec) in [
+        Spec {
+            rows: 24,
+            n: 32,
+            two_d: true,
+            real: false,
+            inverse: false,
+        },
+        Spec {
+            rows: 2,
+            n: 1 << 13,
+            two_d: false,
+            real: false,
+            inverse: true,
+        },
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        check::<f32>(&dev, spec, Rung::Register, 200 + i as u64)?;
+        check::<f64>(&dev, spec, Rung::Register, 210 + i as u64)?;
+    }
     Ok(())
 }

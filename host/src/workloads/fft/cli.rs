@@ -35,8 +35,9 @@ pub struct Args {
     /// float64).
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
-    /// The rung (Stockham in global memory, or one block per transform in
-    /// shared memory), or all of them.
+    /// The rung (Stockham in global memory, one block per transform in
+    /// shared memory, or radix-16 butterflies in registers), or all of
+    /// them.
     #[arg(long, value_parser = OneOrAll::<Rung>::parser(), default_value = "all")]
     pub variant: OneOrAll<Rung>,
     /// gpu, sim or cpu (rustfft only).

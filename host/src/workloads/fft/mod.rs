@@ -4,7 +4,7 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `launch.rs` | [`Rung`], [`Element`], [`Plan`] (rows of one length: Stockham, four-step, Bluestein), [`Columns`]: the launchers |
+//! | `launch.rs` | [`Rung`], [`Element`], [`Plan`] (rows of one length: Stockham, radix-16 in registers, four-step, Bluestein), [`Columns`]: the launchers |
 //! | `problem.rs` | [`Spec`] and [`Fft`]: 1-D or 2-D, complex or real, forward or inverse |
 //! | `cpu.rs` | the rustfft reference in f64 and the random inputs |
 //! | `check.rs` | [`check`] against the reference and [`sim_check`] |
@@ -23,7 +23,7 @@ pub use check::{Check, check, compare, run_once, sim_check, sim_specs, tolerance
 pub use cli::{Args, SIM_MAX, cli, parse_shape};
 pub use cpu::{random_input, reference, time_reference};
 pub use launch::{
-    Columns, Element, MAX_LEN, Plan, Rung, bluestein_tables, radices, root, transpose,
-    twiddle_table,
+    Columns, Element, MAX_LEN, Plan, Rung, bluestein_tables, radices, register_four_step_takes,
+    register_takes, root, transpose, twiddle_table,
 };
 pub use problem::{Fft, Spec};

@@ -76,49 +76,99 @@ pub fn cli_batch<T: Elem>(
             "many curves need their frequency grid: give --start/--step/--n or --freqs",
         )
     })?;
-    let batch = read_batch(path)?;
-    batch.validate()?;
-    let (nc, nf) = (batch.curves(), freqs.len());
-    let t_in = t0.elapsed().as_secs_f64() * 1e3;
-    println!(
-        "batch {}: {nc} curves, {} samples ({:.0} per curve), {nf} frequencies, {} {}",
-        path.display(),
-        batch.t.len(),
-        batch.t.len() as f64 / nc as f64,
-        T::NAME,
-        describe(g, batch.dy.is_some())
-    );
-    let dev = crate::cli::open_device(backend)?;
-    let mut rows = Vec::new();
-    let (p, run_ms): (Vec<T>, f64) = match &dev {
-        None => {
-            // CPU: the reference of every curve is the result.
-            let t = Instant::now();
-            let rows: Vec<Result<Vec<f64>>> = (0..nc)
-                .into_par_iter()
-                .map(|c| {
-                    let (t, y, dy) = batch.curve(c);
-                    reference_general(t, y, dy, &freqs, g)
-                })
-                .collect();
-            let mut p = Vec::with_capacity(nc * nf);
-            for r in rows {
-                p.extend(r?.into_iter().map(T::from_f64));
-            }
-            (p, t.elapsed().as_secs_f64() * 1e3)
+    let whole = read_batch(path)?;
+    whole.validate()?;
+    // Under a launcher the curves are split across the ranks, each rank
+    // running its share on its own device; rank 0 gathers and reports.
+    let mut job = crate::distributed::join_from_env("the ranks of a batch split across processes")?;
+    if let Some((_, rdv)) = &mut job {
+        rdv.agree(&format!(
+            "{} {nc_all} curves, {} samples, {} freqs, {} {}, checksum {:016x}",
+            path.display(),
+            whole.t.len(),
+            freqs.len(),
+            T::NAME,
+            describe(g, whole.dy.is_some()),
+            checksum(&whole, &freqs),
+            nc_all = whole.curves(),
+        ))?;
+    }
+    let lead = job.as_ref().is_none_or(|(env, _)| env.rank == 0);
+    let say = |s: String| {
+        if lead {
+            println!("{s}");
         }
-        Some(dev) => {
-            if dev.is_sim() {
-                crate::cli::check_sim_limit(
-                    "--curves",
-                    batch.t.len().saturating_mul(nf),
-                    SIM_MAX_PAIRS,
-                    "sample x frequency pairs",
-                )?;
+    };
+    let (mine, batch) = match &job {
+        Some((env, _)) => {
+            let n = whole.curves();
+            let r = env.rank * n / env.world..(env.rank + 1) * n / env.world;
+            (r.clone(), sub_batch(&whole, r))
+        }
+        None => (0..whole.curves(), whole.clone()),
+    };
+    let (nc_all, nc, nf) = (whole.curves(), batch.curves(), freqs.len());
+    let t_in = t0.elapsed().as_secs_f64() * 1e3;
+    say(format!(
+        "batch {}: {nc_all} curves, {} samples ({:.0} per curve), {nf} frequencies, {} {}{}",
+        path.display(),
+        whole.t.len(),
+        whole.t.len() as f64 / nc_all as f64,
+        T::NAME,
+        describe(g, whole.dy.is_some()),
+        match &job {
+            Some((env, rdv)) => format!(
+                "; {} ranks ({}, meeting at {}), rank 0 runs curves {}..{}",
+                env.world,
+                env.source,
+                rdv.at(),
+                mine.start,
+                mine.end
+            ),
+            None => String::new(),
+        }
+    ));
+    let dev = match (&job, backend) {
+        (Some((env, _)), crate::Backend::Gpu) => {
+            let count = crate::runtime::gpu::device_count().unwrap_or(1).max(1);
+            Some(crate::Error::open_gpu(
+                env.local_rank.unwrap_or(env.rank) % count,
+            )?)
+        }
+        _ => crate::cli::open_device(backend)?,
+    };
+    let mut rows = Vec::new();
+    let (p, run_ms): (Vec<T>, f64) = if nc == 0 {
+        (Vec::new(), 0.0)
+    } else {
+        match &dev {
+            None => {
+                // CPU: the reference of every curve is the result.
+                let t = Instant::now();
+                let rows: Vec<Result<Vec<f64>>> = (0..nc)
+                    .into_par_iter()
+                    .map(|c| {
+                        let (t, y, dy) = batch.curve(c);
+                        reference_general(t, y, dy, &freqs, g)
+                    })
+                    .collect();
+                let mut p = Vec::with_capacity(nc * nf);
+                for r in rows {
+                    p.extend(r?.into_iter().map(T::from_f64));
+                }
+                (p, t.elapsed().as_secs_f64() * 1e3)
             }
-            let mut b = BatchBufs::<T>::new(dev, &batch, &freqs, g)?;
-            let t = dev.time(0, 1, |_| run_batch(dev, &mut b))?;
-            {
+            Some(dev) => {
+                if dev.is_sim() {
+                    crate::cli::check_sim_limit(
+                        "--curves",
+                        batch.t.len().saturating_mul(nf),
+                        SIM_MAX_PAIRS,
+                        "sample x frequency pairs",
+                    )?;
+                }
+                let mut b = BatchBufs::<T>::new(dev, &batch, &freqs, g)?;
+                let t = dev.time(0, 1, |_| run_batch(dev, &mut b))?;
                 let r = if dev.is_sim() {
                     args.reps.min(3)
                 } else {
@@ -138,46 +188,69 @@ pub fn cli_batch<T: Elem>(
                     &tr,
                     Some((pairs / (tr.median_ms * 1e-3) / 1e9, "Gpairs/s")),
                 ));
-                println!(
-                    "  batch kernel: median {} ms (min {}, max {}, {} reps), {:.1} Gpairs/s",
+                say(format!(
+                    "  batch kernel{}: median {} ms (min {}, max {}, {} reps), {:.1} Gpairs/s",
+                    if job.is_some() {
+                        " (rank 0's curves)"
+                    } else {
+                        ""
+                    },
                     fmt_ms(tr.median_ms),
                     fmt_ms(tr.min_ms),
                     fmt_ms(tr.max_ms),
                     tr.reps,
-                    batch.t.len() as f64 * nf as f64 / (tr.median_ms * 1e-3) / 1e9
-                );
+                    pairs / (tr.median_ms * 1e-3) / 1e9
+                ));
+                (dev.download(&b.out)?, t.median_ms)
             }
-            (dev.download(&b.out)?, t.median_ms)
         }
     };
     if dev.is_some()
-        && let Some(worst) = check_batch::<T>(&batch, &freqs, g, check, &p)?
+        && nc > 0
+        && let Some(worst) = check_batch::<T>(&batch, &freqs, g, check, &p, lead)?
     {
         for r in &mut rows {
             r.rel_err = Some(worst);
         }
     }
     let t_top = Instant::now();
-    let periods = best_periods(&p, nf, &freqs, args.top);
+    let mut periods = best_periods(&p, nf, &freqs, args.top);
     let top_ms = t_top.elapsed().as_secs_f64() * 1e3;
-    for c in 0..nc.min(4) {
+    let mut p = p;
+    if let Some((_, rdv)) = &mut job {
+        // Every rank's share, in rank order (= curve order), on every rank.
+        periods = gather_f64(rdv, &periods)?;
+        if args.out.is_some() {
+            let wide: Vec<f64> = p.iter().map(|v| v.to_f64()).collect();
+            p = gather_f64(rdv, &wide)?
+                .into_iter()
+                .map(T::from_f64)
+                .collect();
+        }
+        // A failed check or write on rank 0 must not leave the others
+        // waiting: they are done once everything is gathered.
+        if !lead {
+            return Ok(rows);
+        }
+    }
+    for c in 0..nc_all.min(4) {
         let shown: Vec<String> = periods[c * args.top..(c + 1) * args.top]
             .iter()
             .map(|v| format!("{v:.6}"))
             .collect();
         println!("  curve {c}: best period(s) {}", shown.join(", "));
     }
-    if nc > 4 {
-        println!("  ... ({} more curves)", nc - 4);
+    if nc_all > 4 {
+        println!("  ... ({} more curves)", nc_all - 4);
     }
     if let Some(out) = &args.out {
-        crate::npy::write_2d(out, nc, nf, &p)?;
-        println!("wrote {} ({nc} x {nf} {})", out.display(), T::NAME);
+        crate::npy::write_2d(out, nc_all, nf, &p)?;
+        println!("wrote {} ({nc_all} x {nf} {})", out.display(), T::NAME);
     }
     if let Some(per) = &args.periods {
-        crate::npy::write_2d(per, nc, args.top, &periods)?;
+        crate::npy::write_2d(per, nc_all, args.top, &periods)?;
         println!(
-            "wrote {} ({nc} x {} float64 periods)",
+            "wrote {} ({nc_all} x {} float64 periods)",
             per.display(),
             args.top
         );
@@ -194,6 +267,48 @@ pub fn cli_batch<T: Elem>(
         fmt_ms(top_ms)
     );
     Ok(rows)
+}
+
+/// Curves `r` of `b`, as a batch of their own.
+fn sub_batch(b: &Batch, r: std::ops::Range<usize>) -> Batch {
+    let (lo, hi) = (b.offsets[r.start], b.offsets[r.end]);
+    Batch {
+        t: b.t[lo..hi].to_vec(),
+        y: b.y[lo..hi].to_vec(),
+        dy: b.dy.as_ref().map(|d| d[lo..hi].to_vec()),
+        offsets: b.offsets[r.start..=r.end].iter().map(|o| o - lo).collect(),
+    }
+}
+
+/// FNV-1a over the bits of the batch and the grid: what the ranks compare.
+fn checksum(b: &Batch, freqs: &[f64]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let words =
+        b.t.iter()
+            .chain(&b.y)
+            .chain(b.dy.iter().flatten())
+            .chain(freqs)
+            .map(|v| v.to_bits())
+            .chain(b.offsets.iter().map(|&o| o as u64));
+    for w in words {
+        for byte in w.to_le_bytes() {
+            h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Every rank's `mine`, concatenated in rank order.
+fn gather_f64(rdv: &mut crate::distributed::Rendezvous, mine: &[f64]) -> Result<Vec<f64>> {
+    let bytes: Vec<u8> = mine.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let all = rdv.all_gather(&bytes)?;
+    Ok(all
+        .iter()
+        .flat_map(|b| {
+            b.chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        })
+        .collect())
 }
 
 /// The model in words.
@@ -217,6 +332,7 @@ fn check_batch<T: Elem>(
     g: General,
     check: CheckMode,
     p: &[T],
+    say: bool,
 ) -> Result<Option<f64>> {
     let (nc, nf) = (batch.curves(), freqs.len());
     let curves: Vec<usize> = match check {
@@ -242,6 +358,9 @@ fn check_batch<T: Elem>(
         .collect::<Result<Vec<f64>>>()?
         .into_iter()
         .fold(0.0, f64::max);
+    if !say {
+        return Ok(Some(worst));
+    }
     println!(
         "PASS lomb-scargle batch {} (check {}: {} curves): max |err|/peak {worst:.2e}",
         T::NAME,

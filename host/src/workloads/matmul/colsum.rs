@@ -321,6 +321,7 @@ fn one_launch_colsum(
         block: Dim3::x(k::COLSUM_BLOCK),
         shared_bytes: k::colsum_product_shared_bytes(plan.chunk_b),
         module: ModuleKey::default(),
+        cluster: None,
     };
     zero3(dev, &mut bufs.v, &mut bufs.out, &mut bufs.sync)?;
     let (mu, nu, ku) = (m as u32, n as u32, kk as u32);

@@ -209,6 +209,7 @@ fn chunk_config(rows: usize, cols: usize, chunk: usize) -> Result<LaunchConfig> 
         block: Dim3::x(k::COLSUM_BLOCK),
         shared_bytes: 0,
         module: ModuleKey::default(),
+        cluster: None,
     })
 }
 

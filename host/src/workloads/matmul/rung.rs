@@ -127,6 +127,7 @@ impl Rung {
                     block: Dim3::x(threads),
                     shared_bytes: shared,
                     module: ModuleKey::default(),
+                    cluster: None,
                 })
             };
         match self {

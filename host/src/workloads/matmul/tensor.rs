@@ -366,6 +366,7 @@ fn tiles(
         block: Dim3::x(threads),
         shared_bytes: shared,
         module: ModuleKey::default(),
+        cluster: None,
     })
 }
 
@@ -387,6 +388,7 @@ fn persistent(dev: &Device, m: usize, n: usize, bn: usize, shared: usize) -> Res
         block: Dim3::x(h::WS_THREADS),
         shared_bytes: shared,
         module: ModuleKey::default(),
+        cluster: None,
     })
 }
 
@@ -476,6 +478,7 @@ impl<'a> Operand<'a> {
             block: Dim3::x(k::PITCH_BLOCK),
             shared_bytes: 0,
             module: ModuleKey::default(),
+            cluster: None,
         };
         let (r, c, l) = (rows as u32, cols as u32, *ld as u32);
         launch!(dev, cfg, tensor::matmul_pitch16(src, copy, r, c, l))

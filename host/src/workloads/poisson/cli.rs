@@ -24,6 +24,9 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
     {
         return mg::run::cli(args);
     }
+    if args.mg.method == SolveMethod::Spectral {
+        return super::spectral::cli(args);
+    }
     let other = if args.mg.method != SolveMethod::Jacobi {
         Some(format!(
             "--method {}",
@@ -44,9 +47,7 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
                 ),
             ));
         }
-        if args.mg.method == SolveMethod::Spectral {
-            super::spectral::cli(args)?;
-        } else if args.mg.method != SolveMethod::Jacobi {
+        if args.mg.method != SolveMethod::Jacobi {
             mg::run::cli(args).map(|_| ())?;
         } else {
             multi::cli(args)?;

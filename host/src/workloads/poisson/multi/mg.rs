@@ -910,15 +910,24 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
     }
 
     /// The whole field (f64) when this process drives every rank (`None`
-    /// with one process per GPU: each holds its own rows only).
+    /// with one process per GPU: each holds its own rows only, see
+    /// [`PlacedMg::gather_mine`]).
     pub fn gather(&mut self) -> Result<Option<Vec<f64>>> {
-        self.synchronize()?;
         if self.slabs.len() != self.split.world() {
             return Ok(None);
         }
+        Ok(Some(self.gather_mine()?.0))
+    }
+
+    /// The rows of the field that this process's ranks own (f64), in a
+    /// grid-sized vector that is NaN elsewhere, and which rows they are
+    /// (the boundary rows go with the first and last rank).
+    pub fn gather_mine(&mut self) -> Result<(Vec<f64>, Vec<bool>)> {
+        self.synchronize()?;
         let sl = &self.split.levels[0];
         let (nx, ny) = (sl.level.nx, sl.level.ny);
         let mut full = vec![f64::NAN; nx * ny];
+        let mut mine = vec![false; ny];
         for (s, mem) in self.slabs.iter().zip(&self.team.members) {
             let local = mem.dev.download(&s.p[self.pc])?;
             let st = sl.stored(s.rank);
@@ -932,9 +941,10 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             for y in rows {
                 let l = y - st.start;
                 full[y * nx..(y + 1) * nx].copy_from_slice(&local[l * nx..(l + 1) * nx]);
+                mine[y] = true;
             }
         }
-        Ok(Some(full))
+        Ok((full, mine))
     }
 }
 

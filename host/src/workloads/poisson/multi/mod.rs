@@ -104,11 +104,13 @@
 //! `span.rs` (sub-range views and launches on a stream), `slab.rs` (one
 //! rank's sweep, halo operations and residual), `placed.rs` (a problem on a
 //! team: iterate, solve, compare, gather), `mg.rs` (multigrid on a team),
-//! `transport.rs` and `nccl.rs` (how ranks exchange rows), `args.rs`,
+//! `transport.rs`, `nccl.rs` and `tcp.rs` (how ranks exchange rows; the
+//! TCP rendezvous of a job of several processes), `args.rs`,
 //! `run.rs`, `mgrun.rs` and `scaling.rs` (the subcommands).
 
 pub mod args;
-pub mod bootstrap;
+/// The launcher's variables and the NCCL unique id ([`crate::distributed`]).
+pub use crate::distributed::bootstrap;
 pub mod decomp;
 pub mod element;
 pub mod mg;
@@ -119,6 +121,7 @@ pub mod run;
 pub mod scaling;
 mod slab;
 mod span;
+pub mod tcp;
 pub mod team;
 pub mod transport;
 

@@ -48,6 +48,9 @@ pub fn load_from(candidates: &[String]) -> Result<Nccl> {
 #[derive(Debug)]
 pub struct NcclTransport {
     comms: Comms,
+    /// The TCP rendezvous the ranks met at, when they did (kept to compare
+    /// their problems, [`Transport::agree`]).
+    rdv: Option<crate::distributed::Rendezvous>,
 }
 
 impl NcclTransport {
@@ -56,6 +59,7 @@ impl NcclTransport {
     pub fn init_all(lib: &'static Nccl, streams: Vec<Stream>) -> Result<Self> {
         Ok(Self {
             comms: Comms::init_all(lib, streams)?,
+            rdv: None,
         })
     }
 
@@ -70,7 +74,15 @@ impl NcclTransport {
     ) -> Result<Self> {
         Ok(Self {
             comms: Comms::init_rank(lib, stream, rank, world, id)?,
+            rdv: None,
         })
+    }
+
+    /// Keeps the TCP rendezvous the ranks met at, so that they can compare
+    /// their problems.
+    pub fn with_rendezvous(mut self, rdv: crate::distributed::Rendezvous) -> Self {
+        self.rdv = Some(rdv);
+        self
     }
 }
 
@@ -99,6 +111,12 @@ impl Transport for NcclTransport {
             ));
         }
         Ok(self.comms.all_reduce_sum(accs)?)
+    }
+    fn agree(&mut self, what: &str) -> Result<()> {
+        match &mut self.rdv {
+            Some(rdv) => rdv.agree(what),
+            None => Ok(()),
+        }
     }
     fn describe(&self) -> String {
         self.comms.describe()

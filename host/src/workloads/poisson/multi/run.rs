@@ -87,12 +87,36 @@ pub fn cli(args: &Args) -> Result<()> {
 
 fn open_team(n: usize, backend: Backend) -> Result<Team> {
     match backend {
-        Backend::Sim => Team::sim(n),
+        Backend::Sim => match RankEnv::from_env()? {
+            Some(env) => Team::sim_from_launcher(&env, Some(n)),
+            None => Team::sim(n),
+        },
         _ => match RankEnv::from_env()? {
             Some(env) => Team::from_launcher(&env, Some(n)),
             None => Team::gpus(n),
         },
     }
+}
+
+/// What the ranks of a job compare before they work ([`Team::agree`]): the
+/// grid, precision, spacing, a checksum of `b` and `p0`, and the options.
+pub(super) fn describe_problem<T: crate::workloads::poisson::types::Element>(
+    prob: &crate::workloads::poisson::problem::Problem<T>,
+    options: &impl std::fmt::Debug,
+) -> String {
+    // FNV-1a over the bits of every value: any different input differs.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for v in prob.b.iter().chain(&prob.p0) {
+        for byte in v.to_f64().to_bits().to_le_bytes() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!(
+        "{} {} h={:e} b,p0 checksum {hash:016x} {options:?}",
+        prob.grid.label(),
+        T::NAME,
+        prob.h
+    )
 }
 
 pub(super) fn reference_device(team: &Team) -> Result<Device> {
@@ -120,6 +144,10 @@ fn cli_typed<T: SlabElement>(args: &Args, n: usize, backend: Backend) -> Result<
     // input is made), then the problem.
     let mut team = open_team(n, backend)?;
     let (prob, _) = cli_problem::<T>(args)?;
+    team.agree(&describe_problem(
+        &prob,
+        &(&opts, rungs.as_slice(), args.gpus.no_overlap),
+    ))?;
     Decomp::new(prob.grid, team.world_size())?;
     if backend == Backend::Sim {
         // The single-device run and the slab run, each sweep on every rung.

@@ -3,7 +3,9 @@
 
 use super::bootstrap::{RankEnv, unique_id};
 use super::nccl::{self, NcclTransport};
+use super::tcp::TcpTransport;
 use super::transport::{LocalTransport, Transport};
+use crate::distributed::rendezvous::{self as tcp, Rendezvous};
 use crate::error::{Error, Result};
 use crate::runtime::stream::Priority;
 use crate::runtime::{Device, Event, Stream, nccl::share_pools, probe::driver_present};
@@ -197,23 +199,12 @@ impl Team {
 
     /// This process as one rank of a job started by a launcher (one process
     /// per GPU): the GPU is `local_rank` (or `rank`) modulo the GPUs visible
-    /// to the process; the NCCL unique id comes from `PTXLAB_NCCL_ID_FILE` or
-    /// `PTXLAB_NCCL_ID` ([`unique_id`]). `gpus`, when given, must equal
-    /// the job's world size.
+    /// to the process; the NCCL unique id comes from `PTXLAB_NCCL_ID_FILE`,
+    /// `PTXLAB_NCCL_ID`, or rank 0 over TCP at `MASTER_ADDR`
+    /// ([`unique_id`], [`crate::distributed`]). `gpus`, when given, must equal the
+    /// job's world size.
     pub fn from_launcher(env: &RankEnv, gpus: Option<usize>) -> Result<Self> {
-        if let Some(n) = gpus
-            && n != env.world
-        {
-            return Err(Error::input(
-                "--gpus",
-                format!(
-                    "{n}, but the launcher ({}) started {} process(es); one process drives one GPU, \
-                     so --gpus must equal the world size (or unset the launcher's variables to \
-                     drive {n} GPUs from one process)",
-                    env.source, env.world
-                ),
-            ));
-        }
+        check_world(env, gpus)?;
         let what = format!("rank {} of {}", env.rank, env.world);
         let count = gpu_count(1, &what)?;
         if count == 0 {
@@ -226,22 +217,74 @@ impl Team {
         let lib = nccl::load()?;
         let ordinal = env.local_rank.unwrap_or(env.rank) % count;
         let member = Member::gpu(env.rank, ordinal)?;
-        let (id, id_file) = unique_id(lib, env.rank, |k| std::env::var(k).ok())?;
+        let get = |k: &str| std::env::var(k).ok();
+        let by_file_or_var =
+            get("PTXLAB_NCCL_ID").is_some() || get("PTXLAB_NCCL_ID_FILE").is_some();
+        let (id, id_file, rdv) = match tcp::endpoint(get)? {
+            Some((host, port)) if !by_file_or_var => {
+                let mut rdv =
+                    Rendezvous::join(env.rank, env.world, &host, port, tcp::timeout(get)?)?;
+                let mine = if env.rank == 0 {
+                    lib.unique_id()?.to_hex()
+                } else {
+                    String::new()
+                };
+                let all = rdv.all_gather(mine.as_bytes())?;
+                let id = super::bootstrap::id_from_hex(&String::from_utf8_lossy(&all[0]))?;
+                (id, None, Some(rdv))
+            }
+            _ => {
+                let (id, file) = unique_id(lib, env.rank, get)?;
+                (id, file, None)
+            }
+        };
         let stream = member
             .streams
             .as_ref()
             .map(|s| s.a.clone())
             .ok_or_else(|| Error::input("device", "not a GPU"))?;
-        let transport = NcclTransport::init_rank(lib, stream, env.rank, env.world, id)?;
+        let mut transport = NcclTransport::init_rank(lib, stream, env.rank, env.world, id)?;
         if let Some(f) = id_file {
             // Every rank has joined (communicator set-up is collective), so
             // the id has been read; a stale file would mislead the next job.
             let _ = std::fs::remove_file(f);
         }
+        if let Some(rdv) = rdv {
+            transport = transport.with_rendezvous(rdv);
+        }
         Ok(Self {
             members: vec![member],
             transport: Box::new(transport),
         })
+    }
+
+    /// This process as one rank of a job of simulated devices, one per
+    /// process, started by a launcher: the ranks meet at `MASTER_ADDR`
+    /// ([`crate::distributed`]) and exchange halos through rank 0. What CI runs to
+    /// test the decomposition across processes without a GPU.
+    pub fn sim_from_launcher(env: &RankEnv, gpus: Option<usize>) -> Result<Self> {
+        check_world(env, gpus)?;
+        let get = |k: &str| std::env::var(k).ok();
+        let Some((host, port)) = tcp::endpoint(get)? else {
+            return Err(Error::input(
+                "MASTER_ADDR",
+                format!(
+                    "unset, but this process is rank {} of {} ({}); simulated devices in                      separate processes meet over TCP: set MASTER_ADDR and MASTER_PORT (or unset                      the launcher's variables to simulate every device in this process)",
+                    env.rank, env.world, env.source
+                ),
+            ));
+        };
+        let rdv = Rendezvous::join(env.rank, env.world, &host, port, tcp::timeout(get)?)?;
+        Ok(Self {
+            members: vec![Member::sim(env.rank)],
+            transport: Box::new(TcpTransport::new(rdv)),
+        })
+    }
+
+    /// Fails on every rank unless all ranks of the job describe their
+    /// problem as `what` ([`Transport::agree`]).
+    pub fn agree(&mut self, what: &str) -> Result<()> {
+        self.transport.agree(what)
     }
 
     /// Ranks in the whole job.
@@ -263,5 +306,21 @@ impl Team {
     /// `true` when this process holds rank 0 (the one that prints).
     pub fn is_lead(&self) -> bool {
         self.members.first().is_some_and(|m| m.rank == 0)
+    }
+}
+
+/// `--gpus N` under a launcher must equal its world size.
+fn check_world(env: &RankEnv, gpus: Option<usize>) -> Result<()> {
+    match gpus {
+        Some(n) if n != env.world => Err(Error::input(
+            "--gpus",
+            format!(
+                "{n}, but the launcher ({}) started {} process(es); one process drives one device, \
+                 so --gpus must equal the world size (or unset the launcher's variables to drive \
+                 {n} devices from one process)",
+                env.source, env.world
+            ),
+        )),
+        _ => Ok(()),
     }
 }

@@ -32,6 +32,15 @@ pub trait Transport {
     /// Sums one `f64` over all ranks: `accs[i]` is the value of local slab
     /// `i` (one element); each is overwritten with the total.
     fn all_reduce_sum(&mut self, accs: &[Rows<'_>]) -> Result<()>;
+    /// Fails on every rank unless every rank of the job describes its
+    /// problem as `what` (the ranks of a job of several processes were
+    /// started separately, so each made its problem from its own arguments).
+    /// A transport whose ranks all live in this process has nothing to
+    /// compare.
+    fn agree(&mut self, what: &str) -> Result<()> {
+        let _ = what;
+        Ok(())
+    }
     /// A short description for reports (`"NCCL 2.28.5, one process"`).
     fn describe(&self) -> String;
 }
@@ -54,7 +63,9 @@ impl LocalTransport {
     }
 }
 
-fn sim_only(r: &Rows<'_>) -> Result<()> {
+/// Refuses a run of GPU memory (the in-process and TCP transports copy host
+/// memory only).
+pub(super) fn sim_only(r: &Rows<'_>) -> Result<()> {
     if r.backing() != Backing::Sim {
         return Err(Error::Runtime(crate::runtime::Error::Unsupported {
             what: "copying GPU memory between ranks".into(),

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::cli::Precision;
 use crate::error::{Error, Result};
-use crate::report::fmt_ms;
+use crate::report::{Row, fmt_ms};
 use crate::runtime::Device;
 use crate::workloads::poisson::args::Args;
 use crate::workloads::poisson::cpu::{cpu_residual_sq, interior_norm_sq};
@@ -21,7 +21,8 @@ pub const SIM_MAX_CELLS: usize = 1 << 18;
 /// the GPU, the simulator or the CPU), prints the time, the relative
 /// residual, the error against the CPU f64 solve (sides up to 1025) or the
 /// manufactured solution, and the bytes per solve against the memory floor.
-pub fn cli(args: &Args) -> Result<()> {
+/// Returns the solve's row (what `--json` prints).
+pub fn cli(args: &Args) -> Result<Vec<Row>> {
     for (flag, given) in [
         ("--gpus", args.gpus.requested()),
         ("--tol", args.tol.is_some()),
@@ -37,10 +38,11 @@ pub fn cli(args: &Args) -> Result<()> {
     }
     let reps = args.mg.reps;
     crate::cli::check_iters("--reps", reps, 1)?;
-    match args.precision {
+    let row = match args.precision {
         Precision::F32 => typed::<f32>(args, reps),
         Precision::F64 => typed::<f64>(args, reps),
-    }
+    }?;
+    Ok(vec![row])
 }
 
 /// The problem of the arguments: [`cli_problem`], or for Neumann without
@@ -71,7 +73,7 @@ fn problem<T: Element>(args: &Args, boundary: Boundary) -> Result<(Problem<T>, O
     ))
 }
 
-fn typed<T: SpectralElement>(args: &Args, reps: usize) -> Result<()> {
+fn typed<T: SpectralElement>(args: &Args, reps: usize) -> Result<Row> {
     let boundary = args.mg.boundary;
     let backend = args.backend;
     let (prob, exact) = problem::<T>(args, boundary)?;
@@ -96,20 +98,34 @@ fn typed<T: SpectralElement>(args: &Args, reps: usize) -> Result<()> {
     );
     let small = grid.nx.max(grid.ny) <= 1025;
     let dev = crate::cli::open_device(backend)?;
+    // The bench's rows of direct solves are poisson-mg's (its report pairs
+    // them with every tolerance of the grid).
+    let mut row = Row::new(
+        "poisson-mg",
+        &format!("spectral ({}, direct)", boundary.transform()),
+        &crate::cli::value_name(&backend),
+        &grid.label(),
+        T::NAME,
+    );
     let (p, who): (Vec<f64>, String) = match &dev {
         None => {
             super::check_problem(&prob, boundary)?;
             let t = std::time::Instant::now();
             let p = solve_cpu(grid, prob.h, &b, &p0, boundary)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            row.first_ms = Some(ms);
+            row.note = "one CPU solve by dense f64 transforms".into();
             println!(
                 "CPU dense f64 transforms: {} ms (one solve, up to {CPU_MAX_SIDE} per side)",
-                fmt_ms(t.elapsed().as_secs_f64() * 1e3)
+                fmt_ms(ms)
             );
             (p, "CPU".into())
         }
         Some(dev) => {
+            let first = std::time::Instant::now();
             let mut s = SpectralDevice::<T>::new(dev, &prob, boundary)?;
             let p = s.solve()?;
+            row.first_ms = Some(first.elapsed().as_secs_f64() * 1e3);
             let t = s.time(2, reps)?;
             let bytes = solve_bytes(grid, std::mem::size_of::<T>());
             let floor = floor_bytes(grid, std::mem::size_of::<T>());
@@ -146,14 +162,25 @@ fn typed<T: SpectralElement>(args: &Args, reps: usize) -> Result<()> {
                     None => String::new(),
                 }
             );
+            row.throughput = Some(gbs);
+            row.unit = "GB/s (bytes of the 3 passes / time)".into();
+            row.pct_of_ceiling = copy.map(|c| 100.0 * gbs / c);
+            row.note = format!(
+                "median of {} (device events) after 2 warm-up solves; 3 passes, {:.3} GB per \
+                 solve",
+                t.reps,
+                bytes / 1e9
+            );
+            row.timing = Some(t);
             (wide(&p), dev.name().to_string())
         }
     };
     let b_sq = interior_norm_sq(&b, grid);
     let res = cpu_residual_sq(&p, &b, grid, prob.h).sqrt();
+    let rel = if b_sq > 0.0 { res / b_sq.sqrt() } else { res };
+    row.rel_err = Some(rel);
     println!(
-        "{who}: ||b - lap_h p|| / ||b|| = {:.3e} (in f64, of the {} field)",
-        if b_sq > 0.0 { res / b_sq.sqrt() } else { res },
+        "{who}: ||b - lap_h p|| / ||b|| = {rel:.3e} (in f64, of the {} field)",
         T::NAME
     );
     if dev.is_some() && small {
@@ -178,7 +205,7 @@ fn typed<T: SpectralElement>(args: &Args, reps: usize) -> Result<()> {
         let field: Vec<T> = p.iter().map(|&v| T::from_f64(v)).collect();
         write_field(out, grid, &field)?;
     }
-    Ok(())
+    Ok(row)
 }
 
 /// A problem with a known discrete solution: a smooth `p*` with non-zero

@@ -4,8 +4,8 @@
 //! passed from rank 0 to the others through a file or a variable
 //! ([`unique_id`]).
 
-use super::nccl::{Nccl, UniqueId};
 use crate::error::{Error, Result};
+use crate::runtime::nccl::{Nccl, UniqueId};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
