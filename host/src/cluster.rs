@@ -68,7 +68,7 @@ pub fn run(dev: &Device, x: &[f32], cluster: u32) -> Result<Vec<f32>> {
     run_with(dev, x, config(x.len(), cluster)?)
 }
 
-/// Checks `got` against [`reference`]: each sum within `1e-5` of the sum
+/// Checks `got` against [`reference()`]: each sum within `1e-5` of the sum
 /// of the absolute values of its slice (f32 rounding over at most 8192
 /// terms); the first mismatch, or a NaN left in the output, is an error.
 pub fn check(x: &[f32], cluster: u32, got: &[f32]) -> Result<()> {
@@ -100,7 +100,7 @@ pub fn check(x: &[f32], cluster: u32, got: &[f32]) -> Result<()> {
 }
 
 /// The simulator check of the cluster kernel: random values at an odd
-/// length, clusters of 1, 2 and 3 blocks, against [`reference`] (the output
+/// length, clusters of 1, 2 and 3 blocks, against [`reference()`] (the output
 /// starts poisoned, so a sum left unwritten fails).
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
