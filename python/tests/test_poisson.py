@@ -73,7 +73,9 @@ def test_spectral_matches_scipy_on_an_odd_grid(backend, precision):
     np.testing.assert_array_equal(p[-1], r(p0)[-1])
     err = np.max(np.abs(p - want)) / np.max(np.abs(want))
     assert err < (1e-10 if r(b) is b else 1e-5), err
-    assert info["rel_residual"] < (1e-10 if r(b) is b else 1e-4)
+    # In f32 the residual of the rounded field is amplified by 1/h^2: the
+    # error against the direct solve above is the accuracy check.
+    assert info["rel_residual"] < (1e-10 if r(b) is b else 2e-3)
 
 
 def test_poisson_errors():
