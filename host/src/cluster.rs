@@ -104,7 +104,7 @@ pub fn check(x: &[f32], cluster: u32, got: &[f32]) -> Result<()> {
 /// starts poisoned, so a sum left unwritten fails).
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
-    let mut rng = crate::rng::SplitMix64(0x5eed_c1u64);
+    let mut rng = crate::rng::SplitMix64(0x005e_edc1);
     let n = 3 * k::CLUSTER_SUM_PER_BLOCK + 77;
     let x: Vec<f32> = (0..n).map(|_| rng.uniform(-1.0, 1.0) as f32).collect();
     for cluster in [1, 2, 3] {
