@@ -38,3 +38,16 @@ pub fn join_from_env(what: &str) -> Result<Option<(RankEnv, Rendezvous)>> {
     let rdv = Rendezvous::join(env.rank, env.world, &host, port, rendezvous::timeout(get)?)?;
     Ok(Some((env, rdv)))
 }
+
+/// FNV-1a over the little-endian bytes of `words`: the checksum of inputs
+/// that the ranks compare ([`Rendezvous::agree`]); any different input
+/// differs.
+pub fn checksum(words: impl IntoIterator<Item = u64>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for w in words {
+        for byte in w.to_le_bytes() {
+            h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}

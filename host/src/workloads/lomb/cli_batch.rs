@@ -280,22 +280,18 @@ fn sub_batch(b: &Batch, r: std::ops::Range<usize>) -> Batch {
     }
 }
 
-/// FNV-1a over the bits of the batch and the grid: what the ranks compare.
+/// The checksum of the batch and the grid: what the ranks compare.
 fn checksum(b: &Batch, freqs: &[f64]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let words =
+    let values =
         b.t.iter()
             .chain(&b.y)
             .chain(b.dy.iter().flatten())
-            .chain(freqs)
+            .chain(freqs);
+    crate::distributed::checksum(
+        values
             .map(|v| v.to_bits())
-            .chain(b.offsets.iter().map(|&o| o as u64));
-    for w in words {
-        for byte in w.to_le_bytes() {
-            h = (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
+            .chain(b.offsets.iter().map(|&o| o as u64)),
+    )
 }
 
 /// Every rank's `mine`, concatenated in rank order.

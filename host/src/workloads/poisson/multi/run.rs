@@ -104,13 +104,8 @@ pub(super) fn describe_problem<T: crate::workloads::poisson::types::Element>(
     prob: &crate::workloads::poisson::problem::Problem<T>,
     options: &impl std::fmt::Debug,
 ) -> String {
-    // FNV-1a over the bits of every value: any different input differs.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for v in prob.b.iter().chain(&prob.p0) {
-        for byte in v.to_f64().to_bits().to_le_bytes() {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    let hash =
+        crate::distributed::checksum(prob.b.iter().chain(&prob.p0).map(|v| v.to_f64().to_bits()));
     format!(
         "{} {} h={:e} b,p0 checksum {hash:016x} {options:?}",
         prob.grid.label(),
