@@ -2,8 +2,10 @@
 and the accuracy the 3xTF32 rows must match) and on (the speed of the
 3xTF32 rows' closest library peer), BF16 and FP16 (cuBLAS, the tensor-core
 ladder's peers) at 4096^3, 8192^3 and the material's shape, each with its
-error against the f64 product of the same inputs; matmul then column sum,
-the fused algebra A.sum(0) @ B, and CuPy's einsum('ij,jk->k')."""
+error against the f64 product of the same inputs; torch._scaled_mm (FP8
+E4M3 with per-tensor scales, BF16 out: the FP8 GEMM's peer) at the FP8
+rows' shapes; matmul then column sum, the fused algebra A.sum(0) @ B, and
+CuPy's einsum('ij,jk->k')."""
 from common import try_import, time_cuda
 
 W = "matmul"
@@ -71,6 +73,63 @@ def _torch(quick):
     return rows
 
 
+def _fp8_shapes(quick):
+    """The FP8 rows' shapes (host/src/workloads/matmul/fp8_bench.rs)."""
+    if quick:
+        return [(2048, 2048, 2048)]
+    return [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 4096), (4096, 7168, 16384)]
+
+
+def _scaled_mm(quick):
+    """torch._scaled_mm with per-tensor scales: A (m x k) and B^T (n x k)
+    quantised to float8_e4m3fn with scale = amax / 448 (the FP8 GEMM's
+    default), B passed column-major as the function requires, BF16 out.
+    Default accumulation (use_fast_accum=False: cuBLAS promotes partial
+    sums to f32, as the Rust kernel does) and fast accumulation. Error
+    against the f64 product of the dequantised inputs."""
+    torch, why = try_import("torch")
+    if torch is None or not torch.cuda.is_available():
+        return [{"workload": W, "variant": "torch._scaled_mm", "backend": "torch",
+                 "skipped": why or "torch has no CUDA device"}]
+    if not hasattr(torch, "_scaled_mm") or not hasattr(torch, "float8_e4m3fn"):
+        return [{"workload": W, "variant": "torch._scaled_mm", "backend": "torch",
+                 "skipped": f"torch {torch.__version__} has no _scaled_mm/float8_e4m3fn"}]
+    if torch.cuda.get_device_capability() < (8, 9):
+        return [{"workload": W, "variant": "torch._scaled_mm", "backend": "torch",
+                 "skipped": "FP8 needs compute capability 8.9 or newer"}]
+    g = torch.Generator(device="cuda").manual_seed(1)
+    rows = []
+
+    def quantize(x):
+        scale = (x.abs().max() / 448.0).float()
+        return (x / scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn), scale
+
+    for m, n, k in _fp8_shapes(quick):
+        size = f"{m}^3" if m == n == k else f"({m}x{k})({k}x{n})"
+        flop = 2 * m * n * k
+        a, sa = quantize(torch.rand(m, k, device="cuda", generator=g) * 2 - 1)
+        bt, sb = quantize(torch.rand(n, k, device="cuda", generator=g) * 2 - 1)
+        b = bt.t()  # k x n, column-major: what _scaled_mm takes
+
+        def call(fast):
+            r = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                 use_fast_accum=fast)
+            return r[0] if isinstance(r, tuple) else r  # torch < 2.5 also returned amax
+
+        want = (a.double() * sa.double()) @ (b.double() * sb.double())
+        for fast, label in [(False, "torch._scaled_mm FP8 e4m3 (cuBLAS)"),
+                            (True, "torch._scaled_mm FP8 e4m3, fast accum (cuBLAS)")]:
+            got = call(fast).double()
+            err = float((got - want).norm() / want.norm())
+            del got
+            t = time_cuda(lambda: call(fast), reps=30 if flop > 2e11 else 50, warmup=5)
+            rows.append(_row(label, "torch", size, t, flop / (t["median_ms"] * 1e-3) / 1e9,
+                             "GFLOP/s", err, precision="fp8"))
+        del a, bt, b, want
+        torch.cuda.empty_cache()
+    return rows
+
+
 def _cupy(quick):
     cp, why = try_import("cupy")
     if cp is None:
@@ -92,4 +151,4 @@ def _cupy(quick):
 
 
 def run(quick: bool) -> list:
-    return _torch(quick) + _cupy(quick)
+    return _torch(quick) + _scaled_mm(quick) + _cupy(quick)

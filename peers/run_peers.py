@@ -31,6 +31,7 @@ MODULES = {
     "diffusion": "diffusion",
     "matmul": "matmul",
     "attention": "attention",
+    "attention-decode": "attention_decode",
     "fusion": "fusion",
     "fft": "fft",
 }

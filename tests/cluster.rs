@@ -1,10 +1,12 @@
-//! Thread-block clusters and distributed shared memory: the cluster sum
+//! Thread-block clusters, distributed shared memory and TMA multicast: the
+//! cluster sum and the multicast matrix-vector product
 //! (`kernels_gpu::cluster`) on the simulator at odd sizes and every
-//! cluster size against an f64 reference, in order and under random
-//! schedules; its two planted DSMEM bugs caught with one-line reports that
-//! name both places; bad cluster shapes refused with errors that name the
-//! limit; the PTX of the kernel; and, when a driver is present, the same
-//! sums on the GPU (skipped with a one-line reason otherwise).
+//! cluster size against f64 references, in order and under random
+//! schedules; their planted DSMEM and multicast bugs caught with one-line
+//! reports that name both places; bad cluster shapes and multicast masks
+//! refused with errors that name the limit; the PTX of the kernels; and,
+//! when a driver is present, the same results on the GPU (skipped with a
+//! one-line reason otherwise).
 
 use ptxlab::cluster;
 use ptxlab::pipeline_bugs::{self, Bug, Outcome};
@@ -134,6 +136,142 @@ fn a_block_that_exits_while_a_peer_reads_it_is_reported_naming_both_places() {
     assert!(matches!(ok, Outcome::Right { .. }), "{ok}");
 }
 
+/// Odd shapes of the multicast matrix-vector product: partial row tiles,
+/// partial column tiles, more tiles than stages.
+const MC_SHAPES: [(usize, usize); 4] = [(1, 1), (33, 97), (67, 131), (130, 260)];
+
+#[test]
+fn multicast_matvec_matches_the_f64_reference_at_odd_shapes_on_the_simulator() {
+    let dev = Device::sim();
+    for c in cluster::MULTICAST_CLUSTERS {
+        for (i, &(m, k)) in MC_SHAPES.iter().enumerate() {
+            let (a, x) = cluster::multicast_data(300 + i as u64, m, k, c);
+            let got = cluster::multicast_run(&dev, &a, &x, m, k, c).unwrap();
+            // The output starts as NaN: every block must have written.
+            cluster::multicast_check(&a, &x, m, k, c, &got)
+                .unwrap_or_else(|e| panic!("{m}x{k}, cluster {c}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn multicast_matvec_runs_clean_under_random_schedules() {
+    for seed in 1..=4 {
+        let dev = Device::sim_with(SimOptions {
+            schedule: Schedule::Random { seed },
+            ..SimOptions::default()
+        });
+        for c in [2u32, 4] {
+            let (m, k) = (67, 200);
+            let (a, x) = cluster::multicast_data(9, m, k, c);
+            let got = cluster::multicast_run(&dev, &a, &x, m, k, c).unwrap();
+            cluster::multicast_check(&a, &x, m, k, c, &got)
+                .unwrap_or_else(|e| panic!("seed {seed}, cluster {c}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn the_multicast_check_catches_a_wrong_result() {
+    let (m, k, c) = (33, 40, 2);
+    let (a, x) = cluster::multicast_data(4, m, k, c);
+    let (want, _) = cluster::multicast_reference(&a, &x, m, k, c);
+    let mut got: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+    cluster::multicast_check(&a, &x, m, k, c, &got).unwrap();
+    got[m + 5] += 0.01;
+    let e = cluster::multicast_check(&a, &x, m, k, c, &got).unwrap_err();
+    assert!(e.to_string().contains("vector 1, row 5"), "{e}");
+    got[m + 5] = f32::NAN;
+    assert!(cluster::multicast_check(&a, &x, m, k, c, &got).is_err());
+}
+
+#[test]
+fn bad_multicast_shapes_are_refused() {
+    let e = cluster::multicast_config(64, 64, 3)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("allowed: 1, 2, 4 or 8"), "{e}");
+    let e = cluster::multicast_config(0, 64, 2).unwrap_err().to_string();
+    assert!(e.contains("at least") || e.contains("1..="), "{e}");
+    let dev = Device::sim();
+    let e = cluster::multicast_run(&dev, &[0.0; 10], &[0.0; 4], 3, 4, 2)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("want 12 and 8"), "{e}");
+}
+
+/// The line numbers of `file` in a report.
+fn lines_of(line: &str, file: &str) -> Vec<String> {
+    let key = format!("{file}:");
+    line.match_indices(&key)
+        .map(|(i, _)| {
+            line[i + key.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect()
+        })
+        .collect()
+}
+
+/// The one-line report of `bug` (planted), after checking that its
+/// correct kernel gives the right result.
+fn multicast_report(bug: Bug) -> String {
+    let dev = Device::sim();
+    let ok = pipeline_bugs::run(&dev, bug, false).unwrap();
+    assert!(matches!(ok, Outcome::Right { .. }), "{ok}");
+    let got = pipeline_bugs::run(&dev, bug, true).unwrap();
+    let Outcome::Caught(e) = got else {
+        panic!("not caught: {got}");
+    };
+    assert_eq!(e.kernel, bug.kernel());
+    let line = e.to_string();
+    println!("{line}");
+    assert!(!line.contains('\n'));
+    line
+}
+
+#[test]
+fn a_multicast_mask_that_misses_a_consumer_is_a_deadlock_naming_the_multicast() {
+    let line = multicast_report(Bug::MulticastMaskMissesPeer);
+    assert!(line.contains("deadlock"), "{line}");
+    assert!(
+        line.contains("its mask misses a block that waits for its data"),
+        "{line}"
+    );
+    assert!(line.contains("cta_mask 0b"), "{line}");
+    assert!(line.contains("transaction bytes pending"), "{line}");
+    // The consumer's wait and the multicast (in the shared kernel body).
+    let lines = lines_of(&line, "kernels-gpu/src/pipeline_bugs/multicast.rs");
+    assert!(
+        lines.len() >= 2 && lines.iter().any(|l| *l != lines[0]),
+        "the wait and the multicast expected: {line}"
+    );
+}
+
+#[test]
+fn an_expect_tx_of_one_blocks_bytes_is_a_read_of_unlanded_data_naming_the_multicast() {
+    let line = multicast_report(Bug::MulticastExpectTxOneBlock);
+    assert!(line.contains("TMA multicast"), "{line}");
+    assert!(
+        line.contains("counted fewer bytes than land in this block"),
+        "{line}"
+    );
+    let lines = lines_of(&line, "kernels-gpu/src/pipeline_bugs/multicast.rs");
+    assert!(
+        lines.len() >= 2 && lines.iter().any(|l| *l != lines[0]),
+        "the read and the multicast expected: {line}"
+    );
+}
+
+#[test]
+fn a_stage_released_on_the_own_block_only_leaves_the_peers_producer_waiting() {
+    let line = multicast_report(Bug::MulticastArriveOwnRankOnly);
+    assert!(line.contains("deadlock"), "{line}");
+    assert!(line.contains("arrivals pending"), "{line}");
+    let lines = lines_of(&line, "kernels-gpu/src/pipeline_bugs/multicast.rs");
+    assert!(lines.len() >= 2, "the wait and the init expected: {line}");
+}
+
 /// The error of a cluster sum launched with `cfg` on the simulator.
 fn launch_error(cfg: LaunchConfig) -> String {
     let x = data(1, 4096);
@@ -219,6 +357,23 @@ fn the_kernel_ptx_has_the_cluster_barrier_and_dsmem() {
     }
     // The portable module has none of them.
     assert!(!ptxlab::modules::ptx(false).contains("barrier.cluster"));
+    for name in [
+        "cluster_multicast_matvec_f32",
+        "multicast_mask_misses_peer",
+        "multicast_expect_tx_one_block",
+        "multicast_arrive_own_rank_only",
+    ] {
+        let e = entry(ptx, name);
+        for what in [
+            ".multicast::cluster",
+            "mbarrier.arrive.release.cluster.shared::cluster.b64",
+            "mapa.shared::cluster",
+            "fence.mbarrier_init.release.cluster",
+            "barrier.cluster.wait",
+        ] {
+            assert!(e.contains(what), "{name}: no `{what}`");
+        }
+    }
 }
 
 #[test]
@@ -254,4 +409,31 @@ fn gpu_cluster_sum() {
     )
     .expect_err("16 blocks exceed the portable cluster size");
     assert!(e.to_string().contains("at most 8"), "{e}");
+}
+
+#[test]
+fn gpu_multicast_matvec() {
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
+        return;
+    };
+    let Some(gpu) = dev.as_gpu() else {
+        return;
+    };
+    let cc = gpu.info().compute_capability;
+    if cc.0 < 9 {
+        println!(
+            "skipped: compute capability {}.{} has no clusters or TMA",
+            cc.0, cc.1
+        );
+        return;
+    }
+    let shapes = [(1, 1), (33, 97), (67, 131), (130, 260), (1000, 4099)];
+    for c in cluster::MULTICAST_CLUSTERS {
+        for (i, &(m, k)) in shapes.iter().enumerate() {
+            let (a, x) = cluster::multicast_data(500 + i as u64, m, k, c);
+            let got = cluster::multicast_run(&dev, &a, &x, m, k, c).unwrap();
+            cluster::multicast_check(&a, &x, m, k, c, &got)
+                .unwrap_or_else(|e| panic!("GPU {m}x{k}, cluster {c}: {e}"));
+        }
+    }
 }

@@ -144,6 +144,29 @@ fn plans_factor_lengths_and_pick_bluestein_for_large_primes() {
     assert!(!fft::register_takes(8) && !fft::register_takes(8192) && !fft::register_takes(48));
     assert!(fft::register_four_step_takes(8192) && fft::register_four_step_takes(1 << 24));
     assert!(!fft::register_four_step_takes(4096) && !fft::register_four_step_takes(1 << 25));
+    // The coalesced rung: 16 points per thread in f32, 8 in f64, one
+    // launch up to 16384 (f32) or 8192 (f64) points, four-step above.
+    assert_eq!(fft::radices(4096, Rung::Coalesced), Some(vec![16, 16, 16]));
+    assert_eq!(
+        fft::radices(16384, Rung::Coalesced),
+        Some(vec![4, 16, 16, 16])
+    );
+    assert_eq!(
+        fft::radices(840, Rung::Coalesced),
+        fft::radices(840, Rung::Shared)
+    );
+    assert_eq!(fft::line_radices(4096, 8), vec![8, 8, 8, 8]);
+    assert_eq!(fft::line_radices(16, 8), vec![2, 8]);
+    assert_eq!(fft::line_radices(8, 8), vec![8]);
+    assert_eq!(fft::line_radices(2048, 16), vec![8, 16, 16]);
+    assert!(fft::coalesced_takes::<f64>(8) && !fft::coalesced_takes::<f32>(8));
+    assert!(fft::coalesced_takes::<f32>(16384) && !fft::coalesced_takes::<f32>(32768));
+    assert!(fft::coalesced_takes::<f64>(8192) && !fft::coalesced_takes::<f64>(16384));
+    assert!(!fft::coalesced_takes::<f32>(48) && !fft::coalesced_takes::<f64>(4095));
+    assert!(fft::coalesced_four_step_takes::<f64>(16384));
+    assert!(fft::coalesced_four_step_takes::<f32>(1 << 28));
+    assert!(!fft::coalesced_four_step_takes::<f32>(1 << 29));
+    assert!(!fft::coalesced_four_step_takes::<f32>(16384));
     let dev = Device::sim();
     let p = fft::Plan::<f64>::new(&dev, 97, 1, Rung::Global).unwrap();
     assert_eq!(p.describe(), "Bluestein through length 256");
@@ -218,11 +241,143 @@ fn simulator_register_rung_layouts_and_fallbacks() {
     }
 }
 
-/// A register plan writes nothing outside its output and reads nothing
-/// but its input: the output buffer is poisoned (NaN) by `run_once`, and a
-/// second run on the same plan gives the same values bit for bit.
+/// The coalesced rung on what it takes itself (powers of two: rows in one
+/// launch, short lines many to a block with a partial last group, 2-D with
+/// sector-wide column tiles in place and partial tiles, four-step lengths
+/// in two launches, real transforms through a half-length power of two)
+/// and what it hands on (the shared rung's kernel for other small factors,
+/// Bluestein on its own kernel for large primes), f32 and f64, forward and
+/// inverse, against rustfft in f64 with the output poisoned first.
 #[test]
-fn simulator_register_rung_reruns_bit_for_bit() {
+fn simulator_coalesced_rung_layouts_and_fallbacks() {
+    let dev = Device::sim();
+    // (spec, a fragment of the f32 plan's description, of the f64 one's)
+    let cases = [
+        (
+            spec(7, 16, false, false, false),
+            "radices 16,",
+            "radices 2x8,",
+        ),
+        (spec(5, 8, false, false, true), "shared rung", "radices 8,"),
+        (
+            spec(3, 32, false, false, true),
+            "radices 2x16,",
+            "radices 4x8,",
+        ),
+        (
+            spec(5, 256, false, false, false),
+            "radices 16x16,",
+            "radices 4x8x8,",
+        ),
+        (
+            spec(3, 4096, false, false, true),
+            "radices 16x16x16,",
+            "radices 8x8x8x8,",
+        ),
+        (
+            spec(1, 8192, false, false, false),
+            "radices 2x16x16x16,",
+            "radices 2x8x8x8x8,",
+        ),
+        (
+            spec(64, 128, true, false, false),
+            "column tiles in place",
+            "column tiles in place",
+        ),
+        (
+            spec(32, 45, true, false, true),
+            "column tiles in place",
+            "column tiles in place",
+        ),
+        (
+            spec(2, 1 << 15, false, false, true),
+            "four-step 256x128 in two launches",
+            "four-step 256x128 in two launches",
+        ),
+        (
+            spec(1, 1 << 14, false, false, false),
+            "radices 4x16x16x16,",
+            "four-step 128x128 in two launches",
+        ),
+        (
+            spec(5, 128, false, true, false),
+            "radices 4x16,",
+            "radices 8x8,",
+        ),
+        (
+            spec(16, 64, true, true, true),
+            "column tiles in place",
+            "column tiles in place",
+        ),
+        (
+            spec(4, 60, false, false, false),
+            "on the shared rung's kernel",
+            "on the shared rung's kernel",
+        ),
+        (
+            spec(2, 101, false, false, true),
+            "Bluestein through length 256",
+            "Bluestein through length 256",
+        ),
+        (
+            spec(33, 17, true, false, false),
+            "Bluestein through length 64",
+            "Bluestein through length 64",
+        ),
+    ];
+    for (i, (s, plan32, plan64)) in cases.into_iter().enumerate() {
+        let seed = 70 + i as u64;
+        let c32 =
+            fft::check::<f32>(&dev, s, Rung::Coalesced, seed).unwrap_or_else(|e| panic!("{e}"));
+        let c64 =
+            fft::check::<f64>(&dev, s, Rung::Coalesced, seed).unwrap_or_else(|e| panic!("{e}"));
+        println!(
+            "{s:?}: f32 {} {:.2e}; f64 {} {:.2e}",
+            c32.plan, c32.rel_err, c64.plan, c64.rel_err
+        );
+        assert!(c32.plan.contains(plan32), "{s:?}: {}", c32.plan);
+        assert!(c64.plan.contains(plan64), "{s:?}: {}", c64.plan);
+        assert!(c32.rel_err < 1e-5, "{s:?}: {}", c32.rel_err);
+        assert!(c64.rel_err < 1e-13, "{s:?}: {}", c64.rel_err);
+    }
+}
+
+/// The coalesced rung is as accurate as the register rung it replaces:
+/// on the same power-of-two problems (rows, columns, four-step) its error
+/// by norm against rustfft in f64 stays within a small factor of rung 3's
+/// and near the unit roundoff times `log2 n`.
+#[test]
+fn simulator_coalesced_rung_is_as_accurate_as_the_register_rung() {
+    let dev = Device::sim();
+    for s in [
+        spec(2, 4096, false, false, false),
+        spec(32, 64, true, false, true),
+        spec(1, 1 << 15, false, false, false),
+    ] {
+        let r64 = fft::check::<f64>(&dev, s, Rung::Register, 5)
+            .unwrap()
+            .rel_err;
+        let c64 = fft::check::<f64>(&dev, s, Rung::Coalesced, 5)
+            .unwrap()
+            .rel_err;
+        let r32 = fft::check::<f32>(&dev, s, Rung::Register, 5)
+            .unwrap()
+            .rel_err;
+        let c32 = fft::check::<f32>(&dev, s, Rung::Coalesced, 5)
+            .unwrap()
+            .rel_err;
+        println!("{s:?}: f64 rung 3 {r64:.2e} rung 4 {c64:.2e}; f32 {r32:.2e} {c32:.2e}");
+        assert!(c64 < 1e-15 && c64 < 2.0 * r64, "{s:?}: f64 {c64} vs {r64}");
+        assert!(c32 < 5e-7 && c32 < 2.0 * r32, "{s:?}: f32 {c32} vs {r32}");
+    }
+}
+
+/// A register or coalesced plan writes nothing outside its output and
+/// reads nothing but its input: the output buffer is poisoned (NaN) by
+/// `run_once`, and a second run on the same plan gives the same values bit
+/// for bit.
+#[test]
+fn simulator_register_rungs_rerun_bit_for_bit() {
     let dev = Device::sim();
     for s in [
         spec(32, 48, true, false, false),
@@ -232,11 +387,13 @@ fn simulator_register_rung_reruns_bit_for_bit() {
             .into_iter()
             .map(|v| v as f32 as f64)
             .collect();
-        let mut f = Fft::<f32>::new(&dev, s, Rung::Register).unwrap();
-        let a = fft::run_once(&dev, &mut f, &x).unwrap();
-        let b = fft::run_once(&dev, &mut f, &x).unwrap();
-        assert!(a.iter().all(|v| v.is_finite()), "{s:?}");
-        assert_eq!(a, b, "{s:?}");
+        for rung in [Rung::Register, Rung::Coalesced] {
+            let mut f = Fft::<f32>::new(&dev, s, rung).unwrap();
+            let a = fft::run_once(&dev, &mut f, &x).unwrap();
+            let b = fft::run_once(&dev, &mut f, &x).unwrap();
+            assert!(a.iter().all(|v| v.is_finite()), "{s:?} {rung:?}");
+            assert_eq!(a, b, "{s:?} {rung:?}");
+        }
     }
 }
 
@@ -301,6 +458,9 @@ fn cli_runs_reads_and_writes_npy() {
 fn cli_runs_the_register_rung_alone_and_in_all() {
     let rows = run_cli(&["--shape", "32x64", "--2d", "--variant", "register"]).unwrap();
     assert_eq!(rows.len(), 2, "rustfft row and the register rung");
+    let rows = run_cli(&["--shape", "32x64", "--2d", "--variant", "coalesced"]).unwrap();
+    assert_eq!(rows.len(), 2, "rustfft row and the coalesced rung");
+    assert!(rows[1].variant.starts_with("4 "), "{}", rows[1].variant);
     let rows = run_cli(&[
         "--shape",
         "3x4096",

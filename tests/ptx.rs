@@ -47,11 +47,13 @@ fn every_kernel_is_exported_with_its_directives() {
         matches!(
             k.module,
             "kernels_gpu::hopper"
+                | "kernels_gpu::hopper_fp8"
                 | "kernels_gpu::attention::hopper"
                 | "kernels_gpu::pipeline_bugs::tma"
                 | "kernels_gpu::fp8"
                 | "kernels_gpu::cluster"
                 | "kernels_gpu::pipeline_bugs::cluster"
+                | "kernels_gpu::pipeline_bugs::multicast"
         )
     };
     for (label, ptx, want_hopper) in [
@@ -310,6 +312,7 @@ fn tensor_core_kernels_use_the_tensor_cores() {
         "matmul_ws_bf16",
         "matmul_ws_f16",
         "matmul_tf32x3w_f32",
+        "matmul_fp8_ws",
     ] {
         let e = entry(h, name);
         for what in [
@@ -328,7 +331,8 @@ fn tensor_core_kernels_use_the_tensor_cores() {
     assert!(entry(h, "matmul_wgmma_bf16").contains(".m64n128k16.f32.bf16.bf16"));
     assert!(entry(h, "matmul_ws_f16").contains(".m64n128k16.f32.f16.f16"));
     assert!(entry(h, "matmul_tf32x3w_f32").contains(".m64n128k8.f32.tf32.tf32"));
-    for name in ["matmul_ws_bf16", "matmul_tf32x3w_f32"] {
+    assert!(entry(h, "matmul_fp8_ws").contains(".m64n128k32.f32.e4m3.e4m3"));
+    for name in ["matmul_ws_bf16", "matmul_tf32x3w_f32", "matmul_fp8_ws"] {
         let e = entry(h, name);
         assert!(e.contains("setmaxnreg.dec.sync.aligned.u32 40"), "{name}");
         assert!(e.contains("setmaxnreg.inc.sync.aligned.u32 232"), "{name}");
@@ -346,6 +350,7 @@ fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
         "matmul_wgmma_f16",
         "matmul_ws_bf16",
         "matmul_ws_f16",
+        "matmul_fp8_ws",
     ] {
         let r = report
             .iter()
@@ -375,9 +380,67 @@ fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
         "matmul_pipet_f16",
         // The staging copy's 16-byte word is built in registers.
         "matmul_pitch16",
+        // The FFT's coalesced rung: its points and butterflies fit the
+        // 64 registers of its launch bound in both types.
+        "fft_coalesced_f32",
+        "fft_coalesced_f64",
     ] {
         let r = report.iter().find(|r| r.kernel == name).unwrap();
         assert_eq!((r.spill_stores, r.stack_frame), (0, 0), "{name}: {r:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn decode_kernels_use_the_tensor_cores_and_keep_their_registers() {
+    // Attention decoding (kernels_gpu::attention::decode): `cp.async` copies
+    // of the paged cache, `ldmatrix` (plain for K, transposed for V^T) and
+    // `mma.sync` in BF16 in every split instance; two blocks per SM asked
+    // of ptxas; the merge kernel one warp.
+    let decode: Vec<_> = project_kernels()
+        .into_iter()
+        .filter(|k| k.module == "kernels_gpu::attention::decode")
+        .collect();
+    let names: Vec<&str> = decode.iter().map(|k| k.name).collect();
+    assert_eq!(decode.len(), 5 + 3, "{names:?}");
+    for k in &decode {
+        let e = entry(ptx(false), k.name);
+        if k.name.starts_with("attn_decode_combine") {
+            assert!(e.contains(".maxntid 32, 1, 1"), "{}", k.name);
+            continue;
+        }
+        for what in [
+            ".maxntid 128, 1, 1",
+            ".minnctapersm 2",
+            "cp.async.cg.shared.global",
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+        ] {
+            assert!(e.contains(what), "{}: no `{what}`", k.name);
+        }
+    }
+    let Some(ptxas) = ptxas_or_skip() else { return };
+    let dir = std::env::temp_dir().join(format!("ptxlab-decode-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = assemble_modules(
+        &ptxas,
+        &dir,
+        "decode",
+        |m| m.group == "attention" && m.math == ptxlab::MathMode::Precise && !m.arch.ends_with('a'),
+        "sm_90",
+    );
+    for name in names {
+        let r = report
+            .iter()
+            .find(|r| r.kernel == name)
+            .unwrap_or_else(|| panic!("no ptxas report for {name}"));
+        assert_eq!(
+            (r.spill_stores, r.spill_loads, r.stack_frame),
+            (0, 0, 0),
+            "{name}: spills or local memory ({r:?})"
+        );
+        println!("sm_90 {name}: {} registers", r.registers);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -37,6 +37,15 @@
 //!   between the two halves. Every thread of the cluster that has not
 //!   exited must arrive for a phase to complete; each thread alternates
 //!   arrive and wait.
+//! * **TMA multicast and remote mbarriers.** One TMA load can land in
+//!   every block of a cluster
+//!   ([`tma_load_2d_multicast`](crate::hopper::tma_load_2d_multicast),
+//!   completing each block's mbarrier), and a thread can arrive on a
+//!   peer's mbarrier
+//!   ([`Mbarrier::arrive_remote`](crate::hopper::Mbarrier::arrive_remote)):
+//!   the blocks of a cluster then share one load of a common operand and
+//!   release its stages to each other. Their contract (bytes, inits, stage
+//!   reuse, exit) is in those items' docs.
 //!
 //! | item | PTX | PTX ISA section (9.0) |
 //! |---|---|---|

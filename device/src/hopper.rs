@@ -7,6 +7,8 @@
 //! |---|---|---|
 //! | [`Mbarrier`] | `mbarrier.init`, `mbarrier.arrive`, `mbarrier.arrive.expect_tx`, `mbarrier.try_wait.parity` | 9.7.13.15 "Parallel Synchronization and Communication Instructions: mbarrier" |
 //! | [`tma_load_2d`] | `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` | 9.7.9.25.5.1 "cp.async.bulk.tensor"; tensor maps 5.5 "Tensor" |
+//! | [`tma_load_2d_multicast`] | `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster` | 9.7.9.25.5.1 (`.multicast::cluster`, `ctaMask`) |
+//! | [`Mbarrier::arrive_remote`] | `mapa.shared::cluster`, `mbarrier.arrive.release.cluster.shared::cluster` | 9.7.9.21 "mapa", 9.7.13.15.13 "mbarrier.arrive" |
 //! | [`tma_store_2d`] | `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` | 9.7.9.25.5.1 |
 //! | [`bulk_commit_group`], [`bulk_wait_group_read`], [`bulk_wait_group`] | `cp.async.bulk.commit_group`, `cp.async.bulk.wait_group[.read]` | 9.7.9.25.6 "cp.async.bulk.commit_group", 9.7.9.25.7 "cp.async.bulk.wait_group" |
 //! | [`fence_proxy_async_shared`] | `fence.proxy.async.shared::cta` | 9.7.13.4 "membar/fence" |
@@ -31,6 +33,14 @@
 //!   order, or later under a random schedule, then completes its bytes on
 //!   the barrier. Its destination may be read only by a thread that has
 //!   seen that phase complete.
+//! * A TMA multicast is one such load per block of its mask, each in
+//!   that block's shared memory and completing that block's barrier (the
+//!   reports name the issuing block); a remote arrive counts on the peer's
+//!   barrier. A mask outside the cluster, a destination block that has
+//!   exited, or a peer's barrier used before a cluster barrier published
+//!   its init, is an error; so is a wait that only a multicast leaving the
+//!   waiting block out of its mask could complete (the deadlock report
+//!   names that multicast).
 //! * A TMA store reads its source until [`bulk_wait_group_read`] covers
 //!   it; what it reads must have been fenced ([`fence_proxy_async_shared`])
 //!   by the threads that wrote it with ordinary stores.
@@ -248,6 +258,41 @@ impl Mbarrier {
         #[cfg(not(target_arch = "nvptx64"))]
         crate::sim::async_mbar::arrive(self.addr, 1, bytes, core::panic::Location::caller());
     }
+    /// One arrival on the barrier at the same shared offset in block `rank`
+    /// of the cluster: `mapa.shared::cluster` maps the address, then
+    /// `mbarrier.arrive.release.cluster.shared::cluster.b64` arrives there
+    /// (release at cluster scope: this thread's earlier shared-memory reads
+    /// and writes are ordered before whatever the peer does once the phase
+    /// completes). `rank` may be this block's own rank (an ordinary arrival).
+    ///
+    /// The peer's barrier counts remote arrivals like local ones, so its
+    /// init count includes them. It must be initialised, fenced with
+    /// [`fence_mbarrier_init`] and published by a
+    /// [`cluster::sync`](crate::cluster::sync) before the first remote
+    /// arrival, and the peer must not exit while arrivals may still come
+    /// (end the kernel with a cluster barrier). The usual use: a consumer
+    /// releases a stage that a peer's [`tma_load_2d_multicast`] fills, by
+    /// arriving on that peer's `empty` barrier. Stops the kernel if `rank`
+    /// is not below [`cluster::num_blocks`](crate::cluster::num_blocks).
+    #[inline(always)]
+    #[track_caller]
+    pub fn arrive_remote(self, rank: u32) {
+        if rank >= crate::cluster::num_blocks() {
+            crate::trap("mbarrier.arrive.shared::cluster: block rank outside the cluster");
+        }
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: `rank` is a block of the cluster (checked above), whose
+        // barrier at this offset exists (same kernel, same shared layout);
+        // the arrive is an atomic update of that word.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .b32 ra; mapa.shared::cluster.u32 ra, {a}, {r}; \
+                 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra]; }}",
+                a = in(reg32) self.addr, r = in(reg32) rank, options(nostack));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::sim::async_mbar::arrive_remote(self.addr, rank, core::panic::Location::caller());
+    }
     /// `mbarrier.try_wait.parity.shared::cta.b64`: whether the phase of
     /// parity `parity` (0 or 1) has completed.
     #[inline(always)]
@@ -297,7 +342,12 @@ impl Mbarrier {
 
 /// `fence.mbarrier_init.release.cluster`: makes barrier initialisations
 /// visible to the asynchronous proxy (the TMA unit) and to other threads
-/// after the next block barrier.
+/// after the next block barrier. In a cluster whose blocks complete each
+/// other's barriers ([`tma_load_2d_multicast`], [`Mbarrier::arrive_remote`])
+/// the initialising thread fences, then every thread of the cluster runs
+/// [`cluster::sync`](crate::cluster::sync) before any block uses a peer's
+/// barrier: the fence releases the inits at cluster scope and the cluster
+/// barrier publishes them to every block.
 #[inline(always)]
 pub fn fence_mbarrier_init() {
     #[cfg(target_arch = "nvptx64")]
@@ -362,6 +412,72 @@ pub fn tma_load_2d(dst: u32, map: DeviceSlice<u64>, x: i32, y: i32, bar: Mbarrie
     {
         let t = crate::sim::async_tma::read_map(map);
         crate::sim::async_tma::load(t, dst, x, y, bar.addr, core::panic::Location::caller());
+    }
+}
+
+/// Starts a TMA multicast: the box at column `x`, row `y` of the 2D tensor
+/// described by `map` is read once and lands at shared offset `dst` (as
+/// for [`tma_load_2d`]) in **every block of the cluster whose bit is set
+/// in `cta_mask`** (bit `r`: block rank `r`, see
+/// [`cluster::block_rank`](crate::cluster::block_rank)), completing the
+/// box's bytes on the barrier at `bar`'s offset in each of those blocks
+/// (`cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster`).
+/// The issuing block need not be in the mask.
+///
+/// The contract, for a stage that several blocks fill together (each
+/// loads a slice of a shared operand and multicasts it to all):
+/// * **Bytes.** Every block of the mask receives the whole box, so each
+///   destination block's barrier must expect (`arrive_expect_tx`) the
+///   bytes of *every* multicast that lands in it in that phase, its own
+///   and its peers'; the bytes of one block's load are too few.
+/// * **Barriers.** Each destination block initialises its barrier, runs
+///   [`fence_mbarrier_init`], and the cluster passes a
+///   [`cluster::sync`](crate::cluster::sync) before the first multicast.
+/// * **Reuse.** The copy writes the peers' shared memory, so a stage may
+///   be refilled only after *every* block of the mask has released it:
+///   their consumers arrive on the issuer's `empty` barrier
+///   ([`Mbarrier::arrive_remote`]), whose count includes them.
+/// * **Exit.** No block of the mask may exit while a multicast into it is
+///   in flight or a peer still arrives on its barriers: end the kernel with
+///   a cluster barrier.
+///
+/// Every set bit must be a rank of the cluster: the simulator reports a
+/// mask outside it (the GPU's behaviour is undefined). Issue it from one
+/// thread.
+#[inline(always)]
+#[track_caller]
+pub fn tma_load_2d_multicast(
+    dst: u32,
+    map: DeviceSlice<u64>,
+    x: i32,
+    y: i32,
+    bar: Mbarrier,
+    cta_mask: u16,
+) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the copy engine writes the box's bytes at `dst` in every
+    // block of `cta_mask` (the same shared layout in each: same kernel)
+    // and reads global memory through the tensor map, whose bounds it
+    // enforces; the caller keeps the mask inside the cluster.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes\
+             .multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {k};",
+            d = in(reg32) dst, m = in(reg64) map.as_ptr(), x = in(reg32) x, y = in(reg32) y,
+            b = in(reg32) bar.addr, k = in(reg16) cta_mask, options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let t = crate::sim::async_tma::read_map(map);
+        crate::sim::async_tma::load_multicast(
+            t,
+            dst,
+            x,
+            y,
+            bar.addr,
+            cta_mask,
+            core::panic::Location::caller(),
+        );
     }
 }
 

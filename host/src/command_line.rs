@@ -79,6 +79,9 @@ pub enum Cmd {
     Matmul(matmul::Args),
     /// Attention softmax(Q K^T scale) V: the FlashAttention ladder.
     Attention(attention::Args),
+    /// Decoding over a paged KV cache: a few new query rows per sequence,
+    /// split over the cached length (FlashDecoding), grouped K/V heads.
+    AttentionDecode(attention::decode::Args),
     /// FFT: complex and real transforms, 1-D batched or 2-D, any length (the FFT ladder).
     Fft(fft::Args),
     /// Three elementwise kernels against one fused kernel.
@@ -246,6 +249,7 @@ impl Cmd {
             Cmd::Diffusion(a) => a.json,
             Cmd::Matmul(a) => a.json,
             Cmd::Attention(a) => a.json,
+            Cmd::AttentionDecode(a) => a.json,
             Cmd::Fft(a) => a.json,
             Cmd::Fusion(a) => a.json,
             Cmd::LaunchOverhead(a) => a.json,
@@ -305,6 +309,7 @@ pub fn check(cli: &Cli) -> Result<()> {
         Cmd::Diffusion(a) => diffusion::check_params(a.size.nx, a.size.ny, a.alpha),
         Cmd::Matmul(a) => check_reps(a.reps),
         Cmd::Attention(a) => check_reps(a.reps),
+        Cmd::AttentionDecode(a) => check_reps(a.reps),
         Cmd::Fft(a) => check_reps(a.reps),
         Cmd::Fusion(a) => check_reps(a.reps),
         Cmd::LaunchOverhead(a) => check_reps(a.reps),

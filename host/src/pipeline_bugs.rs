@@ -48,11 +48,20 @@ pub enum Bug {
     /// `cluster_exit_while_read`: a block exits while a peer still reads
     /// its shared memory.
     ClusterExitWhileRead,
+    /// `multicast_mask_misses_peer`: a TMA multicast's mask leaves out a
+    /// block that waits for its data.
+    MulticastMaskMissesPeer,
+    /// `multicast_expect_tx_one_block`: `expect_tx` counts one block's
+    /// bytes for multicasts that land in every block.
+    MulticastExpectTxOneBlock,
+    /// `multicast_arrive_own_rank_only`: consumers release a stage on their
+    /// own block's barrier only, not on the peers' that refill it.
+    MulticastArriveOwnRankOnly,
 }
 
 impl Bug {
     /// Every planted bug, in the order of the table.
-    pub const ALL: [Bug; 13] = [
+    pub const ALL: [Bug; 16] = [
         Bug::MissingWait,
         Bug::WaitTooShallow,
         Bug::StageOffByOne,
@@ -65,6 +74,9 @@ impl Bug {
         Bug::StoreNoFence,
         Bug::ClusterRemoteReadBeforeSync,
         Bug::ClusterExitWhileRead,
+        Bug::MulticastMaskMissesPeer,
+        Bug::MulticastExpectTxOneBlock,
+        Bug::MulticastArriveOwnRankOnly,
         Bug::InplacePrefetch,
     ];
 
@@ -84,6 +96,9 @@ impl Bug {
             Bug::StoreNoFence => "tma_store_no_fence",
             Bug::ClusterRemoteReadBeforeSync => "cluster_remote_read_before_sync",
             Bug::ClusterExitWhileRead => "cluster_exit_while_read",
+            Bug::MulticastMaskMissesPeer => "multicast_mask_misses_peer",
+            Bug::MulticastExpectTxOneBlock => "multicast_expect_tx_one_block",
+            Bug::MulticastArriveOwnRankOnly => "multicast_arrive_own_rank_only",
         }
     }
 
@@ -105,6 +120,13 @@ impl Bug {
                 "peer's shared memory read before the cluster barrier"
             }
             Bug::ClusterExitWhileRead => "block exits while a peer reads its shared memory",
+            Bug::MulticastMaskMissesPeer => "TMA multicast mask misses a consumer block",
+            Bug::MulticastExpectTxOneBlock => {
+                "expect_tx counts one block's bytes of a multicast to all"
+            }
+            Bug::MulticastArriveOwnRankOnly => {
+                "stage released on the own block only, not on the peers that refill it"
+            }
         }
     }
 
@@ -161,6 +183,9 @@ pub mod shape {
     pub const WGMMA: (usize, usize) = (100, 200);
     /// Length and blocks per cluster of the cluster sum.
     pub const CLUSTER: (usize, u32) = (5000, 2);
+    /// Rows, columns and blocks per cluster of the multicast
+    /// matrix-vector product (more tiles than stages: stages are reused).
+    pub const MULTICAST: (usize, usize, u32) = (45, 131, 2);
 }
 
 fn vec32(seed: u64, n: usize) -> Vec<f32> {
@@ -204,6 +229,9 @@ pub fn run(dev: &Device, bug: Bug, planted: bool) -> Result<Outcome> {
         Bug::ClusterRemoteReadBeforeSync | Bug::ClusterExitWhileRead => {
             cluster_gather(dev, bug, flag)
         }
+        Bug::MulticastMaskMissesPeer
+        | Bug::MulticastExpectTxOneBlock
+        | Bug::MulticastArriveOwnRankOnly => multicast(dev, bug, flag),
     };
     r.or_else(caught)
 }
@@ -300,6 +328,40 @@ fn cluster_gather(dev: &Device, bug: Bug, flag: u32) -> Result<Outcome> {
     }
     let want = crate::cluster::reference(&hx, c);
     Ok(judge(&dev.download(&out)?, &want, 1e-5))
+}
+
+/// The multicast matrix-vector product with a multicast mistake (`bug`,
+/// when `flag != 0`) on the shape of [`shape::MULTICAST`].
+fn multicast(dev: &Device, bug: Bug, flag: u32) -> Result<Outcome> {
+    use crate::cluster::{MulticastBuffers, multicast_config, multicast_data, multicast_reference};
+    let (m, k, c) = shape::MULTICAST;
+    let (ha, hx) = multicast_data(18, m, k, c);
+    let cfg = multicast_config(m, k, c)?;
+    let mut b = MulticastBuffers::new(dev, &ha, &hx, m, k, c)?;
+    let (mu, ku) = (m as u32, k as u32);
+    {
+        let (map, x, y) = b.operands(dev)?;
+        let mb = map.buffer();
+        match bug {
+            Bug::MulticastMaskMissesPeer => launch!(
+                dev,
+                cfg,
+                pipeline_bugs::multicast_mask_misses_peer(mb, x, y, mu, ku, flag)
+            )?,
+            Bug::MulticastExpectTxOneBlock => launch!(
+                dev,
+                cfg,
+                pipeline_bugs::multicast_expect_tx_one_block(mb, x, y, mu, ku, flag)
+            )?,
+            _ => launch!(
+                dev,
+                cfg,
+                pipeline_bugs::multicast_arrive_own_rank_only(mb, x, y, mu, ku, flag)
+            )?,
+        }
+    }
+    let (want, _) = multicast_reference(&ha, &hx, m, k, c);
+    Ok(judge(&dev.download(&b.y)?, &want, 1e-5))
 }
 
 /// A launch of a sm_90a kernel: `grid` blocks of `threads`.
@@ -435,6 +497,9 @@ pub fn expected_report(bug: Bug) -> Option<&'static str> {
         Bug::StoreNoFence => "no fence.proxy.async of the writer",
         Bug::ClusterRemoteReadBeforeSync => "data race on distributed shared memory",
         Bug::ClusterExitWhileRead => "but that block has exited",
+        Bug::MulticastMaskMissesPeer => "its mask misses a block that waits for its data",
+        Bug::MulticastExpectTxOneBlock => "counted fewer bytes than land in this block",
+        Bug::MulticastArriveOwnRankOnly => "arrivals pending",
         Bug::InplacePrefetch => return None,
     })
 }
@@ -483,8 +548,9 @@ pub struct Args {
     /// Run the correct pipelines instead of the planted mistakes.
     #[arg(long)]
     pub fixed: bool,
-    /// sim (the default: the simulator catches the bugs) or gpu; cpu has
-    /// no pipelines and is refused.
+    /// sim (the default: the simulator catches the bugs) or gpu (each bug
+    /// in a process of its own: a planted mistake may trap its kernel);
+    /// cpu has no pipelines and is refused.
     #[arg(long, value_enum, default_value_t = crate::Backend::Sim)]
     pub backend: crate::Backend,
     /// Instead of the bugs: run `debug_println`, whose first four threads
@@ -533,6 +599,12 @@ pub fn cli(args: &Args) -> Result<()> {
     } else {
         args.bug.clone()
     };
+    if matches!(args.backend, crate::Backend::Gpu)
+        && bugs.len() > 1
+        && let Some(exe) = ptxlab_exe()
+    {
+        return gpu_isolated(&exe, &bugs, args.fixed);
+    }
     let mut bad = 0;
     for bug in bugs {
         let outcome = run(&dev, bug, !args.fixed)?;
@@ -540,6 +612,130 @@ pub fn cli(args: &Args) -> Result<()> {
             bad += 1;
         }
         println!("{} ({}): {outcome}", bug.kernel(), bug.mistake());
+    }
+    if bad > 0 {
+        return Err(Error::Verification {
+            what: "pipeline-bugs --fixed".into(),
+            detail: format!("{bad} correct pipeline(s) failed"),
+        });
+    }
+    Ok(())
+}
+
+/// The `ptxlab` binary running this command, when it is one (a test
+/// binary calling [`cli`] runs the bugs in its own process instead).
+fn ptxlab_exe() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let stem = exe.file_stem()?.to_str()?;
+    (stem == "ptxlab").then_some(exe)
+}
+
+/// How long one bug's process may run on a GPU before it is stopped: a
+/// planted wait that never completes hangs its kernel.
+const GPU_BUG_SECONDS: u64 = 20;
+
+/// Runs `cmd` with its output captured, stopping it after `secs` seconds:
+/// the exit status (`None` when it was stopped), stdout and stderr.
+fn run_bounded(
+    cmd: &mut std::process::Command,
+    secs: u64,
+) -> std::io::Result<(Option<std::process::ExitStatus>, String, String)> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    // The pipes are drained on threads so that a chatty child never blocks.
+    let drain = |p: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut p) = p {
+                let _ = p.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break Some(s);
+        }
+        if start.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (out, err) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    Ok((status, out, err))
+}
+
+/// On a GPU, several bugs run one process each: a planted mistake may make
+/// its kernel trap or fault (a wrong mbarrier parity never completes, a
+/// peer's shared memory read after it exited), and a trapped kernel leaves
+/// the CUDA context unusable for every later launch of that process, and a
+/// wait that never completes hangs it (the child is stopped after
+/// [`GPU_BUG_SECONDS`]). Each child runs `ptxlab pipeline-bugs --backend gpu --bug <one>`; its line is
+/// printed as it is, or, when it failed, the bug with the child's error.
+fn gpu_isolated(exe: &std::path::Path, bugs: &[Bug], fixed: bool) -> Result<()> {
+    use clap::ValueEnum;
+    let mut bad = 0;
+    for &bug in bugs {
+        let name = bug
+            .to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
+        let mut cmd = std::process::Command::new(exe);
+        cmd.args(["pipeline-bugs", "--backend", "gpu", "--bug", &name]);
+        if fixed {
+            cmd.arg("--fixed");
+        }
+        let (status, stdout, stderr) =
+            run_bounded(&mut cmd, GPU_BUG_SECONDS).map_err(|e| Error::Verification {
+                what: format!("pipeline-bugs --bug {name}"),
+                detail: format!("could not run {}: {e}", exe.display()),
+            })?;
+        match status {
+            Some(s) if s.success() => {
+                print!("{stdout}");
+                continue;
+            }
+            Some(_) => {
+                let why = stderr
+                    .lines()
+                    .find(|l| l.starts_with("error"))
+                    .or_else(|| stderr.lines().next())
+                    .unwrap_or("no message");
+                println!(
+                    "{} ({}): failed on the GPU: {why}",
+                    bug.kernel(),
+                    bug.mistake()
+                );
+            }
+            None => println!(
+                "{} ({}): did not finish in {GPU_BUG_SECONDS} s on the GPU (a wait that never \
+                 completes); its process was stopped",
+                bug.kernel(),
+                bug.mistake()
+            ),
+        }
+        if fixed {
+            bad += 1;
+        }
     }
     if bad > 0 {
         return Err(Error::Verification {

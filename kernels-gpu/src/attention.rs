@@ -52,6 +52,10 @@
 //! algorithm on `mma.sync` (recomputing `P` from the forward's `lse`, `dK`
 //! and `dV` per key tile, `dQ` through f32 atomics).
 //!
+//! Decoding ([`decode`]) is a separate pair of kernels: a few new query
+//! rows per sequence over a paged key/value cache, split over the cached
+//! length and merged by the log-sum-exp rule (FlashDecoding).
+//!
 //! The measured figures and the history are in `docs/book/src/workloads/attention.md`.
 //!
 //! # Register layout shared by the fused rungs
@@ -74,6 +78,8 @@ use ptxlab_device::unroll;
 
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 pub mod backward;
+#[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
+pub mod decode;
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 pub mod fa2;
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]

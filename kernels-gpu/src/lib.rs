@@ -14,6 +14,7 @@
 //! | [`fusion`] | an elementwise pipeline, fused and unfused; the launch-overhead kernel | `fusion`, `fusion.md` |
 //! | [`matmul`] | the SGEMM ladder and the column sum of a product | `matmul`, `matmul.md` |
 //! | [`tensor`], [`hopper`] | the tensor-core ladder on `mma.sync`, and its Hopper rungs (`wgmma`, TMA) | `matmul`, `matmul.md` |
+//! | [`hopper_fp8`] | the FP8 GEMM: E4M3 `wgmma`, per-tensor scales, BF16 output (sm_90a module) | `matmul`, `matmul.md` |
 //! | [`poisson`] | Jacobi sweeps of the 2-D Poisson ladder | `poisson`, `poisson.md` and `poisson-multi-gpu.md` |
 //! | [`multigrid`] | multigrid smoothers, transfers and the PCG vector kernels | `poisson` (`poisson::mg`), `poisson.md` |
 //! | [`spectral`] | the spectral Poisson solver: DST-I/DCT-II line transforms through a shared-memory FFT, the eigenvalue division | `poisson` (`poisson::spectral`), `poisson-spectral.md` |
@@ -21,7 +22,7 @@
 //! | [`fft`] | the FFT ladder: Stockham passes in global memory, one block per transform in shared memory, Bluestein and real-transform kernels | `fft`, `fft.md` |
 //! | [`lomb`] | the Lomb-Scargle periodogram ladder and its batch kernels | `lomb`, `lomb-scargle.md` |
 //! | [`attention`] | the FlashAttention ladder: three kernels, `mma.sync` fused, and its Hopper rungs (`wgmma`, TMA, warp specialisation) | `attention`, `attention.md` |
-//! | [`cluster`] | a cluster-wide sum: block 0 of each thread-block cluster gathers its peers' sums over distributed shared memory (sm_90a module) | `ptxlab::cluster`, the book's "Thread-block clusters" section (`docs/book/src/writing-kernels.md`) |
+//! | [`cluster`] | a cluster-wide sum: block 0 of each thread-block cluster gathers its peers' sums over distributed shared memory; a batched matrix-vector product whose blocks share each tile of the matrix through TMA multicast (sm_90a module) | `ptxlab::cluster`, the book's "Thread-block clusters" section (`docs/book/src/writing-kernels.md`) |
 //! | [`fp8`] | FP8 (E4M3, E5M2) conversions through `cvt`, bit for bit against the device layer's software ones (sm_90a module) | `ptxlab::fp8`, `writing-kernels.md` (FP8) |
 //! | [`mathcheck`] | `Real`'s math functions over arrays, to measure their error | `mathcheck` (`ptxlab math-accuracy`), `docs/book/src/math.md` |
 //! | [`demo`] | toolchain demonstrations used by the tests (register caps, fast math, a planted out-of-bounds write and a planted race) | `demo` |
@@ -66,6 +67,10 @@ portable!(spectral);
 
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod hopper;
+
+// The FP8 GEMM (E4M3 `wgmma`, TMA, warp specialisation; sm_90a).
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub mod hopper_fp8;
 
 // Thread-block clusters and distributed shared memory (sm_90).
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]

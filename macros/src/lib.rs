@@ -38,6 +38,7 @@
 //!   `ptxlab_device::REGISTRY`, so the host and the tests can list every
 //!   entry.
 
+mod launch;
 mod params;
 mod print;
 
@@ -45,7 +46,6 @@ use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenStream as TokenStream2};
 use quote::{format_ident, quote};
 use syn::parse::{Parse, ParseStream};
-use syn::punctuated::Punctuated;
 use syn::visit_mut::VisitMut;
 use syn::{
     Expr, FnArg, GenericArgument, GenericParam, Ident, ItemFn, Lit, LitInt, LitStr, Pat,
@@ -850,85 +850,10 @@ fn expand(args: Args, func: ItemFn) -> syn::Result<TokenStream2> {
 #[doc(hidden)]
 #[proc_macro]
 pub fn __launch(input: TokenStream) -> TokenStream {
-    match launch_impl(input.into()) {
+    match launch::launch_impl(input.into()) {
         Ok(t) => t.into(),
         Err(e) => e.to_compile_error().into(),
     }
-}
-
-struct LaunchInput {
-    krate: TokenStream2,
-    target: Expr,
-    kernels: Expr,
-    cfg: Expr,
-    call: syn::ExprCall,
-}
-
-impl Parse for LaunchInput {
-    fn parse(input: ParseStream) -> syn::Result<Self> {
-        // `$crate` arrives as one identifier-like token (or a path when the
-        // caller passes one explicitly).
-        let mut krate = TokenStream2::new();
-        while !input.peek(Token![,]) {
-            let tt: proc_macro2::TokenTree = input.parse()?;
-            krate.extend(std::iter::once(tt));
-        }
-        input.parse::<Token![,]>()?;
-        let target: Expr = input.parse()?;
-        input.parse::<Token![,]>()?;
-        let kernels: Expr = input.parse()?;
-        input.parse::<Token![,]>()?;
-        let cfg: Expr = input.parse()?;
-        input.parse::<Token![,]>()?;
-        let call: Expr = input.parse()?;
-        let _ = input.parse::<Option<Token![,]>>()?;
-        let Expr::Call(call) = call else {
-            return Err(syn::Error::new_spanned(
-                call,
-                "expected a kernel call: `path::to::kernel(args..)` or `path::to::kernel::<T>(args..)`",
-            ));
-        };
-        Ok(Self {
-            krate,
-            target,
-            kernels,
-            cfg,
-            call,
-        })
-    }
-}
-
-fn launch_impl(input: TokenStream2) -> syn::Result<TokenStream2> {
-    let LaunchInput {
-        krate,
-        target,
-        kernels,
-        cfg,
-        call,
-    } = syn::parse2(input)?;
-    let Expr::Path(fpath) = &*call.func else {
-        return Err(syn::Error::new_spanned(
-            &call.func,
-            "expected the kernel's path, e.g. `my_kernels::saxpy` or `my_kernels::axpy::<f32>`",
-        ));
-    };
-    let fn_path = &fpath.path;
-    let entry = instance_entry(fpath)?;
-    let args: Vec<&Expr> = call.args.iter().collect();
-    let n = args.len();
-    if n > 16 {
-        return Err(syn::Error::new_spanned(
-            &call.args,
-            "launch! takes at most 16 kernel arguments",
-        ));
-    }
-    let bind = format_ident!("bind{}", n);
-    Ok(quote! {{
-        let __entry: &'static str = #entry;
-        let __cfg: #krate::LaunchConfig = #cfg;
-        let __call = #krate::launch::#bind(#fn_path, (#(#args,)*));
-        #krate::launch::Launch::launch_call(#target, #kernels, __entry, &__cfg, __call)
-    }})
 }
 
 /// `entry!`'s expansion: `__entry!(path::to::kernel::<G..>)` is the name of
@@ -937,45 +862,10 @@ fn launch_impl(input: TokenStream2) -> syn::Result<TokenStream2> {
 #[proc_macro]
 pub fn __entry(input: TokenStream) -> TokenStream {
     let path = parse_macro_input!(input as syn::ExprPath);
-    match instance_entry(&path) {
+    match launch::instance_entry(&path) {
         Ok(t) => t.into(),
         Err(e) => e.to_compile_error().into(),
     }
-}
-
-/// The entry name of the instance `path` names, as an expression:
-/// `a::b::kernel::<G>` -> `<a::b::kernel::Of<G> as a::b::kernel::Instance>::ENTRY`
-/// (the hidden module `#[kernel]` generated beside the kernel; a compile
-/// error names the built instances when there is no such instance).
-fn instance_entry(path: &syn::ExprPath) -> syn::Result<TokenStream2> {
-    if path.qself.is_some() {
-        return Err(syn::Error::new_spanned(
-            path,
-            "a kernel path has no `<T as Trait>` part",
-        ));
-    }
-    let mut module_path = path.path.clone();
-    let last = module_path
-        .segments
-        .last_mut()
-        .ok_or_else(|| syn::Error::new_spanned(path, "empty kernel path"))?;
-    let gargs: Punctuated<GenericArgument, Token![,]> =
-        match std::mem::replace(&mut last.arguments, PathArguments::None) {
-            PathArguments::None => Punctuated::new(),
-            PathArguments::AngleBracketed(a) => a.args,
-            PathArguments::Parenthesized(p) => {
-                return Err(syn::Error::new_spanned(
-                    p,
-                    "expected `::<...>` generic arguments",
-                ));
-            }
-        };
-    let of = if gargs.is_empty() {
-        quote!(#module_path::Of)
-    } else {
-        quote!(#module_path::Of<#gargs>)
-    };
-    Ok(quote!(<#of as #module_path::Instance>::ENTRY))
 }
 
 /// `ptxlab_device::println!("x = {}, bits {:#x}", x, x.to_bits())`: one

@@ -21,7 +21,7 @@ use ptxlab::workloads::poisson::{Grid, Problem};
 use ptxlab::{Backend, Error};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyByteArray, PyDict};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -109,24 +109,46 @@ fn u64s(what: &str, b: &[u8]) -> ptxlab::Result<Vec<u64>> {
 
 /// Values as bytes in native order.
 trait NeBytes: Copy {
-    fn extend_ne(self, out: &mut Vec<u8>);
+    /// Writes the value's bytes into `out` (exactly its size).
+    fn write_ne(self, out: &mut [u8]);
 }
 impl NeBytes for f64 {
-    fn extend_ne(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_ne_bytes());
+    fn write_ne(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_ne_bytes());
     }
 }
 impl NeBytes for f32 {
-    fn extend_ne(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_ne_bytes());
+    fn write_ne(self, out: &mut [u8]) {
+        out.copy_from_slice(&self.to_ne_bytes());
     }
 }
-fn to_bytes<T: NeBytes>(v: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(std::mem::size_of_val(v));
-    for &x in v {
-        x.extend_ne(&mut out);
+
+/// `v` as a new Python `bytearray` in native order: one copy, into memory
+/// that NumPy then wraps without another (`np.frombuffer` of a bytearray
+/// is writable).
+fn to_bytearray<'py, T: NeBytes>(py: Python<'py>, v: &[T]) -> PyResult<Bound<'py, PyByteArray>> {
+    let size = std::mem::size_of::<T>();
+    PyByteArray::new_with(py, std::mem::size_of_val(v), |out: &mut [u8]| {
+        for (c, &x) in out.chunks_exact_mut(size).zip(v) {
+            x.write_ne(c);
+        }
+        Ok(())
+    })
+}
+
+/// A result in the precision asked for.
+enum Values {
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+}
+
+impl Values {
+    fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyByteArray>> {
+        match self {
+            Values::F64(v) => to_bytearray(py, &v),
+            Values::F32(v) => to_bytearray(py, &v),
+        }
     }
-    out
 }
 
 thread_local! {
@@ -146,6 +168,16 @@ fn device(backend: Backend, ordinal: usize) -> ptxlab::Result<Option<Rc<Device>>
                 return Ok(Some(d.clone()));
             }
             let d = Rc::new(Error::open_gpu(ordinal)?);
+            if let Some(gpu) = d.as_gpu() {
+                // SAFETY: every call of this module runs its work on the
+                // device's own stream (uploads, launches, downloads and
+                // frees alike), and work on a caller's stream is ordered
+                // against it by events both ways (`gpu::ordered`), so no
+                // buffer is used on two streams without an event between;
+                // the per-buffer events would only add a cuEventCreate,
+                // record and wait per buffer and launch to every call.
+                unsafe { gpu.disable_event_tracking() };
+            }
             g.borrow_mut().insert(ordinal, d.clone());
             Ok(Some(d))
         }),
@@ -173,7 +205,7 @@ fn lomb_batch<'py>(
     backend: &str,
     precision: &str,
     device_ordinal: usize,
-) -> PyResult<Bound<'py, PyBytes>> {
+) -> PyResult<Bound<'py, PyByteArray>> {
     let out = guarded(py, || {
         let normalization: Normalization = parse_enum("normalization", normalization)?;
         let backend: Backend = parse_enum("backend", backend)?;
@@ -210,19 +242,19 @@ fn lomb_batch<'py>(
                     all.extend(r?);
                 }
                 Ok(if f64_out {
-                    to_bytes(&all)
+                    Values::F64(all)
                 } else {
-                    to_bytes(&all.iter().map(|&v| v as f32).collect::<Vec<f32>>())
+                    Values::F32(all.iter().map(|&v| v as f32).collect())
                 })
             }
             Some(dev) => Ok(if f64_out {
-                to_bytes(&batch_periodogram::<f64>(&dev, &batch, &freqs, g)?)
+                Values::F64(batch_periodogram::<f64>(&dev, &batch, &freqs, g)?)
             } else {
-                to_bytes(&batch_periodogram::<f32>(&dev, &batch, &freqs, g)?)
+                Values::F32(batch_periodogram::<f32>(&dev, &batch, &freqs, g)?)
             }),
         }
     })?;
-    Ok(PyBytes::new(py, &out))
+    out.into_py(py)
 }
 
 /// The report of a multigrid or PCG solve, as a dict.
@@ -237,6 +269,44 @@ fn report_dict<'py>(py: Python<'py>, r: &MgReport, method: &str) -> PyResult<Bou
     let hist: Vec<f64> = r.history.iter().map(|h| h.1).collect();
     d.set_item("history", hist)?;
     Ok(d)
+}
+
+/// What both Poisson entry points take from Python, parsed and checked:
+/// the backend, the precision, the grid, `b` and `p0` in f64, and the
+/// device (none on the CPU).
+struct PoissonInput {
+    backend: Backend,
+    precision: ptxlab::cli::Precision,
+    grid: Grid,
+    b: Vec<f64>,
+    p0: Vec<f64>,
+    dev: Option<Rc<Device>>,
+}
+
+impl PoissonInput {
+    fn parse(
+        b: &[u8],
+        p0: &[u8],
+        nx: usize,
+        ny: usize,
+        precision: &str,
+        backend: &str,
+        device_ordinal: usize,
+    ) -> ptxlab::Result<Self> {
+        let backend: Backend = parse_enum("backend", backend)?;
+        let precision: ptxlab::cli::Precision = parse_enum("precision", precision)?;
+        let grid = Grid::new(nx, ny)?;
+        let (b, p0) = (f64s("b", b)?, f64s("p0", p0)?);
+        let dev = device(backend, device_ordinal)?;
+        Ok(PoissonInput {
+            backend,
+            precision,
+            grid,
+            b,
+            p0,
+            dev,
+        })
+    }
 }
 
 /// Solves `lap_h p = b` on an `ny x nx` grid (row-major, Dirichlet values on
@@ -258,11 +328,9 @@ fn poisson_solve<'py>(
     precision: &str,
     backend: &str,
     device_ordinal: usize,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyDict>)> {
     let (field, report, name) = guarded(py, || {
         let m: Method = parse_enum("method", method)?;
-        let backend: Backend = parse_enum("backend", backend)?;
-        let precision: ptxlab::cli::Precision = parse_enum("precision", precision)?;
         if !(1..=ptxlab::workloads::poisson::mg::levels::MAX_CYCLES).contains(&max_cycles) {
             return Err(Error::input(
                 "maxiter",
@@ -279,9 +347,14 @@ fn poisson_solve<'py>(
             ..MgOptions::default()
         };
         opts.validate()?;
-        let grid = Grid::new(nx, ny)?;
-        let (b, p0) = (f64s("b", b)?, f64s("p0", p0)?);
-        let dev = device(backend, device_ordinal)?;
+        let PoissonInput {
+            precision,
+            grid,
+            b,
+            p0,
+            dev,
+            ..
+        } = PoissonInput::parse(b, p0, nx, ny, precision, backend, device_ordinal)?;
         let (field, report) = match precision {
             ptxlab::cli::Precision::F64 => {
                 let prob = Problem::new(grid, h, b, p0)?;
@@ -299,9 +372,9 @@ fn poisson_solve<'py>(
                 }
             }
         };
-        Ok((to_bytes(&field), report, ptxlab::cli::value_name(&m)))
+        Ok((field, report, ptxlab::cli::value_name(&m)))
     })?;
-    Ok((PyBytes::new(py, &field), report_dict(py, &report, &name)?))
+    Ok((to_bytearray(py, &field)?, report_dict(py, &report, &name)?))
 }
 
 /// Solves `lap_h p = b` directly by the spectral method (fast sine or
@@ -322,16 +395,19 @@ fn poisson_spectral<'py>(
     precision: &str,
     backend: &str,
     device_ordinal: usize,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+) -> PyResult<(Bound<'py, PyByteArray>, Bound<'py, PyDict>)> {
     use ptxlab::workloads::poisson::cpu::{cpu_residual_sq, interior_norm_sq};
     use ptxlab::workloads::poisson::spectral::{self as sp, Boundary, SpectralDevice};
     let (field, rel, ms) = guarded(py, || {
         let boundary: Boundary = parse_enum("boundary", boundary)?;
-        let backend: Backend = parse_enum("backend", backend)?;
-        let precision: ptxlab::cli::Precision = parse_enum("precision", precision)?;
-        let grid = Grid::new(nx, ny)?;
-        let (b, p0) = (f64s("b", b)?, f64s("p0", p0)?);
-        let dev = device(backend, device_ordinal)?;
+        let PoissonInput {
+            backend,
+            precision,
+            grid,
+            b,
+            p0,
+            dev,
+        } = PoissonInput::parse(b, p0, nx, ny, precision, backend, device_ordinal)?;
         if backend == Backend::Sim {
             ptxlab::cli::check_sim_limit(
                 "b",
@@ -365,7 +441,7 @@ fn poisson_spectral<'py>(
             interior_norm_sq(&b, grid),
         );
         let rel = if b_sq > 0.0 { res / b_sq.sqrt() } else { res };
-        Ok((to_bytes(&field), rel, ms))
+        Ok((field, rel, ms))
     })?;
     let d = PyDict::new(py);
     d.set_item("method", "spectral")?;
@@ -374,24 +450,24 @@ fn poisson_spectral<'py>(
     d.set_item("converged", rel.is_finite())?;
     d.set_item("ms", ms)?;
     d.set_item("history", Vec::<f64>::new())?;
-    Ok((PyBytes::new(py, &field), d))
+    Ok((to_bytearray(py, &field)?, d))
 }
 
 /// The solve methods this build has (the names `poisson_solve` takes).
 #[pyfunction]
 fn poisson_methods() -> Vec<String> {
-    use clap::ValueEnum;
-    Method::value_variants()
-        .iter()
-        .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
-        .collect()
+    value_names::<Method>()
 }
 
 /// The normalizations the lab computes (astropy's names).
 #[pyfunction]
 fn lomb_normalizations() -> Vec<String> {
-    use clap::ValueEnum;
-    Normalization::value_variants()
+    value_names::<Normalization>()
+}
+
+/// The command-line names of an enum's values.
+fn value_names<T: clap::ValueEnum>() -> Vec<String> {
+    T::value_variants()
         .iter()
         .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
         .collect()

@@ -43,6 +43,11 @@ unsafe impl Element for U32x4 {}
 // SAFETY: `#[repr(C, align(16))]` around `[f64; 2]`: 16 bytes, no padding,
 // every bit pattern valid.
 unsafe impl Element for F64x2 {}
+// SAFETY: `#[repr(transparent)]` around `u8`: one byte, every bit pattern
+// a valid FP8 code (the NaN codes included).
+unsafe impl Element for ptxlab_device::fp8::E4m3 {}
+// SAFETY: as for `E4m3`.
+unsafe impl Element for ptxlab_device::fp8::E5m2 {}
 // SAFETY: an array of elements has no padding between them (its size is
 // `N * size_of::<T>()`), every bit pattern of each is valid, and its
 // alignment is `T`'s.

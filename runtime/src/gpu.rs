@@ -81,7 +81,19 @@ pub struct Gpu {
     /// then name: a launch finds its function without searching the modules.
     functions: Mutex<FunctionCache>,
     loads: Mutex<Vec<LoadRecord>>,
+    /// Tensor maps already in device memory, by their 16 encoded words
+    /// (which hold the matrix's address, shape and box): a map made again
+    /// for the same matrix reuses the device copy instead of allocating
+    /// and uploading 128 bytes. The most recent [`TENSOR_MAP_CACHE`] are
+    /// kept.
+    tensor_maps: Mutex<TensorMapCache>,
 }
+
+/// Uploaded tensor maps by their words, least recently used first.
+type TensorMapCache = std::collections::VecDeque<([u64; 16], Arc<crate::Buffer<u64>>)>;
+
+/// How many uploaded tensor maps a GPU handle keeps for reuse.
+pub const TENSOR_MAP_CACHE: usize = 64;
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -160,7 +172,35 @@ impl Gpu {
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
             loads: Mutex::new(Vec::new()),
+            tensor_maps: Mutex::new(std::collections::VecDeque::new()),
         })
+    }
+
+    /// The device copy of the tensor map `words`: the one uploaded before
+    /// when the same words were (a tensor map is read-only on the device,
+    /// and equal words describe the same matrix at the same address), else
+    /// `upload()`'s, kept for the next time.
+    pub(crate) fn tensor_map_copy(
+        &self,
+        words: &[u64; 16],
+        upload: impl FnOnce() -> Result<crate::Buffer<u64>>,
+    ) -> Result<Arc<crate::Buffer<u64>>> {
+        let mut cache = self
+            .tensor_maps
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(i) = cache.iter().position(|(w, _)| w == words) {
+            let hit = cache.remove(i).unwrap_or_else(|| unreachable!());
+            let buf = hit.1.clone();
+            cache.push_back(hit);
+            return Ok(buf);
+        }
+        let buf = Arc::new(upload()?);
+        if cache.len() == TENSOR_MAP_CACHE {
+            cache.pop_front();
+        }
+        cache.push_back((*words, buf.clone()));
+        Ok(buf)
     }
 
     /// Device facts.

@@ -3,7 +3,9 @@
 //! copies boxes of into shared memory.
 //!
 //! On a GPU the map is encoded by the driver (`cuTensorMapEncodeTiled`) and
-//! copied into a 128-byte device buffer; a kernel receives that buffer as a
+//! copied into a 128-byte device buffer (once: the GPU handle keeps the
+//! copies of recent maps, so that a map made again for the same matrix
+//! costs no allocation and no copy); a kernel receives that buffer as a
 //! `DeviceSlice<u64>` and passes its address to the copy instruction (a
 //! tensor map in global memory, read after a
 //! `fence.proxy.tensormap::generic.acquire`:
@@ -20,11 +22,12 @@ use cudarc::driver::sys;
 use ptxlab_device::hopper::{SimTensorMap, Swizzle};
 use ptxlab_device::mem::DeviceCopy;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// A 2D tiled tensor map of a row-major matrix (see the module docs), in a
 /// device buffer of 16 words that a kernel takes as a `DeviceSlice<u64>`.
 pub struct TensorMap<'a> {
-    words: Buffer<u64>,
+    words: Arc<Buffer<u64>>,
     box_bytes: u32,
     _data: PhantomData<&'a ()>,
 }
@@ -142,27 +145,34 @@ impl<'a> TensorMap<'a> {
             ));
         }
         let box_bytes = box_rows * box_cols * eb as u32;
-        let words: [u64; 16] = match dev.kind() {
-            DeviceKind::Sim => SimTensorMap {
-                addr: data.host_ptr() as u64,
-                elem_bytes: eb as u32,
-                dims: [cols as u64, rows as u64],
-                row_stride: (pitch * eb) as u64,
-                box_dims: [box_cols, box_rows],
-                swizzle,
+        let words = match dev.kind() {
+            DeviceKind::Sim => Arc::new(
+                dev.upload(
+                    &SimTensorMap {
+                        addr: data.host_ptr() as u64,
+                        elem_bytes: eb as u32,
+                        dims: [cols as u64, rows as u64],
+                        row_stride: (pitch * eb) as u64,
+                        box_dims: [box_cols, box_rows],
+                        swizzle,
+                    }
+                    .to_words(),
+                )?,
+            ),
+            DeviceKind::Gpu(g) => {
+                let w = encode(
+                    data.device_ptr(),
+                    eb,
+                    (rows, cols, pitch),
+                    box_rows,
+                    box_cols,
+                    swizzle,
+                )?;
+                g.tensor_map_copy(&w, || dev.upload(&w))?
             }
-            .to_words(),
-            DeviceKind::Gpu(_) => encode(
-                data.device_ptr(),
-                eb,
-                (rows, cols, pitch),
-                box_rows,
-                box_cols,
-                swizzle,
-            )?,
         };
         Ok(Self {
-            words: dev.upload(&words)?,
+            words,
             box_bytes,
             _data: PhantomData,
         })

@@ -111,6 +111,30 @@ pub(crate) struct Cluster {
     barrier: RefCell<ClusterBarrier>,
     /// The DSMEM race shadow, keyed by (block rank, word).
     shadow: Option<RefCell<HashMap<(u32, usize), WordState>>>,
+    /// Per mbarrier (block rank, shared byte): the cluster-barrier
+    /// arrivals its initialising thread had made before the init, and the
+    /// init's line (clusters of two or more blocks only).
+    inits: RefCell<HashMap<(u32, u32), MbarInit>>,
+    /// The TMA multicasts issued so far, one entry per (issuing block,
+    /// line, mbarrier): for deadlock reports.
+    multicasts: RefCell<Vec<MulticastNote>>,
+    /// Per mbarrier (block rank, shared byte): the phase of its latest
+    /// arrival and the ranks of the blocks that arrived in that phase.
+    arrivals: RefCell<HashMap<(u32, u32), (u64, u16)>>,
+}
+
+/// An mbarrier init as the cluster sees it: the initialising thread's
+/// cluster-barrier arrivals before it, and its line.
+type MbarInit = (u32, &'static Location<'static>);
+
+/// A TMA multicast as a deadlock report names it.
+#[derive(Clone, Copy)]
+struct MulticastNote {
+    issuer: u32,
+    thread: u32,
+    loc: &'static Location<'static>,
+    mask: u16,
+    bar: u32,
 }
 
 impl Cluster {
@@ -130,6 +154,9 @@ impl Cluster {
                 ..ClusterBarrier::default()
             }),
             shadow: (race && n > 1).then(|| RefCell::new(HashMap::new())),
+            inits: RefCell::new(HashMap::new()),
+            multicasts: RefCell::new(Vec::new()),
+            arrivals: RefCell::new(HashMap::new()),
         }
     }
 
@@ -159,7 +186,151 @@ impl Cluster {
         self.finished[rank as usize].set(true);
     }
 
-    fn block(&self, rank: u32) -> &Block<'static> {
+    /// Block `rank` of the cluster, if it has not exited; `Err` with the
+    /// last cluster barrier its threads passed otherwise.
+    pub(crate) fn peer(
+        &self,
+        rank: u32,
+    ) -> Result<&Block<'static>, Option<&'static Location<'static>>> {
+        if self.finished[rank as usize].get() {
+            return Err(self.barrier.borrow().last_wait[rank as usize]);
+        }
+        Ok(self.block(rank))
+    }
+
+    /// The grid index of block `rank` of the cluster, for reports.
+    pub(crate) fn index_of(&self, rank: u32) -> Dim3 {
+        self.block_idx(rank)
+    }
+
+    /// Thread `t` of `b` initialised the mbarrier at shared byte `addr`:
+    /// noted with its cluster-barrier arrivals so far, so that a peer's use
+    /// can be checked to come after a cluster barrier.
+    pub(crate) fn note_mbar_init(
+        &self,
+        b: &Block<'_>,
+        t: &ThreadCtx,
+        addr: u32,
+        loc: &'static Location<'static>,
+    ) {
+        if self.size() < 2 {
+            return;
+        }
+        let rel = {
+            let mut bar = self.barrier.borrow_mut();
+            Self::ensure_threads(&mut bar);
+            bar.arrivals[self.slot(b, t.rank)]
+        };
+        self.inits.borrow_mut().insert((b.crank, addr), (rel, loc));
+    }
+
+    /// `None` when thread `t` of `b` may use the mbarrier at shared byte
+    /// `addr` of block `owner` (its init is ordered before by a cluster
+    /// barrier); otherwise the init's line (`None` inside: no init noted).
+    pub(crate) fn mbar_init_hidden(
+        &self,
+        b: &Block<'_>,
+        t: &ThreadCtx,
+        owner: u32,
+        addr: u32,
+    ) -> Option<Option<&'static Location<'static>>> {
+        let Some(&(rel, loc)) = self.inits.borrow().get(&(owner, addr)) else {
+            return Some(None);
+        };
+        let acq = {
+            let mut bar = self.barrier.borrow_mut();
+            Self::ensure_threads(&mut bar);
+            bar.waits[self.slot(b, t.rank)]
+        };
+        (rel >= acq).then_some(Some(loc))
+    }
+
+    /// Notes a TMA multicast by thread `thread` of block `issuer` at `loc`
+    /// to the blocks of `mask`, completing on the mbarrier at `bar`.
+    pub(crate) fn note_multicast(
+        &self,
+        issuer: u32,
+        thread: u32,
+        loc: &'static Location<'static>,
+        mask: u16,
+        bar: u32,
+    ) {
+        let mut v = self.multicasts.borrow_mut();
+        let same = |n: &MulticastNote| n.issuer == issuer && n.loc == loc && n.bar == bar;
+        match v.iter_mut().find(|n| same(n)) {
+            Some(n) => n.mask = mask,
+            None => v.push(MulticastNote {
+                issuer,
+                thread,
+                loc,
+                mask,
+                bar,
+            }),
+        }
+    }
+
+    /// For a deadlock report of block `rank` waiting on its mbarrier at
+    /// shared byte `bar`: the multicasts that complete bytes on the
+    /// mbarrier at that offset in other blocks but leave block `rank` out
+    /// of their mask (empty when there are none).
+    pub(crate) fn multicast_note(&self, b: &Block<'_>, rank: u32, bar: u32) -> String {
+        let v = self.multicasts.borrow();
+        let missing = v.iter().find(|n| n.bar == bar && n.mask & (1 << rank) == 0);
+        let Some(n) = missing else {
+            return String::new();
+        };
+        format!(
+            "; the TMA multicast by thread {} of block {} at {} (cta_mask {:#b}) completes bytes \
+             on the mbarrier at this offset in blocks of ranks {} but not in this block (cluster \
+             rank {rank}): its mask misses a block that waits for its data",
+            b.thread_of(n.thread),
+            self.block_idx(n.issuer),
+            n.loc,
+            n.mask,
+            ranks(n.mask),
+        )
+    }
+
+    /// Block `from` arrived on the mbarrier at shared byte `addr` of block
+    /// `owner` in its phase `phase` (clusters of two or more blocks only).
+    pub(crate) fn note_arrival(&self, owner: u32, addr: u32, phase: u64, from: u32) {
+        if self.size() < 2 {
+            return;
+        }
+        let mut map = self.arrivals.borrow_mut();
+        let e = map.entry((owner, addr)).or_insert((phase, 0));
+        if e.0 != phase {
+            *e = (phase, 0);
+        }
+        e.1 |= 1 << from;
+    }
+
+    /// For a deadlock report of the mbarrier at shared byte `addr` of
+    /// block `owner`, in phase `phase` with arrivals pending: which blocks
+    /// its arrivals of that phase came from, when not from all of them
+    /// (empty otherwise).
+    pub(crate) fn arrival_note(&self, owner: u32, addr: u32, phase: u64) -> String {
+        let n = self.size();
+        if n < 2 {
+            return String::new();
+        }
+        let all = ((1u32 << n) - 1) as u16;
+        let from = match self.arrivals.borrow().get(&(owner, addr)) {
+            Some(&(p, m)) if p == phase => m,
+            _ => 0,
+        };
+        if from == all {
+            return String::new();
+        }
+        let (got, never) = (ranks(from), ranks(all & !from));
+        format!(
+            "; in this phase it has arrivals from the blocks of cluster ranks [{got}] and none \
+             from ranks [{never}] (Mbarrier::arrive_remote(rank) counts on block `rank`: a block \
+             whose arrivals are expected here arrives elsewhere, or not at all)"
+        )
+    }
+
+    pub(crate) fn block(&self, rank: u32) -> &Block<'static> {
         // SAFETY: every block of the cluster is registered before any of
         // its threads runs and lives until the whole cluster has finished
         // (`run_worker` drops them together, after the last fiber of the
@@ -204,8 +375,14 @@ impl Cluster {
             return;
         };
         for rank in 0..self.size() {
-            if let Some(r) = &self.block(rank).race {
+            let blk = self.block(rank);
+            if let Some(r) = &blk.race {
                 r.barrier(site);
+            }
+            // It orders the block's threads as a block barrier does:
+            // mbarrier inits and observed phases become visible.
+            if blk.async_on.get() {
+                super::asyncs::on_barrier(blk);
             }
         }
         for (rank, fiber) in waiters {
@@ -574,4 +751,13 @@ fn race(c: &Cluster, owner: u32, word: usize, first: Acc, second: Acc) -> Fault 
                    after its access, and the second wait, before its own: cluster::sync())"
             .into(),
     }))
+}
+
+/// The ranks of the bits of `mask`, as "0, 1".
+pub(crate) fn ranks(mask: u16) -> String {
+    let v: Vec<String> = (0..16)
+        .filter(|r| mask & (1 << r) != 0)
+        .map(|r: u32| r.to_string())
+        .collect();
+    v.join(", ")
 }

@@ -487,7 +487,10 @@ impl<'l> Block<'l> {
                 && !notes.iter().any(|n| n.1 == (addr, parity))
             {
                 let note = self.engines.wait_note(self, f.rank, f.wait);
-                let telling = note.contains("parity is wrong") || note.contains("missed phase");
+                let telling = note.contains("parity is wrong")
+                    || note.contains("missed phase")
+                    || note.contains("its mask misses")
+                    || note.contains("none from ranks");
                 notes.push((telling, (addr, parity), note));
             }
         }
@@ -786,16 +789,41 @@ pub(crate) fn run_worker(launch: &LaunchState<'_>, engines: &dyn Engines, next: 
             if done.iter().all(|&d| d) {
                 break;
             }
-            let ready = blocks
-                .iter()
-                .zip(&done)
-                .any(|(b, &d)| !d && !b.sched.borrow().ready.is_empty());
+            let mut ready = blocks.iter().zip(&done).any(|(b, &d)| !d && runnable(b));
+            if !ready {
+                // A peer's TMA multicast whose landing a random schedule
+                // deferred may still release a block: land them all.
+                for (b, &d) in blocks.iter().zip(&done) {
+                    ready |= !d && engines.land_due(b, true);
+                }
+            }
             if !ready && !launch.aborted.load(Ordering::Relaxed) {
-                // Every unfinished block waits at the cluster barrier for
-                // threads that can never arrive.
-                let (r, t, detail) = cluster.deadlock_detail();
-                let b = &blocks[r as usize];
-                b.record(b.thread_of(t), Fault::Deadlock { detail }, None);
+                // Every unfinished block waits: on an mbarrier that no
+                // block can complete any more (its report says why), or at
+                // the cluster barrier for threads that can never arrive.
+                let on_mbar = blocks.iter().zip(&done).find(|(b, d)| {
+                    !**d && (spins(b)
+                        || b.sched
+                            .borrow()
+                            .fibers
+                            .iter()
+                            .any(|f| matches!(f.wait, Wait::Mbar { .. })))
+                });
+                match on_mbar {
+                    Some((b, _)) => {
+                        let (rank, detail) = if spins(b) {
+                            b.engines.spin_detail(b)
+                        } else {
+                            b.deadlock_detail()
+                        };
+                        b.record(b.thread_of(rank), Fault::Deadlock { detail }, None);
+                    }
+                    None => {
+                        let (r, t, detail) = cluster.deadlock_detail();
+                        let b = &blocks[r as usize];
+                        b.record(b.thread_of(t), Fault::Deadlock { detail }, None);
+                    }
+                }
             }
         }
         for b in blocks {
@@ -806,6 +834,44 @@ pub(crate) fn run_worker(launch: &LaunchState<'_>, engines: &dyn Engines, next: 
     for f in &mut fibers {
         f.resume();
     }
+}
+
+/// Whether every yielded fiber of `b` spins on an mbarrier that nothing
+/// has changed since (none yielded: `false`).
+fn spins(b: &Block<'_>) -> bool {
+    let ranks: Vec<u32> = {
+        let s = b.sched.borrow();
+        s.yielded
+            .iter()
+            .map(|&f| s.fibers[f as usize].rank)
+            .collect()
+    };
+    !ranks.is_empty() && b.engines.all_spinning(b, &ranks)
+}
+
+/// Whether a fiber of `b` can run: one is ready, or one yielded that does
+/// not spin in vain.
+fn runnable(b: &Block<'_>) -> bool {
+    let s = b.sched.borrow();
+    if !s.ready.is_empty() {
+        return true;
+    }
+    let yielded = !s.yielded.is_empty();
+    drop(s);
+    yielded && !spins(b)
+}
+
+/// Whether the waiting threads of `b` (none can run; `spinning`: the
+/// yielded ones spin on mbarriers) may be released by another block of
+/// its cluster: some wait at the cluster barrier, or, in a cluster of
+/// several blocks, on an mbarrier.
+fn waits_for_peers(b: &Block<'_>, spinning: bool) -> bool {
+    let s = b.sched.borrow();
+    if s.fibers.iter().any(|f| matches!(f.wait, Wait::Cluster(_))) {
+        return true;
+    }
+    b.cluster().size() > 1
+        && (spinning || s.fibers.iter().any(|f| matches!(f.wait, Wait::Mbar { .. })))
 }
 
 const IDLE: FiberInfo = FiberInfo {
@@ -895,14 +961,12 @@ fn run_fibers<'f>(
                             continue;
                         }
                         // Threads at the cluster barrier wait for the other
-                        // blocks of the cluster: run them first.
-                        if !b.is_aborted()
-                            && b.sched
-                                .borrow()
-                                .fibers
-                                .iter()
-                                .any(|f| matches!(f.wait, Wait::Cluster(_)))
-                        {
+                        // blocks of the cluster: run them first. So do
+                        // threads on an mbarrier in a cluster of several
+                        // blocks (a peer's TMA multicast or remote arrive
+                        // may complete it); `run_worker` reports the
+                        // deadlock when no block of the cluster can go on.
+                        if !b.is_aborted() && waits_for_peers(b, spinning) {
                             return false;
                         }
                         if !b.is_aborted() {

@@ -92,6 +92,12 @@ pub fn all() -> Vec<Workload> {
             sim_check: attention::sim_check,
         },
         Workload {
+            name: "attention-decode",
+            about: "attention decoding over a paged KV cache (split-KV, grouped heads), in GB/s",
+            bench: attention::decode::bench,
+            sim_check: attention::decode::sim_check,
+        },
+        Workload {
             name: "fft",
             about: "FFT ladder: complex and real, 1-D and 2-D, any length (Stockham, shared memory, Bluestein)",
             bench: fft::bench,

@@ -36,11 +36,19 @@
 //!    columns (so 2-D transforms need no transpose kernel), and long
 //!    power-of-two lengths take two launches of it (four-step, the twiddle
 //!    and the transpose folded into its loads and stores).
+//! 4. [`coalesced`]: rung 3's data path sized to the register file: 16
+//!    points per thread in f32 and 8 in f64 under a 64-register cap (no
+//!    spills), 32-bit shift-and-mask indexing, and tiles of adjacent columns
+//!    a whole 32-byte sector wide, so every global load and store uses all
+//!    the bytes it moves. One read and one write of global memory per axis
+//!    up to 16384 points (f32) or 8192 (f64), four-step in two launches
+//!    above.
 //!
 //! [`aux`] holds what the rungs share: Bluestein's chirp kernels, the
 //! real-transform pre- and post-processing, the transpose and copies.
 
 pub mod aux;
+pub mod coalesced;
 pub mod global;
 pub mod register;
 pub mod shared;

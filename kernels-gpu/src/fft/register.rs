@@ -22,6 +22,7 @@
 use super::{C, MAX_RADIX, dft_small, dft4, load, store, twiddle};
 use core::ops::Mul;
 use ptxlab_device::prelude::*;
+use ptxlab_device::unroll;
 
 /// Complex values each thread holds in registers (the largest radix).
 pub const POINTS: usize = 16;
@@ -51,7 +52,8 @@ pub const fn register_shared_bytes(n: usize, lines: usize, elem_bytes: usize) ->
     2 * lines * register_line_slots(n) * elem_bytes
 }
 
-/// How the lines of one launch of [`fft_register`] sit in memory.
+/// How the lines of one launch of [`fft_register`] (or of rung 4's
+/// [`super::coalesced::fft_coalesced`]) sit in memory.
 ///
 /// Line `g` is line `g mod lines_per_mat` of matrix `g / lines_per_mat`;
 /// its element `p` is read from complex element
@@ -62,11 +64,13 @@ pub const fn register_shared_bytes(n: usize, lines: usize, elem_bytes: usize) ->
 #[repr(C)]
 pub struct Lines {
     /// `log2` of the line length `n` (`n` from [`REG_MIN_LEN`] to
-    /// [`REG_MAX_LEN`]).
+    /// [`REG_MAX_LEN`]; rung 4: [`super::coalesced::min_len`] to
+    /// [`super::coalesced::max_len`]).
     pub log2n: u32,
     /// Lines in all.
     pub lines: u32,
-    /// Lines per block (the block has `lines_per_block n / POINTS` threads).
+    /// Lines per block (the block has `lines_per_block n / POINTS` threads;
+    /// rung 4: `n / super::coalesced::points`, and a power of two).
     pub lines_per_block: u32,
     /// Lines per matrix.
     pub lines_per_mat: u32,
@@ -375,35 +379,39 @@ const SIN16: [f64; 10] = [
 #[inline(always)]
 fn dft<T: Real, const R: usize>(v: &mut [C<T>; POINTS], off: usize, inverse: bool) {
     if R == 16 {
-        // Index b + 4a in, k1 + 4 k2 out: radix-4 DFTs over a, the twiddle
-        // w16^(b k1), radix-4 DFTs over b.
-        let mut y = [[C::<T>::zero(); 4]; 4];
-        for (b, yb) in y.iter_mut().enumerate() {
-            *yb = dft4(
-                v[off + b],
-                v[off + 4 + b],
-                v[off + 8 + b],
-                v[off + 12 + b],
-                inverse,
-            );
-        }
-        let sg = if inverse { 1.0 } else { -1.0 };
-        for (b, yb) in y.iter_mut().enumerate().skip(1) {
-            for (k1, x) in yb.iter_mut().enumerate().skip(1) {
-                let e = b * k1;
-                *x = x.mul(C::new(T::from_f64(COS16[e]), T::from_f64(sg * SIN16[e])));
-            }
-        }
-        for k1 in 0..4 {
-            let x = dft4(y[0][k1], y[1][k1], y[2][k1], y[3][k1], inverse);
-            for (k2, xv) in x.into_iter().enumerate() {
-                v[off + k1 + 4 * k2] = xv;
-            }
-        }
+        let mut x = [C::<T>::zero(); 16];
+        x.copy_from_slice(&v[off..off + 16]);
+        v[off..off + 16].copy_from_slice(&dft16(x, inverse));
     } else {
         let mut a = [C::<T>::zero(); MAX_RADIX];
         a[..R].copy_from_slice(&v[off..off + R]);
         dft_small(&mut a, R, inverse);
         v[off..off + R].copy_from_slice(&a[..R]);
     }
+}
+
+/// The length-16 DFT of `v` in registers: index `b + 4a` in, `k1 + 4 k2`
+/// out; radix-4 DFTs over `a`, the twiddle `w16^(b k1)`, radix-4 DFTs over
+/// `b` (four radix-2 stages, twelve constant twiddles).
+#[inline(always)]
+pub(crate) fn dft16<T: Real>(v: [C<T>; 16], inverse: bool) -> [C<T>; 16] {
+    let mut y = [[C::<T>::zero(); 4]; 4];
+    unroll!(b in [0, 1, 2, 3] {
+        y[b] = dft4(v[b], v[4 + b], v[8 + b], v[12 + b], inverse);
+    });
+    let sg = if inverse { 1.0 } else { -1.0 };
+    unroll!(b in [1, 2, 3] {
+        unroll!(k1 in [1, 2, 3] {
+            let e = b * k1;
+            y[b][k1] = y[b][k1].mul(C::new(T::from_f64(COS16[e]), T::from_f64(sg * SIN16[e])));
+        });
+    });
+    let mut out = [C::<T>::zero(); 16];
+    unroll!(k1 in [0, 1, 2, 3] {
+        let x = dft4(y[0][k1], y[1][k1], y[2][k1], y[3][k1], inverse);
+        unroll!(k2 in [0, 1, 2, 3] {
+            out[k1 + 4 * k2] = x[k2];
+        });
+    });
+    out
 }

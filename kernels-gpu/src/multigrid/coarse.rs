@@ -21,9 +21,18 @@ pub const fn coarse_shared_bytes<T>(cells: usize) -> usize {
     shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, cells), cells)
 }
 
-/// Level `l` of the coarse-levels kernel's geometry: `(nx, ny, cx, cy, offset)`.
+/// One level of the coarse-levels kernel: its stencil and where its cells
+/// start in the shared arrays.
+#[derive(Clone, Copy)]
+struct CoarseLevel<T: Real> {
+    stencil: Stencil<T>,
+    off: usize,
+}
+
+/// Level `l` of the coarse-levels kernel's geometry (`nx, ny, cx, cy` per
+/// level), its cells placed after those of the levels above it.
 #[inline(always)]
-fn coarse_level<T: Real>(geom: &DeviceSlice<f64>, l: u32) -> (u32, u32, T, T, usize) {
+fn coarse_level<T: Real>(geom: &DeviceSlice<f64>, l: u32) -> CoarseLevel<T> {
     let mut off = 0usize;
     let mut k = 0;
     while k < l {
@@ -31,27 +40,36 @@ fn coarse_level<T: Real>(geom: &DeviceSlice<f64>, l: u32) -> (u32, u32, T, T, us
         k += 1;
     }
     let b = 4 * l as usize;
-    (
-        geom.get(b) as u32,
-        geom.get(b + 1) as u32,
-        T::from_f64(geom.get(b + 2)),
-        T::from_f64(geom.get(b + 3)),
+    let dims = Dims {
+        nx: geom.get(b) as u32,
+        ny: geom.get(b + 1) as u32,
+    };
+    let (cx, cy) = (T::from_f64(geom.get(b + 2)), T::from_f64(geom.get(b + 3)));
+    CoarseLevel {
+        stencil: Stencil { dims, cx, cy },
         off,
-    )
+    }
 }
 
 /// `sweeps` red-black sweeps of one level held in shared memory (the whole
-/// block; ends with a barrier).
+/// block; ends with a barrier), the first colour `first`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn block_smooth<T: Real>(
-    su: &SharedSlice<T>,
-    sf: &SharedSlice<T>,
-    (nx, ny, cx, cy, off): (u32, u32, T, T, usize),
+    (su, sf): (&SharedSlice<T>, &SharedSlice<T>),
+    level: CoarseLevel<T>,
     sweeps: u32,
     first: u32,
     omega: T,
 ) {
+    let CoarseLevel {
+        stencil:
+            Stencil {
+                dims: Dims { nx, ny },
+                cx,
+                cy,
+            },
+        off,
+    } = level;
     let w = inv_diag(cx, cy);
     let (iw, ih) = (nx - 2, ny - 2);
     let tid = thread::thread_idx_x();
@@ -80,6 +98,24 @@ fn block_smooth<T: Real>(
     }
 }
 
+/// One call of [`mg_coarse_cycle`]: how many levels the geometry
+/// describes, the smoothing and the relaxation weight.
+#[derive(Debug, Clone, Copy, KernelParams)]
+#[repr(C)]
+pub struct CoarseCycle<T: Real> {
+    /// Levels (`1..=`[`MAX_COARSE_LEVELS`]).
+    pub levels: u32,
+    /// Pre-smoothing sweeps (`1..=`[`MAX_TILE_SWEEPS`]).
+    pub pre: u32,
+    /// Post-smoothing sweeps (`0..=`[`MAX_TILE_SWEEPS`]).
+    pub post: u32,
+    /// The first colour of each post-smoothing sweep (pre-smoothing starts
+    /// red).
+    pub post_first: Colour,
+    /// Over-relaxation weight (1: plain Gauss-Seidel).
+    pub omega: T,
+}
+
 /// Rung 3: a whole V-cycle over the coarse levels in one block,
 /// in shared memory, from a zero correction: `u_top` = V-cycle of
 /// `lap u = f_top` over the `levels` levels described by `geom` (4 f64 per
@@ -89,7 +125,8 @@ fn block_smooth<T: Real>(
 /// (a half-sweep, a restriction, a prolongation) is a loop of the block over
 /// that level's cells with a barrier after it, in the order of the
 /// per-level kernels, with their arithmetic (the same `gs_point`,
-/// `coarse_pos`, `fine_range`, `weight`), so the result equals rung 2's.
+/// `coarse_pos`, `restrict_at`, `residual_at`, `bilinear`), so the result
+/// equals rung 2's.
 /// Shared layout ([`coarse_shared_bytes`]): the corrections of all levels,
 /// one after the other, then their right-hand sides; the host takes the
 /// levels whose sum fits in [`COARSE_SHARED_MAX`] (from 65 x 65 down, in f64).
@@ -100,17 +137,19 @@ fn block_smooth<T: Real>(
 /// launch for all of them turns some 18 launches per cycle into one, and
 /// their data never leaves the SM.
 #[kernel(launch_bounds(512), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn mg_coarse_cycle<T: Real>(
     f_top: DeviceSlice<T>,
     u_top: DeviceSliceMut<T>,
     geom: DeviceSlice<f64>,
-    levels: u32,
-    pre: u32,
-    post: u32,
-    post_first: u32,
-    omega: T,
+    c: CoarseCycle<T>,
 ) {
+    let CoarseCycle {
+        levels,
+        pre,
+        post,
+        post_first,
+        omega,
+    } = c;
     if levels == 0
         || levels > MAX_COARSE_LEVELS
         || geom.len() < 4 * levels as usize
@@ -122,10 +161,10 @@ pub fn mg_coarse_cycle<T: Real>(
     {
         ptxlab_device::trap("mg_coarse_cycle: bad levels, sweeps or launch shape");
     }
-    let top = coarse_level::<T>(&geom, 0);
-    let (last_nx, last_ny, _, _, last_off) = coarse_level::<T>(&geom, levels - 1);
-    let total = last_off + last_nx as usize * last_ny as usize;
-    let top_cells = top.0 as usize * top.1 as usize;
+    let cells = |l: CoarseLevel<T>| l.stencil.dims.nx as usize * l.stencil.dims.ny as usize;
+    let last = coarse_level::<T>(&geom, levels - 1);
+    let total = last.off + cells(last);
+    let top_cells = cells(coarse_level::<T>(&geom, 0));
     if f_top.len() < top_cells || u_top.len() < top_cells {
         ptxlab_device::trap("mg_coarse_cycle: the top level's buffers are too short");
     }
@@ -147,42 +186,46 @@ pub fn mg_coarse_cycle<T: Real>(
         i += bd;
     }
     sync_threads();
-    let two = T::from_f64(2.0);
     // Down: pre-smoothing, then residual and restriction into the level below.
     let mut l = 0;
     while l + 1 < levels {
-        let (nx, ny, cx, cy, off) = coarse_level::<T>(&geom, l);
-        block_smooth(&su, &sf, (nx, ny, cx, cy, off), pre, 0, omega);
-        let (ncx, ncy, _, _, coff) = coarse_level::<T>(&geom, l + 1);
+        let fine = coarse_level::<T>(&geom, l);
+        block_smooth((&su, &sf), fine, pre, 0, omega);
+        let CoarseLevel {
+            stencil:
+                Stencil {
+                    dims: Dims { nx, ny },
+                    cx,
+                    cy,
+                },
+            off,
+        } = fine;
+        let coarse = coarse_level::<T>(&geom, l + 1);
+        let (Dims { nx: ncx, ny: ncy }, coff) = (coarse.stencil.dims, coarse.off);
         let (numx, denx, numy, deny) = (ncx - 1, nx - 1, ncy - 1, ny - 1);
-        let scale = T::from_f64((numx as f64 * numy as f64) / (denx as f64 * deny as f64));
+        let scale = restrict_scale::<T>((numx, denx), (numy, deny));
         let (ciw, cih) = (ncx - 2, ncy - 2);
+        let n = nx as usize;
         let mut m = tid as u32;
         while m < ciw * cih {
             let (ci, cj) = (1 + m % ciw, 1 + m / ciw);
-            let (i_lo, i_hi) = fine_range(ci, numx, denx);
-            let (j_lo, j_hi) = fine_range(cj, numy, deny);
-            let mut sum = T::ZERO;
-            let mut j = j_lo;
-            while j <= j_hi {
-                let wy = weight::<T>(j, cj, numy, deny);
-                let mut i = i_lo;
-                while i <= i_hi {
+            let sum = restrict_at(
+                (ci, cj),
+                (numx, denx),
+                (numy, deny),
+                |_, _| {},
+                |i, j| {
                     let g = off + (j * nx + i) as usize;
-                    let n = nx as usize;
                     // SAFETY: fine_range keeps the fine point interior, so it
                     // and its neighbours are inside level l's cells.
-                    let r = unsafe {
+                    unsafe {
                         let c0 = su.get_unchecked(g);
                         let we = su.get_unchecked(g - 1) + su.get_unchecked(g + 1);
                         let sn = su.get_unchecked(g - n) + su.get_unchecked(g + n);
-                        sf.get_unchecked(g) - (cx * (we - two * c0) + cy * (sn - two * c0))
-                    };
-                    sum += weight::<T>(i, ci, numx, denx) * wy * r;
-                    i += 1;
-                }
-                j += 1;
-            }
+                        residual_at(sf.get_unchecked(g), c0, we, sn, cx, cy)
+                    }
+                },
+            );
             // SAFETY: (ci, cj) is interior to level l + 1, inside its cells.
             unsafe { sf.set_unchecked(coff + (cj * ncx + ci) as usize, sum * scale) };
             m += bd as u32;
@@ -191,13 +234,15 @@ pub fn mg_coarse_cycle<T: Real>(
         l += 1;
     }
     // The coarsest level: one interior point, one sweep solves it.
-    block_smooth(&su, &sf, coarse_level::<T>(&geom, levels - 1), 1, 0, T::ONE);
+    block_smooth((&su, &sf), last, 1, 0, T::ONE);
     // Up: prolongation with correction, then post-smoothing (black first).
     let mut l = levels - 1;
     while l > 0 {
         l -= 1;
-        let (nx, ny, cx, cy, off) = coarse_level::<T>(&geom, l);
-        let (ncx, ncy, _, _, coff) = coarse_level::<T>(&geom, l + 1);
+        let fine = coarse_level::<T>(&geom, l);
+        let coarse = coarse_level::<T>(&geom, l + 1);
+        let (Dims { nx, ny }, off) = (fine.stencil.dims, fine.off);
+        let (Dims { nx: ncx, ny: ncy }, coff) = (coarse.stencil.dims, coarse.off);
         let (iw, ih) = (nx - 2, ny - 2);
         let mut m = tid as u32;
         while m < iw * ih {
@@ -206,14 +251,16 @@ pub fn mg_coarse_cycle<T: Real>(
             let (j0, wy) = coarse_pos::<T>(y, ncy - 1, ny - 1);
             let k = coff + (j0 * ncx + i0) as usize;
             let w = ncx as usize;
-            let one = T::ONE;
             // SAFETY: an interior fine point's coarse cell has i0 + 1 <= ncx - 1
-            // and j0 + 1 <= ncy - 1 (see `interpolate`): inside level l + 1.
+            // and j0 + 1 <= ncy - 1 (see `prolong_body`): inside level l + 1.
             unsafe {
-                let (c00, c10) = (su.get_unchecked(k), su.get_unchecked(k + 1));
-                let (c01, c11) = (su.get_unchecked(k + w), su.get_unchecked(k + w + 1));
-                let v =
-                    (one - wy) * ((one - wx) * c00 + wx * c10) + wy * ((one - wx) * c01 + wx * c11);
+                let corners = [
+                    su.get_unchecked(k),
+                    su.get_unchecked(k + 1),
+                    su.get_unchecked(k + w),
+                    su.get_unchecked(k + w + 1),
+                ];
+                let v = bilinear(corners, wx, wy);
                 let s = off + (y * nx + x) as usize;
                 su.set_unchecked(s, su.get_unchecked(s) + v);
             }
@@ -221,7 +268,7 @@ pub fn mg_coarse_cycle<T: Real>(
         }
         sync_threads();
         if post > 0 {
-            block_smooth(&su, &sf, (nx, ny, cx, cy, off), post, post_first & 1, omega);
+            block_smooth((&su, &sf), fine, post, post_first as u32, omega);
         }
     }
     let mut i = tid;

@@ -19,36 +19,97 @@ pub struct Fine {
     pub inv_h2: f64,
 }
 
-/// One outer step of [`mg_defect`]: the fine level, the weight of the
+/// One outer step of [`mg_defect`]: the fine level (on a slab,
+/// [`FineRows`]: the rows of it one launch covers), the weight of the
 /// correction it adds and the scale of the residual it writes.
 #[derive(Debug, Clone, Copy, PartialEq, KernelParams)]
 #[repr(C)]
-pub struct DefectStep {
+pub struct DefectStep<G = Fine> {
     /// The fine level.
-    pub fine: Fine,
+    pub fine: G,
     /// Weight of the correction `e` (0: no correction, `e` is not read).
     pub e_scale: f64,
     /// Scale of the cycle's right-hand side `r`.
     pub r_scale: f64,
 }
 
+/// Rows of the fine level split into row slabs over several devices, as one
+/// launch of a slab kernel covers them: the whole level and the launch's
+/// global rows (a slab's owned rows and one more on each side).
+#[derive(Debug, Clone, Copy, PartialEq, KernelParams)]
+#[repr(C)]
+pub struct FineRows {
+    /// The whole level.
+    pub fine: Fine,
+    /// The rows the launch covers (its buffers hold `nx` times as many
+    /// cells).
+    pub rows: Rows,
+}
+
+impl FineRows {
+    /// The launch's own grid (the level's columns and `1 / h^2`, the rows
+    /// covered), and the global row of its first row with the level's row
+    /// count.
+    #[inline(always)]
+    pub fn launch(self) -> (Fine, (u32, u32)) {
+        let grid = Fine {
+            ny: self.rows.rows,
+            ..self.fine
+        };
+        (grid, (self.rows.y0, self.fine.ny))
+    }
+}
+
+/// Row `y` of a launch of `ny` rows as the level sees it: its global row
+/// and the level's row count. `slab`: on a level split into slabs, the
+/// global row of the launch's first row and the level's row count; `None`:
+/// the launch is the whole level.
+#[inline(always)]
+fn global_row(y: u32, ny: u32, slab: Option<(u32, u32)>) -> (u32, u32) {
+    match slab {
+        Some((gy0, ny_g)) => (gy0 + y, ny_g),
+        None => (y, ny),
+    }
+}
+
+/// Whether cell `(x, y)` of a launch of `nx x ny` cells is interior to the
+/// level (`slab` as in [`global_row`]).
+#[inline(always)]
+fn level_interior(x: u32, y: u32, nx: u32, ny: u32, slab: Option<(u32, u32)>) -> bool {
+    match slab {
+        None => x > 0 && y > 0 && x + 1 < nx && y + 1 < ny,
+        Some((gy0, ny_g)) => {
+            let gy = gy0 + y;
+            x > 0 && gy > 0 && x + 1 < nx && gy + 1 < ny_g
+        }
+    }
+}
+
 /// The outputs of one defect pass: the corrected field and the unscaled
 /// residual (each optional), the cycle's right-hand side and the
 /// reduction slot.
-struct DefectOut<'a, T> {
-    p_out: Option<DeviceSliceMut<'a, f64>>,
-    rho: Option<DeviceSliceMut<'a, f64>>,
-    r: DeviceSliceMut<'a, T>,
-    acc: DeviceSliceMut<'a, f64>,
+pub(super) struct DefectOut<'a, T> {
+    pub(super) p_out: Option<DeviceSliceMut<'a, f64>>,
+    pub(super) rho: Option<DeviceSliceMut<'a, f64>>,
+    pub(super) r: DeviceSliceMut<'a, T>,
+    pub(super) acc: DeviceSliceMut<'a, f64>,
 }
 
+/// The body of [`mg_defect`], [`mg_residual`] and [`mg_defect_slab`]: the
+/// corrected field `p_in + s e` (`e`: `(e, s)`, or none) at every cell of
+/// the launch (`grid`: its columns and rows, `1 / h^2`; `slab` as in
+/// `global_row`), the residual at the cells interior to the launch and to
+/// the level, `acc[0] += sum res^2`. Stops the kernel unless `grid` is at
+/// least 3 x 3 and every buffer it reads or writes holds its `nx * ny`
+/// cells, `acc` has a slot and the block is [`BLOCK`] x 1.
 #[inline(always)]
-fn defect_body<T: Real>(
+pub(super) fn defect_body<T: Real>(
     p_in: DeviceSlice<f64>,
     e: Option<(DeviceSlice<T>, f64)>,
     b: DeviceSlice<f64>,
     out: DefectOut<'_, T>,
     Fine { nx, ny, inv_h2 }: Fine,
+    slab: Option<(u32, u32)>,
     r_scale: f64,
 ) {
     let DefectOut { p_out, rho, r, acc } = out;
@@ -76,17 +137,15 @@ fn defect_body<T: Real>(
     require_row_block();
     let x = thread::block_idx_x() * thread::block_dim_x() + thread::thread_idx_x();
     let width = nx as usize;
-    // The corrected field at (x, y): p_in + e_scale e on interior cells.
+    // The corrected field at (x, y): p_in + e_scale e on the level's
+    // interior cells.
     let pv = |x: u32, y: u32| -> f64 {
         let i = y as usize * width + x as usize;
-        // SAFETY: callers pass cells inside the grid: i < nx * ny <= len.
+        // SAFETY: callers pass cells inside the launch's grid: i < nx * ny <= len.
         unsafe {
             let mut v = p_in.get_unchecked(i);
             if let Some((ev, s)) = &e
-                && x > 0
-                && y > 0
-                && x + 1 < nx
-                && y + 1 < ny
+                && level_interior(x, y, nx, ny, slab)
             {
                 v += s * ev.get_unchecked(i).to_f64();
             }
@@ -99,7 +158,14 @@ fn defect_body<T: Real>(
         if x < nx {
             let i = y as usize * width + x as usize;
             let c = pv(x, y);
-            let interior = x > 0 && y > 0 && x + 1 < nx && y + 1 < ny;
+            // Interior to the launch and to the level.
+            let interior = match slab {
+                None => level_interior(x, y, nx, ny, None),
+                Some((gy0, ny_g)) => {
+                    let gy = gy0 + y;
+                    x > 0 && y > 0 && x + 1 < nx && y + 1 < ny && gy > 0 && gy + 1 < ny_g
+                }
+            };
             let res = if interior {
                 let s = (pv(x - 1, y) + pv(x + 1, y)) + (pv(x, y - 1) + pv(x, y + 1));
                 // SAFETY: i < nx * ny <= b.len().
@@ -109,7 +175,7 @@ fn defect_body<T: Real>(
                 0.0
             };
             sum += res * res;
-            // SAFETY: i < nx * ny <= each output's length (checked at entry).
+            // SAFETY: i < nx * ny <= each output's length (checked by the caller).
             unsafe {
                 if let Some(po) = &p_out {
                     po.set_unchecked(i, c);
@@ -153,8 +219,13 @@ pub fn mg_defect<T: Real>(
     acc: DeviceSliceMut<f64>,
     step: DefectStep,
 ) {
-    let e = if step.e_scale != 0.0 {
-        Some((e, step.e_scale))
+    let DefectStep {
+        fine,
+        e_scale,
+        r_scale,
+    } = step;
+    let e = if e_scale != 0.0 {
+        Some((e, e_scale))
     } else {
         None
     };
@@ -164,7 +235,7 @@ pub fn mg_defect<T: Real>(
         r,
         acc,
     };
-    defect_body(p_in, e, b, out, step.fine, step.r_scale);
+    defect_body(p_in, e, b, out, fine, None, r_scale);
 }
 
 /// Residual of the fine equation: `rho = b - lap_h p` (0 on the
@@ -187,7 +258,7 @@ pub fn mg_residual<T: Real>(
         r,
         acc,
     };
-    defect_body::<T>(p, None, b, out, fine, r_scale);
+    defect_body::<T>(p, None, b, out, fine, None, r_scale);
 }
 
 /// Zeroes `acc` (grid-stride). Inside a captured graph the reduction slots
@@ -222,17 +293,35 @@ pub fn mg_cg_dir<T: Real>(
     fine: Fine,
     z_scale: f64,
 ) {
-    let Fine { nx, ny, inv_h2 } = fine;
     check_grid(
         &[z.len(), d_in.len(), d_out.len(), q.len()],
-        nx,
-        ny,
+        fine.nx,
+        fine.ny,
         "mg_cg_dir: bad grid or buffer",
     );
     if s.len() < slot::COUNT {
         ptxlab_device::trap("mg_cg_dir: the scalar array is too short");
     }
     require_row_block();
+    cg_dir_body((z, d_in), (d_out, q, s), (fine, None), z_scale);
+}
+
+/// The body of [`mg_cg_dir`] and [`mg_cg_dir_slab`]: the new direction at
+/// every cell of the launch (0 on the level's boundary), `lap_h` of it at
+/// the cells interior to the launch and to the level, `s[DQ] += <d, q>`;
+/// `grid` and `slab` as in `defect_body`. The caller has checked the
+/// lengths and the block shape.
+#[inline(always)]
+pub(super) fn cg_dir_body<T: Real>(
+    (z, d_in): (DeviceSlice<T>, DeviceSlice<f64>),
+    (d_out, q, s): (
+        DeviceSliceMut<f64>,
+        DeviceSliceMut<f64>,
+        DeviceSliceMut<f64>,
+    ),
+    (Fine { nx, ny, inv_h2 }, slab): (Fine, Option<(u32, u32)>),
+    z_scale: f64,
+) {
     let sc = s.as_const();
     let (gamma, gamma_old) = (sc.get(slot::GAMMA), sc.get(slot::GAMMA_OLD));
     let beta = if gamma_old != 0.0 {
@@ -242,13 +331,14 @@ pub fn mg_cg_dir<T: Real>(
     };
     let x = thread::block_idx_x() * thread::block_dim_x() + thread::thread_idx_x();
     let width = nx as usize;
-    // The new direction at an interior cell (0 on the boundary).
+    // The new direction at a cell of the launch (0 on the level's boundary).
     let dv = |x: u32, y: u32| -> f64 {
-        if x == 0 || y == 0 || x + 1 == nx || y + 1 == ny {
+        let (gy, ny_l) = global_row(y, ny, slab);
+        if x == 0 || gy == 0 || x + 1 == nx || gy + 1 == ny_l {
             return 0.0;
         }
         let i = y as usize * width + x as usize;
-        // SAFETY: (x, y) is inside the grid: i < nx * ny <= both lengths.
+        // SAFETY: (x, y) is inside the launch's grid: i < nx * ny <= both lengths.
         unsafe {
             let mut v = z_scale * z.get_unchecked(i).to_f64();
             if beta != 0.0 {
@@ -263,7 +353,12 @@ pub fn mg_cg_dir<T: Real>(
         if x < nx {
             let i = y as usize * width + x as usize;
             let c = dv(x, y);
-            let interior = x > 0 && y > 0 && x + 1 < nx && y + 1 < ny;
+            let (gy, ny_l) = global_row(y, ny, slab);
+            let interior = x > 0
+                && y > 0
+                && x + 1 < nx
+                && y + 1 < ny
+                && (slab.is_none() || (gy > 0 && gy + 1 < ny_l));
             let lap = if interior {
                 ((dv(x - 1, y) + dv(x + 1, y)) + (dv(x, y - 1) + dv(x, y + 1)) - 4.0 * c) * inv_h2
             } else {

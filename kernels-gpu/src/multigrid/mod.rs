@@ -74,8 +74,11 @@
 //! PCG iteration), `coarse.rs` (rung 3, the coarse levels in one block) and
 //! `slab.rs` (the transfers and the fine-level steps on a row slab of a
 //! level split over several devices). This file holds what they share:
-//! the launch constants, the `mode` bits, the shared-memory sizes and the
-//! geometry of the coarse grids.
+//! the launch constants, the parameter structs of a level's shape
+//! ([`Dims`], [`Stencil`], [`Rows`]), and the arithmetic of the coarse
+//! grids (positions, weights, the restriction at a point, the bilinear
+//! interpolation), which the single-device, slab and one-block kernels all
+//! call, so they agree to the bit.
 
 use crate::reduce::{block_sum, warp_slots_shared_bytes};
 use ptxlab_device::prelude::*;
@@ -115,53 +118,52 @@ pub mod slot {
     pub const COUNT: usize = 4;
 }
 
-/// `mode` bits of [`mg_smooth_tile`]: the first colour (0 red, 1 black).
-pub const MODE_BLACK_FIRST: u32 = 1;
-/// `mode` bit: start from a zero correction (do not read `u_in`).
-pub const MODE_ZERO: u32 = 2;
-/// `mode` bit: add the prolongation of `uc` to `u_in` while loading.
-pub const MODE_PROLONG: u32 = 4;
-/// `mode` bit: load the boundary ring from `u_in` and keep it (the fine
-/// level of rung 5 holds the field, whose boundary carries the Dirichlet
-/// values; without it the ring is zero, as a correction's is).
-pub const MODE_DIRICHLET: u32 = 8;
-/// `mode` bit: after the sweeps, add `sum r^2` over the output tile's
-/// interior cells (`r = f - lap u`) to `acc[0]`: the residual of the last
-/// sweep, with no pass of its own (rung 5).
-pub const MODE_RESIDUAL: u32 = 16;
-/// `mode` bits 8..: the number of sweeps (1..=[`MAX_TILE_SWEEPS`]).
-pub const MODE_SWEEPS_SHIFT: u32 = 8;
+/// The shape of a level: columns and rows, boundary ring included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(C)]
+pub struct Dims {
+    /// Columns (boundary included).
+    pub nx: u32,
+    /// Rows (boundary included).
+    pub ny: u32,
+}
 
-/// The sweep count a tile-smoother `mode` asks for.
-pub const fn mode_sweeps(mode: u32) -> u32 {
-    mode >> MODE_SWEEPS_SHIFT
+/// A level as the smoothers and the restriction see it: its shape and the
+/// coefficients of its 5-point operator, `cx = 1 / hx^2` and
+/// `cy = 1 / hy^2`, in the cycle's precision.
+#[derive(Debug, Clone, Copy, PartialEq, KernelParams)]
+#[repr(C)]
+pub struct Stencil<T: Real> {
+    /// The level's shape.
+    pub dims: Dims,
+    /// `1 / hx^2`.
+    pub cx: T,
+    /// `1 / hy^2`.
+    pub cy: T,
+}
+
+/// Global rows `y0 .. y0 + rows` of a level split into row slabs over
+/// several devices: the rows one buffer holds, or one launch covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(C)]
+pub struct Rows {
+    /// Global row of the first.
+    pub y0: u32,
+    /// How many.
+    pub rows: u32,
+}
+
+impl Rows {
+    /// One past the last global row.
+    #[inline(always)]
+    pub const fn end(self) -> u32 {
+        self.y0 + self.rows
+    }
 }
 
 /// Dynamic shared memory of the reduction kernels: one f64 slot per warp.
 pub const fn reduce_shared_bytes() -> usize {
     warp_slots_shared_bytes::<f64>(BLOCK)
-}
-
-/// Halo of the tile smoother for `mode`: each half-sweep of red-black
-/// Gauss-Seidel invalidates one more ring of the tile (`2 s` for `s`
-/// sweeps), and the residual of the output tile ([`MODE_RESIDUAL`]) needs
-/// one ring more.
-pub const fn tile_halo(mode: u32) -> usize {
-    2 * mode_sweeps(mode) as usize + if mode & MODE_RESIDUAL != 0 { 1 } else { 0 }
-}
-
-/// Shared tile of the smoother: `(TILE_OX + 2 halo) x (TILE_OY + 2 halo)`.
-pub const fn tile_dims(mode: u32) -> (usize, usize) {
-    (TILE_OX + 2 * tile_halo(mode), TILE_OY + 2 * tile_halo(mode))
-}
-
-/// Dynamic shared memory of the tile smoother: the correction and the
-/// right-hand side over the tile with its halo, then one f64 slot per warp
-/// for the residual's block sum.
-pub const fn tile_shared_bytes<T>(mode: u32) -> usize {
-    let (w, h) = tile_dims(mode);
-    let uf = shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, w * h), w * h);
-    shared::shared_bytes::<f64>(uf, (BLOCK / WARP_SIZE) as usize)
 }
 
 /// One point of an over-relaxed (SOR) red-black sweep: `old + omega (gs -
@@ -251,6 +253,72 @@ pub fn weight<T: Real>(i: u32, c: u32, num: u32, den: u32) -> T {
 #[inline(always)]
 pub fn gs_point<T: Real>(we: T, sn: T, f: T, cx: T, cy: T, w: T) -> T {
     (cx * we + cy * sn - f) * w
+}
+
+/// The residual `f - lap u` at a cell of a level: `c` its correction,
+/// `we` and `sn` the sums of its west and east, south and north
+/// neighbours (the CPU reference uses the same expression).
+#[inline(always)]
+pub fn residual_at<T: Real>(f: T, c: T, we: T, sn: T, cx: T, cy: T) -> T {
+    let two = T::from_f64(2.0);
+    f - (cx * (we - two * c) + cy * (sn - two * c))
+}
+
+/// Bilinear interpolation between the coarse corners `[c00, c10, c01,
+/// c11]` (`cij` at coarse column `i0 + i`, row `j0 + j`) at fractions `wx`,
+/// `wy` ([`coarse_pos`]): the prolongation at one fine point.
+#[inline(always)]
+pub fn bilinear<T: Real>([c00, c10, c01, c11]: [T; 4], wx: T, wy: T) -> T {
+    let one = T::ONE;
+    (one - wy) * ((one - wx) * c00 + wx * c10) + wy * ((one - wx) * c01 + wx * c11)
+}
+
+/// The restriction at interior coarse point `(ci, cj)` before its scale:
+/// `sum w_x(i) w_y(j) r(i, j)` over the fine points of its stencil
+/// ([`fine_range`], at most 4 per axis as the spacing ratio is at least
+/// 1/2; the weights of a row once, not once per point), in rows `j` then
+/// columns `i`. `x` and `y` are each axis's `(num, den)`; `rows(j_lo,
+/// j_hi)` runs first, on the fine rows the stencil reads (a slab checks
+/// it holds them); `r(i, j)` is the fine residual (or right-hand side) at
+/// global fine point `(i, j)`. Every restriction calls it, so a coarse
+/// point gets the same bits from each.
+#[inline(always)]
+pub fn restrict_at<T: Real>(
+    (ci, cj): (u32, u32),
+    (numx, denx): (u32, u32),
+    (numy, deny): (u32, u32),
+    rows: impl FnOnce(u32, u32),
+    r: impl Fn(u32, u32) -> T,
+) -> T {
+    let (i_lo, i_hi) = fine_range(ci, numx, denx);
+    let (j_lo, j_hi) = fine_range(cj, numy, deny);
+    rows(j_lo, j_hi);
+    let mut wxs = [T::ZERO; 4];
+    let mut i = i_lo;
+    while i <= i_hi && i - i_lo < 4 {
+        wxs[(i - i_lo) as usize] = weight::<T>(i, ci, numx, denx);
+        i += 1;
+    }
+    let mut sum = T::ZERO;
+    let mut j = j_lo;
+    while j <= j_hi {
+        let wy = weight::<T>(j, cj, numy, deny);
+        let mut i = i_lo;
+        while i <= i_hi && i - i_lo < 4 {
+            sum += wxs[(i - i_lo) as usize] * wy * r(i, j);
+            i += 1;
+        }
+        j += 1;
+    }
+    sum
+}
+
+/// The scale of the restriction from a level with `den` intervals per axis
+/// to one with `num`: `(num_x num_y) / (den_x den_y)` (1/4 when both axes
+/// coarsen by two).
+#[inline(always)]
+pub fn restrict_scale<T: Real>((numx, denx): (u32, u32), (numy, deny): (u32, u32)) -> T {
+    T::from_f64((numx as f64 * numy as f64) / (denx as f64 * deny as f64))
 }
 
 /// `1 / (2 cx + 2 cy)`, the inverse diagonal of the level's operator.

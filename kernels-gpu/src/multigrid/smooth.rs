@@ -26,21 +26,19 @@ impl Colour {
             Colour::Black => Colour::Red,
         }
     }
+    /// Black when `black`, else red.
+    pub fn black_if(black: bool) -> Self {
+        if black { Colour::Black } else { Colour::Red }
+    }
 }
 
-/// One half-sweep of [`mg_smooth_rb`]: the level's shape and stencil, the
-/// relaxation weight and what the launch updates.
+/// One half-sweep of [`mg_smooth_rb`]: the level, the relaxation weight
+/// and what the launch updates.
 #[derive(Debug, Clone, Copy, KernelParams)]
 #[repr(C)]
 pub struct RbSweep<T: Real> {
-    /// Columns of the level (boundary included).
-    pub nx: u32,
-    /// Rows of the level (boundary included).
-    pub ny: u32,
-    /// `1 / hx^2` of the stencil.
-    pub cx: T,
-    /// `1 / hy^2` of the stencil.
-    pub cy: T,
+    /// The level's shape and stencil.
+    pub level: Stencil<T>,
     /// Over-relaxation weight (1: plain Gauss-Seidel).
     pub omega: T,
     /// The colour updated.
@@ -69,10 +67,12 @@ pub struct RbSweep<T: Real> {
 #[kernel(launch_bounds(256), instances(f32, f64))]
 pub fn mg_smooth_rb<T: Real>(u: DeviceSliceMut<T>, f: DeviceSlice<T>, s: RbSweep<T>) {
     let RbSweep {
-        nx,
-        ny,
-        cx,
-        cy,
+        level:
+            Stencil {
+                dims: Dims { nx, ny },
+                cx,
+                cy,
+            },
         omega,
         colour,
         zero,
@@ -135,6 +135,71 @@ pub const TILE_TY: u32 = BLOCK / TILE_TX;
 /// Most tile columns one thread loads: `(TILE_OX + 4 MAX_TILE_SWEEPS + 2) / 32`, rounded up.
 const TILE_COLS: usize = (TILE_OX + 4 * MAX_TILE_SWEEPS as usize + 2).div_ceil(TILE_TX as usize);
 
+/// What one call of [`mg_smooth_tile`] does besides its sweeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(C)]
+pub struct TileMode {
+    /// Sweeps (`1..=`[`MAX_TILE_SWEEPS`]).
+    pub sweeps: u32,
+    /// The first colour of each sweep (black-red is the reverse of
+    /// pre-smoothing, which keeps the V-cycle symmetric for PCG).
+    pub first: Colour,
+    /// Start from a zero correction (`u_in`'s interior is not read).
+    pub zero: bool,
+    /// Add the prolongation of the coarse correction `uc` to `u_in` while
+    /// loading.
+    pub prolong: bool,
+    /// Load the boundary ring from `u_in` and keep it (the fine level of
+    /// rung 5 holds the field, whose boundary carries the Dirichlet values;
+    /// without it the ring is zero, as a correction's is).
+    pub dirichlet: bool,
+    /// After the sweeps, add `sum r^2` over the output tile's interior
+    /// cells (`r = f - lap u`) to `acc[0]`: the residual of the last sweep,
+    /// with no pass of its own (rung 5).
+    pub residual: bool,
+}
+
+impl TileMode {
+    /// Halo of the tile: each half-sweep of red-black Gauss-Seidel
+    /// invalidates one more ring of the tile (`2 s` for `s` sweeps), and the
+    /// residual of the output tile ([`TileMode::residual`]) needs one ring
+    /// more.
+    pub const fn halo(self) -> usize {
+        2 * self.sweeps as usize + if self.residual { 1 } else { 0 }
+    }
+    /// The shared tile: `(TILE_OX + 2 halo) x (TILE_OY + 2 halo)`.
+    pub const fn dims(self) -> (usize, usize) {
+        (TILE_OX + 2 * self.halo(), TILE_OY + 2 * self.halo())
+    }
+    /// Dynamic shared memory of the tile smoother: the correction and the
+    /// right-hand side over the tile with its halo, then one f64 slot per
+    /// warp for the residual's block sum.
+    pub const fn shared_bytes<T>(self) -> usize {
+        let (w, h) = self.dims();
+        shared::shared_bytes::<f64>(Self::rhs_end::<T>(w * h), (BLOCK / WARP_SIZE) as usize)
+    }
+    /// The end of the right-hand side in shared memory, for tiles of
+    /// `cells` cells.
+    const fn rhs_end<T>(cells: usize) -> usize {
+        shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, cells), cells)
+    }
+}
+
+/// One call of [`mg_smooth_tile`]: the level, the coarse level below it
+/// (read with [`TileMode::prolong`]), the relaxation weight and the mode.
+#[derive(Debug, Clone, Copy, KernelParams)]
+#[repr(C)]
+pub struct TileSweep<T: Real> {
+    /// The level's shape and stencil.
+    pub level: Stencil<T>,
+    /// The coarse level's shape (with [`TileMode::prolong`]).
+    pub coarse: Dims,
+    /// Over-relaxation weight (1: plain Gauss-Seidel).
+    pub omega: T,
+    /// What the call does besides its sweeps.
+    pub mode: TileMode,
+}
+
 /// Shared index of tile cell `(lx, ly)` in the colour-split layout of
 /// [`mg_smooth_tile`]: the cells whose local parity `(lx + ly) & 1` is 0
 /// come first (`plane` of them, `hw = sw / 2` a row), then those of parity
@@ -148,14 +213,13 @@ fn split_index(lx: i32, ly: i32, hw: i32, plane: i32) -> usize {
 /// `omega`, [`sor`]) in shared memory, out of place (`u_in` -> `u_out`),
 /// optionally after adding the prolongation of the coarse correction.
 ///
-/// `mode`: bit 0 the first colour ([`MODE_BLACK_FIRST`]: black-red, the
-/// reverse of pre-smoothing, which keeps the V-cycle symmetric for PCG),
-/// [`MODE_ZERO`] (start from zero: `u_in`'s interior is not read),
-/// [`MODE_PROLONG`] (`u_in + P uc`, bilinear, `interpolate`),
-/// [`MODE_DIRICHLET`] (the level holds a field: its boundary ring is loaded
-/// from `u_in` and written back unchanged, instead of zero),
-/// [`MODE_RESIDUAL`] (add the output tile's `sum r^2` to `acc[0]`), and the
-/// sweep count `s` in bits 8.. (`1..=`[`MAX_TILE_SWEEPS`]).
+/// [`TileMode`]: the first colour (black-red, the reverse of
+/// pre-smoothing, keeps the V-cycle symmetric for PCG), `zero` (start from
+/// zero: `u_in`'s interior is not read), `prolong` (`u_in + P uc`,
+/// bilinear, [`bilinear`]), `dirichlet` (the level holds a field: its
+/// boundary ring is loaded from `u_in` and written back unchanged, instead
+/// of zero), `residual` (add the output tile's `sum r^2` to `acc[0]`), and
+/// the sweep count `s` (`1..=`[`MAX_TILE_SWEEPS`]).
 ///
 /// Thread mapping: one block of [`TILE_TX`] x [`TILE_TY`] threads per
 /// [`TILE_OX`] x [`TILE_OY`] output tile. Loading and storing, thread
@@ -167,9 +231,9 @@ fn split_index(lx: i32, ly: i32, hw: i32, plane: i32) -> usize {
 /// lanes of 32 busy, and the kernel is limited by issued instructions, not
 /// by memory.
 ///
-/// Shared layout ([`tile_shared_bytes`]): the correction and the
+/// Shared layout ([`TileMode::shared_bytes`]): the correction and the
 /// right-hand side over the tile plus a halo of `2 s` cells on each side
-/// (`2 s + 1` with [`MODE_RESIDUAL`]), one after the other, then one f64
+/// (`2 s + 1` with `residual`), one after the other, then one f64
 /// slot per warp (the residual's block sum). Each array is split by
 /// colour (`split_index`): the cells of one parity first, row-major with
 /// `lx / 2` as the column, then the other parity. All the cells a
@@ -198,40 +262,46 @@ fn split_index(lx: i32, ly: i32, hw: i32, plane: i32) -> usize {
 /// cells for `s = 2`; the extra loads are L2 hits), and the output must go
 /// to a second buffer (neighbouring blocks read the halo from `u_in`).
 ///
-/// What [`MODE_DIRICHLET`] and [`MODE_RESIDUAL`] add (rung 5, the finest
-/// level holding the field): the residual of the last sweep comes out of
-/// the tile already in shared memory (each output cell's neighbours are
-/// exact with the extra ring), reduced per warp and added with one atomic
-/// per block, so the cycle needs no separate pass over the field to
-/// measure its residual or to add its correction.
+/// What `dirichlet` and `residual` add (rung 5, the finest level holding
+/// the field): the residual of the last sweep comes out of the tile already
+/// in shared memory (each output cell's neighbours are exact with the extra
+/// ring), reduced per warp and added with one atomic per block, so the
+/// cycle needs no separate pass over the field to measure its residual or
+/// to add its correction.
 #[kernel(launch_bounds(256), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn mg_smooth_tile<T: Real>(
     u_in: DeviceSlice<T>,
     f: DeviceSlice<T>,
     uc: DeviceSlice<T>,
     u_out: DeviceSliceMut<T>,
     acc: DeviceSliceMut<f64>,
-    nx: u32,
-    ny: u32,
-    ncx: u32,
-    ncy: u32,
-    cx: T,
-    cy: T,
-    omega: T,
-    mode: u32,
+    s: TileSweep<T>,
 ) {
+    let TileSweep {
+        level:
+            Stencil {
+                dims: Dims { nx, ny },
+                cx,
+                cy,
+            },
+        coarse: Dims { nx: ncx, ny: ncy },
+        omega,
+        mode,
+    } = s;
     check_grid(
         &[u_in.len(), f.len(), u_out.len()],
         nx,
         ny,
         "mg_smooth_tile: bad grid or buffer",
     );
-    let sweeps = mode_sweeps(mode);
-    let prolong = mode & MODE_PROLONG != 0;
-    let zero = mode & MODE_ZERO != 0;
-    let dirichlet = mode & MODE_DIRICHLET != 0;
-    let residual = mode & MODE_RESIDUAL != 0;
+    let TileMode {
+        sweeps,
+        first,
+        zero,
+        prolong,
+        dirichlet,
+        residual,
+    } = mode;
     if sweeps == 0
         || sweeps > MAX_TILE_SWEEPS
         || thread::block_dim_x() != TILE_TX
@@ -244,8 +314,8 @@ pub fn mg_smooth_tile<T: Real>(
     {
         ptxlab_device::trap("mg_smooth_tile: bad mode, block or coarse grid");
     }
-    let halo = tile_halo(mode) as i32;
-    let (sw, sh) = tile_dims(mode);
+    let halo = mode.halo() as i32;
+    let (sw, sh) = mode.dims();
     let (sw, sh) = (sw as i32, sh as i32);
     let cells = (sw * sh) as usize;
     // sw is even (TILE_OX + 2 halo), so each parity has hw cells a row.
@@ -298,7 +368,7 @@ pub fn mg_smooth_tile<T: Real>(
                     // each length (checked at entry); l < 2 plane = cells.
                     // With the prolongation, an interior fine point's coarse
                     // cell (i0, j0) has i0 + 1 <= ncx - 1 and j0 + 1 <= ncy - 1
-                    // (see `interpolate`), inside `uc` (length checked).
+                    // (see `prolong_body`), inside `uc` (length checked).
                     unsafe {
                         let mut v = if (zero && interior) || !(interior || dirichlet) {
                             T::ZERO
@@ -309,11 +379,13 @@ pub fn mg_smooth_tile<T: Real>(
                             let (i0, wx) = cpos[c];
                             let w = ncx as usize;
                             let k = j0 as usize * w + i0 as usize;
-                            let one = T::ONE;
-                            let (c00, c10) = (uc.get_unchecked(k), uc.get_unchecked(k + 1));
-                            let (c01, c11) = (uc.get_unchecked(k + w), uc.get_unchecked(k + w + 1));
-                            v += (one - wy) * ((one - wx) * c00 + wx * c10)
-                                + wy * ((one - wx) * c01 + wx * c11);
+                            let corners = [
+                                uc.get_unchecked(k),
+                                uc.get_unchecked(k + 1),
+                                uc.get_unchecked(k + w),
+                                uc.get_unchecked(k + w + 1),
+                            ];
+                            v += bilinear(corners, wx, wy);
                         }
                         su.set_unchecked(l, v);
                         sf.set_unchecked(l, f.get_unchecked(g));
@@ -327,7 +399,7 @@ pub fn mg_smooth_tile<T: Real>(
     }
     sync_threads();
     let w = inv_diag(cx, cy);
-    let first = (mode & MODE_BLACK_FIRST) as i32;
+    let first = first as i32;
     // Updatable cells: in the tile's inner part and inside the domain.
     let (x_lo, x_hi) = (1.max(1 - gx0), (sw - 2).min(nxi - 2 - gx0));
     let (y_lo, y_hi) = (1.max(1 - gy0), (sh - 2).min(nyi - 2 - gy0));
@@ -400,7 +472,6 @@ pub fn mg_smooth_tile<T: Real>(
     if residual {
         // The residual of the output tile's interior cells: their
         // neighbours are at distance >= 2 s from the tile's edge, exact.
-        let two = T::from_f64(2.0);
         let mut sum = 0.0f64;
         let mut ly = halo + ty;
         while ly < halo + TILE_OY as i32 {
@@ -425,7 +496,7 @@ pub fn mg_smooth_tile<T: Real>(
                         let we = su.get_unchecked(o) + su.get_unchecked(o + 1);
                         let sn =
                             su.get_unchecked(o + even - hwu) + su.get_unchecked(o + even + hwu);
-                        sf.get_unchecked(s) - (cx * (we - two * c0) + cy * (sn - two * c0))
+                        residual_at(sf.get_unchecked(s), c0, we, sn, cx, cy)
                     };
                     let r = r.to_f64();
                     sum += r * r;
@@ -435,7 +506,7 @@ pub fn mg_smooth_tile<T: Real>(
             ly += cty;
         }
         let slots = shared::dynamic_shared::<f64>(
-            shared::shared_bytes::<T>(shared::shared_bytes::<T>(0, cells), cells),
+            TileMode::rhs_end::<T>(cells),
             (BLOCK / WARP_SIZE) as usize,
         );
         let s = warp::reduce_sum(sum);

@@ -26,6 +26,9 @@
 //! | `tma_store_no_fence` | no `fence_proxy_async_shared` between ordinary stores and the TMA store that reads them |
 //! | `cluster_remote_read_before_sync` | block 0 of a cluster reads its peers' shared memory (DSMEM) before the `cluster::sync()` that publishes their writes |
 //! | `cluster_exit_while_read` | no `cluster::sync()` at the end: a block exits while block 0 still reads its shared memory |
+//! | `multicast_mask_misses_peer` | each block's TMA multicast has a mask of its own rank only: the peers that wait for its slice never get it |
+//! | `multicast_expect_tx_one_block` | `expect_tx` counts one block's slice, though the multicasts of every block land in it |
+//! | `multicast_arrive_own_rank_only` | consumers release a stage on their own block's `empty` barrier only, not on the peers' whose multicasts refill it |
 //!
 //! The `cp.async` kernels are portable (sm_80); the others need sm_90a and
 //! build into its module with [`hopper`](crate::hopper). Beside them,
@@ -51,3 +54,8 @@ pub use tma::*;
 mod cluster;
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub use cluster::*;
+
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+mod multicast;
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub use multicast::*;

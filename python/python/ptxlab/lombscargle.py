@@ -49,7 +49,7 @@ def _run(t, y, dy, offsets, f, fit_mean, center_data, normalization, backend, pr
         int(device),
     )
     dtype = np.float64 if precision == "f64" else np.float32
-    return np.frombuffer(out, dtype=dtype).reshape(len(offsets) - 1, f.size).copy()
+    return np.frombuffer(out, dtype=dtype).reshape(len(offsets) - 1, f.size)
 
 
 class LombScargle:

@@ -18,7 +18,7 @@ def _stream_handle(s):
 
 
 class _Gpu:
-    """A GPU tensor's address, shape, 16-bit dtype, device and stream."""
+    """A GPU tensor's address, shape, 16-bit dtype and device."""
 
     def __init__(self, name, x):
         k = kind(x)
@@ -35,7 +35,6 @@ class _Gpu:
                 raise ValueError(f"{name} is not contiguous; call .contiguous() first")
             self.ptr = x.data_ptr()
             self.device = x.device.index
-            self.stream = _stream_handle(torch.cuda.current_stream(x.device).cuda_stream)
         elif k == "cupy":
             import cupy
 
@@ -46,7 +45,6 @@ class _Gpu:
             prec = "f16"
             self.ptr = x.data.ptr
             self.device = int(x.device.id)
-            self.stream = _stream_handle(cupy.cuda.get_current_stream().ptr)
         else:
             raise TypeError(
                 f"{name} is a {type(x).__module__}.{type(x).__name__}; attention and matmul take "
@@ -55,6 +53,18 @@ class _Gpu:
         self.x = x
         self.prec = prec
         self.shape = tuple(x.shape)
+
+
+def _caller_stream(t):
+    """The current stream of ``t``'s library on ``t``'s device (asked once a
+    call: the query costs microseconds)."""
+    if t.kind == "torch":
+        import torch
+
+        return _stream_handle(torch.cuda.current_stream(t.x.device).cuda_stream)
+    import cupy
+
+    return _stream_handle(cupy.cuda.get_current_stream().ptr)
 
 
 def _same(*ts):
@@ -109,7 +119,7 @@ def attention(q, k, v, causal=False, scale=None):
     o = _empty(tq, (b, h, sq, d))
     _native.attention(
         tq.ptr, tk.ptr, tv.ptr, _ptr(o), b, h, sq, tk.shape[2], d, bool(causal),
-        None if scale is None else float(scale), tq.prec, tq.device, tq.stream, tk.shape[1],
+        None if scale is None else float(scale), tq.prec, tq.device, _caller_stream(tq), tk.shape[1],
     )
     return o
 
@@ -127,5 +137,5 @@ def matmul(a, b):
         raise ValueError(f"a is {m} x {kk} and b is {tb.shape[0]} x {tb.shape[1]}; the inner sizes must agree")
     n = tb.shape[1]
     c = _empty(ta, (m, n))
-    _native.matmul(ta.ptr, tb.ptr, _ptr(c), m, n, kk, ta.prec, ta.device, ta.stream)
+    _native.matmul(ta.ptr, tb.ptr, _ptr(c), m, n, kk, ta.prec, ta.device, _caller_stream(ta))
     return c

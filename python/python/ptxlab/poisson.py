@@ -79,7 +79,7 @@ def solve(
         field, info = _native.poisson_spectral(
             bb.tobytes(), pp.tobytes(), nx, ny, float(h), boundary, precision, backend, ordinal
         )
-        p = like(b, np.frombuffer(field, dtype=np.float64).reshape(ny, nx).copy())
+        p = like(b, np.frombuffer(field, dtype=np.float64).reshape(ny, nx))
         return (p, info) if return_info else p
     if boundary != "dirichlet":
         raise ValueError(
@@ -99,5 +99,5 @@ def solve(
         backend,
         ordinal,
     )
-    p = like(b, np.frombuffer(field, dtype=np.float64).reshape(ny, nx).copy())
+    p = like(b, np.frombuffer(field, dtype=np.float64).reshape(ny, nx))
     return (p, info) if return_info else p

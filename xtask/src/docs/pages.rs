@@ -18,7 +18,7 @@ pub(super) const CHAPTERS: &[(&str, &[&str])] = &[
     ("lomb-scargle", &["lomb-scargle"]),
     ("matmul", &["matmul"]),
     ("fusion", &["fusion"]),
-    ("attention", &["attention"]),
+    ("attention", &["attention", "attention-decode"]),
     ("fft", &["fft"]),
 ];
 

@@ -136,10 +136,172 @@ pub(crate) fn init(addr: u32, count: u32, loc: &'static Location<'static>) {
             None => st.bars.push(m),
         }
         st.epoch += 1;
+        drop(st);
+        b.cluster().note_mbar_init(b, t, addr, loc);
         None
     });
     if let Some(f) = fault {
         sched::fail_at(f, loc)
+    }
+}
+
+/// The mbarrier at `addr` of `peer` (another block of the cluster), for
+/// `what` by thread `t` of `b`: an error when no thread of the peer has
+/// initialised it, when no cluster barrier orders the init before this
+/// use, or (`fenced`: the asynchronous proxy completes on it) when no
+/// `fence_mbarrier_init` followed the init.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn remote_usable(
+    peer: &Block<'_>,
+    st: &AsyncState,
+    addr: u32,
+    b: &Block<'_>,
+    t: &sched::ThreadCtx,
+    what: &str,
+    fenced: bool,
+    loc: &'static Location<'static>,
+) -> Result<u32, Fault> {
+    let rank = peer.crank;
+    let found = find(st, addr);
+    let hidden = b.cluster().mbar_init_hidden(b, t, rank, addr);
+    let Some(i) = found else {
+        return Err(misuse(
+            b,
+            "mbarrier",
+            t.rank,
+            loc,
+            format!(
+                "{what} on the mbarrier at shared byte {addr} of block {} (cluster rank {rank}), \
+                 which no thread of that block has initialised (each block initialises its \
+                 mbarriers, fence_mbarrier_init, then cluster::sync() before any block of the \
+                 cluster uses them)",
+                peer.idx
+            ),
+        ));
+    };
+    let m = &st.bars[i as usize];
+    if let Some(init) = hidden {
+        let init = init.unwrap_or(m.init_loc);
+        return Err(misuse(
+            b,
+            "mbarrier",
+            t.rank,
+            loc,
+            format!(
+                "{what} by thread {} of block {} at {loc} on the mbarrier at shared byte {addr} \
+                 of block {} (cluster rank {rank}) before a cluster barrier made its \
+                 initialisation (at {init}) visible: the initialising block runs \
+                 fence_mbarrier_init, then every block runs cluster::sync() before a peer uses it",
+                t.thread_idx, b.idx, peer.idx
+            ),
+        ));
+    }
+    if fenced && !m.fenced {
+        return Err(misuse(
+            b,
+            "mbarrier",
+            t.rank,
+            loc,
+            format!(
+                "{what} by thread {} of block {} at {loc} completes on the mbarrier at shared \
+                 byte {addr} of block {} whose initialisation (at {}) no fence_mbarrier_init \
+                 made visible to the asynchronous proxy",
+                t.thread_idx, b.idx, peer.idx, m.init_loc
+            ),
+        ));
+    }
+    Ok(i)
+}
+
+/// `mbarrier.arrive.release.cluster.shared::cluster` on the mbarrier at
+/// shared byte `addr` of block `rank` of the cluster (`mapa`): one arrival
+/// counted on that block's barrier, waking its waiters when it completes
+/// the phase. The current block's own rank is an ordinary arrive.
+pub(crate) fn arrive_remote(addr: u32, rank: u32, loc: &'static Location<'static>) {
+    let what = "mbarrier.arrive.shared::cluster";
+    let r = sched::with_block(|t, b| -> Result<bool, Fault> {
+        if b.is_aborted() {
+            sched::unwind()
+        }
+        let c = b.cluster();
+        if rank >= c.size() {
+            return Err(misuse(
+                b,
+                "mbarrier",
+                t.rank,
+                loc,
+                format!(
+                    "{what} to block rank {rank} of a cluster of {} blocks; allowed ranks: \
+                     0..{}",
+                    c.size(),
+                    c.size()
+                ),
+            ));
+        }
+        if rank == b.crank {
+            return Ok(true);
+        }
+        let peer = match c.peer(rank) {
+            Ok(p) => p,
+            Err(last) => {
+                return Err(misuse(
+                    b,
+                    "mbarrier",
+                    t.rank,
+                    loc,
+                    format!(
+                        "{what} by thread {} of block {} at {loc} on the mbarrier at shared byte \
+                         {addr} of block {} (cluster rank {rank}), which has exited (its shared \
+                         memory is released; its threads last passed the cluster barrier at {}): \
+                         a block must not exit while peers still arrive on its mbarriers",
+                        t.thread_idx,
+                        b.idx,
+                        c.index_of(rank),
+                        last.map_or_else(|| "(never)".into(), |l| format!("{l}")),
+                    ),
+                ));
+            }
+        };
+        let mut st = state(peer);
+        let i = remote_usable(peer, &st, addr, b, t, what, false, loc)?;
+        let m = &mut st.bars[i as usize];
+        if m.pending == 0 {
+            let (completed, tx, init, count) = (m.completed, m.tx, m.init_loc, m.count);
+            return Err(misuse(
+                b,
+                "mbarrier",
+                t.rank,
+                loc,
+                format!(
+                    "{what} by thread {} of block {} at {loc} on the mbarrier at shared byte \
+                     {addr} of block {} (initialised at {init} with count {count}), whose phase \
+                     {completed} has all its arrivals and still waits for {tx} transaction \
+                     bytes: an arrival for the next phase before this one completed (more \
+                     arrivals per phase than its count, or a remote arrive on the wrong block)",
+                    t.thread_idx, b.idx, peer.idx
+                ),
+            ));
+        }
+        m.pending -= 1;
+        let phase = m.completed;
+        c.note_arrival(rank, addr, phase, b.crank);
+        let wake = settle(
+            &mut st,
+            i,
+            t.rank,
+            loc,
+            "a remote arrive (mbarrier.arrive.shared::cluster)",
+        );
+        drop(st);
+        for f in wake {
+            peer.wake(f);
+        }
+        Ok(false)
+    });
+    match r {
+        Ok(true) => arrive(addr, 1, 0, loc),
+        Ok(false) => sched::maybe_preempt(),
+        Err(f) => sched::fail_at(f, loc),
     }
 }
 
@@ -211,6 +373,8 @@ pub(crate) fn arrive(addr: u32, arrivals: u32, expect: u32, loc: &'static Locati
             ));
         }
         m.pending -= arrivals;
+        let phase = m.completed;
+        b.cluster().note_arrival(b.crank, addr, phase, b.crank);
         let wake = settle(&mut st, i, t.rank, loc, what);
         drop(st);
         for f in wake {
@@ -413,6 +577,9 @@ pub(crate) fn deadlock_note(
         m.pending,
         m.count
     );
+    if m.pending > 0 && m.pending < m.count {
+        s += &b.cluster().arrival_note(b.crank, addr, m.completed);
+    }
     if m.tx != 0 {
         s += &format!(" and {} transaction bytes pending", m.tx);
         if let Some((r, l, bytes)) = m.expect {
@@ -456,6 +623,7 @@ pub(crate) fn deadlock_note(
             b.thread_of(r)
         );
     }
+    s += &b.cluster().multicast_note(b, b.crank, addr);
     s
 }
 

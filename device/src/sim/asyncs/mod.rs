@@ -93,11 +93,33 @@ impl Engines for AsyncEngine {
     }
 }
 
+/// The block (its grid index) whose thread issued `op` of block `b`: the
+/// issuer of a TMA multicast from a peer, `b` otherwise.
+fn issuing_block(b: &Block<'_>, op: &Op) -> crate::dim3::Dim3 {
+    match op.kind {
+        OpKind::TmaLoad {
+            multicast: Some(m), ..
+        } if m.issuer != b.crank => b.cluster().index_of(m.issuer),
+        _ => b.idx,
+    }
+}
+
+/// `who` for the issuer of `op`: "thread T of block B" when a peer's
+/// multicast, "this thread" or "thread T" otherwise.
+fn issuer(b: &Block<'_>, op: &Op, me: u32) -> String {
+    let from = issuing_block(b, op);
+    if from == b.idx {
+        who(b, op.rank, me)
+    } else {
+        format!("thread {} of block {from}", b.thread_of(op.rank))
+    }
+}
+
 /// A hazard report about op `op` of the block.
 pub(crate) fn hazard(b: &Block<'_>, op: &Op, detail: String) -> Fault {
     Fault::Async(Box::new(AsyncHazard {
         op: op.name(),
-        block: b.idx,
+        block: issuing_block(b, op),
         thread: b.thread_of(op.rank),
         location: op.loc.to_string(),
         detail,
@@ -225,37 +247,59 @@ pub(crate) fn check_writer(
                 ),
             ))
         }
-        OpKind::TmaLoad { bar, phase, .. } => {
+        OpKind::TmaLoad {
+            bar,
+            phase,
+            multicast,
+            ..
+        } => {
             let m = &st.bars[*bar as usize];
+            let (name, by) = match multicast {
+                Some(mc) => (
+                    format!(
+                        "TMA multicast (cta_mask {:#b}, a copy into this block)",
+                        mc.mask
+                    ),
+                    issuer(b, op, rank),
+                ),
+                None => (String::from("TMA load"), who(b, op.rank, rank)),
+            };
             match phase {
                 None => Some(hazard(
                     b,
                     op,
                     format!(
-                        "shared memory byte {off} {verb} while a TMA load into it is still in \
-                         flight: issued by {} at {}, completing on the mbarrier at \
+                        "shared memory byte {off} {verb} while a {name} into it is still in \
+                         flight: issued by {by} at {}, completing on the mbarrier at \
                          shared byte {} (phase {} in progress); wait for that phase first",
-                        who(b, op.rank, rank),
-                        op.loc,
-                        m.addr,
-                        m.completed
+                        op.loc, m.addr, m.completed
                     ),
                 )),
-                Some(p) if st.seen(rank, *bar) <= *p => Some(hazard(
-                    b,
-                    op,
-                    format!(
-                        "shared memory byte {off} {verb} before this thread waited for the \
-                         mbarrier phase that completes it: a TMA load issued by {} at {} \
-                         landed in phase {p} of the mbarrier at shared byte {}, and this thread \
-                         has seen {} phases of it complete{}",
-                        who(b, op.rank, rank),
-                        op.loc,
-                        m.addr,
-                        st.seen(rank, *bar),
+                Some(p) if st.seen(rank, *bar) <= *p => {
+                    let seen = st.seen(rank, *bar);
+                    let why = if multicast.is_some() && seen == *p && *p > 0 {
+                        format!(
+                            ": phase {} completed before these bytes landed, so the \
+                             expect_tx of that phase counted fewer bytes than land in this \
+                             block (every multicast whose mask holds this block completes \
+                             its whole box here: expect the bytes of all of them)",
+                            p - 1
+                        )
+                    } else {
                         mbar::last_wait_note(st, rank, *bar)
-                    ),
-                )),
+                    };
+                    Some(hazard(
+                        b,
+                        op,
+                        format!(
+                            "shared memory byte {off} {verb} before this thread waited for the \
+                             mbarrier phase that completes it: a {name} issued by {by} at {} \
+                             landed in phase {p} of the mbarrier at shared byte {}, and this \
+                             thread has seen {seen} phases of it complete{why}",
+                            op.loc, m.addr,
+                        ),
+                    ))
+                }
                 Some(_) => None,
             }
         }

@@ -17,7 +17,7 @@ use super::{CHUNK, OpKind, Reads, check_async_read, defer, land, mbar, misuse, s
 use crate::hopper::{SimTensorMap, Swizzle};
 use crate::sim::error::Fault;
 use crate::sim::sched::{self, Block};
-use crate::sim::state::asyncs::{add_readers, drop_readers};
+use crate::sim::state::asyncs::{Multicast, add_readers, drop_readers};
 use std::format;
 use std::panic::Location;
 use std::vec::Vec;
@@ -123,6 +123,7 @@ pub(crate) fn load(
                 y,
                 bar: bi,
                 phase: None,
+                multicast: None,
             },
             tc.rank,
             loc,
@@ -148,6 +149,197 @@ pub(crate) fn load(
     sched::maybe_preempt();
 }
 
+/// Issues a TMA multicast: the box at (`x`, `y`) of `t` lands at shared
+/// byte offset `dst` of every block of the cluster in `mask` (bit `r`:
+/// rank `r`), each copy completing its bytes on that block's mbarrier at
+/// `bar`. Every destination is checked before any copy starts: the mask
+/// lies in the cluster, no block of it has exited, each block's barrier is
+/// initialised, fenced and (for a peer) made visible by a cluster barrier,
+/// and nothing still in flight writes or reads the destination.
+pub(crate) fn load_multicast(
+    t: SimTensorMap,
+    dst: u32,
+    x: i32,
+    y: i32,
+    bar: u32,
+    mask: u16,
+    loc: &'static Location<'static>,
+) {
+    let fault = sched::with_block(|tc, b| -> Option<Fault> {
+        if b.is_aborted() {
+            sched::unwind()
+        }
+        let c = b.cluster();
+        let n = c.size();
+        if mask == 0 || (n < 16 && mask >> n != 0) {
+            return Some(misuse(
+                b,
+                "TMA multicast",
+                tc.rank,
+                loc,
+                format!(
+                    "TMA multicast with cta_mask {mask:#b} (block ranks {}) in a cluster of {n} \
+                     block{}: allowed a nonzero mask of the cluster's ranks, bits 0..{n} \
+                     (cta_mask <= {:#b})",
+                    crate::sim::cluster::ranks(mask),
+                    if n == 1 { "" } else { "s" },
+                    (1u32 << n) - 1
+                ),
+            ));
+        }
+        let bytes = match check_box(b, &t, dst, tc.rank, "TMA multicast", loc) {
+            Ok(n) => n,
+            Err(f) => return Some(f),
+        };
+        let (c0, c1) = (dst as usize / CHUNK, (dst as usize + bytes) / CHUNK);
+        let mut dests = Vec::new();
+        for r in (0..n).filter(|r| mask & (1 << r) != 0) {
+            let peer = match c.peer(r) {
+                Ok(p) => p,
+                Err(last) => {
+                    return Some(misuse(
+                        b,
+                        "TMA multicast",
+                        tc.rank,
+                        loc,
+                        format!(
+                            "TMA multicast by thread {} of block {} at {loc} into block {} \
+                             (cluster rank {r}), which has exited (its shared memory is \
+                             released; its threads last passed the cluster barrier at {}): a \
+                             block must not exit while a peer's multicast may still land in it",
+                            tc.thread_idx,
+                            b.idx,
+                            c.index_of(r),
+                            last.map_or_else(|| "(never)".into(), |l| format!("{l}")),
+                        ),
+                    ));
+                }
+            };
+            let st = state(peer);
+            let bi = if r == b.crank {
+                mbar::for_tma(b, &st, bar, tc.rank, loc)
+            } else {
+                mbar::remote_usable(peer, &st, bar, b, tc, "a TMA multicast", true, loc)
+            };
+            let bi = match bi {
+                Ok(i) => i,
+                Err(f) => return Some(f),
+            };
+            for ch in c0..c1 {
+                let f = if r == b.crank {
+                    check_target(b, &st, ch, tc.rank, ch * CHUNK, "a TMA multicast into it")
+                } else {
+                    peer_target(peer, &st, ch, b, tc, loc)
+                };
+                if f.is_some() {
+                    return f;
+                }
+            }
+            dests.push((r, bi));
+        }
+        let mut now = Vec::new();
+        for (r, bi) in dests {
+            let peer = c.block(r);
+            let mut st = state(peer);
+            let op = st.push(
+                OpKind::TmaLoad {
+                    dst,
+                    map: t,
+                    x,
+                    y,
+                    bar: bi,
+                    phase: None,
+                    multicast: Some(Multicast {
+                        issuer: b.crank,
+                        mask,
+                    }),
+                },
+                tc.rank,
+                loc,
+            );
+            for ch in c0..c1 {
+                st.set_writer(ch, op);
+            }
+            st.tick += 1;
+            let later = defer(peer, &mut st, op);
+            drop(st);
+            if later {
+                // SAFETY: `check_box` checked the box lies in shared memory
+                // of the launch's size, which every block of it has.
+                unsafe { core::ptr::write_bytes(peer.shared_base.add(dst as usize), 0xFF, bytes) };
+            } else {
+                now.push((r, op));
+            }
+        }
+        c.note_multicast(b.crank, tc.rank, loc, mask, bar);
+        for (r, op) in now {
+            land(c.block(r), op);
+        }
+        None
+    });
+    if let Some(f) = fault {
+        sched::fail_at(f, loc)
+    }
+    sched::maybe_preempt();
+}
+
+/// Whether a multicast by thread `tc` of `b` may write chunk `ch` of
+/// `peer`: no load into it is still in flight, and no asynchronous read of
+/// the peer (a `wgmma` operand, a TMA store's source) still reads it.
+fn peer_target(
+    peer: &Block<'_>,
+    st: &super::AsyncState,
+    ch: usize,
+    b: &Block<'_>,
+    tc: &sched::ThreadCtx,
+    loc: &'static Location<'static>,
+) -> Option<Fault> {
+    let chunk = st.chunks[ch];
+    let busy = if chunk.writer != 0 {
+        let o = &st.ops[chunk.writer as usize - 1];
+        match o.kind {
+            OpKind::TmaLoad { phase: None, .. } | OpKind::Copy { landed: false, .. } => Some(o),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    let busy = busy.or_else(|| {
+        (chunk.readers > 0)
+            .then(|| {
+                st.reading
+                    .iter()
+                    .map(|&r| &st.ops[r as usize])
+                    .find(|o| match &o.kind {
+                        OpKind::Wgmma { reads } | OpKind::TmaStore { reads, .. } => {
+                            reads.chunks.binary_search(&(ch as u32)).is_ok()
+                        }
+                        _ => false,
+                    })
+            })
+            .flatten()
+    });
+    let o = busy?;
+    Some(misuse(
+        b,
+        "TMA multicast",
+        tc.rank,
+        loc,
+        format!(
+            "TMA multicast by thread {} of block {} at {loc} into shared memory byte {} of block \
+             {} while {} by thread {} of that block at {} is still in flight on it: a stage may \
+             be refilled only after every block of the mask has released it",
+            tc.thread_idx,
+            b.idx,
+            ch * CHUNK,
+            peer.idx,
+            o.name(),
+            peer.thread_of(o.rank),
+            o.loc
+        ),
+    ))
+}
+
 /// Lands TMA load `i`: copies the box (zeros outside the tensor, the
 /// swizzle applied), then completes its bytes on its barrier.
 pub(crate) fn land_load(b: &Block<'_>, i: u32) {
@@ -162,6 +354,7 @@ pub(crate) fn land_load(b: &Block<'_>, i: u32) {
                 y,
                 bar,
                 phase: None,
+                ..
             } => (map, dst, x, y, bar, o.rank, o.loc),
             _ => return,
         }

@@ -62,7 +62,8 @@ pub(crate) enum OpKind {
     },
     /// A TMA load of `bytes` at `dst`, completing on barrier `bar` (an
     /// index into [`AsyncState::bars`]); `phase` is the phase its bytes
-    /// completed, once landed.
+    /// completed, once landed. `multicast`: the load is this block's copy
+    /// of a multicast (`None` for a plain load).
     TmaLoad {
         dst: u32,
         map: crate::hopper::SimTensorMap,
@@ -70,6 +71,7 @@ pub(crate) enum OpKind {
         y: i32,
         bar: u32,
         phase: Option<u64>,
+        multicast: Option<Multicast>,
     },
     /// A `wgmma` instruction of a warpgroup: the operand chunks it reads.
     Wgmma { reads: Reads },
@@ -84,11 +86,23 @@ pub(crate) enum OpKind {
     },
 }
 
+/// Where the copy of a TMA multicast in a block comes from: the issuing
+/// thread is thread [`Op::rank`] of block `issuer` (its rank in the
+/// cluster), and the load lands in every block of `mask`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Multicast {
+    pub(crate) issuer: u32,
+    pub(crate) mask: u16,
+}
+
 impl Op {
     pub(crate) fn name(&self) -> &'static str {
         match self.kind {
             OpKind::Free => "(free)",
             OpKind::Copy { .. } => "cp.async",
+            OpKind::TmaLoad {
+                multicast: Some(_), ..
+            } => "TMA multicast",
             OpKind::TmaLoad { .. } => "TMA load",
             OpKind::Wgmma { .. } => "wgmma",
             OpKind::TmaStore { .. } => "TMA store",

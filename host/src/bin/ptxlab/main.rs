@@ -80,6 +80,7 @@ fn main() {
         Cmd::Diffusion(a) => diffusion::cli(a).map_err(Into::into),
         Cmd::Matmul(a) => matmul::cli(a).map_err(Into::into),
         Cmd::Attention(a) => attention::cli(a).map_err(Into::into),
+        Cmd::AttentionDecode(a) => attention::decode::cli(a).map_err(Into::into),
         Cmd::Fft(a) => fft::cli(a).map_err(Into::into),
         Cmd::Fusion(a) => fusion::cli(a).map_err(Into::into),
         Cmd::LaunchOverhead(a) => fusion::cli_launch(a).map_err(Into::into),

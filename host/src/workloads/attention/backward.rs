@@ -19,8 +19,7 @@
 //! The same relative error by norm is measured on torch's gradients at the
 //! same inputs (`peers/attention.py`), the figure to compare with.
 
-use super::check::POISON_16;
-use super::cpu::{GradReference, grad_reference, round_checked, widen};
+use super::cpu::{GradReference, POISON_16, check_inputs, grad_reference, round_checked, widen};
 use super::launch::{Inputs, Plan};
 use super::types::{Precision, Rung, Shape};
 use crate::error::{Error, Result};
@@ -323,7 +322,7 @@ pub fn verify_grads(what: &str, prec: Precision, e: &GradErrors) -> Result<()> {
 /// The inputs of a backward check: those of the forward's check, and an
 /// output gradient from hash tensor `3 seed + 3`.
 pub fn grad_inputs(shape: &Shape, prec: Precision, seed: u64) -> Result<[Vec<u16>; 4]> {
-    let [q, k, v] = super::check::check_inputs(shape, prec, seed, 2.0)?;
+    let [q, k, v] = check_inputs(shape, prec, seed, 2.0)?;
     let g = round_checked(
         prec,
         "dO",

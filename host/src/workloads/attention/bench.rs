@@ -7,7 +7,8 @@
 //! attention ([`bench_gqa_shapes`]): every rung and the backward pass with
 //! fewer `K`/`V` heads than query heads, against torch's `enable_gqa=True`.
 
-use super::check::{POISON_16, bound, check_rung, errors};
+use super::check::{bound, check_rung, errors};
+use super::cpu::POISON_16;
 use super::cpu::{generated, reference, round_checked, sample_rows, widen};
 use super::launch::{Inputs, Plan, entry};
 use super::types::{NAME, Precision, Rung, Shape};

@@ -22,15 +22,12 @@
 //! compared rows, and the largest absolute error over the largest
 //! reference value ("max").
 
-use super::cpu::{Reference, all_rows, reference, round_checked, widen};
+use super::cpu::{POISON_16, Reference, all_rows, check_inputs, reference, widen};
 use super::launch::{Inputs, Plan};
 use super::types::{Precision, Rung, Shape};
 use crate::error::{Error, Result};
 use crate::rng::rel_err_norm;
 use crate::runtime::Device;
-
-/// The output poison: a NaN in both 16-bit types.
-pub const POISON_16: u16 = 0x7fff;
 
 /// What a check measured.
 #[derive(Debug, Clone, Copy)]
@@ -128,28 +125,6 @@ pub fn verify(what: &str, rung: Rung, prec: Precision, max_score: f64, e: &Error
         });
     }
     Ok(())
-}
-
-/// Inputs for a check: the hash inputs of `seed` (tensors `3 seed ..`),
-/// with the queries multiplied by `spread` (larger: peakier softmax rows),
-/// rounded to `prec`.
-pub fn check_inputs(
-    shape: &Shape,
-    prec: Precision,
-    seed: u64,
-    spread: f32,
-) -> Result<[Vec<u16>; 3]> {
-    let q: Vec<f32> = super::cpu::generated(3 * seed, shape.q_len())
-        .iter()
-        .map(|x| x * spread)
-        .collect();
-    let k = super::cpu::generated(3 * seed + 1, shape.kv_len());
-    let v = super::cpu::generated(3 * seed + 2, shape.kv_len());
-    Ok([
-        round_checked(prec, "Q", &q)?,
-        round_checked(prec, "K", &k)?,
-        round_checked(prec, "V", &v)?,
-    ])
 }
 
 /// Runs `rung` on `shape` against the full f64 reference, outputs and

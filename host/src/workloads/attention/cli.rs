@@ -2,7 +2,8 @@
 //! checked against the f64 reference before it is timed), or the f64
 //! reference alone on the CPU.
 
-use super::check::{POISON_16, bound, errors, verify};
+use super::check::{bound, errors, verify};
+use super::cpu::POISON_16;
 use super::cpu::{Reference, all_rows, generated, reference, round_checked, sample_rows, widen};
 use super::launch::{Inputs, Plan};
 use super::types::{Precision, Rung, Shape};

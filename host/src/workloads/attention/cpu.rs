@@ -25,6 +25,31 @@ pub fn hash_value(tensor: u64, i: u64) -> f32 {
     ((2.0 * u - 1.0) * 3f64.sqrt()) as f32
 }
 
+/// The output poison: a NaN in both 16-bit types.
+pub const POISON_16: u16 = 0x7fff;
+
+/// Inputs for a check: the hash inputs of `seed` (tensors `3 seed ..`),
+/// with the queries multiplied by `spread` (larger: peakier softmax rows),
+/// rounded to `prec`.
+pub fn check_inputs(
+    shape: &Shape,
+    prec: Precision,
+    seed: u64,
+    spread: f32,
+) -> Result<[Vec<u16>; 3]> {
+    let q: Vec<f32> = generated(3 * seed, shape.q_len())
+        .iter()
+        .map(|x| x * spread)
+        .collect();
+    let k = generated(3 * seed + 1, shape.kv_len());
+    let v = generated(3 * seed + 2, shape.kv_len());
+    Ok([
+        round_checked(prec, "Q", &q)?,
+        round_checked(prec, "K", &k)?,
+        round_checked(prec, "V", &v)?,
+    ])
+}
+
 /// `n` values of tensor `tensor` ([`hash_value`]).
 pub fn generated(tensor: u64, n: usize) -> Vec<f32> {
     (0..n)

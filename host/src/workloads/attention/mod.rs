@@ -12,12 +12,13 @@
 //! | file | holds |
 //! |---|---|
 //! | `types.rs` | [`Precision`], [`Rung`] (names, labels, which shapes each takes), [`Shape`] |
-//! | `cpu.rs` | the inputs (a hash the torch peer repeats), rounding, the f64 [`reference()`] |
+//! | `cpu.rs` | the inputs (a hash the torch peer repeats), the output poison, rounding, the f64 [`reference()`] |
 //! | `launch.rs` | [`Plan`]: one forward pass of a rung, its tensor maps and scratch |
 //! | `check.rs` | error measures and bounds, [`check_rung`], [`sim_check`] |
 //! | `backward.rs` | [`Backward`]: the backward pass's launches, its bounds and [`check_backward`] |
 //! | `bench.rs` | the benchmark rows |
 //! | `cli.rs` | `ptxlab attention` |
+//! | `decode/` | [`decode`]: decoding over a paged KV cache, `ptxlab attention-decode` |
 
 mod backward;
 mod bench;
@@ -27,19 +28,18 @@ mod cpu;
 mod launch;
 mod types;
 
+pub mod decode;
+
 pub use backward::{
     Backward, GradErrors, Grads, backward_entry, backward_flops, backward_refuses, check_backward,
     grad_bounds, grad_errors, grad_inputs, verify_grads,
 };
 pub use bench::{bench, bench_backward_shapes, bench_gqa_shapes, bench_shapes};
-pub use check::{
-    Errors, POISON_16, SIM_GQA_SHAPES, SIM_SHAPES, bound, check_inputs, check_rung, errors,
-    sim_check, verify,
-};
+pub use check::{Errors, SIM_GQA_SHAPES, SIM_SHAPES, bound, check_rung, errors, sim_check, verify};
 pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK, cli};
 pub use cpu::{
-    GradReference, Reference, all_rows, generated, grad_reference, hash_value, reference,
-    round_checked, sample_rows, widen,
+    GradReference, POISON_16, Reference, all_rows, check_inputs, generated, grad_reference,
+    hash_value, reference, round_checked, sample_rows, widen,
 };
 pub use launch::{Inputs, Plan, entry};
 pub use types::{MAX_DIM, MAX_HEADS, NAME, Precision, Rung, Shape};

@@ -3,7 +3,8 @@
 
 use super::check::{compare, run_once};
 use super::cpu::{random_input, reference};
-use super::launch::{Element, Rung};
+use super::launch::Rung;
+use super::lines::Element;
 use super::problem::{Fft, Spec};
 use crate::bench_ctx::{BenchCtx, skipped_gpu};
 use crate::error::Result;

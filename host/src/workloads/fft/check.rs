@@ -2,7 +2,8 @@
 //! and [`sim_check`].
 
 use super::cpu::{random_input, reference};
-use super::launch::{Element, Rung};
+use super::launch::Rung;
+use super::lines::Element;
 use super::problem::{Fft, Spec};
 use crate::error::{Error, Result};
 use crate::rng::rel_err_norm;
@@ -96,8 +97,8 @@ pub fn sim_specs() -> Vec<Spec> {
 
 /// Every FFT kernel on the simulator against rustfft in f64, every rung,
 /// f32 and f64, one f64 transform longer than shared memory (the
-/// four-step split), and the register rung's column tiles and two-launch
-/// four-step.
+/// four-step split), and the register and coalesced rungs' column tiles
+/// and two-launch four-step.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     for rung in Rung::ALL {
@@ -114,8 +115,9 @@ pub fn sim_check() -> Result<()> {
         inverse: true,
     };
     check::<f64>(&dev, long, Rung::Shared, 7)?;
-    // The register rung's own kernel: rows, column tiles and the four-step
-    // split (the shapes above are not powers of two).
+    // The register and coalesced rungs' own kernels: rows, column tiles and
+    // the four-step split (the shapes above are not powers of two; 2^15 is
+    // four-step for both rungs in both types).
     for (i, spec) in [
         Spec {
             rows: 24,
@@ -131,12 +133,21 @@ pub fn sim_check() -> Result<()> {
             real: false,
             inverse: true,
         },
+        Spec {
+            rows: 1,
+            n: 1 << 15,
+            two_d: false,
+            real: false,
+            inverse: false,
+        },
     ]
     .into_iter()
     .enumerate()
     {
-        check::<f32>(&dev, spec, Rung::Register, 200 + i as u64)?;
-        check::<f64>(&dev, spec, Rung::Register, 210 + i as u64)?;
+        for rung in [Rung::Register, Rung::Coalesced] {
+            check::<f32>(&dev, spec, rung, 200 + i as u64)?;
+            check::<f64>(&dev, spec, rung, 210 + i as u64)?;
+        }
     }
     Ok(())
 }

@@ -4,7 +4,8 @@
 use super::bench::{flops, size_label};
 use super::check::{compare, run_once};
 use super::cpu::{random_input, reference};
-use super::launch::{Element, Rung};
+use super::launch::Rung;
+use super::lines::Element;
 use super::problem::{Fft, Spec};
 use crate::cli::{OneOrAll, Precision, timed_row};
 use crate::error::{Error, Result};
@@ -36,8 +37,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
     /// The rung (Stockham in global memory, one block per transform in
-    /// shared memory, or radix-16 butterflies in registers), or all of
-    /// them.
+    /// shared memory, radix-16 butterflies in registers, or coalesced
+    /// sector-wide tiles with passes that fit the register file), or all
+    /// of them.
     #[arg(long, value_parser = OneOrAll::<Rung>::parser(), default_value = "all")]
     pub variant: OneOrAll<Rung>,
     /// gpu, sim or cpu (rustfft only).

@@ -4,17 +4,20 @@
 //! plans together into what the command runs: 1-D or 2-D, complex or real,
 //! forward or inverse ([`super::Fft`]).
 
+use super::lines::{
+    Element, LineKernel, Strides, coalesced_four_step_takes, coalesced_takes, elementwise,
+    four_step_table, launch_lines, line_radices, register_four_step_takes, register_takes, root,
+    rows_of, twiddle_table, with_strides,
+};
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, Dim3, LaunchConfig};
-use kernels_gpu::fft::register::{
-    self, Lines, POINTS, REG_MAX_LEN, REG_MAX_THREADS, REG_MIN_LEN, register_shared_bytes,
-};
+use kernels_gpu::fft::coalesced;
+use kernels_gpu::fft::register::{self, POINTS};
 use kernels_gpu::fft::{
-    BLOCK, RADIX_BITS, TILE, TILE_ROWS, aux, global, shared, shared_bytes, shared_max_len,
+    RADIX_BITS, TILE, TILE_ROWS, global, shared, shared_bytes, shared_max_len,
     transpose_shared_bytes,
 };
-use ptxlab_device::math::Real;
 
 /// The rungs of the FFT ladder (`--variant`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -32,17 +35,24 @@ pub enum Rung {
     /// small factors run the shared rung's kernel, large primes Bluestein
     /// on this rung's kernel.
     Register,
+    /// Rung 3's data path sized to the register file (16 points per thread
+    /// in f32, 8 in f64, at most 64 registers: no spills), 32-bit indexing,
+    /// column tiles a whole 32-byte sector wide. Powers of two up to 16384
+    /// (f32) or 8192 (f64) in one launch per axis, longer ones four-step in
+    /// two; other lengths as on the register rung.
+    Coalesced,
 }
 
 impl Rung {
     /// Every rung, in ladder order.
-    pub const ALL: [Rung; 3] = [Rung::Global, Rung::Shared, Rung::Register];
+    pub const ALL: [Rung; 4] = [Rung::Global, Rung::Shared, Rung::Register, Rung::Coalesced];
     /// Label for reports.
     pub fn label(&self) -> &'static str {
         match self {
             Rung::Global => "1 Stockham radix-2, global memory",
             Rung::Shared => "2 one block per transform, shared memory",
             Rung::Register => "3 radix-16 in registers, one launch per axis",
+            Rung::Coalesced => "4 sector-wide tiles, registers without spills",
         }
     }
     /// The PTX entry of the rung's main kernel for `T` (for reports).
@@ -51,46 +61,9 @@ impl Rung {
             Rung::Global => <T as global::fft_global_pass::Built>::ENTRY,
             Rung::Shared => <T as shared::fft_shared::Built>::ENTRY,
             Rung::Register => <T as register::fft_register::Built>::ENTRY,
+            Rung::Coalesced => <T as coalesced::fft_coalesced::Built>::ENTRY,
         }
     }
-}
-
-/// Element types of the FFT kernels: f32 and f64.
-pub trait Element:
-    Real
-    + crate::runtime::Element
-    + Send
-    + Sync
-    + ndarray_npy::WritableElement
-    + ndarray_npy::ReadableElement
-    + global::fft_global_pass::Built
-    + shared::fft_shared::Built
-    + register::fft_register::Built
-    + aux::fft_transpose::Built
-    + aux::fft_chirp_pre::Built
-    + aux::fft_pointwise::Built
-    + aux::fft_chirp_post::Built
-    + aux::fft_r2c_post::Built
-    + aux::fft_c2r_pre::Built
-    + aux::fft_widen::Built
-    + aux::fft_hermitian::Built
-    + aux::fft_real_part::Built
-    + aux::fft_copy_rows::Built
-{
-    /// `f32` / `f64`.
-    const NAME: &'static str;
-    /// NumPy's name of the complex type (`complex64` / `complex128`).
-    const COMPLEX_NAME: &'static str;
-}
-
-impl Element for f32 {
-    const NAME: &'static str = "f32";
-    const COMPLEX_NAME: &'static str = "complex64";
-}
-
-impl Element for f64 {
-    const NAME: &'static str = "f64";
-    const COMPLEX_NAME: &'static str = "complex128";
 }
 
 /// Longest transform length (the kernels index with 32-bit integers).
@@ -99,17 +72,21 @@ pub const MAX_LEN: usize = 1 << 30;
 /// Factors of `n` into the radices of `rung` (first pass first), or `None`
 /// when `n` has a prime factor above 7. The register rung's are those of
 /// its kernel for the lengths it takes ([`register_takes`]: `2^b` then
-/// 16s) and the shared rung's otherwise (the kernel it falls back to).
+/// 16s) and the shared rung's otherwise (the kernel it falls back to); the
+/// coalesced rung's those of its f32 instance ([`line_radices`] with 16
+/// points; f64 has 8) on the lengths it takes in one launch.
 pub fn radices(n: usize, rung: Rung) -> Option<Vec<usize>> {
     if rung == Rung::Register {
         if !register_takes(n) {
             return radices(n, Rung::Shared);
         }
-        let bits = n.trailing_zeros() as usize;
-        let passes = bits.div_ceil(4);
-        let mut out = vec![1 << (bits - 4 * (passes - 1))];
-        out.extend(std::iter::repeat_n(POINTS, passes - 1));
-        return Some(out);
+        return Some(line_radices(n, POINTS));
+    }
+    if rung == Rung::Coalesced {
+        if !coalesced_takes::<f32>(n) {
+            return radices(n, Rung::Shared);
+        }
+        return Some(line_radices(n, coalesced::points(4)));
     }
     let mut m = n;
     let mut out = Vec::new();
@@ -120,7 +97,7 @@ pub fn radices(n: usize, rung: Rung) -> Option<Vec<usize>> {
     }
     match rung {
         Rung::Global => out.extend(std::iter::repeat_n(2, twos)),
-        Rung::Shared | Rung::Register => {
+        Rung::Shared | Rung::Register | Rung::Coalesced => {
             out.extend(std::iter::repeat_n(8, twos / 3));
             match twos % 3 {
                 1 => out.push(2),
@@ -138,188 +115,6 @@ pub fn radices(n: usize, rung: Rung) -> Option<Vec<usize>> {
     (m == 1).then_some(out)
 }
 
-/// `exp(-2 pi i m / n)` for `m < n`, in f64, the angle reduced to
-/// `[-pi, pi]` first.
-pub fn root(m: u128, n: u128) -> (f64, f64) {
-    let m = m % n;
-    let e = if 2 * m > n {
-        -((n - m) as f64 / n as f64)
-    } else {
-        m as f64 / n as f64
-    };
-    let (s, c) = (2.0 * std::f64::consts::PI * e).sin_cos();
-    (c, -s)
-}
-
-/// The twiddle table of length `n`, interleaved, rounded once to `T`.
-pub fn twiddle_table<T: Element>(n: usize) -> Vec<T> {
-    let mut t = Vec::with_capacity(2 * n);
-    for m in 0..n {
-        let (c, s) = root(m as u128, n as u128);
-        t.push(T::from_f64(c));
-        t.push(T::from_f64(s));
-    }
-    t
-}
-
-/// A launch of `count` grid-stride threads.
-fn elementwise(count: usize) -> Result<LaunchConfig> {
-    Ok(LaunchConfig::for_threads(count.clamp(1, 1 << 24), BLOCK)?)
-}
-
-/// `true` when the register rung's kernel transforms lines of length `n`
-/// in one launch: a power of two from 16 to 4096.
-pub fn register_takes(n: usize) -> bool {
-    n.is_power_of_two() && (REG_MIN_LEN..=REG_MAX_LEN).contains(&n)
-}
-
-/// `true` when the register rung splits `n` into two launches of its
-/// kernel (four-step): a power of two above 4096, up to `4096^2`.
-pub fn register_four_step_takes(n: usize) -> bool {
-    n.is_power_of_two() && n > REG_MAX_LEN && n <= REG_MAX_LEN * REG_MAX_LEN
-}
-
-/// Shared memory a block of the register kernel may use: rows take at
-/// most this much (three blocks fit an SM at the longest line), and
-/// column tiles twice as much (a second column per block halves the
-/// wasted part of every 32-byte sector they read).
-const REG_ROW_SHARED: usize = 72 * 1024;
-const REG_COL_SHARED: usize = 2 * REG_ROW_SHARED;
-
-/// Lines per block of the register kernel for `lines` lines of length `n`:
-/// the largest power of two within the thread limit and the shared-memory
-/// budget (and not far above the line count).
-fn lines_per_block<T: Element>(n: usize, lines: usize, columns: bool) -> u32 {
-    let budget = if columns {
-        REG_COL_SHARED
-    } else {
-        REG_ROW_SHARED
-    };
-    let mut l = 1usize;
-    while 2 * l * (n / POINTS) <= REG_MAX_THREADS
-        && register_shared_bytes(n, 2 * l, size_of::<T>()) <= budget
-        && 2 * l <= lines.next_power_of_two()
-    {
-        l *= 2;
-    }
-    l as u32
-}
-
-/// Strides of one line set of the register kernel (complex elements).
-#[derive(Debug, Clone, Copy)]
-struct Strides {
-    line: usize,
-    elem: usize,
-}
-
-/// The rows of `mats` row-major matrices: `per_mat` lines of length `n`,
-/// element stride 1 (line-fastest when `columns`: then the lines are
-/// columns, element stride `line` apart).
-fn rows_of(n: usize, per_mat: usize, mats: usize, mat_stride: usize) -> Lines {
-    Lines {
-        log2n: n.trailing_zeros(),
-        lines: (per_mat * mats) as u32,
-        lines_per_block: 1,
-        lines_per_mat: per_mat as u32,
-        mat_stride: mat_stride as u32,
-        in_line_stride: n as u32,
-        in_elem_stride: 1,
-        out_line_stride: n as u32,
-        out_elem_stride: 1,
-        four_step_bits: 0,
-        split_bits: 0,
-        in_lines_fastest: false,
-        out_lines_fastest: false,
-        inverse: false,
-    }
-}
-
-/// `lines` with the given input and output strides; a stride-1 line set
-/// maps threads element-fastest, any other (columns) line-fastest.
-fn with_strides(mut lines: Lines, input: Strides, output: Strides) -> Lines {
-    lines.in_line_stride = input.line as u32;
-    lines.in_elem_stride = input.elem as u32;
-    lines.out_line_stride = output.line as u32;
-    lines.out_elem_stride = output.elem as u32;
-    lines.in_lines_fastest = input.elem != 1;
-    lines.out_lines_fastest = output.elem != 1;
-    lines
-}
-
-/// One launch of [`register::fft_register`]: checks that every line fits
-/// `src` and `dst`, picks the lines per block and the grid.
-fn launch_register<T: Element>(
-    dev: &Device,
-    src: &Buffer<T>,
-    dst: &mut Buffer<T>,
-    tw: &Buffer<T>,
-    ftw: &Buffer<T>,
-    mut lines: Lines,
-    scale: T,
-) -> Result<()> {
-    let n = 1usize << lines.log2n;
-    let total = lines.lines as usize;
-    let per_mat = lines.lines_per_mat as usize;
-    let mats = total.div_ceil(per_mat.max(1));
-    let last = |line: u32, elem: u32| {
-        (mats - 1) * lines.mat_stride as usize
-            + (per_mat - 1) * line as usize
-            + (n - 1) * elem as usize
-    };
-    let (need_in, need_out) = (
-        last(lines.in_line_stride, lines.in_elem_stride),
-        last(lines.out_line_stride, lines.out_elem_stride),
-    );
-    if !register_takes(n)
-        || total == 0
-        || per_mat == 0
-        || 2 * need_in >= src.len()
-        || 2 * need_out >= dst.len()
-        || tw.len() != 2 * n
-    {
-        return Err(Error::input(
-            "fft register",
-            format!(
-                "{total} lines of length {n} ({per_mat} per matrix) reach complex elements {need_in} and {need_out} of buffers of {} and {} values (twiddles {}); the length must be a power of two from {REG_MIN_LEN} to {REG_MAX_LEN} and every line inside both buffers",
-                src.len(),
-                dst.len(),
-                tw.len()
-            ),
-        ));
-    }
-    let columns = lines.in_lines_fastest || lines.out_lines_fastest;
-    lines.lines_per_block = lines_per_block::<T>(n, total, columns);
-    let per_block = lines.lines_per_block as usize;
-    let cfg = LaunchConfig {
-        grid: Dim3::x(total.div_ceil(per_block).min(1 << 20) as u32),
-        block: Dim3::x((per_block * (n / POINTS)) as u32),
-        shared_bytes: register_shared_bytes(n, per_block, size_of::<T>()),
-        module: Default::default(),
-        cluster: None,
-    };
-    launch!(
-        dev,
-        cfg,
-        fft::register::fft_register::<T>(src, dst, tw, ftw, lines, scale)
-    )
-}
-
-/// The four-step twiddle table of length `2^bits` for the register kernel:
-/// `2^split` fine entries `exp(-2 pi i m / N)` then `N / 2^split` coarse ones
-/// `exp(-2 pi i m 2^split / N)`, in f64, rounded once to `T`; and `split`.
-fn four_step_table<T: Element>(bits: u32) -> (Vec<T>, u32) {
-    let split = bits.div_ceil(2);
-    let n = 1u128 << bits;
-    let fine = 1u128 << split;
-    let mut t = Vec::new();
-    for m in (0..fine).chain((0..n / fine).map(|h| h * fine)) {
-        let (c, s) = root(m, n);
-        t.push(T::from_f64(c));
-        t.push(T::from_f64(s));
-    }
-    (t, split)
-}
-
 /// How a [`Plan`] computes.
 // One `Kind` per plan, made once and kept: the size of its largest variant
 // costs nothing, so no variant is boxed for the lint's sake.
@@ -333,13 +128,14 @@ enum Kind<T: Element> {
     },
     /// One block per transform in shared memory (rung 2).
     Shared { tw: Buffer<T>, radices: Vec<usize> },
-    /// Radix-16 passes in registers, several rows per block (rung 3).
-    Register { tw: Buffer<T> },
-    /// `n = n1 n2` on rung 3: the `n2` columns (length `n1`) of each row
-    /// seen as an `n1 x n2` matrix, the four-step twiddle on their way out;
-    /// then its `n1` rows (length `n2`), written as the columns of an
+    /// Passes in registers, several rows per block (rungs 3 and 4).
+    Lines { tw: Buffer<T>, kernel: LineKernel },
+    /// `n = n1 n2` on rung 3 or 4: the `n2` columns (length `n1`) of each
+    /// row seen as an `n1 x n2` matrix, the four-step twiddle on their way
+    /// out; then its `n1` rows (length `n2`), written as the columns of an
     /// `n2 x n1` matrix, which is the output in natural order.
-    RegisterFourStep {
+    LinesFourStep {
+        kernel: LineKernel,
         n1: usize,
         n2: usize,
         tw1: Buffer<T>,
@@ -380,9 +176,9 @@ pub struct Plan<T: Element> {
     /// The rung.
     pub rung: Rung,
     kind: Kind<T>,
-    /// The register rung's plan runs the shared rung's kernels (a length
-    /// that is not a power of two from 16 to `4096^2`, without a prime
-    /// factor above 7).
+    /// The register or coalesced rung's plan runs the shared rung's
+    /// kernels (a length its kernel does not take, without a prime factor
+    /// above 7).
     fallback: bool,
 }
 
@@ -403,18 +199,33 @@ impl<T: Element> Plan<T> {
                 format!("{batches} transforms of length {n}: at most {MAX_LEN} elements in all"),
             ));
         }
-        if rung == Rung::Register && register_takes(n) {
+        let line_kernel = match rung {
+            Rung::Register => Some(LineKernel::Register),
+            Rung::Coalesced => Some(LineKernel::Coalesced),
+            Rung::Global | Rung::Shared => None,
+        };
+        if let Some(kernel) = line_kernel
+            && kernel.takes::<T>(n)
+        {
             return Ok(Plan {
                 n,
                 batches,
                 rung,
-                kind: Kind::Register {
+                kind: Kind::Lines {
                     tw: dev.upload(&twiddle_table::<T>(n))?,
+                    kernel,
                 },
                 fallback: false,
             });
         }
-        if rung == Rung::Register && register_four_step_takes(n) {
+        let four_step = match line_kernel {
+            Some(LineKernel::Register) => register_four_step_takes(n),
+            Some(LineKernel::Coalesced) => coalesced_four_step_takes::<T>(n),
+            None => false,
+        };
+        if let Some(kernel) = line_kernel
+            && four_step
+        {
             let bits = n.trailing_zeros();
             let (n1, n2) = (1usize << bits.div_ceil(2), 1usize << (bits / 2));
             let (ftw, split) = four_step_table::<T>(bits);
@@ -422,7 +233,8 @@ impl<T: Element> Plan<T> {
                 n,
                 batches,
                 rung,
-                kind: Kind::RegisterFourStep {
+                kind: Kind::LinesFourStep {
+                    kernel,
                     n1,
                     n2,
                     tw1: dev.upload(&twiddle_table::<T>(n1))?,
@@ -434,11 +246,12 @@ impl<T: Element> Plan<T> {
                 fallback: false,
             });
         }
-        // The register rung's kernel takes powers of two; other lengths
-        // with factors 2, 3, 5, 7 (and powers of two below 16 or above
-        // 4096^2) run on the shared rung's kernels, large primes through
-        // Bluestein on this rung's.
-        let fallback = rung == Rung::Register && radices(n, Rung::Shared).is_some();
+        // The register and coalesced rungs' kernels take powers of two;
+        // other lengths with factors 2, 3, 5, 7 (and powers of two outside
+        // their range) run on the shared rung's kernels, large primes
+        // through Bluestein on the rung's own.
+        let asked = rung;
+        let fallback = line_kernel.is_some() && radices(n, Rung::Shared).is_some();
         let rung = if fallback { Rung::Shared } else { rung };
         let kind = match (radices(n, rung), rung) {
             (Some(r), Rung::Global) => Kind::Global {
@@ -446,13 +259,15 @@ impl<T: Element> Plan<T> {
                 radices: r,
                 scratch: dev.alloc_filled(2 * n * batches, T::ZERO)?,
             },
-            (Some(r), Rung::Shared | Rung::Register) if n <= shared_max_len(size_of::<T>()) => {
+            (Some(r), Rung::Shared | Rung::Register | Rung::Coalesced)
+                if n <= shared_max_len(size_of::<T>()) =>
+            {
                 Kind::Shared {
                     tw: dev.upload(&twiddle_table::<T>(n))?,
                     radices: r,
                 }
             }
-            (Some(_), Rung::Shared | Rung::Register) => {
+            (Some(_), Rung::Shared | Rung::Register | Rung::Coalesced) => {
                 let max = shared_max_len(size_of::<T>());
                 let n2 = (1..=max)
                     .rev()
@@ -499,7 +314,7 @@ impl<T: Element> Plan<T> {
         Ok(Plan {
             n,
             batches,
-            rung: if fallback { Rung::Register } else { rung },
+            rung: asked,
             kind,
             fallback,
         })
@@ -515,7 +330,7 @@ impl<T: Element> Plan<T> {
     pub fn describe(&self) -> String {
         let how = self.describe_kind();
         if self.fallback {
-            format!("{how}, on the shared rung's kernel (the register rung's takes powers of two)")
+            format!("{how}, on the shared rung's kernel (this rung's takes powers of two)")
         } else {
             how
         }
@@ -523,16 +338,15 @@ impl<T: Element> Plan<T> {
 
     fn describe_kind(&self) -> String {
         match &self.kind {
-            Kind::Register { .. } => format!(
+            Kind::Lines { kernel, .. } => format!(
                 "radices {}, in registers",
-                radices(self.n, Rung::Register)
-                    .unwrap_or_default()
+                line_radices(self.n, kernel.points::<T>())
                     .iter()
                     .map(|r| r.to_string())
                     .collect::<Vec<_>>()
                     .join("x")
             ),
-            Kind::RegisterFourStep { n1, n2, .. } => {
+            Kind::LinesFourStep { n1, n2, .. } => {
                 format!("four-step {n1}x{n2} in two launches, in registers")
             }
             Kind::Global { radices, .. } | Kind::Shared { radices, .. } => format!(
@@ -731,18 +545,19 @@ impl<T: Element> Plan<T> {
                 p2.run(dev, t1, t2, inverse, scale)?;
                 transpose(dev, t2, dst, n1, n2, batches)
             }
-            Kind::Register { tw } => {
+            Kind::Lines { tw, kernel } => {
                 if four_step != 0 || layout.elem_stride != 1 || layout.batch_stride != n {
                     return Err(Error::input(
-                        "fft register",
-                        "the register plan transforms contiguous rows only, without a four-step twiddle",
+                        "fft lines",
+                        "a register or coalesced plan transforms contiguous rows only, without a four-step twiddle",
                     ));
                 }
                 let mut lines = rows_of(n, batches, 1, 0);
                 lines.inverse = inverse;
-                launch_register(dev, src, dst, tw, tw, lines, scale)
+                launch_lines(dev, *kernel, src, dst, tw, tw, lines, scale)
             }
-            Kind::RegisterFourStep {
+            Kind::LinesFourStep {
+                kernel,
                 n1,
                 n2,
                 tw1,
@@ -759,7 +574,7 @@ impl<T: Element> Plan<T> {
                 l1.inverse = inverse;
                 l1.four_step_bits = n.trailing_zeros();
                 l1.split_bits = *split;
-                launch_register(dev, src, tmp, tw1, ftw, l1, T::ONE)?;
+                launch_lines(dev, *kernel, src, tmp, tw1, ftw, l1, T::ONE)?;
                 // Pass 2: its n1 rows (length n2), row k1 written as column
                 // k1 of the n2 x n1 output.
                 let mut l2 = with_strides(
@@ -768,7 +583,7 @@ impl<T: Element> Plan<T> {
                     Strides { line: 1, elem: n1 },
                 );
                 l2.inverse = inverse;
-                launch_register(dev, tmp, dst, tw2, tw2, l2, scale)
+                launch_lines(dev, *kernel, tmp, dst, tw2, tw2, l2, scale)
             }
             Kind::Bluestein {
                 m,
@@ -870,16 +685,17 @@ enum ColKind<T: Element> {
     /// The global rung's strided passes.
     Strided(Plan<T>),
     /// A transpose, row transforms and a transpose back (the shared rung,
-    /// and the register rung for column lengths its kernel does not take).
+    /// and the register and coalesced rungs for column lengths their
+    /// kernels do not take).
     Transposed(Plan<T>, Buffer<T>, Buffer<T>),
-    /// The register kernel on tiles of adjacent columns, read and written
-    /// in place (one launch).
-    Tiles(Buffer<T>),
+    /// A line kernel on tiles of adjacent columns, read and written in
+    /// place (one launch).
+    Tiles(Buffer<T>, LineKernel),
 }
 
 /// Transforms along the columns of a row-major `rows x cols` matrix: the
-/// global rung's strided passes, the register rung's column tiles, or a
-/// transpose, row transforms and a transpose back.
+/// global rung's strided passes, the register and coalesced rungs' column
+/// tiles, or a transpose, row transforms and a transpose back.
 pub struct Columns<T: Element> {
     kind: ColKind<T>,
     rows: usize,
@@ -889,8 +705,14 @@ pub struct Columns<T: Element> {
 impl<T: Element> Columns<T> {
     /// The column transforms of a `rows x cols` matrix.
     pub fn new(dev: &Device, rows: usize, cols: usize, rung: Rung) -> Result<Self> {
-        let kind = if rung == Rung::Register && register_takes(rows) {
-            ColKind::Tiles(dev.upload(&twiddle_table::<T>(rows))?)
+        let line_kernel = match rung {
+            Rung::Register => Some(LineKernel::Register),
+            Rung::Coalesced => Some(LineKernel::Coalesced),
+            Rung::Global | Rung::Shared => None,
+        }
+        .filter(|k| k.takes::<T>(rows));
+        let kind = if let Some(k) = line_kernel {
+            ColKind::Tiles(dev.upload(&twiddle_table::<T>(rows))?, k)
         } else {
             let plan = Plan::new(dev, rows, cols, rung)?;
             if plan.is_global() {
@@ -922,14 +744,14 @@ impl<T: Element> Columns<T> {
                 plan.run(dev, a, b, inverse, scale)?;
                 transpose(dev, b, dst, cols, rows, 1)
             }
-            ColKind::Tiles(tw) => {
+            ColKind::Tiles(tw, kernel) => {
                 let col = Strides {
                     line: 1,
                     elem: cols,
                 };
                 let mut lines = with_strides(rows_of(rows, cols, 1, 0), col, col);
                 lines.inverse = inverse;
-                launch_register(dev, src, dst, tw, tw, lines, scale)
+                launch_lines(dev, *kernel, src, dst, tw, tw, lines, scale)
             }
         }
     }
@@ -938,10 +760,9 @@ impl<T: Element> Columns<T> {
         match &self.kind {
             ColKind::Strided(plan) => format!("{}, strided", plan.describe()),
             ColKind::Transposed(plan, ..) => format!("{}, transposed", plan.describe()),
-            ColKind::Tiles(_) => format!(
+            ColKind::Tiles(_, kernel) => format!(
                 "radices {}, in registers, column tiles in place",
-                radices(self.rows, Rung::Register)
-                    .unwrap_or_default()
+                line_radices(self.rows, kernel.points::<T>())
                     .iter()
                     .map(|r| r.to_string())
                     .collect::<Vec<_>>()

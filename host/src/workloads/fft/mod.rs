@@ -4,7 +4,8 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `launch.rs` | [`Rung`], [`Element`], [`Plan`] (rows of one length: Stockham, radix-16 in registers, four-step, Bluestein), [`Columns`]: the launchers |
+//! | `launch.rs` | [`Rung`], [`Plan`] (rows of one length: Stockham, shared memory, register passes of rungs 3 and 4, four-step, Bluestein), [`Columns`]: the launchers |
+//! | `lines.rs` | [`Element`], the twiddle tables, and the line kernels of rungs 3 and 4: the lengths they take, lines per block, one pass over rows or columns |
 //! | `problem.rs` | [`Spec`] and [`Fft`]: 1-D or 2-D, complex or real, forward or inverse |
 //! | `cpu.rs` | the rustfft reference in f64 and the random inputs |
 //! | `check.rs` | [`check`] against the reference and [`sim_check`] |
@@ -16,14 +17,16 @@ mod check;
 mod cli;
 mod cpu;
 mod launch;
+mod lines;
 mod problem;
 
 pub use bench::{bench, bench_spec, flops, size_label};
 pub use check::{Check, check, compare, run_once, sim_check, sim_specs, tolerance};
 pub use cli::{Args, SIM_MAX, cli, parse_shape};
 pub use cpu::{random_input, reference, time_reference};
-pub use launch::{
-    Columns, Element, MAX_LEN, Plan, Rung, bluestein_tables, radices, register_four_step_takes,
-    register_takes, root, transpose, twiddle_table,
+pub use launch::{Columns, MAX_LEN, Plan, Rung, bluestein_tables, radices, transpose};
+pub use lines::{
+    Element, coalesced_four_step_takes, coalesced_takes, line_radices, register_four_step_takes,
+    register_takes, root, twiddle_table,
 };
 pub use problem::{Fft, Spec};

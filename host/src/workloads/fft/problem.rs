@@ -1,7 +1,8 @@
 //! [`Fft`]: what `ptxlab fft` computes (1-D or 2-D, complex or real,
 //! forward or inverse), put together from [`Plan`]s and [`Columns`].
 
-use super::launch::{Columns, Element, Plan, Rung, twiddle_table};
+use super::launch::{Columns, Plan, Rung};
+use super::lines::{Element, twiddle_table};
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig};

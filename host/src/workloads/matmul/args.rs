@@ -2,6 +2,7 @@
 //! (shared by the f32 and the tensor-core commands).
 
 use super::colsum::Colsum;
+use super::fp8::Fp8Kernel;
 use super::rung::Rung;
 use super::tensor::{Precision, TcRung, Tf32x3};
 use crate::cli::OneOrAll;
@@ -21,16 +22,25 @@ pub struct Args {
     #[arg(long, default_value_t = 1024, value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub k: usize,
     /// f32 (the SGEMM ladder), bf16 or f16 (the tensor-core ladder: 16-bit
-    /// inputs and output, f32 accumulation), or tf32x3 (f32 from three TF32
-    /// tensor-core products).
+    /// inputs and output, f32 accumulation), tf32x3 (f32 from three TF32
+    /// tensor-core products), or fp8 (E4M3 inputs with per-tensor scales,
+    /// f32 accumulation, BF16 output; k a multiple of 16, an sm_90 GPU).
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
     /// A rung of the ladder --precision picks, or all. With f32: naive, tiled, regblock, vec,
     /// vec1, vec16, vec16x2, vec16s, vecf, vecf2, async, async2, asyncs2, asyncs. With bf16/f16:
     /// mma, ldsm, pipe, pipek, pipew, pipes, pipet, wgmma, ws (wgmma and ws need an sm_90 GPU).
-    /// With tf32x3: mma, wgmma.
+    /// With tf32x3: mma, wgmma. With fp8: ws.
     #[arg(long, value_parser = Variant::parser(), default_value = "all")]
     pub variant: Variant,
+    /// With --precision fp8: the per-tensor scale of A, a finite positive
+    /// number (A's values are it times their E4M3 codes). Default: A's
+    /// largest magnitude over 448, so the codes use E4M3's whole range.
+    #[arg(long, allow_negative_numbers = true)]
+    pub scale_a: Option<f32>,
+    /// With --precision fp8: the per-tensor scale of B (as --scale-a).
+    #[arg(long, allow_negative_numbers = true)]
+    pub scale_b: Option<f32>,
     /// Also compute colsum(A B).
     #[arg(long, value_enum)]
     pub colsum: Option<Colsum>,
@@ -56,9 +66,9 @@ pub fn size_label(m: usize, n: usize, kk: usize) -> String {
     }
 }
 
-/// `--variant`: `all`, or the name of one rung. One flag serves three
+/// `--variant`: `all`, or the name of one rung. One flag serves four
 /// ladders (the SGEMM [`Rung`]s, the tensor-core [`TcRung`]s, the 3xTF32
-/// [`Tf32x3`] kernels), so clap checks the name against all of their names
+/// [`Tf32x3`] kernels, the [`Fp8Kernel`]s), so clap checks the name against all of their names
 /// (listing them in `--help`, suggesting the nearest for a typo), and
 /// [`Variant::pick`] resolves it in the ladder of `--precision`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +103,7 @@ impl Variant {
         for v in values::<Rung>()
             .chain(values::<TcRung>())
             .chain(values::<Tf32x3>())
+            .chain(values::<Fp8Kernel>())
         {
             if !all.iter().any(|a| a.get_name() == v.get_name()) {
                 all.push(v);
@@ -164,12 +175,14 @@ mod tests {
             "mma, ldsm, pipe, pipek, pipew, pipes, pipet, wgmma, ws"
         );
         assert_eq!(joined(names::<Tf32x3>()), "mma, wgmma");
-        assert_eq!(joined(names::<Precision>()), "f32, bf16, f16, tf32x3");
+        assert_eq!(joined(names::<Precision>()), "f32, bf16, f16, tf32x3, fp8");
+        assert_eq!(joined(names::<Fp8Kernel>()), "ws");
         assert_eq!(joined(names::<Colsum>()), "direct, fused");
         // The ladders' `ALL` lists are the enums' order.
         assert_eq!(Rung::ALL.as_slice(), Rung::value_variants());
         assert_eq!(TcRung::ALL.as_slice(), TcRung::value_variants());
         assert_eq!(Tf32x3::ALL.as_slice(), Tf32x3::value_variants());
+        assert_eq!(Fp8Kernel::ALL.as_slice(), Fp8Kernel::value_variants());
     }
 
     #[test]

@@ -128,8 +128,10 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             rows.push(row);
         }
     }
-    // The tensor-core ladder (BF16, FP16, 3xTF32) and rung 4g beside it.
+    // The tensor-core ladder (BF16, FP16, 3xTF32) and rung 4g beside it,
+    // then the FP8 GEMM.
     super::tensor_bench::bench_tensor(ctx, dev, &mut rows)?;
+    super::fp8_bench::bench_fp8(ctx, dev, &mut rows)?;
     // The material's column sum, both ways.
     let (m, n, kk) = if ctx.quick {
         (4000, 3000, 2000)

@@ -1,5 +1,5 @@
 //! `ptxlab matmul`: the command (f32: the SGEMM ladder; the tensor-core
-//! precisions go to `tensor_cli.rs`).
+//! precisions go to `tensor_cli.rs`, fp8 to `fp8_cli.rs`).
 
 use super::args::{Args, CPU_MAX_MNK, SIM_MAX_MNK, size_label};
 use super::check::{TOL, check_colsum, sample_check, verify};
@@ -19,6 +19,15 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
     let backend = args.backend;
     let (m, n, kk) = check_shapes(args.m, args.k, args.k, args.n)?;
     let precision = args.precision;
+    if precision != Precision::Fp8 && (args.scale_a.is_some() || args.scale_b.is_some()) {
+        return Err(Error::input(
+            "--scale-a/--scale-b",
+            "per-tensor scales belong to the FP8 GEMM; use them with --precision fp8",
+        ));
+    }
+    if precision == Precision::Fp8 {
+        return super::fp8_cli::cli_fp8(args, backend, m, n, kk);
+    }
     if precision != Precision::F32 {
         return super::tensor_cli::cli_tensor(args, precision, backend, m, n, kk);
     }

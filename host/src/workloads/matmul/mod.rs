@@ -19,6 +19,10 @@
 //! | `tensor_bench.rs` | the tensor-core rows of the benchmark |
 //! | `tensor_cli.rs` | `ptxlab matmul --precision bf16\|f16\|tf32x3` |
 //! | `tensor_check.rs` | the tensor-core kernels against the f64 reference (3xTF32 element-wise: [`verify_tf32x3`]), [`sim_check_tensor`] |
+//! | `fp8.rs` | the FP8 GEMM: [`Fp8Kernel`], [`Fp8Scales`], [`Fp8Plan`], [`gemm_fp8`] (`A` and `B^T` as E4M3, BF16 out) |
+//! | `fp8_check.rs` | quantised inputs ([`fp8_inputs`]), the f64 reference of the dequantised inputs, [`check_fp8`], [`sim_check_fp8`] |
+//! | `fp8_cli.rs` | `ptxlab matmul --precision fp8` |
+//! | `fp8_bench.rs` | the FP8 rows of the benchmark |
 
 mod args;
 mod bench;
@@ -26,6 +30,10 @@ mod check;
 mod cli;
 mod colsum;
 mod cpu;
+mod fp8;
+mod fp8_bench;
+mod fp8_check;
+mod fp8_cli;
 mod launch;
 mod rung;
 mod tensor;
@@ -40,6 +48,14 @@ pub use cli::cli;
 pub use colsum::{Colsum, ColsumBufs, FusedPlan, bench_plans, colsum_of_product, fused_colsum};
 pub use cpu::{
     colsum_bytes, colsum_reference, cpu_ndarray, cpu_rayon, flops, inputs, reference_f64,
+};
+pub use fp8::{
+    Fp8Kernel, Fp8Plan, Fp8Scales, check_scale, fp8_shape_refusal, gemm_fp8, transpose_fp8,
+};
+pub use fp8_bench::fp8_shapes;
+pub use fp8_check::{
+    FP8_SIM_SHAPES, Fp8Inputs, check_fp8, e4m3_scale, fp8_error, fp8_inputs, fp8_tol,
+    quantize_e4m3, reference_fp8, sim_check_fp8, widen_e4m3,
 };
 pub use launch::{
     Loads, check_shapes, colsum_add, colsum_add_with, gemm, vecmat_add, vecmat_add_with, zero2,
@@ -56,9 +72,10 @@ pub use tensor_check::{
 };
 
 /// Every matmul kernel on the simulator at small odd sizes: the SGEMM
-/// ladder and column sums ([`sim_check_f32`]), then the tensor-core ladder
-/// ([`sim_check_tensor`]).
+/// ladder and column sums ([`sim_check_f32`]), the tensor-core ladder
+/// ([`sim_check_tensor`]), then the FP8 GEMM ([`sim_check_fp8`]).
 pub fn sim_check() -> crate::error::Result<()> {
     sim_check_f32()?;
-    sim_check_tensor()
+    sim_check_tensor()?;
+    sim_check_fp8()
 }

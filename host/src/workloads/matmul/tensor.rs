@@ -74,6 +74,9 @@ pub enum Precision {
     F16,
     /// f32 in and out from three TF32 tensor-core products.
     Tf32x3,
+    /// E4M3 in with per-tensor scales, f32 accumulation, BF16 out: the FP8
+    /// GEMM (sm_90a).
+    Fp8,
 }
 
 impl Precision {
@@ -82,7 +85,7 @@ impl Precision {
         match self {
             Precision::Bf16 => Some(Half::Bf16),
             Precision::F16 => Some(Half::F16),
-            Precision::F32 | Precision::Tf32x3 => None,
+            Precision::F32 | Precision::Tf32x3 | Precision::Fp8 => None,
         }
     }
 }

@@ -42,7 +42,7 @@ fn reps_for(ms: f64, max: usize) -> usize {
 /// first call into `c`, the full-output and sampled checks (`check`
 /// returns the sampled error or why it fails), and the timing of `call`.
 #[allow(clippy::too_many_arguments)]
-fn measure<T>(
+pub(super) fn measure<T>(
     ctx: &BenchCtx,
     dev: &Device,
     row: &mut Row,
@@ -95,7 +95,7 @@ fn measure<T>(
 /// A failure's row status: skipped (with the one-line reason) when this
 /// GPU cannot run the kernel at all (an sm_90a kernel elsewhere), failed
 /// otherwise.
-fn status_of(e: Error) -> Status {
+pub(super) fn status_of(e: Error) -> Status {
     match e {
         Error::Runtime(crate::runtime::Error::Unsupported { .. }) => {
             Status::Skipped(e.to_string().replace('\n', " "))

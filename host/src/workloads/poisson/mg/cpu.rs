@@ -1,15 +1,17 @@
 //! The same multigrid and PCG on the CPU (rayon over rows): the reference
 //! the GPU and the simulator are compared with, and the CPU baseline. The
 //! cycles are [`super::cycle`]'s, the point arithmetic the kernels' own
-//! ([`kernels_gpu::multigrid::gs_point`], `coarse_pos`, `fine_range`,
-//! `weight`), in the same order, so the fields agree with the GPU's to
-//! rounding of the reductions.
+//! ([`kernels_gpu::multigrid::gs_point`], `coarse_pos`, `restrict_at`,
+//! `residual_at`, `bilinear`), in the same order, so the fields agree with
+//! the GPU's to rounding of the reductions.
 
 use super::cycle::{Ops, cycle, visit};
 use super::levels::{Hierarchy, Level, Method, MgOptions};
 use super::report::MgReport;
 use crate::error::{Error, Result};
-use kernels_gpu::multigrid::{coarse_pos, fine_range, gs_point, inv_diag, sor, weight};
+use kernels_gpu::multigrid::{
+    bilinear, coarse_pos, gs_point, inv_diag, residual_at, restrict_at, restrict_scale, sor,
+};
 use ptxlab_device::math::Real;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -76,9 +78,7 @@ fn interpolate<T: Real>(uc: &[T], l: &Level, c: &Level, x: usize, y: usize) -> T
     let (i0, wx) = coarse_pos::<T>(x as u32, (c.nx - 1) as u32, (l.nx - 1) as u32);
     let (j0, wy) = coarse_pos::<T>(y as u32, (c.ny - 1) as u32, (l.ny - 1) as u32);
     let k = j0 as usize * c.nx + i0 as usize;
-    let (c00, c10, c01, c11) = (uc[k], uc[k + 1], uc[k + c.nx], uc[k + c.nx + 1]);
-    let one = T::ONE;
-    (one - wy) * ((one - wx) * c00 + wx * c10) + wy * ((one - wx) * c01 + wx * c11)
+    bilinear([uc[k], uc[k + 1], uc[k + c.nx], uc[k + c.nx + 1]], wx, wy)
 }
 
 /// `u (+)= P uc` on the interior (as `mg_prolong`).
@@ -108,10 +108,9 @@ pub fn restrict<T: Real + Send + Sync>(
     with_u: bool,
 ) {
     let (nx, ny, ncx, ncy) = (l.nx as u32, l.ny as u32, c.nx as u32, c.ny as u32);
-    let (numx, denx, numy, deny) = (ncx - 1, nx - 1, ncy - 1, ny - 1);
-    let scale = T::from_f64((numx as f64 * numy as f64) / (denx as f64 * deny as f64));
+    let (xs, ys) = ((ncx - 1, nx - 1), (ncy - 1, ny - 1));
+    let scale = restrict_scale::<T>(xs, ys);
     let (cx, cy) = (T::from_f64(l.cx), T::from_f64(l.cy));
-    let two = T::from_f64(2.0);
     let w = l.nx;
     fc.par_chunks_mut(c.nx)
         .zip(uc.par_chunks_mut(c.nx))
@@ -121,23 +120,21 @@ pub fn restrict<T: Real + Send + Sync>(
             for ci in 0..ncx {
                 let mut sum = T::ZERO;
                 if ci > 0 && cj > 0 && ci + 1 < ncx && cj + 1 < ncy {
-                    let (i_lo, i_hi) = fine_range(ci, numx, denx);
-                    let (j_lo, j_hi) = fine_range(cj, numy, deny);
-                    for j in j_lo..=j_hi {
-                        let wy = weight::<T>(j, cj, numy, deny);
-                        for i in i_lo..=i_hi {
+                    sum = restrict_at(
+                        (ci, cj),
+                        xs,
+                        ys,
+                        |_, _| {},
+                        |i, j| {
                             let g = j as usize * w + i as usize;
-                            let r = if with_u {
-                                let c0 = u[g];
+                            if with_u {
                                 let we = u[g - 1] + u[g + 1];
-                                let sn = u[g - w] + u[g + w];
-                                f[g] - (cx * (we - two * c0) + cy * (sn - two * c0))
+                                residual_at(f[g], u[g], we, u[g - w] + u[g + w], cx, cy)
                             } else {
                                 f[g]
-                            };
-                            sum += weight::<T>(i, ci, numx, denx) * wy * r;
-                        }
-                    }
+                            }
+                        },
+                    );
                     sum *= scale;
                 }
                 frow[ci as usize] = sum;
@@ -249,17 +246,14 @@ impl<T: Real + Send + Sync> Ops for CpuOps<T> {
 fn level_residual_sq<T: Real + Send + Sync>(l: &Level, u: &[T], f: &[T]) -> f64 {
     let (nx, ny) = (l.nx, l.ny);
     let (cx, cy) = (T::from_f64(l.cx), T::from_f64(l.cy));
-    let two = T::from_f64(2.0);
     (1..ny - 1)
         .into_par_iter()
         .map(|y| {
             let mut s = 0.0;
             for x in 1..nx - 1 {
                 let g = y * nx + x;
-                let c0 = u[g];
-                let we = u[g - 1] + u[g + 1];
-                let sn = u[g - nx] + u[g + nx];
-                let r = (f[g] - (cx * (we - two * c0) + cy * (sn - two * c0))).to_f64();
+                let (we, sn) = (u[g - 1] + u[g + 1], u[g - nx] + u[g + nx]);
+                let r = residual_at(f[g], u[g], we, sn, cx, cy).to_f64();
                 s += r * r;
             }
             s

@@ -10,13 +10,16 @@
 //! stays far from f32's underflow whatever the units of `b`.
 
 use super::cycle::{Ops, cycle, visit};
-use super::launch::{self as ml, Exec, MgElement, cg_shift, clear, coarse_cells, coarse_geometry};
+use super::launch::{
+    Exec, MgElement, clear, coarse_cells, coarse_cfg, coarse_geometry, holds, slots_cfg, tile_cfg,
+};
 use super::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
 use super::outer::cycles_to_tolerance;
 use super::report::MgReport;
 use crate::error::{Error, Result};
+use crate::launch;
 use crate::runtime::{Buffer, Device, Graph, Timing};
-use kernels_gpu::multigrid::slot;
+use kernels_gpu::multigrid::{self as km, Colour, slot};
 
 /// The correction and right-hand side of every level.
 pub struct LevelBufs<T> {
@@ -72,10 +75,6 @@ impl<T: MgElement> LevelBufs<T> {
     fn level(&self, l: usize) -> Level {
         self.hier.levels[l]
     }
-    /// The finest level's current correction.
-    fn fine_u(&self) -> &Buffer<T> {
-        &self.u[0][self.cur[0]]
-    }
 }
 
 /// `(v[l], v[l + 1])`, both mutable.
@@ -106,55 +105,76 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         omega: f64,
     ) -> Result<()> {
         let lvl = self.lv.level(l);
+        let (first, omega) = (Colour::black_if(black_first), T::from_f64(omega));
         match self.lv.smoother {
             Smoother::RedBlack => {
                 if prolong {
                     self.prolong(l, true)?;
                 }
-                let first = u32::from(black_first);
                 let (u, f) = (&mut self.lv.u[l][0], &self.lv.f[l]);
+                holds(&lvl, &[("u", u.len()), ("f", f.len())])?;
+                let cfg = self.ex.rows((lvl.nx - 1) / 2, lvl.ny - 2)?;
+                let level = lvl.stencil::<T>();
                 for s in 0..sweeps {
-                    ml::smooth_rb(self.ex, &lvl, u, f, first, zero && s == 0, omega)?;
-                    ml::smooth_rb(self.ex, &lvl, u, f, 1 - first, false, omega)?;
+                    for colour in [first, first.other()] {
+                        let zero = zero && s == 0 && colour == first;
+                        let sweep = km::RbSweep {
+                            level,
+                            omega,
+                            colour,
+                            zero,
+                        };
+                        launch!(
+                            &mut *self.ex,
+                            cfg,
+                            multigrid::mg_smooth_rb::<T>(&mut *u, f, sweep)
+                        )?;
+                    }
                 }
                 Ok(())
             }
             Smoother::Tile => {
                 let c = self.lv.cur[l];
-                let coarse = if prolong {
-                    let cl = self.lv.level(l + 1);
-                    Some((cl, self.lv.cur[l + 1]))
-                } else {
-                    None
+                let field = self.lv.field && l == 0;
+                let mode = km::TileMode {
+                    sweeps,
+                    first,
+                    zero,
+                    prolong,
+                    dirichlet: field,
+                    residual: field && prolong,
                 };
+                let below = prolong.then(|| (self.lv.level(l + 1), self.lv.cur[l + 1]));
                 let (lo, hi) = self.lv.u.split_at_mut(l + 1);
-                let pair_l = &mut lo[l];
-                let (a, b) = pair_l.split_at_mut(1);
+                let (a, b) = lo[l].split_at_mut(1);
                 let (u_in, u_out) = if c == 0 {
                     (&a[0], &mut b[0])
                 } else {
                     (&b[0], &mut a[0])
                 };
-                let coarse = coarse.map(|(cl, cc)| (cl, &hi[0][cc]));
-                let coarse = coarse.as_ref().map(|(cl, b)| (cl, *b));
-                let field = self.lv.field && l == 0;
-                let how = ml::TileSweeps {
-                    sweeps,
-                    black_first,
-                    zero,
-                    omega,
-                    dirichlet: field,
-                    residual: field && prolong,
+                let f = &self.lv.f[l];
+                let lens = [("u_in", u_in.len()), ("f", f.len()), ("u_out", u_out.len())];
+                holds(&lvl, &lens)?;
+                // The coarse correction, read with the prolongation only.
+                let (uc, coarse) = match below {
+                    Some((cl, cc)) => {
+                        holds(&cl, &[("uc", hi[0][cc].len())])?;
+                        (&hi[0][cc], cl.dims())
+                    }
+                    None => (f, km::Dims { nx: 0, ny: 0 }),
                 };
-                ml::smooth_tile(
-                    self.ex,
-                    &lvl,
-                    u_in,
-                    &self.lv.f[l],
+                let sweep = km::TileSweep {
+                    level: lvl.stencil::<T>(),
                     coarse,
-                    u_out,
-                    self.acc,
-                    how,
+                    omega,
+                    mode,
+                };
+                let cfg = tile_cfg::<T>(&lvl, mode)?;
+                let acc = &mut *self.acc;
+                launch!(
+                    &mut *self.ex,
+                    cfg,
+                    multigrid::mg_smooth_tile::<T>(u_in, f, uc, u_out, acc, sweep)
                 )?;
                 self.lv.cur[l] = 1 - c;
                 Ok(())
@@ -166,13 +186,35 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         let (cu, cc) = (self.lv.cur[l], self.lv.cur[l + 1]);
         let (ul, uc) = pair(&mut self.lv.u, l);
         let (fl, fc) = pair(&mut self.lv.f, l);
-        ml::restrict(self.ex, &lvl, &cl, &ul[cu], fl, fc, &mut uc[cc], with_u)
+        let (u, f, uc) = (&ul[cu], &*fl, &mut uc[cc]);
+        holds(&lvl, &[("u", u.len()), ("f", f.len())])?;
+        holds(&cl, &[("fc", fc.len()), ("uc", uc.len())])?;
+        let r = km::Restrict {
+            fine: lvl.stencil::<T>(),
+            coarse: cl.dims(),
+            with_u,
+        };
+        let cfg = self.ex.rows(cl.nx, cl.ny)?;
+        launch!(
+            &mut *self.ex,
+            cfg,
+            multigrid::mg_restrict::<T>(u, f, fc, uc, r)
+        )
     }
     fn prolong(&mut self, l: usize, add: bool) -> Result<()> {
         let (lvl, cl) = (self.lv.level(l), self.lv.level(l + 1));
         let (cu, cc) = (self.lv.cur[l], self.lv.cur[l + 1]);
         let (ul, uc) = pair(&mut self.lv.u, l);
-        ml::prolong(self.ex, &lvl, &cl, &uc[cc], &mut ul[cu], add)
+        let (u, uc) = (&mut ul[cu], &uc[cc]);
+        holds(&lvl, &[("u", u.len())])?;
+        holds(&cl, &[("uc", uc.len())])?;
+        let p = km::Prolong {
+            fine: lvl.dims(),
+            coarse: cl.dims(),
+            add,
+        };
+        let cfg = self.ex.rows(lvl.nx - 2, lvl.ny - 2)?;
+        launch!(&mut *self.ex, cfg, multigrid::mg_prolong::<T>(uc, u, p))
     }
     fn coarse_cycle(&mut self, l: usize, opts: &MgOptions) -> Result<bool> {
         let Some((first, geom)) = &self.lv.coarse else {
@@ -181,18 +223,20 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         if l != *first {
             return Ok(false);
         }
-        let c = self.lv.cur[l];
         let levels = &self.lv.hier.levels[l..];
-        ml::coarse_cycle(
-            self.ex,
-            levels,
-            geom,
-            &self.lv.f[l],
-            &mut self.lv.u[l][c],
-            opts.pre,
-            opts.post,
-            opts.post_black_first(),
-            opts.omega,
+        let (f, u) = (&self.lv.f[l], &mut self.lv.u[l][self.lv.cur[l]]);
+        let cfg = coarse_cfg::<T>(levels, geom.len(), f.len(), u.len())?;
+        let c = km::CoarseCycle {
+            levels: levels.len() as u32,
+            pre: opts.pre,
+            post: opts.post,
+            post_first: Colour::black_if(opts.post_black_first()),
+            omega: T::from_f64(opts.omega),
+        };
+        launch!(
+            &mut *self.ex,
+            cfg,
+            multigrid::mg_coarse_cycle::<T>(f, u, geom, c)
         )?;
         Ok(true)
     }
@@ -330,6 +374,8 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     return Ok(());
                 }
                 let pc = (1 + k) % 2;
+                let step = self.defect_step(zs, self.r_scale);
+                let cfg = ex.reduce_rows(fine.nx, fine.ny)?;
                 let (a, b) = self.p.split_at_mut(1);
                 let (p_in, p_out) = if pc == 0 {
                     (&a[0], &mut b[0])
@@ -337,18 +383,11 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     (&b[0], &mut a[0])
                 };
                 let (u0, f0) = (&self.levels.u[0][self.levels.cur[0]], &mut self.levels.f[0]);
-                ml::defect(
+                let (b, acc) = (&self.b, &mut self.acc);
+                launch!(
                     ex,
-                    &fine,
-                    self.h,
-                    p_in,
-                    u0,
-                    &self.b,
-                    p_out,
-                    f0,
-                    &mut self.acc,
-                    zs,
-                    self.r_scale,
+                    cfg,
+                    multigrid::mg_defect::<T>(p_in, u0, b, p_out, f0, acc, step)
                 )
             }
             Method::Pcg => {
@@ -356,7 +395,7 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                 else {
                     return Err(Error::input("PCG", "the solver was not set up for PCG"));
                 };
-                cg_shift(ex, &mut self.s)?;
+                launch!(&mut *ex, slots_cfg(1)?, multigrid::mg_cg_shift(&mut self.s))?;
                 visit(
                     &mut DevOps {
                         ex,
@@ -367,26 +406,47 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
                     0,
                     true,
                 )?;
-                let z = self.levels.fine_u();
-                ml::cg_dot(ex, rho, z, &mut self.s, zs)?;
+                let z = &self.levels.u[0][self.levels.cur[0]];
+                let n = fine.cells();
+                let (r, s) = (&mut self.levels.f[0], &mut self.s);
+                holds(&n, &[("rho", rho.len()), ("z", z.len()), ("r", r.len())])?;
+                let flat = ex.reduce_flat(n)?;
+                launch!(
+                    &mut *ex,
+                    flat,
+                    multigrid::mg_cg_dot::<T>(&*rho, z, &mut *s, zs)
+                )?;
                 let (a, bb) = d.split_at_mut(1);
                 let (d_in, d_out) = if k.is_multiple_of(2) {
                     (&a[0], &mut bb[0])
                 } else {
                     (&bb[0], &mut a[0])
                 };
-                ml::cg_dir(ex, &fine, self.h, z, d_in, d_out, q, &mut self.s, zs)?;
-                ml::cg_update(
+                let fine_h = fine.fine(self.h);
+                let rows = ex.reduce_rows(fine.nx, fine.ny)?;
+                launch!(
+                    &mut *ex,
+                    rows,
+                    multigrid::mg_cg_dir::<T>(z, d_in, &mut *d_out, &mut *q, &mut *s, fine_h, zs)
+                )?;
+                let p = &mut self.p[0];
+                holds(&n, &[("p", p.len()), ("d", d_out.len()), ("q", q.len())])?;
+                let rs = self.r_scale;
+                launch!(
                     ex,
-                    &mut self.p[0],
-                    rho,
-                    &mut self.levels.f[0],
-                    d_out,
-                    q,
-                    &mut self.s,
-                    self.r_scale,
+                    flat,
+                    multigrid::mg_cg_update::<T>(p, rho, r, &*d_out, &*q, s, rs)
                 )
             }
+        }
+    }
+
+    /// The outer step of the fine level with weights `e_scale` and `r_scale`.
+    fn defect_step(&self, e_scale: f64, r_scale: f64) -> km::DefectStep {
+        km::DefectStep {
+            fine: self.levels.level(0).fine(self.h),
+            e_scale,
+            r_scale,
         }
     }
 
@@ -396,59 +456,41 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
         let fine = self.levels.level(0);
         let mut ex = Exec::Dev(self.dev);
         clear(&mut ex, &mut self.acc)?;
+        let cfg = ex.reduce_rows(fine.nx, fine.ny)?;
         match self.opts.method {
-            Method::Multigrid if self.levels.field => {
-                // The residual of p0 only (its r goes to level 0's spare
-                // buffer, which the first sweep overwrites).
+            Method::Multigrid => {
+                // Rung 5 takes the residual of p0 only (its r goes to level
+                // 0's spare buffer, which the first sweep overwrites).
+                let field = self.levels.field;
+                let step = self.defect_step(0.0, if field { 1.0 } else { self.r_scale });
                 let (a, b) = self.p.split_at_mut(1);
                 let (u0, u1) = self.levels.u[0].split_at_mut(1);
-                ml::defect(
+                let r = if field {
+                    &mut u1[0]
+                } else {
+                    &mut self.levels.f[0]
+                };
+                let (e, b0, acc) = (&u0[0], &self.b, &mut self.acc);
+                launch!(
                     &mut ex,
-                    &fine,
-                    self.h,
-                    &a[0],
-                    &u0[0],
-                    &self.b,
-                    &mut b[0],
-                    &mut u1[0],
-                    &mut self.acc,
-                    0.0,
-                    1.0,
+                    cfg,
+                    multigrid::mg_defect::<T>(&a[0], e, b0, &mut b[0], r, acc, step)
                 )?;
-            }
-            Method::Multigrid => {
-                let (a, b) = self.p.split_at_mut(1);
-                let e = &self.levels.u[0][0];
-                ml::defect(
-                    &mut ex,
-                    &fine,
-                    self.h,
-                    &a[0],
-                    e,
-                    &self.b,
-                    &mut b[0],
-                    &mut self.levels.f[0],
-                    &mut self.acc,
-                    0.0,
-                    self.r_scale,
-                )?;
-                self.pc = 1;
+                if !field {
+                    self.pc = 1;
+                }
             }
             Method::Pcg => {
                 let rho = self
                     .rho
                     .as_mut()
                     .ok_or_else(|| Error::input("PCG", "no residual buffer"))?;
-                ml::residual(
+                let (p, b, r) = (&self.p[0], &self.b, &mut self.levels.f[0]);
+                let (fine, rs) = (fine.fine(self.h), self.r_scale);
+                launch!(
                     &mut ex,
-                    &fine,
-                    self.h,
-                    &self.p[0],
-                    &self.b,
-                    rho,
-                    &mut self.levels.f[0],
-                    &mut self.acc,
-                    self.r_scale,
+                    cfg,
+                    multigrid::mg_residual::<T>(p, b, rho, r, &mut self.acc, fine, rs)
                 )?;
                 self.pc = 0;
             }
@@ -574,16 +616,12 @@ impl<'d, T: MgElement> MgDevice<'d, T> {
         clear(&mut ex, &mut self.acc)?;
         let mut rho = self.dev.alloc_filled(fine.cells(), f64::NAN)?;
         let mut scratch = self.dev.alloc_filled(fine.cells(), T::from_f64(f64::NAN))?;
-        ml::residual(
+        let cfg = ex.reduce_rows(fine.nx, fine.ny)?;
+        let (p, b, fine) = (&self.p[self.pc], &self.b, fine.fine(self.h));
+        launch!(
             &mut ex,
-            &fine,
-            self.h,
-            &self.p[self.pc],
-            &self.b,
-            &mut rho,
-            &mut scratch,
-            &mut self.acc,
-            1.0,
+            cfg,
+            multigrid::mg_residual::<T>(p, b, &mut rho, &mut scratch, &mut self.acc, fine, 1.0)
         )?;
         one(&self.dev.download(&self.acc)?, "residual")
     }

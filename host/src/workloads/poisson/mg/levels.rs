@@ -1,7 +1,7 @@
 //! The multigrid hierarchy of a grid (shapes and spacings of every level)
 //! and the solver's options: pure data, no device.
 //!
-//! Coarsening (see `kernels-gpu/src/multigrid.rs`): an axis with `n >= 2`
+//! Coarsening (see `kernels-gpu/src/multigrid/mod.rs`): an axis with `n >= 2`
 //! interior points gets `n / 2` on the next level; an axis with one interior
 //! point stays; the hierarchy ends at one interior point. Every level spans
 //! the same domain `[0, (nx - 1) h] x [0, (ny - 1) h]`, so a level with
@@ -10,6 +10,7 @@
 use super::super::types::Grid;
 use crate::error::{Error, Result};
 use kernels_gpu::multigrid as km;
+use ptxlab_device::math::Real;
 
 /// Most cells of a multigrid run on the simulator (one device or several).
 pub const SIM_MAX_CELLS: usize = 1 << 16;
@@ -33,6 +34,30 @@ impl Level {
     /// Cells, boundary included.
     pub fn cells(&self) -> usize {
         self.nx * self.ny
+    }
+    /// Its shape, as the kernels take it.
+    pub fn dims(&self) -> km::Dims {
+        km::Dims {
+            nx: self.nx as u32,
+            ny: self.ny as u32,
+        }
+    }
+    /// Its shape and operator in the cycle's precision, as the kernels take
+    /// them.
+    pub fn stencil<T: Real>(&self) -> km::Stencil<T> {
+        km::Stencil {
+            dims: self.dims(),
+            cx: T::from_f64(self.cx),
+            cy: T::from_f64(self.cy),
+        }
+    }
+    /// The fine level of spacing `h` as its f64 kernels take it (`1 / h^2`).
+    pub fn fine(&self, h: f64) -> km::Fine {
+        km::Fine {
+            nx: self.nx as u32,
+            ny: self.ny as u32,
+            inv_h2: 1.0 / (h * h),
+        }
     }
 }
 

@@ -1,11 +1,13 @@
 //! Poisson to a tolerance: geometric multigrid and multigrid-preconditioned
 //! conjugate gradients, a rung of the Poisson ladder that changes the
 //! algorithm instead of the memory traffic (kernels:
-//! `kernels-gpu/src/multigrid.rs`).
+//! `kernels-gpu/src/multigrid/`).
 //!
 //! # Files, from the bottom up
 //! `levels.rs` (the hierarchy of any grid shape, the options, the bytes of
-//! one cycle), `launch.rs` (typed launchers, straight or into a CUDA graph),
+//! one cycle), `launch.rs` (where a launch goes, straight or into a CUDA
+//! graph, the configuration of each launch shape, the length checks and the
+//! slabs' rows; the solvers launch the kernels with `launch!`),
 //! `cycle.rs` (V, W and FMG, written once over [`cycle::Ops`]), `outer.rs`
 //! (the loop to a tolerance, shared with the multi-device solve), `report.rs`,
 //! `device.rs` (the solver on a GPU or the simulator), `cpu.rs` (the same

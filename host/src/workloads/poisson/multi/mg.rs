@@ -7,10 +7,7 @@
 
 use super::super::mg::cycle::{Ops, cycle, visit};
 use super::super::mg::device::{DevOps, LevelBufs};
-use super::super::mg::launch::{
-    Exec, MgElement, SlabRows, cg_dir_slab, cg_dot_span, cg_shift, cg_update_span, clear,
-    defect_slab, prolong_slab, residual_slab, restrict_slab, smooth_rb_slab,
-};
+use super::super::mg::launch::{Exec, MgElement, SlabRows, check_scalars, clear, holds, slots_cfg};
 use super::super::mg::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
 use super::super::mg::outer::cycles_to_tolerance;
 use super::super::mg::report::MgReport;
@@ -20,8 +17,9 @@ use super::span::{Lane, stream_of};
 use super::team::{Member, Team};
 use super::transport::{Dtype, HaloOp, Rows};
 use crate::error::{Error, Result};
+use crate::launch;
 use crate::runtime::Buffer;
-use kernels_gpu::multigrid::{coarse_pos, fine_range, slot};
+use kernels_gpu::multigrid::{self as km, Colour, coarse_pos, fine_range, slot};
 use ptxlab_device::mem::DeviceCopy;
 use std::ops::Range;
 
@@ -464,19 +462,33 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
         if prolong {
             self.prolong(l, true)?;
         }
-        let first = u32::from(black_first);
+        let first = Colour::black_if(black_first);
         let halo = self.placed.split.levels[l].halo;
         for s in 0..sweeps {
-            for (half, colour) in [first, 1 - first].into_iter().enumerate() {
+            for (half, colour) in [first, first.other()].into_iter().enumerate() {
                 let p = &mut *self.placed;
                 let sl = &p.split.levels[l];
                 for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
                     let sr = sl.slab(slab.rank);
                     let o = sl.owned(slab.rank);
+                    // The owned rows and one more on each side (read, not
+                    // written): at least one row to update between them.
                     let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
-                    let z = zero && s == 0 && half == 0;
+                    let part = sr.part(rows, 3, "slab smoothing")?;
                     let (u, f) = (&mut slab.u[l], &slab.f[l]);
-                    smooth_rb_slab(&mut exec(mem), &sr, u, f, rows, colour, z, omega)?;
+                    // The kernel's colour is (x + y) & 1 in the launch's own
+                    // rows: flipped when the first of them has an odd global
+                    // row, which keeps the colours those of the whole level.
+                    let sweep = km::RbSweep {
+                        level: part.grid().stencil::<T>(),
+                        omega: T::from_f64(omega),
+                        colour: if part.odd() { colour.other() } else { colour },
+                        zero: zero && s == 0 && half == 0,
+                    };
+                    let mut ex = exec(mem);
+                    let cfg = ex.rows((sr.level.nx - 1) / 2, part.len() - 2)?;
+                    let (uv, fv) = (part.view_mut(u)?, part.view(f)?);
+                    launch!(&mut ex, cfg, multigrid::mg_smooth_rb::<T>(uv, fv, sweep))?;
                 }
                 // The next half-sweep reads one row past each edge; whatever
                 // comes after the last (restriction, prolongation, the outer
@@ -497,31 +509,45 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
         for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
             let r = slab.rank;
             let fs = fine.slab(r);
-            let mut ex = exec(mem);
-            if l + 1 < d {
+            // The coarse rows this rank restricts, in the coarse slab, or
+            // in its copy of the first replicated level.
+            let (cs, rows, u, f, fc, uc) = if l + 1 < d {
                 let cl = &p.split.levels[l + 1];
-                let cs = cl.slab(r);
-                let o = cl.owned(r);
-                let rows = o.start - cs.y0..o.end - cs.y0;
+                let (cs, o) = (cl.slab(r), cl.owned(r));
                 let (uf, uc) = slab.u.split_at_mut(l + 1);
                 let (ff, fc) = slab.f.split_at_mut(l + 1);
-                let (u, f) = (&uf[l], &ff[l]);
-                restrict_slab(
-                    &mut ex, &fs, &cs, u, f, &mut fc[0], &mut uc[0], rows, with_u,
-                )?;
+                let rows = o.start - cs.y0..o.end - cs.y0;
+                (cs, rows, &uf[l], &ff[l], &mut fc[0], &mut uc[0])
             } else {
-                let level = p.split.hier.levels[d];
-                let cs = SlabRows {
-                    level,
-                    y0: 0,
-                    rows: level.ny,
-                };
-                let rows = p.split.gathered(r);
+                let cs = SlabRows::whole(p.split.hier.levels[d]);
                 let c = slab.coarse.cur[0];
                 let (fc, uc) = (&mut slab.coarse.f[0], &mut slab.coarse.u[0][c]);
-                let (u, f) = (&slab.u[l], &slab.f[l]);
-                restrict_slab(&mut ex, &fs, &cs, u, f, fc, uc, rows, with_u)?;
+                (cs, p.split.gathered(r), &slab.u[l], &slab.f[l], fc, uc)
+            };
+            let part = cs.part(rows, 0, "slab restriction")?;
+            if part.is_empty() {
+                continue;
             }
+            holds(&fs, &[("u", u.len()), ("f", f.len())])?;
+            holds(&cs, &[("fc", fc.len()), ("uc", uc.len())])?;
+            let restrict = km::Restrict {
+                fine: fs.level.stencil::<T>(),
+                coarse: cs.level.dims(),
+                with_u,
+            };
+            let s = km::RestrictSlab {
+                restrict,
+                fine: fs.stored(),
+                coarse: part.global(),
+            };
+            let mut ex = exec(mem);
+            let cfg = ex.rows(cs.level.nx, part.len())?;
+            let (fcv, ucv) = (part.view_mut(fc)?, part.view_mut(uc)?);
+            launch!(
+                &mut ex,
+                cfg,
+                multigrid::mg_restrict_slab::<T>(u, f, fcv, ucv, s)
+            )?;
         }
         if l + 1 < d {
             let bufs: Vec<_> = p.slabs.iter().map(|s| (s.rank, &s.f[l + 1])).collect();
@@ -550,22 +576,35 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
                 let r = slab.rank;
                 let fs = fine.slab(r);
                 let o = fine.owned(r);
-                let rows = o.start - fs.y0..o.end - fs.y0;
-                let mut ex = exec(mem);
-                if l + 1 < d {
-                    let cs = p.split.levels[l + 1].slab(r);
+                let part = fs.part(o.start - fs.y0..o.end - fs.y0, 0, "slab prolongation")?;
+                // The coarse slab below, or this rank's copy of the first
+                // replicated level.
+                let (cs, uc, u) = if l + 1 < d {
                     let (uf, uc) = slab.u.split_at_mut(l + 1);
-                    prolong_slab(&mut ex, &fs, &cs, &uc[0], &mut uf[l], rows, add)?;
+                    (p.split.levels[l + 1].slab(r), &uc[0], &mut uf[l])
                 } else {
-                    let level = p.split.hier.levels[d];
-                    let cs = SlabRows {
-                        level,
-                        y0: 0,
-                        rows: level.ny,
-                    };
-                    let uc = &slab.coarse.u[0][slab.coarse.cur[0]];
-                    prolong_slab(&mut ex, &fs, &cs, uc, &mut slab.u[l], rows, add)?;
+                    let cs = SlabRows::whole(p.split.hier.levels[d]);
+                    (cs, &slab.coarse.u[0][slab.coarse.cur[0]], &mut slab.u[l])
+                };
+                if part.is_empty() {
+                    continue;
                 }
+                holds(&fs, &[("u", u.len())])?;
+                holds(&cs, &[("uc", uc.len())])?;
+                let prolong = km::Prolong {
+                    fine: fs.level.dims(),
+                    coarse: cs.level.dims(),
+                    add,
+                };
+                let s = km::ProlongSlab {
+                    prolong,
+                    fine: fs.stored(),
+                    coarse: cs.stored(),
+                    update: part.global(),
+                };
+                let mut ex = exec(mem);
+                let cfg = ex.rows(fs.level.nx - 2, part.len())?;
+                launch!(&mut ex, cfg, multigrid::mg_prolong_slab::<T>(uc, u, s))?;
             }
         }
         let halo = self.placed.split.levels[l].halo;
@@ -707,9 +746,20 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             } else {
                 (&b[0], &mut a[0])
             };
-            let (e, f0) = (&s.u[0], &mut s.f[0]);
-            defect_slab(
-                &mut ex, &sr, h, p_in, e, &s.b, p_out, f0, &mut s.acc, rows, e_scale, rs,
+            let part = sr.part(rows, 3, "slab defect")?;
+            let (e, b, f0) = (&s.u[0], &s.b, &mut s.f[0]);
+            let step = km::DefectStep {
+                fine: part.fine(h),
+                e_scale,
+                r_scale: rs,
+            };
+            let cfg = ex.reduce_rows(sr.level.nx, part.len())?;
+            let (pi, ev, bv) = (part.view(p_in)?, part.view(e)?, part.view(b)?);
+            let (po, rv) = (part.view_mut(p_out)?, part.view_mut(f0)?);
+            launch!(
+                &mut ex,
+                cfg,
+                multigrid::mg_defect_slab::<T>(pi, ev, bv, po, rv, &mut s.acc, step)
             )?;
         }
         self.pc = 1 - pc;
@@ -776,17 +826,20 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             let cg =
                 s.cg.as_mut()
                     .ok_or_else(|| Error::input("PCG", "no residual buffer"))?;
-            residual_slab(
+            // The owned rows and one more on each side, which are read
+            // (their rho and r are set to 0, as the kernel does on its
+            // launch's edge rows); the owned rows get the single-device
+            // arithmetic, in its order.
+            let part = sr.part(rows, 3, "slab residual")?;
+            let (p, b, r) = (&s.p[0], &s.b, &mut s.f[0]);
+            let cfg = ex.reduce_rows(sr.level.nx, part.len())?;
+            let (pv, bv) = (part.view(p)?, part.view(b)?);
+            let (rhov, rv) = (part.view_mut(&mut cg.rho)?, part.view_mut(r)?);
+            let fine = part.grid().fine(h);
+            launch!(
                 &mut ex,
-                &sr,
-                h,
-                &s.p[0],
-                &s.b,
-                &mut cg.rho,
-                &mut s.f[0],
-                &mut s.acc,
-                rows,
-                rs,
+                cfg,
+                multigrid::mg_residual::<T>(pv, bv, rhov, rv, &mut s.acc, fine, rs)
             )?;
         }
         self.exchange_f0()?;
@@ -808,7 +861,12 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             let cg =
                 s.cg.as_mut()
                     .ok_or_else(|| Error::input("PCG", "the slabs were not set up for PCG"))?;
-            cg_shift(&mut exec(mem), &mut cg.s)?;
+            check_scalars(&cg.s)?;
+            launch!(
+                &mut exec(mem),
+                slots_cfg(1)?,
+                multigrid::mg_cg_shift(&mut cg.s)
+            )?;
         }
         let opts = self.opts;
         visit(&mut TeamOps { placed: self }, &opts, 0, true)?;
@@ -819,7 +877,14 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             let (sr, o) = (sl.slab(s.rank), sl.owned(s.rank));
             let span = (o.start - sr.y0) * nx..(o.end - sr.y0) * nx;
             let cg = s.cg.as_mut().ok_or_else(no_cg)?;
-            cg_dot_span(&mut exec(mem), &cg.rho, &s.u[0], &mut cg.s, span, zs)?;
+            let mut ex = exec(mem);
+            let cfg = ex.reduce_flat(span.len())?;
+            let (rv, zv) = (cg.rho.view(span.clone())?, s.u[0].view(span)?);
+            launch!(
+                &mut ex,
+                cfg,
+                multigrid::mg_cg_dot::<T>(rv, zv, &mut cg.s, zs)
+            )?;
         }
         self.all_reduce_slot(slot::GAMMA)?;
         for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
@@ -832,9 +897,17 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             } else {
                 (&bb[0], &mut a[0])
             };
+            let part = sr.part(rows, 3, "slab PCG direction")?;
+            let (z, q) = (&s.u[0], &mut cg.q);
             let mut ex = exec(mem);
-            cg_dir_slab(
-                &mut ex, &sr, h, &s.u[0], d_in, d_out, &mut cg.q, &mut cg.s, rows, zs,
+            let cfg = ex.reduce_rows(sr.level.nx, part.len())?;
+            let (zv, di) = (part.view(z)?, part.view(d_in)?);
+            let (dov, qv) = (part.view_mut(d_out)?, part.view_mut(q)?);
+            let at = part.fine(h);
+            launch!(
+                &mut ex,
+                cfg,
+                multigrid::mg_cg_dir_slab::<T>(zv, di, dov, qv, &mut cg.s, at, zs)
             )?;
         }
         self.all_reduce_slot(slot::DQ)?;
@@ -843,17 +916,19 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             let span = (o.start - sr.y0) * nx..(o.end - sr.y0) * nx;
             let cg = s.cg.as_mut().ok_or_else(no_cg)?;
             let d = &cg.d[(k + 1) % 2];
+            let (p, r) = (&mut s.p[0], &mut s.f[0]);
             let mut ex = exec(mem);
-            cg_update_span(
+            let cfg = ex.reduce_flat(span.len())?;
+            let (pv, rhov) = (p.view_mut(span.clone())?, cg.rho.view_mut(span.clone())?);
+            let (rv, dv, qv) = (
+                r.view_mut(span.clone())?,
+                d.view(span.clone())?,
+                cg.q.view(span)?,
+            );
+            launch!(
                 &mut ex,
-                &mut s.p[0],
-                &mut cg.rho,
-                &mut s.f[0],
-                d,
-                &cg.q,
-                &mut cg.s,
-                span,
-                rs,
+                cfg,
+                multigrid::mg_cg_update::<T>(pv, rhov, rv, dv, qv, &mut cg.s, rs)
             )?;
         }
         self.all_reduce_slot(slot::RHO2)?;

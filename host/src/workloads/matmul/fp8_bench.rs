@@ -1,0 +1,86 @@
+//! Benchmark rows of the FP8 GEMM (`matmul`, precision `fp8`): checked at
+//! an odd shape against the full f64 reference, then at each benchmark
+//! shape (every element written, 64 sampled entries against f64), then
+//! timed with device events. The shapes are those of the `torch._scaled_mm`
+//! peer (`peers/matmul.py`), so the two sit side by side.
+
+use super::check::verify;
+use super::cpu::flops;
+use super::fp8::{Fp8Kernel, Fp8Plan};
+use super::fp8_check::{check_fp8, fp8_error, fp8_inputs, fp8_tol};
+use super::tensor_bench::{measure, status_of};
+use super::tensor_check::POISON_16;
+use crate::bench_ctx::BenchCtx;
+use crate::error::Result;
+use crate::report::Row;
+use crate::runtime::{Buffer, Device};
+
+/// The shapes `(m, n, k)` of the FP8 rows (quick: 2048^3).
+pub fn fp8_shapes(quick: bool) -> Vec<(usize, usize, usize)> {
+    if quick {
+        vec![(2048, 2048, 2048)]
+    } else {
+        vec![
+            (4096, 4096, 4096),
+            (8192, 8192, 8192),
+            (16384, 4096, 4096),
+            (4096, 7168, 16384),
+        ]
+    }
+}
+
+/// The FP8 rows on `dev`.
+pub fn bench_fp8(ctx: &BenchCtx, dev: &Device, rows: &mut Vec<Row>) -> Result<()> {
+    let odd = (517, 389, 304);
+    let checked: Vec<(Fp8Kernel, Result<f64>)> = Fp8Kernel::ALL
+        .into_iter()
+        .map(|kernel| {
+            let e = check_fp8(dev, kernel, odd, None, 3).and_then(|e| {
+                let (m, n, kk) = odd;
+                verify(
+                    format!("matmul {} {m}x{n}x{kk}", kernel.label()),
+                    e,
+                    fp8_tol(),
+                )
+            });
+            (kernel, e)
+        })
+        .collect();
+    for (m, n, kk) in fp8_shapes(ctx.quick) {
+        let size = super::args::size_label(m, n, kk);
+        let inp = fp8_inputs(m, n, kk, 7, (None, None))?;
+        let a = dev.upload(&inp.a)?;
+        let bt = dev.upload(&inp.bt)?;
+        let mut d: Buffer<u16> = dev.alloc_filled(m * n, POISON_16)?;
+        for (kernel, odd) in &checked {
+            let mut row = Row::new("matmul", kernel.label(), "gpu", &size, "fp8");
+            let plan = match Fp8Plan::new(dev, *kernel, (&a, &bt), (m, n, kk), inp.scales) {
+                Ok(p) => p,
+                Err(e) => {
+                    row.status = status_of(e);
+                    rows.push(row);
+                    continue;
+                }
+            };
+            let what = format!("matmul {} {size}", kernel.label());
+            measure(
+                ctx,
+                dev,
+                &mut row,
+                odd,
+                kernel.entry(),
+                flops(m, n, kk),
+                &mut d,
+                |d| plan.run(dev, d),
+                |d| {
+                    let got = dev.download(d)?;
+                    Ok(fp8_error(&what, &got, &inp, m, n, kk, false)
+                        .and_then(|e| verify(what.clone(), e, fp8_tol()))
+                        .map_err(|e| e.to_string()))
+                },
+            )?;
+            rows.push(row);
+        }
+    }
+    Ok(())
+}
