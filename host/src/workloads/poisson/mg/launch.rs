@@ -57,7 +57,7 @@ impl Exec<'_, '_> {
         )?)
     }
     /// Row kernels with a block reduction over `cols x rows` cells: about
-    /// [`Exec::reduce_blocks`] blocks, one shared slot per warp.
+    /// `Exec::reduce_blocks` blocks, one shared slot per warp.
     pub fn reduce_rows(&self, cols: usize, rows: usize) -> Result<LaunchConfig> {
         let gx = cols.div_ceil(km::BLOCK as usize).max(1);
         let gy = rows.min(self.reduce_blocks().div_ceil(gx)).max(1);
