@@ -644,7 +644,7 @@ fn run_bounded(
     use std::process::Stdio;
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     // The pipes are drained on threads so that a chatty child never blocks.
-    let drain = |p: Option<Box<dyn Read + Send>>| {
+    fn drain<R: Read + Send + 'static>(p: Option<R>) -> std::thread::JoinHandle<String> {
         std::thread::spawn(move || {
             let mut s = String::new();
             if let Some(mut p) = p {
@@ -652,19 +652,9 @@ fn run_bounded(
             }
             s
         })
-    };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
+    }
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
     let start = std::time::Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait()? {
@@ -685,12 +675,12 @@ fn run_bounded(
 }
 
 /// On a GPU, several bugs run one process each: a planted mistake may make
-/// its kernel trap or fault (a wrong mbarrier parity never completes, a
-/// peer's shared memory read after it exited), and a trapped kernel leaves
-/// the CUDA context unusable for every later launch of that process, and a
-/// wait that never completes hangs it (the child is stopped after
-/// [`GPU_BUG_SECONDS`]). Each child runs `ptxlab pipeline-bugs --backend gpu --bug <one>`; its line is
-/// printed as it is, or, when it failed, the bug with the child's error.
+/// its kernel trap or fault (a peer's shared memory read after it exited)
+/// or hang (a wait that never completes), and a trapped kernel leaves the
+/// CUDA context unusable for every later launch of that process. Each child
+/// runs `ptxlab pipeline-bugs --backend gpu --bug <one>` and is stopped
+/// after [`GPU_BUG_SECONDS`]; its line is printed as it is, or, when it
+/// failed or was stopped, the bug with what became of it.
 fn gpu_isolated(exe: &std::path::Path, bugs: &[Bug], fixed: bool) -> Result<()> {
     use clap::ValueEnum;
     let mut bad = 0;
