@@ -20,6 +20,10 @@ cargo run --release -- --backend sim | tee run.log
 [ "$(grep -c '^PASS' run.log)" = 4 ] || { echo "expected 4 PASS lines"; exit 1; }
 grep -q '^PASS axpy::<f64>' run.log || { echo "no PASS axpy::<f64> line"; exit 1; }
 grep -q '^PASS row_sums::<f32, 4>' run.log || { echo "no PASS row_sums::<f32, 4> line"; exit 1; }
+# The crate's own tests: the cluster example (two blocks reading each other's
+# shared memory) on the simulator; its GPU twin skips here with one line.
+cargo test --release 2>&1 | tee test.log
+grep -q 'neighbour_sum_on_the_simulator ... ok' test.log || { echo "the cluster example did not pass on the simulator"; exit 1; }
 PTX=$(ls target/release/build/my-kernels-*/out/kernels.ptx)
 for e in axpy_f32 axpy_f64 row_sums_f32_4 row_sums_f64_2; do
   grep -q "\.entry $e(" "$PTX" || { echo "no .entry $e in the PTX"; exit 1; }

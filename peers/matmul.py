@@ -4,8 +4,15 @@ and the accuracy the 3xTF32 rows must match) and on (the speed of the
 ladder's peers) at 4096^3, 8192^3 and the material's shape, each with its
 error against the f64 product of the same inputs; torch._scaled_mm (FP8
 E4M3 with per-tensor scales, BF16 out: the FP8 GEMM's peer) at the FP8
-rows' shapes; matmul then column sum, the fused algebra A.sum(0) @ B, and
-CuPy's einsum('ij,jk->k')."""
+rows' shapes, and with DeepGEMM's block scales (1x128 for A, 128x128 for
+B) where this torch takes them (else a dequantise-then-BF16-matmul row,
+labelled so); matmul then column sum, the fused algebra A.sum(0) @ B, and
+CuPy's einsum('ij,jk->k').
+
+Sizes carry the words that make a problem its own (host/src/report/
+problem.rs): `block-scaled` for block scales (compared only with the Rust
+block-scaled rows) and `fast-accum` for use_fast_accum=True (a less
+accurate accumulation: another computation, compared with no Rust row)."""
 from common import try_import, time_cuda
 
 W = "matmul"
@@ -117,14 +124,106 @@ def _scaled_mm(quick):
             return r[0] if isinstance(r, tuple) else r  # torch < 2.5 also returned amax
 
         want = (a.double() * sa.double()) @ (b.double() * sb.double())
-        for fast, label in [(False, "torch._scaled_mm FP8 e4m3 (cuBLAS)"),
-                            (True, "torch._scaled_mm FP8 e4m3, fast accum (cuBLAS)")]:
+        for fast, label, words in [(False, "torch._scaled_mm FP8 e4m3 (cuBLAS)", ""),
+                                   (True, "torch._scaled_mm FP8 e4m3, fast accum (cuBLAS)",
+                                    " fast-accum")]:
             got = call(fast).double()
             err = float((got - want).norm() / want.norm())
             del got
             t = time_cuda(lambda: call(fast), reps=30 if flop > 2e11 else 50, warmup=5)
-            rows.append(_row(label, "torch", size, t, flop / (t["median_ms"] * 1e-3) / 1e9,
+            rows.append(_row(label, "torch", size + words, t, flop / (t["median_ms"] * 1e-3) / 1e9,
                              "GFLOP/s", err, precision="fp8"))
+        del a, bt, b, want
+        torch.cuda.empty_cache()
+    return rows + _scaled_mm_block(torch, quick)
+
+
+def _fp8_block_shapes(quick):
+    """The block-scaled FP8 rows' shapes (fp8_block_shapes in
+    host/src/workloads/matmul/fp8_bench.rs)."""
+    if quick:
+        return [(2048, 2048, 2048)]
+    return [(4096, 4096, 4096), (8192, 8192, 8192)]
+
+
+def _scaled_mm_block(torch, quick):
+    """Block-scaled FP8 (DeepGEMM's recipe): A (m x k) with one scale per
+    row and 128-deep k block, B^T (n x k) with one per 128 x 128 block,
+    each block of the random inputs weighted by 2^u (u a whole number in
+    [-8, 8], as the Rust rows' inputs) and quantised with its amax / 448.
+    torch._scaled_mm takes such scales (torch built with CUDA 12.9 or newer,
+    sm_90) as scale_a of shape (m, k/128) stored k-block-major (stride
+    (1, m)) and scale_b of shape (k/128, n/128) whose transpose is
+    row-major; it infers the recipe from the shapes. Where this torch
+    refuses that, or its result is not the block-scaled product (error by
+    norm above 1e-2 against the f64 product of the dequantised inputs),
+    the row is the fallback a user would write: dequantise both operands
+    to BF16 and call torch.matmul, timed together and labelled so."""
+    g = torch.Generator(device="cuda").manual_seed(2)
+    rows = []
+    for m, n, k in _fp8_block_shapes(quick):
+        size = (f"{m}^3" if m == n == k else f"({m}x{k})({k}x{n})") + " block-scaled"
+        flop = 2 * m * n * k
+        kb, nb = k // 128, n // 128
+
+        def blocks(x, rows_per_block):
+            r, c = x.shape
+            w = torch.randint(-8, 9, (r // rows_per_block, c // 128), device="cuda",
+                              generator=g).float().exp2()
+            x = x * w.repeat_interleave(rows_per_block, 0).repeat_interleave(128, 1)
+            amax = x.abs().unflatten(1, (-1, 128)).unflatten(0, (-1, rows_per_block)) \
+                .amax(dim=(1, 3))
+            scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+            full = scale.repeat_interleave(rows_per_block, 0).repeat_interleave(128, 1)
+            q = (x / full).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+            return q, scale, full
+
+        a, sa, fa = blocks(torch.rand(m, k, device="cuda", generator=g) * 2 - 1, 1)
+        bt, sb, fb = blocks(torch.rand(n, k, device="cuda", generator=g) * 2 - 1, 128)
+        want = (a.double() * fa.double()) @ (bt.double() * fb.double()).t()
+        del fa, fb
+        b = bt.t()
+        sa_k = sa.t().contiguous().t()  # (m, kb), stride (1, m)
+        sb_k = sb.contiguous().t()      # (kb, nb); its transpose (nb, kb) is row-major
+        assert sa_k.shape == (m, kb) and sb_k.shape == (kb, nb)
+
+        def scaled():
+            r = torch._scaled_mm(a, b, scale_a=sa_k, scale_b=sb_k, out_dtype=torch.bfloat16)
+            return r[0] if isinstance(r, tuple) else r
+
+        why = None
+        err = None
+        try:
+            got = scaled().double()
+            err = float((got - want).norm() / want.norm())
+            del got
+            if err > 1e-2:
+                why = f"its blockwise result is off the block-scaled product by {err:.1e}"
+        except Exception as e:  # noqa: BLE001 - any refusal means: no blockwise peer here
+            first = (str(e).splitlines() or [type(e).__name__])[0][:120]
+            why = f"torch {torch.__version__} refuses blockwise scales: {first}"
+        if why is None:
+            t = time_cuda(scaled, reps=30 if flop > 2e11 else 50, warmup=5)
+            rows.append(_row("torch._scaled_mm FP8 e4m3, block scales 1x128/128x128 (cuBLAS)",
+                             "torch", size, t, flop / (t["median_ms"] * 1e-3) / 1e9, "GFLOP/s",
+                             err, precision="fp8"))
+        else:
+            sa_full = sa.repeat_interleave(128, 1)
+            sb_full = sb.repeat_interleave(128, 0).repeat_interleave(128, 1)
+
+            def dequant_mm():
+                ah = (a.float() * sa_full).to(torch.bfloat16)
+                bh = (bt.float() * sb_full).to(torch.bfloat16)
+                return torch.matmul(ah, bh.t())
+
+            got = dequant_mm().double()
+            err = float((got - want).norm() / want.norm())
+            del got
+            t = time_cuda(dequant_mm, reps=30 if flop > 2e11 else 50, warmup=5)
+            rows.append(_row(f"torch dequantise to BF16 + torch.matmul (no blockwise _scaled_mm: {why})",
+                             "torch", size, t, flop / (t["median_ms"] * 1e-3) / 1e9, "GFLOP/s",
+                             err, precision="fp8"))
+            del sa_full, sb_full
         del a, bt, b, want
         torch.cuda.empty_cache()
     return rows

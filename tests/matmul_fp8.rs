@@ -1,14 +1,19 @@
 //! The FP8 GEMM (`ptxlab matmul --precision fp8`): simulator correctness at
-//! odd shapes against the f64 products of the dequantised inputs, a planted
-//! layout bug the check must catch, the refusals (shapes, scales, lengths,
-//! flags), the command on the simulator, and (when a driver is present) the
-//! kernel on the GPU.
+//! odd shapes against the f64 products of the dequantised inputs, with
+//! per-tensor and with block scales, planted bugs the check must catch (a
+//! layout bug, a scale off by 2, block scales swapped), the refusals
+//! (shapes, scales, lengths, flags, scale files), the command on the
+//! simulator, and (when a driver is present) the kernels on the GPU.
 
 use ptxlab::runtime::Device;
-use ptxlab::workloads::matmul::{self, Args, Fp8Kernel, Fp8Plan, Fp8Scales, Precision, Variant};
+use ptxlab::workloads::matmul::{
+    self, Args, Fp8BlockScaleBufs, Fp8BlockScales, Fp8Kernel, Fp8Plan, Fp8Scales, Fp8Scaling,
+    Precision, Variant,
+};
 use ptxlab_device::fp8::E4m3;
 use ptxlab_device::mma::{Bf16, Half16};
 
+/// Per-tensor and block scales at the simulator shapes.
 #[test]
 fn fp8_sim_check_passes() {
     matmul::sim_check_fp8().unwrap();
@@ -163,6 +168,9 @@ fn args(precision: Precision, (m, n, k): (usize, usize, usize)) -> Args {
         json: false,
         scale_a: None,
         scale_b: None,
+        scaling: Fp8Scaling::Tensor,
+        scale_a_file: None,
+        scale_b_file: None,
     }
 }
 
@@ -232,4 +240,302 @@ fn gpu_fp8_gemm() {
             assert!(e < matmul::fp8_tol(), "{m}x{n}x{k} {scales:?}: {e:e}");
         }
     }
+}
+
+/// Block scaling at the odd shape and another (odd `m` and `n`,
+/// a short last k block) on the simulator, the output poisoned first,
+/// against the f64 reference; each check is sensitive: the same output
+/// judged against one k block's `A` scales doubled, or against `B`'s
+/// block scales of two column blocks swapped, fails.
+#[test]
+fn block_scaled_odd_shapes_pass_and_a_wrong_block_fails() {
+    for (m, n, k) in [(130, 136, 256), (67, 45, 400)] {
+        let dev = if n % 2 == 1 {
+            Device::sim_with(ptxlab_device::sim::SimOptions {
+                race_check: false,
+                ..Default::default()
+            })
+        } else {
+            Device::sim()
+        };
+        let inp = matmul::fp8_block_inputs(m, n, k, 31, None).unwrap();
+        let a = dev.upload(&inp.a).unwrap();
+        let bt = dev.upload(&inp.bt).unwrap();
+        let mut d = dev.alloc_filled(m * n, matmul::POISON_16).unwrap();
+        matmul::gemm_fp8_blockscaled(&dev, Fp8Kernel::Ws, &a, &bt, &mut d, (m, n, k), &inp.scales)
+            .unwrap();
+        let got = dev.download(&d).unwrap();
+        let e = matmul::fp8_block_error("fp8 block", &got, &inp, m, n, k, true).unwrap();
+        assert!(e < matmul::fp8_tol(), "{m}x{n}x{k}: {e:e}");
+        // The per-block weights differ: the reference with one k block's
+        // scales of A doubled is far from the kernel's output.
+        let kb = k.div_ceil(128);
+        let mut off = inp.clone();
+        // The k block that weighs most in D: the largest sum over rows of
+        // A's scale times B's (first column block's) scale.
+        let weight = |c: usize| -> f64 {
+            (0..m)
+                .map(|i| off.scales.a[i * kb + c] as f64 * off.scales.b[c] as f64)
+                .sum()
+        };
+        let loud = (0..kb)
+            .max_by(|&x, &y| weight(x).total_cmp(&weight(y)))
+            .unwrap();
+        for i in 0..m {
+            off.scales.a[i * kb + loud] *= 2.0;
+        }
+        let e = matmul::fp8_block_error("fp8 block", &got, &off, m, n, k, true).unwrap();
+        assert!(
+            e > 0.05,
+            "{m}x{n}x{k}: A's k block {loud} doubled gives {e:e}"
+        );
+        // B's first two column blocks' scales swapped (where `n` has two).
+        if n > 128 {
+            let mut off = inp.clone();
+            for c in 0..kb {
+                off.scales.b.swap(c, kb + c);
+            }
+            let e = matmul::fp8_block_error("fp8 block", &got, &off, m, n, k, true).unwrap();
+            assert!(
+                e > 0.05,
+                "{m}x{n}x{k}: B's column blocks swapped give {e:e}"
+            );
+        }
+    }
+}
+
+/// The block scales' refusals: a non-finite or non-positive scale (named
+/// by operand, block and the rows and k it covers), a wrong shape, a
+/// product outside f32's normal range, scales made for another shape.
+#[test]
+fn block_scales_are_refused_with_the_block_named() {
+    let (m, n, k) = (3, 130, 272);
+    let ok = Fp8BlockScales::ones(m, n, k);
+    assert_eq!(ok.a.len(), 3 * 3);
+    assert_eq!(ok.b.len(), 2 * 3);
+    ok.check(m, n, k).unwrap();
+    for bad in [f32::NAN, f32::INFINITY, 0.0, -1.0, -0.0] {
+        let mut s = ok.clone();
+        s.a[2 * 3 + 1] = bad;
+        let e = s.check(m, n, k).unwrap_err().to_string();
+        assert!(
+            e.contains("A's block scale [2, 1]")
+                && e.contains("row 2")
+                && e.contains("k 128..256")
+                && e.contains("finite positive"),
+            "{bad}: {e}"
+        );
+        let mut s = ok.clone();
+        s.b[3 + 2] = bad;
+        let e = s.check(m, n, k).unwrap_err().to_string();
+        assert!(
+            e.contains("B's block scale [1, 2]")
+                && e.contains("rows 128..130 of B^T")
+                && e.contains("k 256..272"),
+            "{bad}: {e}"
+        );
+    }
+    let mut s = ok.clone();
+    s.b.pop();
+    let e = s.check(m, n, k).unwrap_err().to_string();
+    assert!(
+        e.contains("B's block scales have 5 values") && e.contains("2 x 3 = 6"),
+        "{e}"
+    );
+    let mut s = ok.clone();
+    s.a[1] = 1e30;
+    s.b[3 + 1] = 1e30;
+    let e = s.check(m, n, k).unwrap_err().to_string();
+    assert!(
+        e.contains("A's block scale [0, 1] times B's [1, 1]") && e.contains("normal range"),
+        "{e}"
+    );
+    let mut s = ok.clone();
+    s.a[0] = 1e-30;
+    s.b[0] = 1e-30;
+    assert!(
+        s.check(m, n, k)
+            .unwrap_err()
+            .to_string()
+            .contains("normal range")
+    );
+    // Device scales made for one shape are refused by a plan of another.
+    let dev = Device::sim();
+    let bufs = Fp8BlockScaleBufs::new(&dev, &ok, (m, n, k)).unwrap();
+    let a = dev.upload(&vec![E4m3::ONE; m * k]).unwrap();
+    let bt = dev.upload(&vec![E4m3::ONE; n * k]).unwrap();
+    let bt2 = dev.upload(&vec![E4m3::ONE; (n - 2) * k]).unwrap();
+    assert!(Fp8Plan::new_blockscaled(&dev, Fp8Kernel::Ws, (&a, &bt), (m, n, k), &bufs).is_ok());
+    let e = Fp8Plan::new_blockscaled(&dev, Fp8Kernel::Ws, (&a, &bt2), (m, n - 2, k), &bufs)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("made for 3x130x272"), "{e}");
+    // k the FP8 GEMM cannot take is refused as for per-tensor scales.
+    let e = matmul::fp8_block_inputs(m, n, 100, 1, None)
+        .and_then(|inp| {
+            let a = dev.upload(&inp.a)?;
+            let bt = dev.upload(&inp.bt)?;
+            let mut d = dev.alloc_filled(m * n, 0u16)?;
+            matmul::gemm_fp8_blockscaled(
+                &dev,
+                Fp8Kernel::Ws,
+                &a,
+                &bt,
+                &mut d,
+                (m, n, 100),
+                &inp.scales,
+            )
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("k must be a multiple of 16"), "{e}");
+}
+
+/// `--scaling block` on the simulator: one checked row whose size names
+/// the scaling (a problem of its own in reports); scale files read and
+/// checked; the flags' refusals.
+#[test]
+fn the_block_scaled_command_runs_and_refuses_bad_flags() {
+    let mut a = args(Precision::Fp8, (67, 48, 272));
+    a.scaling = Fp8Scaling::Block;
+    let rows = matmul::cli(&a).unwrap();
+    assert_eq!(rows.len(), 1);
+    let e = rows[0].rel_err.unwrap();
+    assert!(e < matmul::fp8_tol(), "{e:e}");
+    assert!(rows[0].size.ends_with("block-scaled"), "{}", rows[0].size);
+    assert_eq!(rows[0].variant, Fp8Kernel::Ws.label_for(Fp8Scaling::Block));
+    let refused = |a: &Args| matmul::cli(a).unwrap_err().to_string();
+    // Scale files: shape (67, 3) and (1, 3).
+    let dir = std::env::temp_dir().join(format!("ptxlab-fp8-block-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pa, pb) = (dir.join("sa.npy"), dir.join("sb.npy"));
+    let sa: Vec<f32> = (0..67 * 3).map(|i| 1e-3 * (1 + i % 5) as f32).collect();
+    ptxlab::npy::write_2d(&pa, 67, 3, &sa).unwrap();
+    ptxlab::npy::write_2d(&pb, 1, 3, &[2e-3f32, 4e-3, 8e-3]).unwrap();
+    let mut f = a.clone_args();
+    f.scale_a_file = Some(pa.clone());
+    f.scale_b_file = Some(pb.clone());
+    let rows = matmul::cli(&f).unwrap();
+    assert!(rows[0].rel_err.unwrap() < matmul::fp8_tol());
+    let mut w = f.clone_args();
+    w.scale_b_file = Some(pa.clone());
+    let e = refused(&w);
+    assert!(
+        e.contains("--scale-b-file") && e.contains("(67, 3)") && e.contains("shape (1, 3)"),
+        "{e}"
+    );
+    ptxlab::npy::write_2d(&pb, 1, 3, &[2e-3f32, f32::NAN, 8e-3]).unwrap();
+    let e = refused(&f);
+    assert!(e.contains("B's block scale [0, 1]"), "{e}");
+    let mut w = f.clone_args();
+    w.scale_b_file = None;
+    assert!(refused(&w).contains("both block-scale files or neither"));
+    let mut w = a.clone_args();
+    w.scale_a = Some(0.5);
+    assert!(refused(&w).contains("do not apply with --scaling block"));
+    let mut w = args(Precision::Fp8, (67, 48, 272));
+    w.scale_a_file = Some(pa.clone());
+    assert!(refused(&w).contains("need --scaling block"));
+    let mut w = args(Precision::Bf16, (67, 48, 272));
+    w.scaling = Fp8Scaling::Block;
+    assert!(refused(&w).contains("--precision fp8"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A copy of the arguments (clap's `Args` is not `Clone`).
+trait CloneArgs {
+    fn clone_args(&self) -> Args;
+}
+
+impl CloneArgs for Args {
+    fn clone_args(&self) -> Args {
+        Args {
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            precision: self.precision,
+            variant: self.variant.clone(),
+            colsum: self.colsum,
+            backend: self.backend,
+            reps: self.reps,
+            json: self.json,
+            scale_a: self.scale_a,
+            scale_b: self.scale_b,
+            scaling: self.scaling,
+            scale_a_file: self.scale_a_file.clone(),
+            scale_b_file: self.scale_b_file.clone(),
+        }
+    }
+}
+
+/// The block-scaled kernel passes on the simulator (above) but stops with
+/// an illegal instruction on an H200, so the GPU refuses it with an error
+/// that says so (no result is returned from a kernel that traps).
+#[test]
+fn gpu_fp8_block_scaled_gemm_is_refused() {
+    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
+        return;
+    };
+    let e = matmul::check_fp8_block(&dev, Fp8Kernel::Ws, (130, 136, 256), 9)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("refused on GPUs") || e.contains("sm_90a"), "{e}");
+}
+
+/// The report pairs each FP8 row only with the peer of the same problem:
+/// per-tensor scales with `torch._scaled_mm`'s default accumulation, never
+/// its faster `use_fast_accum` row (`fast-accum` in its size, as
+/// `peers/matmul.py` writes it), and block-scaled rows (`block-scaled`,
+/// [`Fp8Scaling::size_words`]) only with the block-scaled peer.
+#[test]
+fn fp8_rows_meet_only_the_peer_of_their_problem() {
+    use ptxlab::report::{Row, comparisons};
+    let row = |variant: &str, backend: &str, size: &str, ms: f64| {
+        Row::from_json(&serde_json::json!({
+            "workload": "matmul", "variant": variant, "backend": backend, "size": size,
+            "precision": "fp8", "median_ms": ms, "throughput": 1.0, "unit": "GFLOP/s",
+        }))
+        .unwrap()
+    };
+    let block = format!("4096^3{}", Fp8Scaling::Block.size_words());
+    let rows = [
+        row(Fp8Kernel::Ws.label(), "gpu", "4096^3", 0.12),
+        row(
+            &Fp8Kernel::Ws.label_for(Fp8Scaling::Block),
+            "gpu",
+            &block,
+            0.13,
+        ),
+        row(
+            "torch._scaled_mm FP8 e4m3 (cuBLAS)",
+            "torch",
+            "4096^3",
+            0.121,
+        ),
+        row(
+            "torch._scaled_mm FP8 e4m3, fast accum (cuBLAS)",
+            "torch",
+            "4096^3 fast-accum",
+            0.10,
+        ),
+        row(
+            "torch._scaled_mm FP8 e4m3, block scales 1x128/128x128 (cuBLAS)",
+            "torch",
+            "4096^3 block-scaled",
+            0.14,
+        ),
+    ];
+    let cs = comparisons(&rows);
+    let pair = |best: usize| {
+        cs.iter()
+            .find(|c| c.best == Some(best))
+            .and_then(|c| c.peer)
+            .unwrap_or_else(|| panic!("row {best} has no peer"))
+    };
+    assert_eq!(pair(0), 2, "per-tensor FP8 met another problem's peer");
+    assert_eq!(pair(1), 4, "block-scaled FP8 met another problem's peer");
+    // The fast-accumulation row is a problem of its own, with no Rust row.
+    let fast = cs.iter().find(|c| c.peer == Some(3)).unwrap();
+    assert_eq!(fast.best, None);
 }

@@ -26,7 +26,10 @@ fn factors_multiply_back_and_merge_twos() {
         assert_eq!(f.iter().map(|&x| x as usize).product::<usize>(), n, "{n}");
     }
     assert_eq!(factors(4095), vec![3, 3, 5, 7, 13]);
-    assert_eq!(factors(8), vec![2, 4]);
+    assert_eq!(factors(8), vec![8]);
+    assert_eq!(factors(32), vec![4, 8]);
+    assert_eq!(factors(4096), vec![8, 8, 8, 8]);
+    assert_eq!(factors(1024 * 7 * 11), vec![2, 7, 8, 8, 8, 11]);
     assert_eq!(factors(8191), vec![8191]);
     assert!(factors(1).is_empty());
 }
@@ -77,8 +80,9 @@ fn cpu_direct_solve_agrees_with_multigrid() {
 fn simulator_matches_exact_and_cpu_on_prime_heavy_grids() {
     let dev = Device::sim();
     // FFT lengths: 202 = 2 * 101, 156 = 4 * 3 * 13 (Dirichlet); 201 = 3 *
-    // 67, 155 = 5 * 31 (Neumann); 60 = 4 * 3 * 5, 66 = 2 * 3 * 11; 59, 65.
-    for (nx, ny) in [(203, 157), (61, 67)] {
+    // 67, 155 = 5 * 31 (Neumann); 60 = 4 * 3 * 5, 66 = 2 * 3 * 11; 59, 65;
+    // 56 = 8 * 7, 71 (Dirichlet); 55 = 5 * 11, 70 = 2 * 5 * 7 (Neumann).
+    for (nx, ny) in [(203, 157), (61, 67), (57, 72)] {
         let grid = Grid::new(nx, ny).unwrap();
         for boundary in [Boundary::Dirichlet, Boundary::Neumann] {
             let (e, c) = check_case::<f64>(&dev, grid, boundary, tolerance::<f64>())

@@ -313,6 +313,7 @@ fn tensor_core_kernels_use_the_tensor_cores() {
         "matmul_ws_f16",
         "matmul_tf32x3w_f32",
         "matmul_fp8_ws",
+        "matmul_fp8_ws_blockscaled",
     ] {
         let e = entry(h, name);
         for what in [
@@ -332,7 +333,13 @@ fn tensor_core_kernels_use_the_tensor_cores() {
     assert!(entry(h, "matmul_ws_f16").contains(".m64n128k16.f32.f16.f16"));
     assert!(entry(h, "matmul_tf32x3w_f32").contains(".m64n128k8.f32.tf32.tf32"));
     assert!(entry(h, "matmul_fp8_ws").contains(".m64n128k32.f32.e4m3.e4m3"));
-    for name in ["matmul_ws_bf16", "matmul_tf32x3w_f32", "matmul_fp8_ws"] {
+    assert!(entry(h, "matmul_fp8_ws_blockscaled").contains(".m64n128k32.f32.e4m3.e4m3"));
+    for name in [
+        "matmul_ws_bf16",
+        "matmul_tf32x3w_f32",
+        "matmul_fp8_ws",
+        "matmul_fp8_ws_blockscaled",
+    ] {
         let e = entry(h, name);
         assert!(e.contains("setmaxnreg.dec.sync.aligned.u32 40"), "{name}");
         assert!(e.contains("setmaxnreg.inc.sync.aligned.u32 232"), "{name}");
@@ -362,6 +369,14 @@ fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
             "{name}: spills or local memory ({r:?})"
         );
     }
+    // The block-scaled FP8 kernel: ptxas honours its launch bound (384
+    // threads, one block: at most 168 registers at launch; `setmaxnreg`
+    // moves them between the warpgroups).
+    let r = report
+        .iter()
+        .find(|r| r.kernel == "matmul_fp8_ws_blockscaled")
+        .expect("no report for matmul_fp8_ws_blockscaled");
+    assert!(r.registers <= 168, "matmul_fp8_ws_blockscaled: {r:?}");
     // The accumulators of the mma.sync rungs stay in registers too.
     let report = assemble_modules(
         &ptxas,

@@ -370,7 +370,7 @@ impl<T: DsmemElem> RemoteShared<T> {
     #[track_caller]
     fn sim_ptr(&self, i: usize, kind: crate::sim::cluster::RemoteKind) -> *mut T {
         let local = self.local.wrapping_add(i) as usize;
-        crate::sim::cluster::remote(
+        crate::sim::remote_access(
             local,
             core::mem::size_of::<T>(),
             self.rank,

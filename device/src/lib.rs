@@ -66,6 +66,7 @@ pub mod sfu;
 pub mod shared;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;
+mod tensor_map;
 pub mod thread;
 pub mod warp;
 pub mod wgmma;

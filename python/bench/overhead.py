@@ -1,7 +1,7 @@
 """What a Python call costs over its kernel, and batch throughput from
 Python against the CLI's, on one GPU.
 
-    python3 python/bench/overhead.py [--ptxlab PATH] [--json out.json]
+    python3 python/bench/overhead.py [--ptxlab PATH] [--json out.json] [--no-batch]
 
 Per-call overhead: a small problem is called many times from Python (torch
 tensors on the current stream, no synchronisation inside the loop), the
@@ -9,7 +9,12 @@ wall time per call is the loop's time over the calls, and the kernel time
 per call is what the CUDA profiler (CUPTI, through ``torch.profiler``)
 records for ptxlab's kernels in the same loop. The overhead is the
 difference: what the wrapper, the argument checks and the launch add. The
-same loop of the torch operation is the yardstick.
+same loop of the torch operation is the yardstick. Attention is measured
+on one set of tensors (every call after the first finds its plan kept and
+its tensor maps uploaded before) and on sets taken in turn (the kept plan
+bound to other addresses: with 4 sets their tensor maps are found in the
+runtime's cache of uploaded maps, with 32 sets they are not: each call
+encodes and uploads its three maps).
 
 Batch throughput: ``ptxlab.lombscargle_batch`` on NumPy arrays with the
 best periods (the whole call: the curves' preparation, the copies both
@@ -22,6 +27,7 @@ a first run and one timed repetition).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import statistics
@@ -74,16 +80,28 @@ def overhead_rows(calls):
     rows = []
     a = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16, generator=g)
     b = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16, generator=g)
-    q, k, v = (torch.randn(1, 2, 128, 64, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(3))
+
+    def qkv():
+        return tuple(torch.randn(1, 2, 128, 64, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(3))
+
+    q, k, v = qkv()
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    attn = ["attention", "flash", "attn"]
     cases = [
         ("matmul bf16 128x128x128", lambda: ptxlab.matmul(a, b), lambda: a @ b, ["matmul"]),
-        (
-            "attention bf16 1x2x128x64",
-            lambda: ptxlab.attention(q, k, v),
-            lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v),
-            ["attention", "flash", "attn"],
-        ),
+        ("attention bf16 1x2x128x64", lambda: ptxlab.attention(q, k, v), lambda: sdpa(q, k, v), attn),
     ]
+    for n in (4, 32):
+        sets = [qkv() for _ in range(n)]
+        ours, theirs = itertools.cycle(sets), itertools.cycle(sets)
+        cases.append(
+            (
+                f"attention bf16 1x2x128x64, {n} tensor sets in turn",
+                lambda it=ours: ptxlab.attention(*next(it)),
+                lambda it=theirs: sdpa(*next(it)),
+                attn,
+            )
+        )
     for name, ours, theirs, match in cases:
         wall = [_wall_per_call(ours, calls, sync) for _ in range(5)]
         kern, names = _kernel_per_call(ours, calls, sync, match)
@@ -159,6 +177,7 @@ def main():
     ap.add_argument("--freqs", type=int, default=4000)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--no-batch", action="store_true", help="the per-call overhead only (no CLI needed)")
     a = ap.parse_args()
     rows = overhead_rows(a.calls)
     for r in rows:
@@ -166,13 +185,23 @@ def main():
             f"{r['case']}: ptxlab {r['ptxlab_wall_us']:.1f} us/call (kernel {r['ptxlab_kernel_us']:.1f}, "
             f"overhead {r['overhead_us']:.1f}); torch {r['torch_wall_us']:.1f} us/call"
         )
-    br = batch_row(a.ptxlab, a.curves, a.freqs, a.reps)
-    print(
-        f"{br['case']}: Python {br['python_ms']:.1f} ms, CLI {br['cli_job_ms']:.1f} ms after reading its "
-        f"inputs (first kernel run {br['cli_first_kernel_ms']:.1f} ms), ratio {br['python_over_cli']:.3f}"
-    )
+    import torch
+
+    from ptxlab import _native
+
+    kept, hits, misses, held = _native.attention_plan_cache(torch.cuda.current_device())
+    cache = {"kept": kept, "hits": hits, "misses": misses, "device_bytes": held}
+    print(f"attention plans: {kept} kept ({held} device bytes), {hits} calls found theirs, {misses} made one")
+    out = {"overhead": rows, "attention_plans": cache}
+    if not a.no_batch:
+        br = batch_row(a.ptxlab, a.curves, a.freqs, a.reps)
+        print(
+            f"{br['case']}: Python {br['python_ms']:.1f} ms, CLI {br['cli_job_ms']:.1f} ms after reading its "
+            f"inputs (first kernel run {br['cli_first_kernel_ms']:.1f} ms), ratio {br['python_over_cli']:.3f}"
+        )
+        out["batch"] = br
     if a.json:
-        Path(a.json).write_text(json.dumps({"overhead": rows, "batch": br}, indent=1))
+        Path(a.json).write_text(json.dumps(out, indent=1))
     return 0
 
 

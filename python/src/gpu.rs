@@ -5,14 +5,107 @@
 //! lab's launchers run on borrowed buffers ([`Buffer::borrow_device_ptr`]),
 //! ordered after the work queued on the caller's stream, and the caller's
 //! stream waits for them: nothing is copied and the host does not wait.
+//!
+//! What a call would otherwise make every time is kept per thread and
+//! device between calls ([`Kept`]): the two events that order the device's
+//! stream against the caller's, and the attention plans of the most
+//! recent problems (their scratch and launch shape), so that a call of a
+//! problem seen before makes only what holds its tensors' addresses.
 
 use crate::{device, guarded};
-use ptxlab::runtime::{Buffer, Device, Stream};
-use ptxlab::workloads::attention::{self as attn, Inputs, Plan, Shape};
+use ptxlab::runtime::gpu::Gpu;
+use ptxlab::runtime::{Buffer, Device, Event, Stream};
+use ptxlab::workloads::attention::{self as attn, Inputs, Prepared, Shape};
 use ptxlab::workloads::matmul::{Half, TcRung, gemm_half};
 use ptxlab::{Backend, Error};
 use pyo3::prelude::*;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::mem::ManuallyDrop;
+use std::rc::Rc;
+
+/// How many attention plans a thread keeps per device.
+const KEPT_PLANS: usize = 8;
+/// The most device memory (bytes of scratch) the kept plans of a thread
+/// and device hold together; a plan that needs more is made for its call
+/// only.
+const KEPT_PLAN_BYTES: usize = 64 << 20;
+
+/// What one thread keeps between calls for one device.
+#[derive(Default)]
+struct Kept {
+    /// The events that order the device's stream after the caller's
+    /// (`.0`) and the caller's after the device's (`.1`), made on first
+    /// use: recording an event again moves its mark, and a wait queued
+    /// before that waits for the mark it saw.
+    events: Option<Rc<(Event, Event)>>,
+    /// Attention plans by recency, the most recent last.
+    plans: VecDeque<Prepared>,
+    /// Calls that found their plan here.
+    hits: u64,
+    /// Calls that made theirs.
+    misses: u64,
+}
+
+thread_local! {
+    /// [`Kept`] by device ordinal, for the calls of this thread (each
+    /// thread has its own device handles: see `crate::device`).
+    static KEPT: RefCell<HashMap<usize, Kept>> = RefCell::new(HashMap::new());
+}
+
+/// Runs `f` on what this thread keeps for device `ordinal`.
+fn with_kept<R>(ordinal: usize, f: impl FnOnce(&mut Kept) -> R) -> R {
+    KEPT.with(|k| f(k.borrow_mut().entry(ordinal).or_default()))
+}
+
+/// The kept plan of `(prec, shape)` on device `ordinal`, taken out of the
+/// cache (give it back with [`keep_plan`]); counts the hit or the miss.
+fn take_plan(ordinal: usize, prec: attn::Precision, shape: &Shape) -> Option<Prepared> {
+    with_kept(ordinal, |k| {
+        let found = k
+            .plans
+            .iter()
+            .position(|p| p.precision() == prec && p.shape() == shape);
+        match found {
+            Some(i) => {
+                k.hits += 1;
+                k.plans.remove(i)
+            }
+            None => {
+                k.misses += 1;
+                None
+            }
+        }
+    })
+}
+
+/// Keeps `plan` as the most recent of device `ordinal`, dropping the
+/// least recent ones past [`KEPT_PLANS`] or [`KEPT_PLAN_BYTES`] (their
+/// buffers are freed in the order of the device's stream, after the work
+/// that uses them); a plan larger than the budget is dropped instead.
+fn keep_plan(ordinal: usize, plan: Prepared) {
+    if plan.device_bytes() > KEPT_PLAN_BYTES {
+        return;
+    }
+    with_kept(ordinal, |k| {
+        k.plans.push_back(plan);
+        let bytes = |k: &Kept| k.plans.iter().map(Prepared::device_bytes).sum::<usize>();
+        while k.plans.len() > KEPT_PLANS || bytes(k) > KEPT_PLAN_BYTES {
+            k.plans.pop_front();
+        }
+    })
+}
+
+/// The ordering events of `g`, made on the first call of this thread.
+fn events(g: &Gpu) -> ptxlab::Result<Rc<(Event, Event)>> {
+    let ordinal = g.ordinal();
+    if let Some(e) = with_kept(ordinal, |k| k.events.clone()) {
+        return Ok(e);
+    }
+    let e = Rc::new((g.new_event(false)?, g.new_event(false)?));
+    with_kept(ordinal, |k| k.events = Some(e.clone()));
+    Ok(e)
+}
 
 /// The `stream` of `__cuda_array_interface__`: `None` (no ordering asked
 /// for: the call waits for its own work), `1` (the legacy default stream),
@@ -46,17 +139,20 @@ fn ordered<R>(
     let g = dev
         .as_gpu()
         .ok_or_else(|| Error::input("backend", "GPU arrays need the gpu backend"))?;
-    if let Some(c) = caller {
-        let ev = c.record_event()?;
-        g.own_stream().wait(&ev)?;
-    }
+    let Some(c) = caller else {
+        let r = f();
+        g.synchronize()?;
+        return r;
+    };
+    let ev = events(g)?;
+    let own = g.own_stream();
+    ev.0.record(c)?;
+    own.wait(&ev.0)?;
     // The caller's stream waits for whatever was queued, even when a
     // launch failed part way.
     let r = f();
-    match caller {
-        Some(c) => c.wait(&g.own_stream().record_event()?)?,
-        None => g.synchronize()?,
-    }
+    ev.1.record(&own)?;
+    c.wait(&ev.1)?;
     r
 }
 
@@ -147,19 +243,10 @@ fn attention(
         let shape = Shape::new(batch, heads, sq, skv, d, causal, scale)?
             .with_kv_heads(kv_heads.unwrap_or(heads))?;
         let dev = device(Backend::Gpu, device_ordinal)?.expect("the gpu backend has a device");
-        let order: &[attn::Rung] = if hopper(&dev) {
-            &[
-                attn::Rung::WsSkip,
-                attn::Rung::Ws,
-                attn::Rung::Fa2,
-                attn::Rung::Split,
-            ]
-        } else {
-            &[attn::Rung::Fa2, attn::Rung::Split]
-        };
-        let Some(&rung) = order.iter().find(|r| r.refuses(&shape).is_none()) else {
-            let why = attn::Rung::Split.refuses(&shape).unwrap_or_default();
-            return Err(Error::input("attention", why));
+        let kept = take_plan(device_ordinal, prec, &shape);
+        let rung = match &kept {
+            Some(p) => p.rung(),
+            None => choose_rung(&dev, &shape)?,
         };
         let caller = caller_stream(&dev, stream)?;
         let (ql, kl) = (shape.q_len(), shape.kv_len());
@@ -174,13 +261,62 @@ fn attention(
             v: ManuallyDrop::into_inner(v),
         });
         let r = ordered(&dev, caller.as_ref(), || {
-            let mut plan = Plan::new(&dev, rung, prec, shape, &inputs)?;
-            plan.run(&dev, &mut ob, None)
+            let prepared = match kept {
+                Some(p) => p,
+                None => Prepared::new(&dev, rung, prec, shape)?,
+            };
+            // Binding makes the tensor maps of these tensors' addresses
+            // (never a kept plan's: it keeps none).
+            let mut plan = prepared.bind(&dev, &inputs)?;
+            let r = plan.run(&dev, &mut ob, None);
+            let prepared = plan.into_prepared();
+            if r.is_ok() {
+                keep_plan(device_ordinal, prepared);
+            }
+            r
         });
         let Inputs { q, k, v } = ManuallyDrop::into_inner(inputs);
         give_back([q, k, v].map(ManuallyDrop::new).into_iter().chain([ob]));
         r?;
         Ok(rung.name())
+    })
+}
+
+/// The fastest rung of this device that takes `shape`.
+fn choose_rung(dev: &Device, shape: &Shape) -> ptxlab::Result<attn::Rung> {
+    let order: &[attn::Rung] = if hopper(dev) {
+        &[
+            attn::Rung::WsSkip,
+            attn::Rung::Ws,
+            attn::Rung::Fa2,
+            attn::Rung::Split,
+        ]
+    } else {
+        &[attn::Rung::Fa2, attn::Rung::Split]
+    };
+    match order.iter().find(|r| r.refuses(shape).is_none()) {
+        Some(&rung) => Ok(rung),
+        None => {
+            let why = attn::Rung::Split.refuses(shape).unwrap_or_default();
+            Err(Error::input("attention", why))
+        }
+    }
+}
+
+/// The attention plans this thread keeps for device `device_ordinal`:
+/// `(kept, hits, misses, device_bytes)`, the calls that found their plan
+/// kept and those that made one counted since the thread's first call;
+/// `clear=True` drops the kept plans first (their scratch is freed in the
+/// order of the device's stream).
+#[pyfunction]
+#[pyo3(signature = (device_ordinal, clear=false))]
+fn attention_plan_cache(device_ordinal: usize, clear: bool) -> (usize, u64, u64, usize) {
+    with_kept(device_ordinal, |k| {
+        if clear {
+            k.plans.clear();
+        }
+        let bytes = k.plans.iter().map(Prepared::device_bytes).sum();
+        (k.plans.len(), k.hits, k.misses, bytes)
     })
 }
 
@@ -236,5 +372,6 @@ fn matmul(
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(attention, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
+    m.add_function(wrap_pyfunction!(attention_plan_cache, m)?)?;
     Ok(())
 }

@@ -84,6 +84,70 @@ def test_torch_attention_with_grouped_kv_heads_matches_sdpa(kv_heads, causal):
 
 
 @needs_gpu
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize(
+    "d,sq,skv",
+    [
+        (64, 160, 160),  # a Hopper rung on an H200 (tensor maps of each call's addresses)
+        (128, 77, 133),  # odd lengths
+        (48, 40, 33),  # rung 1 (a head dim the fused rungs do not take) with an odd Skv: V padded per call
+    ],
+)
+def test_torch_attention_of_one_shape_on_many_tensors_reads_each_calls_tensors(dtype, d, sq, skv):
+    """One problem shape called again and again reuses the kept plan; every
+    call must still read its own tensors: new ones at other addresses,
+    views that do not start their allocation, and old ones whose values
+    changed in place. A plan (or tensor map) that kept an earlier call's
+    addresses or values gives another call's result and fails here."""
+    torch = _torch()
+    from ptxlab import _native
+
+    dt = getattr(torch, dtype)
+    g = torch.Generator(device="cuda").manual_seed(5)
+    dev = torch.cuda.current_device()
+    _native.attention_plan_cache(dev, clear=True)
+    _, hits0, misses0, _ = _native.attention_plan_cache(dev)
+
+    def fresh(offset):
+        # The view `offset` heads into a larger tensor (offset > 0: an
+        # address inside the allocation).
+        def one(s):
+            return torch.randn(1, 2 + offset, s, d, device="cuda", dtype=dt, generator=g)[:, offset:]
+
+        return one(sq), one(skv), one(skv)
+
+    def reference(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+
+    sets = [fresh(i % 2) for i in range(4)]
+    assert all(x.is_contiguous() for s in sets for x in s)
+    # Every set alive at once: no two share an address.
+    assert len({x.data_ptr() for s in sets for x in s}) == 3 * len(sets)
+    calls = sets + [sets[0], sets[2]]
+    outs = [ptxlab.attention(q, k, v) for q, k, v in calls]
+    wants = [reference(q, k, v) for q, k, v in calls]
+    # New values, written in place at the addresses of an earlier call.
+    for x in sets[1]:
+        x.copy_(torch.randn(x.shape, device="cuda", dtype=dt, generator=g))
+    outs.append(ptxlab.attention(*sets[1]))
+    wants.append(reference(*sets[1]))
+    # Rung 1 (d = 48) rounds the scores to 16 bits too.
+    tol = {"bfloat16": 3e-2, "float16": 5e-3}[dtype] * (2 if d == 48 else 1)
+    for o, want in zip(outs, wants):
+        assert (o.float() - want).abs().max().item() < tol
+    # The results of different tensors differ far beyond the tolerance, so
+    # a call that read another call's tensors cannot pass.
+    for a in range(len(outs)):
+        for b in range(a + 1, len(outs)):
+            same = (wants[a] - wants[b]).abs().max().item() == 0
+            assert same or (wants[a] - wants[b]).abs().max().item() > 5 * tol
+    kept, hits, misses, _ = _native.attention_plan_cache(dev)
+    assert kept == 1 and misses - misses0 == 1 and hits - hits0 == len(outs) - 1
+    kept, *_ = _native.attention_plan_cache(dev, clear=True)
+    assert kept == 0
+
+
+@needs_gpu
 def test_torch_matmul_writes_the_callers_tensor():
     torch = _torch()
     a = torch.randn(300, 200, device="cuda", dtype=torch.float16)

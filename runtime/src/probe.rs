@@ -5,10 +5,13 @@
 
 use cudarc::driver::sys;
 
-/// `true` when `libcuda` can be loaded.
+/// `true` when `libcuda` can be loaded. Probed once per process: the probe
+/// opens and closes the library (trying candidate names until one loads),
+/// too slow for the checks that ask before each launch or tensor map.
 pub fn driver_present() -> bool {
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     // SAFETY: only tries to dlopen the library; no CUDA call is made.
-    unsafe { sys::is_culib_present() }
+    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
 }
 
 /// `true` when `libcuda` can be loaded and exports `name`. Never calls into

@@ -86,6 +86,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../templates/kernel-crate/kernels/src/lib.rs"),
     ),
     (
+        "kernels/src/cluster.rs",
+        include_str!("../../templates/kernel-crate/kernels/src/cluster.rs"),
+    ),
+    (
         "README.md",
         include_str!("../../templates/kernel-crate/README.md.tmpl"),
     ),
@@ -484,6 +488,22 @@ mod tests {
         assert!(readme.contains(&format!("by path, from the ptxlab checkout at `{r}`")));
         let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
         assert!(main.contains("kernels::saxpy") && !main.contains("{{"));
+        // The cluster example: its kernel in the sm_90 module (the `sm90`
+        // feature that build.rs builds), its test in src/main.rs.
+        let lib = std::fs::read_to_string(dir.join("kernels/src/lib.rs")).unwrap();
+        let cluster = std::fs::read_to_string(dir.join("kernels/src/cluster.rs")).unwrap();
+        let build = std::fs::read_to_string(dir.join("build.rs")).unwrap();
+        assert!(
+            lib.contains("feature = \"sm90\"))]\npub mod cluster;"),
+            "{lib}"
+        );
+        assert!(kernels.contains("\nsm90 = []\n"), "{kernels}");
+        assert!(
+            build.contains(".arch_specific(\"sm_90\", \"sm90\")"),
+            "{build}"
+        );
+        assert!(cluster.contains("pub fn neighbour_sum(") && cluster.contains("in_block("));
+        assert!(main.contains("kernels::cluster::neighbour_sum(") && main.contains("#[test]"));
         assert!(dir.join("rust-toolchain.toml").exists());
         let e = scaffold(&dir, "demo", &Dep::Path(root()))
             .unwrap_err()

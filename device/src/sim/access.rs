@@ -4,15 +4,19 @@
 //! [`DeviceSliceMut`](crate::DeviceSliceMut) for global memory): first the
 //! asynchronous engine ([`asyncs`]: does an operation in flight still own
 //! these bytes?), then the race detector ([`race`]), then, under a random
-//! schedule, perhaps an interruption. It sits above both, which are
+//! schedule, perhaps an interruption. A DSMEM access ([`remote_access`])
+//! is the cluster's checks ([`cluster`]), then, on the thread's own block,
+//! those of a shared access. It sits above the three engines, which are
 //! independent of each other but for the asynchronous engine's own records
-//! of the writes it lands.
+//! of the writes it lands and the cluster barrier, which is a block
+//! barrier for the other two.
 
 use super::asyncs;
+use super::block::{self, Block, ThreadCtx};
+use super::cluster::{self, RemoteKind};
 use super::error::Fault;
 use super::mem;
 use super::race;
-use super::sched::{self, Block, ThreadCtx};
 use std::panic::Location;
 
 /// Records a shared-memory access of `size` bytes at `addr` by the current
@@ -27,7 +31,7 @@ pub(crate) fn shared_access(
     write: bool,
     loc: &'static Location<'static>,
 ) {
-    let outcome = sched::try_with_block(|t, b| {
+    let outcome = block::try_with_block(|t, b| {
         let off = addr.wrapping_sub(b.shared_base as usize);
         if b.async_on.get()
             && let Some(f) = asyncs::generic_access(b, t.rank, off, size, write)
@@ -36,14 +40,43 @@ pub(crate) fn shared_access(
         }
         race::shared_check(t, b, off, size, write, loc)?;
         if b.launch.race_shared {
-            super::cluster::local_access(t, b, off, size, write, loc)?;
+            cluster::local_access(t, b, off, size, write, loc)?;
         }
         Ok(b.preempts())
     });
     match outcome {
-        Some(Ok(true)) => sched::maybe_preempt_access(),
-        Some(Err(fault)) => sched::fail_at(fault, loc),
+        Some(Ok(true)) => block::maybe_preempt_access(),
+        Some(Err(fault)) => block::fail_at(fault, loc),
         _ => {}
+    }
+}
+
+/// A DSMEM access of `size` bytes of `kind` by the current thread:
+/// translates `addr`, an address in the current block's shared memory, to
+/// the same offset in the shared memory of block `rank` of the cluster
+/// (`mapa.shared::cluster`), after the cluster's checks
+/// ([`cluster::remote_target`]: the rank exists, the block has not exited,
+/// no unordered access of another block touched the words). Block `rank`
+/// may be the current block: that is an ordinary shared access
+/// ([`shared_access`], atomics excepted).
+pub(crate) fn remote_access(
+    addr: usize,
+    size: usize,
+    rank: u32,
+    kind: RemoteKind,
+    loc: &'static Location<'static>,
+) -> usize {
+    let outcome =
+        block::with_block(|t, b| cluster::remote_target(t, b, addr, size, rank, kind, loc));
+    match outcome {
+        Ok((p, true)) => {
+            if kind != RemoteKind::Atomic {
+                shared_access(p, size, kind == RemoteKind::Write, loc);
+            }
+            p
+        }
+        Ok((p, false)) => p,
+        Err(f) => block::fail_at(f, loc),
     }
 }
 
@@ -60,10 +93,10 @@ pub(crate) fn global_access(
     write: bool,
     loc: &'static Location<'static>,
 ) {
-    let outcome = sched::try_with_block(|t, b| global_check(t, b, addr, size, index, write, loc));
+    let outcome = block::try_with_block(|t, b| global_check(t, b, addr, size, index, write, loc));
     match outcome {
-        Some(Ok(true)) => sched::maybe_preempt_access(),
-        Some(Err(fault)) => sched::fail_at(fault, loc),
+        Some(Ok(true)) => block::maybe_preempt_access(),
+        Some(Err(fault)) => block::fail_at(fault, loc),
         _ => {}
     }
 }
@@ -106,7 +139,7 @@ pub(crate) unsafe fn global_store<T: Copy>(
     loc: &'static Location<'static>,
 ) {
     let size = core::mem::size_of::<T>();
-    let outcome = sched::try_with_block(|t, b| {
+    let outcome = block::try_with_block(|t, b| {
         let r = global_check(t, b, p as usize, size, index, true, loc);
         if r.is_ok()
             && b.async_on.get()
@@ -124,8 +157,8 @@ pub(crate) unsafe fn global_store<T: Copy>(
         r
     });
     match outcome {
-        Some(Ok(true)) => sched::maybe_preempt_access(),
-        Some(Err(fault)) => sched::fail_at(fault, loc),
+        Some(Ok(true)) => block::maybe_preempt_access(),
+        Some(Err(fault)) => block::fail_at(fault, loc),
         _ => {}
     }
     // SAFETY: forwarded from the caller.

@@ -7,8 +7,8 @@
 //! lanes.
 
 use super::barrier::Arrival;
+use super::block::{self, Wait};
 use super::error::Fault;
-use super::sched::{self, Wait};
 use super::warp::Exchange;
 use std::panic::Location;
 
@@ -17,14 +17,14 @@ use std::panic::Location;
 /// or that exit while others wait, fail the launch with a *divergent
 /// barrier* error instead of hanging.
 pub fn sync_threads(site: &'static Location<'static>) {
-    sched::with_block(|t, b| {
+    block::with_block(|t, b| {
         if b.is_aborted() {
-            sched::unwind()
+            block::unwind()
         }
         let arrival = b.barrier.borrow_mut().arrive(site, t.fiber_id(), b.total);
         match arrival {
-            Err(detail) => sched::fail_at(Fault::DivergentBarrier { detail }, site),
-            Ok(Arrival::Wait) => sched::suspend(t, b, Wait::Barrier),
+            Err(detail) => block::fail_at(Fault::DivergentBarrier { detail }, site),
+            Ok(Arrival::Wait) => block::suspend(t, b, Wait::Barrier),
             Ok(Arrival::Release(waiters)) => {
                 if let Some(r) = &b.race {
                     r.barrier(site);
@@ -82,9 +82,9 @@ fn exchange<R>(
     site: &'static Location<'static>,
     read: impl FnOnce(&[u64; 32]) -> R,
 ) -> (R, u32) {
-    sched::with_block(|t, b| {
+    block::with_block(|t, b| {
         if b.is_aborted() {
-            sched::unwind()
+            block::unwind()
         }
         let (warp, lane) = (t.rank / 32, t.rank % 32);
         let participants = mask & t.warp_present;
@@ -93,7 +93,7 @@ fn exchange<R>(
             .borrow_mut()
             .arrive(warp, lane, mask, participants, value, t.fiber_id());
         match outcome {
-            Err(detail) => sched::fail_at(Fault::WarpMask { detail }, site),
+            Err(detail) => block::fail_at(Fault::WarpMask { detail }, site),
             Ok(Exchange::Done { buf, wake, n }) => {
                 if let Some(r) = &b.race {
                     cell.borrow_mut().ordered(participants, r.next_tick());
@@ -104,7 +104,7 @@ fn exchange<R>(
                 (read(cell.borrow().values(buf)), participants)
             }
             Ok(Exchange::Wait) => {
-                sched::suspend(t, b, Wait::Warp(site));
+                block::suspend(t, b, Wait::Warp(site));
                 let mut w = cell.borrow_mut();
                 let r = read(w.result(lane));
                 w.release(lane);

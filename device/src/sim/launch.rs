@@ -1,9 +1,11 @@
 //! A launch: its checks, and the grid's blocks handed out in index order to
 //! the CPU cores (rayon), each block run by [`super::sched`] with the
-//! asynchronous engine ([`AsyncEngine`]) passed down to it.
+//! engines above it ([`LaunchEngines`]: the cluster barrier and the
+//! asynchronous engine) passed down to it.
 
-use super::asyncs::AsyncEngine;
-use super::cluster::MAX_CLUSTER_BLOCKS;
+use super::asyncs;
+use super::block::{Block, Engines, Wait};
+use super::cluster::{self, MAX_CLUSTER_BLOCKS};
 use super::error::{Fault, SimError};
 use super::sched;
 use super::spec::{
@@ -16,6 +18,43 @@ use std::string::{String, ToString};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::vec::Vec;
+
+/// The engines as the scheduler sees them ([`Engines`]): the launch
+/// passes them down to every block, so that the scheduler imports none.
+struct LaunchEngines;
+
+impl Engines for LaunchEngines {
+    fn thread_exit(&self, b: &Block<'_>, rank: u32) -> Option<Fault> {
+        cluster::thread_exit(b, rank);
+        if b.async_on.get() {
+            asyncs::thread_exit(b, rank)
+        } else {
+            None
+        }
+    }
+
+    fn land_due(&self, b: &Block<'_>, all: bool) -> bool {
+        asyncs::land_due(b, all)
+    }
+
+    fn all_spinning(&self, b: &Block<'_>, ranks: &[u32]) -> bool {
+        asyncs::mbar::all_spinning(b, ranks)
+    }
+
+    fn spin_detail(&self, b: &Block<'_>) -> (u32, String) {
+        asyncs::mbar::spin_detail(b)
+    }
+
+    fn wait_note(&self, b: &Block<'_>, rank: u32, wait: Wait) -> String {
+        match wait {
+            Wait::Mbar { site, addr, parity } => {
+                asyncs::mbar::deadlock_note(b, rank, site, addr, parity)
+            }
+            Wait::Wgmma { site, n } => asyncs::wgmma::deadlock_note(b, rank, site, n),
+            _ => String::new(),
+        }
+    }
+}
 
 fn validate(spec: &LaunchSpec) -> Result<(), String> {
     let b = spec.block;
@@ -134,7 +173,7 @@ pub fn launch_cluster<F: Fn() + Sync>(
     let nclusters = nblocks / cluster.volume();
     let workers = (rayon::current_num_threads() as u64).clamp(1, nclusters);
     let next = AtomicU64::new(0);
-    let work = || sched::run_worker(&state, &AsyncEngine, &next);
+    let work = || sched::run_worker(&state, &LaunchEngines, &next);
     if workers == 1 {
         work();
     } else {

@@ -99,6 +99,7 @@
 mod access;
 mod asyncs;
 mod barrier;
+mod block;
 pub mod cluster;
 #[cfg(test)]
 mod cluster_tests;
@@ -114,15 +115,15 @@ mod spec;
 mod state;
 mod warp;
 
-pub(crate) use access::{global_access, global_store, shared_access};
+pub(crate) use access::{global_access, global_store, remote_access, shared_access};
 pub(crate) use asyncs::{
     copy as async_copy, mbar as async_mbar, proxy_fence, tma as async_tma, wgmma as async_wgmma,
 };
+pub use block::{ThreadCtx, check_align, fail, shared_base, with_thread, yield_point};
 pub use collective::{sync_threads, warp_ballot, warp_exchange, warp_shuffle};
 pub use error::{AsyncHazard, Fault, Race, RaceAccess, SimError};
 pub use launch::{check_cluster, launch, launch_cluster, launch_with, launched_kernels};
 pub use record::{Download, read_record, record_download, recording};
-pub use sched::{ThreadCtx, check_align, fail, shared_base, with_thread, yield_point};
 pub use spec::{
     LaunchSpec, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, Schedule, SimOptions, race_check_default,
     schedule_default, set_race_check, set_schedule,

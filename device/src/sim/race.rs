@@ -17,13 +17,13 @@
 //! The report names both threads (block and thread index), both source
 //! lines and the interval: [`Fault::Race`].
 //!
-//! The shadow records are plain data below the scheduler
+//! The shadow records are plain data that the block holds
 //! ([`state`](super::state)); this file holds the checks, which need the
-//! current block. The checks of a kernel view's access (asynchronous
+//! current block ([`block`](super::block)). The checks of a kernel view's access (asynchronous
 //! hazards first, then races) are put together in [`access`](super::access).
 
+use super::block::{Block, ThreadCtx};
 use super::error::{Fault, Race, RaceAccess};
-use super::sched::{Block, ThreadCtx};
 use super::state::global::Other;
 use super::state::shared::{Access, SharedRace};
 use crate::dim3::Dim3;

@@ -39,14 +39,16 @@
 //!   `V_k = e^{i pi k / 2n} (X_k - i X_{n-k})` and takes an inverse FFT.
 //!
 //! The FFT is a Stockham auto-sort in shared memory (two complex buffers of
-//! `N`, ping-pong, the result in natural order) with one pass per prime
-//! factor of `N` (the host factors `N`; the factors arrive in `fac`). Every
-//! output of a pass is computed by one thread directly from the `R` inputs
-//! of its butterfly, `y = sum_q x_q W_N^{(q t) mod N}`: one twiddle table
-//! `W_N^e = e^{-2 pi i e / N}` (computed by the host in f64) serves every
-//! radix, and a pass costs `N R` complex multiply-adds. That is cheap for the
-//! small primes of the usual sizes and correct for any `N`; a length whose
-//! largest prime factor is large (8191 for a side of 8192) pays `N^2`.
+//! `N`, ping-pong, the result in natural order) with one pass per factor of
+//! `N` (the host factors `N` into radices 8, 4, 2 and the odd primes; the
+//! factors arrive in `fac`). A pass of radix 2, 3, 4, 5, 7, 8, 11 or 13
+//! runs whole butterflies in registers (module `radix`: one shared load, one
+//! store and at most one twiddle per point); a larger prime factor takes
+//! the direct pass, every output computed from its `R` inputs (`N R`
+//! complex multiply-adds: correct for any `N`, but a length whose largest
+//! prime factor is large, 8191 for a side of 8192, pays `N^2`). One
+//! twiddle table `W_N^e = e^{-2 pi i e / N}` (computed by the host in f64)
+//! serves every radix.
 //!
 //! # The plan of an axis
 //! `plan` holds, in `T`: the twiddles `W_N^e` (`2N` values, re/im), the
@@ -71,10 +73,14 @@
 //! Three passes over the grid, each reading and writing it once: the floor
 //! of a separable solve that cannot hold the grid on chip.
 
+mod radix;
+
 use ptxlab_device::prelude::*;
 
 /// Threads per block of every spectral kernel.
 pub const BLOCK: u32 = 256;
+/// Loads in flight per thread while a block reads its line.
+pub const LOAD_BATCH: usize = 8;
 /// Dirichlet boundary: DST-I.
 pub const DIRICHLET: u32 = 0;
 /// Neumann boundary: DCT-II.
@@ -99,13 +105,16 @@ pub const fn plan_len(n: usize, nf: usize) -> usize {
     4 * nf + n
 }
 
-/// The axis a block works on: line length, FFT length, kind and tables.
+/// The axis a block works on: line length, FFT length, kind and tables
+/// (held by value: a view is a pointer and a length, and a reference to it
+/// would put it in local memory).
+#[derive(Clone, Copy)]
 struct Axis<'a, T> {
     n: usize,
     nf: usize,
     kind: u32,
-    plan: &'a DeviceSlice<'a, T>,
-    fac: &'a DeviceSlice<'a, u32>,
+    plan: DeviceSlice<'a, T>,
+    fac: DeviceSlice<'a, u32>,
 }
 
 impl<T: Real> Axis<'_, T> {
@@ -163,39 +172,23 @@ fn buf(c: usize, nf: usize) -> usize {
 /// scaling); returns the buffer holding the result. Every thread of the
 /// block must call it (it has barriers); the input must be complete (a
 /// barrier after it was written).
+#[inline(always)]
 fn fft<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, inverse: bool, mut cur: usize) -> usize {
     let nf = ax.nf;
     let mut ns = 1usize;
     for s in 0..ax.fac.get(0) as usize {
         let r = ax.fac.get(1 + s) as usize;
-        let m = nf / r;
-        let step = nf / (ns * r);
-        let (src, dst) = (buf(cur, nf), buf(1 - cur, nf));
-        let mut o = tid();
-        while o < nf {
-            let (j, rr) = (o % m, o / m);
-            let jm = j % ns;
-            let t = jm * step + rr * m;
-            let (mut re, mut im) = (T::ZERO, T::ZERO);
-            let mut e = 0usize;
-            for q in 0..r {
-                let xr = sh.get(src + 2 * (j + q * m));
-                let xi = sh.get(src + 2 * (j + q * m) + 1);
-                let (wr, mut wi) = ax.twiddle(e);
-                if inverse {
-                    wi = T::ZERO - wi;
-                }
-                re = xr.mul_add(wr, re) - xi * wi;
-                im = xr.mul_add(wi, im) + xi * wr;
-                e += t;
-                if e >= nf {
-                    e -= nf;
-                }
-            }
-            let d = (j / ns) * ns * r + jm + rr * ns;
-            sh.set(dst + 2 * d, re);
-            sh.set(dst + 2 * d + 1, im);
-            o += threads();
+        let p = radix::Pass {
+            nf,
+            ns,
+            src: buf(cur, nf),
+            dst: buf(1 - cur, nf),
+            inverse,
+        };
+        if radix::has_butterfly(r) {
+            radix::pass(sh, &ax.plan, r, p);
+        } else {
+            direct_pass(sh, ax, r, p);
         }
         sync_threads();
         ns *= r;
@@ -204,8 +197,45 @@ fn fft<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, inverse: bool, mut cur: u
     cur
 }
 
+/// A pass of a radix without a butterfly (a prime above 13): every output
+/// computed directly from its `r` inputs, `y = sum_q x_q W_N^{(q t) mod
+/// N}`, `r` shared loads and twiddles per point.
+#[inline(always)]
+fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, r: usize, p: radix::Pass) {
+    let nf = p.nf;
+    let m = nf / r;
+    let step = nf / (p.ns * r);
+    let mut o = tid();
+    while o < nf {
+        let (j, rr) = (o % m, o / m);
+        let jm = j % p.ns;
+        let t = jm * step + rr * m;
+        let (mut re, mut im) = (T::ZERO, T::ZERO);
+        let mut e = 0usize;
+        for q in 0..r {
+            let xr = sh.get(p.src + 2 * (j + q * m));
+            let xi = sh.get(p.src + 2 * (j + q * m) + 1);
+            let (wr, mut wi) = ax.twiddle(e);
+            if p.inverse {
+                wi = T::ZERO - wi;
+            }
+            re = xr.mul_add(wr, re) - xi * wi;
+            im = xr.mul_add(wi, im) + xi * wr;
+            e += t;
+            if e >= nf {
+                e -= nf;
+            }
+        }
+        let d = (j / p.ns) * p.ns * r + jm + rr * p.ns;
+        sh.set(p.dst + 2 * d, re);
+        sh.set(p.dst + 2 * d + 1, im);
+        o += threads();
+    }
+}
+
 /// Writes the FFT input of the forward transform of the real line at
 /// `line` (`n` values in shared memory) into complex buffer `dst`.
+#[inline(always)]
 fn build_forward<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, line: usize, dst: usize) {
     let (n, nf) = (ax.n, ax.nf);
     let d = buf(dst, nf);
@@ -239,6 +269,7 @@ fn build_forward<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, line: usize, ds
 
 /// The forward transform's output `X_k` (`k` from 0, `n` of them) from the
 /// FFT result in buffer `res`, handed to `put(k, X_k)` (one thread each).
+#[inline(always)]
 fn post_forward<T: Real>(
     sh: &SharedSlice<T>,
     ax: &Axis<'_, T>,
@@ -279,6 +310,7 @@ fn post_forward<T: Real>(
 /// of complex buffer `1 - free`; the FFT input is built in buffer `free`,
 /// after which both buffers are overwritten. Every thread of the block must
 /// call it (it has barriers), after a barrier that completes the line.
+#[inline(always)]
 fn inverse<T: Real>(
     sh: &SharedSlice<T>,
     ax: &Axis<'_, T>,
@@ -326,6 +358,32 @@ fn inverse<T: Real>(
     }
 }
 
+/// Copies the `n` values `get(i)` into shared memory at `line`, with
+/// [`LOAD_BATCH`] loads in flight per thread before its first store: a
+/// block holds one line (one block per SM in f64), so the loads' latency
+/// is hidden only by issuing many at once.
+#[inline(always)]
+fn load_line<T: Real>(sh: &SharedSlice<T>, line: usize, n: usize, get: impl Fn(usize) -> T) {
+    let t = threads();
+    let mut i0 = tid();
+    while i0 < n {
+        let mut v = [T::ZERO; LOAD_BATCH];
+        ptxlab_device::unroll!(u in [0, 1, 2, 3, 4, 5, 6, 7] {
+            let i = i0 + u * t;
+            if i < n {
+                v[u] = get(i);
+            }
+        });
+        ptxlab_device::unroll!(u in [0, 1, 2, 3, 4, 5, 6, 7] {
+            let i = i0 + u * t;
+            if i < n {
+                sh.set(line + i, v[u]);
+            }
+        });
+        i0 += LOAD_BATCH * t;
+    }
+}
+
 fn check_block() {
     if thread::block_dim_y() != 1 || thread::block_dim_z() != 1 {
         ptxlab_device::trap("spectral: the block must be one-dimensional");
@@ -338,7 +396,7 @@ fn check_block() {
 ///
 /// Shared layout: two complex buffers of `N` ([`shared_bytes`]); the row is
 /// loaded as reals into the second, the FFT input built in the first.
-#[kernel(launch_bounds(256), instances(f32, f64))]
+#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
 #[allow(clippy::too_many_arguments)]
 pub fn spectral_rows_forward<T: Real>(
     b: DeviceSlice<T>,
@@ -358,8 +416,8 @@ pub fn spectral_rows_forward<T: Real>(
         n,
         nf: fft_len(kind, n),
         kind,
-        plan: &plan,
-        fac: &fac,
+        plan,
+        fac,
     };
     ax.check();
     let sh = shared::dynamic_shared::<T>(0, 4 * ax.nf);
@@ -368,8 +426,7 @@ pub fn spectral_rows_forward<T: Real>(
         return;
     }
     let line = buf(1, ax.nf);
-    let mut i = tid();
-    while i < n {
+    load_line(&sh, line, n, |i| {
         let x = i + 1;
         let mut v = b.get(y * nx + x);
         if x == 1 {
@@ -384,9 +441,8 @@ pub fn spectral_rows_forward<T: Real>(
         if y == ny - 2 {
             v -= p0.get((ny - 1) * nx + x) * fold;
         }
-        sh.set(line + i, v);
-        i += threads();
-    }
+        v
+    });
     sync_threads();
     build_forward(&sh, &ax, line, 0);
     sync_threads();
@@ -404,7 +460,7 @@ pub fn spectral_rows_forward<T: Real>(
 ///
 /// Shared layout: as [`spectral_rows_forward`]; the divided spectrum is
 /// kept as reals in the buffer the FFT did not end in.
-#[kernel(launch_bounds(256), instances(f32, f64))]
+#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
 #[allow(clippy::too_many_arguments)]
 pub fn spectral_columns_solve<T: Real>(
     work: DeviceSliceMut<T>,
@@ -422,8 +478,8 @@ pub fn spectral_columns_solve<T: Real>(
         n: my,
         nf: fft_len(kind, my),
         kind,
-        plan: &plan_y,
-        fac: &fac_y,
+        plan: plan_y,
+        fac: fac_y,
     };
     ax.check();
     if plan_x.len() < mx || work.len() < mx * my {
@@ -437,11 +493,7 @@ pub fn spectral_columns_solve<T: Real>(
     let nfx = fft_len(kind, mx);
     let lx = plan_x.get(4 * nfx + c);
     let line = buf(1, ax.nf);
-    let mut i = tid();
-    while i < my {
-        sh.set(line + i, work.get(i * mx + c));
-        i += threads();
-    }
+    load_line(&sh, line, my, |i| work.get(i * mx + c));
     sync_threads();
     build_forward(&sh, &ax, line, 0);
     sync_threads();
@@ -462,7 +514,7 @@ pub fn spectral_columns_solve<T: Real>(
 /// a ghost cell is `p_inner + h g` (`g` the boundary cell of `p0`); the
 /// first and last rows transform the rows next to them; a corner takes the
 /// value of its diagonal interior neighbour.
-#[kernel(launch_bounds(256), instances(f32, f64))]
+#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
 #[allow(clippy::too_many_arguments)]
 pub fn spectral_rows_inverse<T: Real>(
     work: DeviceSlice<T>,
@@ -482,8 +534,8 @@ pub fn spectral_rows_inverse<T: Real>(
         n,
         nf: fft_len(kind, n),
         kind,
-        plan: &plan,
-        fac: &fac,
+        plan,
+        fac,
     };
     ax.check();
     let sh = shared::dynamic_shared::<T>(0, 4 * ax.nf);
@@ -503,11 +555,7 @@ pub fn spectral_rows_inverse<T: Real>(
     }
     let src = y.clamp(1, ny - 2) - 1;
     let line = buf(1, ax.nf);
-    let mut i = tid();
-    while i < n {
-        sh.set(line + i, work.get(src * n + i));
-        i += threads();
-    }
+    load_line(&sh, line, n, |i| work.get(src * n + i));
     sync_threads();
     let put = |i: usize, x: T| {
         let cell = row + 1 + i;

@@ -203,3 +203,70 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// The cluster example (`kernels::cluster`): run with `cargo test`, on the
+/// simulator always and on a GPU when there is one with clusters.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernels::cluster::{CLUSTER, CLUSTER_BLOCK, neighbour_sum_shared_bytes};
+
+    /// `neighbour_sum` of `x` on `dev`: a whole number of 2-block clusters.
+    fn neighbour_sum(dev: &Device, x: &[f32]) -> Result<Vec<f32>> {
+        let blocks = x.len().div_ceil(CLUSTER_BLOCK as usize).div_ceil(CLUSTER as usize) * CLUSTER as usize;
+        let cfg = LaunchConfig::for_threads(blocks * CLUSTER_BLOCK as usize, CLUSTER_BLOCK)?
+            .with_shared(neighbour_sum_shared_bytes())
+            .with_cluster(CLUSTER, 1, 1);
+        let xs = dev.upload(x)?;
+        let mut out = dev.alloc_filled(x.len(), f32::NAN)?;
+        launch!(dev, &KERNELS, cfg, kernels::cluster::neighbour_sum(&xs, &mut out))?;
+        dev.download(&out)
+    }
+
+    /// The reference: `x[i]` plus the same thread's element in the next
+    /// block of the cluster (0 past the end of `x`), in f32 as the kernel.
+    fn reference(x: &[f32]) -> Vec<f32> {
+        let (b, c) = (CLUSTER_BLOCK as usize, CLUSTER as usize);
+        (0..x.len())
+            .map(|i| {
+                let (block, t) = (i / b, i % b);
+                let next = block / c * c + (block % c + 1) % c;
+                x[i] + x.get(next * b + t).copied().unwrap_or(0.0)
+            })
+            .collect()
+    }
+
+    /// Runs the kernel on `dev` and compares every element exactly (one f32
+    /// addition: the same bits on the GPU and the CPU).
+    fn check(dev: &Device) {
+        // Not a multiple of the block: the last cluster is partly empty.
+        let x = random(3 * CLUSTER_BLOCK as usize + 37, 11);
+        let got = neighbour_sum(dev, &x).unwrap_or_else(|e| panic!("neighbour_sum on {}: {e}", dev.name()));
+        let want = reference(&x);
+        if let Some(i) = (0..want.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+            panic!("neighbour_sum on {}: element {i} is {}, want {}", dev.name(), got[i], want[i]);
+        }
+    }
+
+    #[test]
+    fn neighbour_sum_on_the_simulator() {
+        check(&Device::sim());
+    }
+
+    #[test]
+    fn neighbour_sum_on_the_gpu() {
+        let dev = match Device::gpu(0) {
+            Ok(d) => d,
+            Err(e) => {
+                let why = e.to_string();
+                eprintln!("skipped: no GPU ({})", why.lines().next().unwrap_or_default());
+                return;
+            }
+        };
+        if dev.limits().max_cluster_blocks == 0 {
+            eprintln!("skipped: {} has no thread-block clusters (they need sm_90 or newer)", dev.name());
+            return;
+        }
+        check(&dev);
+    }
+}

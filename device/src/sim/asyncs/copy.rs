@@ -12,9 +12,9 @@
 //! before it reads).
 
 use super::{AsyncState, CHUNK, OpKind, check_writer, defer, hazard, overwrite_detail, state};
+use crate::sim::block::{self, Block, ThreadCtx};
 use crate::sim::error::Fault;
 use crate::sim::race;
-use crate::sim::sched::{self, Block, ThreadCtx};
 use std::format;
 use std::panic::Location;
 
@@ -22,9 +22,9 @@ use std::panic::Location;
 /// global memory; none when `!valid`) to the shared-memory element at host
 /// address `to`.
 pub(crate) fn issue(to: usize, src: usize, valid: bool, loc: &'static Location<'static>) {
-    let fault = sched::with_block(|t, b| -> Option<Fault> {
+    let fault = block::with_block(|t, b| -> Option<Fault> {
         if b.is_aborted() {
-            sched::unwind()
+            block::unwind()
         }
         let dst = to.wrapping_sub(b.shared_base as usize);
         let chunk = dst / CHUNK;
@@ -61,9 +61,9 @@ pub(crate) fn issue(to: usize, src: usize, valid: bool, loc: &'static Location<'
         race::record_shared(t, b, dst, CHUNK, true, loc)
     });
     if let Some(f) = fault {
-        sched::fail_at(f, loc)
+        block::fail_at(f, loc)
     }
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// Whether an asynchronous write into `chunk` (a copy or a TMA load) may
@@ -138,7 +138,7 @@ pub(crate) fn land_copy(b: &Block<'_>, i: u32) {
 
 /// `cp.async.commit_group`.
 pub(crate) fn commit() {
-    sched::with_block(|t, b| {
+    block::with_block(|t, b| {
         if !b.async_on.get() {
             // No copy yet: an empty group still counts.
             let _ = state(b);
@@ -147,22 +147,22 @@ pub(crate) fn commit() {
         st.threads[t.rank as usize].committed += 1;
         st.tick += 1;
     });
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// `cp.async.wait_group n`: completes the copies of every group but the
 /// `n` most recent of the thread.
 pub(crate) fn wait(n: u32, loc: &'static Location<'static>) {
-    let fault = sched::with_block(|t, b| -> Option<Fault> {
+    let fault = block::with_block(|t, b| -> Option<Fault> {
         if !b.async_on.get() {
             return None;
         }
         complete(t, b, n, loc)
     });
     if let Some(f) = fault {
-        sched::fail_at(f, loc)
+        block::fail_at(f, loc)
     }
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// Completes the copies of `t` that `wait_group n` covers; returns a race

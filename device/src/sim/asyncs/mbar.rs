@@ -17,8 +17,8 @@
 //!   barrier's state ([`deadlock_note`]).
 
 use super::{AsyncState, misuse, state};
+use crate::sim::block::{self, Block, Wait};
 use crate::sim::error::Fault;
-use crate::sim::sched::{self, Block, Wait};
 use crate::sim::state::asyncs::Mbar;
 use std::format;
 use std::panic::Location;
@@ -78,7 +78,7 @@ pub(crate) fn usable(
 
 /// `mbarrier.init`.
 pub(crate) fn init(addr: u32, count: u32, loc: &'static Location<'static>) {
-    let fault = sched::with_block(|t, b| -> Option<Fault> {
+    let fault = block::with_block(|t, b| -> Option<Fault> {
         let mut st = state(b);
         if count == 0 || count >= 1 << 20 {
             return Some(misuse(
@@ -137,11 +137,11 @@ pub(crate) fn init(addr: u32, count: u32, loc: &'static Location<'static>) {
         }
         st.epoch += 1;
         drop(st);
-        b.cluster().note_mbar_init(b, t, addr, loc);
+        b.cluster().note_mbar_init(b.crank, t.rank, addr, loc);
         None
     });
     if let Some(f) = fault {
-        sched::fail_at(f, loc)
+        block::fail_at(f, loc)
     }
 }
 
@@ -156,14 +156,14 @@ pub(crate) fn remote_usable(
     st: &AsyncState,
     addr: u32,
     b: &Block<'_>,
-    t: &sched::ThreadCtx,
+    t: &block::ThreadCtx,
     what: &str,
     fenced: bool,
     loc: &'static Location<'static>,
 ) -> Result<u32, Fault> {
     let rank = peer.crank;
     let found = find(st, addr);
-    let hidden = b.cluster().mbar_init_hidden(b, t, rank, addr);
+    let hidden = b.cluster().mbar_init_hidden(b.crank, t.rank, rank, addr);
     let Some(i) = found else {
         return Err(misuse(
             b,
@@ -219,9 +219,9 @@ pub(crate) fn remote_usable(
 /// the phase. The current block's own rank is an ordinary arrive.
 pub(crate) fn arrive_remote(addr: u32, rank: u32, loc: &'static Location<'static>) {
     let what = "mbarrier.arrive.shared::cluster";
-    let r = sched::with_block(|t, b| -> Result<bool, Fault> {
+    let r = block::with_block(|t, b| -> Result<bool, Fault> {
         if b.is_aborted() {
-            sched::unwind()
+            block::unwind()
         }
         let c = b.cluster();
         if rank >= c.size() {
@@ -300,15 +300,15 @@ pub(crate) fn arrive_remote(addr: u32, rank: u32, loc: &'static Location<'static
     });
     match r {
         Ok(true) => arrive(addr, 1, 0, loc),
-        Ok(false) => sched::maybe_preempt(),
-        Err(f) => sched::fail_at(f, loc),
+        Ok(false) => block::maybe_preempt(),
+        Err(f) => block::fail_at(f, loc),
     }
 }
 
 /// `fence.mbarrier_init`: the inits of this thread so far are visible to
 /// the asynchronous proxy.
 pub(crate) fn fence_init() {
-    sched::with_block(|t, b| {
+    block::with_block(|t, b| {
         if !b.async_on.get() {
             return;
         }
@@ -324,7 +324,7 @@ pub(crate) fn fence_init() {
 /// `arrivals` arrivals and `expect` more transaction bytes (an
 /// `arrive.expect_tx`) by the current thread.
 pub(crate) fn arrive(addr: u32, arrivals: u32, expect: u32, loc: &'static Location<'static>) {
-    let fault = sched::with_block(|t, b| -> Option<Fault> {
+    let fault = block::with_block(|t, b| -> Option<Fault> {
         let mut st = state(b);
         let what = if expect > 0 {
             "mbarrier.arrive.expect_tx"
@@ -383,9 +383,9 @@ pub(crate) fn arrive(addr: u32, arrivals: u32, expect: u32, loc: &'static Locati
         None
     });
     if let Some(f) = fault {
-        sched::fail_at(f, loc)
+        block::fail_at(f, loc)
     }
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// Completes the phase of barrier `i` if both counts are zero; returns the
@@ -416,7 +416,7 @@ pub(crate) fn settle(
 /// completed for the current thread (`mbarrier.try_wait.parity`), noting
 /// what the thread has seen.
 pub(crate) fn try_wait(addr: u32, parity: u32, loc: &'static Location<'static>) -> bool {
-    let r = sched::with_block(|t, b| -> Result<bool, Fault> {
+    let r = block::with_block(|t, b| -> Result<bool, Fault> {
         let mut st = state(b);
         let i = usable(b, &st, addr, t.rank, "mbarrier.try_wait", loc)?;
         let done = observe(&mut st, i, t.rank, parity);
@@ -428,7 +428,7 @@ pub(crate) fn try_wait(addr: u32, parity: u32, loc: &'static Location<'static>) 
     });
     match r {
         Ok(d) => d,
-        Err(f) => sched::fail_at(f, loc),
+        Err(f) => block::fail_at(f, loc),
     }
 }
 
@@ -455,7 +455,7 @@ fn observe(st: &mut AsyncState, i: u32, rank: u32, parity: u32) -> bool {
 /// changes, so a wait that can never end is a deadlock report.
 pub(crate) fn wait(addr: u32, parity: u32, loc: &'static Location<'static>) {
     loop {
-        let r = sched::with_block(|t, b| -> Result<bool, Fault> {
+        let r = block::with_block(|t, b| -> Result<bool, Fault> {
             let mut st = state(b);
             let i = usable(b, &st, addr, t.rank, "mbarrier wait", loc)?;
             if observe(&mut st, i, t.rank, parity) {
@@ -463,7 +463,7 @@ pub(crate) fn wait(addr: u32, parity: u32, loc: &'static Location<'static>) {
             }
             st.bars[i as usize].waiters.push(t.fiber_id());
             drop(st);
-            sched::suspend(
+            block::suspend(
                 t,
                 b,
                 Wait::Mbar {
@@ -477,10 +477,10 @@ pub(crate) fn wait(addr: u32, parity: u32, loc: &'static Location<'static>) {
         match r {
             Ok(true) => break,
             Ok(false) => {}
-            Err(f) => sched::fail_at(f, loc),
+            Err(f) => block::fail_at(f, loc),
         }
     }
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// Completes `bytes` transaction bytes of barrier `i` (a TMA load
@@ -623,7 +623,7 @@ pub(crate) fn deadlock_note(
             b.thread_of(r)
         );
     }
-    s += &b.cluster().multicast_note(b, b.crank, addr);
+    s += &b.cluster().multicast_note(b.crank, addr);
     s
 }
 

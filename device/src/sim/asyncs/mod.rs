@@ -42,8 +42,8 @@ pub(crate) mod wgmma;
 #[cfg(test)]
 mod tests;
 
+use super::block::Block;
 use super::error::{AsyncHazard, Fault};
-use super::sched::{Block, Engines, Wait};
 pub(crate) use super::state::asyncs::{AsyncState, CHUNK, Op, OpKind, Reads};
 use std::boxed::Box;
 use std::format;
@@ -61,36 +61,6 @@ pub(crate) fn state<'b>(b: &'b Block<'_>) -> core::cell::RefMut<'b, AsyncState> 
         b.async_on.set(true);
     }
     b.asyncs.borrow_mut()
-}
-
-/// The asynchronous engine, as the scheduler sees it ([`Engines`]): the
-/// launch passes it down to every block.
-pub(crate) struct AsyncEngine;
-
-impl Engines for AsyncEngine {
-    fn thread_exit(&self, b: &Block<'_>, rank: u32) -> Option<Fault> {
-        thread_exit(b, rank)
-    }
-
-    fn land_due(&self, b: &Block<'_>, all: bool) -> bool {
-        land_due(b, all)
-    }
-
-    fn all_spinning(&self, b: &Block<'_>, ranks: &[u32]) -> bool {
-        mbar::all_spinning(b, ranks)
-    }
-
-    fn spin_detail(&self, b: &Block<'_>) -> (u32, String) {
-        mbar::spin_detail(b)
-    }
-
-    fn wait_note(&self, b: &Block<'_>, rank: u32, wait: Wait) -> String {
-        match wait {
-            Wait::Mbar { site, addr, parity } => mbar::deadlock_note(b, rank, site, addr, parity),
-            Wait::Wgmma { site, n } => wgmma::deadlock_note(b, rank, site, n),
-            _ => String::new(),
-        }
-    }
 }
 
 /// The block (its grid index) whose thread issued `op` of block `b`: the
@@ -510,7 +480,7 @@ pub(crate) fn defer(b: &Block<'_>, st: &mut AsyncState, op: u32) -> bool {
 /// shared-memory writes so far are visible to the asynchronous proxy
 /// (recorded by the race detector's shadow, so only with race detection on).
 pub(crate) fn proxy_fence() {
-    super::sched::try_with_block(|t, b| {
+    super::block::try_with_block(|t, b| {
         if let Some(r) = &b.race {
             r.proxy_fence(t.rank);
         }

@@ -14,10 +14,10 @@
 
 use super::copy::check_target;
 use super::{CHUNK, OpKind, Reads, check_async_read, defer, land, mbar, misuse, state};
-use crate::hopper::{SimTensorMap, Swizzle};
+use crate::sim::block::{self, Block};
 use crate::sim::error::Fault;
-use crate::sim::sched::{self, Block};
 use crate::sim::state::asyncs::{Multicast, add_readers, drop_readers};
+use crate::tensor_map::{SimTensorMap, Swizzle};
 use std::format;
 use std::panic::Location;
 use std::vec::Vec;
@@ -69,16 +69,13 @@ fn check_box(
     Ok(bytes)
 }
 
-/// Reads the tensor map in `map` (16 words of a simulated device buffer).
+/// The tensor map that `words` (the 16 words of a simulated device
+/// buffer) hold; a trap at the caller's line when they hold none.
 #[track_caller]
-pub(crate) fn read_map(map: crate::mem::DeviceSlice<u64>) -> SimTensorMap {
-    let mut words = [0u64; 16];
-    for (i, w) in words.iter_mut().enumerate() {
-        *w = map.get(i);
-    }
-    match SimTensorMap::from_words(&words) {
+pub(crate) fn read_map(words: &[u64; SimTensorMap::WORDS]) -> SimTensorMap {
+    match SimTensorMap::from_words(words) {
         Some(t) => t,
-        None => sched::fail(Fault::Trap {
+        None => block::fail(Fault::Trap {
             reason: "cp.async.bulk.tensor: the tensor-map buffer holds no simulator tensor map \
                      (make it with the runtime's tensor-map constructor on the simulator)"
                 .into(),
@@ -96,9 +93,9 @@ pub(crate) fn load(
     bar: u32,
     loc: &'static Location<'static>,
 ) {
-    let fault = sched::with_block(|tc, b| -> Option<Fault> {
+    let fault = block::with_block(|tc, b| -> Option<Fault> {
         if b.is_aborted() {
-            sched::unwind()
+            block::unwind()
         }
         let bytes = match check_box(b, &t, dst, tc.rank, "TMA load", loc) {
             Ok(n) => n,
@@ -144,9 +141,9 @@ pub(crate) fn load(
         None
     });
     if let Some(f) = fault {
-        sched::fail_at(f, loc)
+        block::fail_at(f, loc)
     }
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// Issues a TMA multicast: the box at (`x`, `y`) of `t` lands at shared
@@ -165,9 +162,9 @@ pub(crate) fn load_multicast(
     mask: u16,
     loc: &'static Location<'static>,
 ) {
-    let fault = sched::with_block(|tc, b| -> Option<Fault> {
+    let fault = block::with_block(|tc, b| -> Option<Fault> {
         if b.is_aborted() {
-            sched::unwind()
+            block::unwind()
         }
         let c = b.cluster();
         let n = c.size();
@@ -181,7 +178,7 @@ pub(crate) fn load_multicast(
                     "TMA multicast with cta_mask {mask:#b} (block ranks {}) in a cluster of {n} \
                      block{}: allowed a nonzero mask of the cluster's ranks, bits 0..{n} \
                      (cta_mask <= {:#b})",
-                    crate::sim::cluster::ranks(mask),
+                    crate::sim::state::cluster::ranks(mask),
                     if n == 1 { "" } else { "s" },
                     (1u32 << n) - 1
                 ),
@@ -278,9 +275,9 @@ pub(crate) fn load_multicast(
         None
     });
     if let Some(f) = fault {
-        sched::fail_at(f, loc)
+        block::fail_at(f, loc)
     }
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// Whether a multicast by thread `tc` of `b` may write chunk `ch` of
@@ -291,7 +288,7 @@ fn peer_target(
     st: &super::AsyncState,
     ch: usize,
     b: &Block<'_>,
-    tc: &sched::ThreadCtx,
+    tc: &block::ThreadCtx,
     loc: &'static Location<'static>,
 ) -> Option<Fault> {
     let chunk = st.chunks[ch];
@@ -404,9 +401,9 @@ pub(crate) fn land_load(b: &Block<'_>, i: u32) {
 /// Issues a TMA store of the box at shared offset `src` to (`x`, `y`) of
 /// the tensor `t`.
 pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Location<'static>) {
-    let fault = sched::with_block(|tc, b| -> Option<Fault> {
+    let fault = block::with_block(|tc, b| -> Option<Fault> {
         if b.is_aborted() {
-            sched::unwind()
+            block::unwind()
         }
         let bytes = match check_box(b, &t, src, tc.rank, "TMA store", loc) {
             Ok(n) => n,
@@ -455,9 +452,9 @@ pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Loc
         None
     });
     if let Some(f) = fault {
-        sched::fail_at(f, loc)
+        block::fail_at(f, loc)
     }
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// Lands TMA store `i`: writes the box into the tensor (elements outside
@@ -512,7 +509,7 @@ pub(crate) fn land_store(b: &Block<'_>, i: u32) {
 
 /// `cp.async.bulk.commit_group`.
 pub(crate) fn commit() {
-    sched::with_block(|t, b| {
+    block::with_block(|t, b| {
         let mut st = state(b);
         st.threads[t.rank as usize].bulk_committed += 1;
         st.tick += 1;
@@ -523,7 +520,7 @@ pub(crate) fn commit() {
 /// the `n` most recent have read their source (and, without `.read`,
 /// written the tensor).
 pub(crate) fn wait(n: u32) {
-    sched::with_block(|t, b| {
+    block::with_block(|t, b| {
         if !b.async_on.get() {
             return;
         }
@@ -548,7 +545,7 @@ pub(crate) fn wait(n: u32) {
             release_store(b, op);
         }
     });
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// Lands TMA store `op` and releases its source.

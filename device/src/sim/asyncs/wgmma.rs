@@ -27,8 +27,8 @@
 //! * A thread that ends with a `wgmma` in flight is an error.
 
 use super::{AsyncState, OpKind, Reads, check_async_read, check_writer, misuse, state, who};
+use crate::sim::block::{self, Block};
 use crate::sim::error::Fault;
-use crate::sim::sched::{self, Block};
 use crate::sim::state::asyncs::{Acc, AccRecord, Record, add_readers, drop_readers};
 use std::format;
 use std::panic::Location;
@@ -61,7 +61,7 @@ pub(crate) fn begin(
     chunks: &dyn Fn() -> Vec<u32>,
     loc: &'static Location<'static>,
 ) -> Vec<f32> {
-    let r = sched::with_block(|t, b| -> Result<Vec<f32>, Fault> {
+    let r = block::with_block(|t, b| -> Result<Vec<f32>, Fault> {
         let mut st = state(b);
         let rank = t.rank;
         let ptr = d.as_ptr() as usize;
@@ -156,14 +156,14 @@ pub(crate) fn begin(
     });
     match r {
         Ok(v) => v,
-        Err(f) => sched::fail_at(f, loc),
+        Err(f) => block::fail_at(f, loc),
     }
 }
 
 /// The end of the `wgmma` [`begin`] started: `out` is its product. Keeps
 /// it aside and poisons the array `d`.
 pub(crate) fn end(d: &mut [f32], out: &[f32], loc: &'static Location<'static>) {
-    sched::with_block(|t, b| {
+    block::with_block(|t, b| {
         let mut st = b.asyncs.borrow_mut();
         let rank = t.rank;
         let group = st.threads[rank as usize].wg.committed;
@@ -201,12 +201,12 @@ pub(crate) fn end(d: &mut [f32], out: &[f32], loc: &'static Location<'static>) {
             *v = p;
         }
     });
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// `wgmma.fence`.
 pub(crate) fn fence() {
-    sched::with_block(|t, b| {
+    block::with_block(|t, b| {
         let mut st = state(b);
         st.threads[t.rank as usize].wg.fenced = true;
     });
@@ -214,7 +214,7 @@ pub(crate) fn fence() {
 
 /// `wgmma.commit_group`.
 pub(crate) fn commit() {
-    sched::with_block(|t, b| {
+    block::with_block(|t, b| {
         let mut st = state(b);
         st.threads[t.rank as usize].wg.committed += 1;
         st.tick += 1;
@@ -227,7 +227,7 @@ pub(crate) fn commit() {
 /// issued yet has not started: the thread waits for them.
 pub(crate) fn wait(n: u32, loc: &'static Location<'static>) {
     loop {
-        let r = sched::with_block(|t, b| -> Result<bool, Fault> {
+        let r = block::with_block(|t, b| -> Result<bool, Fault> {
             if !b.async_on.get() {
                 return Ok(true);
             }
@@ -241,7 +241,7 @@ pub(crate) fn wait(n: u32, loc: &'static Location<'static>) {
                     r.waiters.push(t.fiber_id());
                 }
                 drop(st);
-                sched::suspend(t, b, sched::Wait::Wgmma { site: loc, n: i });
+                block::suspend(t, b, block::Wait::Wgmma { site: loc, n: i });
                 return Ok(false);
             }
             st.threads[rank as usize].wg.fenced = false;
@@ -253,10 +253,10 @@ pub(crate) fn wait(n: u32, loc: &'static Location<'static>) {
         match r {
             Ok(true) => break,
             Ok(false) => {}
-            Err(f) => sched::fail_at(f, loc),
+            Err(f) => block::fail_at(f, loc),
         }
     }
-    sched::maybe_preempt();
+    block::maybe_preempt();
 }
 
 /// Retires the thread's instructions of groups below `limit` (the whole
@@ -444,14 +444,14 @@ pub(crate) fn check_value(b: &Block<'_>, rank: u32, words: &[u32], what: &str) -
 /// Stops the launch when one of `words` (the bits of values the current
 /// thread is about to use, `what` says how) is accumulator poison.
 pub(crate) fn check_poison(words: &[u32], what: &str, loc: &'static Location<'static>) {
-    let f = sched::try_with_block(|t, b| {
+    let f = block::try_with_block(|t, b| {
         if !b.async_on.get() {
             return None;
         }
         check_value(b, t.rank, words, what)
     });
     if let Some(Some(f)) = f {
-        sched::fail_at(f, loc)
+        block::fail_at(f, loc)
     }
 }
 

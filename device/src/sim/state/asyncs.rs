@@ -66,7 +66,7 @@ pub(crate) enum OpKind {
     /// of a multicast (`None` for a plain load).
     TmaLoad {
         dst: u32,
-        map: crate::hopper::SimTensorMap,
+        map: crate::tensor_map::SimTensorMap,
         x: i32,
         y: i32,
         bar: u32,
@@ -78,7 +78,7 @@ pub(crate) enum OpKind {
     /// A TMA store: the shared chunks it reads, and the box it writes.
     TmaStore {
         reads: Reads,
-        map: crate::hopper::SimTensorMap,
+        map: crate::tensor_map::SimTensorMap,
         x: i32,
         y: i32,
         src: u32,

@@ -1,6 +1,8 @@
 //! The typed launchers: a [`Plan`] checks a problem against a rung, makes
 //! what the rung needs once (TMA tensor maps, rung 1's scratch) and runs
-//! the forward pass into `O` (and the log-sum-exp, when asked).
+//! the forward pass into `O` (and the log-sum-exp, when asked). Its
+//! [`Prepared`] part (scratch, launch shape) does not depend on the
+//! tensors, so one problem shape run on many tensors binds it to each.
 
 use super::types::{Precision, Rung, Shape};
 use crate::error::{Error, Result};
@@ -62,60 +64,36 @@ struct SplitScratch {
     v_padded: Option<Buffer<u16>>,
 }
 
-/// One attention forward pass, ready to launch.
-pub struct Plan<'a> {
+/// What a [`Plan`] makes that does not depend on where `Q`, `K` and `V`
+/// are: the checked rung, precision and shape, the launch shape, rung 1's
+/// scratch and the stand-in for an unwanted `lse`. [`Plan::new`] makes one
+/// and binds it to its tensors; a caller that runs one problem shape on
+/// many tensors keeps it ([`Plan::into_prepared`]) and binds it again
+/// ([`Prepared::bind`]), which makes only what holds the tensors' addresses
+/// or values: the tensor maps and rung 1's padded copy of `V`.
+pub struct Prepared {
     rung: Rung,
     prec: Precision,
     shape: Shape,
-    x: &'a Inputs,
-    maps: Option<[TensorMap<'a>; 3]>,
     split: Option<SplitScratch>,
     /// A one-element stand-in for `lse` when it is not wanted.
     no_lse: Buffer<f32>,
     cfg: LaunchConfig,
 }
 
-impl<'a> Plan<'a> {
+impl Prepared {
     /// Checks that `rung` takes `shape` (the error says "not for this
-    /// shape: ..." when it does not) and makes what it needs.
-    pub fn new(
-        dev: &Device,
-        rung: Rung,
-        prec: Precision,
-        shape: Shape,
-        x: &'a Inputs,
-    ) -> Result<Self> {
+    /// shape: ..." when it does not) and makes the scratch and launch shape.
+    pub fn new(dev: &Device, rung: Rung, prec: Precision, shape: Shape) -> Result<Self> {
         if let Some(why) = rung.refuses(&shape) {
             return Err(Error::input(format!("--variant {}", rung.name()), why));
         }
-        check_len("Q", x.q.len(), shape.q_len())?;
-        check_len("K", x.k.len(), shape.kv_len())?;
-        check_len("V", x.v.len(), shape.kv_len())?;
         let (bh, sq, skv, d) = (shape.bh(), shape.sq, shape.skv, shape.d);
         let bh_kv = shape.bh_kv();
-        let maps = if rung.hopper() {
-            let (rows, box_cols) = (hp::HP_BM as u32, hp::HP_BOX_COLS as u32);
-            let map = |b: &'a Buffer<u16>, n: usize| {
-                TensorMap::tiled_2d(dev, b, n, d, rows, box_cols, Swizzle::B128)
-            };
-            Some([
-                map(&x.q, bh * sq)?,
-                map(&x.k, bh_kv * skv)?,
-                map(&x.v, bh_kv * skv)?,
-            ])
-        } else {
-            None
-        };
         let split = if rung == Rung::Split {
             let ld = skv + skv % 2;
             let v_padded = if ld != skv {
-                let v = dev.download(&x.v)?;
-                let mut p = vec![0u16; bh_kv * ld * d];
-                for h in 0..bh_kv {
-                    p[h * ld * d..(h * ld + skv) * d]
-                        .copy_from_slice(&v[h * skv * d..(h + 1) * skv * d]);
-                }
-                Some(dev.upload(&p)?)
+                Some(dev.alloc_filled(bh_kv * ld * d, 0u16)?)
             } else {
                 None
             };
@@ -147,12 +125,141 @@ impl<'a> Plan<'a> {
             rung,
             prec,
             shape,
-            x,
-            maps,
             split,
             no_lse: dev.alloc_filled(1, 0f32)?,
             cfg,
         })
+    }
+
+    /// The plan of these tensors: checks their lengths against the shape,
+    /// makes their tensor maps (the Hopper rungs) and, for rung 1 with an
+    /// odd `Skv`, copies `V` into its padded scratch (a download and an
+    /// upload: it depends on `V`'s values, so every bind makes it again).
+    pub fn bind<'a>(mut self, dev: &Device, x: &'a Inputs) -> Result<Plan<'a>> {
+        let sh = self.shape;
+        check_len("Q", x.q.len(), sh.q_len())?;
+        check_len("K", x.k.len(), sh.kv_len())?;
+        check_len("V", x.v.len(), sh.kv_len())?;
+        let (bh, sq, skv, d, bh_kv) = (sh.bh(), sh.sq, sh.skv, sh.d, sh.bh_kv());
+        let maps = if self.rung.hopper() {
+            let (rows, box_cols) = (hp::HP_BM as u32, hp::HP_BOX_COLS as u32);
+            let map = |b: &'a Buffer<u16>, n: usize| {
+                TensorMap::tiled_2d(dev, b, n, d, rows, box_cols, Swizzle::B128)
+            };
+            Some([
+                map(&x.q, bh * sq)?,
+                map(&x.k, bh_kv * skv)?,
+                map(&x.v, bh_kv * skv)?,
+            ])
+        } else {
+            None
+        };
+        if let Some(SplitScratch {
+            ld,
+            v_padded: Some(vp),
+            ..
+        }) = self.split.as_mut()
+        {
+            let ld = *ld;
+            let v = dev.download(&x.v)?;
+            let mut p = vec![0u16; bh_kv * ld * d];
+            for h in 0..bh_kv {
+                p[h * ld * d..(h * ld + skv) * d]
+                    .copy_from_slice(&v[h * skv * d..(h + 1) * skv * d]);
+            }
+            dev.write(vp, &p)?;
+        }
+        let Self {
+            rung,
+            prec,
+            shape,
+            split,
+            no_lse,
+            cfg,
+        } = self;
+        Ok(Plan {
+            rung,
+            prec,
+            shape,
+            x,
+            maps,
+            split,
+            no_lse,
+            cfg,
+        })
+    }
+
+    /// The rung it runs.
+    pub fn rung(&self) -> Rung {
+        self.rung
+    }
+
+    /// The precision it runs in.
+    pub fn precision(&self) -> Precision {
+        self.prec
+    }
+
+    /// The problem shape it was made for.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// Device bytes it holds (rung 1's scratch and the `lse` stand-in).
+    pub fn device_bytes(&self) -> usize {
+        let split = self.split.as_ref().map_or(0, |s| {
+            2 * (s.kt.len() + s.s.len() + s.v_padded.as_ref().map_or(0, |v| v.len()))
+        });
+        split + 4 * self.no_lse.len()
+    }
+}
+
+/// One attention forward pass, ready to launch.
+pub struct Plan<'a> {
+    rung: Rung,
+    prec: Precision,
+    shape: Shape,
+    x: &'a Inputs,
+    maps: Option<[TensorMap<'a>; 3]>,
+    split: Option<SplitScratch>,
+    /// A one-element stand-in for `lse` when it is not wanted.
+    no_lse: Buffer<f32>,
+    cfg: LaunchConfig,
+}
+
+impl<'a> Plan<'a> {
+    /// Checks that `rung` takes `shape` (the error says "not for this
+    /// shape: ..." when it does not) and makes what it needs
+    /// ([`Prepared::new`], then [`Prepared::bind`] to `x`).
+    pub fn new(
+        dev: &Device,
+        rung: Rung,
+        prec: Precision,
+        shape: Shape,
+        x: &'a Inputs,
+    ) -> Result<Self> {
+        Prepared::new(dev, rung, prec, shape)?.bind(dev, x)
+    }
+
+    /// The part of the plan that does not depend on its tensors, to bind
+    /// to others of the same shape ([`Prepared::bind`]).
+    pub fn into_prepared(self) -> Prepared {
+        let Self {
+            rung,
+            prec,
+            shape,
+            split,
+            no_lse,
+            cfg,
+            ..
+        } = self;
+        Prepared {
+            rung,
+            prec,
+            shape,
+            split,
+            no_lse,
+            cfg,
+        }
     }
 
     /// Runs the forward pass: `O` (`bh x sq x d` bits) and, when given, the
@@ -380,4 +487,78 @@ pub fn entry(rung: Rung, prec: Precision, d: usize) -> Option<&'static str> {
         },
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workloads::attention::check::{errors, verify};
+    use crate::workloads::attention::cpu::{POISON_16, all_rows, check_inputs, reference, widen};
+
+    /// One prepared plan bound in turn to two sets of tensors (other
+    /// buffers, other values) gives each its own result: the reference's
+    /// within the rung's bound, bit for bit a fresh plan's, and not the
+    /// other set's (a tensor map or padded `V` kept from the first bind
+    /// would read the first set).
+    #[test]
+    fn a_prepared_plan_rebinds_to_other_tensors() {
+        let dev = Device::sim();
+        let prec = Precision::Bf16;
+        // Odd Skv (rung 1 pads V), two query heads per K/V head.
+        let shape = Shape::new(1, 2, 20, 17, 64, true, None)
+            .and_then(|s| s.with_kv_heads(1))
+            .unwrap();
+        let sets: Vec<[Vec<u16>; 3]> = (0..2)
+            .map(|seed| check_inputs(&shape, prec, 40 + seed, 2.0).unwrap())
+            .collect();
+        let mut ran = 0;
+        for rung in Rung::ALL {
+            if rung.refuses(&shape).is_some() {
+                continue;
+            }
+            ran += 1;
+            let mut prepared = Some(Prepared::new(&dev, rung, prec, shape).unwrap());
+            let mut outs = Vec::new();
+            for [q, k, v] in &sets {
+                let x = Inputs::upload(&dev, &shape, q, k, v).unwrap();
+                let mut o = dev.alloc_filled(shape.q_len(), POISON_16).unwrap();
+                let mut plan = prepared.take().unwrap().bind(&dev, &x).unwrap();
+                plan.run(&dev, &mut o, None).unwrap();
+                prepared = Some(plan.into_prepared());
+                let o = dev.download(&o).unwrap();
+                let mut fresh = dev.alloc_filled(shape.q_len(), POISON_16).unwrap();
+                Plan::new(&dev, rung, prec, shape, &x)
+                    .and_then(|mut p| p.run(&dev, &mut fresh, None))
+                    .unwrap();
+                assert_eq!(o, dev.download(&fresh).unwrap(), "{}", rung.name());
+                let refr = reference(
+                    &shape,
+                    &widen(prec, q),
+                    &widen(prec, k),
+                    &widen(prec, v),
+                    all_rows(&shape),
+                );
+                let e = errors(&shape, prec, &refr, &o, None).unwrap();
+                verify(&rung.name(), rung, prec, refr.max_score, &e).unwrap();
+                outs.push(o);
+            }
+            assert_ne!(outs[0], outs[1], "{}", rung.name());
+        }
+        assert!(ran >= 3, "only {ran} rungs take the test shape");
+    }
+
+    #[test]
+    fn a_prepared_plan_refuses_tensors_of_another_shape() {
+        let dev = Device::sim();
+        let shape = Shape::new(1, 1, 8, 8, 64, false, None).unwrap();
+        let p = Prepared::new(&dev, Rung::Fa2, Precision::F16, shape).unwrap();
+        let [q, k, v] = check_inputs(&shape, Precision::F16, 1, 1.0).unwrap();
+        let x = Inputs {
+            q: dev.upload(&q[..q.len() - 64]).unwrap(),
+            k: dev.upload(&k).unwrap(),
+            v: dev.upload(&v).unwrap(),
+        };
+        let e = p.bind(&dev, &x).err().unwrap().to_string();
+        assert!(e.contains("Q") && e.contains("the shape needs 512"), "{e}");
+    }
 }

@@ -41,5 +41,5 @@ pub use cpu::{
     GradReference, POISON_16, Reference, all_rows, check_inputs, generated, grad_reference,
     hash_value, reference, round_checked, sample_rows, widen,
 };
-pub use launch::{Inputs, Plan, entry};
+pub use launch::{Inputs, Plan, Prepared, entry};
 pub use types::{MAX_DIM, MAX_HEADS, NAME, Precision, Rung, Shape};

@@ -2,7 +2,7 @@
 //! (shared by the f32 and the tensor-core commands).
 
 use super::colsum::Colsum;
-use super::fp8::Fp8Kernel;
+use super::fp8::{Fp8Kernel, Fp8Scaling};
 use super::rung::Rung;
 use super::tensor::{Precision, TcRung, Tf32x3};
 use crate::cli::OneOrAll;
@@ -23,8 +23,9 @@ pub struct Args {
     pub k: usize,
     /// f32 (the SGEMM ladder), bf16 or f16 (the tensor-core ladder: 16-bit
     /// inputs and output, f32 accumulation), tf32x3 (f32 from three TF32
-    /// tensor-core products), or fp8 (E4M3 inputs with per-tensor scales,
-    /// f32 accumulation, BF16 output; k a multiple of 16, an sm_90 GPU).
+    /// tensor-core products), or fp8 (E4M3 inputs with per-tensor or block
+    /// scales, f32 accumulation, BF16 output; k a multiple of 16, an sm_90
+    /// GPU).
     #[arg(long, value_enum, default_value_t = Precision::F32)]
     pub precision: Precision,
     /// A rung of the ladder --precision picks, or all. With f32: naive, tiled, regblock, vec,
@@ -41,6 +42,22 @@ pub struct Args {
     /// With --precision fp8: the per-tensor scale of B (as --scale-a).
     #[arg(long, allow_negative_numbers = true)]
     pub scale_b: Option<f32>,
+    /// With --precision fp8: what a scale covers: tensor (one per operand,
+    /// --scale-a/--scale-b), or block (DeepGEMM's: one per row of A and
+    /// 128-deep block of k, one per 128 x 128 block of B; random inputs
+    /// get each block's largest magnitude over 448, or the scales of
+    /// --scale-a-file/--scale-b-file).
+    #[arg(long, value_enum, default_value_t = Fp8Scaling::Tensor)]
+    pub scaling: Fp8Scaling,
+    /// With --scaling block: A's block scales, a float32 .npy array of
+    /// shape (m, ceil(k / 128)), finite and positive.
+    #[arg(long, value_name = "FILE")]
+    pub scale_a_file: Option<std::path::PathBuf>,
+    /// With --scaling block: B's block scales, a float32 .npy array of
+    /// shape (ceil(n / 128), ceil(k / 128)) (row block j covers B's
+    /// columns 128 j..128 j + 128), finite and positive.
+    #[arg(long, value_name = "FILE")]
+    pub scale_b_file: Option<std::path::PathBuf>,
     /// Also compute colsum(A B).
     #[arg(long, value_enum)]
     pub colsum: Option<Colsum>,

@@ -25,6 +25,16 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
             "per-tensor scales belong to the FP8 GEMM; use them with --precision fp8",
         ));
     }
+    if precision != Precision::Fp8
+        && (args.scaling != super::fp8::Fp8Scaling::Tensor
+            || args.scale_a_file.is_some()
+            || args.scale_b_file.is_some())
+    {
+        return Err(Error::input(
+            "--scaling/--scale-a-file/--scale-b-file",
+            "block scales belong to the FP8 GEMM; use them with --precision fp8",
+        ));
+    }
     if precision == Precision::Fp8 {
         return super::fp8_cli::cli_fp8(args, backend, m, n, kk);
     }

@@ -3,16 +3,24 @@
 //!
 //! The inputs are the other precisions' random `A` and `B` in `[-1, 1)`,
 //! quantised to E4M3 with per-tensor scales (`--scale-a`, `--scale-b`;
-//! by default each tensor's largest magnitude over 448). `B` is transposed
-//! to `B^T` on the host once, before the upload and outside the timing:
-//! the kernel reads both operands with `k` contiguous
+//! by default each tensor's largest magnitude over 448), or with
+//! `--scaling block` each scale block weighted by a random power of two
+//! and quantised with block scales (`--scale-a-file`, `--scale-b-file`;
+//! by default each block's largest magnitude over 448: [`fp8_block_inputs`]).
+//! `B` is transposed to `B^T` on the host once, before the upload and
+//! outside the timing: the kernel reads both operands with `k` contiguous
 //! ([`super::fp8`]'s module docs).
 
 use super::args::{Args, SIM_MAX_MNK, size_label};
 use super::check::verify;
 use super::cpu::flops;
-use super::fp8::{Fp8Kernel, Fp8Plan, check_scale, fp8_shape_refusal};
-use super::fp8_check::{fp8_error, fp8_inputs, fp8_tol};
+use super::fp8::{
+    Fp8BlockScaleBufs, Fp8BlockScales, Fp8Kernel, Fp8Plan, Fp8Scaling, check_scale,
+    fp8_shape_refusal,
+};
+use super::fp8_check::{
+    Fp8BlockInputs, Fp8Inputs, fp8_block_error, fp8_block_inputs, fp8_error, fp8_inputs, fp8_tol,
+};
 use super::launch::elems;
 use super::tensor::Precision;
 use super::tensor_check::POISON_16;
@@ -39,9 +47,36 @@ pub fn cli_fp8(args: &Args, backend: Backend, m: usize, n: usize, kk: usize) -> 
     if let Some(why) = fp8_shape_refusal(kk) {
         return Err(Error::input("--k", why));
     }
-    for (flag, s) in [("--scale-a", args.scale_a), ("--scale-b", args.scale_b)] {
-        if let Some(s) = s {
-            check_scale(flag, s)?;
+    match args.scaling {
+        Fp8Scaling::Tensor => {
+            if args.scale_a_file.is_some() || args.scale_b_file.is_some() {
+                return Err(Error::input(
+                    "--scale-a-file/--scale-b-file",
+                    "block scales need --scaling block (per-tensor scales are --scale-a and \
+                     --scale-b)",
+                ));
+            }
+            for (flag, s) in [("--scale-a", args.scale_a), ("--scale-b", args.scale_b)] {
+                if let Some(s) = s {
+                    check_scale(flag, s)?;
+                }
+            }
+        }
+        Fp8Scaling::Block => {
+            if args.scale_a.is_some() || args.scale_b.is_some() {
+                return Err(Error::input(
+                    "--scale-a/--scale-b",
+                    "per-tensor scales do not apply with --scaling block; give block scales with \
+                     --scale-a-file and --scale-b-file (or neither, for each block's own)",
+                ));
+            }
+            if args.scale_a_file.is_some() != args.scale_b_file.is_some() {
+                return Err(Error::input(
+                    "--scale-a-file/--scale-b-file",
+                    "give both block-scale files or neither (each block's largest magnitude over \
+                     448)",
+                ));
+            }
         }
     }
     if backend == Backend::Sim && m.saturating_mul(n).saturating_mul(kk) > SIM_MAX_MNK {
@@ -64,25 +99,40 @@ pub fn cli_fp8(args: &Args, backend: Backend, m: usize, n: usize, kk: usize) -> 
             )
         })?;
     crate::cli::check_host_arrays("--m/--n/--k", host_elems, 4, 2)?;
+    let given = block_scale_files(args, (m, n, kk))?;
     let Some(dev) = crate::cli::open_device(backend)? else {
         unreachable!("gpu and sim open a device")
     };
-    let inp = fp8_inputs(
-        m,
-        n,
-        kk,
-        crate::cli::DEFAULT_SEED,
-        (args.scale_a, args.scale_b),
-    )?;
-    let a = dev.upload(&inp.a)?;
-    let bt = dev.upload(&inp.bt)?;
+    let seed = crate::cli::DEFAULT_SEED;
+    let shape = (m, n, kk);
+    let inputs = match args.scaling {
+        Fp8Scaling::Tensor => {
+            Inputs::Tensor(fp8_inputs(m, n, kk, seed, (args.scale_a, args.scale_b))?)
+        }
+        Fp8Scaling::Block => {
+            let b = fp8_block_inputs(m, n, kk, seed, given)?;
+            let bufs = Fp8BlockScaleBufs::new(&dev, &b.scales, shape)?;
+            Inputs::Block(b, bufs)
+        }
+    };
+    let (codes_a, codes_bt) = match &inputs {
+        Inputs::Tensor(i) => (&i.a, &i.bt),
+        Inputs::Block(b, _) => (&b.a, &b.bt),
+    };
+    let a = dev.upload(codes_a)?;
+    let bt = dev.upload(codes_bt)?;
     let mut d = dev.alloc_filled(m * n, POISON_16)?;
     let full = m.saturating_mul(n).saturating_mul(kk) <= 1 << 27;
     let reps = if dev.is_sim() { 1 } else { args.reps };
     let mut rows = Vec::new();
     for kernel in kernels {
-        let label = kernel.label();
-        let plan = Fp8Plan::new(&dev, kernel, (&a, &bt), (m, n, kk), inp.scales)?;
+        let label = kernel.label_for(args.scaling);
+        let plan = match &inputs {
+            Inputs::Tensor(i) => Fp8Plan::new(&dev, kernel, (&a, &bt), shape, i.scales)?,
+            Inputs::Block(_, bufs) => {
+                Fp8Plan::new_blockscaled(&dev, kernel, (&a, &bt), shape, bufs)?
+            }
+        };
         match plan.run(&dev, &mut d) {
             Ok(()) => {}
             Err(e @ Error::Runtime(crate::runtime::Error::Unsupported { .. })) => {
@@ -92,24 +142,29 @@ pub fn cli_fp8(args: &Args, backend: Backend, m: usize, n: usize, kk: usize) -> 
             Err(e) => return Err(e),
         }
         let what = format!("matmul {label} {m}x{n}x{kk}");
-        let e = fp8_error(&what, &dev.download(&d)?, &inp, m, n, kk, full)?;
+        let got = dev.download(&d)?;
+        let e = match &inputs {
+            Inputs::Tensor(i) => fp8_error(&what, &got, i, m, n, kk, full)?,
+            Inputs::Block(b, _) => fp8_block_error(&what, &got, b, m, n, kk, full)?,
+        };
         verify(what, e, fp8_tol())?;
         let t = dev.time(1, reps, |_| plan.run(&dev, &mut d))?;
         let ms = t.median_ms;
         let tflops = flops(m, n, kk) / (ms * 1e-3) / 1e12;
+        let scales = match &inputs {
+            Inputs::Tensor(i) => format!("scale_a {:e}, scale_b {:e}", i.scales.a, i.scales.b),
+            Inputs::Block(..) => "block scales 1x128 and 128x128".to_string(),
+        };
         println!(
-            "PASS {label} on {}: rel err {e:.1e}, median {} ms, {tflops:.1} TFLOP/s (scale_a {:e}, \
-             scale_b {:e})",
+            "PASS {label} on {}: rel err {e:.1e}, median {} ms, {tflops:.1} TFLOP/s ({scales})",
             dev.name(),
             fmt_ms(ms),
-            inp.scales.a,
-            inp.scales.b
         );
         let mut r = crate::cli::timed_row(
             "matmul",
-            label,
+            &label,
             if dev.is_sim() { "sim" } else { "gpu" },
-            &size_label(m, n, kk),
+            &format!("{}{}", size_label(m, n, kk), args.scaling.size_words()),
             "fp8",
             &t,
             Some((tflops * 1e3, "GFLOP/s")),
@@ -118,4 +173,45 @@ pub fn cli_fp8(args: &Args, backend: Backend, m: usize, n: usize, kk: usize) -> 
         rows.push(r);
     }
     Ok(rows)
+}
+
+/// The inputs of one run: quantised with per-tensor scales, or with block
+/// scales (and those on the device).
+enum Inputs {
+    Tensor(Fp8Inputs),
+    Block(Fp8BlockInputs, Fp8BlockScaleBufs),
+}
+
+/// The block scales of `--scale-a-file` and `--scale-b-file` (float32
+/// `.npy`, shapes `(m, ceil(k / 128))` and `(ceil(n / 128), ceil(k /
+/// 128))`), checked ([`Fp8BlockScales::check`]); `None` when not given.
+fn block_scale_files(
+    args: &Args,
+    (m, n, kk): (usize, usize, usize),
+) -> Result<Option<Fp8BlockScales>> {
+    let (Some(pa), Some(pb)) = (&args.scale_a_file, &args.scale_b_file) else {
+        return Ok(None);
+    };
+    let ((ra, ca), (rb, cb)) = Fp8BlockScales::shapes(m, n, kk);
+    let read = |flag: &str, p: &std::path::Path, (r, c): (usize, usize)| -> Result<Vec<f32>> {
+        let want = format!("a float32 array of shape ({r}, {c})");
+        let (rows, cols, v) = crate::npy::read_2d::<f32>(p, &want)?;
+        if (rows, cols) != (r, c) {
+            return Err(Error::input(
+                flag,
+                format!(
+                    "{} holds a ({rows}, {cols}) array; a {m}x{n}x{kk} product's block scales are \
+                     {want}",
+                    p.display()
+                ),
+            ));
+        }
+        Ok(v)
+    };
+    let scales = Fp8BlockScales {
+        a: read("--scale-a-file", pa, (ra, ca))?,
+        b: read("--scale-b-file", pb, (rb, cb))?,
+    };
+    scales.check(m, n, kk)?;
+    Ok(Some(scales))
 }

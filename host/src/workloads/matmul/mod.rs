@@ -19,8 +19,8 @@
 //! | `tensor_bench.rs` | the tensor-core rows of the benchmark |
 //! | `tensor_cli.rs` | `ptxlab matmul --precision bf16\|f16\|tf32x3` |
 //! | `tensor_check.rs` | the tensor-core kernels against the f64 reference (3xTF32 element-wise: [`verify_tf32x3`]), [`sim_check_tensor`] |
-//! | `fp8.rs` | the FP8 GEMM: [`Fp8Kernel`], [`Fp8Scales`], [`Fp8Plan`], [`gemm_fp8`] (`A` and `B^T` as E4M3, BF16 out) |
-//! | `fp8_check.rs` | quantised inputs ([`fp8_inputs`]), the f64 reference of the dequantised inputs, [`check_fp8`], [`sim_check_fp8`] |
+//! | `fp8.rs` | the FP8 GEMM: [`Fp8Kernel`], [`Fp8Scales`], [`Fp8BlockScales`], [`Fp8Plan`], [`gemm_fp8`], [`gemm_fp8_blockscaled`] (`A` and `B^T` as E4M3, BF16 out) |
+//! | `fp8_check.rs` | quantised inputs ([`fp8_inputs`], [`fp8_block_inputs`]), the f64 reference of the dequantised inputs, [`check_fp8`], [`check_fp8_block`], [`sim_check_fp8`], [`sim_check_fp8_block`] |
 //! | `fp8_cli.rs` | `ptxlab matmul --precision fp8` |
 //! | `fp8_bench.rs` | the FP8 rows of the benchmark |
 
@@ -50,12 +50,14 @@ pub use cpu::{
     colsum_bytes, colsum_reference, cpu_ndarray, cpu_rayon, flops, inputs, reference_f64,
 };
 pub use fp8::{
-    Fp8Kernel, Fp8Plan, Fp8Scales, check_scale, fp8_shape_refusal, gemm_fp8, transpose_fp8,
+    Fp8BlockScaleBufs, Fp8BlockScales, Fp8Kernel, Fp8Plan, Fp8Scales, Fp8Scaling, check_scale,
+    fp8_shape_refusal, gemm_fp8, gemm_fp8_blockscaled, transpose_fp8,
 };
-pub use fp8_bench::fp8_shapes;
+pub use fp8_bench::{fp8_block_shapes, fp8_shapes};
 pub use fp8_check::{
-    FP8_SIM_SHAPES, Fp8Inputs, check_fp8, e4m3_scale, fp8_error, fp8_inputs, fp8_tol,
-    quantize_e4m3, reference_fp8, sim_check_fp8, widen_e4m3,
+    FP8_BLOCK_SIM_SHAPES, FP8_SIM_SHAPES, Fp8BlockInputs, Fp8Inputs, check_fp8, check_fp8_block,
+    e4m3_scale, fp8_block_error, fp8_block_inputs, fp8_error, fp8_inputs, fp8_tol, quantize_e4m3,
+    reference_fp8, reference_fp8_block, sim_check_fp8, sim_check_fp8_block, widen_e4m3,
 };
 pub use launch::{
     Loads, check_shapes, colsum_add, colsum_add_with, gemm, vecmat_add, vecmat_add_with, zero2,

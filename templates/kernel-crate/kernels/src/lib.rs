@@ -8,10 +8,21 @@
 //! another `#[kernel] pub fn` here; launch it from src/main.rs with
 //! `launch!(&dev, &KERNELS, cfg, kernels::your_kernel(...))`, or
 //! `kernels::your_kernel::<f64>(...)` for an instance of a generic one.
+//!
+//! The kernels that need sm_90 (thread-block clusters: [`cluster`]) sit in
+//! a module of their own, compiled for the host and, on `nvptx64`, with
+//! the `sm90` feature only: `build.rs` builds the crate a second time with
+//! it into an `sm_90` PTX module, which the runtime loads on an H100 or
+//! newer, while the portable module stays loadable on sm_80. (That module
+//! holds the portable kernels too; the runtime launches each kernel from
+//! the newest module that holds it and runs on the GPU.)
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
 use ptxlab_device::prelude::*;
+
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90"))]
+pub mod cluster;
 
 /// Threads per block of both kernels (and their launch bounds).
 pub const BLOCK: u32 = 256;

@@ -84,8 +84,8 @@ impl Boundary {
 /// the least-squares one).
 pub const NEUMANN_TOL: f64 = 1e-6;
 
-/// The prime factors of `n` in increasing order, pairs of 2 merged into 4
-/// (fewer passes); empty for 1.
+/// The prime factors of `n` in increasing order, the factors 2 merged into
+/// radices 8 (and one 4 or 2 for the rest: fewer passes); empty for 1.
 pub fn factors(mut n: usize) -> Vec<u32> {
     let mut f = Vec::new();
     let mut twos = 0;
@@ -93,9 +93,11 @@ pub fn factors(mut n: usize) -> Vec<u32> {
         twos += 1;
         n /= 2;
     }
-    f.extend(std::iter::repeat_n(4, twos / 2));
-    if twos % 2 == 1 {
-        f.push(2);
+    f.extend(std::iter::repeat_n(8, twos / 3));
+    match twos % 3 {
+        1 => f.push(2),
+        2 => f.push(4),
+        _ => {}
     }
     let mut p = 3;
     while p * p <= n {
