@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # CI: ptxlab from Python. A fresh virtual environment with maturin and the
 # reference libraries from PyPI, the wheel built by maturin (the dev
-# profile: it reuses the workspace's debug build), installed, and the tests
-# of python/tests on the simulator and CPU backends (the GPU tests skip
-# with their reason on a machine without one).
+# profile, whose build of the ptxlab crates is its own: `cargo test` builds
+# them in the test profile, with the dev-dependencies' features), installed,
+# and the tests of python/tests on the simulator and CPU backends (the GPU
+# tests skip with their reason on a machine without one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=target/ci-pyvenv

@@ -10,7 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SCAFFOLD=$(mktemp -d)/my-kernels
 ROOT=$(pwd -P)
+# The seconds of each step, printed as it ends and summed up at the end.
+steps=""
+t=$SECONDS
+took() { steps="$steps, $1 $((SECONDS - t)) s"; echo "scaffold: $1 took $((SECONDS - t)) s"; t=$SECONDS; }
 cargo xtask new-kernel-crate "$SCAFFOLD" --dep path
+took "new-kernel-crate"
 cd "$SCAFFOLD"
 # --dep path: the three ptxlab crates from this checkout.
 grep -qxF "ptxlab-runtime = { path = \"$ROOT/runtime\" }" Cargo.toml || { echo "Cargo.toml: no path dependency on ptxlab-runtime"; exit 1; }
@@ -20,10 +25,12 @@ cargo run --release -- --backend sim | tee run.log
 [ "$(grep -c '^PASS' run.log)" = 4 ] || { echo "expected 4 PASS lines"; exit 1; }
 grep -q '^PASS axpy::<f64>' run.log || { echo "no PASS axpy::<f64> line"; exit 1; }
 grep -q '^PASS row_sums::<f32, 4>' run.log || { echo "no PASS row_sums::<f32, 4> line"; exit 1; }
+took "build and run"
 # The crate's own tests: the cluster example (two blocks reading each other's
 # shared memory) on the simulator; its GPU twin skips here with one line.
 cargo test --release 2>&1 | tee test.log
 grep -q 'neighbour_sum_on_the_simulator ... ok' test.log || { echo "the cluster example did not pass on the simulator"; exit 1; }
+took "cargo test"
 PTX=$(ls target/release/build/my-kernels-*/out/kernels.ptx)
 for e in axpy_f32 axpy_f64 row_sums_f32_4 row_sums_f64_2; do
   grep -q "\.entry $e(" "$PTX" || { echo "no .entry $e in the PTX"; exit 1; }
@@ -53,6 +60,7 @@ cargo run --release -- --backend sim | tee run3.log
 [ "$(grep -c '^PASS' run3.log)" = 5 ] || { echo "expected 5 PASS lines after adding square"; exit 1; }
 grep -q '^PASS square' run3.log || { echo "no PASS square line"; exit 1; }
 grep -q '\.entry square' "$PTX" || { echo "square is not in the PTX"; exit 1; }
+took "the README's kernel"
 
 # The simulator's asynchronous checks in a project of one's own: a kernel
 # that copies a tile with copy_async, commits, skips the wait, synchronises
@@ -114,4 +122,6 @@ grep "cp.async" run4.log
 sed -i 's|    // WAIT|    shared::wait_async_copies::<0>();|' kernels/src/lib.rs
 cargo run --release -- --backend sim | tee run5.log
 grep -q '^PASS tile_async' run5.log || { echo "tile_async with its wait should pass"; exit 1; }
+took "the cp.async check"
 echo "scaffold: PASS (saxpy, stencil, axpy::<f64>, row_sums::<f32, 4>, a kernel added as the README says, and the cp.async check)"
+echo "scaffold: seconds per step: ${steps#, }"

@@ -2,8 +2,9 @@
 //! odd shapes against the f64 products of the dequantised inputs, with
 //! per-tensor and with block scales, planted bugs the check must catch (a
 //! layout bug, a scale off by 2, block scales swapped), the refusals
-//! (shapes, scales, lengths, flags, scale files), the command on the
-//! simulator, and (when a driver is present) the kernels on the GPU.
+//! (shapes, scales, lengths, flags, scale files), `B`'s block scales read
+//! through 16-byte-aligned TMA boxes at every column of tiles, the command
+//! on the simulator, and (when a driver is present) the kernels on the GPU.
 
 use ptxlab::runtime::Device;
 use ptxlab::workloads::matmul::{
@@ -210,24 +211,53 @@ fn the_command_runs_on_the_simulator_and_refuses_bad_flags() {
     assert!(e.contains("no FP8 kernels"), "{e}");
 }
 
+/// The block-scaled GEMM of random inputs (`seed`) on `dev`, the output
+/// poisoned first, checked against the f64 reference: the inputs and the
+/// raw BF16 output.
+fn block_scaled_on(
+    dev: &Device,
+    (m, n, k): Shape,
+    seed: u64,
+) -> (matmul::Fp8BlockInputs, Vec<u16>) {
+    let inp = matmul::fp8_block_inputs(m, n, k, seed, None).unwrap();
+    let a = dev.upload(&inp.a).unwrap();
+    let bt = dev.upload(&inp.bt).unwrap();
+    let mut d = dev.alloc_filled(m * n, matmul::POISON_16).unwrap();
+    matmul::gemm_fp8_blockscaled(dev, Fp8Kernel::Ws, &a, &bt, &mut d, (m, n, k), &inp.scales)
+        .unwrap();
+    let got = dev.download(&d).unwrap();
+    let e = matmul::fp8_block_error("fp8 block", &got, &inp, m, n, k, true).unwrap();
+    assert!(e < matmul::fp8_tol(), "{m}x{n}x{k}: {e:e}");
+    (inp, got)
+}
+
+/// A GEMM shape `(m, n, k)`.
+type Shape = (usize, usize, usize);
+
+/// The GPU (or `None` after a one-line skip), whether it is a Hopper, and
+/// the shapes of a GPU test: `odd`, then three large ones, which are left
+/// out under compute-sanitizer (`PTXLAB_TEST_SCALE=small`).
+fn gpu_and_shapes(odd: &[Shape]) -> Option<(Device, bool, Vec<Shape>)> {
+    let dev = ptxlab::runtime::testing::gpu_or_skip()?;
+    let hopper = dev.as_gpu().unwrap().info().compute_capability == (9, 0);
+    let mut shapes = odd.to_vec();
+    if std::env::var("PTXLAB_TEST_SCALE").as_deref() != Ok("small") {
+        shapes.extend([(1000, 1016, 1008), (130, 136, 8192), (2048, 2048, 2048)]);
+    }
+    Some((dev, hopper, shapes))
+}
+
 #[test]
 fn gpu_fp8_gemm() {
-    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
-        return;
-    };
-    let hopper = dev.as_gpu().unwrap().info().compute_capability == (9, 0);
-    // Under compute-sanitizer (PTXLAB_TEST_SCALE=small) the large shapes
-    // are left out.
-    let small = std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small");
-    let mut shapes = vec![
+    let odd = [
         (130, 136, 256),
         (67, 48, 128),
         (67, 45, 128),
         (517, 389, 304),
     ];
-    if !small {
-        shapes.extend([(1000, 1016, 1008), (130, 136, 8192), (2048, 2048, 2048)]);
-    }
+    let Some((dev, hopper, shapes)) = gpu_and_shapes(&odd) else {
+        return;
+    };
     for (m, n, k) in shapes {
         for scales in [None, Some(Fp8Scales { a: 1.5e-3, b: 37.0 })] {
             let r = matmul::check_fp8(&dev, Fp8Kernel::Ws, (m, n, k), scales, 9);
@@ -258,15 +288,7 @@ fn block_scaled_odd_shapes_pass_and_a_wrong_block_fails() {
         } else {
             Device::sim()
         };
-        let inp = matmul::fp8_block_inputs(m, n, k, 31, None).unwrap();
-        let a = dev.upload(&inp.a).unwrap();
-        let bt = dev.upload(&inp.bt).unwrap();
-        let mut d = dev.alloc_filled(m * n, matmul::POISON_16).unwrap();
-        matmul::gemm_fp8_blockscaled(&dev, Fp8Kernel::Ws, &a, &bt, &mut d, (m, n, k), &inp.scales)
-            .unwrap();
-        let got = dev.download(&d).unwrap();
-        let e = matmul::fp8_block_error("fp8 block", &got, &inp, m, n, k, true).unwrap();
-        assert!(e < matmul::fp8_tol(), "{m}x{n}x{k}: {e:e}");
+        let (inp, got) = block_scaled_on(&dev, (m, n, k), 31);
         // The per-block weights differ: the reference with one k block's
         // scales of A doubled is far from the kernel's output.
         let kb = k.div_ceil(128);
@@ -299,6 +321,67 @@ fn block_scaled_odd_shapes_pass_and_a_wrong_block_fails() {
             assert!(
                 e > 0.05,
                 "{m}x{n}x{k}: B's column blocks swapped give {e:e}"
+            );
+        }
+    }
+}
+
+/// `B`'s block scales reach a tile through a box of four column blocks
+/// that starts on a 16-byte boundary (TMA refuses any other start, and so
+/// does the simulator): a tile in an odd column of tiles reads the box's
+/// last two. At four columns of tiles (column blocks 0..8, the last one
+/// partly past `n`), each column block of the output, judged alone, passes
+/// against the f64 reference; and each fails against a reference that
+/// gives the odd tiles the box's first two column blocks (as a read at
+/// the box's start would), or that doubles the block's own scales.
+#[test]
+fn block_scales_of_every_column_of_tiles_come_from_aligned_boxes() {
+    let (m, n, k) = (67, 1000, 256);
+    let dev = Device::sim();
+    let (inp, got) = block_scaled_on(&dev, (m, n, k), 32);
+    let got: Vec<f64> = got
+        .iter()
+        .map(|&v| f32::from_bits((v as u32) << 16) as f64)
+        .collect();
+    // The normwise relative error of column block `j` of the output
+    // against `want`.
+    let block_err = |want: &[f64], j: usize| -> f64 {
+        let (mut num, mut den) = (0f64, 0f64);
+        for i in 0..m {
+            for c in 128 * j..(128 * j + 128).min(n) {
+                num += (got[i * n + c] - want[i * n + c]).powi(2);
+                den += want[i * n + c].powi(2);
+            }
+        }
+        (num / den).sqrt()
+    };
+    let want = matmul::reference_fp8_block(&inp, m, n, k);
+    let kb = k.div_ceil(128);
+    // The column block whose scales the odd tiles would read from the
+    // box's start.
+    let misread = |j: usize| if (j / 2) % 2 == 1 { j - 2 } else { j };
+    let mut misread_scales = inp.clone();
+    for j in 0..n.div_ceil(128) {
+        for c in 0..kb {
+            misread_scales.scales.b[j * kb + c] = inp.scales.b[misread(j) * kb + c];
+        }
+    }
+    let misread_want = matmul::reference_fp8_block(&misread_scales, m, n, k);
+    for j in 0..n.div_ceil(128) {
+        let e = block_err(&want, j);
+        assert!(e < matmul::fp8_tol(), "column block {j}: {e:e}");
+        let mut doubled = inp.clone();
+        for c in 0..kb {
+            doubled.scales.b[j * kb + c] *= 2.0;
+        }
+        let e = block_err(&matmul::reference_fp8_block(&doubled, m, n, k), j);
+        assert!(e > 0.4, "column block {j}, its scales doubled: {e:e}");
+        if misread(j) != j {
+            let e = block_err(&misread_want, j);
+            assert!(
+                e > 0.05,
+                "column block {j} with {}'s scales: {e:e}",
+                misread(j)
             );
         }
     }
@@ -469,18 +552,32 @@ impl CloneArgs for Args {
     }
 }
 
-/// The block-scaled kernel passes on the simulator (above) but stops with
-/// an illegal instruction on an H200, so the GPU refuses it with an error
-/// that says so (no result is returned from a kernel that traps).
+/// The block-scaled kernel on the GPU at odd shapes against the f64
+/// reference, the output poisoned first (`check_fp8_block`): one column
+/// of tiles, then two (the second tile's `B` scales in the last two
+/// places of its 16-byte box) and four (the third and fourth tiles'
+/// boxes start at column block 4). Off Hopper the kernel is refused.
 #[test]
-fn gpu_fp8_block_scaled_gemm_is_refused() {
-    let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
+fn gpu_fp8_block_scaled_gemm() {
+    let odd = [
+        (130, 136, 256),
+        (67, 45, 400),
+        (517, 389, 304),
+        (67, 1000, 256),
+    ];
+    let Some((dev, hopper, shapes)) = gpu_and_shapes(&odd) else {
         return;
     };
-    let e = matmul::check_fp8_block(&dev, Fp8Kernel::Ws, (130, 136, 256), 9)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("refused on GPUs") || e.contains("sm_90a"), "{e}");
+    for (m, n, k) in shapes {
+        let r = matmul::check_fp8_block(&dev, Fp8Kernel::Ws, (m, n, k), 9);
+        if !hopper {
+            let e = r.unwrap_err().to_string();
+            assert!(e.contains("sm_90a"), "{e}");
+            continue;
+        }
+        let e = r.unwrap_or_else(|e| panic!("{m}x{n}x{k}: {e}"));
+        assert!(e < matmul::fp8_tol(), "{m}x{n}x{k}: {e:e}");
+    }
 }
 
 /// The report pairs each FP8 row only with the peer of the same problem:

@@ -158,8 +158,13 @@ fn ptxas_or_skip() -> Option<std::path::PathBuf> {
     }
 }
 
-/// `ptxas` over every embedded module (one per group) of the builds that
-/// `pick` selects, for `arch`: the merged resource report.
+/// The `ptxas` report of every embedded module (one per group) of the
+/// builds that `pick` selects, for `arch`, merged. A module whose build
+/// embedded a cubin for `arch` gives the build's own report: the build ran
+/// `ptxas -arch=<arch> -O3 -v` (`ptxlab_builder::assemble`, as below) on
+/// these same PTX bytes, and a rejection fails the build. Any other module
+/// (a build without cubins for `arch`, as with `PTXLAB_CUBIN_ARCHS=none`)
+/// is assembled here into `dir`.
 fn assemble_modules(
     ptxas: &std::path::Path,
     dir: &std::path::Path,
@@ -169,6 +174,33 @@ fn assemble_modules(
 ) -> Vec<ptxlab_builder::ResourceUsage> {
     let mut out = Vec::new();
     for m in ptxlab::modules::KERNELS.modules.iter().filter(|m| pick(m)) {
+        if m.cubins.iter().any(|(a, _)| *a == arch) {
+            let built: Vec<_> = m
+                .resources
+                .iter()
+                .filter(|r| r.arch == arch)
+                .map(|r| ptxlab_builder::ResourceUsage {
+                    kernel: r.kernel.to_string(),
+                    arch: r.arch.to_string(),
+                    registers: r.registers,
+                    spill_stores: r.spill_stores,
+                    spill_loads: r.spill_loads,
+                    stack_frame: r.stack_frame,
+                    shared_bytes: r.shared_bytes,
+                    ..Default::default()
+                })
+                .collect();
+            assert_eq!(
+                built.len(),
+                m.entries.len(),
+                "the build's {arch} report of the {label} module `{}` has {} rows for {} entries",
+                m.group,
+                built.len(),
+                m.entries.len()
+            );
+            out.extend(built);
+            continue;
+        }
         let src = dir.join(format!("{label}.{}.ptx", m.group));
         std::fs::write(&src, m.ptx).unwrap();
         let cubin = dir.join(format!("{label}.{}.{arch}.cubin", m.group));

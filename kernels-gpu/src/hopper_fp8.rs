@@ -220,7 +220,9 @@ pub fn matmul_fp8_ws(
 /// # Shared-memory layout
 /// [`matmul_fp8_ws`]'s stages, then one [`FP8_SCALE_SLOT`] per stage (the
 /// scales of the tile's 128 rows of `A` for the stage's k block, then
-/// four of `B`'s column blocks from the tile's first), then the barriers.
+/// the box of four of `B`'s column blocks that holds the tile's two and
+/// starts on a 16-byte boundary of its row, as TMA requires), then the
+/// barriers.
 /// `full[s]` expects the slot's 528 bytes with the stage's.
 ///
 /// # What changes from [`matmul_fp8_ws`], and why
@@ -236,9 +238,9 @@ pub fn matmul_fp8_ws(
 ///   `full` barrier (DeepGEMM copies `A`'s the same way). After each
 ///   half's `wgmma`, a consumer reads three values from the stage's slot
 ///   (its two rows' `sa`, the half's `sb`) at offsets that depend only
-///   on the stage, where global loads would keep 64-bit pointers and indices live
-///   beside the 192 sums; the stage is released only after the second
-///   half's read.
+///   on the stage and the parity of the tile's column, where global loads
+///   would keep 64-bit pointers and indices live beside the 192 sums; the
+///   stage is released only after the second half's read.
 /// * Rows past `m` and blocks past `n` are zero-filled by TMA; their sums
 ///   are zeros and never stored.
 #[kernel(launch_bounds(384, 1))]
@@ -269,6 +271,18 @@ pub const fn fp8_block_scale_dims(m: usize, n: usize, k: usize) -> (usize, usize
     )
 }
 
+/// The first column of the box of four of `B`'s block scales that the
+/// tile in column `tn` of tiles reads ([`matmul_fp8_ws_blockscaled`]): the
+/// tile's first column block, `2 tn`, rounded down to a multiple of four,
+/// so that the box starts on a 16-byte boundary of its row of f32 (TMA
+/// refuses a box whose start in the innermost dimension is not 16-byte
+/// aligned: the GPU stops the copy with an illegal instruction). The
+/// tile's two column blocks are the box's first two or its last two.
+#[inline(always)]
+const fn sb_group(tn: usize) -> usize {
+    tn * (FP8_BN / FP8_SCALE_BLOCK) / 4 * 4
+}
+
 /// How the consumers scale the products: the extra bytes a stage carries
 /// and the copies that fill them (producer), the factors one consumer
 /// thread reads for one stage, how a stage's partial sums join the running
@@ -291,9 +305,16 @@ trait Scaling: Copy {
     /// The view of the slots, which start `at` bytes into dynamic shared
     /// memory.
     fn view(&self, at: usize) -> Self::View;
-    /// Stage `s`'s factors of the tile's half `HALF` (0 or 1) for thread
-    /// `t` (0..128) of consumer warpgroup `wg`.
-    fn block<const HALF: usize>(v: Self::View, s: usize, wg: usize, t: u32) -> Self::Block;
+    /// Stage `s`'s factors of the half `HALF` (0 or 1) of a tile in
+    /// column `tn` of tiles, for thread `t` (0..128) of consumer warpgroup
+    /// `wg`.
+    fn block<const HALF: usize>(
+        v: Self::View,
+        s: usize,
+        tn: usize,
+        wg: usize,
+        t: u32,
+    ) -> Self::Block;
     /// Adds the partial sums `part` of the tile's half `HALF` (0 or 1) to
     /// the running sums `acc`, scaled by `f`.
     fn promote<const HALF: usize>(f: Self::Block, acc: &mut [f32; 64], part: &[f32; 64]);
@@ -317,7 +338,7 @@ impl Scaling for PerTensor {
     #[inline(always)]
     fn view(&self, _at: usize) {}
     #[inline(always)]
-    fn block<const HALF: usize>(_v: (), _s: usize, _wg: usize, _t: u32) {}
+    fn block<const HALF: usize>(_v: (), _s: usize, _tn: usize, _wg: usize, _t: u32) {}
     #[inline(always)]
     fn promote<const HALF: usize>(_f: (), acc: &mut [f32; 64], part: &[f32; 64]) {
         unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
@@ -353,12 +374,11 @@ impl Scaling for BlockScales<'_> {
     }
     #[inline(always)]
     fn load(&self, slot: u32, (tm, tn): (usize, usize), kt: usize, bar: Mbarrier) {
-        let cb = tn * (FP8_BN / FP8_SCALE_BLOCK);
         tma_load_2d(slot, self.sa_map, (tm * FP8_BM) as i32, kt as i32, bar);
         tma_load_2d(
             slot + 4 * FP8_BM as u32,
             self.sb_map,
-            cb as i32,
+            sb_group(tn) as i32,
             kt as i32,
             bar,
         );
@@ -368,16 +388,25 @@ impl Scaling for BlockScales<'_> {
         shared::dynamic_shared::<f32>(at, FP8_STAGES * FP8_SCALE_SLOT / 4)
     }
     #[inline(always)]
-    fn block<const HALF: usize>(v: SharedSlice<f32>, s: usize, wg: usize, t: u32) -> [f32; 2] {
+    fn block<const HALF: usize>(
+        v: SharedSlice<f32>,
+        s: usize,
+        tn: usize,
+        wg: usize,
+        t: u32,
+    ) -> [f32; 2] {
         let at = s * (FP8_SCALE_SLOT / 4);
         let row = 64 * wg + acc_coord(t, 0).0;
-        // SAFETY: `s < FP8_STAGES`, `row + 8 < 128`: every index lies in
-        // the stage's slot, inside the view.
+        // The tile's first column block within the box of four.
+        let cb = tn * (FP8_BN / FP8_SCALE_BLOCK) - sb_group(tn);
+        // SAFETY: `s < FP8_STAGES`, `row + 8 < 128`, `cb + HALF < 4`: every
+        // index lies in the stage's slot (`FP8_SCALE_SLOT / 4 = 160` f32),
+        // inside the view.
         let (a0, a1, b) = unsafe {
             (
                 v.get_unchecked(at + row),
                 v.get_unchecked(at + row + 8),
-                v.get_unchecked(at + FP8_BM + HALF),
+                v.get_unchecked(at + FP8_BM + cb + HALF),
             )
         };
         [a0 * b, a1 * b]
@@ -503,7 +532,7 @@ fn ws_body<Sc: Scaling>(
                 wgmma_commit_group();
                 wgmma_wait_group::<0>();
                 fence_operands(&mut part);
-                let f = Sc::block::<0>(view, s, wg, (t % 128) as u32);
+                let f = Sc::block::<0>(view, s, tn, wg, (t % 128) as u32);
                 Sc::promote::<0>(f, &mut lo, &part);
                 wgmma_fence();
                 unroll!(kk in [0, 1, 2, 3] {
@@ -517,7 +546,7 @@ fn ws_body<Sc: Scaling>(
                 wgmma_commit_group();
                 wgmma_wait_group::<0>();
                 fence_operands(&mut part);
-                let f = Sc::block::<1>(view, s, wg, (t % 128) as u32);
+                let f = Sc::block::<1>(view, s, tn, wg, (t % 128) as u32);
                 // Both halves' `wgmma` are done and the scales read: the
                 // stage can be refilled.
                 empty(s).arrive();

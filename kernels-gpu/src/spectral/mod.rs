@@ -24,19 +24,25 @@
 //! normal derivative, the ghost cell is `p_inner + h g`).
 //!
 //! # The transforms
-//! Both go through one complex FFT of length `N` per line, `N = n + 1`
-//! (DST-I) or `N = n` (DCT-II), never through an extension of the data:
+//! Both go through complex FFTs of length `N` per pair of lines, `N = n +
+//! 1` (DST-I) or `N = n` (DCT-II), never through an extension of the
+//! data. A real line needs only a real FFT; two real sequences `y^a`, `y^b`
+//! share one complex FFT as `z = y^a + i y^b` and come apart as
+//! `Y^a_k = (Z_k + conj Z_{N-k}) / 2`, `Y^b_k = (Z_k - conj Z_{N-k}) / 2i`,
+//! so every block transforms two lines at the cost of one complex FFT.
 //!
-//! * DST-I: the odd extension `u` of the line (length `2N`: `0, x, 0, -x
-//!   reversed`) is never stored; its even and odd samples are packed as one
-//!   complex sequence `z_j = u_{2j} + i u_{2j+1}` of length `N` (the real
-//!   FFT of length `2N` through a half-length complex FFT), and the
-//!   post-processing `U_k = E_k + e^{-i pi k / N} O_k` with
-//!   `E_k = (Z_k + conj Z_{N-k}) / 2`, `O_k = (Z_k - conj Z_{N-k}) / 2i`
-//!   gives `X_k = -Im(U_k) / 2`.
+//! * DST-I: the line folds into a real sequence of length `N`,
+//!   `y_j = sin(pi j / N) (x_j + x_{N-j}) + (x_j - x_{N-j}) / 2`
+//!   (`y_0 = 0`); its first part is symmetric about `N / 2` and its second
+//!   antisymmetric, so with `Y_k = A_k - i B_k` the even outputs are
+//!   `X_{2k} = B_k` and the odd ones follow from
+//!   `X_{2k+1} - X_{2k-1} = A_k`, `X_1 = A_0 / 2`: a prefix sum over the
+//!   block (`scan_odd`).
 //! * DCT-II (Makhoul): `v_j = x_{2j}`, `v_{n-1-j} = x_{2j+1}`; `V = FFT(v)`;
 //!   `X_k = Re(e^{-i pi k / 2n} V_k)`. The inverse builds
-//!   `V_k = e^{i pi k / 2n} (X_k - i X_{n-k})` and takes an inverse FFT.
+//!   `V_k = e^{i pi k / 2n} (X_k - i X_{n-k})` per line and takes one
+//!   inverse FFT of `V^a + i V^b`, whose real and imaginary parts are the
+//!   two lines.
 //!
 //! The FFT is a Stockham auto-sort in shared memory (two complex buffers of
 //! `N`, ping-pong, the result in natural order) with one pass per factor of
@@ -58,17 +64,19 @@
 //! factors, then the factors.
 //!
 //! # The passes
-//! 1. [`spectral_rows_forward`]: one block per interior row: load the row
-//!    of `b`, fold the boundary in, transform, write the interior work array
-//!    (`my x mx`).
-//! 2. [`spectral_columns_solve`]: one block per column of the work array:
-//!    transform the column, divide by `lambda_x + lambda_y` (times the
-//!    inverse transforms' scale), transform back, write the column in
-//!    place. The column is read and written with a stride; neighbouring
-//!    blocks read neighbouring columns at the same time, so the sectors they
-//!    share come from L2.
-//! 3. [`spectral_rows_inverse`]: one block per grid row: inverse-transform
-//!    the work row and write the whole row of `p`, boundary cells included.
+//! 1. [`spectral_rows_forward`]: one block per pair of interior rows: load
+//!    the rows of `b`, fold the boundary in, transform, write the interior
+//!    work array (`my x mx`).
+//! 2. [`spectral_columns_solve`]: one block per pair of neighbouring
+//!    columns of the work array: transform the columns, divide by
+//!    `lambda_x + lambda_y` (times the inverse transforms' scale), transform
+//!    back, write the columns in place. The columns are read and written
+//!    with a stride; the two values of a row share a sector, and
+//!    neighbouring blocks read neighbouring columns at the same time, so
+//!    the rest of the sector comes from L2.
+//! 3. [`spectral_rows_inverse`]: one block per pair of grid rows:
+//!    inverse-transform the work rows and write the whole rows of `p`,
+//!    boundary cells included.
 //!
 //! Three passes over the grid, each reading and writing it once: the floor
 //! of a separable solve that cannot hold the grid on chip.
@@ -94,10 +102,19 @@ pub const fn fft_len(kind: u32, n: usize) -> usize {
     if kind == DIRICHLET { n + 1 } else { n }
 }
 
-/// Dynamic shared memory of a block transforming lines of FFT length `nf`:
-/// two complex buffers of `nf`.
+/// Most warps of a block (the scan keeps two totals per warp).
+pub const MAX_WARPS: usize = 32;
+
+/// Values of `T` in a block's dynamic shared memory for FFT length `nf`:
+/// two complex buffers of `nf`, then two scan totals per warp.
+pub const fn shared_len(nf: usize) -> usize {
+    4 * nf + 2 * MAX_WARPS
+}
+
+/// Dynamic shared memory of a block transforming pairs of lines of FFT
+/// length `nf` ([`shared_len`] values).
 pub const fn shared_bytes<T>(nf: usize) -> usize {
-    shared::shared_bytes::<T>(0, 4 * nf)
+    shared::shared_bytes::<T>(0, shared_len(nf))
 }
 
 /// Values of a plan of an axis with `n` values per line and FFT length `nf`.
@@ -173,7 +190,7 @@ fn buf(c: usize, nf: usize) -> usize {
 /// block must call it (it has barriers); the input must be complete (a
 /// barrier after it was written).
 #[inline(always)]
-fn fft<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, inverse: bool, mut cur: usize) -> usize {
+fn fft<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, inverse: bool, mut cur: usize) -> usize {
     let nf = ax.nf;
     let mut ns = 1usize;
     for s in 0..ax.fac.get(0) as usize {
@@ -201,7 +218,7 @@ fn fft<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, inverse: bool, mut cur: u
 /// computed directly from its `r` inputs, `y = sum_q x_q W_N^{(q t) mod
 /// N}`, `r` shared loads and twiddles per point.
 #[inline(always)]
-fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, r: usize, p: radix::Pass) {
+fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, r: usize, p: radix::Pass) {
     let nf = p.nf;
     let m = nf / r;
     let step = nf / (p.ns * r);
@@ -233,33 +250,36 @@ fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, r: usize, p: radi
     }
 }
 
-/// Writes the FFT input of the forward transform of the real line at
-/// `line` (`n` values in shared memory) into complex buffer `dst`.
+
+/// Writes the FFT input of the forward transform of the pair of real lines
+/// at `src` (line `a`, `n` values) and `src + n` (line `b`) into complex
+/// buffer `dst`: `z_j = y^a_j + i y^b_j`, one real sequence per line.
+///
+/// DST-I (`x_j` the value of the line at `j - 1`, `j = 1..N-1`):
+/// `y_j = sin(pi j / N) (x_j + x_{N-j}) + (x_j - x_{N-j}) / 2`, `y_0 = 0`.
+/// DCT-II: the even-odd reordering `v_j = x_{2j}`, `v_{n-1-j} = x_{2j+1}`.
 #[inline(always)]
-fn build_forward<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, line: usize, dst: usize) {
+fn build_pair<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, src: usize, dst: usize) {
     let (n, nf) = (ax.n, ax.nf);
     let d = buf(dst, nf);
+    let half = T::from_f64(0.5);
     let mut j = tid();
     while j < nf {
         let (re, im) = if ax.kind == DIRICHLET {
-            // u_m of the odd extension of length 2N.
-            let u = |m: usize| -> T {
-                if m == 0 || m == nf {
-                    T::ZERO
-                } else if m < nf {
-                    sh.get(line + m - 1)
-                } else {
-                    T::ZERO - sh.get(line + 2 * nf - m - 1)
-                }
-            };
-            (u(2 * j), u(2 * j + 1))
-        } else {
-            let i = if 2 * j < n {
-                2 * j
+            if j == 0 {
+                (T::ZERO, T::ZERO)
             } else {
-                2 * (n - 1 - j) + 1
-            };
-            (sh.get(line + i), T::ZERO)
+                // sin(pi j / N) is minus the imaginary part of e^{-i pi j / N}.
+                let s = T::ZERO - ax.post(j).1;
+                let y = |l: usize| {
+                    let (x, xr) = (sh.get(src + l * n + j - 1), sh.get(src + l * n + nf - j - 1));
+                    s.mul_add(x + xr, half * (x - xr))
+                };
+                (y(0), y(1))
+            }
+        } else {
+            let i = if 2 * j < n { 2 * j } else { 2 * (n - 1 - j) + 1 };
+            (sh.get(src + i), sh.get(src + n + i))
         };
         sh.set(d + 2 * j, re);
         sh.set(d + 2 * j + 1, im);
@@ -267,85 +287,218 @@ fn build_forward<T: Real>(sh: &SharedSlice<T>, ax: &Axis<'_, T>, line: usize, ds
     }
 }
 
-/// The forward transform's output `X_k` (`k` from 0, `n` of them) from the
-/// FFT result in buffer `res`, handed to `put(k, X_k)` (one thread each).
+/// Inclusive prefix sums, in place, of the `count` values at stride 2 from
+/// `a` and from `b` (the odd outputs of the DST-I of both lines of a pair).
+///
+/// Each warp owns a contiguous segment and walks it 32 values at a time: a
+/// shuffle scan (`shfl.up` 1, 2, 4, 8, 16) plus the running carry, so
+/// lanes touch neighbouring words (no bank conflicts, which a chunk per
+/// thread would have). The warps' totals meet in `scratch` (two values
+/// per warp) and each warp adds those of the warps before it. Every
+/// thread of the block must call it; it ends with a barrier.
 #[inline(always)]
-fn post_forward<T: Real>(
+fn scan_odd<T: Real>(sh: &SharedSlice<T>, a: usize, b: usize, count: usize, scratch: usize) {
+    let (lane, warp, warps) = (tid() % 32, tid() / 32, threads() / 32);
+    let seg = count.div_ceil(warps).div_ceil(32) * 32;
+    let start = (warp * seg).min(count);
+    let end = (start + seg).min(count);
+    let (mut ca, mut cb) = (T::ZERO, T::ZERO);
+    let mut i0 = start;
+    while i0 < end {
+        let i = i0 + lane;
+        let (mut va, mut vb) = if i < end {
+            (sh.get(a + 2 * i), sh.get(b + 2 * i))
+        } else {
+            (T::ZERO, T::ZERO)
+        };
+        ptxlab_device::unroll!(d in [1, 2, 4, 8, 16] {
+            let ua = warp::shfl_up(warp::FULL_MASK, va, d as u32);
+            let ub = warp::shfl_up(warp::FULL_MASK, vb, d as u32);
+            if lane >= d {
+                va += ua;
+                vb += ub;
+            }
+        });
+        va += ca;
+        vb += cb;
+        if i < end {
+            sh.set(a + 2 * i, va);
+            sh.set(b + 2 * i, vb);
+        }
+        ca = warp::shfl_idx(warp::FULL_MASK, va, 31);
+        cb = warp::shfl_idx(warp::FULL_MASK, vb, 31);
+        i0 += 32;
+    }
+    if lane == 0 {
+        sh.set(scratch + 2 * warp, ca);
+        sh.set(scratch + 2 * warp + 1, cb);
+    }
+    sync_threads();
+    if warp > 0 && start < end {
+        let (mut oa, mut ob) = (T::ZERO, T::ZERO);
+        for w in 0..warp {
+            oa += sh.get(scratch + 2 * w);
+            ob += sh.get(scratch + 2 * w + 1);
+        }
+        let mut i = start + lane;
+        while i < end {
+            sh.set(a + 2 * i, sh.get(a + 2 * i) + oa);
+            sh.set(b + 2 * i, sh.get(b + 2 * i) + ob);
+            i += 32;
+        }
+    }
+    sync_threads();
+}
+
+/// The forward transforms of both lines from the FFT result in buffer
+/// `res`, written as two lines of `n` reals at the start of the other
+/// buffer (returned: line `a` there, line `b` `n` later). Every thread of
+/// the block must call it; it ends with a barrier.
+///
+/// The two real sequences come apart as `Y^a_k = (Z_k + conj Z_{N-k}) / 2`
+/// and `Y^b_k = (Z_k - conj Z_{N-k}) / 2i`. DST-I: with
+/// `Y_k = A_k - i B_k`, the even outputs are `X_{2k} = B_k` and the odd
+/// ones the running sums `X_{2k+1} = A_0 / 2 + A_1 + ... + A_k`
+/// ([`scan_odd`]). DCT-II: `X_k = Re(e^{-i pi k / 2n} Y_k)`.
+///
+/// The running sum carries the rounding of every `A_m` before it (the
+/// error of `X_{2k+1}` grows like `sqrt(k)`): in a forward transform it
+/// lands on the high modes, which the division by the eigenvalues then
+/// shrinks; in an inverse it would land on the field as a zig-zag, which
+/// the residual amplifies by `8 / h^2`. So only the forward DST-I runs
+/// here; the inverse DST-I takes [`dst_line`], one line at a time.
+#[inline(always)]
+fn post_pair<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, res: usize) -> usize {
+    let (n, nf) = (ax.n, ax.nf);
+    let z = buf(res, nf);
+    let out = buf(1 - res, nf);
+    let half = T::from_f64(0.5);
+    let zk = |k: usize| (sh.get(z + 2 * k), sh.get(z + 2 * k + 1));
+    if ax.kind == DIRICHLET {
+        let mut m = tid();
+        while m <= nf / 2 {
+            let ((zr, zi), (wr, wi)) = (zk(m), zk(if m == 0 { 0 } else { nf - m }));
+            if m >= 1 && 2 * m < nf {
+                sh.set(out + 2 * m - 1, half * (wi - zi));
+                sh.set(out + n + 2 * m - 1, half * (zr - wr));
+            }
+            if 2 * m + 1 < nf {
+                let f = if m == 0 { half * half } else { half };
+                sh.set(out + 2 * m, f * (zr + wr));
+                sh.set(out + n + 2 * m, f * (zi + wi));
+            }
+            m += threads();
+        }
+        sync_threads();
+        scan_odd(sh, out, out + n, nf / 2, 4 * nf);
+    } else {
+        let mut k = tid();
+        while k < n {
+            let ((zr, zi), (wr, wi)) = (zk(k), zk(if k == 0 { 0 } else { nf - k }));
+            let (pr, pi) = ax.post(k);
+            // Y^a = ((zr + wr) + i (zi - wi)) / 2, Y^b = ((zi + wi) + i (wr - zr)) / 2.
+            sh.set(out + k, half * (pr * (zr + wr) - pi * (zi - wi)));
+            sh.set(out + n + k, half * (pr * (zi + wi) - pi * (wr - zr)));
+            k += threads();
+        }
+        sync_threads();
+    }
+    out
+}
+
+/// The DST-I of the one real line at `line` (`n` values, in the buffer
+/// that is not `free`) through the half-length packing of its odd
+/// extension, results to `put(k, X_k)`: the extension `u` (length `2N`:
+/// `0, x, 0, -x` reversed) is never stored; its even and odd samples form
+/// one complex sequence `z_j = u_{2j} + i u_{2j+1}` of length `N` built in
+/// buffer `free`, and `U_k = E_k + e^{-i pi k / N} O_k` with
+/// `E_k = (Z_k + conj Z_{N-k}) / 2`, `O_k = (Z_k - conj Z_{N-k}) / 2i`
+/// gives `X_k = -Im(U_k) / 2`. Every output comes from two FFT values, no
+/// running sum: the inverse transforms use it, as their rounding errors
+/// land in the field itself (see [`post_pair`]). Every thread of the block
+/// must call it (it has barriers), after a barrier that completes the line.
+#[inline(always)]
+fn dst_line<T: Real>(
     sh: &SharedSlice<T>,
-    ax: &Axis<'_, T>,
-    res: usize,
+    ax: Axis<'_, T>,
+    line: usize,
+    free: usize,
     mut put: impl FnMut(usize, T),
 ) {
     let (n, nf) = (ax.n, ax.nf);
-    let z = buf(res, nf);
+    let d = buf(free, nf);
+    let u = |m: usize| -> T {
+        if m == 0 || m == nf {
+            T::ZERO
+        } else if m < nf {
+            sh.get(line + m - 1)
+        } else {
+            T::ZERO - sh.get(line + 2 * nf - m - 1)
+        }
+    };
+    let mut j = tid();
+    while j < nf {
+        sh.set(d + 2 * j, u(2 * j));
+        sh.set(d + 2 * j + 1, u(2 * j + 1));
+        j += threads();
+    }
+    sync_threads();
+    let z = buf(fft(sh, ax, false, free), nf);
     let half = T::from_f64(0.5);
     let mut k = tid();
     while k < n {
-        let (pr, pi) = ax.post(if ax.kind == DIRICHLET { k + 1 } else { k });
-        let x = if ax.kind == DIRICHLET {
-            let kk = k + 1;
-            let (ar, ai) = (sh.get(z + 2 * kk), sh.get(z + 2 * kk + 1));
-            let (br, bi) = (
-                sh.get(z + 2 * (nf - kk)),
-                T::ZERO - sh.get(z + 2 * (nf - kk) + 1),
-            );
-            // E = (A + B) / 2, O = (A - B) / 2i, with B = conj Z_{N-k}.
-            let ei = half * (ai + bi);
-            let (or, oi) = (half * (ai - bi), half * (br - ar));
-            // Im(E + w O) with w = (pr, pi); X = -Im / 2.
-            let u_im = ei + pr * oi + pi * or;
-            T::ZERO - half * u_im
-        } else {
-            let (vr, vi) = (sh.get(z + 2 * k), sh.get(z + 2 * k + 1));
-            pr * vr - pi * vi
-        };
-        put(k, x);
+        let kk = k + 1;
+        let (pr, pi) = ax.post(kk);
+        let (ar, ai) = (sh.get(z + 2 * kk), sh.get(z + 2 * kk + 1));
+        let (br, bi) = (sh.get(z + 2 * (nf - kk)), T::ZERO - sh.get(z + 2 * (nf - kk) + 1));
+        // E = (A + B) / 2, O = (A - B) / 2i, with B = conj Z_{N-k}.
+        let ei = half * (ai + bi);
+        let (or, oi) = (half * (ai - bi), half * (br - ar));
+        // Im(E + w O) with w = (pr, pi); X = -Im / 2.
+        put(k, T::ZERO - half * (ei + pr * oi + pi * or));
         k += threads();
     }
 }
 
-/// The raw inverse of the forward transform of the real line at `line`:
-/// the DST-I again (the inverse up to `2 / N`), or the DCT-III without its
-/// `1 / n`; the result goes to `put(i, x_i)`. The line lies in the region
-/// of complex buffer `1 - free`; the FFT input is built in buffer `free`,
-/// after which both buffers are overwritten. Every thread of the block must
-/// call it (it has barriers), after a barrier that completes the line.
+/// The raw DCT-III (the inverse of the DCT-II without its `1 / n`) of the
+/// pair of lines at `src` (in the buffer that is not `free`); the results
+/// go to `put(i, x^a_i, x^b_i)`. The FFT input is built in buffer `free`,
+/// after which both buffers are overwritten. Every thread of the block
+/// must call it (it has barriers), after a barrier that completes the
+/// lines.
 #[inline(always)]
-fn inverse<T: Real>(
+fn dct3_pair<T: Real>(
     sh: &SharedSlice<T>,
-    ax: &Axis<'_, T>,
-    line: usize,
+    ax: Axis<'_, T>,
+    src: usize,
     free: usize,
-    put: impl FnMut(usize, T),
+    mut put: impl FnMut(usize, T, T),
 ) {
     let (n, nf) = (ax.n, ax.nf);
-    if ax.kind == DIRICHLET {
-        build_forward(sh, ax, line, free);
-        sync_threads();
-        let res = fft(sh, ax, false, free);
-        post_forward(sh, ax, res, put);
-        return;
-    }
-    // DCT-III: V_k = conj(w_k) (X_k - i X_{n-k}), X_n = 0.
+    // DCT-III: V_k = conj(w_k) (X_k - i X_{n-k}), X_n = 0, per line; the
+    // FFT input is V^a + i V^b, whose inverse is v^a + i v^b.
     let d = buf(free, nf);
     let mut k = tid();
     while k < n {
         let (pr, pi) = ax.post(k);
-        let xr = sh.get(line + k);
-        let xi = if k == 0 {
-            T::ZERO
-        } else {
-            T::ZERO - sh.get(line + n - k)
+        let v = |l: usize| {
+            let xr = sh.get(src + l * n + k);
+            let xi = if k == 0 {
+                T::ZERO
+            } else {
+                T::ZERO - sh.get(src + l * n + n - k)
+            };
+            // (pr - i pi) (xr + i xi)
+            (pr * xr + pi * xi, pr * xi - pi * xr)
         };
-        // (pr - i pi) (xr + i xi)
-        sh.set(d + 2 * k, pr * xr + pi * xi);
-        sh.set(d + 2 * k + 1, pr * xi - pi * xr);
+        let ((ar, ai), (br, bi)) = (v(0), v(1));
+        sh.set(d + 2 * k, ar - bi);
+        sh.set(d + 2 * k + 1, ai + br);
         k += threads();
     }
     sync_threads();
     let res = fft(sh, ax, true, free);
     let v = buf(res, nf);
-    let mut put = put;
     let mut i = tid();
     while i < n {
         let j = if i.is_multiple_of(2) {
@@ -353,17 +506,15 @@ fn inverse<T: Real>(
         } else {
             n - 1 - (i - 1) / 2
         };
-        put(i, sh.get(v + 2 * j));
+        put(i, sh.get(v + 2 * j), sh.get(v + 2 * j + 1));
         i += threads();
     }
 }
 
-/// Copies the `n` values `get(i)` into shared memory at `line`, with
-/// [`LOAD_BATCH`] loads in flight per thread before its first store: a
-/// block holds one line (one block per SM in f64), so the loads' latency
-/// is hidden only by issuing many at once.
+/// Copies the `n` values `get(i)` into shared memory at `dst`, with
+/// [`LOAD_BATCH`] loads in flight per thread before its first store.
 #[inline(always)]
-fn load_line<T: Real>(sh: &SharedSlice<T>, line: usize, n: usize, get: impl Fn(usize) -> T) {
+fn load_line<T: Real>(sh: &SharedSlice<T>, dst: usize, n: usize, get: impl Fn(usize) -> T) {
     let t = threads();
     let mut i0 = tid();
     while i0 < n {
@@ -377,56 +528,124 @@ fn load_line<T: Real>(sh: &SharedSlice<T>, line: usize, n: usize, get: impl Fn(u
         ptxlab_device::unroll!(u in [0, 1, 2, 3, 4, 5, 6, 7] {
             let i = i0 + u * t;
             if i < n {
-                sh.set(line + i, v[u]);
+                sh.set(dst + i, v[u]);
             }
         });
         i0 += LOAD_BATCH * t;
     }
 }
 
-fn check_block() {
-    if thread::block_dim_y() != 1 || thread::block_dim_z() != 1 {
-        ptxlab_device::trap("spectral: the block must be one-dimensional");
+/// Copies the two lines `get(0, i)` and `get(1, i)` (`n` values each) into
+/// shared memory at `dst` and `dst + n`, with [`LOAD_BATCH`] loads in
+/// flight per thread before its first store (half from each line): a block
+/// is alone on its SM in f64, so the loads' latency is hidden only by
+/// issuing many at once.
+#[inline(always)]
+fn load_pair<T: Real>(sh: &SharedSlice<T>, dst: usize, n: usize, get: impl Fn(usize, usize) -> T) {
+    const H: usize = LOAD_BATCH / 2;
+    let t = threads();
+    let mut i0 = tid();
+    while i0 < n {
+        let mut v = [T::ZERO; LOAD_BATCH];
+        ptxlab_device::unroll!(u in [0, 1, 2, 3] {
+            let i = i0 + u * t;
+            if i < n {
+                v[u] = get(0, i);
+                v[H + u] = get(1, i);
+            }
+        });
+        ptxlab_device::unroll!(u in [0, 1, 2, 3] {
+            let i = i0 + u * t;
+            if i < n {
+                sh.set(dst + i, v[u]);
+                sh.set(dst + n + i, v[H + u]);
+            }
+        });
+        i0 += H * t;
     }
 }
 
-/// Pass 1: one block of [`BLOCK`] threads per interior row `y = 1 + block`;
-/// `work` (`my x mx`) gets the row's forward transform of `b` with the
-/// boundary folded in (`fold`: `1 / h^2` Dirichlet, `1 / h` Neumann).
+fn check_block() {
+    if thread::block_dim_y() != 1
+        || thread::block_dim_z() != 1
+        || !(thread::block_dim_x() as usize).is_multiple_of(32)
+        || thread::block_dim_x() as usize > 32 * MAX_WARPS
+    {
+        ptxlab_device::trap("spectral: the block must be one-dimensional, whole warps");
+    }
+}
+
+/// The grid of a spectral solve: its shape (boundary ring included) and
+/// the boundary condition ([`DIRICHLET`] or [`NEUMANN`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(C)]
+pub struct SpectralGrid {
+    /// Columns (boundary included).
+    pub nx: u32,
+    /// Rows (boundary included).
+    pub ny: u32,
+    /// [`DIRICHLET`] or [`NEUMANN`].
+    pub kind: u32,
+}
+
+impl SpectralGrid {
+    fn axis<'a, T: Real>(
+        self,
+        n: usize,
+        plan: DeviceSlice<'a, T>,
+        fac: DeviceSlice<'a, u32>,
+    ) -> Axis<'a, T> {
+        let ax = Axis {
+            n,
+            nf: fft_len(self.kind, n),
+            kind: self.kind,
+            plan,
+            fac,
+        };
+        ax.check();
+        ax
+    }
+}
+
+/// Pass 1: one block per pair of interior rows `y = 1 + 2 block` and
+/// `y + 1` (the second absent past the last); `work` (`my x mx`) gets the
+/// rows' forward transforms of `b` with the boundary folded in (`fold`:
+/// `1 / h^2` Dirichlet, `1 / h` Neumann).
 ///
-/// Shared layout: two complex buffers of `N` ([`shared_bytes`]); the row is
-/// loaded as reals into the second, the FFT input built in the first.
+/// Thread mapping: the block loads both rows (coalesced, thread `t` takes
+/// columns `t, t + threads, ...` of each), builds one complex FFT input
+/// from the two real lines, and every pass of the FFT spreads its
+/// butterflies over all threads. Shared layout: two complex buffers of `N`
+/// and the scan's per-warp totals ([`shared_bytes`]); the rows are loaded
+/// as reals into the second buffer, the FFT input built in the first.
+/// Two real lines per complex FFT halve the FFT work of a line against
+/// one line per FFT, whose imaginary half carried no information.
 #[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
-#[allow(clippy::too_many_arguments)]
 pub fn spectral_rows_forward<T: Real>(
     b: DeviceSlice<T>,
     p0: DeviceSlice<T>,
     work: DeviceSliceMut<T>,
     plan: DeviceSlice<T>,
     fac: DeviceSlice<u32>,
-    nx: u32,
-    ny: u32,
-    kind: u32,
+    grid: SpectralGrid,
     fold: T,
 ) {
     check_block();
-    let (nx, ny) = (nx as usize, ny as usize);
+    let (nx, ny) = (grid.nx as usize, grid.ny as usize);
     let n = nx - 2;
-    let ax = Axis {
-        n,
-        nf: fft_len(kind, n),
-        kind,
-        plan,
-        fac,
-    };
-    ax.check();
-    let sh = shared::dynamic_shared::<T>(0, 4 * ax.nf);
-    let y = thread::block_idx_x() as usize + 1;
-    if y > ny - 2 {
+    let ax = grid.axis(n, plan, fac);
+    let sh = shared::dynamic_shared::<T>(0, shared_len(ax.nf));
+    let ya = 2 * thread::block_idx_x() as usize + 1;
+    if ya > ny - 2 {
         return;
     }
+    let has_b = ya < ny - 2;
     let line = buf(1, ax.nf);
-    load_line(&sh, line, n, |i| {
+    load_pair(&sh, line, n, |l, i| {
+        let y = ya + l;
+        if l == 1 && !has_b {
+            return T::ZERO;
+        }
         let x = i + 1;
         let mut v = b.get(y * nx + x);
         if x == 1 {
@@ -444,120 +663,167 @@ pub fn spectral_rows_forward<T: Real>(
         v
     });
     sync_threads();
-    build_forward(&sh, &ax, line, 0);
+    build_pair(&sh, ax, line, 0);
     sync_threads();
-    let res = fft(&sh, &ax, false, 0);
-    let row = (y - 1) * n;
-    post_forward(&sh, &ax, res, |k, x| work.set(row + k, x));
+    let res = fft(&sh, ax, false, 0);
+    let out = post_pair(&sh, ax, res);
+    let row = (ya - 1) * n;
+    let mut k = tid();
+    while k < n {
+        work.set(row + k, sh.get(out + k));
+        if has_b {
+            work.set(row + n + k, sh.get(out + n + k));
+        }
+        k += threads();
+    }
 }
 
-/// Pass 2: one block of [`BLOCK`] threads per column `c` of `work`
-/// (`my x mx`): the column's forward transform, the division by
-/// `lambda_x(c) + lambda_y(k)` times `scale` (the inverse transforms'
-/// normalisation; a zero eigenvalue, the constant mode of the Neumann
-/// problem, gives 0: the zero-mean gauge), and the raw inverse, written
-/// back in place.
+/// Pass 2: one block per pair of neighbouring columns `c = 2 block` and
+/// `c + 1` of `work` (`my x mx`): the columns' forward transforms, the
+/// division by `lambda_x(c) + lambda_y(k)` times `scale` (the inverse
+/// transforms' normalisation; a zero eigenvalue, the constant mode of the
+/// Neumann problem, gives 0: the zero-mean gauge), and the raw inverses,
+/// written back in place.
 ///
-/// Shared layout: as [`spectral_rows_forward`]; the divided spectrum is
-/// kept as reals in the buffer the FFT did not end in.
+/// Thread mapping: thread `t` reads and writes rows `t, t + threads, ...`
+/// of both columns, which share their sectors, so a pair of columns costs
+/// the memory transactions of one. Shared layout: as
+/// [`spectral_rows_forward`]; the divided spectra stay where the forward
+/// transform left them, as two real lines.
 #[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
-#[allow(clippy::too_many_arguments)]
 pub fn spectral_columns_solve<T: Real>(
     work: DeviceSliceMut<T>,
     plan_x: DeviceSlice<T>,
     plan_y: DeviceSlice<T>,
     fac_y: DeviceSlice<u32>,
-    nx: u32,
-    ny: u32,
-    kind: u32,
+    grid: SpectralGrid,
     scale: T,
 ) {
     check_block();
-    let (mx, my) = (nx as usize - 2, ny as usize - 2);
-    let ax = Axis {
-        n: my,
-        nf: fft_len(kind, my),
-        kind,
-        plan: plan_y,
-        fac: fac_y,
-    };
-    ax.check();
+    let (mx, my) = (grid.nx as usize - 2, grid.ny as usize - 2);
+    let ax = grid.axis(my, plan_y, fac_y);
     if plan_x.len() < mx || work.len() < mx * my {
         ptxlab_device::trap("spectral: the x plan or the work array is too short");
     }
-    let sh = shared::dynamic_shared::<T>(0, 4 * ax.nf);
-    let c = thread::block_idx_x() as usize;
+    let sh = shared::dynamic_shared::<T>(0, shared_len(ax.nf));
+    let c = 2 * thread::block_idx_x() as usize;
     if c >= mx {
         return;
     }
-    let nfx = fft_len(kind, mx);
-    let lx = plan_x.get(4 * nfx + c);
+    let has_b = c + 1 < mx;
+    let nfx = fft_len(grid.kind, mx);
+    let lx = |l: usize| {
+        if l == 0 || has_b {
+            plan_x.get(4 * nfx + c + l)
+        } else {
+            T::ZERO
+        }
+    };
+    let (lxa, lxb) = (lx(0), lx(1));
     let line = buf(1, ax.nf);
-    load_line(&sh, line, my, |i| work.get(i * mx + c));
-    sync_threads();
-    build_forward(&sh, &ax, line, 0);
-    sync_threads();
-    let res = fft(&sh, &ax, false, 0);
-    let out = buf(1 - res, ax.nf);
-    post_forward(&sh, &ax, res, |k, x| {
-        let d = lx + ax.eig(k);
-        let v = if d == T::ZERO { T::ZERO } else { x * scale / d };
-        sh.set(out + k, v);
+    load_pair(&sh, line, my, |l, i| {
+        if l == 1 && !has_b {
+            T::ZERO
+        } else {
+            work.get(i * mx + c + l)
+        }
     });
     sync_threads();
-    inverse(&sh, &ax, out, res, |i, x| work.set(i * mx + c, x));
+    build_pair(&sh, ax, line, 0);
+    sync_threads();
+    let res = fft(&sh, ax, false, 0);
+    let out = post_pair(&sh, ax, res);
+    let div = |x: T, d: T| if d == T::ZERO { T::ZERO } else { x * scale / d };
+    let mut k = tid();
+    while k < my {
+        let ly = ax.eig(k);
+        sh.set(out + k, div(sh.get(out + k), lxa + ly));
+        sh.set(out + my + k, div(sh.get(out + my + k), lxb + ly));
+        k += threads();
+    }
+    sync_threads();
+    if grid.kind != DIRICHLET {
+        dct3_pair(&sh, ax, out, res, |i, xa, xb| {
+            work.set(i * mx + c, xa);
+            if has_b {
+                work.set(i * mx + c + 1, xb);
+            }
+        });
+        return;
+    }
+    // The DST-I back, one line at a time (see `dst_line`): line b's
+    // spectrum waits in its own column of `work` meanwhile.
+    if has_b {
+        let mut k = tid();
+        while k < my {
+            work.set(k * mx + c + 1, sh.get(out + my + k));
+            k += threads();
+        }
+    }
+    dst_line(&sh, ax, out, res, |i, x| work.set(i * mx + c, x));
+    if has_b {
+        sync_threads();
+        load_line(&sh, line, my, |i| work.get(i * mx + c + 1));
+        sync_threads();
+        dst_line(&sh, ax, line, 0, |i, x| work.set(i * mx + c + 1, x));
+    }
 }
 
-/// Pass 3: one block of [`BLOCK`] threads per grid row `y`: the raw inverse
-/// of work row `y - 1`, written to the interior of row `y` of `p`, and the
-/// boundary cells of the row. Dirichlet: the boundary is `p0`'s. Neumann:
-/// a ghost cell is `p_inner + h g` (`g` the boundary cell of `p0`); the
-/// first and last rows transform the rows next to them; a corner takes the
-/// value of its diagonal interior neighbour.
+/// Pass 3: one block per pair of grid rows `y = 2 block` and `y + 1`: the
+/// raw inverse of work row `y - 1`, written to the interior of row `y` of
+/// `p`, and the boundary cells of the row. Dirichlet: the boundary is
+/// `p0`'s (the first and last rows are copied and not transformed).
+/// Neumann: a ghost cell is `p_inner + h g` (`g` the boundary cell of
+/// `p0`); the first and last rows transform the rows next to them; a
+/// corner takes the value of its diagonal interior neighbour.
+///
+/// Thread mapping and shared layout: as [`spectral_rows_forward`].
 #[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
-#[allow(clippy::too_many_arguments)]
 pub fn spectral_rows_inverse<T: Real>(
     work: DeviceSlice<T>,
     p0: DeviceSlice<T>,
     p: DeviceSliceMut<T>,
     plan: DeviceSlice<T>,
     fac: DeviceSlice<u32>,
-    nx: u32,
-    ny: u32,
-    kind: u32,
+    grid: SpectralGrid,
     h: T,
 ) {
     check_block();
-    let (nx, ny) = (nx as usize, ny as usize);
+    let (nx, ny, kind) = (grid.nx as usize, grid.ny as usize, grid.kind);
     let n = nx - 2;
-    let ax = Axis {
-        n,
-        nf: fft_len(kind, n),
-        kind,
-        plan,
-        fac,
+    let ax = grid.axis(n, plan, fac);
+    let sh = shared::dynamic_shared::<T>(0, shared_len(ax.nf));
+    let ya = 2 * thread::block_idx_x() as usize;
+    if ya >= ny {
+        return;
+    }
+    // Row `ya + l`, and whether it is transformed (present, and not a
+    // Dirichlet boundary row, which is copied from `p0`).
+    let slot = |l: usize| {
+        let y = ya + l;
+        let edge = y == 0 || y == ny - 1;
+        (y, edge, y < ny && !(edge && kind == DIRICHLET))
     };
-    ax.check();
-    let sh = shared::dynamic_shared::<T>(0, 4 * ax.nf);
-    let y = thread::block_idx_x() as usize;
-    if y >= ny {
-        return;
-    }
-    let edge = y == 0 || y == ny - 1;
-    let row = y * nx;
-    if edge && kind == DIRICHLET {
-        let mut x = tid();
-        while x < nx {
-            p.set(row + x, p0.get(row + x));
-            x += threads();
+    ptxlab_device::unroll!(l in [0, 1] {
+        let (y, edge, live) = slot(l);
+        if y < ny && edge && !live {
+            let mut x = tid();
+            while x < nx {
+                p.set(y * nx + x, p0.get(y * nx + x));
+                x += threads();
+            }
         }
+    });
+    if !slot(0).2 && !slot(1).2 {
         return;
     }
-    let src = y.clamp(1, ny - 2) - 1;
     let line = buf(1, ax.nf);
-    load_line(&sh, line, n, |i| work.get(src * n + i));
-    sync_threads();
-    let put = |i: usize, x: T| {
+    let store = |l: usize, i: usize, x: T| {
+        let (y, edge, live) = slot(l);
+        if !live {
+            return;
+        }
+        let row = y * nx;
         let cell = row + 1 + i;
         if edge {
             // Neumann ghost row.
@@ -565,32 +831,48 @@ pub fn spectral_rows_inverse<T: Real>(
         } else {
             p.set(cell, x);
         }
-        if i == 0 {
-            let g = if edge { x } else { x + h * p0.get(row) };
-            p.set(
-                row,
-                if kind == DIRICHLET && !edge {
-                    p0.get(row)
-                } else {
-                    g
-                },
-            );
-        }
-        if i == n - 1 {
-            let g = if edge {
+        // The boundary cell beside the first and the last interior cell.
+        let wall = |w: usize| {
+            let v = if kind == DIRICHLET && !edge {
+                p0.get(w)
+            } else if edge {
                 x
             } else {
-                x + h * p0.get(row + nx - 1)
+                x + h * p0.get(w)
             };
-            p.set(
-                row + nx - 1,
-                if kind == DIRICHLET && !edge {
-                    p0.get(row + nx - 1)
-                } else {
-                    g
-                },
-            );
+            p.set(w, v);
+        };
+        if i == 0 {
+            wall(row);
+        }
+        if i == n - 1 {
+            wall(row + nx - 1);
         }
     };
-    inverse(&sh, &ax, line, 0, put);
+    if kind == DIRICHLET {
+        // The DST-I back one row at a time (see `dst_line`).
+        ptxlab_device::unroll!(l in [0, 1] {
+            let (y, _, live) = slot(l);
+            if live {
+                load_line(&sh, line, n, |i| work.get((y - 1) * n + i));
+                sync_threads();
+                dst_line(&sh, ax, line, 0, |i, x| store(l, i, x));
+                sync_threads();
+            }
+        });
+        return;
+    }
+    load_pair(&sh, line, n, |l, i| {
+        let (y, _, live) = slot(l);
+        if live {
+            work.get((y.clamp(1, ny - 2) - 1) * n + i)
+        } else {
+            T::ZERO
+        }
+    });
+    sync_threads();
+    dct3_pair(&sh, ax, line, 0, |i, xa, xb| {
+        store(0, i, xa);
+        store(1, i, xb);
+    });
 }

@@ -22,16 +22,34 @@ use std::format;
 use std::panic::Location;
 use std::vec::Vec;
 
-/// Checks a tensor map and a shared address for a box copy; returns the
-/// box's bytes.
+/// Checks a tensor map, the box's column `x` and a shared address for a
+/// box copy; returns the box's bytes.
 fn check_box(
     b: &Block<'_>,
     t: &SimTensorMap,
-    smem: u32,
+    (smem, x): (u32, i32),
     rank: u32,
     what: &'static str,
     loc: &'static Location<'static>,
 ) -> Result<usize, Fault> {
+    // The hardware stops a box whose start in the innermost dimension is
+    // not 16-byte aligned (CUDA_ERROR_ILLEGAL_INSTRUCTION on an H200).
+    if (x as i64 * t.elem_bytes as i64).rem_euclid(16) != 0 {
+        return Err(misuse(
+            b,
+            what,
+            rank,
+            loc,
+            format!(
+                "cp.async.bulk.tensor: the box starts at column {x}, {} bytes into its row of \
+                 {}-byte elements; the start must be a multiple of 16 bytes (column a multiple \
+                 of {}), or the GPU stops the copy with an illegal instruction",
+                x as i64 * t.elem_bytes as i64,
+                t.elem_bytes,
+                (16 / t.elem_bytes).max(1)
+            ),
+        ));
+    }
     let align = if t.swizzle == Swizzle::None {
         128
     } else {
@@ -97,7 +115,7 @@ pub(crate) fn load(
         if b.is_aborted() {
             block::unwind()
         }
-        let bytes = match check_box(b, &t, dst, tc.rank, "TMA load", loc) {
+        let bytes = match check_box(b, &t, (dst, x), tc.rank, "TMA load", loc) {
             Ok(n) => n,
             Err(f) => return Some(f),
         };
@@ -184,7 +202,7 @@ pub(crate) fn load_multicast(
                 ),
             ));
         }
-        let bytes = match check_box(b, &t, dst, tc.rank, "TMA multicast", loc) {
+        let bytes = match check_box(b, &t, (dst, x), tc.rank, "TMA multicast", loc) {
             Ok(n) => n,
             Err(f) => return Some(f),
         };
@@ -405,7 +423,7 @@ pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Loc
         if b.is_aborted() {
             block::unwind()
         }
-        let bytes = match check_box(b, &t, src, tc.rank, "TMA store", loc) {
+        let bytes = match check_box(b, &t, (src, x), tc.rank, "TMA store", loc) {
             Ok(n) => n,
             Err(f) => return Some(f),
         };

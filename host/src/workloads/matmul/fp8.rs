@@ -432,17 +432,6 @@ impl<'a> Fp8Plan<'a> {
         (m, n, kk): (usize, usize, usize),
         scales: &'a Fp8BlockScaleBufs,
     ) -> Result<Self> {
-        if !dev.is_sim() {
-            return Err(crate::runtime::Error::Unsupported {
-                what: "the block-scaled FP8 GEMM (--scaling block)".into(),
-                backend: "gpu".into(),
-                hint: "it passes on the CPU simulator but stops with an illegal instruction on an \
-                       H200, so it is refused on GPUs until that is found; run it with --backend \
-                       sim, or use per-tensor scales (--scaling tensor)"
-                    .into(),
-            }
-            .into());
-        }
         let (a_map, bt_map) = operand_maps(dev, (a, bt), (m, n, kk))?;
         if scales.shape != (m, n, kk) {
             let (sm, sn, sk) = scales.shape;

@@ -69,20 +69,21 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                          {max}: at most {} cells per side in {t}",
                         grid.label(),
                         plan.n + 2,
-                        max / (4 * std::mem::size_of::<T>())
+                        (max / std::mem::size_of::<T>()).saturating_sub(2 * ks::MAX_WARPS) / 4
                             + 1
                             + usize::from(boundary == Boundary::Neumann)
                     ),
                 ));
             }
         }
-        let line = |n: usize, nf: usize| -> Result<LaunchConfig> {
+        // One block per pair of lines.
+        let pairs = |n: usize, nf: usize| -> Result<LaunchConfig> {
             Ok(
-                LaunchConfig::for_threads(n * ks::BLOCK as usize, ks::BLOCK)?
+                LaunchConfig::for_threads(n.div_ceil(2) * ks::BLOCK as usize, ks::BLOCK)?
                     .with_shared(ks::shared_bytes::<T>(nf)),
             )
         };
-        let cfg = [line(my, px.nf)?, line(mx, py.nf)?, line(grid.ny, px.nf)?];
+        let cfg = [pairs(my, px.nf)?, pairs(mx, py.nf)?, pairs(grid.ny, px.nf)?];
         let nan = T::from_f64(f64::NAN);
         Ok(Self {
             dev,
@@ -106,7 +107,11 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
     /// Queues one solve: rows forward, columns solved, rows inverse.
     pub fn launch(&mut self) -> Result<()> {
         let (nx, ny) = self.grid.dims();
-        let kind = self.boundary.kind();
+        let grid = ks::SpectralGrid {
+            nx,
+            ny,
+            kind: self.boundary.kind(),
+        };
         launch!(
             self.dev,
             self.cfg[0],
@@ -116,9 +121,7 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                 &mut self.work,
                 &self.plan_x,
                 &self.fac_x,
-                nx,
-                ny,
-                kind,
+                grid,
                 self.fold
             )
         )?;
@@ -130,9 +133,7 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                 &self.plan_x,
                 &self.plan_y,
                 &self.fac_y,
-                nx,
-                ny,
-                kind,
+                grid,
                 self.scale
             )
         )?;
@@ -145,9 +146,7 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                 &mut self.p,
                 &self.plan_x,
                 &self.fac_x,
-                nx,
-                ny,
-                kind,
+                grid,
                 self.h
             )
         )
