@@ -49,15 +49,16 @@ pub fn quantize_e4m3(x: &[f32], scale: f32) -> Vec<E4m3> {
 }
 
 /// The inputs of one FP8 product: `A` (`m x k`) and `B^T` (`n x k`) as
-/// E4M3 codes, and their scales.
+/// E4M3 codes, and their scales: per tensor ([`Fp8Scales`], the default)
+/// or per block ([`Fp8BlockInputs`]).
 #[derive(Debug, Clone)]
-pub struct Fp8Inputs {
+pub struct Fp8Inputs<S = Fp8Scales> {
     /// `A`'s codes, `m x k` row-major.
     pub a: Vec<E4m3>,
     /// `B^T`'s codes, `n x k` row-major.
     pub bt: Vec<E4m3>,
-    /// The per-tensor scales.
-    pub scales: Fp8Scales,
+    /// The scales.
+    pub scales: S,
 }
 
 /// Random `A` and `B` in `[-1, 1)` (the f32 inputs of the other precisions,
@@ -243,17 +244,8 @@ pub fn sim_check_fp8() -> Result<()> {
     sim_check_fp8_block()
 }
 
-/// The inputs of one block-scaled FP8 product: `A` (`m x k`) and `B^T`
-/// (`n x k`) as E4M3 codes, and their block scales.
-#[derive(Debug, Clone)]
-pub struct Fp8BlockInputs {
-    /// `A`'s codes, `m x k` row-major.
-    pub a: Vec<E4m3>,
-    /// `B^T`'s codes, `n x k` row-major.
-    pub bt: Vec<E4m3>,
-    /// The block scales.
-    pub scales: Fp8BlockScales,
-}
+/// The inputs of one block-scaled FP8 product.
+pub type Fp8BlockInputs = Fp8Inputs<Fp8BlockScales>;
 
 /// Random inputs for block scaling: `A` and `B` in `[-1, 1)` ([`inputs`])
 /// with each scale block multiplied by its own power of two, `2^u` with `u`
