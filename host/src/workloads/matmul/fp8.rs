@@ -505,7 +505,6 @@ fn operand_maps<'a>(
 
 /// `D = scale_a scale_b (A B)` with E4M3 `A` (`m x k`) and `B^T` (`n x
 /// k`), BF16 bits out (a plan made and run once).
-#[allow(clippy::too_many_arguments)]
 pub fn gemm_fp8(
     dev: &Device,
     kernel: Fp8Kernel,
@@ -522,7 +521,6 @@ pub fn gemm_fp8(
 /// `D = sum over k blocks of a[i, kb] b[j / 128, kb] (A B)_kb` with E4M3
 /// `A` (`m x k`), `B^T` (`n x k`) and the block scales `scales`, BF16 bits
 /// out (scales checked and uploaded, a plan made and run once).
-#[allow(clippy::too_many_arguments)]
 pub fn gemm_fp8_blockscaled(
     dev: &Device,
     kernel: Fp8Kernel,
