@@ -445,6 +445,7 @@ fn scaling_benchmark_runs_on_simulated_devices() {
 // ---------------------------------------------------------------- multigrid on slabs
 
 use ptxlab::workloads::poisson::mg::{self, Hierarchy, MgDevice, MgOptions, MgReport, Smoother};
+use ptxlab::workloads::poisson::multi::team_options;
 
 /// The slab multigrid's options: the red-black smoother, no CUDA graph.
 fn mg_options(tol: f64, max_cycles: usize) -> MgOptions {
@@ -488,11 +489,18 @@ fn close_history(what: &str, got: &MgReport, want: &MgReport, tol: f64) {
 /// in its order, and only the residual's sum is taken in another order), on
 /// odd, non-square grids with random data.
 fn check_mg_slabs(nx: usize, ny: usize, devices: &[usize], coarse_block: bool) {
-    let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 77 + nx as u64);
     let opts = MgOptions {
         coarse_block,
         ..mg_options(1e-8, 30)
     };
+    check_mg_slabs_with(nx, ny, devices, opts);
+}
+
+/// [`check_mg_slabs`] with any options (the single device runs the team's:
+/// the outer step on the finest level).
+fn check_mg_slabs_with(nx: usize, ny: usize, devices: &[usize], opts: MgOptions) {
+    let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 77 + nx as u64);
+    let opts = team_options(&opts);
     let hier = Hierarchy::new(grid, h).unwrap();
     let one = Device::sim();
     let mut s = MgDevice::<f64>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
@@ -575,8 +583,39 @@ fn multigrid_nan_right_hand_side_is_the_overflow_error() {
     check_nan_is_the_overflow_error(mg_options(1e-8, 5));
 }
 
+/// The tile smoother on slabs (all sweeps of a visit in one launch over the
+/// stored rows, then one exchange of a halo of `2 s` rows): bit for bit one
+/// device's field, on 1, 2 and 3 devices.
+fn tile_options(pre: u32, post: u32) -> MgOptions {
+    MgOptions {
+        smoother: Smoother::Tile,
+        pre,
+        post,
+        ..mg_options(1e-8, 30)
+    }
+}
+
+#[test]
+fn multigrid_tile_slabs_follow_one_device_67x45() {
+    check_mg_slabs_with(67, 45, &[1, 2, 3], tile_options(2, 2));
+}
+
+/// Three sweeps before, one after, a W-cycle and the coarse-levels kernel;
+/// then slabs thinner than their halo (3 devices on 11 interior rows, a
+/// halo of 6: the halo comes from two ranks).
+#[test]
+fn multigrid_tile_slabs_deep_halos_and_thin_slabs() {
+    let w = MgOptions {
+        cycle: mg::Cycle::W,
+        coarse_block: true,
+        ..tile_options(3, 1)
+    };
+    check_mg_slabs_with(131, 97, &[2, 3], w);
+    check_mg_slabs_with(45, 13, &[3], tile_options(3, 2));
+}
+
 /// What the slabs cannot run is refused with what is allowed: more ranks
-/// than rows, the tile smoother (multigrid and PCG).
+/// than rows.
 #[test]
 fn multigrid_slabs_refuse_what_they_cannot_run() {
     let (grid, h, b, p0, _) = mg_problem(9, 5, 3);
@@ -589,25 +628,6 @@ fn multigrid_slabs_refuse_what_they_cannot_run() {
         e.contains("--gpus") && e.contains("use at most 3 devices"),
         "{e}"
     );
-    let mut team = Team::sim(2).unwrap();
-    let tile = MgOptions {
-        smoother: Smoother::Tile,
-        ..mg_options(1e-8, 5)
-    };
-    let e = team
-        .place_mg::<f64>(grid, h, &b, &p0, &tile, 1)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("--smoother rb"), "{e}");
-    let pcg_tile = MgOptions {
-        method: mg::Method::Pcg,
-        ..tile
-    };
-    let e = team
-        .place_mg::<f64>(grid, h, &b, &p0, &pcg_tile, 1)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("--smoother rb"), "{e}");
 }
 
 /// Mixed precision (f32 cycles, f64 field) on slabs: the same history and
@@ -646,11 +666,15 @@ fn pcg_options(tol: f64, max_cycles: usize) -> MgOptions {
 /// `alpha` and `beta` move in their last bits), and the fields agree to
 /// round-off, on odd, non-square grids with random data.
 fn check_pcg_slabs(nx: usize, ny: usize, devices: &[usize], coarse_block: bool) {
-    let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 91 + nx as u64);
     let opts = MgOptions {
         coarse_block,
         ..pcg_options(1e-8, 30)
     };
+    check_pcg_slabs_with(nx, ny, devices, opts);
+}
+
+fn check_pcg_slabs_with(nx: usize, ny: usize, devices: &[usize], opts: MgOptions) {
+    let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 91 + nx as u64);
     let hier = Hierarchy::new(grid, h).unwrap();
     let one = Device::sim();
     let mut s = MgDevice::<f64>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
@@ -699,6 +723,16 @@ fn pcg_slabs_follow_one_device_67x45() {
 #[test]
 fn pcg_slabs_follow_one_device_131x97_coarse_block() {
     check_pcg_slabs(131, 97, &[2, 3], true);
+}
+
+/// PCG preconditioned by the tile smoother's V-cycle on slabs.
+#[test]
+fn pcg_tile_slabs_follow_one_device_67x45() {
+    let opts = MgOptions {
+        method: mg::Method::Pcg,
+        ..tile_options(2, 2)
+    };
+    check_pcg_slabs_with(67, 45, &[2, 3], opts);
 }
 
 /// PCG on slabs shares the outer loop too: a NaN in `b` gives one device's
@@ -752,8 +786,9 @@ fn pcg_cli_and_scaling_on_simulated_devices() {
     pm::cli_scaling(&s).unwrap();
 }
 
-/// `ptxlab poisson --gpus 2 --method multigrid --smoother rb` and the
-/// multigrid scaling table on simulated devices.
+/// `ptxlab poisson --gpus 3 --method multigrid` with its defaults (the
+/// tile smoother), then with `--smoother rb`, and the multigrid scaling
+/// table (tile smoother) on simulated devices.
 #[test]
 fn multigrid_cli_and_scaling_on_simulated_devices() {
     let mut a = args("sim", 3);
@@ -762,6 +797,8 @@ fn multigrid_cli_and_scaling_on_simulated_devices() {
     a.size = Some(ptxlab::cli::GridSize { nx: 41, ny: 35 });
     a.precision = ptxlab::cli::Precision::F64;
     a.mg.method = ps::SolveMethod::Multigrid;
+    assert_eq!(a.smoother(), Smoother::Tile);
+    ps::cli(&a).unwrap();
     a.mg.smoother = Some(Smoother::RedBlack);
     ps::cli(&a).unwrap();
     let s = pm::ScalingArgs {
@@ -798,9 +835,14 @@ fn multigrid_on_two_gpus_follows_one_gpu() {
             skip_gpu_test("NCCL_NVLS_ENABLE is not 0 (NVLink multicast must be off for NCCL)");
         return;
     }
-    for (nx, ny, min) in [(1027, 771, 16), (515, 1031, 64)] {
+    let cases = [
+        (1027, 771, 16, mg_options(1e-8, 30)),
+        (515, 1031, 64, mg_options(1e-8, 30)),
+        (1027, 771, 16, team_options(&tile_options(2, 2))),
+        (515, 1031, 64, team_options(&tile_options(3, 1))),
+    ];
+    for (nx, ny, min, opts) in cases {
         let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 3 + nx as u64);
-        let opts = mg_options(1e-8, 30);
         let hier = Hierarchy::new(grid, h).unwrap();
         let dev = Device::gpu(0).unwrap();
         let mut s = MgDevice::<f64>::new(&dev, &hier, &opts, &b, &p0, b_sq).unwrap();
@@ -809,7 +851,12 @@ fn multigrid_on_two_gpus_follows_one_gpu() {
         let mut team = Team::gpus(2).unwrap();
         let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, min).unwrap();
         let rn = placed.solve().unwrap();
-        let what = format!("{} on 2 GPUs ({})", grid.label(), placed.split().describe());
+        let what = format!(
+            "{} {:?} smoother on 2 GPUs ({})",
+            grid.label(),
+            opts.smoother,
+            placed.split().describe()
+        );
         same_history(&what, &rn, &r1);
         let pn = placed.gather().unwrap().unwrap();
         let differ = pn

@@ -358,30 +358,18 @@ fn bad_input_is_refused_with_what_was_wrong() {
         &run(&|a| a.variant = ptxlab::cli::OneOrAll::One(ptxlab::workloads::poisson::Rung::Tiled)),
         &["--variant", "--method jacobi"],
     );
-    // With --gpus the smoother defaults to rb; an explicit tile is refused.
-    has(
-        &run(&|a| {
-            a.gpus.count = Some(2);
-            a.mg.smoother = Some(Smoother::Tile);
-        }),
-        &[
-            "--smoother tile",
-            "not decomposed over devices",
-            "--smoother rb",
-        ],
-    );
-    has(
-        &run(&|a| {
-            a.gpus.count = Some(2);
-            a.mg.smoother = Some(Smoother::Tile);
-            a.mg.method = SolveMethod::Pcg;
-        }),
-        &[
-            "--smoother tile",
-            "not decomposed over devices",
-            "--smoother rb",
-        ],
-    );
+    // The tile smoother runs on slabs too: an explicit one goes on to the
+    // devices (here: --backend cpu has none), with multigrid and PCG.
+    for method in [SolveMethod::Multigrid, SolveMethod::Pcg] {
+        has(
+            &run(&|a| {
+                a.gpus.count = Some(2);
+                a.mg.smoother = Some(Smoother::Tile);
+                a.mg.method = method;
+            }),
+            &["--gpus", "--backend cpu has no devices"],
+        );
+    }
     // The default goes on to the devices (here: --backend cpu has none).
     has(
         &run(&|a| a.gpus.count = Some(2)),

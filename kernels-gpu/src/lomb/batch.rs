@@ -4,7 +4,8 @@
 //! Curve `c` owns samples `offsets[c] .. offsets[c + 1]` of a table built by
 //! the host (times centred per curve, weights normalised per curve, values
 //! centred when asked) and [`BATCH_CURVE_PARAMS`] scalars `curves[6c .. 6c +
-//! 6]`; `fit_mean` and `mode` are the batch's. The output
+//! 6]`; whether to fit the mean and the normalization are the batch's
+//! ([`GenOptions`]). The output
 //! is `out[c nf + k]`, curves by rows. The model is always the floating-mean
 //! one of [`general`](super::general) (SciPy's classic periodogram is its
 //! special case with unit weights, no mean fit and the `psd` scale).
@@ -41,18 +42,28 @@ pub const BATCH_ROT_STRIDE: usize = 12;
 /// `sum w` is the sum of the table's `(sqrt w)^2`.
 pub const BATCH_CURVE_PARAMS: usize = 6;
 
-/// Curve `c`'s sample range, model and whether its table holds the
-/// three-term recurrence ([`BATCH_CURVE_PARAMS`]); traps on a malformed
-/// batch.
+/// One curve of a batch as a thread sees it: its samples `j0..j1` of the
+/// table, its model (the batch's [`GenOptions`]), `h` the largest `|x -
+/// x0|` of its times, and whether its table holds the three-term
+/// recurrence's `(cos p, sin p)` (`cheby`).
+struct Curve<T> {
+    j0: usize,
+    j1: usize,
+    model: GenModel<T>,
+    h: T,
+    cheby: bool,
+}
+
+/// Curve `c` of a batch whose table holds `n` samples
+/// ([`BATCH_CURVE_PARAMS`]); traps on a malformed batch.
 #[inline(always)]
 fn curve<T: Real>(
     offsets: &DeviceSlice<u32>,
     curves: &DeviceSlice<T>,
     c: usize,
     n: usize,
-    fit_mean: u32,
-    mode: u32,
-) -> (usize, usize, GenModel<T>, bool) {
+    opts: GenOptions,
+) -> Curve<T> {
     let (j0, j1) = (offsets.get(c) as usize, offsets.get(c + 1) as usize);
     if j0 > j1 || j1 > n {
         ptxlab_device::trap("lomb batch: offsets must be non-decreasing and within the table");
@@ -63,52 +74,14 @@ fn curve<T: Real>(
         y_mean: curves.get(q + 1),
         yy: curves.get(q + 2),
         scale: curves.get(q + 3),
-        h: curves.get(q + 4),
-        fit_mean: fit_mean != 0,
-        mode,
+        opts,
     };
-    (j0, j1, model, curves.get(q + 5) != T::ZERO)
-}
-
-/// The body of [`lomb_batch_direct`](fn@lomb_batch_direct).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn batch_direct<T: Pack4>(
-    tab: DeviceSlice<T>,
-    offsets: DeviceSlice<u32>,
-    curves: DeviceSlice<T>,
-    freqs: DeviceSlice<T>,
-    freqs_lo: DeviceSlice<T>,
-    out: DeviceSliceMut<T>,
-    fit_mean: u32,
-    mode: u32,
-) {
-    if !tab.len().is_multiple_of(GEN_STRIDE) {
-        ptxlab_device::trap("lomb batch: the table must hold 4 values per sample");
-    }
-    let nc = offsets.len().saturating_sub(1);
-    let nf = freqs.len();
-    if nc * BATCH_CURVE_PARAMS != curves.len() || nc * nf != out.len() {
-        ptxlab_device::trap("lomb batch: curves must hold 6 values and out nf values per curve");
-    }
-    let fr = Freqs::<T, true>::new(freqs, freqs_lo);
-    let n = tab.len() / GEN_STRIDE;
-    let per_curve = nf.div_ceil(BATCH_BLOCK as usize);
-    let k = T::trig_consts();
-    let mut b = thread::block_idx_x() as usize;
-    while b < nc * per_curve {
-        let (ci, part) = (b / per_curve, b % per_curve);
-        let i = part * BATCH_BLOCK as usize + thread::thread_idx_x() as usize;
-        if i < nf {
-            let (j0, j1, model, _) = curve(&offsets, &curves, ci, n, fit_mean, mode);
-            // SAFETY: `i < nf = freqs.len()`.
-            let w = unsafe { fr.get(i) };
-            // SAFETY: `j1 <= n = tab.len() / 4` (`curve`); device buffers
-            // are 16-byte aligned.
-            let v = unsafe { gen_frequency(&tab, j0, j1, w, &k, &model) };
-            out.set(ci * nf + i, v);
-        }
-        b += thread::grid_dim_x() as usize;
+    Curve {
+        j0,
+        j1,
+        model,
+        h: curves.get(q + 4),
+        cheby: curves.get(q + 5) != T::ZERO,
     }
 }
 
@@ -279,16 +252,13 @@ unsafe fn weighted_sums<T: BatchAnchor, const R: usize, const CHEBY: bool, const
 
 /// The body of [`lomb_batch_rotate`](fn@lomb_batch_rotate).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn batch_rotate<T: BatchAnchor, const R: usize>(
     tab: DeviceSlice<T>,
     offsets: DeviceSlice<u32>,
     curves: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
-    fit_mean: u32,
-    mode: u32,
+    grid: Grid<T>,
+    opts: GenOptions,
 ) {
     if !tab.len().is_multiple_of(BATCH_ROT_STRIDE) {
         ptxlab_device::trap("lomb batch: the even-grid table must hold 12 values per sample");
@@ -306,25 +276,29 @@ fn batch_rotate<T: BatchAnchor, const R: usize>(
         let (ci, part) = (b / per_curve, b % per_curve);
         let r = part * BATCH_BLOCK as usize + thread::thread_idx_x() as usize;
         if r < runs {
-            let (j0, j1, model, cheby) = curve(&offsets, &curves, ci, n, fit_mean, mode);
+            let Curve {
+                j0,
+                j1,
+                model,
+                h,
+                cheby,
+            } = curve(&offsets, &curves, ci, n, opts);
             let first = r * R;
             let k0 = T::from_f64(first as f64);
             // The versine form where any frequency of the run is below
             // GEN_LOW_PHASE (an end is, or the run crosses 0).
             let last = T::from_f64((first + R - 1) as f64);
-            let (w0, w1) = (start + k0 * step, start + last * step);
-            let low = low_phase(w0, model.h) || low_phase(w1, model.h) || w0 * w1 <= T::ZERO;
+            let (w0, w1) = (grid.at(k0), grid.at(last));
+            let low = low_phase(w0, h) || low_phase(w1, h) || w0 * w1 <= T::ZERO;
             // SAFETY: `j1 <= n = tab.len() / 12` (`curve`); device buffers
             // are 16-byte aligned.
             let acc = unsafe {
-                match (low, cheby, model.fit_mean) {
+                match (low, cheby, opts.fit_mean()) {
                     (true, _, _) => versine_sums::<T, R>(&tab, j0, j1, k0),
                     (false, true, true) => weighted_sums::<T, R, true, true>(&tab, j0, j1, k0),
                     (false, true, false) => weighted_sums::<T, R, true, false>(&tab, j0, j1, k0),
                     (false, false, true) => weighted_sums::<T, R, false, true>(&tab, j0, j1, k0),
-                    (false, false, false) => {
-                        weighted_sums::<T, R, false, false>(&tab, j0, j1, k0)
-                    }
+                    (false, false, false) => weighted_sums::<T, R, false, false>(&tab, j0, j1, k0),
                 }
             };
             unroll16!(f, {
@@ -383,24 +357,22 @@ fn batch_rotate<T: BatchAnchor, const R: usize>(
 /// `fit_mean` (SciPy's classic model) `C` and `S` are not taken: 6
 /// operations per step. The measured times against the rotation, and what
 /// is not yet accounted for, are in `docs/book/src/workloads/lomb-scargle.md`
-/// ("Batches of curves"). `start` and `step` are the grid's (`nf =
-/// out.len() / curves`).
+/// ("Batches of curves"). `grid` is the frequency grid ([`Grid`], by
+/// value; `nf = out.len() / curves`), `opts` whether to fit the mean and
+/// the normalization, the same for every curve ([`GenOptions`], by value).
 #[kernel(launch_bounds(128), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn lomb_batch_rotate<T: LombFloat>(
     tab: DeviceSlice<T>,
     offsets: DeviceSlice<u32>,
     curves: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
-    fit_mean: u32,
-    mode: u32,
+    grid: Grid<T>,
+    opts: GenOptions,
 ) {
     if T::SINGLE {
-        batch_rotate::<T, BATCH_RUN_F32>(tab, offsets, curves, out, start, step, fit_mean, mode);
+        batch_rotate::<T, BATCH_RUN_F32>(tab, offsets, curves, out, grid, opts);
     } else {
-        batch_rotate::<T, BATCH_RUN_F64>(tab, offsets, curves, out, start, step, fit_mean, mode);
+        batch_rotate::<T, BATCH_RUN_F64>(tab, offsets, curves, out, grid, opts);
     }
 }
 
@@ -408,8 +380,9 @@ pub fn lomb_batch_rotate<T: LombFloat>(
 /// per (curve, frequency). Block `b` is part `b % P` of curve `b / P` (`P =
 /// ceil(nf / 128)`), thread `t` frequency `128 part + t`, looping over the
 /// curve's samples (a broadcast: the whole block reads the same curve).
+/// `freqs`/`freqs_lo` the frequencies in two parts, `opts` as in
+/// [`lomb_batch_rotate`](fn@lomb_batch_rotate).
 #[kernel(launch_bounds(128), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn lomb_batch_direct<T: Pack4>(
     tab: DeviceSlice<T>,
     offsets: DeviceSlice<u32>,
@@ -417,8 +390,33 @@ pub fn lomb_batch_direct<T: Pack4>(
     freqs: DeviceSlice<T>,
     freqs_lo: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    fit_mean: u32,
-    mode: u32,
+    opts: GenOptions,
 ) {
-    batch_direct(tab, offsets, curves, freqs, freqs_lo, out, fit_mean, mode);
+    if !tab.len().is_multiple_of(GEN_STRIDE) {
+        ptxlab_device::trap("lomb batch: the table must hold 4 values per sample");
+    }
+    let nc = offsets.len().saturating_sub(1);
+    let nf = freqs.len();
+    if nc * BATCH_CURVE_PARAMS != curves.len() || nc * nf != out.len() {
+        ptxlab_device::trap("lomb batch: curves must hold 6 values and out nf values per curve");
+    }
+    let fr = Freqs::<T, true>::new(freqs, freqs_lo);
+    let n = tab.len() / GEN_STRIDE;
+    let per_curve = nf.div_ceil(BATCH_BLOCK as usize);
+    let k = T::trig_consts();
+    let mut b = thread::block_idx_x() as usize;
+    while b < nc * per_curve {
+        let (ci, part) = (b / per_curve, b % per_curve);
+        let i = part * BATCH_BLOCK as usize + thread::thread_idx_x() as usize;
+        if i < nf {
+            let c = curve(&offsets, &curves, ci, n, opts);
+            // SAFETY: `i < nf = freqs.len()`.
+            let w = unsafe { fr.get(i) };
+            // SAFETY: `c.j1 <= n = tab.len() / 4` (`curve`); device buffers
+            // are 16-byte aligned.
+            let v = unsafe { gen_frequency(&tab, c.j0, c.j1, w, &k, &c.model, c.h) };
+            out.set(ci * nf + i, v);
+        }
+        b += thread::grid_dim_x() as usize;
+    }
 }

@@ -27,19 +27,13 @@ fn pair<T: Phase, const SPLIT: bool>(
 /// samples through [`Samples`]. `SPLIT`: the `_long` kernels (times and
 /// frequencies in two parts, [`phase`]).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn direct<T: Pack4, const SPLIT: bool>(
-    x: DeviceSlice<T>,
-    xl: DeviceSlice<T>,
-    y: DeviceSlice<T>,
-    freqs: DeviceSlice<T>,
-    freqs_lo: DeviceSlice<T>,
+    samples: Samples<T, SPLIT>,
+    fr: Freqs<T, SPLIT>,
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    let samples = Samples::<T, SPLIT>::new(x, xl, y);
-    let fr = Freqs::<T, SPLIT>::new(freqs, freqs_lo);
-    let nf = freq_count(&freqs, &out);
+    let nf = freq_count(&fr.hi, &out);
     // The sincos constants in registers for the whole kernel (f64: see
     // `precise::SinCos64Consts`).
     let k = T::trig_consts();
@@ -75,7 +69,7 @@ pub fn lomb_direct<T: Pack4>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    direct::<_, false>(x, x, y, freqs, freqs, out, scale);
+    direct::<_, false>(Samples::new(x, x, y), Freqs::new(freqs, freqs), out, scale);
 }
 
 /// Rung 7: [`lomb_direct`](fn@lomb_direct) with `launch_bounds(128)` (`.maxntid 128`).
@@ -91,7 +85,7 @@ pub fn lomb_bounds<T: Pack4>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    direct::<_, false>(x, x, y, freqs, freqs, out, scale);
+    direct::<_, false>(Samples::new(x, x, y), Freqs::new(freqs, freqs), out, scale);
 }
 
 /// Dynamic shared memory of [`lomb_shared`](fn@lomb_shared): `x` then `y` chunks of `block`
@@ -111,24 +105,18 @@ pub const fn lomb_shared_long_bytes<T>(block: usize) -> usize {
     shared::shared_bytes::<T>(lomb_shared_bytes::<T>(block), block)
 }
 
+/// The body of the shared-memory kernels: the samples staged block by
+/// block (see [`lomb_shared`](fn@lomb_shared)). `SPLIT`: the `_long` kernels.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn shared_body<T: Phase, const SPLIT: bool>(
-    x: DeviceSlice<T>,
-    xl: DeviceSlice<T>,
-    y: DeviceSlice<T>,
-    freqs: DeviceSlice<T>,
-    freqs_lo: DeviceSlice<T>,
+    pts: Points<T, SPLIT>,
+    fr: Freqs<T, SPLIT>,
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    check_lengths(&x, &y);
-    if SPLIT {
-        check_lengths(&xl, &y);
-    }
-    let fr = Freqs::<T, SPLIT>::new(freqs, freqs_lo);
+    let Points { x, xl, y } = pts;
     let n = x.len();
-    let nf = freq_count(&freqs, &out);
+    let nf = freq_count(&fr.hi, &out);
     let bd = thread::block_dim_x() as usize;
     let tid = thread::thread_idx_x() as usize;
     let sx = shared::dynamic_shared::<T>(0, bd);
@@ -207,7 +195,7 @@ pub fn lomb_shared<T: Phase>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    shared_body::<_, false>(x, x, y, freqs, freqs, out, scale);
+    shared_body::<_, false>(Points::new(x, x, y), Freqs::new(freqs, freqs), out, scale);
 }
 
 // ---- long spans: the same rungs with split phases ------------------------------
@@ -237,7 +225,12 @@ pub fn lomb_direct_long<T: Pack4>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    direct::<_, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
+    direct::<_, true>(
+        Samples::new(x, x_lo, y),
+        Freqs::new(freqs, freqs_lo),
+        out,
+        scale,
+    );
 }
 
 /// Rung 7 for long spans: [`lomb_bounds`](fn@lomb_bounds) with split
@@ -252,7 +245,12 @@ pub fn lomb_bounds_long<T: Pack4>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    direct::<_, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
+    direct::<_, true>(
+        Samples::new(x, x_lo, y),
+        Freqs::new(freqs, freqs_lo),
+        out,
+        scale,
+    );
 }
 
 /// Shared-memory rung for long spans: [`lomb_shared`](fn@lomb_shared) with
@@ -268,6 +266,10 @@ pub fn lomb_shared_long<T: Phase>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    shared_body::<_, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
+    shared_body::<_, true>(
+        Points::new(x, x_lo, y),
+        Freqs::new(freqs, freqs_lo),
+        out,
+        scale,
+    );
 }
-

@@ -91,7 +91,8 @@ pub(super) fn low_phase<T: Real>(w: T, h: T) -> bool {
 
 /// The six sums of one frequency, in the form its phases need, and its
 /// value: [`gen_sums`] and [`finish_general`], or [`gen_sums_d`] and
-/// [`finish_general_d`] below [`GEN_LOW_PHASE`].
+/// [`finish_general_d`] below [`GEN_LOW_PHASE`] (`h` the largest `|x -
+/// x0|` of the curve).
 ///
 /// # Safety
 /// As [`gen_sums`].
@@ -103,8 +104,9 @@ pub(super) unsafe fn gen_frequency<T: Pack4>(
     w: (T, T),
     k: &T::Consts,
     model: &GenModel<T>,
+    h: T,
 ) -> T {
-    if low_phase(w.0, model.h) {
+    if low_phase(w.0, h) {
         // SAFETY: the caller's contract.
         let acc = unsafe { gen_sums_d(tab, j0, j1, w, k) };
         gen_value_d(acc, model)
@@ -118,37 +120,13 @@ pub(super) unsafe fn gen_frequency<T: Pack4>(
 /// The value of one frequency from its [`gen_sums_d`].
 #[inline(always)]
 pub(super) fn gen_value_d<T: Pack4>(acc: [T; 6], model: &GenModel<T>) -> T {
-    let [yd, ys, d, s, dd, ds] = acc;
-    let p = finish_general_d(
-        yd,
-        ys,
-        d,
-        s,
-        dd,
-        ds,
-        model.w_sum,
-        model.y_mean,
-        model.fit_mean,
-    );
-    normalize(p, model.yy, model.scale, model.mode)
+    normalize(finish_general_d(acc, model), model)
 }
 
 /// The value of one frequency from its sums.
 #[inline(always)]
 pub(super) fn gen_value<T: Pack4>(acc: [T; 6], model: &GenModel<T>) -> T {
-    let [yc, ys, cc, cs, c, s] = acc;
-    let p = finish_general(
-        yc,
-        ys,
-        cc,
-        cs,
-        c,
-        s,
-        model.w_sum,
-        model.y_mean,
-        model.fit_mean,
-    );
-    normalize(p, model.yy, model.scale, model.mode)
+    normalize(finish_general(acc, model), model)
 }
 
 /// The body of [`lomb_gen`](fn@lomb_gen): one frequency per thread at a time,
@@ -160,6 +138,7 @@ fn gen_direct<T: Pack4>(
     freqs_lo: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
     model: GenModel<T>,
+    h: T,
 ) {
     if !tab.len().is_multiple_of(GEN_STRIDE) {
         ptxlab_device::trap("lomb general: the table must hold 4 values per sample");
@@ -172,32 +151,9 @@ fn gen_direct<T: Pack4>(
         // SAFETY: `i < nf <= freqs.len()`.
         let w = unsafe { fr.get(i) };
         // SAFETY: `n = tab.len() / 4`; device buffers are 16-byte aligned.
-        let v = unsafe { gen_frequency(&tab, 0, n, w, &k, &model) };
+        let v = unsafe { gen_frequency(&tab, 0, n, w, &k, &model, h) };
         // SAFETY: `i < nf <= out.len()`.
         unsafe { out.set_unchecked(i, v) };
-    }
-}
-
-/// The floating-mean model's scalars from the kernel parameters.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn model<T: Real>(
-    w_sum: T,
-    y_mean: T,
-    yy: T,
-    scale: T,
-    h: T,
-    fit_mean: u32,
-    mode: u32,
-) -> GenModel<T> {
-    GenModel {
-        w_sum,
-        y_mean,
-        yy,
-        scale,
-        h,
-        fit_mean: fit_mean != 0,
-        mode,
     }
 }
 
@@ -218,49 +174,36 @@ fn model<T: Real>(
 /// Parameters: `freqs`/`freqs_lo` the angular frequencies split in two
 /// parts (the low parts zero in f64, where the phase is still reduced
 /// modulo 2 pi before the precise `sincos`, so long spans stay on its fast
-/// path); `w_sum = sum w` (1 up to rounding), `y_mean = sum w y` (0 when
-/// centred), `yy = sum w y^2`, `scale` (astropy's `standard`: `1 / yy`,
-/// `psd`: `0.5 sum dy^-2`), `h` the largest `|x - x0|` (frequencies with
-/// `|w| h <` [`GEN_LOW_PHASE`] take the versine form, `gen_frequency`),
-/// `fit_mean` 0 or 1, `mode` one of [`NORM_SCALE`], [`NORM_MODEL`],
-/// [`NORM_LOG`]. Span: any, up to [`SPLIT_PHASE_MAX_F32`] in f32.
+/// path); `scalars` the curve's ([`GenScalars`], by value: `sum w`, `sum w
+/// y`, `sum w y^2`, the scale); `opts` whether to fit the mean and the
+/// [`Norm`] ([`GenOptions`], by value); `h` the largest `|x - x0|`
+/// (frequencies with `|w| h <` [`GEN_LOW_PHASE`] take the versine form,
+/// `gen_frequency`). Span: any, up to [`SPLIT_PHASE_MAX_F32`] in f32.
 #[kernel(instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn lomb_gen<T: Pack4>(
     tab: DeviceSlice<T>,
     freqs: DeviceSlice<T>,
     freqs_lo: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    w_sum: T,
-    y_mean: T,
-    yy: T,
-    scale: T,
+    scalars: GenScalars<T>,
+    opts: GenOptions,
     h: T,
-    fit_mean: u32,
-    mode: u32,
 ) {
-    let m = model(w_sum, y_mean, yy, scale, h, fit_mean, mode);
-    gen_direct(tab, freqs, freqs_lo, out, m);
+    gen_direct(tab, freqs, freqs_lo, out, GenModel::new(scalars, opts), h);
 }
 
 /// Rung 7 for the floating-mean model: [`lomb_gen`](fn@lomb_gen) with
 /// `launch_bounds(128)`, as [`lomb_bounds`](fn@lomb_bounds) is to
-/// [`lomb_direct`](fn@lomb_direct).
+/// [`lomb_direct`](fn@lomb_direct); the same parameters.
 #[kernel(launch_bounds(128), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn lomb_gen_bounds<T: Pack4>(
     tab: DeviceSlice<T>,
     freqs: DeviceSlice<T>,
     freqs_lo: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    w_sum: T,
-    y_mean: T,
-    yy: T,
-    scale: T,
+    scalars: GenScalars<T>,
+    opts: GenOptions,
     h: T,
-    fit_mean: u32,
-    mode: u32,
 ) {
-    let m = model(w_sum, y_mean, yy, scale, h, fit_mean, mode);
-    gen_direct(tab, freqs, freqs_lo, out, m);
+    gen_direct(tab, freqs, freqs_lo, out, GenModel::new(scalars, opts), h);
 }

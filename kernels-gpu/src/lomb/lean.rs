@@ -29,19 +29,13 @@ fn pair4<T: Phase, const SPLIT: bool>(
 /// groups of `F`, the samples through [`Samples`], see [`lomb_lean`](fn@lomb_lean).
 /// `SPLIT`: the `_long` kernels ([`phase`]).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn lean<T: Pack4, const F: usize, const SPLIT: bool>(
-    x: DeviceSlice<T>,
-    xl: DeviceSlice<T>,
-    y: DeviceSlice<T>,
-    freqs: DeviceSlice<T>,
-    freqs_lo: DeviceSlice<T>,
+    samples: Samples<T, SPLIT>,
+    fr: Freqs<T, SPLIT>,
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    let samples = Samples::<T, SPLIT>::new(x, xl, y);
-    let fr = Freqs::<T, SPLIT>::new(freqs, freqs_lo);
-    let nf = freq_count(&freqs, &out);
+    let nf = freq_count(&fr.hi, &out);
     let nt = T::from_f64(samples.len() as f64);
     let k = T::trig_consts();
     for g in thread::grid_stride(nf.div_ceil(F)) {
@@ -112,7 +106,7 @@ pub fn lomb_lean<T: Pack4>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    lean::<T, LEAN_FREQS, false>(x, x, y, freqs, freqs, out, scale);
+    lean::<T, LEAN_FREQS, false>(Samples::new(x, x, y), Freqs::new(freqs, freqs), out, scale);
 }
 
 /// Rung 4c for long time spans: [`lomb_lean`](fn@lomb_lean) with split
@@ -132,6 +126,10 @@ pub fn lomb_lean_long<T: Pack4>(
     out: DeviceSliceMut<T>,
     scale: T,
 ) {
-    lean::<T, LEAN_FREQS, true>(x, x_lo, y, freqs, freqs_lo, out, scale);
+    lean::<T, LEAN_FREQS, true>(
+        Samples::new(x, x_lo, y),
+        Freqs::new(freqs, freqs_lo),
+        out,
+        scale,
+    );
 }
-

@@ -54,6 +54,27 @@ pub const CHEBY_RUN_F32: usize = 16;
 /// Consecutive frequencies per thread in [`lomb_cheby`](fn@lomb_cheby) (f64).
 pub const CHEBY_RUN_F64: usize = 8;
 
+/// An evenly spaced grid of angular frequencies, a kernel parameter by
+/// value: frequency `k` is `start + k step` (`step` may be negative). The
+/// number of frequencies is the output's length (or, in a batch, its
+/// length over the curves), so it has no field here.
+#[derive(Debug, Clone, Copy, PartialEq, KernelParams)]
+#[repr(C)]
+pub struct Grid<T> {
+    /// The first frequency.
+    pub start: T,
+    /// The spacing.
+    pub step: T,
+}
+
+impl<T: Real> Grid<T> {
+    /// Frequency `k` (`k` an index of the grid, converted to `T`).
+    #[inline(always)]
+    pub fn at(self, k: T) -> T {
+        self.start + k * self.step
+    }
+}
+
 /// The periodogram value from the five sums (`scale` is 0.5, or `1/sum y^2`).
 #[inline(always)]
 pub fn finish<T: Real + Trig>(xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) -> T {
@@ -61,7 +82,7 @@ pub fn finish<T: Real + Trig>(xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) -> T 
     // and multiplying back (one division less, no 0 * inf at w = 0).
     let wtau = T::from_f64(0.5) * (cs + cs).atan2(cc - ss);
     let (st, ct) = wtau.sincos();
-    finish_at(ct, st, xc, xs, cc, ss, cs, scale)
+    finish_at((ct, st), xc, xs, cc, ss, cs, scale)
 }
 
 /// As [`finish`], without trigonometry (rung 11): `cos(w tau)` and
@@ -95,13 +116,13 @@ pub fn finish_half<T: Real + Trig>(xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) 
     } else {
         (T::ONE, T::ZERO)
     };
-    finish_at(ct, st, xc, xs, cc, ss, cs, scale)
+    finish_at((ct, st), xc, xs, cc, ss, cs, scale)
 }
 
-/// The periodogram value from the five sums and `(cos, sin)(w tau)`.
+/// The periodogram value from the five sums and `(ct, st) = (cos, sin)(w
+/// tau)`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn finish_at<T: Real>(ct: T, st: T, xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) -> T {
+fn finish_at<T: Real>((ct, st): (T, T), xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) -> T {
     let (ct2, st2, cst) = (ct * ct, st * st, (ct + ct) * st);
     let a = ct * xc + st * xs;
     let b = ct * xs - st * xc;
@@ -124,6 +145,28 @@ fn freq_count<T: Copy>(freqs: &DeviceSlice<T>, out: &DeviceSliceMut<T>) -> usize
         freqs.len()
     } else {
         out.len()
+    }
+}
+
+/// The samples of the direct-family kernels: times `x`, values `y` and,
+/// with `SPLIT` (the `_long` kernels), the times' low parts `xl`
+/// ([`phase`]; never read otherwise), checked to have one length.
+#[derive(Clone, Copy)]
+struct Points<'a, T: Copy, const SPLIT: bool> {
+    x: DeviceSlice<'a, T>,
+    xl: DeviceSlice<'a, T>,
+    y: DeviceSlice<'a, T>,
+}
+
+impl<'a, T: Copy, const SPLIT: bool> Points<'a, T, SPLIT> {
+    /// Traps when `x` (and `xl` with `SPLIT`) and `y` differ in length.
+    #[inline(always)]
+    fn new(x: DeviceSlice<'a, T>, xl: DeviceSlice<'a, T>, y: DeviceSlice<'a, T>) -> Self {
+        check_lengths(&x, &y);
+        if SPLIT {
+            check_lengths(&xl, &y);
+        }
+        Points { x, xl, y }
     }
 }
 
@@ -150,10 +193,9 @@ impl<'a, T: Pack4, const SPLIT: bool> Samples<'a, T, SPLIT> {
     /// Traps when `x` (and `xl` with `SPLIT`) and `y` differ in length.
     #[inline(always)]
     fn new(x: DeviceSlice<'a, T>, xl: DeviceSlice<'a, T>, y: DeviceSlice<'a, T>) -> Self {
-        check_lengths(&x, &y);
+        let Points { x, xl, y } = Points::<T, SPLIT>::new(x, xl, y);
         let mut addr = x.as_ptr() as usize | y.as_ptr() as usize;
         if SPLIT {
-            check_lengths(&xl, &y);
             addr |= xl.as_ptr() as usize;
         }
         let n4 = if addr.is_multiple_of(16) {
@@ -396,20 +438,123 @@ pub fn finish_ls<T: Real>(xc: T, xs: T, cc: T, ss: T, cs: T, scale: T) -> T {
 
 // ---- the floating-mean (generalized) model -------------------------------------
 
-/// Normalization of the floating-mean kernels' output ([`normalize`]):
-/// `scale p` (astropy's `standard` with `scale = 1 / YY`, its `psd` with
-/// `scale = 0.5 sum dy^-2`).
-pub const NORM_SCALE: u32 = 0;
-/// `p / (YY - p)` (astropy's `model`).
-pub const NORM_MODEL: u32 = 1;
-/// `-ln(1 - p / YY)` (astropy's `log`).
-pub const NORM_LOG: u32 = 2;
+/// Normalization of the floating-mean kernels' output ([`normalize`]), a
+/// kernel parameter by value (in [`GenOptions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(u32)]
+pub enum Norm {
+    /// `scale p` (astropy's `standard` with `scale = 1 / YY`, its `psd`
+    /// with `scale = 0.5 sum dy^-2`).
+    Scale = 0,
+    /// `p / (YY - p)` (astropy's `model`).
+    Model = 1,
+    /// `-ln(1 - p / YY)` (astropy's `log`).
+    Log = 2,
+}
+
+/// What the floating-mean kernels are asked to compute, the same for every
+/// curve of a batch: fit the mean or not, and the normalization. A kernel
+/// parameter by value.
+///
+/// Whether to fit the mean travels as a 32-bit word, 0 or 1, read through
+/// [`GenOptions::fit_mean`]: the kernels test the word where they use it,
+/// as they test any integer, while a `bool` field is narrowed to a
+/// predicate where it is loaded, one more value live across the sample
+/// loops of the register-capped builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(C)]
+pub struct GenOptions {
+    /// 1: fit the mean, 0: not (only [`GenOptions::new`] writes it).
+    fit_mean: u32,
+    /// The normalization of the output.
+    norm: Norm,
+}
+
+impl GenOptions {
+    /// Fit a constant offset at every frequency or not (astropy's
+    /// `fit_mean`: the model `a cos + b sin + m` instead of `a cos + b
+    /// sin`), and normalize the output with `norm`.
+    #[inline(always)]
+    pub const fn new(fit_mean: bool, norm: Norm) -> Self {
+        Self {
+            fit_mean: fit_mean as u32,
+            norm,
+        }
+    }
+
+    /// Whether to fit the mean.
+    #[inline(always)]
+    pub const fn fit_mean(&self) -> bool {
+        self.fit_mean != 0
+    }
+
+    /// The normalization of the output.
+    #[inline(always)]
+    pub const fn norm(&self) -> Norm {
+        self.norm
+    }
+}
+
+/// The floating-mean model's scalars of one curve, from the host in the
+/// kernel's precision: a kernel parameter of the single-curve kernels,
+/// beside their [`GenOptions`] (the batch kernels read the scalars of each
+/// curve from a table).
+#[derive(Debug, Clone, Copy, PartialEq, KernelParams)]
+#[repr(C)]
+pub struct GenScalars<T> {
+    /// `sum w` of the weights as rounded to `T` (1 up to rounding).
+    pub w_sum: T,
+    /// `sum w y` (0 when `y` was centred).
+    pub y_mean: T,
+    /// `sum w y^2`.
+    pub yy: T,
+    /// The scale of [`Norm::Scale`] (astropy's `standard`: `1 / yy`,
+    /// `psd`: `0.5 sum dy^-2`).
+    pub scale: T,
+}
+
+/// What [`finish_general`] and [`normalize`] read of one curve inside a
+/// kernel: its scalars ([`GenScalars`]) and the options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GenModel<T> {
+    /// `sum w` of the weights as rounded to `T` (1 up to rounding).
+    pub w_sum: T,
+    /// `sum w y` (0 when `y` was centred).
+    pub y_mean: T,
+    /// `sum w y^2`.
+    pub yy: T,
+    /// The scale of [`Norm::Scale`].
+    pub scale: T,
+    /// Fit the mean, and the normalization.
+    pub opts: GenOptions,
+}
+
+impl<T> GenModel<T> {
+    /// The model of a curve with scalars `s`, computed as `opts` asks.
+    #[inline(always)]
+    pub fn new(s: GenScalars<T>, opts: GenOptions) -> Self {
+        let GenScalars {
+            w_sum,
+            y_mean,
+            yy,
+            scale,
+        } = s;
+        Self {
+            w_sum,
+            y_mean,
+            yy,
+            scale,
+            opts,
+        }
+    }
+}
 
 /// The floating-mean (Zechmeister-Kurster, astropy's `fit_mean=True`)
-/// periodogram `p` from the weighted sums of one frequency, with weights `w_j`
-/// normalised to `sum w = w_sum` (1 up to rounding): `yc = sum w y c`, `ys =
-/// sum w y s`, `cc = sum w c^2`, `cs = sum w c s`, `c = sum w c`, `s = sum w
-/// s`, and `y_mean = sum w y` (0 when `y` was centred).
+/// periodogram `p` from the weighted sums of one frequency, `[YC, YS, CC,
+/// CS, C, S]`, with weights `w_j` normalised to `sum w = w_sum` (1 up to
+/// rounding): `YC = sum w y c`, `YS = sum w y s`, `CC = sum w c^2`, `CS =
+/// sum w c s`, `C = sum w c`, `S = sum w s`, and `y_mean = sum w y` (0 when
+/// `y` was centred), `w_sum` and `y_mean` from `model`.
 ///
 /// With `fit_mean` the model is `a cos + b sin + m`: every sum is taken
 /// about its weighted mean (`CC~ = CC - C^2 / W`, `CS~ = CS - C S / W`,
@@ -421,20 +566,11 @@ pub const NORM_LOG: u32 = 2;
 /// w_sum - CC`). (Where the phases of a frequency all lie near 0 the
 /// variances cancel in f32: the kernels use [`finish_general_d`] there.)
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub fn finish_general<T: Real>(
-    yc: T,
-    ys: T,
-    cc: T,
-    cs: T,
-    c: T,
-    s: T,
-    w_sum: T,
-    y_mean: T,
-    fit_mean: bool,
-) -> T {
+pub fn finish_general<T: Real>(sums: [T; 6], model: &GenModel<T>) -> T {
+    let [yc, ys, cc, cs, c, s] = sums;
+    let (w_sum, y_mean) = (model.w_sum, model.y_mean);
     let ss = w_sum - cc;
-    if fit_mean {
+    if model.opts.fit_mean() {
         let (cw, sw) = (c / w_sum, s / w_sum);
         finish_ls(
             (-y_mean).mul_add(cw, yc),
@@ -492,28 +628,19 @@ pub fn versine<T: Real>(r: T, c: T) -> T {
 }
 
 /// [`finish_general`] from the sums in the versine form, `d = 1 - c`:
-/// `yd = sum w y d`, `ys`, `d = sum w d`, `s = sum w s`, `dd = sum w d^2`,
-/// `ds = sum w d s`. Then `C = W - D`, `CC = W - 2 D + DD`, `CS = S - DS`,
-/// `SS = 2 D - DD` (`d^2 + s^2 = 2 d`) and `YC = Y - YD`, and the
-/// mean-fitted ones without cancellation: `CC~ = DD - D^2 / W`, `CS~ = D S
-/// / W - DS`, `YC~ = Y D / W - YD`. Where every `d` is small these are small
-/// numbers formed from small numbers, so the variances keep f32's relative
-/// accuracy.
+/// `sums = [YD, YS, D, S, DD, DS]` with `YD = sum w y d`, `YS`, `D = sum w
+/// d`, `S = sum w s`, `DD = sum w d^2`, `DS = sum w d s`. Then `C = W - D`,
+/// `CC = W - 2 D + DD`, `CS = S - DS`, `SS = 2 D - DD` (`d^2 + s^2 = 2 d`)
+/// and `YC = Y - YD`, and the mean-fitted ones without cancellation: `CC~ =
+/// DD - D^2 / W`, `CS~ = D S / W - DS`, `YC~ = Y D / W - YD`. Where every
+/// `d` is small these are small numbers formed from small numbers, so the
+/// variances keep f32's relative accuracy.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub fn finish_general_d<T: Real>(
-    yd: T,
-    ys: T,
-    d: T,
-    s: T,
-    dd: T,
-    ds: T,
-    w_sum: T,
-    y_mean: T,
-    fit_mean: bool,
-) -> T {
+pub fn finish_general_d<T: Real>(sums: [T; 6], model: &GenModel<T>) -> T {
+    let [yd, ys, d, s, dd, ds] = sums;
+    let (w_sum, y_mean) = (model.w_sum, model.y_mean);
     let ss = d + d - dd;
-    if fit_mean {
+    if model.opts.fit_mean() {
         let (dw, sw) = (d / w_sum, s / w_sum);
         finish_ls(
             y_mean.mul_add(dw, -yd),
@@ -529,14 +656,21 @@ pub fn finish_general_d<T: Real>(
     }
 }
 
-/// Astropy's normalizations of `p` ([`NORM_SCALE`], [`NORM_MODEL`],
-/// [`NORM_LOG`]); `yy = sum w y^2` of the (centred) values.
+/// Astropy's normalizations of `p` ([`Norm`]) with the model's `yy = sum w
+/// y^2` of the (centred) values and its `scale`.
 #[inline(always)]
-pub fn normalize<T: Real + Ln>(p: T, yy: T, scale: T, mode: u32) -> T {
-    match mode {
-        NORM_MODEL => p / (yy - p),
-        NORM_LOG => -((yy - p) / yy).ln(),
-        _ => scale * p,
+pub fn normalize<T: Real + Ln>(p: T, model: &GenModel<T>) -> T {
+    // A `match` on the discriminant with the scale as its fallback, as on
+    // any integer: an exhaustive match on the enum is a switch whose
+    // impossible values the GPU build turns into traps, and a chain of
+    // tests lays the branches out differently.
+    const MODEL: u32 = Norm::Model as u32;
+    const LOG: u32 = Norm::Log as u32;
+    let yy = model.yy;
+    match model.opts.norm() as u32 {
+        MODEL => p / (yy - p),
+        LOG => -((yy - p) / yy).ln(),
+        _ => model.scale * p,
     }
 }
 

@@ -97,15 +97,15 @@ pub(super) fn steps<T: Real, const R: usize, const CHEBY: bool>(
 
 /// The body of the recurrence kernels: thread `t` owns runs of `R`
 /// consecutive frequencies `start + (R r + k) step`, `k = 0..R`, runs
-/// `r = t, t + T, ...` (`T` threads in the grid). Per sample: one precise
+/// `r = t, t + T, ...` (`T` threads in the launch; `start`, `step` those of
+/// the frequency grid `grid`). Per sample: one precise
 /// `sincos` at the run's first frequency (the anchor), then `R` steps.
 /// `SPLIT`: the `_long` kernels, anchors from split phases ([`rec_entry`]).
 #[inline(always)]
 fn recurrence<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool, const SPLIT: bool>(
     tab: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
+    grid: Grid<T>,
     scale: T,
 ) {
     let stride = rec_stride(SPLIT);
@@ -119,7 +119,7 @@ fn recurrence<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool, con
     for r in thread::grid_stride(runs) {
         let first = r * R;
         let k0 = T::from_f64(first as f64);
-        let w0 = start + k0 * step;
+        let w0 = grid.at(k0);
         let mut acc = Sums::<T, R>::new();
         // A 32-bit counter: the loop overhead is one add and one compare.
         let n32 = n as u32;
@@ -170,7 +170,8 @@ fn recurrence<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool, con
     }
 }
 
-/// Rung 9, below the SFU floor, evenly spaced frequencies only: each thread
+/// Rung 9, below the SFU floor, evenly spaced frequencies only (the grid
+/// `(start, step)` a [`Grid`], by value): each thread
 /// takes a run of consecutive frequencies ([`ROT_RUN_F32`] = 16 in f32,
 /// [`ROT_RUN_F64`] = 8 in f64: 4 x 8 f64 accumulators are 64 registers).
 /// Per sample it computes one precise `sincos` at the run's first frequency
@@ -209,14 +210,13 @@ fn recurrence<T: Pack4, const R: usize, const CHEBY: bool, const PIPE: bool, con
 pub fn lomb_rotate<const LONG: bool, T: LombFloat>(
     tab: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
+    grid: Grid<T>,
     scale: T,
 ) {
     if T::SINGLE {
-        recurrence::<T, ROT_RUN_F32, false, true, LONG>(tab, out, start, step, scale);
+        recurrence::<T, ROT_RUN_F32, false, true, LONG>(tab, out, grid, scale);
     } else {
-        recurrence::<T, ROT_RUN_F64, false, false, LONG>(tab, out, start, step, scale);
+        recurrence::<T, ROT_RUN_F64, false, false, LONG>(tab, out, grid, scale);
     }
 }
 
@@ -258,13 +258,12 @@ pub fn lomb_rotate<const LONG: bool, T: LombFloat>(
 pub fn lomb_cheby<const LONG: bool, T: LombFloat>(
     tab: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
+    grid: Grid<T>,
     scale: T,
 ) {
     if T::SINGLE {
-        recurrence::<T, CHEBY_RUN_F32, true, true, LONG>(tab, out, start, step, scale);
+        recurrence::<T, CHEBY_RUN_F32, true, true, LONG>(tab, out, grid, scale);
     } else {
-        recurrence::<T, CHEBY_RUN_F64, true, false, LONG>(tab, out, start, step, scale);
+        recurrence::<T, CHEBY_RUN_F64, true, false, LONG>(tab, out, grid, scale);
     }
 }

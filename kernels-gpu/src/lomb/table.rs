@@ -24,7 +24,7 @@ pub const fn lomb_tab_shared_bytes<T>() -> usize {
     shared::shared_bytes::<T>(0, TAB_CHUNK * 2 * (TAB_LO + TAB_HI))
 }
 
-/// The body of the table-anchored kernels (rung 11), see [`lomb_cheby_tab`](fn@lomb_cheby_tab).
+/// The body of the table-anchored kernels (rung 11), see [`lomb_tab`](fn@lomb_tab).
 /// `SPLIT`: the `_long` kernels (the high anchors from split phases, the
 /// table of [`rec_stride`]`(true)` values per sample).
 #[inline(always)]
@@ -38,10 +38,10 @@ fn recurrence_tab<
     tab: DeviceSlice<T>,
     lo: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
+    grid: Grid<T>,
     scale: T,
 ) {
+    let Grid { start, step } = grid;
     const J: usize = TAB_CHUNK;
     let stride = rec_stride(SPLIT);
     let n = tab.len() / stride;
@@ -159,9 +159,11 @@ fn recurrence_tab<
     }
 }
 
-/// Rung 11: the three-term recurrence of [`lomb_cheby`](fn@lomb_cheby) with
-/// its anchors from tables instead of a precise `sincos` per sample and
-/// thread.
+/// Rung 11: the three-term recurrence of [`lomb_cheby`](fn@lomb_cheby)
+/// (`CHEBY`; without it the rotation of [`lomb_rotate`](fn@lomb_rotate), for
+/// grids whose step angles span too much for the three-term recurrence)
+/// with its anchors from tables instead of a precise `sincos` per sample and
+/// thread; `PIPE` is rung 11b, the sample loop software pipelined.
 ///
 /// What rung 10 spends: per sample and thread, one precise `sincos` (about
 /// 40 instructions in f32) for 16 steps of 6 FMAs, so a third of its issue
@@ -183,10 +185,12 @@ fn recurrence_tab<
 /// tables pay most.
 ///
 /// Thread mapping: block `g` (grid-stride over groups of 128 runs) thread `t`
-/// owns frequencies `R (128 g + t) .. + R` (`R` = [`TAB_RUN_F32`] or
-/// [`TAB_RUN_F64`]); per sample it reads `(x, y, p, q)` (16 bytes, a
-/// broadcast), its high anchor (a broadcast to 16 lanes) and its low factor
-/// (16 consecutive values: conflict-free).
+/// owns frequencies `R (128 g + t) .. + R` of the grid `(start, step)`
+/// ([`Grid`], by value; `R` = [`TAB_RUN_F32`] or [`TAB_RUN_F64`]); per
+/// sample it reads `(x, y, p, q)` (16 bytes, a broadcast; the table of
+/// [`lomb_cheby`](fn@lomb_cheby) with `CHEBY`, of
+/// [`lomb_rotate`](fn@lomb_rotate) without), its high anchor (a broadcast
+/// to 16 lanes) and its low factor (16 consecutive values: conflict-free).
 ///
 /// The finish is [`finish_half`]: the tau angle's cosine and sine from the
 /// double angle by half-angle formulas, no `atan2` or `sincos` (at the
@@ -207,109 +211,49 @@ fn recurrence_tab<
 /// [`SPLIT_PHASE_MAX_F32`]; the host runs it beyond [`PLAIN_PHASE_MAX_F32`]
 /// (in f64 the low parts are zero; the reduction keeps the precise `sincos`
 /// off its Payne-Hanek path).
-#[kernel(
-    launch_bounds(128),
-    instances(
-        <false, f32> => (launch_bounds(128, 4)),
-        <false, f64>,
-        <true, f32> => (launch_bounds(128, 4)),
-        <true, f64>,
-    )
-)]
-pub fn lomb_cheby_tab<const LONG: bool, T: LombFloat>(
-    tab: DeviceSlice<T>,
-    lo: DeviceSlice<T>,
-    out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
-    scale: T,
-) {
-    if T::SINGLE {
-        recurrence_tab::<T, TAB_RUN_F32, true, false, LONG>(tab, lo, out, start, step, scale);
-    } else {
-        recurrence_tab::<T, TAB_RUN_F64, true, false, LONG>(tab, lo, out, start, step, scale);
-    }
-}
-
-/// Rung 11 with the rotation step, for grids whose step angles span too
-/// much for the three-term recurrence (see [`lomb_rotate`](fn@lomb_rotate));
-/// anchors, shared layout and `LONG` as [`lomb_cheby_tab`](fn@lomb_cheby_tab).
-#[kernel(
-    launch_bounds(128),
-    instances(
-        <false, f32> => (launch_bounds(128, 4)),
-        <false, f64>,
-        <true, f32> => (launch_bounds(128, 4)),
-        <true, f64>,
-    )
-)]
-pub fn lomb_rotate_tab<const LONG: bool, T: LombFloat>(
-    tab: DeviceSlice<T>,
-    lo: DeviceSlice<T>,
-    out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
-    scale: T,
-) {
-    if T::SINGLE {
-        recurrence_tab::<T, TAB_RUN_F32, false, false, LONG>(tab, lo, out, start, step, scale);
-    } else {
-        recurrence_tab::<T, TAB_RUN_F64, false, false, LONG>(tab, lo, out, start, step, scale);
-    }
-}
-
-/// Rung 11b: [`lomb_cheby_tab`](fn@lomb_cheby_tab) with the sample loop
-/// software pipelined: sample `j + 1`'s table entry, shared-memory factors
+///
+/// `PIPE` (rung 11b): sample `j + 1`'s table entry, shared-memory factors
 /// and anchor are loaded and computed before sample `j`'s steps, so the load
 /// latency (an L1 hit and two shared loads, some 30 cycles each) overlaps
 /// the recurrence instead of stalling the warp at the top of every sample.
 /// The cost is the next sample's five values held across the steps.
-#[kernel(
-    launch_bounds(128),
-    instances(
-        <false, f32> => (launch_bounds(128, 4)),
-        <false, f64>,
-        <true, f32> => (launch_bounds(128, 4)),
-        <true, f64>,
-    )
-)]
-pub fn lomb_cheby_tabp<const LONG: bool, T: LombFloat>(
-    tab: DeviceSlice<T>,
-    lo: DeviceSlice<T>,
-    out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
-    scale: T,
-) {
-    if T::SINGLE {
-        recurrence_tab::<T, TAB_RUN_F32, true, true, LONG>(tab, lo, out, start, step, scale);
-    } else {
-        recurrence_tab::<T, TAB_RUN_F64, true, true, LONG>(tab, lo, out, start, step, scale);
-    }
-}
+///
+/// The entries keep the names of the rungs: `lomb_cheby_tab_*` (`CHEBY`),
+/// `lomb_rotate_tab_*`, `lomb_cheby_tabp_*` (`CHEBY`, `PIPE`) and
+/// `lomb_rotate_tabp_*` (`PIPE`), each with a `_long` twin (`LONG`), for
+/// `f32` (at least 4 blocks per SM) and `f64`.
 
-/// Rung 11b with the rotation step: [`lomb_rotate_tab`](fn@lomb_rotate_tab)
-/// pipelined as [`lomb_cheby_tabp`](fn@lomb_cheby_tabp).
 #[kernel(
     launch_bounds(128),
     instances(
-        <false, f32> => (launch_bounds(128, 4)),
-        <false, f64>,
-        <true, f32> => (launch_bounds(128, 4)),
-        <true, f64>,
+        <true, false, false, f32> => (launch_bounds(128, 4), name = "lomb_cheby_tab_f32"),
+        <true, false, false, f64> => (name = "lomb_cheby_tab_f64"),
+        <true, false, true, f32> => (launch_bounds(128, 4), name = "lomb_cheby_tab_long_f32"),
+        <true, false, true, f64> => (name = "lomb_cheby_tab_long_f64"),
+        <false, false, false, f32> => (launch_bounds(128, 4), name = "lomb_rotate_tab_f32"),
+        <false, false, false, f64> => (name = "lomb_rotate_tab_f64"),
+        <false, false, true, f32> => (launch_bounds(128, 4), name = "lomb_rotate_tab_long_f32"),
+        <false, false, true, f64> => (name = "lomb_rotate_tab_long_f64"),
+        <true, true, false, f32> => (launch_bounds(128, 4), name = "lomb_cheby_tabp_f32"),
+        <true, true, false, f64> => (name = "lomb_cheby_tabp_f64"),
+        <true, true, true, f32> => (launch_bounds(128, 4), name = "lomb_cheby_tabp_long_f32"),
+        <true, true, true, f64> => (name = "lomb_cheby_tabp_long_f64"),
+        <false, true, false, f32> => (launch_bounds(128, 4), name = "lomb_rotate_tabp_f32"),
+        <false, true, false, f64> => (name = "lomb_rotate_tabp_f64"),
+        <false, true, true, f32> => (launch_bounds(128, 4), name = "lomb_rotate_tabp_long_f32"),
+        <false, true, true, f64> => (name = "lomb_rotate_tabp_long_f64"),
     )
 )]
-pub fn lomb_rotate_tabp<const LONG: bool, T: LombFloat>(
+pub fn lomb_tab<const CHEBY: bool, const PIPE: bool, const LONG: bool, T: LombFloat>(
     tab: DeviceSlice<T>,
     lo: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
+    grid: Grid<T>,
     scale: T,
 ) {
     if T::SINGLE {
-        recurrence_tab::<T, TAB_RUN_F32, false, true, LONG>(tab, lo, out, start, step, scale);
+        recurrence_tab::<T, TAB_RUN_F32, CHEBY, PIPE, LONG>(tab, lo, out, grid, scale);
     } else {
-        recurrence_tab::<T, TAB_RUN_F64, false, true, LONG>(tab, lo, out, start, step, scale);
+        recurrence_tab::<T, TAB_RUN_F64, CHEBY, PIPE, LONG>(tab, lo, out, grid, scale);
     }
 }

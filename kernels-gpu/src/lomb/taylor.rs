@@ -43,23 +43,22 @@ pub const fn taylor_shape(run: u32) -> (u32, u32) {
     (lanes, TAYLOR_BLOCK / lanes)
 }
 
-/// The floating-mean model's scalars ([`finish_general`], [`normalize`]).
-#[derive(Clone, Copy)]
-pub struct GenModel<T> {
-    /// `sum w`.
-    pub w_sum: T,
-    /// `sum w y`.
-    pub y_mean: T,
-    /// `sum w y^2`.
-    pub yy: T,
-    /// The scale of [`NORM_SCALE`].
-    pub scale: T,
-    /// The largest `|x - x0|` (the versine form below [`GEN_LOW_PHASE`]).
-    pub h: T,
-    /// Fit the mean.
-    pub fit_mean: bool,
-    /// [`NORM_SCALE`], [`NORM_MODEL`] or [`NORM_LOG`].
-    pub mode: u32,
+/// The runs of a Taylor kernel, from its parameters: the even grid, `h` the
+/// half-span of the times (`v_j = u_j / h`, `|v_j| <= 1`), and `run` the
+/// frequencies per Taylor expansion (a power of two up to
+/// [`TAYLOR_MAX_RUN`], from the host's plan).
+///
+/// Not a kernel parameter itself: beside 64-bit fields its 32-bit `run`
+/// would leave 4 bytes of padding, and the copy of the padded struct into
+/// the kernel's body reads `run` as a 64-bit word; the kernels take `grid`,
+/// `h` and `run` as three parameters.
+struct TaylorRuns<T> {
+    /// The frequency grid.
+    grid: Grid<T>,
+    /// The half-span of the times.
+    h: T,
+    /// Frequencies per run.
+    run: u32,
 }
 
 /// The versine-form sums of one low frequency straight from a floating-mean
@@ -94,17 +93,14 @@ fn taylor_direct_d<T: Pack4>(tab: &DeviceSlice<T>, n: usize, wh: T) -> [T; 6] {
 /// `scale` (`model` unused).
 #[inline(always)]
 #[allow(unused_assignments)] // the last power `v^P` is not read
-#[allow(clippy::too_many_arguments)]
 fn taylor<T: Pack4 + warp::ShuffleValue, const P: usize, const SPLIT: bool, const GEN: bool>(
     tab: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
-    h: T,
-    run: u32,
+    runs: &TaylorRuns<T>,
     scale: T,
-    model: GenModel<T>,
+    model: &GenModel<T>,
 ) {
+    let (start, step, h, run) = (runs.grid.start, runs.grid.step, runs.h, runs.run);
     let stride = taylor_stride(SPLIT || GEN);
     let n = tab.len() / stride;
     if !tab.len().is_multiple_of(stride) {
@@ -247,14 +243,12 @@ fn taylor<T: Pack4 + warp::ShuffleValue, const P: usize, const SPLIT: bool, cons
                     // Every phase of this frequency is near 0: the direct
                     // sums in the versine form (the moments' CC - C^2 would
                     // cancel in f32; see GEN_LOW_PHASE).
-                    gen_value_d(taylor_direct_d(&tab, n, wf * h), &model)
+                    gen_value_d(taylor_direct_d(&tab, n, wf * h), model)
                 } else if GEN {
                     let cc = half * (model.w_sum + s2r);
                     let cs = half * s2i;
-                    let (w_sum, y_mean) = (model.w_sum, model.y_mean);
-                    let p =
-                        finish_general(s1r, s1i, cc, cs, s0r, s0i, w_sum, y_mean, model.fit_mean);
-                    normalize(p, model.yy, model.scale, model.mode)
+                    let p = finish_general([s1r, s1i, cc, cs, s0r, s0i], model);
+                    normalize(p, model)
                 } else {
                     let cc = half * (nt + s2r);
                     let ss = half * (nt - s2r);
@@ -277,9 +271,7 @@ fn no_model<T: Real>() -> GenModel<T> {
         y_mean: T::ZERO,
         yy: T::ONE,
         scale: T::ONE,
-        h: T::ONE,
-        fit_mean: false,
-        mode: NORM_SCALE,
+        opts: GenOptions::new(false, Norm::Scale),
     }
 }
 
@@ -317,9 +309,11 @@ fn no_model<T: Real>() -> GenModel<T> {
 /// the run's `4 P` moments to shared memory (value-major, `[4 P][128]`, so
 /// phase 2's reads are broadcasts or consecutive words); after a barrier,
 /// phase 2 gives each thread frequencies `t, t + 128, ...` of the block
-/// (coalesced stores). `tab[4j..4j+4] = (u_j, v_j, y_j, 0)`, `h` the
-/// half-span of the times, from the host ([`TAYLOR_BLOCK`] threads; the
-/// kernel traps on another block size or a bad run).
+/// (coalesced stores). `tab[4j..4j+4] = (u_j, v_j, y_j, 0)` from the host;
+/// `grid` the even grid `(start, step)` ([`Grid`], by value), `h` the
+/// half-span of the times and `run` the run `R`; `scale` as in
+/// [`lomb_direct`](fn@lomb_direct) ([`TAYLOR_BLOCK`] threads; the kernel
+/// traps on another block size or a bad run).
 ///
 /// `LONG` (long time spans): each run's anchor phase from split parts,
 /// `alpha + k beta` at run `k` ([`Phase::anchor`]), instead of `W u` in one
@@ -338,17 +332,17 @@ fn no_model<T: Real>() -> GenModel<T> {
 pub fn lomb_taylor<const LONG: bool, T: LombFloat>(
     tab: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
+    grid: Grid<T>,
     h: T,
     run: u32,
     scale: T,
 ) {
+    let runs = TaylorRuns { grid, h, run };
     let model = no_model();
     if T::SINGLE {
-        taylor::<T, TAYLOR_P_F32, LONG, false>(tab, out, start, step, h, run, scale, model);
+        taylor::<T, TAYLOR_P_F32, LONG, false>(tab, out, &runs, scale, &model);
     } else {
-        taylor::<T, TAYLOR_P_F64, LONG, false>(tab, out, start, step, h, run, scale, model);
+        taylor::<T, TAYLOR_P_F64, LONG, false>(tab, out, &runs, scale, &model);
     }
 }
 
@@ -366,38 +360,28 @@ pub fn lomb_taylor<const LONG: bool, T: LombFloat>(
 /// variances would cancel in f32) are summed directly in the versine form
 /// instead ([`finish_general_d`]). Anchors always from split phases (table
 /// `(alpha_hi, alpha_lo, beta_hi, beta_lo, v, w y, w, 0)`), so any span up
-/// to [`SPLIT_PHASE_MAX_F32`]. `fit_mean` is 0 or 1, `mode` one of
-/// [`NORM_SCALE`], [`NORM_MODEL`], [`NORM_LOG`]; `w_sum`, `y_mean`, `yy`
-/// and `scale` from the host ([`GenModel`]). Thread mapping and terms as
+/// to [`SPLIT_PHASE_MAX_F32`]. `grid`, `h` and `run` as in
+/// [`lomb_taylor`](fn@lomb_taylor) (`h` also decides the versine form);
+/// `scalars` the curve's ([`GenScalars`], by value: `sum w`, `sum w y`,
+/// `sum w y^2`, the scale), `opts` whether to fit the mean and the
+/// [`Norm`] ([`GenOptions`], by value). Thread mapping and terms as
 /// [`lomb_taylor`](fn@lomb_taylor).
 #[kernel(launch_bounds(128), instances(f32, f64))]
-#[allow(clippy::too_many_arguments)]
 pub fn lomb_taylor_gen<T: LombFloat>(
     tab: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
-    start: T,
-    step: T,
+    grid: Grid<T>,
     h: T,
     run: u32,
-    w_sum: T,
-    y_mean: T,
-    yy: T,
-    scale: T,
-    fit_mean: u32,
-    mode: u32,
+    scalars: GenScalars<T>,
+    opts: GenOptions,
 ) {
-    let model = GenModel {
-        w_sum,
-        y_mean,
-        yy,
-        scale,
-        h,
-        fit_mean: fit_mean != 0,
-        mode,
-    };
+    let runs = TaylorRuns { grid, h, run };
+    let scale = scalars.scale;
+    let model = GenModel::new(scalars, opts);
     if T::SINGLE {
-        taylor::<T, TAYLOR_P_F32, true, true>(tab, out, start, step, h, run, scale, model);
+        taylor::<T, TAYLOR_P_F32, true, true>(tab, out, &runs, scale, &model);
     } else {
-        taylor::<T, TAYLOR_P_F64, true, true>(tab, out, start, step, h, run, scale, model);
+        taylor::<T, TAYLOR_P_F64, true, true>(tab, out, &runs, scale, &model);
     }
 }

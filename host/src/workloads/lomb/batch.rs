@@ -215,8 +215,7 @@ impl<T: Elem> BatchBufs<T> {
             grid,
             nf,
             out: dev.alloc_filled(nc * nf, T::from_f64(f64::NAN))?,
-            fit_mean: g.fit_mean as u32,
-            mode: g.normalization.mode(),
+            opts: g.kernel_options(),
         })
     }
 }

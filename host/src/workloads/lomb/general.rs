@@ -11,6 +11,7 @@ use super::run::{Layout, config_with};
 use super::tables::{taylor_plan, taylor_table_long};
 use crate::error::{Error, Result};
 use crate::runtime::{Device, device::DeviceKind};
+use kernels_gpu::lomb::GenScalars;
 
 /// The rungs the floating-mean model runs on, by CLI name.
 pub const GENERAL_RUNGS: &str = "baseline, cached, fast-math, fast-math-fit, regcapN, cubin, \
@@ -75,13 +76,14 @@ impl<T: Elem> GenBufs<T> {
             taylor,
             grid,
             out: dev.alloc_filled(freqs.len(), T::from_f64(f64::NAN))?,
-            w_sum: T::from_f64(w_sum),
-            y_mean: T::from_f64(p.y_mean),
-            yy: T::from_f64(p.yy),
-            scale: T::from_f64(p.scale),
+            scalars: GenScalars {
+                w_sum: T::from_f64(w_sum),
+                y_mean: T::from_f64(p.y_mean),
+                yy: T::from_f64(p.yy),
+                scale: T::from_f64(p.scale),
+            },
+            opts: p.opts,
             h: T::from_f64(u.iter().fold(0.0f64, |m, v| m.max(v.abs()))),
-            fit_mean: p.fit_mean as u32,
-            mode: p.mode,
         })
     }
 }

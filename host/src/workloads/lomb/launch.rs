@@ -73,15 +73,16 @@ impl Elem for f64 {
     const SPLIT_PHASE_MAX: f64 = f64::MAX;
 }
 
-/// The even-grid kernels (rotation, three-term recurrence, table anchors,
-/// Taylor) built for `Self` with split phases (`LONG`) or without.
+/// The even-grid kernels (rotation, three-term recurrence, table anchors
+/// with either step, plain and pipelined, Taylor) built for `Self` with
+/// split phases (`LONG`) or without.
 pub trait Even<const LONG: bool>:
     kl::lomb_rotate::Built<LONG>
     + kl::lomb_cheby::Built<LONG>
-    + kl::lomb_rotate_tab::Built<LONG>
-    + kl::lomb_cheby_tab::Built<LONG>
-    + kl::lomb_rotate_tabp::Built<LONG>
-    + kl::lomb_cheby_tabp::Built<LONG>
+    + kl::lomb_tab::Built<true, false, LONG>
+    + kl::lomb_tab::Built<false, false, LONG>
+    + kl::lomb_tab::Built<true, true, LONG>
+    + kl::lomb_tab::Built<false, true, LONG>
     + kl::lomb_taylor::Built<LONG>
 {
 }
@@ -89,10 +90,10 @@ pub trait Even<const LONG: bool>:
 impl<const LONG: bool, T> Even<LONG> for T where
     T: kl::lomb_rotate::Built<LONG>
         + kl::lomb_cheby::Built<LONG>
-        + kl::lomb_rotate_tab::Built<LONG>
-        + kl::lomb_cheby_tab::Built<LONG>
-        + kl::lomb_rotate_tabp::Built<LONG>
-        + kl::lomb_cheby_tabp::Built<LONG>
+        + kl::lomb_tab::Built<true, false, LONG>
+        + kl::lomb_tab::Built<false, false, LONG>
+        + kl::lomb_tab::Built<true, true, LONG>
+        + kl::lomb_tab::Built<false, true, LONG>
         + kl::lomb_taylor::Built<LONG>
 {
 }
@@ -110,11 +111,12 @@ pub enum Kernel {
     Rotate,
     /// `lomb_cheby`.
     Cheby,
-    /// `lomb_cheby_tab` (`lomb_rotate_tab` where the grid does not suit the
+    /// `lomb_tab` with the three-term step (`lomb_cheby_tab_*`; the
+    /// rotation, `lomb_rotate_tab_*`, where the grid does not suit the
     /// three-term recurrence): anchors from tables.
     ChebyTab,
-    /// `lomb_cheby_tabp` / `lomb_rotate_tabp`: `ChebyTab` with the sample
-    /// loop software pipelined.
+    /// `lomb_tab` pipelined (`lomb_cheby_tabp_*` / `lomb_rotate_tabp_*`):
+    /// `ChebyTab` with the sample loop software pipelined.
     ChebyTabPipe,
     /// `lomb_taylor`: Taylor moments per run of frequencies.
     Taylor,
@@ -161,8 +163,8 @@ impl Kernel {
             (Kernel::Lean, true) => <T as kl::lomb_lean_long::Built>::ENTRY,
             (Kernel::Rotate, _) => <T as kl::lomb_rotate::Built<LONG>>::ENTRY,
             (Kernel::Cheby, _) => <T as kl::lomb_cheby::Built<LONG>>::ENTRY,
-            (Kernel::ChebyTab, _) => <T as kl::lomb_cheby_tab::Built<LONG>>::ENTRY,
-            (Kernel::ChebyTabPipe, _) => <T as kl::lomb_cheby_tabp::Built<LONG>>::ENTRY,
+            (Kernel::ChebyTab, _) => <T as kl::lomb_tab::Built<true, false, LONG>>::ENTRY,
+            (Kernel::ChebyTabPipe, _) => <T as kl::lomb_tab::Built<true, true, LONG>>::ENTRY,
             (Kernel::Taylor, _) => <T as kl::lomb_taylor::Built<LONG>>::ENTRY,
         }
     }
@@ -230,20 +232,12 @@ pub struct GenBufs<T> {
     pub grid: Option<(f64, f64)>,
     /// The periodogram.
     pub out: Buffer<T>,
-    /// `sum w` of the weights as rounded to `T`.
-    pub w_sum: T,
-    /// `sum w y`.
-    pub y_mean: T,
-    /// `sum w y^2`.
-    pub yy: T,
-    /// The scale of `NORM_SCALE`.
-    pub scale: T,
+    /// The curve's scalars, as the kernels take them.
+    pub scalars: kl::GenScalars<T>,
+    /// Fit the mean, and the normalization.
+    pub opts: kl::GenOptions,
     /// The largest `|x - x0|` (`kernels_gpu::lomb::GEN_LOW_PHASE`).
     pub h: T,
-    /// 1 to fit the mean.
-    pub fit_mean: u32,
-    /// `NORM_SCALE`, `NORM_MODEL` or `NORM_LOG`.
-    pub mode: u32,
 }
 
 /// Device buffers of a batch of curves on one frequency grid.
@@ -264,10 +258,8 @@ pub struct BatchBufs<T> {
     pub nf: usize,
     /// The periodograms, `curves x nf`, curves by rows.
     pub out: Buffer<T>,
-    /// 1 to fit the mean.
-    pub fit_mean: u32,
-    /// `NORM_SCALE`, `NORM_MODEL` or `NORM_LOG`.
-    pub mode: u32,
+    /// Fit the mean, and the normalization (every curve's).
+    pub opts: kl::GenOptions,
 }
 
 impl<T> BatchBufs<T> {
@@ -352,61 +344,79 @@ fn launch_even<const LONG: bool, T: Elem + Even<LONG>>(
     kind: Kernel,
     b: &mut Bufs<T>,
 ) -> Result<()> {
-    let Some((start, step)) = b.grid else {
-        return Err(not_even());
-    };
-    let (start, step) = (T::from_f64(start), T::from_f64(step));
+    let grid = grid_of::<T>(b.grid)?;
     let (out, s) = (&mut b.out, b.scale);
     let rot = || b.rot.as_ref().ok_or_else(not_even);
     match (kind, &b.cheby) {
         (Kernel::Taylor, _) => {
             let (tab, plan) = b.taylor.as_ref().ok_or_else(not_even)?;
-            let (h, run) = (T::from_f64(plan.h), plan.run);
+            let (h, run) = taylor_runs::<T>(plan);
             launch!(
                 dev,
                 cfg,
-                lomb::lomb_taylor::<LONG, T>(tab, out, start, step, h, run, s)
+                lomb::lomb_taylor::<LONG, T>(tab, out, grid, h, run, s)
             )
         }
         (Kernel::Cheby, Some(tab)) => {
-            launch!(
-                dev,
-                cfg,
-                lomb::lomb_cheby::<LONG, T>(tab, out, start, step, s)
-            )
+            launch!(dev, cfg, lomb::lomb_cheby::<LONG, T>(tab, out, grid, s))
         }
         (Kernel::ChebyTab | Kernel::ChebyTabPipe, cheby) => {
             let lo = b.lo.as_ref().ok_or_else(not_even)?;
             let rot = rot()?;
             match (cheby, kind == Kernel::ChebyTabPipe) {
-                (Some(tab), false) => launch!(
-                    dev,
-                    cfg,
-                    lomb::lomb_cheby_tab::<LONG, T>(tab, lo, out, start, step, s)
-                ),
-                (Some(tab), true) => launch!(
-                    dev,
-                    cfg,
-                    lomb::lomb_cheby_tabp::<LONG, T>(tab, lo, out, start, step, s)
-                ),
-                (None, false) => launch!(
-                    dev,
-                    cfg,
-                    lomb::lomb_rotate_tab::<LONG, T>(rot, lo, out, start, step, s)
-                ),
-                (None, true) => launch!(
-                    dev,
-                    cfg,
-                    lomb::lomb_rotate_tabp::<LONG, T>(rot, lo, out, start, step, s)
-                ),
+                (Some(tab), false) => {
+                    launch_tab::<true, false, LONG, T>(dev, cfg, tab, lo, out, grid, s)
+                }
+                (Some(tab), true) => {
+                    launch_tab::<true, true, LONG, T>(dev, cfg, tab, lo, out, grid, s)
+                }
+                (None, false) => {
+                    launch_tab::<false, false, LONG, T>(dev, cfg, rot, lo, out, grid, s)
+                }
+                (None, true) => launch_tab::<false, true, LONG, T>(dev, cfg, rot, lo, out, grid, s),
             }
         }
-        _ => launch!(
-            dev,
-            cfg,
-            lomb::lomb_rotate::<LONG, T>(rot()?, out, start, step, s)
-        ),
+        _ => launch!(dev, cfg, lomb::lomb_rotate::<LONG, T>(rot()?, out, grid, s)),
     }
+}
+
+/// The even grid `(start, step)` in `T`, as the kernels take it; the
+/// error of an even-grid kernel on another grid.
+fn grid_of<T: Elem>(grid: Option<(f64, f64)>) -> Result<kl::Grid<T>> {
+    let (start, step) = grid.ok_or_else(not_even)?;
+    Ok(kl::Grid {
+        start: T::from_f64(start),
+        step: T::from_f64(step),
+    })
+}
+
+/// The half-span of the times and the run of a Taylor kernel, `(h, run)`,
+/// as `plan` cut the grid.
+fn taylor_runs<T: Elem>(plan: &TaylorPlan) -> (T, u32) {
+    (T::from_f64(plan.h), plan.run)
+}
+
+/// Launches the table-anchored kernel with the three-term step (`CHEBY`)
+/// or the rotation, pipelined (`PIPE`) or not; `tab` is that step's table.
+fn launch_tab<
+    const CHEBY: bool,
+    const PIPE: bool,
+    const LONG: bool,
+    T: Elem + kl::lomb_tab::Built<CHEBY, PIPE, LONG>,
+>(
+    dev: &Device,
+    cfg: LaunchConfig,
+    tab: &Buffer<T>,
+    lo: &Buffer<T>,
+    out: &mut Buffer<T>,
+    grid: kl::Grid<T>,
+    scale: T,
+) -> Result<()> {
+    launch!(
+        dev,
+        cfg,
+        lomb::lomb_tab::<CHEBY, PIPE, LONG, T>(tab, lo, out, grid, scale)
+    )
 }
 
 /// Launches a floating-mean kernel (`Direct`, `Bounds` or `Taylor`).
@@ -416,35 +426,28 @@ pub fn launch_gen<T: Elem>(
     kind: Kernel,
     b: &mut GenBufs<T>,
 ) -> Result<()> {
-    let (ws, ym, yy, sc, hh, fm, md) = (b.w_sum, b.y_mean, b.yy, b.scale, b.h, b.fit_mean, b.mode);
+    let (scalars, opts, h) = (b.scalars, b.opts, b.h);
     let (t, f, fl, out) = (&b.tab, &b.freqs, &b.freqs_lo, &mut b.out);
     match kind {
         Kernel::Taylor => {
-            let Some((start, step)) = b.grid else {
-                return Err(not_even());
-            };
+            let grid = grid_of::<T>(b.grid)?;
             let (tab, plan) = b.taylor.as_ref().ok_or_else(not_even)?;
-            let (start, step, h, run) = (
-                T::from_f64(start),
-                T::from_f64(step),
-                T::from_f64(plan.h),
-                plan.run,
-            );
+            let (hs, run) = taylor_runs::<T>(plan);
             launch!(
                 dev,
                 cfg,
-                lomb::lomb_taylor_gen::<T>(tab, out, start, step, h, run, ws, ym, yy, sc, fm, md)
+                lomb::lomb_taylor_gen::<T>(tab, out, grid, hs, run, scalars, opts)
             )
         }
         Kernel::Bounds => launch!(
             dev,
             cfg,
-            lomb::lomb_gen_bounds::<T>(t, f, fl, out, ws, ym, yy, sc, hh, fm, md)
+            lomb::lomb_gen_bounds::<T>(t, f, fl, out, scalars, opts, h)
         ),
         Kernel::Direct => launch!(
             dev,
             cfg,
-            lomb::lomb_gen::<T>(t, f, fl, out, ws, ym, yy, sc, hh, fm, md)
+            lomb::lomb_gen::<T>(t, f, fl, out, scalars, opts, h)
         ),
         other => Err(Error::input(
             "lomb-scargle variant",
@@ -456,22 +459,21 @@ pub fn launch_gen<T: Elem>(
 /// Launches the batch kernel (rotation on an even grid, else direct).
 pub fn launch_batch<T: Elem>(dev: &Device, cfg: LaunchConfig, b: &mut BatchBufs<T>) -> Result<()> {
     let (tab, off, cur, out) = (&b.tab, &b.offsets, &b.curves, &mut b.out);
-    let (fm, md) = (b.fit_mean, b.mode);
-    match (&b.freqs, b.grid) {
-        (Some((f, fl)), _) => launch!(
+    let opts = b.opts;
+    match &b.freqs {
+        Some((f, fl)) => launch!(
             dev,
             cfg,
-            lomb::lomb_batch_direct::<T>(tab, off, cur, f, fl, out, fm, md)
+            lomb::lomb_batch_direct::<T>(tab, off, cur, f, fl, out, opts)
         ),
-        (None, Some((start, step))) => {
-            let (start, step) = (T::from_f64(start), T::from_f64(step));
+        None => {
+            let grid = grid_of::<T>(b.grid)?;
             launch!(
                 dev,
                 cfg,
-                lomb::lomb_batch_rotate::<T>(tab, off, cur, out, start, step, fm, md)
+                lomb::lomb_batch_rotate::<T>(tab, off, cur, out, grid, opts)
             )
         }
-        (None, None) => Err(not_even()),
     }
 }
 

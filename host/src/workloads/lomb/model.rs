@@ -6,7 +6,7 @@
 
 use super::phase::centre;
 use crate::error::{Error, Result};
-use kernels_gpu::lomb::{NORM_LOG, NORM_MODEL, NORM_SCALE};
+use kernels_gpu::lomb::{GenOptions, Norm};
 use rayon::prelude::*;
 
 /// Astropy's normalizations (`--normalization`).
@@ -25,12 +25,13 @@ pub enum Normalization {
 }
 
 impl Normalization {
-    /// The kernels' mode (`kernels_gpu::lomb::NORM_*`).
-    pub fn mode(&self) -> u32 {
+    /// What the kernels compute for it (`psd` and `standard` differ in
+    /// the scale only).
+    pub fn norm(&self) -> Norm {
         match self {
-            Normalization::Standard | Normalization::Psd => NORM_SCALE,
-            Normalization::Model => NORM_MODEL,
-            Normalization::Log => NORM_LOG,
+            Normalization::Standard | Normalization::Psd => Norm::Scale,
+            Normalization::Model => Norm::Model,
+            Normalization::Log => Norm::Log,
         }
     }
     /// Astropy's name (the CLI's).
@@ -60,9 +61,16 @@ impl Default for General {
     }
 }
 
+impl General {
+    /// The options as the floating-mean kernels take them.
+    pub fn kernel_options(&self) -> GenOptions {
+        GenOptions::new(self.fit_mean, self.normalization.norm())
+    }
+}
+
 /// What every floating-mean kernel gets from the host, in f64: the
 /// normalised weights `w` (`sum w = 1`), `w y` of the (centred) values, and
-/// the scalars of [`kernels_gpu::lomb::GenModel`].
+/// the scalars of [`kernels_gpu::lomb::GenScalars`] and the options.
 #[derive(Debug, Clone)]
 pub struct Prepared {
     /// `w_j = dy_j^-2 / sum dy^-2` (`1 / N` without `dy`).
@@ -74,12 +82,11 @@ pub struct Prepared {
     pub y_mean: f64,
     /// `sum w y^2`.
     pub yy: f64,
-    /// The scale of `NORM_SCALE` (`1 / yy`, or `0.5 sum dy^-2` for `psd`).
+    /// The scale of [`Norm::Scale`] (`1 / yy`, or `0.5 sum dy^-2` for
+    /// `psd`).
     pub scale: f64,
-    /// `NORM_SCALE`, `NORM_MODEL` or `NORM_LOG`.
-    pub mode: u32,
-    /// Fit the mean.
-    pub fit_mean: bool,
+    /// Fit the mean, and the normalization the kernels compute.
+    pub opts: GenOptions,
 }
 
 /// Checks `dy` (same length as `y`, finite, positive) and prepares the
@@ -150,15 +157,13 @@ pub fn prepare_general(y: &[f64], dy: Option<&[f64]>, g: General) -> Result<Prep
         Normalization::Psd => 0.5 * w_raw,
         Normalization::Model | Normalization::Log => 1.0,
     };
-    let mode = g.normalization.mode();
     Ok(Prepared {
         w,
         wy,
         y_mean,
         yy,
         scale,
-        mode,
-        fit_mean: g.fit_mean,
+        opts: g.kernel_options(),
     })
 }
 
@@ -181,7 +186,7 @@ fn ref_one_general(u: &[f64], p: &Prepared, w: f64) -> f64 {
         s1 += wt * s;
     }
     let (mut s2, mut c2) = (2.0 * cs, cc - ss);
-    if p.fit_mean {
+    if p.opts.fit_mean() {
         s2 -= 2.0 * s1 * c1;
         c2 -= c1 * c1 - s1 * s1;
     }
@@ -190,7 +195,7 @@ fn ref_one_general(u: &[f64], p: &Prepared, w: f64) -> f64 {
     let mut yst = ct * ys - st * yc;
     let mut cct = ct * ct * cc + 2.0 * ct * st * cs + st * st * ss;
     let mut sst = ct * ct * ss - 2.0 * ct * st * cs + st * st * cc;
-    if p.fit_mean {
+    if p.opts.fit_mean() {
         let (ctau, stau) = (ct * c1 + st * s1, ct * s1 - st * c1);
         yct -= p.y_mean * ctau;
         yst -= p.y_mean * stau;
@@ -198,10 +203,10 @@ fn ref_one_general(u: &[f64], p: &Prepared, w: f64) -> f64 {
         sst -= stau * stau;
     }
     let pw = yct * yct / cct + yst * yst / sst;
-    match p.mode {
-        NORM_MODEL => pw / (p.yy - pw),
-        NORM_LOG => -(1.0 - pw / p.yy).ln(),
-        _ => p.scale * pw,
+    match p.opts.norm() {
+        Norm::Model => pw / (p.yy - pw),
+        Norm::Log => -(1.0 - pw / p.yy).ln(),
+        Norm::Scale => p.scale * pw,
     }
 }
 

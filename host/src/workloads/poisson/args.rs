@@ -67,18 +67,13 @@ pub struct Args {
 
 impl Args {
     /// The multigrid smoother of this run: `--smoother` when given, else
-    /// the tile smoother on one device and red-black with `--gpus` (the
-    /// tile smoother is not decomposed over devices).
+    /// the tile smoother (on one device and on slabs with `--gpus`).
     pub fn smoother(&self) -> Smoother {
-        self.mg.smoother.unwrap_or(if self.gpus.requested() {
-            Smoother::RedBlack
-        } else {
-            Smoother::Tile
-        })
+        self.mg.smoother.unwrap_or(Smoother::Tile)
     }
 
-    /// The checks that need neither a device nor a file: an explicit
-    /// `--smoother tile` with `--gpus` is refused.
+    /// The checks that need neither a device nor a file: the spectral
+    /// solve's own flags with another method.
     pub fn check(&self) -> Result<()> {
         if self.mg.method != SolveMethod::Spectral {
             for (flag, given) in [
@@ -93,13 +88,6 @@ impl Args {
                     ));
                 }
             }
-        }
-        if self.mg.smoother == Some(Smoother::Tile) && self.gpus.requested() {
-            return Err(Error::input(
-                "--smoother tile",
-                "the tile smoother is not decomposed over devices; leave --smoother out (with \
-                 --gpus it is rb) or give --smoother rb",
-            ));
         }
         Ok(())
     }
@@ -138,9 +126,8 @@ pub struct MgArgs {
     #[arg(long, default_value_t = 2, value_parser = crate::cli::parse_whole::<u32>, allow_negative_numbers = true)]
     pub post: u32,
     /// tile (rung 2: all sweeps of a visit in one kernel through shared
-    /// memory) or rb (rung 1: one kernel per colour). Default: tile on one
-    /// device, rb with --gpus (the tile smoother is not decomposed over
-    /// devices).
+    /// memory) or rb (rung 1: one kernel per colour). Default: tile, with
+    /// --gpus too (each slab then stores a halo of 2 x sweeps rows).
     #[arg(long, value_enum)]
     pub smoother: Option<Smoother>,
     /// Over-relaxation of the red-black sweeps, in (0, 2) (1: Gauss-Seidel).

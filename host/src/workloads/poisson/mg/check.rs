@@ -268,9 +268,10 @@ pub fn sim_check() -> Result<()> {
 
 /// The multi-device path (`multi::mg`: row slabs, halo exchanges, the
 /// coarse levels replicated) on two simulated devices against one: the
-/// multigrid and PCG solves with the red-black smoother on a grid whose two
-/// finest levels are split. The slab kernels (restriction, prolongation,
-/// outer step and CG direction on a slab) run only here and in
+/// multigrid and PCG solves with the red-black smoother, and multigrid with
+/// the tile smoother, on a grid whose two finest levels are split. The slab
+/// kernels (restriction, prolongation, outer step and CG direction on a
+/// slab) run only here and in
 /// `tests/multi_gpu.rs`. The same cycle counts, histories and fields as
 /// one device, judged as `ptxlab poisson --gpus` judges them
 /// ([`super::compare`]): multigrid's field bit for bit, PCG's to round-off.
@@ -282,15 +283,20 @@ fn team_check<T: MgElement>() -> Result<()> {
     let hier = Hierarchy::new(grid, h)?;
     let b_sq = interior_norm_sq(&b, grid);
     let one = Device::sim();
-    for method in [Method::Multigrid, Method::Pcg] {
-        let opts = MgOptions {
+    let cases = [
+        (Method::Multigrid, Smoother::RedBlack),
+        (Method::Pcg, Smoother::RedBlack),
+        (Method::Multigrid, Smoother::Tile),
+    ];
+    for (method, smoother) in cases {
+        let opts = super::super::multi::team_options(&MgOptions {
             method,
-            smoother: Smoother::RedBlack,
+            smoother,
             tol: 1e-9,
             max_cycles: 3,
             graph: false,
             ..MgOptions::default()
-        };
+        });
         let mut s = MgDevice::<T>::new(&one, &hier, &opts, &b, &p0, b_sq)?;
         let r1 = s.solve(&p0)?;
         let p1 = s.field()?;

@@ -80,12 +80,17 @@ pub struct ScalingArgs {
     #[arg(long)]
     pub md: Option<PathBuf>,
     /// jacobi (ms per sweep of the rung), multigrid or pcg (the solve to
-    /// --tol with the red-black smoother on slabs; the bench problem).
+    /// --tol on slabs with --smoother; the bench problem).
     #[arg(long, value_enum, default_value_t = crate::workloads::poisson::SolveMethod::Jacobi)]
     pub method: crate::workloads::poisson::SolveMethod,
     /// Multigrid and PCG: the relative residual to reach.
     #[arg(long, default_value_t = 1e-8)]
     pub tol: f64,
+    /// Multigrid and PCG: the slabs' smoother, tile (all sweeps of a visit
+    /// in one launch, a halo of 2 x sweeps rows) or rb (one launch and one
+    /// exchange per colour).
+    #[arg(long, value_enum, default_value_t = crate::workloads::poisson::mg::Smoother::Tile)]
+    pub smoother: crate::workloads::poisson::mg::Smoother,
 }
 
 impl ScalingArgs {
@@ -133,6 +138,7 @@ impl Default for ScalingArgs {
             md: None,
             method: crate::workloads::poisson::SolveMethod::Jacobi,
             tol: 1e-8,
+            smoother: crate::workloads::poisson::mg::Smoother::Tile,
         }
     }
 }

@@ -7,7 +7,9 @@
 
 use super::super::mg::cycle::{Ops, cycle, visit};
 use super::super::mg::device::{DevOps, LevelBufs};
-use super::super::mg::launch::{Exec, MgElement, SlabRows, check_scalars, clear, holds, slots_cfg};
+use super::super::mg::launch::{
+    Exec, MgElement, SlabRows, check_scalars, clear, holds, slots_cfg, tile_cfg,
+};
 use super::super::mg::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
 use super::super::mg::outer::cycles_to_tolerance;
 use super::super::mg::report::MgReport;
@@ -96,8 +98,16 @@ impl MgSplit {
     /// finest level as [`Decomp`] deals it (each rank needs a row), each
     /// coarser one while every rank keeps at least `min_rows` rows of it;
     /// the coarsest level is always replicated. Halos are as wide as the
-    /// smoother, the restriction and the prolongation read.
-    pub fn new(grid: Grid, h: f64, world: usize, min_rows: usize) -> Result<Self> {
+    /// restriction and the prolongation read, and at least `smooth_halo`
+    /// rows (what one smoothing call reads past the owned rows:
+    /// [`smooth_halo`]).
+    pub fn new(
+        grid: Grid,
+        h: f64,
+        world: usize,
+        min_rows: usize,
+        smooth_halo: usize,
+    ) -> Result<Self> {
         let hier = Hierarchy::new(grid, h)?;
         if hier.depth() < 2 {
             return Err(Error::input(
@@ -125,7 +135,7 @@ impl MgSplit {
         }
         let gather = starts.pop().unwrap_or_default();
         // Halos: every row each rank's own work reads, on its level.
-        let mut halo = vec![1usize; split];
+        let mut halo = vec![smooth_halo.max(1); split];
         let need = |l: usize, r: usize, lo: usize, hi: usize, halo: &mut Vec<usize>| {
             if l < split {
                 let (s, e) = (starts[l][r], starts[l][r + 1]);
@@ -229,6 +239,9 @@ struct MgSlab<T> {
     /// Correction and right-hand side of each split level (slabs).
     u: Vec<Buffer<T>>,
     f: Vec<Buffer<T>>,
+    /// The tile smoother's output slab of each split level (swapped with
+    /// `u` after each launch; empty with the red-black smoother).
+    u_tmp: Vec<Buffer<T>>,
     /// The replicated levels.
     coarse: LevelBufs<T>,
     /// The field (ping-pong), `b` and the residual's sum, on level 0's slab.
@@ -281,14 +294,40 @@ impl<T: MgElement> Drop for PlacedMg<'_, T> {
 /// Refuses what the slabs cannot run, naming what they can.
 pub fn check_options(opts: &MgOptions) -> Result<()> {
     opts.validate()?;
-    if opts.smoother != Smoother::RedBlack {
+    if opts.smoother == Smoother::Tile && opts.pre.max(opts.post) > km::MAX_TILE_SWEEPS {
         return Err(Error::input(
-            "--smoother tile",
-            "the tile smoother is not decomposed over devices (its tiles read 2 s halo rows \
-             that change inside the launch); use --smoother rb with --gpus",
+            "--pre/--post",
+            format!(
+                "{} sweeps with the tile smoother; at most {} per smoothing call",
+                opts.pre.max(opts.post),
+                km::MAX_TILE_SWEEPS
+            ),
         ));
     }
     Ok(())
+}
+
+/// The options a team runs for `opts`: the same cycle, with the outer step
+/// on the finest level (the slabs hold a correction there, never the field:
+/// [`MgOptions::field_on_fine`] is off). A single-device solve with these
+/// options does the team's arithmetic in the team's order.
+pub fn team_options(opts: &MgOptions) -> MgOptions {
+    MgOptions {
+        field_on_fine: false,
+        ..*opts
+    }
+}
+
+/// Rows past its owned ones that one smoothing call of a split level reads
+/// and makes stale, per side: one for a red-black half-sweep (each is
+/// followed by an exchange); `2 s` for the tile smoother's `s` sweeps in
+/// one launch, since each half-sweep carries the error of the slab's edge
+/// (a boundary row to the launch, never updated) one row further in.
+pub fn smooth_halo(opts: &MgOptions) -> usize {
+    match opts.smoother {
+        Smoother::RedBlack => 1,
+        Smoother::Tile => 2 * opts.pre.max(opts.post).max(1) as usize,
+    }
 }
 
 /// The launch target of a member: its stream A (where the transport
@@ -420,6 +459,84 @@ impl<T: MgElement> TeamOps<'_, '_, T> {
         let bufs: Vec<_> = p.slabs.iter().map(|s| (s.rank, &s.u[l])).collect();
         exchange(p.team, &p.split.levels[l], &bufs, width)
     }
+    /// The tile smoother on split level `l`: each rank runs the
+    /// single-device kernel ([`km::mg_smooth_tile`], out of place) over its
+    /// whole stored slab as a grid of its own, then the halos are exchanged
+    /// once. To the launch, the slab's first and last rows are boundary
+    /// rows that keep their values from the start of the call, so the rows
+    /// within `2 s - 1` of them come out wrong; the halo is at least `2 s`
+    /// deep ([`smooth_halo`]), so every
+    /// owned row is exact (what `s` sweeps of the whole level give) and the
+    /// exchange replaces every wrong row by its owner's. The colours are
+    /// the launch's `(x + y) & 1`: flipped when the slab's first row has an
+    /// odd global row. The prolongation was added before (a separate
+    /// launch: the fused one would place coarse points by local rows).
+    fn smooth_tile(
+        &mut self,
+        l: usize,
+        sweeps: u32,
+        first: Colour,
+        zero: bool,
+        omega: f64,
+    ) -> Result<()> {
+        let p = &mut *self.placed;
+        let sl = &p.split.levels[l];
+        if sl.halo < 2 * sweeps as usize {
+            return Err(Error::input(
+                "slab tile smoothing",
+                format!(
+                    "{sweeps} sweeps need a halo of {} rows; the level stores {}",
+                    2 * sweeps,
+                    sl.halo
+                ),
+            ));
+        }
+        for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
+            let sr = sl.slab(slab.rank);
+            let part = sr.part(0..sr.rows, 3, "slab tile smoothing")?;
+            let grid = part.grid();
+            // The slab's edge rows must hold their values at the start of
+            // the call: with `dirichlet` the launch loads them from `u_in`
+            // (the exchanged halo); from a zero start, they are zero, which
+            // is what the launch loads without it.
+            let mode = km::TileMode {
+                sweeps,
+                first: if part.odd() { first.other() } else { first },
+                zero,
+                prolong: false,
+                dirichlet: !zero,
+                residual: false,
+            };
+            let sweep = km::TileSweep {
+                level: grid.stencil::<T>(),
+                coarse: km::Dims { nx: 0, ny: 0 },
+                omega: T::from_f64(omega),
+                mode,
+            };
+            let cfg = tile_cfg::<T>(&grid, mode)?;
+            let Some(u_out) = slab.u_tmp.get_mut(l) else {
+                return Err(Error::input(
+                    "slab tile smoothing",
+                    "the slabs were placed for the red-black smoother",
+                ));
+            };
+            let (u_in, f) = (&slab.u[l], &slab.f[l]);
+            holds(
+                &sr,
+                &[("u_in", u_in.len()), ("f", f.len()), ("u_out", u_out.len())],
+            )?;
+            let mut ex = exec(mem);
+            // `uc` is not read without the prolongation: `f` stands in.
+            launch!(
+                &mut ex,
+                cfg,
+                multigrid::mg_smooth_tile::<T>(u_in, f, f, &mut *u_out, &mut slab.acc, sweep)
+            )?;
+            std::mem::swap(&mut slab.u[l], u_out);
+        }
+        let halo = sl.halo;
+        self.exchange_u(l, halo)
+    }
     /// Runs `f` on each rank's single-device ops over the replicated levels;
     /// returns the last rank's result (every rank runs the same code on the
     /// same replicated levels).
@@ -463,6 +580,9 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
             self.prolong(l, true)?;
         }
         let first = Colour::black_if(black_first);
+        if self.placed.opts.smoother == Smoother::Tile {
+            return self.smooth_tile(l, sweeps, first, zero, omega);
+        }
         let halo = self.placed.split.levels[l].halo;
         for s in 0..sweeps {
             for (half, colour) in [first, first.other()].into_iter().enumerate() {
@@ -635,6 +755,7 @@ impl Team {
         min_rows: usize,
     ) -> Result<PlacedMg<'_, T>> {
         check_options(opts)?;
+        let opts = &team_options(opts);
         for (n, v) in [("b", b), ("p0", p0)] {
             if v.len() != grid.cells() {
                 return Err(Error::input(
@@ -643,7 +764,7 @@ impl Team {
                 ));
             }
         }
-        let split = MgSplit::new(grid, h, self.world_size(), min_rows)?;
+        let split = MgSplit::new(grid, h, self.world_size(), min_rows, smooth_halo(opts))?;
         let b_sq = super::super::cpu::interior_norm_sq(b, grid);
         let interior = ((grid.nx - 2) * (grid.ny - 2)) as f64;
         let rms = (b_sq / interior).sqrt();
@@ -660,10 +781,14 @@ impl Team {
             let dev = &mem.dev;
             let mut u = Vec::new();
             let mut f = Vec::new();
+            let mut u_tmp = Vec::new();
             for sl in &split.levels {
                 let cells = sl.slab(r).cells_count();
                 u.push(dev.alloc_filled(cells, T::ZERO)?);
                 f.push(dev.alloc_filled(cells, T::ZERO)?);
+                if opts.smoother == Smoother::Tile {
+                    u_tmp.push(dev.alloc_filled(cells, T::ZERO)?);
+                }
             }
             let s0 = split.levels[0].stored(r);
             let span = s0.start * nx..s0.end * nx;
@@ -683,7 +808,8 @@ impl Team {
                 rank: r,
                 u,
                 f,
-                coarse: LevelBufs::new(dev, &coarse_hier, Smoother::RedBlack, false)?,
+                u_tmp,
+                coarse: LevelBufs::new(dev, &coarse_hier, opts.smoother, false)?,
                 p: [dev.upload(&p0s)?, dev.upload(&p0s)?],
                 b: dev.upload(&b[span])?,
                 acc: dev.alloc_filled(1, 0.0f64)?,
@@ -1031,7 +1157,7 @@ mod tests {
     fn split_covers_every_row_and_reads_inside_its_halos() {
         for (nx, ny, world, min) in [(67, 45, 2, 4), (131, 97, 3, 4), (33, 200, 4, 2)] {
             let grid = Grid::new(nx, ny).unwrap();
-            let s = MgSplit::new(grid, 0.01, world, min).unwrap();
+            let s = MgSplit::new(grid, 0.01, world, min, 1).unwrap();
             assert!(s.split() >= 1 && s.split() < s.hier.depth());
             for sl in &s.levels {
                 assert_eq!(sl.owned(0).start, 1);
@@ -1048,7 +1174,7 @@ mod tests {
     #[test]
     fn too_many_ranks_is_an_error_naming_the_limit() {
         let grid = Grid::new(9, 5).unwrap();
-        let e = MgSplit::new(grid, 0.1, 4, 1).unwrap_err().to_string();
+        let e = MgSplit::new(grid, 0.1, 4, 1, 1).unwrap_err().to_string();
         assert!(e.contains("use at most 3 devices"), "{e}");
     }
 }

@@ -16,7 +16,7 @@ use super::super::mg::report::MgReport;
 use super::super::types::{Grid, default_h};
 use super::args::ScalingArgs;
 use super::bootstrap::RankEnv;
-use super::mg::{MIN_ROWS_GPU, check_options};
+use super::mg::{MIN_ROWS_GPU, check_options, team_options};
 use super::run::require_devices;
 use super::team::Team;
 use crate::Backend;
@@ -54,6 +54,13 @@ fn reference_device(team: &Team) -> Result<Device> {
     match team.members.first().and_then(|m| m.dev.as_gpu()) {
         Some(g) => Ok(Device::gpu(g.context().ordinal())?),
         None => Ok(Device::sim()),
+    }
+}
+
+fn smoother_name(s: Smoother) -> &'static str {
+    match s {
+        Smoother::RedBlack => "rb",
+        Smoother::Tile => "tile",
     }
 }
 
@@ -133,7 +140,10 @@ fn typed<T: MgElement>(args: &Args, n: usize, opts: &MgOptions) -> Result<()> {
     let lead = team.is_lead();
     let world = team.world_size();
     let refdev = reference_device(&team)?;
-    let mut one = MgDevice::<T>::new(&refdev, &hier, opts, &b, &p0, b_sq)?;
+    // The single-device solver with the team's options (the outer step on
+    // the finest level): the same arithmetic in the same order.
+    let one_opts = team_options(opts);
+    let mut one = MgDevice::<T>::new(&refdev, &hier, &one_opts, &b, &p0, b_sq)?;
     one.warm_up(&p0)?;
     let r1 = one.solve(&p0)?;
     let p1 = one.field()?;
@@ -141,12 +151,13 @@ fn typed<T: MgElement>(args: &Args, n: usize, opts: &MgOptions) -> Result<()> {
     let mut placed = team.place_mg::<T>(grid, prob.h, &b, &p0, opts, min_rows(backend))?;
     if lead {
         println!(
-            "poisson {} {} h={:e}: {}, rb smoother, until ||r||/||b|| < {:e} (at most {} \
+            "poisson {} {} h={:e}: {}, {} smoother, until ||r||/||b|| < {:e} (at most {} \
              cycles), on {world} device(s) ({}), {}",
             grid.label(),
             T::NAME,
             prob.h,
             opts.label(),
+            smoother_name(opts.smoother),
             opts.tol,
             opts.max_cycles,
             refdev.name(),
@@ -309,7 +320,7 @@ fn time_device<T: MgElement>(
 /// `ptxlab poisson-scaling --method multigrid|pcg`: for each size S, the
 /// solve of the bench problem to `--tol` on one device (the best
 /// single-device rung of the method, and the single-device solver with the
-/// red-black smoother), the slab code on a team of 1 and of N (strong
+/// slabs' options: `--smoother`, the outer step), the slab code on a team of 1 and of N (strong
 /// scaling, histories and fields checked against the team of 1), and on
 /// S x N S over N devices (weak).
 pub fn cli_mg_scaling(args: &ScalingArgs, method: Method) -> Result<()> {
@@ -323,13 +334,13 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
     let backend = args.backend;
     let sim = backend == Backend::Sim;
     let n = args.gpus;
-    let opts = MgOptions {
+    let opts = team_options(&MgOptions {
         method,
-        smoother: Smoother::RedBlack,
+        smoother: args.smoother,
         tol: args.tol,
         max_cycles: 100,
         ..MgOptions::default()
-    };
+    });
     check_options(&opts)?;
     if sim {
         for s in args.square_sizes()? {
@@ -346,13 +357,14 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
     let mut team1 = if sim { Team::sim(1)? } else { Team::gpus(1)? };
     let dev = reference_device(&team)?;
     println!(
-        "poisson-scaling --method {}: V({},{}) omega {}, {} cycles, to ||r||/||b|| < {:e}, \
-         on {n} x {}; {}; median of {} solves after one untimed cycle (wall clock, the residual \
-         read back every cycle)",
+        "poisson-scaling --method {}: V({},{}) omega {}, {} smoother, {} cycles, to \
+         ||r||/||b|| < {:e}, on {n} x {}; {}; median of {} solves after one untimed cycle (wall \
+         clock, the residual read back every cycle)",
         method_name(method),
         opts.pre,
         opts.post,
         opts.omega,
+        smoother_name(opts.smoother),
         T::NAME,
         opts.tol,
         dev.name(),
@@ -365,7 +377,7 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
         let (b, _) = bench_problem(grid);
         // The best single-device rung (rung 5: tile smoother, fused finest
         // level, CUDA graph), for honesty, and the single-device solver with
-        // the smoother the slabs run.
+        // the slabs' options (their smoother, the outer step).
         let best = MgOptions {
             method,
             tol: args.tol,
@@ -394,8 +406,12 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             efficiency: None,
         });
         let (rr, tr) = time_device::<T>(&dev, grid, &b, &opts, args.reps)?;
+        let same_mode = format!(
+            "single-device solver, {} smoother, outer step (graph)",
+            smoother_name(opts.smoother)
+        );
         println!(
-            "{} 1 device, single-device solver, rb smoother (graph): {} cycles, {tr:.2} ms",
+            "{} 1 device, {same_mode}: {} cycles, {tr:.2} ms",
             grid.label(),
             rr.cycles
         );
@@ -403,7 +419,7 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             kind: "reference",
             grid,
             gpus: 1,
-            mode: "single-device solver, rb smoother (graph)".into(),
+            mode: same_mode,
             cycles: rr.cycles,
             ms: tr,
             speedup: None,

@@ -129,7 +129,7 @@ pub use args::{GpuArgs, ScalingArgs, disable_nvls_in_env};
 pub use bootstrap::RankEnv;
 pub use decomp::Decomp;
 pub use element::SlabElement;
-pub use mg::{MIN_ROWS_GPU, MgSplit, PlacedMg, SplitLevel};
+pub use mg::{MIN_ROWS_GPU, MgSplit, PlacedMg, SplitLevel, team_options};
 pub use mgrun::{MIN_ROWS_SIM, MgScalingRow, cli_mg_scaling, mg_scaling_table};
 pub use nccl::NcclTransport;
 pub use placed::{Comparison, Placed, single_device, solve_multi};
