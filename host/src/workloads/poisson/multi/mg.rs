@@ -330,6 +330,20 @@ pub fn smooth_halo(opts: &MgOptions) -> usize {
     }
 }
 
+/// The rows of level 0 that rank `r` owns, with the boundary row beside
+/// them for the first and the last rank: every row of the field exactly
+/// once over the ranks.
+fn owned_with_boundary(sl: &SplitLevel, r: usize) -> Range<usize> {
+    let mut rows = sl.owned(r);
+    if rows.start == 1 {
+        rows.start = 0;
+    }
+    if rows.end + 1 == sl.level.ny {
+        rows.end = sl.level.ny;
+    }
+    rows
+}
+
 /// The launch target of a member: its stream A (where the transport
 /// queues its transfers) on a GPU, the simulator as it is.
 fn exec(mem: &Member) -> Exec<'_, 'static> {
@@ -1120,6 +1134,63 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
         Ok(Some(self.gather_mine()?.0))
     }
 
+    /// The whole field (f64) on the process of rank 0, `None` on the
+    /// others: with one process per GPU, every rank sends the rows it owns
+    /// to rank 0 over the transport (one batch: NCCL, or TCP between
+    /// simulated devices), and rank 0 receives them into a grid-sized
+    /// buffer on its device; when this process drives every rank, the same
+    /// as [`PlacedMg::gather`].
+    pub fn gather_to_lead(&mut self) -> Result<Option<Vec<f64>>> {
+        if self.slabs.len() == self.split.world() {
+            return self.gather();
+        }
+        self.synchronize()?;
+        let (mut field, mine) = self.gather_mine()?;
+        let sl = &self.split.levels[0];
+        let (nx, ny, world, pc) = (sl.level.nx, sl.level.ny, self.split.world(), self.pc);
+        let lead = self.slabs.iter().position(|s| s.rank == 0);
+        let whole = match lead {
+            Some(i) => Some(self.team.members[i].dev.alloc_filled(nx * ny, f64::NAN)?),
+            None => None,
+        };
+        {
+            let mut ops = Vec::new();
+            for (i, s) in self.slabs.iter().enumerate() {
+                match &whole {
+                    Some(w) if s.rank == 0 => {
+                        for q in 1..world {
+                            let rows = owned_with_boundary(sl, q);
+                            let rows = Rows::of(w, rows.start * nx, rows.len() * nx, Dtype::F64)?;
+                            ops.push(HaloOp::Recv {
+                                local: i,
+                                peer: q,
+                                rows,
+                            });
+                        }
+                    }
+                    _ => {
+                        let (rows, y0) = (owned_with_boundary(sl, s.rank), sl.stored(s.rank).start);
+                        ops.push(HaloOp::Send {
+                            local: i,
+                            peer: 0,
+                            rows: rows_of(&s.p[pc], nx, y0, &rows, Dtype::F64)?,
+                        });
+                    }
+                }
+            }
+            self.team.transport.exchange(&ops)?;
+        }
+        self.synchronize()?;
+        let (Some(i), Some(w)) = (lead, whole) else {
+            return Ok(None);
+        };
+        let got = self.team.members[i].dev.download(&w)?;
+        for y in (0..ny).filter(|&y| !mine[y]) {
+            field[y * nx..(y + 1) * nx].copy_from_slice(&got[y * nx..(y + 1) * nx]);
+        }
+        Ok(Some(field))
+    }
+
     /// The rows of the field that this process's ranks own (f64), in a
     /// grid-sized vector that is NaN elsewhere, and which rows they are
     /// (the boundary rows go with the first and last rank).
@@ -1132,14 +1203,7 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
         for (s, mem) in self.slabs.iter().zip(&self.team.members) {
             let local = mem.dev.download(&s.p[self.pc])?;
             let st = sl.stored(s.rank);
-            let mut rows = sl.owned(s.rank);
-            if rows.start == 1 {
-                rows.start = 0;
-            }
-            if rows.end == ny - 1 {
-                rows.end = ny;
-            }
-            for y in rows {
+            for y in owned_with_boundary(sl, s.rank) {
                 let l = y - st.start;
                 full[y * nx..(y + 1) * nx].copy_from_slice(&local[l * nx..(l + 1) * nx]);
                 mine[y] = true;

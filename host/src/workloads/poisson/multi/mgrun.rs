@@ -168,9 +168,10 @@ fn typed<T: MgElement>(args: &Args, n: usize, opts: &MgOptions) -> Result<()> {
     }
     placed.warm_up()?;
     let rn = placed.solve()?;
-    let field = placed.gather()?;
-    // With one process per device, each checks the rows it owns against
-    // its own single-device solve.
+    // The whole field on rank 0's process (gathered over the transport with
+    // one process per device); every other process checks the rows it owns
+    // against its own single-device solve.
+    let field = placed.gather_to_lead()?;
     let own = match field {
         Some(_) => None,
         None => Some(placed.gather_mine()?),
