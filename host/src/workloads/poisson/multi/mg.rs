@@ -1104,6 +1104,11 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             mem.dev.synchronize()?;
         }
         self.pc = 0;
+        // With one process per GPU the ranks arrive here at different times
+        // (each ran its own reference solve first): meet before the clock
+        // starts, so the solve's time is not the wait for the slowest rank.
+        // The all-reduced value is discarded (both starts clear `acc`).
+        self.sum_accs()?;
         let (opts, b_sq) = (self.opts, self.b_sq);
         match opts.method {
             Method::Multigrid => {
