@@ -13,7 +13,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet maturin numpy scipy astropy pytest 'dask[dataframe]'
+"$VENV/bin/python" -m pip install --quiet maturin numpy scipy astropy pytest 'dask[dataframe,distributed]'
 t1=$(date +%s)
 rm -rf target/wheels-ci
 "$VENV/bin/maturin" build --profile dev -m python/Cargo.toml -o target/wheels-ci

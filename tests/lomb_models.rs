@@ -648,3 +648,87 @@ fn gpu_batch_matches_astropy_and_the_reference() {
     println!("gpu survey batch f32: {worst:.2e}");
     assert!(worst <= 1e-4, "{worst:e}");
 }
+
+/// The first highest finite value of each row and its index (-1 and NaN
+/// for a row without one), the host's answer.
+fn host_row_peaks(p: &[f64], rows: usize, width: usize) -> Vec<f64> {
+    let mut idx = vec![-1.0; rows];
+    let mut val = vec![f64::NAN; rows];
+    for r in 0..rows {
+        for (k, &x) in p[r * width..(r + 1) * width].iter().enumerate() {
+            if x.is_finite() && (idx[r] < 0.0 || x > val[r]) {
+                idx[r] = k as f64;
+                val[r] = x;
+            }
+        }
+    }
+    idx.into_iter().chain(val).collect()
+}
+
+/// `lomb_row_peaks` on awkward rows (NaN and infinities, ties whose first
+/// index must win, a row with no finite value, widths that are not
+/// multiples of the warp, a row count that is not a multiple of the block's
+/// four), on the simulator and the GPU where there is one, in f32 and f64;
+/// and `batch_peaks` gives the batch periodograms' argmax.
+#[test]
+fn row_peaks_are_each_rows_first_highest_finite_value() {
+    let mut devs = vec![Device::sim()];
+    devs.extend(ptxlab::runtime::testing::gpu_or_skip());
+    let mut rng = ptxlab::rng::SplitMix64(77);
+    for dev in &devs {
+        for (rows, width) in [(1usize, 1usize), (5, 33), (7, 100), (9, 1000)] {
+            let mut p: Vec<f64> = (0..rows * width).map(|_| rng.uniform(-1.0, 1.0)).collect();
+            for (r, row) in p.chunks_mut(width).enumerate() {
+                match r % 4 {
+                    // A tie: the first of the two maxima wins.
+                    0 if width > 3 => {
+                        row[width / 3] = 5.0;
+                        row[width - 1] = 5.0;
+                    }
+                    // Non-finite values above every finite one are skipped.
+                    1 => {
+                        row[0] = f64::NAN;
+                        row[width - 1] = f64::INFINITY;
+                    }
+                    // No finite value at all.
+                    2 => row.fill(f64::NAN),
+                    _ => {}
+                }
+            }
+            let want = host_row_peaks(&p, rows, width);
+            let got64 = lomb::device_row_peaks(dev, &dev.upload(&p).unwrap(), rows, width).unwrap();
+            let p32: Vec<f32> = p.iter().map(|&v| v as f32).collect();
+            let want32 = host_row_peaks(
+                &p32.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                rows,
+                width,
+            );
+            let got32 =
+                lomb::device_row_peaks(dev, &dev.upload(&p32).unwrap(), rows, width).unwrap();
+            let same = |a: &[f64], b: &[f64]| {
+                a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+            };
+            assert!(
+                same(&got64, &want),
+                "{} f64 {rows}x{width}: {got64:?} vs {want:?}",
+                dev.name()
+            );
+            assert!(same(&got32, &want32), "{} f32 {rows}x{width}", dev.name());
+        }
+        // Wrong sizes are errors, not reads past the end.
+        let buf = dev.upload(&[1.0f64; 10]).unwrap();
+        let e = lomb::device_row_peaks(dev, &buf, 3, 4)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("10 values for 3 rows of 4"), "{e}");
+        // The batch's peaks are its periodograms' argmax.
+        let batch = small_batch("batch_small.npz");
+        let w: Vec<f64> = (0..200).map(|k| 0.1 + 0.05 * k as f64).collect();
+        let g = General::default();
+        let p = lomb::batch_periodogram::<f64>(dev, &batch, &w, g).unwrap();
+        let got = lomb::batch_peaks::<f64>(dev, &batch, &w, g).unwrap();
+        assert_eq!(got, host_row_peaks(&p, 3, 200), "{}", dev.name());
+    }
+}

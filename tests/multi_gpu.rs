@@ -813,52 +813,73 @@ fn multigrid_cli_and_scaling_on_simulated_devices() {
     pm::cli_scaling(&s).unwrap();
 }
 
+/// Whether two GPUs can run NCCL here; otherwise skips with one line (fails
+/// instead with `PTXLAB_REQUIRE_GPU`).
+fn two_gpus() -> bool {
+    use ptxlab::runtime::testing::skip_gpu_test;
+    let why = if !driver_present() {
+        "no NVIDIA driver (libcuda.so.1 could not be loaded)".to_string()
+    } else {
+        match pm::visible_gpus().unwrap() {
+            count if count < 2 => format!("{count} GPU(s); this test needs 2"),
+            // The environment cannot be changed safely from a test (other
+            // threads read it); the bundle's run script sets it.
+            _ if std::env::var("NCCL_NVLS_ENABLE").as_deref() != Ok("0") => {
+                "NCCL_NVLS_ENABLE is not 0 (NVLink multicast must be off for NCCL)".to_string()
+            }
+            _ => return true,
+        }
+    };
+    let _: Option<()> = skip_gpu_test(&why);
+    false
+}
+
+/// One GPU's solve and two GPUs' of the same problem (NCCL), with `min`
+/// rows per rank: the residual histories agree (checked here), and the
+/// two fields come back, with the split's description and the team's
+/// report.
+fn one_and_two_gpus(
+    (nx, ny, min): (usize, usize, usize),
+    seed: u64,
+    opts: &MgOptions,
+    what: &str,
+) -> (Vec<f64>, Vec<f64>, String, MgReport) {
+    let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, seed);
+    let hier = Hierarchy::new(grid, h).unwrap();
+    let dev = Device::gpu(0).unwrap();
+    let mut s = MgDevice::<f64>::new(&dev, &hier, opts, &b, &p0, b_sq).unwrap();
+    let r1 = s.solve(&p0).unwrap();
+    let p1 = s.field().unwrap();
+    assert!(r1.converged, "{r1:?}");
+    let mut team = Team::gpus(2).unwrap();
+    let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, opts, min).unwrap();
+    let rn = placed.solve().unwrap();
+    let what = format!(
+        "{what} {} on 2 GPUs ({})",
+        grid.label(),
+        placed.split().describe()
+    );
+    same_history(&what, &rn, &r1);
+    let pn = placed.gather().unwrap().unwrap();
+    (pn, p1, what, rn)
+}
+
 /// On two GPUs (NCCL): the slab multigrid follows one GPU's residual
-/// history and gives its field bit for bit. Skips with one line where there
-/// are fewer than two GPUs (fails instead with `PTXLAB_REQUIRE_GPU`).
+/// history and gives its field bit for bit, with either smoother.
 #[test]
 fn multigrid_on_two_gpus_follows_one_gpu() {
-    use ptxlab::runtime::testing::skip_gpu_test;
-    if !driver_present() {
-        let _: Option<()> = skip_gpu_test("no NVIDIA driver (libcuda.so.1 could not be loaded)");
-        return;
-    }
-    let count = pm::visible_gpus().unwrap();
-    if count < 2 {
-        let _: Option<()> = skip_gpu_test(&format!("{count} GPU(s); this test needs 2"));
-        return;
-    }
-    if std::env::var("NCCL_NVLS_ENABLE").as_deref() != Ok("0") {
-        // The environment cannot be changed safely from a test (other
-        // threads read it); the bundle's run script sets it.
-        let _: Option<()> =
-            skip_gpu_test("NCCL_NVLS_ENABLE is not 0 (NVLink multicast must be off for NCCL)");
+    if !two_gpus() {
         return;
     }
     let cases = [
-        (1027, 771, 16, mg_options(1e-8, 30)),
-        (515, 1031, 64, mg_options(1e-8, 30)),
-        (1027, 771, 16, team_options(&tile_options(2, 2))),
-        (515, 1031, 64, team_options(&tile_options(3, 1))),
+        ((1027, 771, 16), mg_options(1e-8, 30)),
+        ((515, 1031, 64), mg_options(1e-8, 30)),
+        ((1027, 771, 16), team_options(&tile_options(2, 2))),
+        ((515, 1031, 64), team_options(&tile_options(3, 1))),
     ];
-    for (nx, ny, min, opts) in cases {
-        let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 3 + nx as u64);
-        let hier = Hierarchy::new(grid, h).unwrap();
-        let dev = Device::gpu(0).unwrap();
-        let mut s = MgDevice::<f64>::new(&dev, &hier, &opts, &b, &p0, b_sq).unwrap();
-        let r1 = s.solve(&p0).unwrap();
-        let p1 = s.field().unwrap();
-        let mut team = Team::gpus(2).unwrap();
-        let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, min).unwrap();
-        let rn = placed.solve().unwrap();
-        let what = format!(
-            "{} {:?} smoother on 2 GPUs ({})",
-            grid.label(),
-            opts.smoother,
-            placed.split().describe()
-        );
-        same_history(&what, &rn, &r1);
-        let pn = placed.gather().unwrap().unwrap();
+    for (shape, opts) in cases {
+        let what = format!("multigrid, {:?} smoother,", opts.smoother);
+        let (pn, p1, what, rn) = one_and_two_gpus(shape, 3 + shape.0 as u64, &opts, &what);
         let differ = pn
             .iter()
             .zip(&p1)
@@ -873,44 +894,15 @@ fn multigrid_on_two_gpus_follows_one_gpu() {
 }
 
 /// On two GPUs (NCCL): PCG on slabs follows one GPU's residual history to
-/// round-off and its field. Skips with one line where there are fewer than
-/// two GPUs (fails instead with `PTXLAB_REQUIRE_GPU`).
+/// round-off and its field.
 #[test]
 fn pcg_on_two_gpus_follows_one_gpu() {
-    use ptxlab::runtime::testing::skip_gpu_test;
-    if !driver_present() {
-        let _: Option<()> = skip_gpu_test("no NVIDIA driver (libcuda.so.1 could not be loaded)");
+    if !two_gpus() {
         return;
     }
-    let count = pm::visible_gpus().unwrap();
-    if count < 2 {
-        let _: Option<()> = skip_gpu_test(&format!("{count} GPU(s); this test needs 2"));
-        return;
-    }
-    if std::env::var("NCCL_NVLS_ENABLE").as_deref() != Ok("0") {
-        let _: Option<()> =
-            skip_gpu_test("NCCL_NVLS_ENABLE is not 0 (NVLink multicast must be off for NCCL)");
-        return;
-    }
-    for (nx, ny, min) in [(1027, 771, 16), (515, 1031, 64)] {
-        let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 5 + nx as u64);
+    for shape in [(1027, 771, 16), (515, 1031, 64)] {
         let opts = pcg_options(1e-8, 30);
-        let hier = Hierarchy::new(grid, h).unwrap();
-        let dev = Device::gpu(0).unwrap();
-        let mut s = MgDevice::<f64>::new(&dev, &hier, &opts, &b, &p0, b_sq).unwrap();
-        let r1 = s.solve(&p0).unwrap();
-        let p1 = s.field().unwrap();
-        assert!(r1.converged, "{r1:?}");
-        let mut team = Team::gpus(2).unwrap();
-        let mut placed = team.place_mg::<f64>(grid, h, &b, &p0, &opts, min).unwrap();
-        let rn = placed.solve().unwrap();
-        let what = format!(
-            "PCG {} on 2 GPUs ({})",
-            grid.label(),
-            placed.split().describe()
-        );
-        same_history(&what, &rn, &r1);
-        let pn = placed.gather().unwrap().unwrap();
+        let (pn, p1, what, rn) = one_and_two_gpus(shape, 5 + shape.0 as u64, &opts, "PCG");
         let (bits, rel) = pm::mgrun::field_difference(&pn, &p1);
         assert!(rel <= 1e-10, "{what}: {rel:e} from one GPU's field");
         println!(

@@ -68,35 +68,63 @@ fn results(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Jacobi over three processes (torchrun's variables, TCP between simulated
+/// devices): rank 0 prints what one process prints, and its `--out` (the
+/// field gathered from every rank's slab) is one process's file byte for
+/// byte.
 #[test]
 fn jacobi_across_processes_matches_one_process() {
-    let args = [
-        "poisson",
-        "--gpus",
-        "2",
-        "--backend",
-        "sim",
-        "--size",
-        "33x41",
-        "--iters",
-        "12",
-    ];
-    let one = ptxlab_env(&args, &[]);
+    let (out_one, out_many) = (tmp("dist-jacobi-one.npy"), tmp("dist-jacobi-three.npy"));
+    let args = |out: &str| {
+        [
+            "poisson",
+            "--gpus",
+            "3",
+            "--backend",
+            "sim",
+            "--size",
+            "33x41",
+            "--iters",
+            "12",
+            "--out",
+            out,
+        ]
+        .map(str::to_string)
+    };
+    let (a1, an) = (args(&out_one), args(&out_many));
+    let a1: Vec<&str> = a1.iter().map(String::as_str).collect();
+    let an: Vec<&str> = an.iter().map(String::as_str).collect();
+    let one = ptxlab_env(&a1, &[]);
     assert_eq!(one.code, 0, "{}", one.text());
-    let runs = launch(2, &args, torchrun(2, free_port()));
+    let runs = launch(3, &an, torchrun(3, free_port()));
     for (r, run) in runs.iter().enumerate() {
         assert_eq!(run.code, 0, "rank {r}: {}", run.text());
     }
     let lead = &runs[0].stdout;
     assert!(lead.contains("TCP through rank 0"), "{lead}");
     assert_eq!(lead.matches("PASS bit-identical").count(), 3, "{lead}");
-    assert!(
-        runs[1].stdout.trim().is_empty(),
-        "only rank 0 prints: {}",
-        runs[1].stdout
-    );
+    for (r, run) in runs.iter().enumerate().skip(1) {
+        assert!(
+            run.stdout.trim().is_empty(),
+            "only rank 0 prints; rank {r}: {}",
+            run.stdout
+        );
+    }
     assert_eq!(results(lead), results(&one.stdout));
     assert!(!results(lead).is_empty());
+    let (f1, fm) = (std::fs::read(&out_one), std::fs::read(&out_many));
+    let (f1, fm) = (
+        f1.expect("one process's --out"),
+        fm.expect("rank 0's --out"),
+    );
+    assert!(
+        f1.len() > 33 * 41 * 4 && f1 == fm,
+        "the two --out files differ"
+    );
+    let _ = (
+        std::fs::remove_file(&out_one),
+        std::fs::remove_file(&out_many),
+    );
 }
 
 /// Multigrid (the tile smoother on slabs) over four processes: every rank

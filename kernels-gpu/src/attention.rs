@@ -92,6 +92,78 @@ pub const LOG2_E: f32 = core::f32::consts::LOG2_E;
 /// `ln(2)`, to turn the base-2 log-sum-exp back into natural units.
 pub const LN_2: f32 = core::f32::consts::LN_2;
 
+/// One attention problem as the fused forward rungs ([`fa2::attn_fa2`],
+/// [`hopper::attn_wgmma`], [`hopper::attn_ws`]) and the backward pass's
+/// main kernel ([`backward::attn_bwd`]) see it, a kernel parameter by
+/// value. The number of heads is the launch grid's (its `y` dimension
+/// counts query heads in the forward rungs, `K`/`V` heads in the
+/// backward), so it has no field here.
+///
+/// Causal masking travels as a 32-bit word, 0 or 1, read through
+/// [`AttnShape::causal`]: the kernels test the word where they use it, as
+/// they test any integer, while a `bool` field is narrowed to a predicate
+/// where it is loaded, one more value live across the key loop.
+#[derive(Debug, Clone, Copy, PartialEq, KernelParams)]
+#[repr(C)]
+pub struct AttnShape {
+    /// Query rows per head, `Sq`.
+    pub sq: u32,
+    /// Key and value rows per head, `Skv`.
+    pub skv: u32,
+    /// `scale log2(e)`: what the online softmax multiplies the scores by.
+    pub scale_log2: f32,
+    /// The softmax scale itself (the backward pass scales `dK` by it).
+    pub scale: f32,
+    /// 1: causal masking, 0: none (only [`AttnShape::new`] writes it).
+    causal: u32,
+    /// Query heads per `K`/`V` head (1: one each; the number of heads:
+    /// multi-query attention); it divides the query heads of a batch
+    /// element.
+    pub group: u32,
+}
+
+impl AttnShape {
+    /// `Sq` query rows and `Skv` key rows per head, `group` query heads per
+    /// `K`/`V` head, the softmax `scale` (and `scale_log2 = scale
+    /// log2(e)`), and with `causal` torch's causal mask (query `i` sees
+    /// keys `j <= i`).
+    #[inline(always)]
+    pub const fn new(
+        sq: u32,
+        skv: u32,
+        scale_log2: f32,
+        scale: f32,
+        causal: bool,
+        group: u32,
+    ) -> Self {
+        Self {
+            sq,
+            skv,
+            scale_log2,
+            scale,
+            causal: causal as u32,
+            group,
+        }
+    }
+
+    /// Whether the mask is causal.
+    #[inline(always)]
+    pub const fn causal(&self) -> bool {
+        self.causal != 0
+    }
+}
+
+/// Whether a forward rung writes the log-sum-exp of each query row (what
+/// the backward pass reads), a kernel parameter by value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(u32)]
+pub enum Lse {
+    /// `lse` is not written (it may be empty).
+    Skip = 0,
+    /// `lse` holds `heads x Sq` values, one per query row.
+    Store = 1,
+}
+
 /// The per-thread state of the online softmax for the thread's two rows
 /// (see the module docs): the running maximum of `s log2(e) scale` and the
 /// thread's partial sum of `exp2` (its quad's four partial sums add up to

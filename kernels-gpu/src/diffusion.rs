@@ -227,5 +227,6 @@ pub fn diffusion_temporal_f32(
     depth: u32,
 ) {
     // `u` doubles as the (unread) right-hand side: `Diffuse` uses none.
-    crate::poisson::temporal_body(u, u, u_new, Some(lap), nx, ny, Diffuse(alpha), depth);
+    let grid = crate::poisson::Grid { nx, ny };
+    crate::poisson::temporal_body(u, u, u_new, Some(lap), grid, Diffuse(alpha), depth);
 }

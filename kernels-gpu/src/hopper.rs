@@ -73,6 +73,33 @@ pub const TF32W_BK: usize = 32;
 /// 3xTF32 (`wgmma`) stages.
 pub const TF32W_STAGES: usize = 3;
 
+/// The shape of a product `C = A B`: `A` is `m x k`, `B` is `k x n` (the
+/// FP8 GEMM reads `B^T`, `n x k`), `C` is `m x n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(C)]
+pub struct GemmDims {
+    /// Rows of `A` and `C`.
+    pub m: u32,
+    /// Columns of `B` and `C`.
+    pub n: u32,
+    /// Columns of `A`, rows of `B`: the depth of the sums.
+    pub k: u32,
+}
+
+/// Where a tile of the output lands: its first row and column in `C`, and
+/// `C`'s shape (`m x n`, row-major), against which every store is checked.
+#[derive(Clone, Copy)]
+pub(crate) struct OutTile {
+    /// The tile's first row in `C`.
+    pub row0: usize,
+    /// The tile's first column in `C`.
+    pub col0: usize,
+    /// Rows of `C`.
+    pub m: usize,
+    /// Columns of `C`.
+    pub n: usize,
+}
+
 /// Bytes of one 16-bit stage of rung 4: `A` (128 x 64) then `B` as two
 /// boxes of 64 rows of `k` x 64 columns.
 const WG_STAGE: usize = (WG_BM + WG_BN) * WG_BK * 2;
@@ -134,40 +161,33 @@ fn init_barriers(bars: SharedSlice<u64>, stages: usize, readers: u32, maps: &[De
 }
 
 /// Stores a warpgroup's 64 x `N` accumulator tile (`R = N / 2` values per
-/// thread of rank `t` in the warpgroup) at `C[row0.., col0..]`, rounded to
-/// `T`: neighbouring pairs as one 32-bit store when inside `C` and `n` is
-/// even, one by one otherwise.
+/// thread of rank `t` in the warpgroup) at `out` in `C`, rounded to `T`:
+/// neighbouring pairs as one 32-bit store when inside `C` and `n` is even,
+/// one by one otherwise.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn store_acc16<T: Half16, const R: usize>(
     c: DeviceSliceMut<u16>,
     acc: &[f32; R],
     t: u32,
-    row0: usize,
-    col0: usize,
-    m: usize,
-    n: usize,
+    out: OutTile,
 ) {
     unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
         if p < R / 2 {
-            store_pair::<T>(c, acc[2 * p], acc[2 * p + 1], acc_coord(t, 2 * p), row0, col0, m, n);
+            store_pair::<T>(c, acc[2 * p], acc[2 * p + 1], acc_coord(t, 2 * p), out);
         }
     });
 }
 
-/// One neighbouring pair of [`store_acc16`] at `(r, cc)` of the tile.
+/// One neighbouring pair of [`store_acc16`] at `(r, cc)` of the tile `out`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn store_pair<T: Half16>(
     c: DeviceSliceMut<u16>,
     lo: f32,
     hi: f32,
     (r, cc): (usize, usize),
-    row0: usize,
-    col0: usize,
-    m: usize,
-    n: usize,
+    out: OutTile,
 ) {
+    let OutTile { row0, col0, m, n } = out;
     {
         let (row, col) = (row0 + r, col0 + cc);
         if row >= m {
@@ -191,9 +211,9 @@ fn store_pair<T: Half16>(
 }
 
 /// Starts the copies of `k` tile `tile` into stage `s` of a 16-bit layout
-/// (`A` box then `B` boxes of 64 columns), completing on `full`.
+/// (`A` box then `B` boxes of 64 columns), completing on `full`, for the
+/// block tile whose first row of `A` is `bm` and first column of `B` `bn`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn load_stage16<const BN: usize>(
     base: u32,
     stage: usize,
@@ -201,8 +221,7 @@ fn load_stage16<const BN: usize>(
     b_map: DeviceSlice<u64>,
     full: Mbarrier,
     tile: usize,
-    bm: usize,
-    bn: usize,
+    (bm, bn): (usize, usize),
 ) {
     let bytes = (WG_BM + BN) * WG_BK * 2;
     let at = base + (stage * bytes) as u32;
@@ -301,7 +320,7 @@ fn wgmma_body<T: Half16>(
     let empty = |s: usize| Mbarrier::at(bars, S + s);
     if t == 0 {
         for s in 0..S.min(ntiles) {
-            load_stage16::<WG_BN>(base, s, a_map, b_map, full(s), s, bm, bn);
+            load_stage16::<WG_BN>(base, s, a_map, b_map, full(s), s, (bm, bn));
         }
     }
     let mut acc = [0f32; 64];
@@ -321,10 +340,16 @@ fn wgmma_body<T: Half16>(
         let next = tile + S;
         if t == 0 && next < ntiles {
             empty(s).wait(phase);
-            load_stage16::<WG_BN>(base, s, a_map, b_map, full(s), next, bm, bn);
+            load_stage16::<WG_BN>(base, s, a_map, b_map, full(s), next, (bm, bn));
         }
     }
-    store_acc16::<T, 64>(c, &acc, (t % 128) as u32, bm + 64 * wg, bn, m, n);
+    let out = OutTile {
+        row0: bm + 64 * wg,
+        col0: bn,
+        m,
+        n,
+    };
+    store_acc16::<T, 64>(c, &acc, (t % 128) as u32, out);
 }
 
 /// Tile `i` of a `tiles_m x tiles_n` grid in the grouped order of
@@ -419,8 +444,7 @@ pub fn matmul_ws<T: Half16>(
                         b_map,
                         full(s),
                         kt,
-                        tm * WG_BM,
-                        tn * WS_BN,
+                        (tm * WG_BM, tn * WS_BN),
                     );
                     it += 1;
                 }
@@ -466,8 +490,13 @@ pub fn matmul_ws<T: Half16>(
             }
             let tw = (t % 128) as u32;
             let (row0, col0) = (tm * WG_BM + 64 * wg, tn * WS_BN);
-            store_acc16::<T, 64>(c, &lo, tw, row0, col0, m, n);
-            store_acc16::<T, 64>(c, &hi, tw, row0, col0 + 128, m, n);
+            let out = OutTile { row0, col0, m, n };
+            store_acc16::<T, 64>(c, &lo, tw, out);
+            let out = OutTile {
+                col0: col0 + 128,
+                ..out
+            };
+            store_acc16::<T, 64>(c, &hi, tw, out);
             tile += step;
         }
     }
@@ -492,20 +521,17 @@ pub fn matmul_ws<T: Half16>(
 /// tile's sum is added to the running total with an ordinary f32 add,
 /// rounded to nearest: the biased chains are 12 long whatever `k` is.
 #[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
 pub fn matmul_tf32x3w_f32(
     a_hi: DeviceSlice<u64>,
     a_lo: DeviceSlice<u64>,
     b_hi: DeviceSlice<u64>,
     b_lo: DeviceSlice<u64>,
     c: DeviceSliceMut<f32>,
-    m: u32,
-    n: u32,
-    k: u32,
+    dims: GemmDims,
 ) {
     const S: usize = TF32W_STAGES;
     const BOX: usize = WG_BM * TF32W_BK * 4;
-    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let (m, n, k) = (dims.m as usize, dims.n as usize, dims.k as usize);
     if c.len() < m * n {
         ptxlab_device::trap("matmul: C is shorter than m n");
     }

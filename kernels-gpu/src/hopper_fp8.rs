@@ -28,7 +28,7 @@
 //! nothing, so [`matmul_fp8_ws`]'s code is what it was without the
 //! block-scaled one.
 
-use crate::hopper::grouped_tile;
+use crate::hopper::{GemmDims, OutTile, grouped_tile};
 use ptxlab_device::fp8::E4m3;
 use ptxlab_device::hopper::{
     Mbarrier, Swizzle, fence_mbarrier_init, fence_tensormap_acquire, setmaxnreg_dec,
@@ -103,21 +103,12 @@ fn layout(extra_per_stage: usize) -> (u32, SharedSlice<u64>, usize) {
 }
 
 /// Stores a warpgroup's 64 x 128 sums (thread `t` of the warpgroup, its 64
-/// values in the `wgmma` accumulator layout) times `scale` at `D[row0..,
-/// col0..]`, rounded to BF16: neighbouring pairs as one 32-bit store when
-/// inside `D` and `n` is even, one by one otherwise.
+/// values in the `wgmma` accumulator layout) times `scale` at `out` in
+/// `D`, rounded to BF16: neighbouring pairs as one 32-bit store when inside
+/// `D` and `n` is even, one by one otherwise.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn store_scaled(
-    d: DeviceSliceMut<u16>,
-    acc: &[f32; 64],
-    scale: f32,
-    t: u32,
-    row0: usize,
-    col0: usize,
-    m: usize,
-    n: usize,
-) {
+fn store_scaled(d: DeviceSliceMut<u16>, acc: &[f32; 64], scale: f32, t: u32, out: OutTile) {
+    let OutTile { row0, col0, m, n } = out;
     unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] {
         let (r, cc) = acc_coord(t, 2 * p);
         let (row, col) = (row0 + r, col0 + cc);
@@ -189,17 +180,14 @@ fn store_scaled(
 ///   stay exact in the tensor core, and the result is rounded once to
 ///   BF16.
 #[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
 pub fn matmul_fp8_ws(
     a_map: DeviceSlice<u64>,
     bt_map: DeviceSlice<u64>,
     d: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
+    dims: GemmDims,
     scale: f32,
 ) {
-    ws_body(a_map, bt_map, d, (m, n, k), PerTensor(scale));
+    ws_body(a_map, bt_map, d, dims, PerTensor(scale));
 }
 
 /// `D[i, j] = sum over k blocks kb of sa[i, kb] sb[j / 128, kb] (A B)_kb[i,
@@ -244,18 +232,15 @@ pub fn matmul_fp8_ws(
 /// * Rows past `m` and blocks past `n` are zero-filled by TMA; their sums
 ///   are zeros and never stored.
 #[kernel(launch_bounds(384, 1))]
-#[allow(clippy::too_many_arguments)]
 pub fn matmul_fp8_ws_blockscaled(
     a_map: DeviceSlice<u64>,
     bt_map: DeviceSlice<u64>,
     sa_map: DeviceSlice<u64>,
     sb_map: DeviceSlice<u64>,
     d: DeviceSliceMut<u16>,
-    m: u32,
-    n: u32,
-    k: u32,
+    dims: GemmDims,
 ) {
-    ws_body(a_map, bt_map, d, (m, n, k), BlockScales { sa_map, sb_map });
+    ws_body(a_map, bt_map, d, dims, BlockScales { sa_map, sb_map });
 }
 
 /// The block scales' layout for [`matmul_fp8_ws_blockscaled`] at `m x n x
@@ -432,7 +417,7 @@ fn ws_body<Sc: Scaling>(
     a_map: DeviceSlice<u64>,
     bt_map: DeviceSlice<u64>,
     d: DeviceSliceMut<u16>,
-    (m, n, k): (u32, u32, u32),
+    dims: GemmDims,
     sc: Sc,
 ) {
     const S: usize = FP8_STAGES;
@@ -440,7 +425,7 @@ fn ws_body<Sc: Scaling>(
     const A_BYTES: usize = FP8_BM * FP8_BK;
     /// Bytes of a 128-column half of the `B^T` box.
     const HALF_BYTES: usize = 128 * FP8_BK;
-    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let (m, n, k) = (dims.m as usize, dims.n as usize, dims.k as usize);
     if d.len() < m * n {
         ptxlab_device::trap("matmul_fp8: D is shorter than m n");
     }
@@ -556,8 +541,13 @@ fn ws_body<Sc: Scaling>(
             let tw = (t % 128) as u32;
             let (row0, col0) = (tm * FP8_BM + 64 * wg, tn * FP8_BN);
             let scale = sc.store_scale();
-            store_scaled(d, &lo, scale, tw, row0, col0, m, n);
-            store_scaled(d, &hi, scale, tw, row0, col0 + 128, m, n);
+            let out = OutTile { row0, col0, m, n };
+            store_scaled(d, &lo, scale, tw, out);
+            let out = OutTile {
+                col0: col0 + 128,
+                ..out
+            };
+            store_scaled(d, &hi, scale, tw, out);
             tile += step;
         }
     }

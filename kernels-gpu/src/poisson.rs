@@ -56,6 +56,18 @@ macro_rules! unroll {
     };
 }
 
+/// The grid of a sweep as the sweep bodies ([`temporal_body`] and the
+/// per-cell path of [`poisson_register`]) take it: `nx` columns (x,
+/// fastest-varying) and `ny` rows, row-major (cell `(x, y)` is element
+/// `y nx + x`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    /// Columns (boundary included).
+    pub nx: u32,
+    /// Rows (boundary included).
+    pub ny: u32,
+}
+
 /// Rung 1 block: 32 x 8 threads (a warp covers 32 consecutive cells of a row).
 pub const NAIVE_BX: u32 = 32;
 /// Rung 1 block height.
@@ -271,18 +283,19 @@ pub fn poisson_tiled<T: Real>(
     }
 }
 
+/// One cell `(x, y)` of the grid (inside it): copied on the boundary,
+/// updated by Jacobi inside.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn cell_generic<T: Real>(
     p: &DeviceSlice<T>,
     b: &DeviceSlice<T>,
     out: &DeviceSliceMut<T>,
     x: u32,
     y: u32,
-    nx: u32,
-    ny: u32,
+    grid: Grid,
     k: T,
 ) {
+    let Grid { nx, ny } = grid;
     let i = at(x, y, nx);
     let w = nx as usize;
     // SAFETY: the caller passes x < nx and y < ny, so i < nx * ny (lengths
@@ -371,7 +384,7 @@ pub fn poisson_register<T: Real>(
     } else {
         let mut r = 0;
         while r < (REG_RY as u32) && y0 + r < ny {
-            cell_generic(&p, &b, &out, x, y0 + r, nx, ny, k);
+            cell_generic(&p, &b, &out, x, y0 + r, Grid { nx, ny }, k);
             r += 1;
         }
     }
@@ -409,17 +422,16 @@ impl<T: Real> Stencil5<T> for Jacobi<T> {
 /// `aux` (the update's auxiliary value of the last sweep).
 #[inline(always)]
 #[allow(unused_assignments)] // the last unrolled row's `north = centre` is dead
-#[allow(clippy::too_many_arguments)] // a kernel body: buffers, grid, update, depth
 pub fn temporal_body<T: Real, S: Stencil5<T>>(
     p: DeviceSlice<T>,
     b: DeviceSlice<T>,
     out: DeviceSliceMut<T>,
     aux: Option<DeviceSliceMut<T>>,
-    nx: u32,
-    ny: u32,
+    grid: Grid,
     op: S,
     depth: u32,
 ) {
+    let Grid { nx, ny } = grid;
     check_lengths(&p, &b, out.len(), nx, ny);
     if let Some(a) = &aux
         && a.len() < nx as usize * ny as usize
@@ -572,7 +584,7 @@ pub fn poisson_temporal<T: Real>(
     k: T,
     depth: u32,
 ) {
-    temporal_body(p, b, out, None, nx, ny, Jacobi(k), depth);
+    temporal_body(p, b, out, None, Grid { nx, ny }, Jacobi(k), depth);
 }
 
 /// Residual (f32 field): adds the sum over interior cells of `r^2`,
@@ -638,4 +650,3 @@ pub fn poisson_residual<T: Real>(
         }
     }
 }
-

@@ -13,7 +13,7 @@
 
 use ptxlab::runtime::Device;
 use ptxlab::workloads::lomb::{
-    Batch, General, Normalization, batch_periodogram, reference_general,
+    Batch, General, Normalization, batch_peaks, batch_periodogram, reference_general,
 };
 use ptxlab::workloads::poisson::mg::check::{solve_cpu, solve_device};
 use ptxlab::workloads::poisson::mg::{Method, MgOptions, MgReport};
@@ -143,6 +143,14 @@ enum Values {
 }
 
 impl Values {
+    /// [`row_peaks`] of rows `width` long.
+    fn peaks(&self, width: usize) -> Vec<f64> {
+        match self {
+            Values::F64(v) => row_peaks(v, width),
+            Values::F32(v) => row_peaks(v, width),
+        }
+    }
+
     fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyByteArray>> {
         match self {
             Values::F64(v) => to_bytearray(py, &v),
@@ -188,9 +196,12 @@ fn device(backend: Backend, ordinal: usize) -> ptxlab::Result<Option<Rc<Device>>
 /// one grid of angular frequencies: `curves x freqs` values, curves by
 /// rows, as `bytes` of float64 (`precision="f64"`) or float32. The CPU
 /// backend is the lab's f64 reference (rayon over curves), rounded to the
-/// precision asked for.
+/// precision asked for. With `best_only`, only each curve's peak: `2 x
+/// curves` float64, first the index of the highest finite power (the first
+/// one of equal values; -1 for a curve without a finite value), then that
+/// power (NaN without one), so the whole array never reaches Python.
 #[pyfunction]
-#[pyo3(signature = (t, y, dy, offsets, freqs, fit_mean, center_data, normalization, backend, precision, device_ordinal))]
+#[pyo3(signature = (t, y, dy, offsets, freqs, fit_mean, center_data, normalization, backend, precision, device_ordinal, best_only=false))]
 #[allow(clippy::too_many_arguments)]
 fn lomb_batch<'py>(
     py: Python<'py>,
@@ -205,6 +216,7 @@ fn lomb_batch<'py>(
     backend: &str,
     precision: &str,
     device_ordinal: usize,
+    best_only: bool,
 ) -> PyResult<Bound<'py, PyByteArray>> {
     let out = guarded(py, || {
         let normalization: Normalization = parse_enum("normalization", normalization)?;
@@ -225,7 +237,7 @@ fn lomb_batch<'py>(
         let freqs = f64s("frequency", freqs)?;
         batch.validate()?;
         let f64_out = precision == ptxlab::cli::Precision::F64;
-        match device(backend, device_ordinal)? {
+        let values = match device(backend, device_ordinal)? {
             None => {
                 let rows: Vec<ptxlab::Result<Vec<f64>>> = {
                     use rayon::prelude::*;
@@ -241,20 +253,60 @@ fn lomb_batch<'py>(
                 for r in rows {
                     all.extend(r?);
                 }
-                Ok(if f64_out {
+                if f64_out {
                     Values::F64(all)
                 } else {
                     Values::F32(all.iter().map(|&v| v as f32).collect())
-                })
+                }
             }
-            Some(dev) => Ok(if f64_out {
-                Values::F64(batch_periodogram::<f64>(&dev, &batch, &freqs, g)?)
-            } else {
-                Values::F32(batch_periodogram::<f32>(&dev, &batch, &freqs, g)?)
-            }),
-        }
+            // The peaks on the device: only 2 values per curve come back.
+            Some(dev) if best_only => {
+                return Ok(Values::F64(if f64_out {
+                    batch_peaks::<f64>(&dev, &batch, &freqs, g)?
+                } else {
+                    batch_peaks::<f32>(&dev, &batch, &freqs, g)?
+                }));
+            }
+            Some(dev) => {
+                if f64_out {
+                    Values::F64(batch_periodogram::<f64>(&dev, &batch, &freqs, g)?)
+                } else {
+                    Values::F32(batch_periodogram::<f32>(&dev, &batch, &freqs, g)?)
+                }
+            }
+        };
+        Ok(if best_only {
+            Values::F64(values.peaks(freqs.len()))
+        } else {
+            values
+        })
     })?;
     out.into_py(py)
+}
+
+/// Each row's peak (`curves` rows of `width`): the indices of the highest
+/// finite values (the first of equal ones, -1 for a row without one), then
+/// those values (NaN without one), all as f64.
+fn row_peaks<V: Copy + Into<f64> + Sync>(v: &[V], width: usize) -> Vec<f64> {
+    use rayon::prelude::*;
+    let peaks: Vec<(f64, f64)> = v
+        .par_chunks(width.max(1))
+        .map(|row| {
+            let mut best: Option<(usize, f64)> = None;
+            for (i, &x) in row.iter().enumerate() {
+                let x: f64 = x.into();
+                if x.is_finite() && best.is_none_or(|(_, b)| x > b) {
+                    best = Some((i, x));
+                }
+            }
+            best.map_or((-1.0, f64::NAN), |(i, x)| (i as f64, x))
+        })
+        .collect();
+    peaks
+        .iter()
+        .map(|p| p.0)
+        .chain(peaks.iter().map(|p| p.1))
+        .collect()
 }
 
 /// The report of a multigrid or PCG solve, as a dict.

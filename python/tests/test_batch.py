@@ -54,3 +54,28 @@ def test_batch_errors_name_the_curve():
         ptxlab.lombscargle_batch([(c0[0], np.full_like(c0[1], 2.0), c0[2])], f, backend="sim")
     with pytest.raises(TypeError):
         ptxlab.lombscargle_batch("not curves", f)
+
+
+def test_non_finite_values_name_the_curve_and_the_index():
+    curves = ragged(3)
+    f = np.linspace(0.05, 1.0, 16)
+    t, y, dy = (a.copy() for a in curves[2])
+    y[5] = np.nan
+    with pytest.raises(ValueError, match=r"curve 2 y\[5\] = nan is not finite"):
+        ptxlab.lombscargle_batch([curves[0], curves[1], (t, y, dy)], f, backend="cpu")
+    dy = dy.copy()
+    dy[0] = np.inf
+    with pytest.raises(ValueError, match=r"curve 0 dy\[0\] = inf is not finite"):
+        ptxlab.lombscargle_peaks([(curves[0][0], curves[0][1], dy[: len(curves[0][0])])], f, backend="cpu")
+
+
+@pytest.mark.parametrize("backend", ["sim", "cpu"])
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+def test_peaks_are_the_batch_best_periods_and_powers(backend, precision):
+    curves = ragged(4)
+    f = np.linspace(0.02, 1.5, 193)
+    p, best = ptxlab.lombscargle_batch(curves, f, backend=backend, precision=precision, return_best_period=True)
+    got, peak = ptxlab.lombscargle_peaks(curves, f, backend=backend, precision=precision)
+    np.testing.assert_array_equal(got, best)
+    np.testing.assert_array_equal(peak, np.max(p, axis=1).astype(np.float64))
+    assert got.dtype == np.float64 and peak.shape == (4,)

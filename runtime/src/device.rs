@@ -144,9 +144,66 @@ impl Device {
 
     /// A new buffer of `len` copies of `value` (use a poison value such as NaN
     /// for outputs, so an element the kernel failed to write shows up).
+    /// On a GPU the fill is a device memset (no host copy of the buffer):
+    /// elements of 1, 2 or 4 bytes in one call, 8-byte elements as two
+    /// strided 4-byte fills (the low and the high word).
     pub fn alloc_filled<T: Element>(&self, len: usize, value: T) -> Result<Buffer<T>> {
         self.check_alloc::<T>(len, "an output buffer")?;
         match &self.kind {
+            DeviceKind::Gpu(g) if len > 0 && matches!(std::mem::size_of::<T>(), 1 | 2 | 4 | 8) => {
+                use cudarc::driver::DevicePtrMut;
+                let s = g.stream();
+                let size = std::mem::size_of::<T>();
+                // SAFETY: the bytes are unset until the fills just below
+                // overwrite all of them, before anything reads them.
+                let mut bytes = unsafe { s.alloc::<u8>(len * size) }
+                    .map_err(|e| Error::driver("cuMemAllocAsync", e))?;
+                let mut word = [0u8; 8];
+                // SAFETY: `T: Element` is a plain value type of `size` bytes
+                // (at most 8 here), so its bytes can be read as `u8`s.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        (&value as *const T).cast::<u8>(),
+                        word.as_mut_ptr(),
+                        size,
+                    )
+                };
+                let u32_at =
+                    |i: usize| u32::from_ne_bytes([word[i], word[i + 1], word[i + 2], word[i + 3]]);
+                {
+                    let (ptr, _record) = bytes.device_ptr_mut(s);
+                    let cu = s.cu_stream();
+                    // SAFETY: `ptr` is the start of a live allocation of
+                    // `len * size` bytes made above and borrowed exclusively
+                    // here; each fill writes inside it: `len` elements of
+                    // `size` bytes, or (8-byte elements) `len` rows of one
+                    // 4-byte word at a pitch of 8 bytes, from byte 0 and 4.
+                    let r = unsafe {
+                        use cudarc::driver::sys;
+                        match size {
+                            1 => sys::cuMemsetD8Async(ptr, word[0], len, cu),
+                            2 => sys::cuMemsetD16Async(
+                                ptr,
+                                u16::from_ne_bytes([word[0], word[1]]),
+                                len,
+                                cu,
+                            ),
+                            4 => sys::cuMemsetD32Async(ptr, u32_at(0), len, cu),
+                            _ => match sys::cuMemsetD2D32Async(ptr, 8, u32_at(0), 1, len, cu) {
+                                sys::CUresult::CUDA_SUCCESS => {
+                                    sys::cuMemsetD2D32Async(ptr + 4, 8, u32_at(4), 1, len, cu)
+                                }
+                                e => e,
+                            },
+                        }
+                        .result()
+                    };
+                    r.map_err(|e| Error::driver("cuMemsetAsync", e))?;
+                }
+                Ok(Buffer {
+                    inner: BufInner::Gpu { bytes, len },
+                })
+            }
             DeviceKind::Gpu(_) => self.upload(&vec![value; len]),
             DeviceKind::Sim => Ok(Buffer {
                 inner: BufInner::Sim((0..len).map(|_| UnsafeCell::new(value)).collect()),

@@ -225,22 +225,32 @@ struct Cache<'a> {
     v: DeviceSlice<'a, u16>,
 }
 
+/// Which tile [`issue_tile`] copies, and where to.
+#[derive(Clone, Copy)]
+struct TileAt {
+    /// The tile's first key.
+    key0: usize,
+    /// Where the tile's row offsets start in the offsets buffer.
+    off_at: usize,
+    /// The stage the tile is copied into.
+    st: usize,
+}
+
 /// Starts the `cp.async` copies of one tile of [`attn_decode`]: `K` and
-/// `V` rows of keys `key0 ..key0 + 64` into stage `st` (keys at or past
-/// `end` zero-filled), each row from the cache chunk offset at
-/// `offs[off_at + r]`. Thread `t` copies chunks `t + 128 c` of each tile.
+/// `V` rows of keys `key0 .. key0 + 64` into stage `st` of `which` (keys
+/// at or past `end` zero-filled), each row from the cache chunk offset at
+/// `offs[off_at + r]`. Thread `t` copies chunks `t + 128 c` of each
+/// tile.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn issue_tile<const D: usize>(
     sm: SharedSlice<U32x4>,
     offs: SharedSlice<u64>,
     cache: Cache<'_>,
     t: usize,
-    key0: usize,
     end: usize,
-    off_at: usize,
-    st: usize,
+    which: TileAt,
 ) {
+    let TileAt { key0, off_at, st } = which;
     let cpr = D / 8;
     let tile = DEC_TK * cpr;
     // Chunk `t + 128 c` of the tile is row `r0 + step c`, column `qd`;
@@ -308,7 +318,10 @@ fn issue_tile<const D: usize>(
     launch_bounds(128, 2),
     instances(<64, 8>, <64, 16>, <128, 8>, <128, 16>, <256, 8>)
 )]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "seven device buffers, each its own parameter (its accesses stay ld/st.global), and one struct"
+)]
 pub fn attn_decode<const D: usize, const ROWS: usize>(
     q: DeviceSlice<u16>,
     k_cache: DeviceSlice<u16>,
@@ -452,16 +465,12 @@ pub fn attn_decode<const D: usize, const ROWS: usize>(
         }
         sync_threads();
         if n < ntiles {
-            issue_tile::<D>(
-                sm,
-                offs,
-                cache,
-                t,
-                start + n * DEC_TK,
-                end,
-                (n % 2) * DEC_TK,
-                n,
-            );
+            let which = TileAt {
+                key0: start + n * DEC_TK,
+                off_at: (n % 2) * DEC_TK,
+                st: n,
+            };
+            issue_tile::<D>(sm, offs, cache, t, end, which);
         }
         commit_async_copies();
         // Buffer `n % 2` is read before tile `n + 2` rewrites it.
@@ -487,8 +496,12 @@ pub fn attn_decode<const D: usize, const ROWS: usize>(
         let st = j % stages;
         let n = j + stages - 1;
         if n < ntiles {
-            let (key0, off_at) = (start + n * DEC_TK, (n % 2) * DEC_TK);
-            issue_tile::<D>(sm, offs, cache, t, key0, end, off_at, n % stages);
+            let which = TileAt {
+                key0: start + n * DEC_TK,
+                off_at: (n % 2) * DEC_TK,
+                st: n % stages,
+            };
+            issue_tile::<D>(sm, offs, cache, t, end, which);
         }
         // An empty group past the last tile keeps the count uniform.
         commit_async_copies();

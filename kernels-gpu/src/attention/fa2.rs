@@ -1,6 +1,9 @@
 //! Rung 2: one fused kernel, FlashAttention-2's structure on `mma.sync`.
 
-use super::{Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse, store_rows};
+use super::{
+    AttnShape, Lse, Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse,
+    store_rows,
+};
 use ptxlab_device::mem::U32x4;
 use ptxlab_device::mma::{
     Bf16, F16, FragA16, FragB16, FragC, Half16, ldmatrix_x4, ldmatrix_x4_trans, mma_m16n8k16,
@@ -101,21 +104,18 @@ pub(super) fn copy_tile(
 /// instead of `3 heads + 1`, and the exponentials and the products of a
 /// tile interleave in the same warps. Scores stay f32 until `P`.
 #[kernel(launch_bounds(128), instances(<Bf16, 128>, <F16, 128>, <Bf16, 64>, <F16, 64>))]
-#[allow(clippy::too_many_arguments)]
 pub fn attn_fa2<H: Half16, const D: usize>(
     q: DeviceSlice<u16>,
     k: DeviceSlice<u16>,
     v: DeviceSlice<u16>,
     out: DeviceSliceMut<u16>,
     lse: DeviceSliceMut<f32>,
-    sq: u32,
-    skv: u32,
-    scale_log2: f32,
-    causal: u32,
-    want_lse: u32,
-    group: u32,
+    shape: AttnShape,
+    lse_out: Lse,
 ) {
-    let (sq, skv, causal) = (sq as usize, skv as usize, causal != 0);
+    let want_lse = lse_out as u32;
+    let (sq, skv, causal) = (shape.sq as usize, shape.skv as usize, shape.causal());
+    let (scale_log2, group) = (shape.scale_log2, shape.group);
     let heads = thread::grid_dim_y() as usize;
     let head = thread::block_idx_y() as usize;
     let group = group as usize;

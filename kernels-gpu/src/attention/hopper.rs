@@ -9,7 +9,7 @@
 //!   warpgroup owns 16 of them, in the accumulator layout of the module
 //!   docs of [`attention`](super).
 //! * Grouped `K`/`V` heads: with `group` query heads per `K`/`V` head
-//!   (the kernels' last parameter; 1 without grouping), the block of flat
+//!   ([`AttnShape::group`]; 1 without grouping), the block of flat
 //!   query head `head` reads `K`/`V` head `head / group` (the heads of a
 //!   batch element are consecutive and `group` divides their number), so
 //!   the `K` and `V` tensor maps have `heads / group x Skv` rows.
@@ -33,7 +33,10 @@
 //! a tile is `D / 64` panels of 128 rows x 128 bytes. Then the mbarriers
 //! (`Bar`).
 
-use super::{Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse, store_rows};
+use super::{
+    AttnShape, Lse, Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse,
+    store_rows,
+};
 use ptxlab_device::hopper::{
     Mbarrier, Swizzle, fence_mbarrier_init, fence_tensormap_acquire, setmaxnreg_dec,
     setmaxnreg_inc, tma_load_2d,
@@ -519,21 +522,18 @@ fn needs_mask(j: usize, skv: usize, causal: bool, row_min: usize) -> bool {
 /// for at once), and thread 0's warpgroup stalls whenever it refills a
 /// stage. Rung 4 removes both.
 #[kernel(launch_bounds(256, 1), instances(<Bf16, 128>, <F16, 128>, <Bf16, 64>, <F16, 64>))]
-#[allow(clippy::too_many_arguments)]
 pub fn attn_wgmma<H: Half16, const D: usize>(
     q_map: DeviceSlice<u64>,
     k_map: DeviceSlice<u64>,
     v_map: DeviceSlice<u64>,
     out: DeviceSliceMut<u16>,
     lse: DeviceSliceMut<f32>,
-    sq: u32,
-    skv: u32,
-    scale_log2: f32,
-    causal: u32,
-    want_lse: u32,
-    group: u32,
+    shape: AttnShape,
+    lse_out: Lse,
 ) {
-    let (sq, skv, causal) = (sq as usize, skv as usize, causal != 0);
+    let want_lse = lse_out as u32;
+    let (sq, skv, causal) = (shape.sq as usize, shape.skv as usize, shape.causal());
+    let (scale_log2, group) = (shape.scale_log2, shape.group);
     let heads = thread::grid_dim_y() as usize;
     check_out(&out, &lse, heads, sq, D, want_lse);
     let stages = hp_stages(D);
@@ -638,21 +638,18 @@ pub fn attn_wgmma<H: Half16, const D: usize>(
 /// multiplied, masks are applied only to the tiles on the diagonal, and
 /// the heaviest query tiles start first so the last wave is short.
 #[kernel(launch_bounds(384, 1), instances(<Bf16, 128, false>, <F16, 128, false>, <Bf16, 64, false>, <F16, 64, false>, <Bf16, 128, true>, <F16, 128, true>, <Bf16, 64, true>, <F16, 64, true>))]
-#[allow(clippy::too_many_arguments)]
 pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
     q_map: DeviceSlice<u64>,
     k_map: DeviceSlice<u64>,
     v_map: DeviceSlice<u64>,
     out: DeviceSliceMut<u16>,
     lse: DeviceSliceMut<f32>,
-    sq: u32,
-    skv: u32,
-    scale_log2: f32,
-    causal: u32,
-    want_lse: u32,
-    group: u32,
+    shape: AttnShape,
+    lse_out: Lse,
 ) {
-    let (sq, skv, causal) = (sq as usize, skv as usize, causal != 0);
+    let want_lse = lse_out as u32;
+    let (sq, skv, causal) = (shape.sq as usize, shape.skv as usize, shape.causal());
+    let (scale_log2, group) = (shape.scale_log2, shape.group);
     let heads = thread::grid_dim_y() as usize;
     check_out(&out, &lse, heads, sq, D, want_lse);
     let stages = hp_stages(D);

@@ -247,6 +247,27 @@ fn load_relaxed_f32(s: DeviceSliceMut<f32>, i: usize) -> f32 {
     f32::from_bits(bits)
 }
 
+/// The shape of one launch of [`matmul_colsum_product_f32`]: the product
+/// `A B` (`A` is `m x k`, `B` is `k x n`, both row-major) and the rows per
+/// block of each half ([`colsum_product_blocks`] counts the blocks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
+#[repr(C)]
+pub struct ColsumProduct {
+    /// Rows of `A`.
+    pub m: u32,
+    /// Columns of `B` (the length of the output).
+    pub n: u32,
+    /// Columns of `A` and rows of `B` (the length of `v`).
+    pub k: u32,
+    /// Rows of `A` per block of the column sum of `A` (with 0 the launch
+    /// does nothing).
+    pub chunk_a: u32,
+    /// Rows of `B` per block of `v B` (with 0 the launch does nothing); a
+    /// block keeps their weights in shared memory
+    /// ([`colsum_product_shared_bytes`]).
+    pub chunk_b: u32,
+}
+
 /// The fused column sum `colsum(A B) = colsum(A) B` in ONE launch: blocks
 /// that reduce columns of `A` into `v`, then blocks that compute `out += v B`,
 /// ordered by a ticket so that the second kind never waits for a block that
@@ -291,21 +312,16 @@ fn load_relaxed_f32(s: DeviceSliceMut<f32>, i: usize) -> f32 {
 /// (without the cap ptxas takes more and only six fit; counts in
 /// `docs/book/src/workloads/matmul.md`).
 #[kernel(launch_bounds(256, 8))]
-#[allow(clippy::too_many_arguments)]
 pub fn matmul_colsum_product_f32(
     a: DeviceSlice<f32>,
     b: DeviceSlice<f32>,
     v: DeviceSliceMut<f32>,
     out: DeviceSliceMut<f32>,
     sync: DeviceSliceMut<u32>,
-    m: u32,
-    n: u32,
-    k: u32,
-    chunk_a: u32,
-    chunk_b: u32,
+    shape: ColsumProduct,
 ) {
-    let (m, n, k) = (m as usize, n as usize, k as usize);
-    let (ca, cb) = (chunk_a as usize, chunk_b as usize);
+    let (m, n, k) = (shape.m as usize, shape.n as usize, shape.k as usize);
+    let (ca, cb) = (shape.chunk_a as usize, shape.chunk_b as usize);
     let blk = COLSUM_BLOCK as usize;
     let (na, nb) = colsum_product_blocks(m, n, k, ca, cb);
     if ca == 0

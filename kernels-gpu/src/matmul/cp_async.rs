@@ -2,7 +2,7 @@
 //! with the tiles brought in by asynchronous copies (`cp.async`), four
 //! stages deep, `A` row-major in shared memory.
 
-use super::tile::{copy_group, ld4, outer8, store_patch};
+use super::tile::{Stage, copy_group, ld4, outer8, store_patch};
 use super::*;
 use ptxlab_device::mem::F32x4;
 use ptxlab_device::pipeline::CpAsyncPipeline;
@@ -128,30 +128,26 @@ pub fn matmul_async<const SCALAR_A: bool, const BLOCKS: u32>(
     async_body::<SCALAR_A>(a, b, c, m, n, k);
 }
 
-/// One step `p` of rungs 5c/5d: the 8 `A` values of this thread's rows at
-/// depth `p` (scalar loads from `As[r][p]`, row stride `ld`), two float4 of
-/// `Bs[p]`, 64 FMAs.
+/// One step `p` of rungs 5c/5d in stage `s`: the 8 `A` values of this
+/// thread's rows at depth `p` (scalar loads from `As[r][p]`, row stride
+/// `ld`), two float4 of `Bs[p]`, 64 FMAs.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn async_step_scalar(
     acc: &mut [[f32; 8]; 8],
-    sa: SharedSlice<f32>,
-    abase: usize,
+    s: Stage<f32>,
     ld: usize,
     p: usize,
-    sb4: SharedSlice<F32x4>,
-    bbase: usize,
     tx: usize,
     ty: usize,
 ) {
     let mut af = [0.0f32; 8];
     for i in 0..8 {
         let r = (i / 4) * 64 + 4 * ty + i % 4;
-        // SAFETY: `abase + r*ld + p` is inside one stage of `As` (`r < 128`,
+        // SAFETY: `s.a0 + r*ld + p` is inside one stage of `As` (`r < 128`,
         // `p < 8 <= ld`), and the view holds every stage.
-        af[i] = unsafe { sa.get_unchecked(abase + r * ld + p) };
+        af[i] = unsafe { s.a.get_unchecked(s.a0 + r * ld + p) };
     }
-    outer8(acc, af, sb4, bbase + p * (VEC_BN / 4), tx);
+    outer8(acc, af, s.b, s.b0 + p * (VEC_BN / 4), tx);
 }
 
 /// One step `p` of rung 5: `A` for this step from the registers `av`
@@ -171,30 +167,20 @@ fn async_step(
     outer8(acc, af, sb4, bbase, tx);
 }
 
-/// Half `h` of a rung-5 tile (depth `4h..4h+4`): 8 float4 of `As`, then
-/// four steps.
+/// Half `h` of a rung-5 tile in stage `s` (depth `4h..4h+4`): 8 float4 of
+/// `As`, then four steps.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn async_half(
-    acc: &mut [[f32; 8]; 8],
-    sa4: SharedSlice<F32x4>,
-    sb4: SharedSlice<F32x4>,
-    abase: usize,
-    bbase: usize,
-    h: usize,
-    tx: usize,
-    ty: usize,
-) {
+fn async_half(acc: &mut [[f32; 8]; 8], s: Stage<F32x4>, h: usize, tx: usize, ty: usize) {
     let mut av = [[0.0f32; 4]; 8];
     for i in 0..8 {
         let r = (i / 4) * 64 + 4 * ty + i % 4;
-        av[i] = ld4(sa4, abase + (ASYNC_AS_LD / 4) * r + h);
+        av[i] = ld4(s.a, s.a0 + (ASYNC_AS_LD / 4) * r + h);
     }
-    let b = bbase + 4 * h * (VEC_BN / 4);
-    async_step(acc, &av, 0, sb4, b, tx);
-    async_step(acc, &av, 1, sb4, b + VEC_BN / 4, tx);
-    async_step(acc, &av, 2, sb4, b + 2 * (VEC_BN / 4), tx);
-    async_step(acc, &av, 3, sb4, b + 3 * (VEC_BN / 4), tx);
+    let b = s.b0 + 4 * h * (VEC_BN / 4);
+    async_step(acc, &av, 0, s.b, b, tx);
+    async_step(acc, &av, 1, s.b, b + VEC_BN / 4, tx);
+    async_step(acc, &av, 2, s.b, b + 2 * (VEC_BN / 4), tx);
+    async_step(acc, &av, 3, s.b, b + 3 * (VEC_BN / 4), tx);
 }
 
 /// The body of rungs 5 to 5d; `SCALAR_A` selects 5c/5d's per-step scalar
@@ -242,17 +228,20 @@ fn async_body<const SCALAR_A: bool>(
     let a_dst = (t / 2) * (ld / 4) + t % 2;
     let issue = |stage: usize, tile: usize| {
         let k0 = tile * BK;
-        copy_group(
-            sa4,
-            stage * a4 + a_dst,
-            a,
-            a_row,
-            m,
-            k0 + a_col,
-            k,
-            a_vec_ok,
-        );
-        copy_group(sb4, stage * B4 + t, b, k0 + b_row, k, b_col, n, b_vec_ok);
+        let a_src = RowMajor {
+            x: a,
+            rows: m,
+            cols: k,
+            aligned: a_vec_ok,
+        };
+        copy_group(sa4, stage * a4 + a_dst, a_src, a_row, k0 + a_col);
+        let b_src = RowMajor {
+            x: b,
+            rows: k,
+            cols: n,
+            aligned: b_vec_ok,
+        };
+        copy_group(sb4, stage * B4 + t, b_src, k0 + b_row, b_col);
     };
 
     let mut acc = [[0.0f32; 8]; 8];
@@ -262,18 +251,29 @@ fn async_body<const SCALAR_A: bool>(
     while tile < pipe.tiles() {
         let stage = pipe.next_tile(tile, issue);
         if SCALAR_A {
-            let (ab, bb) = (stage * a4 * 4, stage * B4);
-            async_step_scalar(&mut acc, sa, ab, ld, 0, sb4, bb, tx, ty);
-            async_step_scalar(&mut acc, sa, ab, ld, 1, sb4, bb, tx, ty);
-            async_step_scalar(&mut acc, sa, ab, ld, 2, sb4, bb, tx, ty);
-            async_step_scalar(&mut acc, sa, ab, ld, 3, sb4, bb, tx, ty);
-            async_step_scalar(&mut acc, sa, ab, ld, 4, sb4, bb, tx, ty);
-            async_step_scalar(&mut acc, sa, ab, ld, 5, sb4, bb, tx, ty);
-            async_step_scalar(&mut acc, sa, ab, ld, 6, sb4, bb, tx, ty);
-            async_step_scalar(&mut acc, sa, ab, ld, 7, sb4, bb, tx, ty);
+            let s = Stage {
+                a: sa,
+                a0: stage * a4 * 4,
+                b: sb4,
+                b0: stage * B4,
+            };
+            async_step_scalar(&mut acc, s, ld, 0, tx, ty);
+            async_step_scalar(&mut acc, s, ld, 1, tx, ty);
+            async_step_scalar(&mut acc, s, ld, 2, tx, ty);
+            async_step_scalar(&mut acc, s, ld, 3, tx, ty);
+            async_step_scalar(&mut acc, s, ld, 4, tx, ty);
+            async_step_scalar(&mut acc, s, ld, 5, tx, ty);
+            async_step_scalar(&mut acc, s, ld, 6, tx, ty);
+            async_step_scalar(&mut acc, s, ld, 7, tx, ty);
         } else {
-            async_half(&mut acc, sa4, sb4, stage * a4, stage * B4, 0, tx, ty);
-            async_half(&mut acc, sa4, sb4, stage * a4, stage * B4, 1, tx, ty);
+            let s = Stage {
+                a: sa4,
+                a0: stage * a4,
+                b: sb4,
+                b0: stage * B4,
+            };
+            async_half(&mut acc, s, 0, tx, ty);
+            async_half(&mut acc, s, 1, tx, ty);
         }
         tile += 1;
     }

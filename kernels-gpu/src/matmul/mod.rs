@@ -65,6 +65,23 @@ pub use cp_async::*;
 pub use scalar::*;
 pub use vec::*;
 
+/// A row-major `rows x cols` matrix in global memory, as the 16-byte
+/// group copies into shared memory read it (rungs 5 to 5d here, and the
+/// tensor-core rungs): `aligned` when every row starts on a 16-byte
+/// boundary (`cols` a multiple of `16 / size_of::<T>()`), so that a group
+/// inside the matrix can go as one 16-byte copy.
+#[derive(Clone, Copy)]
+pub(crate) struct RowMajor<'a, T> {
+    /// The elements, row after row.
+    pub x: DeviceSlice<'a, T>,
+    /// Rows of the matrix.
+    pub rows: usize,
+    /// Columns of the matrix (the row length).
+    pub cols: usize,
+    /// Every row starts on a 16-byte boundary.
+    pub aligned: bool,
+}
+
 /// Rung 1 block: 32 columns x 8 rows of threads.
 pub const NAIVE_BLOCK: (u32, u32) = (32, 8);
 

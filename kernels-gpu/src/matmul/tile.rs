@@ -59,22 +59,25 @@ macro_rules! load_group {
     };
 }
 
-/// Puts `x[row, col..col+4]` (zero outside the matrix, as `load_group!`)
-/// into float4 `i` of shared memory: by `cp.async` when `vec_ok`, else
-/// loaded element by element and stored at once. `col % 4 == 0`.
+/// Puts `src[row, col..col+4]` (zero outside the matrix, as `load_group!`)
+/// into float4 `i` of shared memory: by `cp.async` when the rows are
+/// aligned, else loaded element by element and stored at once. `col % 4 ==
+/// 0`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub(super) fn copy_group(
     dst: SharedSlice<F32x4>,
     i: usize,
-    x: DeviceSlice<f32>,
+    src: RowMajor<f32>,
     row: usize,
-    rows: usize,
     col: usize,
-    cols: usize,
-    vec_ok: bool,
 ) {
-    if vec_ok {
+    let RowMajor {
+        x,
+        rows,
+        cols,
+        aligned,
+    } = src;
+    if aligned {
         let valid = row < rows && col < cols;
         let j = if valid { (row * cols + col) / 4 } else { 0 };
         // SAFETY: callers pass `i` inside `dst`; when `valid`, `col < cols`
@@ -87,6 +90,22 @@ pub(super) fn copy_group(
         // SAFETY: callers pass `i` inside `dst`.
         unsafe { dst.set_unchecked(i, F32x4(v)) };
     }
+}
+
+/// One shared stage of the `A` and `B` tiles as the steps of rungs 4 and 5
+/// read it: the `A` view (float4, or f32 for the scalar reads of rungs 5c
+/// and 5d) with the stage's first index in it, and the `B` view (float4)
+/// with the stage's first float4.
+#[derive(Clone, Copy)]
+pub(super) struct Stage<A> {
+    /// The `A` tiles.
+    pub a: SharedSlice<A>,
+    /// The stage's first index in `a`.
+    pub a0: usize,
+    /// The `B` tiles, as float4.
+    pub b: SharedSlice<F32x4>,
+    /// The stage's first float4 in `b`.
+    pub b0: usize,
 }
 
 /// Stores a thread's 8x8 patch of rungs 4 and 5: rows `row0..row0+4` and

@@ -3,28 +3,18 @@
 //! ([`matmul_vec`], five rungs as instances), and the branch-free interior
 //! path of rungs 4f and 4g ([`matmul_vecf`]).
 
-use super::tile::{ld4, outer8, store_patch};
+use super::tile::{Stage, ld4, outer8, store_patch};
 use super::*;
 use ptxlab_device::mem::F32x4;
 
-/// One step `p` of rung 4's tile: two float4 of `As[p]`, two of `Bs[p]`,
-/// and the 8x8 outer product into `acc`.
+/// One step `p` of rung 4's tile in stage `s`: two float4 of `As[p]`, two
+/// of `Bs[p]`, and the 8x8 outer product into `acc`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn outer_step(
-    acc: &mut [[f32; 8]; 8],
-    sa4: SharedSlice<F32x4>,
-    sb4: SharedSlice<F32x4>,
-    abase: usize,
-    bbase: usize,
-    p: usize,
-    tx: usize,
-    ty: usize,
-) {
-    let a0 = ld4(sa4, abase + p * VEC_AS_LD / 4 + ty);
-    let a1 = ld4(sa4, abase + p * VEC_AS_LD / 4 + 16 + ty);
+fn outer_step(acc: &mut [[f32; 8]; 8], s: Stage<F32x4>, p: usize, tx: usize, ty: usize) {
+    let a0 = ld4(s.a, s.a0 + p * VEC_AS_LD / 4 + ty);
+    let a1 = ld4(s.a, s.a0 + p * VEC_AS_LD / 4 + 16 + ty);
     let af = [a0[0], a0[1], a0[2], a0[3], a1[0], a1[1], a1[2], a1[3]];
-    outer8(acc, af, sb4, bbase + p * VEC_BN / 4, tx);
+    outer8(acc, af, s.b, s.b0 + p * VEC_BN / 4, tx);
 }
 
 /// Rungs 4 to 4e: 128x128 block tile, 256 threads with 8x8 outputs each,
@@ -253,28 +243,18 @@ fn block_tile<const GROUPED: bool>() -> (usize, usize) {
     (local / rows, first + local % rows)
 }
 
-/// Eight steps `p0..p0+8` of a tile, written out (512 FMAs, 32 shared loads,
-/// straight-line code).
+/// Eight steps `p0..p0+8` of a tile in stage `s`, written out (512 FMAs,
+/// 32 shared loads, straight-line code).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn steps8(
-    acc: &mut [[f32; 8]; 8],
-    sa4: SharedSlice<F32x4>,
-    sb4: SharedSlice<F32x4>,
-    abase: usize,
-    bbase: usize,
-    p0: usize,
-    tx: usize,
-    ty: usize,
-) {
-    outer_step(acc, sa4, sb4, abase, bbase, p0, tx, ty);
-    outer_step(acc, sa4, sb4, abase, bbase, p0 + 1, tx, ty);
-    outer_step(acc, sa4, sb4, abase, bbase, p0 + 2, tx, ty);
-    outer_step(acc, sa4, sb4, abase, bbase, p0 + 3, tx, ty);
-    outer_step(acc, sa4, sb4, abase, bbase, p0 + 4, tx, ty);
-    outer_step(acc, sa4, sb4, abase, bbase, p0 + 5, tx, ty);
-    outer_step(acc, sa4, sb4, abase, bbase, p0 + 6, tx, ty);
-    outer_step(acc, sa4, sb4, abase, bbase, p0 + 7, tx, ty);
+fn steps8(acc: &mut [[f32; 8]; 8], s: Stage<F32x4>, p0: usize, tx: usize, ty: usize) {
+    outer_step(acc, s, p0, tx, ty);
+    outer_step(acc, s, p0 + 1, tx, ty);
+    outer_step(acc, s, p0 + 2, tx, ty);
+    outer_step(acc, s, p0 + 3, tx, ty);
+    outer_step(acc, s, p0 + 4, tx, ty);
+    outer_step(acc, s, p0 + 5, tx, ty);
+    outer_step(acc, s, p0 + 6, tx, ty);
+    outer_step(acc, s, p0 + 7, tx, ty);
 }
 
 /// The body of rungs 4 to 4e: `BK` is the tile depth (8 or 16), `GROUPED`
@@ -361,11 +341,15 @@ fn vec_body<const BK: usize, const GROUPED: bool>(
                 next[j] = load((tile + 1) * BK, j);
             }
         }
-        let abase = stage * BK * LDA / 4;
-        let bbase = stage * BK * BN / 4;
-        steps8(&mut acc, sa4, sb4, abase, bbase, 0, tx, ty);
+        let s = Stage {
+            a: sa4,
+            a0: stage * BK * LDA / 4,
+            b: sb4,
+            b0: stage * BK * BN / 4,
+        };
+        steps8(&mut acc, s, 0, tx, ty);
         if BK == 16 {
-            steps8(&mut acc, sa4, sb4, abase, bbase, 8, tx, ty);
+            steps8(&mut acc, s, 8, tx, ty);
         }
         if has_next {
             for j in 0..passes {
@@ -496,16 +480,13 @@ fn vec_interior(
         ga += if more { 2 } else { 0 };
         gb += if more { gb_step } else { 0 };
         let (av, bv) = load(ga, gb);
-        steps8(
-            &mut acc,
-            sa4,
-            sb4,
-            stage * (A_STAGE / 4),
-            stage * B_STAGE4,
-            0,
-            tx,
-            ty,
-        );
+        let s = Stage {
+            a: sa4,
+            a0: stage * (A_STAGE / 4),
+            b: sb4,
+            b0: stage * B_STAGE4,
+        };
+        steps8(&mut acc, s, 0, tx, ty);
         stage ^= 1;
         store(stage, av, bv);
         sync_threads();

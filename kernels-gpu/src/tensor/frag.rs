@@ -3,22 +3,18 @@
 // stores of its accumulator tiles rounded to the 16-bit type. Included
 // into `tensor` (see its module doc).
 
-/// Copies the 16 bytes `x[row, col..col + 8]` of a `rows x cols` row-major
-/// matrix of 16-bit values into chunk `i` of `dst`: an asynchronous copy
-/// when rows are 16-byte aligned (`cols % 8 == 0`; zero-filled outside the
-/// matrix), element by element otherwise (zeros outside).
+/// Copies the 16 bytes `src[row, col..col + 8]` of a matrix of 16-bit
+/// values into chunk `i` of `dst`: an asynchronous copy when its rows are
+/// 16-byte aligned (`cols % 8 == 0`; zero-filled outside the matrix),
+/// element by element otherwise (zeros outside).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn copy_chunk16(
-    dst: SharedSlice<U32x4>,
-    i: usize,
-    x: DeviceSlice<u16>,
-    row: usize,
-    rows: usize,
-    col: usize,
-    cols: usize,
-    aligned: bool,
-) {
+fn copy_chunk16(dst: SharedSlice<U32x4>, i: usize, src: RowMajor<u16>, row: usize, col: usize) {
+    let RowMajor {
+        x,
+        rows,
+        cols,
+        aligned,
+    } = src;
     if aligned {
         let valid = row < rows && col < cols;
         // SAFETY: `i` is inside `dst` (callers index one stage of it); when
@@ -72,44 +68,51 @@ fn store_frag16<T: Half16>(
     }
 }
 
+/// Where a warp reads one operand of a [`warp_step16`] in shared memory (in
+/// 16-byte chunks): the stage's tile of the operand starts at chunk `base`
+/// and has rows of `ld` chunks; `first` is the warp's first row of `As`
+/// (its first column of `Bs`, in chunks), `k` the step's offset along `k`
+/// (in chunks of `As`, in rows of `Bs`).
+#[derive(Clone, Copy)]
+struct StepOperand {
+    /// The stage's first chunk of the tile.
+    base: usize,
+    /// Chunks per row of the tile.
+    ld: usize,
+    /// The warp's first row (`A`) or column chunk (`B`).
+    first: usize,
+    /// The step's offset along `k`: chunks (`A`) or rows (`B`).
+    k: usize,
+}
+
 /// One 16-deep step of a warp tile of `MI x 16` rows and `NI x 8` columns
 /// (`MI <= 4`, `NI <= 8`, `NI` even): `A` fragments by `ldmatrix.x4` (lane
 /// `l` names row `l % 16`, column half `l / 16` of each 16 x 16 block), `B`
 /// fragments by `ldmatrix.x4.trans` (lane `l` names `k` row `l % 16` of the
 /// 8-column block `l / 16` of each 16-column pair), then `MI x NI` `mma`.
 ///
-/// `sm` is shared memory as 16-byte chunks; the stage's `As` starts at
-/// chunk `a_base` with rows of `a_ld` chunks, `Bs` at `b_base` with rows of
-/// `b_ld`; `a_row0` is the warp's first row in `As`, `b_col0` its first
-/// column in `Bs` (in chunks), `kc` the step's `k` offset in chunks of
-/// `As` and `kr` in rows of `Bs`. The loops are unrolled in the source
+/// `sm` is shared memory as 16-byte chunks, `a` and `b` where the warp
+/// reads `As` and `Bs` in it. The loops are unrolled in the source
 /// ([`unroll!`](ptxlab_device::unroll)) so the accumulators stay in registers.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn warp_step16<T: Half16, const MI: usize, const NI: usize>(
     acc: &mut [[FragC; NI]; MI],
     sm: SharedSlice<U32x4>,
-    a_base: usize,
-    a_ld: usize,
-    a_row0: usize,
-    kc: usize,
-    b_base: usize,
-    b_ld: usize,
-    b_col0: usize,
-    kr: usize,
+    a: StepOperand,
+    b: StepOperand,
 ) {
     const { assert!(MI <= 4 && NI <= 8 && NI.is_multiple_of(2)) };
     let l = warp::lane_id() as usize;
     let mut fa = [FragA16::default(); MI];
     unroll!(mi in [0, 1, 2, 3] {
         if mi < MI {
-            let row = a_row0 + 16 * mi + l % 16;
-            fa[mi] = FragA16(mma::ldmatrix_x4(sm, a_base + row * a_ld + kc + l / 16));
+            let row = a.first + 16 * mi + l % 16;
+            fa[mi] = FragA16(mma::ldmatrix_x4(sm, a.base + row * a.ld + a.k + l / 16));
         }
     });
     unroll!(nj in [0, 1, 2, 3] {
         if 2 * nj < NI {
-            let chunk = b_base + (kr + l % 16) * b_ld + b_col0 + 2 * nj + l / 16;
+            let chunk = b.base + (b.k + l % 16) * b.ld + b.first + 2 * nj + l / 16;
             let r = mma::ldmatrix_x4_trans(sm, chunk);
             let fb = [FragB16([r[0], r[1]]), FragB16([r[2], r[3]])];
             unroll!(h in [0, 1] {

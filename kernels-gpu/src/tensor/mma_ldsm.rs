@@ -160,22 +160,36 @@ fn ldsm_body<T: Half16>(
     let bm = thread::block_idx_y() as usize * BM;
     let bn = thread::block_idx_x() as usize * BN;
     let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
+    let a_src = RowMajor {
+        x: a,
+        rows: m,
+        cols: k,
+        aligned: a_al,
+    };
+    let b_src = RowMajor {
+        x: b,
+        rows: k,
+        cols: n,
+        aligned: b_al,
+    };
     let mut acc = [[FragC::default(); 4]; 2];
     let mut k0 = 0;
     while k0 < k {
         for j in 0..2 {
             let ch = t + 128 * j;
             let (r, q) = (ch / (BK / 8), ch % (BK / 8));
-            copy_chunk16(sm, r * ALD + q, a, bm + r, m, k0 + 8 * q, k, a_al);
+            copy_chunk16(sm, r * ALD + q, a_src, bm + r, k0 + 8 * q);
             let (r, q) = (ch / (BN / 8), ch % (BN / 8));
-            copy_chunk16(sm, ACH + r * BLD + q, b, k0 + r, k, bn + 8 * q, n, b_al);
+            copy_chunk16(sm, ACH + r * BLD + q, b_src, k0 + r, bn + 8 * q);
         }
         shared::commit_async_copies();
         shared::wait_async_copies::<0>();
         sync_threads();
         unroll!(kk in [0, 1] {
             let (kc, kr) = (2 * kk, 16 * kk);
-            warp_step16::<T, 2, 4>(&mut acc, sm, 0, ALD, 32 * wm, kc, ACH, BLD, 4 * wn, kr);
+            let a_op = StepOperand { base: 0, ld: ALD, first: 32 * wm, k: kc };
+            let b_op = StepOperand { base: ACH, ld: BLD, first: 4 * wn, k: kr };
+            warp_step16::<T, 2, 4>(&mut acc, sm, a_op, b_op);
         });
         sync_threads();
         k0 += BK;

@@ -48,6 +48,7 @@
 //! `kernels_gpu::tensor::<name>`, and each kernel's PTX with it
 //! (`cargo xtask ptx-diff`).
 
+use crate::matmul::RowMajor;
 use ptxlab_device::mem::{F32x2, U32x4};
 use ptxlab_device::mma::{self, Bf16, F16, FragA16, FragATf32, FragB16, FragBTf32, FragC, Half16};
 use ptxlab_device::pipeline::CpAsyncPipeline;

@@ -66,16 +66,28 @@ fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize>(
     let issue = |st: usize, tile: usize| {
         let k0 = tile * BK;
         let base = st * stage;
+        let a_src = RowMajor {
+            x: a,
+            rows: m,
+            cols: k,
+            aligned: a_al,
+        };
+        let b_src = RowMajor {
+            x: b,
+            rows: k,
+            cols: n,
+            aligned: b_al,
+        };
         for j in 0..BM * BK / 8 / threads {
             let ch = t + threads * j;
             let (r, q) = (ch / (BK / 8), ch % (BK / 8));
-            copy_chunk16(sm, base + r * ald + q, a, bm + r, m, k0 + 8 * q, k, a_al);
+            copy_chunk16(sm, base + r * ald + q, a_src, bm + r, k0 + 8 * q);
         }
         for j in 0..BK * BN / 8 / threads {
             let ch = t + threads * j;
             let (r, q) = (ch / (BN / 8), ch % (BN / 8));
             let at = base + ach + r * bld + q;
-            copy_chunk16(sm, at, b, k0 + r, k, bn + 8 * q, n, b_al);
+            copy_chunk16(sm, at, b_src, k0 + r, bn + 8 * q);
         }
     };
     let mut acc = [[FragC::default(); 8]; 4];
@@ -87,7 +99,9 @@ fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize>(
         unroll!(kk in [0, 1, 2, 3] {
             if kk < BK / 16 {
                 let (kc, kr, b_at) = (2 * kk, 16 * kk, base + ach);
-                warp_step16::<T, 4, 8>(&mut acc, sm, base, ald, 64 * wm, kc, b_at, bld, 8 * wn, kr);
+                let a_op = StepOperand { base, ld: ald, first: 64 * wm, k: kc };
+                let b_op = StepOperand { base: b_at, ld: bld, first: 8 * wn, k: kr };
+                warp_step16::<T, 4, 8>(&mut acc, sm, a_op, b_op);
             }
         });
         tile += 1;

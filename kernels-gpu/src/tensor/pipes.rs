@@ -347,13 +347,25 @@ impl PipesCopy {
             });
         } else {
             let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
+            let a_src = RowMajor {
+                x: a,
+                rows: m,
+                cols: k,
+                aligned: a_al,
+            };
+            let b_src = RowMajor {
+                x: b,
+                rows: k,
+                cols: n,
+                aligned: b_al,
+            };
             for j in 0..self.a_per {
                 let at = base + self.a_dst + a_step * ALD * j;
-                copy_chunk16(sm, at, a, bm + ar + a_step * j, m, k0 + 8 * aq, k, a_al);
+                copy_chunk16(sm, at, a_src, bm + ar + a_step * j, k0 + 8 * aq);
             }
             for j in 0..self.b_per {
                 let at = base + self.b_dst + b_step * bld * j;
-                copy_chunk16(sm, at, b, k0 + br + b_step * j, k, bn + 8 * bq, n, b_al);
+                copy_chunk16(sm, at, b_src, k0 + br + b_step * j, bn + 8 * bq);
             }
         }
     }

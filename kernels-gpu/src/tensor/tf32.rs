@@ -6,17 +6,13 @@
 /// [`copy_chunk16`] for f32 matrices: 4 values per chunk, rows aligned
 /// when `cols % 4 == 0`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn copy_chunk32(
-    dst: SharedSlice<U32x4>,
-    i: usize,
-    x: DeviceSlice<f32>,
-    row: usize,
-    rows: usize,
-    col: usize,
-    cols: usize,
-    aligned: bool,
-) {
+fn copy_chunk32(dst: SharedSlice<U32x4>, i: usize, src: RowMajor<f32>, row: usize, col: usize) {
+    let RowMajor {
+        x,
+        rows,
+        cols,
+        aligned,
+    } = src;
     if aligned {
         let valid = row < rows && col < cols;
         // SAFETY: as in `copy_chunk16`, with groups of 4 f32.
@@ -115,24 +111,27 @@ pub fn matmul_tf32x3_f32(
     let bm = thread::block_idx_y() as usize * BM;
     let bn = thread::block_idx_x() as usize * BN;
     let (a_al, b_al) = (k.is_multiple_of(4), n.is_multiple_of(4));
+    let a_src = RowMajor {
+        x: a,
+        rows: m,
+        cols: k,
+        aligned: a_al,
+    };
+    let b_src = RowMajor {
+        x: b,
+        rows: k,
+        cols: n,
+        aligned: b_al,
+    };
     let issue = |stage: usize, tile: usize| {
         let k0 = tile * BK;
         let base = stage * STAGE;
         for j in 0..2 {
             let ch = t + 256 * j;
             let (r, q) = (ch / (BK / 4), ch % (BK / 4));
-            copy_chunk32(sm, base + r * ALD + q, a, bm + r, m, k0 + 4 * q, k, a_al);
+            copy_chunk32(sm, base + r * ALD + q, a_src, bm + r, k0 + 4 * q);
             let (r, q) = (ch / (BN / 4), ch % (BN / 4));
-            copy_chunk32(
-                sm,
-                base + ACH + r * BLD + q,
-                b,
-                k0 + r,
-                k,
-                bn + 4 * q,
-                n,
-                b_al,
-            );
+            copy_chunk32(sm, base + ACH + r * BLD + q, b_src, k0 + r, bn + 4 * q);
         }
     };
     let mut acc = [[FragC::default(); 4]; 4];

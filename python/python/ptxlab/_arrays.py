@@ -56,8 +56,9 @@ def to_host(x):
     return x
 
 
-def real_1d(name: str, x, allow_scalar: bool = False) -> np.ndarray:
-    """``x`` as a contiguous float64 vector of finite values."""
+def real_1d(name: str, x, allow_scalar: bool = False, check_finite: bool = True) -> np.ndarray:
+    """``x`` as a contiguous float64 vector of finite values (with
+    ``check_finite=False`` the caller checks finiteness itself)."""
     a = np.asarray(to_host(x))
     if a.dtype == object or not (
         np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)
@@ -68,6 +69,8 @@ def real_1d(name: str, x, allow_scalar: bool = False) -> np.ndarray:
     if a.ndim != 1:
         raise ValueError(f"{name} has shape {a.shape}; give a 1-D array")
     a = np.ascontiguousarray(a, dtype=np.float64)
+    if not check_finite:
+        return a
     bad = ~np.isfinite(a)
     if bad.any():
         i = int(np.argmax(bad))

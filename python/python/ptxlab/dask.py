@@ -1,5 +1,5 @@
 """Batched periodograms over the partitions of a Dask collection: each
-partition is one :func:`ptxlab.lombscargle_batch` call on the worker that
+partition is one :func:`ptxlab.lombscargle_peaks` call on the worker that
 holds it (one worker per GPU on a ``dask.distributed`` cluster, for example
 ``LocalCluster(n_workers=gpus, threads_per_worker=1)`` with each worker's
 ``CUDA_VISIBLE_DEVICES`` set to its GPU)."""
@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lombscargle import best_period
-from .lombscargle import lombscargle_batch as _batch
+from .lombscargle import lombscargle_peaks as _peaks
 
 
 def _partition(records, frequency, kwargs):
@@ -25,18 +24,17 @@ def _partition(records, frequency, kwargs):
         else:
             ids.append(None)
             curves.append(tuple(r))
-    power = _batch(curves, frequency, **kwargs)
-    best = best_period(np.asarray(power), np.asarray(frequency))
-    return [{"id": i, "best_period": float(p), "peak_power": float(np.nanmax(row)) if np.isfinite(row).any() else float("nan")}
-            for i, p, row in zip(ids, best, np.asarray(power))]
+    best, peak = _peaks(curves, frequency, **kwargs)
+    return [{"id": i, "best_period": float(p), "peak_power": float(w)} for i, p, w in zip(ids, best, peak)]
 
 
 def lombscargle_batch_bag(bag, frequency, **kwargs):
     """Maps every partition of a ``dask.bag.Bag`` of curves (``(t, y)``,
     ``(t, y, dy)`` or dicts with ``"t"``, ``"y"``, optional ``"dy"`` and
-    ``"id"``) to :func:`ptxlab.lombscargle_batch`; returns a Bag of
+    ``"id"``) to :func:`ptxlab.lombscargle_peaks` (one launch per
+    partition; only the peaks leave the native code); returns a Bag of
     ``{"id", "best_period", "peak_power"}`` records, one per curve, in
-    order. ``kwargs`` go to ``lombscargle_batch`` (``backend``,
+    order. ``kwargs`` go to ``lombscargle_peaks`` (``backend``,
     ``precision``, ``normalization``, ...)."""
     try:
         import dask.bag  # noqa: F401
@@ -52,7 +50,7 @@ def lombscargle_batch_frame(ddf, frequency, id="id", t="t", y="y", dy=None, **kw
     """Maps every partition of a Dask DataFrame in long form (one row per
     sample: a curve id column, time, value and optional uncertainty
     columns; each curve's rows within one partition) to
-    :func:`ptxlab.lombscargle_batch`; returns a Dask DataFrame with one row
+    :func:`ptxlab.lombscargle_peaks`; returns a Dask DataFrame with one row
     per curve: ``id``, ``best_period``, ``peak_power``."""
     try:
         import pandas as pd
@@ -84,3 +82,38 @@ def lombscargle_batch(collection, frequency, **kwargs):
     if "dataframe" in mod:
         return lombscargle_batch_frame(collection, frequency, **kwargs)
     raise TypeError(f"expected a dask Bag or DataFrame; got {type(collection).__module__}.{type(collection).__name__}")
+
+
+def gpu_cluster(gpus, threads_per_worker=1, **scheduler_options):
+    """A ``dask.distributed`` cluster on this machine with one worker
+    process per GPU: worker ``gpu<g>`` sees only GPU ``g`` (its
+    ``CUDA_VISIBLE_DEVICES`` is ``g``, so ptxlab's device 0 is that GPU).
+    ``gpus`` is a count (GPUs ``0..gpus-1``) or a list of ordinals. Use it
+    as a context manager with a ``distributed.Client``; a Bag persisted on
+    it keeps each partition on the worker that made it, and
+    :func:`lombscargle_batch` then runs each partition there."""
+    try:
+        from distributed import Nanny, Scheduler, SpecCluster
+    except ImportError as e:  # pragma: no cover - exercised without distributed
+        raise ImportError("ptxlab.dask.gpu_cluster needs dask.distributed: pip install 'dask[distributed]'") from e
+    if isinstance(gpus, bool) or not isinstance(gpus, (int, list, tuple, range)):
+        raise TypeError(f"gpus is a count or a list of GPU ordinals; got {type(gpus).__name__}")
+    ordinals = list(range(gpus)) if isinstance(gpus, int) else list(gpus)
+    if not ordinals:
+        raise ValueError("gpus names no GPU; give a count of at least 1 or a non-empty list of ordinals")
+    if any(isinstance(g, bool) or not isinstance(g, int) or g < 0 for g in ordinals):
+        raise ValueError(f"GPU ordinals are whole numbers from 0; got {ordinals}")
+    if len(set(ordinals)) != len(ordinals):
+        raise ValueError(f"each GPU gets one worker; {ordinals} names one twice")
+    if isinstance(threads_per_worker, bool) or not isinstance(threads_per_worker, int) or threads_per_worker < 1:
+        raise ValueError(f"threads_per_worker is a whole number from 1; got {threads_per_worker!r}")
+    workers = {
+        f"gpu{g}": {
+            "cls": Nanny,
+            "options": {"nthreads": threads_per_worker, "env": {"CUDA_VISIBLE_DEVICES": str(g)}},
+        }
+        for g in ordinals
+    }
+    options = {"dashboard_address": None}
+    options.update(scheduler_options)
+    return SpecCluster(scheduler={"cls": Scheduler, "options": options}, workers=workers)

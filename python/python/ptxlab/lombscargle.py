@@ -34,7 +34,7 @@ def _frequency(frequency) -> tuple[np.ndarray, tuple]:
     return f, shape
 
 
-def _run(t, y, dy, offsets, f, fit_mean, center_data, normalization, backend, precision, device):
+def _run(t, y, dy, offsets, f, fit_mean, center_data, normalization, backend, precision, device, best_only=False):
     out = _native.lomb_batch(
         t.tobytes(),
         y.tobytes(),
@@ -47,9 +47,14 @@ def _run(t, y, dy, offsets, f, fit_mean, center_data, normalization, backend, pr
         backend,
         precision,
         int(device),
+        best_only,
     )
+    curves = len(offsets) - 1
+    if best_only:
+        peaks = np.frombuffer(out, dtype=np.float64).reshape(2, curves)
+        return peaks[0].astype(np.int64), peaks[1].copy()
     dtype = np.float64 if precision == "f64" else np.float32
-    return np.frombuffer(out, dtype=dtype).reshape(len(offsets) - 1, f.size)
+    return np.frombuffer(out, dtype=dtype).reshape(curves, f.size)
 
 
 class LombScargle:
@@ -220,19 +225,31 @@ def _curves(curves, dy, offsets):
             with_dy = has
         elif with_dy != has:
             raise ValueError(f"curve {c} {'has' if has else 'lacks'} dy unlike curve 0; give dy for every curve or none")
-        t = real_1d(f"curve {c} t", cur[0])
-        y = real_1d(f"curve {c} y", cur[1])
+        t = real_1d(f"curve {c} t", cur[0], check_finite=False)
+        y = real_1d(f"curve {c} y", cur[1], check_finite=False)
         if t.size != y.size:
             raise ValueError(f"curve {c}: t has {t.size} values and y has {y.size}; they must have the same length")
         ts.append(t)
         ys.append(y)
         if has:
-            d = real_1d(f"curve {c} dy", cur[2], allow_scalar=True)
+            d = real_1d(f"curve {c} dy", cur[2], allow_scalar=True, check_finite=False)
             ds.append(np.full(t.size, d[0]) if d.size == 1 else d)
         o.append(o[-1] + t.size)
-    d = np.concatenate(ds) if with_dy else None
+    o = np.asarray(o, dtype=np.uint64)
+    flat = {"t": np.concatenate(ts), "y": np.concatenate(ys)}
+    if with_dy:
+        flat["dy"] = np.concatenate(ds)
+    # Finiteness once over the flat arrays; the message names the curve.
+    for name, a in flat.items():
+        bad = ~np.isfinite(a)
+        if bad.any():
+            i = int(np.argmax(bad))
+            c = int(np.searchsorted(o, i, side="right")) - 1
+            raise ValueError(
+                f"curve {c} {name}[{i - int(o[c])}] = {a[i]} is not finite; every value must be a finite number"
+            )
     first = curves[0]["t"] if isinstance(curves[0], dict) else curves[0][0]
-    return np.concatenate(ts), np.concatenate(ys), d, np.asarray(o, dtype=np.uint64), first
+    return flat["t"], flat["y"], flat.get("dy"), o, first
 
 
 def lombscargle_batch(
@@ -271,6 +288,40 @@ def lombscargle_batch(
     if not return_best_period:
         return power
     return power, like(template, best_period(p, f))
+
+
+def lombscargle_peaks(
+    curves,
+    frequency,
+    dy=None,
+    offsets=None,
+    fit_mean=True,
+    center_data=True,
+    normalization="standard",
+    backend="gpu",
+    precision="f64",
+    device=None,
+):
+    """Each curve's best period and its power, as :func:`lombscargle_batch`
+    with ``return_best_period=True`` would find them (the highest finite
+    power, the first of equal ones; NaN for a curve without one), without
+    the ``(curves, frequencies)`` power array: the peaks are found next to
+    the kernel's output, and only two values per curve come back. Returns
+    ``(best_period, peak_power)``, float64 NumPy arrays of one value per
+    curve."""
+    normalization = check_choice("normalization", normalization, NORMALIZATIONS)
+    backend = check_choice("backend", backend, BACKENDS)
+    precision = check_choice("precision", precision, PRECISIONS)
+    t, y, d, o, template = _curves(curves, dy, offsets)
+    ordinal = gpu_ordinal(backend, device, template)
+    f, shape = _frequency(frequency)
+    if len(shape) > 1:
+        raise ValueError(f"frequency has shape {shape}; give a 1-D grid shared by every curve")
+    idx, peak = _run(t, y, d, o, f, fit_mean, center_data, normalization, backend, precision, ordinal, best_only=True)
+    best = np.full(idx.size, np.nan)
+    found = idx >= 0
+    best[found] = 1.0 / f[idx[found]]
+    return best, peak
 
 
 def best_period(power: np.ndarray, frequency: np.ndarray) -> np.ndarray:

@@ -213,12 +213,7 @@ where
                 &mut b.dq_acc,
                 &mut g.dk,
                 &mut g.dv,
-                sh.sq as u32,
-                sh.skv as u32,
-                sh.scale_log2(),
-                sh.scale as f32,
-                sh.causal as u32,
-                sh.group() as u32
+                sh.kernel_shape()
             )
         )?;
         let pairs = sh.q_len() / 2;

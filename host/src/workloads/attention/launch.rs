@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig, ModuleKey, TensorMap};
 use crate::workloads::matmul::TcRung;
-use kernels_gpu::attention::{fa2, hopper as hp, split};
+use kernels_gpu::attention::{Lse, fa2, hopper as hp, split};
 use ptxlab_device::Dim3;
 use ptxlab_device::hopper::Swizzle;
 use ptxlab_device::mma::{Bf16, F16, Half16};
@@ -408,10 +408,8 @@ where
         o: &mut Buffer<u16>,
         lse: Option<&mut Buffer<f32>>,
     ) -> Result<()> {
-        let sh = p.shape;
-        let (sq, skv) = (sh.sq as u32, sh.skv as u32);
-        let (scale, causal, want) = (sh.scale_log2(), sh.causal as u32, lse.is_some() as u32);
-        let group = sh.group() as u32;
+        let shape = p.shape.kernel_shape();
+        let want = if lse.is_some() { Lse::Store } else { Lse::Skip };
         let cfg = p.cfg;
         let lse = match lse {
             Some(l) => l,
@@ -422,9 +420,7 @@ where
             return launch!(
                 dev,
                 cfg,
-                attention::fa2::attn_fa2::<H, D>(
-                    &x.q, &x.k, &x.v, o, lse, sq, skv, scale, causal, want, group
-                )
+                attention::fa2::attn_fa2::<H, D>(&x.q, &x.k, &x.v, o, lse, shape, want)
             );
         }
         let Some([mq, mk, mv]) = &p.maps else {
@@ -435,23 +431,17 @@ where
             Rung::Wgmma => launch!(
                 dev,
                 cfg,
-                attention::hopper::attn_wgmma::<H, D>(
-                    mq, mk, mv, o, lse, sq, skv, scale, causal, want, group
-                )
+                attention::hopper::attn_wgmma::<H, D>(mq, mk, mv, o, lse, shape, want)
             ),
             Rung::Ws => launch!(
                 dev,
                 cfg,
-                attention::hopper::attn_ws::<H, D, false>(
-                    mq, mk, mv, o, lse, sq, skv, scale, causal, want, group
-                )
+                attention::hopper::attn_ws::<H, D, false>(mq, mk, mv, o, lse, shape, want)
             ),
             Rung::WsSkip => launch!(
                 dev,
                 cfg,
-                attention::hopper::attn_ws::<H, D, true>(
-                    mq, mk, mv, o, lse, sq, skv, scale, causal, want, group
-                )
+                attention::hopper::attn_ws::<H, D, true>(mq, mk, mv, o, lse, shape, want)
             ),
             Rung::Split | Rung::Fa2 => unreachable!("handled above"),
         }

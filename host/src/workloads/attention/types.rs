@@ -2,7 +2,7 @@
 //! precision, the rungs of the ladder and the validated problem shape.
 
 use crate::error::{Error, Result};
-use kernels_gpu::attention::{fa2, hopper};
+use kernels_gpu::attention::{AttnShape, fa2, hopper};
 use ptxlab_device::mma::{Bf16, F16, Half16};
 
 /// Workload name in reports.
@@ -314,6 +314,18 @@ impl Shape {
     /// `scale log2(e)`, as the kernels take it.
     pub fn scale_log2(&self) -> f32 {
         (self.scale * std::f64::consts::LOG2_E) as f32
+    }
+    /// The shape as the fused forward rungs and the backward pass's main
+    /// kernel take it (sizes that [`Shape::new`] bounded fit in `u32`).
+    pub fn kernel_shape(&self) -> AttnShape {
+        AttnShape::new(
+            self.sq as u32,
+            self.skv as u32,
+            self.scale_log2(),
+            self.scale as f32,
+            self.causal,
+            self.group() as u32,
+        )
     }
     /// FLOPs by the usual convention: `4 B H Sq Skv D` (two products),
     /// halved for causal.

@@ -435,7 +435,6 @@ impl<T: Element> Plan<T> {
         four_step: usize,
     ) -> Result<()> {
         let (n, batches) = (self.n, self.batches);
-        let inv = u32::from(inverse);
         match &mut self.kind {
             Kind::Global {
                 tw,
@@ -458,15 +457,8 @@ impl<T: Element> Plan<T> {
                     let cfg = elementwise(n / r * batches)?;
                     // Pass s writes dst when p - s is odd, so the last pass lands in dst.
                     let to_dst = (p - s) % 2 == 1;
-                    let args = (
-                        n as u32,
-                        ns as u32,
-                        r as u32,
-                        batches as u32,
-                        layout.elem_stride as u32,
-                        layout.batch_stride as u32,
-                        u32::from(batch_fastest),
-                    );
+                    let lay = global::Layout { batches, ..layout };
+                    let step = global::GlobalPass::new(n, ns, r, lay, batch_fastest, inverse);
                     // The first pass reads the input; then the passes ping-pong
                     // between scratch and dst.
                     let (input, output): (&Buffer<T>, &mut Buffer<T>) = match (s == 0, to_dst) {
@@ -478,10 +470,7 @@ impl<T: Element> Plan<T> {
                     launch!(
                         dev,
                         cfg,
-                        fft::global::fft_global_pass::<T>(
-                            input, output, &*tw, args.0, args.1, args.2, args.3, args.4, args.5,
-                            args.6, inv, sc
-                        )
+                        fft::global::fft_global_pass::<T>(input, output, &*tw, step, sc)
                     )?;
                     ns *= r;
                 }
@@ -511,7 +500,7 @@ impl<T: Element> Plan<T> {
                         n as u32,
                         packed,
                         radices.len() as u32,
-                        inv,
+                        u32::from(inverse),
                         scale,
                         four_step as u32
                     )

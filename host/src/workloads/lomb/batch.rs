@@ -9,7 +9,7 @@ use super::model::{General, prepare_general, reference_general};
 use super::phase::{Phases, centre, max_phase, mod_2pi, split};
 use super::tables::cheby_shift;
 use crate::error::{Error, Result};
-use crate::runtime::{Device, LaunchConfig};
+use crate::runtime::{Buffer, Device, LaunchConfig};
 use kernels_gpu::lomb::{BATCH_BLOCK, BATCH_CURVE_PARAMS, BATCH_ROT_STRIDE, GEN_STRIDE};
 use rayon::prelude::*;
 
@@ -252,6 +252,37 @@ pub fn batch_periodogram<T: Elem>(
     let mut b = BatchBufs::<T>::new(dev, batch, freqs, g)?;
     run_batch(dev, &mut b)?;
     Ok(dev.download(&b.out)?)
+}
+
+/// Each curve's peak over `freqs` without the periodograms leaving the
+/// device: the batch kernel, then [`super::launch::launch_row_peaks`] on
+/// its output; `2 x curves` values come back, first each curve's index of
+/// its first highest finite power (-1 without one), then that power (NaN
+/// without one).
+pub fn batch_peaks<T: Elem>(
+    dev: &Device,
+    batch: &Batch,
+    freqs: &[f64],
+    g: General,
+) -> Result<Vec<f64>> {
+    let mut b = BatchBufs::<T>::new(dev, batch, freqs, g)?;
+    run_batch(dev, &mut b)?;
+    device_row_peaks(dev, &b.out, b.curves(), b.nf)
+}
+
+/// The peaks of `rows` rows of `width` values of `power` (a device buffer,
+/// row-major), found on the device ([`kernels_gpu::lomb::lomb_row_peaks`]):
+/// `2 x rows` values, first each row's index of its first highest finite
+/// value (-1 without one), then that value (NaN without one).
+pub fn device_row_peaks<T: Elem>(
+    dev: &Device,
+    power: &Buffer<T>,
+    rows: usize,
+    width: usize,
+) -> Result<Vec<f64>> {
+    let mut peaks = dev.alloc_filled(2 * rows, f64::NAN)?;
+    super::launch::launch_row_peaks(dev, power, &mut peaks, rows, width)?;
+    Ok(dev.download(&peaks)?)
 }
 
 /// The f64 reference of curve `c` at the frequencies `idx` of `freqs`.

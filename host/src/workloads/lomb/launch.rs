@@ -43,6 +43,7 @@ pub trait Elem:
     + kl::lomb_taylor_gen::Built
     + kl::lomb_batch_rotate::Built
     + kl::lomb_batch_direct::Built
+    + kl::lomb_row_peaks::Built
 {
     /// `f32` / `f64`.
     const NAME: &'static str;
@@ -475,6 +476,45 @@ pub fn launch_batch<T: Elem>(dev: &Device, cfg: LaunchConfig, b: &mut BatchBufs<
             )
         }
     }
+}
+
+/// Launches [`kl::lomb_row_peaks`] over `rows` rows of `width` values of
+/// `power`: `peaks` (`2 rows` values) gets each row's index of its first
+/// highest finite value and that value.
+pub fn launch_row_peaks<T: Elem>(
+    dev: &Device,
+    power: &Buffer<T>,
+    peaks: &mut Buffer<f64>,
+    rows: usize,
+    width: usize,
+) -> Result<()> {
+    let as_u32 = |what: &str, v: usize| {
+        u32::try_from(v).map_err(|_| {
+            Error::input(
+                what,
+                format!("{v}; the peak kernel takes at most {}", u32::MAX),
+            )
+        })
+    };
+    let (r, w) = (as_u32("periodograms", rows)?, as_u32("frequencies", width)?);
+    if power.len() != rows * width || peaks.len() != 2 * rows {
+        return Err(Error::input(
+            "row peaks",
+            format!(
+                "{} values for {rows} rows of {width} and {} peak slots; they need {} and {}",
+                power.len(),
+                peaks.len(),
+                rows * width,
+                2 * rows
+            ),
+        ));
+    }
+    let rows_per_block = (kl::PEAKS_BLOCK / 32) as usize;
+    let cfg = LaunchConfig::for_threads(
+        rows.div_ceil(rows_per_block).max(1) * kl::PEAKS_BLOCK as usize,
+        kl::PEAKS_BLOCK,
+    )?;
+    launch!(dev, cfg, lomb::lomb_row_peaks::<T>(power, peaks, r, w))
 }
 
 /// Whether a run of `T` on phases up to `phase` uses the `_long` kernels;

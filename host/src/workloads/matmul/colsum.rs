@@ -324,23 +324,17 @@ fn one_launch_colsum(
         cluster: None,
     };
     zero3(dev, &mut bufs.v, &mut bufs.out, &mut bufs.sync)?;
-    let (mu, nu, ku) = (m as u32, n as u32, kk as u32);
-    let (ca, cb) = (plan.chunk_a as u32, plan.chunk_b as u32);
+    let shape = k::ColsumProduct {
+        m: m as u32,
+        n: n as u32,
+        k: kk as u32,
+        chunk_a: plan.chunk_a as u32,
+        chunk_b: plan.chunk_b as u32,
+    };
     launch!(
         dev,
         cfg,
-        matmul::matmul_colsum_product_f32(
-            a,
-            b,
-            &mut bufs.v,
-            &mut bufs.out,
-            &mut bufs.sync,
-            mu,
-            nu,
-            ku,
-            ca,
-            cb
-        )
+        matmul::matmul_colsum_product_f32(a, b, &mut bufs.v, &mut bufs.out, &mut bufs.sync, shape)
     )
 }
 

@@ -25,6 +25,7 @@ use super::tensor::SIM_PERSISTENT_BLOCKS;
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::{Buffer, Device, LaunchConfig, ModuleKey, TensorMap};
+use kernels_gpu::hopper::GemmDims;
 use kernels_gpu::hopper_fp8 as f;
 use ptxlab_device::Dim3;
 use ptxlab_device::fp8::E4m3;
@@ -463,20 +464,22 @@ impl<'a> Fp8Plan<'a> {
     pub fn run(&self, dev: &Device, d: &mut Buffer<u16>) -> Result<()> {
         check_len("D", d.len(), self.m * self.n)?;
         let (ma, mb) = (self.a_map.buffer(), self.bt_map.buffer());
-        let (mu, nu, ku) = (self.m as u32, self.n as u32, self.kk as u32);
+        let dims = GemmDims {
+            m: self.m as u32,
+            n: self.n as u32,
+            k: self.kk as u32,
+        };
         let cfg = self.cfg;
         match (self.kernel, &self.scales) {
-            (Fp8Kernel::Ws, PlanScales::Tensor(scale)) => launch!(
-                dev,
-                cfg,
-                hopper_fp8::matmul_fp8_ws(ma, mb, d, mu, nu, ku, *scale)
-            ),
+            (Fp8Kernel::Ws, PlanScales::Tensor(scale)) => {
+                launch!(dev, cfg, hopper_fp8::matmul_fp8_ws(ma, mb, d, dims, *scale))
+            }
             (Fp8Kernel::Ws, PlanScales::Block { sa_map, sb_map }) => {
                 let (sa, sb) = (sa_map.buffer(), sb_map.buffer());
                 launch!(
                     dev,
                     cfg,
-                    hopper_fp8::matmul_fp8_ws_blockscaled(ma, mb, sa, sb, d, mu, nu, ku)
+                    hopper_fp8::matmul_fp8_ws_blockscaled(ma, mb, sa, sb, d, dims)
                 )
             }
         }

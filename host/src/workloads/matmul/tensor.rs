@@ -759,11 +759,16 @@ impl<'a> Tf32x3Plan<'a> {
                     TensorMap::tiled_2d(dev, &*b_lo, n, kk, rn, bx, Swizzle::B128)?,
                 ];
                 let [m0, m1, m2, m3] = &maps;
+                let dims = h::GemmDims {
+                    m: mu,
+                    n: nu,
+                    k: ku,
+                };
                 let (m0, m1, m2, m3) = (m0.buffer(), m1.buffer(), m2.buffer(), m3.buffer());
                 launch!(
                     dev,
                     cfg,
-                    hopper::matmul_tf32x3w_f32(m0, m1, m2, m3, c, mu, nu, ku)
+                    hopper::matmul_tf32x3w_f32(m0, m1, m2, m3, c, dims)
                 )
             }
         }

@@ -103,7 +103,9 @@
 //! rows each rank owns), `team.rs` (devices, streams, transport),
 //! `span.rs` (sub-range views and launches on a stream), `slab.rs` (one
 //! rank's sweep, halo operations and residual), `placed.rs` (a problem on a
-//! team: iterate, solve, compare, gather), `mg.rs` (multigrid on a team),
+//! team: iterate, solve, compare, gather), `mg/` (multigrid and PCG on a
+//! team: `mod.rs` places and solves, `ops.rs` is the cycle's operations
+//! over the slabs), `gather.rs` (the whole field on rank 0, for both),
 //! `transport.rs`, `nccl.rs` and `tcp.rs` (how ranks exchange rows; the
 //! TCP rendezvous of a job of several processes), `args.rs`,
 //! `run.rs`, `mgrun.rs` and `scaling.rs` (the subcommands).
@@ -113,6 +115,7 @@ pub mod args;
 pub use crate::distributed::bootstrap;
 pub mod decomp;
 pub mod element;
+pub mod gather;
 pub mod mg;
 pub mod mgrun;
 pub mod nccl;

@@ -8,6 +8,7 @@ use super::super::solve::to_tolerance;
 use super::super::types::{Rung, k_of_h};
 use super::decomp::Decomp;
 use super::element::{SlabElement, check_rung};
+use super::gather::Share;
 use super::slab::Slab;
 use super::team::Team;
 use super::transport::{Dtype, HaloOp, Rows};
@@ -149,10 +150,7 @@ impl<'t, T: SlabElement> Placed<'t, T> {
 
     /// Waits for all queued work of this process's devices.
     pub fn synchronize(&self) -> Result<()> {
-        for m in &self.team.members {
-            m.synchronize()?;
-        }
-        Ok(())
+        self.team.synchronize()
     }
 
     /// One halo exchange of the initial field (whose halo rows already hold
@@ -322,60 +320,29 @@ impl<'t, T: SlabElement> Placed<'t, T> {
     /// With one process per GPU the other ranks send their rows to rank 0
     /// through the transport; every rank must call it.
     pub fn gather(&mut self) -> Result<Option<Vec<T>>> {
-        self.synchronize()?;
         let grid = self.decomp.grid();
-        let nx = grid.nx;
-        let world = self.decomp.world();
-        let mut full = vec![T::ZERO; grid.cells()];
-        for (i, (s, mem)) in self.slabs.iter().zip(&self.team.members).enumerate() {
-            let local = mem.dev.download(&s.field[s.cur])?;
-            for (l, y) in self.reported_rows(i) {
-                full[y * nx..(y + 1) * nx].copy_from_slice(&local[l * nx..(l + 1) * nx]);
-            }
-        }
-        if self.slabs.len() == world {
-            return Ok(Some(full));
-        }
-        // One process per GPU: rank r > 0 sends its reported rows (contiguous
-        // in its buffer), rank 0 receives them one rank at a time.
-        let me = self.slabs[0].rank;
-        let mem = &self.team.members[0];
-        let max_rows = (0..world)
-            .map(|r| self.decomp.rows(r) + 1)
-            .max()
-            .unwrap_or(1);
-        let land = if me == 0 {
-            let b = mem.dev.alloc_filled(max_rows * nx, T::from_f64(f64::NAN))?;
-            mem.dev.synchronize()?;
-            Some(b)
-        } else {
-            None
+        let decomp = &self.decomp;
+        let last = decomp.world() - 1;
+        // A rank's slab stores its owned rows after one halo (or boundary)
+        // row; the first and last rank also report the boundary rows.
+        let reported = |r: usize| {
+            let owned = decomp.owned(r);
+            owned.start - usize::from(r == 0)..owned.end + usize::from(r == last)
         };
-        for r in 1..world {
-            let count = self.decomp.rows(r) + usize::from(r + 1 == world);
-            if me == r {
-                let s = &self.slabs[0];
-                let rows = Rows::of(&s.field[s.cur], nx, count * nx, T::DTYPE)?;
-                self.team.transport.exchange(&[HaloOp::Send {
-                    local: 0,
-                    peer: 0,
-                    rows,
-                }])?;
-                mem.synchronize()?;
-            } else if let Some(buf) = &land {
-                let rows = Rows::of(buf, 0, count * nx, T::DTYPE)?;
-                self.team.transport.exchange(&[HaloOp::Recv {
-                    local: 0,
-                    peer: r,
-                    rows,
-                }])?;
-                mem.synchronize()?;
-                let got = mem.dev.download(buf)?;
-                let y0 = self.decomp.owned(r).start;
-                full[y0 * nx..(y0 + count) * nx].copy_from_slice(&got[..count * nx]);
-            }
-        }
-        Ok((me == 0).then_some(full))
+        let shares: Vec<Share<'_, T>> = self
+            .slabs
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Share {
+                local: i,
+                rank: s.rank,
+                buf: &s.field[s.cur],
+                y0: decomp.owned(s.rank).start - 1,
+                rows: reported(s.rank),
+            })
+            .collect();
+        self.team
+            .gather_field((grid.nx, grid.ny), &shares, reported, T::from_f64(f64::NAN))
     }
 
     /// Iterates like [`crate::workloads::poisson::solve_device`] (the same

@@ -5,25 +5,26 @@
 //! same order; PCG wraps one V-cycle of it in one device's CG iteration;
 //! see the module docs of [`super`] for the schedule.
 
-use super::super::mg::cycle::{Ops, cycle, visit};
-use super::super::mg::device::{DevOps, LevelBufs};
-use super::super::mg::launch::{
-    Exec, MgElement, SlabRows, check_scalars, clear, holds, slots_cfg, tile_cfg,
-};
+use super::super::mg::cycle::{cycle, visit};
+use super::super::mg::device::LevelBufs;
+use super::super::mg::launch::{MgElement, SlabRows, check_scalars, clear, slots_cfg};
 use super::super::mg::levels::{Hierarchy, Level, Method, MgOptions, Smoother};
 use super::super::mg::outer::cycles_to_tolerance;
 use super::super::mg::report::MgReport;
 use super::super::types::Grid;
 use super::decomp::Decomp;
-use super::span::{Lane, stream_of};
-use super::team::{Member, Team};
-use super::transport::{Dtype, HaloOp, Rows};
+use super::gather::Share;
+use super::team::Team;
+use super::transport::{Dtype, Rows};
 use crate::error::{Error, Result};
 use crate::launch;
 use crate::runtime::Buffer;
-use kernels_gpu::multigrid::{self as km, Colour, coarse_pos, fine_range, slot};
-use ptxlab_device::mem::DeviceCopy;
+use kernels_gpu::multigrid::{self as km, coarse_pos, fine_range, slot};
 use std::ops::Range;
+
+mod ops;
+
+use ops::{TeamOps, exchange, exec, owned_with_boundary};
 
 /// Rows per rank below which a level is no longer split on GPUs: from there
 /// down every rank runs the coarse levels on its own copy (their halo
@@ -321,429 +322,6 @@ pub fn smooth_halo(opts: &MgOptions) -> usize {
     }
 }
 
-/// The rows of level 0 that rank `r` owns, with the boundary row beside
-/// them for the first and the last rank: every row of the field exactly
-/// once over the ranks.
-fn owned_with_boundary(sl: &SplitLevel, r: usize) -> Range<usize> {
-    let mut rows = sl.owned(r);
-    if rows.start == 1 {
-        rows.start = 0;
-    }
-    if rows.end + 1 == sl.level.ny {
-        rows.end = sl.level.ny;
-    }
-    rows
-}
-
-/// The launch target of a member: its stream A (where the transport
-/// queues its transfers) on a GPU, the simulator as it is.
-fn exec(mem: &Member) -> Exec<'_, 'static> {
-    Exec::Stream(&mem.dev, stream_of(mem, Lane::A))
-}
-
-/// Rows of `buf` (a slab storing global rows from `y0`, `nx` wide) that
-/// hold global rows `g`.
-fn rows_of<'a, E: DeviceCopy>(
-    buf: &'a Buffer<E>,
-    nx: usize,
-    y0: usize,
-    g: &Range<usize>,
-    dtype: Dtype,
-) -> Result<Rows<'a>> {
-    Ok(Rows::of(buf, (g.start - y0) * nx, g.len() * nx, dtype)?)
-}
-
-fn meet(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
-    a.start.max(b.start)..a.end.min(b.end).max(a.start.max(b.start))
-}
-
-fn dtype_of<E>() -> Dtype {
-    if std::mem::size_of::<E>() == 4 {
-        Dtype::F32
-    } else {
-        Dtype::F64
-    }
-}
-
-/// The halo exchange of one split level: every rank receives, from each
-/// rank that owns them, the rows within `width` of its own that it stores.
-fn exchange<E: DeviceCopy>(
-    team: &mut Team,
-    sl: &SplitLevel,
-    bufs: &[(usize, &Buffer<E>)],
-    width: usize,
-) -> Result<()> {
-    let world = sl.starts.len() - 1;
-    if world == 1 {
-        return Ok(());
-    }
-    let nx = sl.level.nx;
-    let dt = dtype_of::<E>();
-    let wanted = |r: usize| {
-        let o = sl.owned(r);
-        meet(
-            &(o.start.saturating_sub(width)..o.end + width),
-            &sl.stored(r),
-        )
-    };
-    let mut ops = Vec::new();
-    for (i, &(r, buf)) in bufs.iter().enumerate() {
-        let y0 = sl.stored(r).start;
-        for q in (0..world).filter(|&q| q != r) {
-            let get = meet(&sl.owned(q), &wanted(r));
-            if !get.is_empty() {
-                let rows = rows_of(buf, nx, y0, &get, dt)?;
-                ops.push(HaloOp::Recv {
-                    local: i,
-                    peer: q,
-                    rows,
-                });
-            }
-            let give = meet(&sl.owned(r), &wanted(q));
-            if !give.is_empty() {
-                let rows = rows_of(buf, nx, y0, &give, dt)?;
-                ops.push(HaloOp::Send {
-                    local: i,
-                    peer: q,
-                    rows,
-                });
-            }
-        }
-    }
-    team.transport.exchange(&ops)
-}
-
-/// The all-gather of the first replicated level: rank `r` sends the rows
-/// `split.gathered(r)` of its copy to every other rank.
-fn all_gather<E: DeviceCopy>(
-    team: &mut Team,
-    split: &MgSplit,
-    bufs: &[(usize, &Buffer<E>)],
-) -> Result<()> {
-    let world = split.world();
-    if world == 1 {
-        return Ok(());
-    }
-    let nx = split.hier.levels[split.split()].nx;
-    let dt = dtype_of::<E>();
-    let mut ops = Vec::new();
-    for (i, &(r, buf)) in bufs.iter().enumerate() {
-        for q in (0..world).filter(|&q| q != r) {
-            let get = split.gathered(q);
-            if !get.is_empty() {
-                let rows = rows_of(buf, nx, 0, &get, dt)?;
-                ops.push(HaloOp::Recv {
-                    local: i,
-                    peer: q,
-                    rows,
-                });
-            }
-            let give = split.gathered(r);
-            if !give.is_empty() {
-                let rows = rows_of(buf, nx, 0, &give, dt)?;
-                ops.push(HaloOp::Send {
-                    local: i,
-                    peer: q,
-                    rows,
-                });
-            }
-        }
-    }
-    team.transport.exchange(&ops)
-}
-
-/// [`Ops`] over the team: split levels launch on every slab and exchange
-/// halos; replicated levels run the single-device code on every rank.
-struct TeamOps<'x, 't, T: MgElement> {
-    placed: &'x mut PlacedMg<'t, T>,
-}
-
-impl<T: MgElement> TeamOps<'_, '_, T> {
-    fn exchange_u(&mut self, l: usize, width: usize) -> Result<()> {
-        let p = &mut *self.placed;
-        let bufs: Vec<_> = p.slabs.iter().map(|s| (s.rank, &s.u[l])).collect();
-        exchange(p.team, &p.split.levels[l], &bufs, width)
-    }
-    /// The tile smoother on split level `l`: each rank runs the
-    /// single-device kernel ([`km::mg_smooth_tile`], out of place) over its
-    /// whole stored slab as a grid of its own, then the halos are exchanged
-    /// once. To the launch, the slab's first and last rows are boundary
-    /// rows that keep their values from the start of the call, so the rows
-    /// within `2 s - 1` of them come out wrong; the halo is at least `2 s`
-    /// deep ([`smooth_halo`]), so every
-    /// owned row is exact (what `s` sweeps of the whole level give) and the
-    /// exchange replaces every wrong row by its owner's. The colours are
-    /// the launch's `(x + y) & 1`: flipped when the slab's first row has an
-    /// odd global row. The prolongation was added before (a separate
-    /// launch: the fused one would place coarse points by local rows).
-    fn smooth_tile(
-        &mut self,
-        l: usize,
-        sweeps: u32,
-        first: Colour,
-        zero: bool,
-        omega: f64,
-    ) -> Result<()> {
-        let p = &mut *self.placed;
-        let sl = &p.split.levels[l];
-        if sl.halo < 2 * sweeps as usize {
-            return Err(Error::input(
-                "slab tile smoothing",
-                format!(
-                    "{sweeps} sweeps need a halo of {} rows; the level stores {}",
-                    2 * sweeps,
-                    sl.halo
-                ),
-            ));
-        }
-        for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
-            let sr = sl.slab(slab.rank);
-            let part = sr.part(0..sr.rows, 3, "slab tile smoothing")?;
-            let grid = part.grid();
-            // The slab's edge rows must hold their values at the start of
-            // the call: with `dirichlet` the launch loads them from `u_in`
-            // (the exchanged halo); from a zero start, they are zero, which
-            // is what the launch loads without it.
-            let mode = km::TileMode {
-                sweeps,
-                first: if part.odd() { first.other() } else { first },
-                zero,
-                prolong: false,
-                dirichlet: !zero,
-                residual: false,
-            };
-            let sweep = km::TileSweep {
-                level: grid.stencil::<T>(),
-                coarse: km::Dims { nx: 0, ny: 0 },
-                omega: T::from_f64(omega),
-                mode,
-            };
-            let cfg = tile_cfg::<T>(&grid, mode)?;
-            let Some(u_out) = slab.u_tmp.get_mut(l) else {
-                return Err(Error::input(
-                    "slab tile smoothing",
-                    "the slabs were placed for the red-black smoother",
-                ));
-            };
-            let (u_in, f) = (&slab.u[l], &slab.f[l]);
-            holds(
-                &sr,
-                &[("u_in", u_in.len()), ("f", f.len()), ("u_out", u_out.len())],
-            )?;
-            let mut ex = exec(mem);
-            // `uc` is not read without the prolongation: `f` stands in.
-            launch!(
-                &mut ex,
-                cfg,
-                multigrid::mg_smooth_tile::<T>(u_in, f, f, &mut *u_out, &mut slab.acc, sweep)
-            )?;
-            std::mem::swap(&mut slab.u[l], u_out);
-        }
-        let halo = sl.halo;
-        self.exchange_u(l, halo)
-    }
-    /// Runs `f` on each rank's single-device ops over the replicated levels;
-    /// returns the last rank's result (every rank runs the same code on the
-    /// same replicated levels).
-    fn coarse<R: Default>(
-        &mut self,
-        mut f: impl FnMut(&mut DevOps<'_, '_, '_, T>) -> Result<R>,
-    ) -> Result<R> {
-        let p = &mut *self.placed;
-        let mut out = R::default();
-        for (s, mem) in p.slabs.iter_mut().zip(&p.team.members) {
-            let mut ex = exec(mem);
-            let mut ops = DevOps {
-                ex: &mut ex,
-                lv: &mut s.coarse,
-                acc: &mut s.acc,
-            };
-            out = f(&mut ops)?;
-        }
-        Ok(out)
-    }
-}
-
-impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
-    fn depth(&self) -> usize {
-        self.placed.split.hier.depth()
-    }
-    fn smooth(
-        &mut self,
-        l: usize,
-        sweeps: u32,
-        black_first: bool,
-        zero: bool,
-        prolong: bool,
-        omega: f64,
-    ) -> Result<()> {
-        let d = self.placed.split.split();
-        if l >= d {
-            return self.coarse(|o| o.smooth(l - d, sweeps, black_first, zero, prolong, omega));
-        }
-        if prolong {
-            self.prolong(l, true)?;
-        }
-        let first = Colour::black_if(black_first);
-        if self.placed.opts.smoother == Smoother::Tile {
-            return self.smooth_tile(l, sweeps, first, zero, omega);
-        }
-        let halo = self.placed.split.levels[l].halo;
-        for s in 0..sweeps {
-            for (half, colour) in [first, first.other()].into_iter().enumerate() {
-                let p = &mut *self.placed;
-                let sl = &p.split.levels[l];
-                for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
-                    let sr = sl.slab(slab.rank);
-                    let o = sl.owned(slab.rank);
-                    // The owned rows and one more on each side (read, not
-                    // written): at least one row to update between them.
-                    let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
-                    let part = sr.part(rows, 3, "slab smoothing")?;
-                    let (u, f) = (&mut slab.u[l], &slab.f[l]);
-                    // The kernel's colour is (x + y) & 1 in the launch's own
-                    // rows: flipped when the first of them has an odd global
-                    // row, which keeps the colours those of the whole level.
-                    let sweep = km::RbSweep {
-                        level: part.grid().stencil::<T>(),
-                        omega: T::from_f64(omega),
-                        colour: if part.odd() { colour.other() } else { colour },
-                        zero: zero && s == 0 && half == 0,
-                    };
-                    let mut ex = exec(mem);
-                    let cfg = ex.rows((sr.level.nx - 1) / 2, part.len() - 2)?;
-                    let (uv, fv) = (part.view_mut(u)?, part.view(f)?);
-                    launch!(&mut ex, cfg, multigrid::mg_smooth_rb::<T>(uv, fv, sweep))?;
-                }
-                // The next half-sweep reads one row past each edge; whatever
-                // comes after the last (restriction, prolongation, the outer
-                // step) reads up to the whole halo.
-                let last = s + 1 == sweeps && half == 1;
-                self.exchange_u(l, if last { halo } else { 1 })?;
-            }
-        }
-        Ok(())
-    }
-    fn restrict(&mut self, l: usize, with_u: bool) -> Result<()> {
-        let d = self.placed.split.split();
-        if l >= d {
-            return self.coarse(|o| o.restrict(l - d, with_u));
-        }
-        let p = &mut *self.placed;
-        let fine = &p.split.levels[l];
-        for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
-            let r = slab.rank;
-            let fs = fine.slab(r);
-            // The coarse rows this rank restricts, in the coarse slab, or
-            // in its copy of the first replicated level.
-            let (cs, rows, u, f, fc, uc) = if l + 1 < d {
-                let cl = &p.split.levels[l + 1];
-                let (cs, o) = (cl.slab(r), cl.owned(r));
-                let (uf, uc) = slab.u.split_at_mut(l + 1);
-                let (ff, fc) = slab.f.split_at_mut(l + 1);
-                let rows = o.start - cs.y0..o.end - cs.y0;
-                (cs, rows, &uf[l], &ff[l], &mut fc[0], &mut uc[0])
-            } else {
-                let cs = SlabRows::whole(p.split.hier.levels[d]);
-                let c = slab.coarse.cur[0];
-                let (fc, uc) = (&mut slab.coarse.f[0], &mut slab.coarse.u[0][c]);
-                (cs, p.split.gathered(r), &slab.u[l], &slab.f[l], fc, uc)
-            };
-            let part = cs.part(rows, 0, "slab restriction")?;
-            if part.is_empty() {
-                continue;
-            }
-            holds(&fs, &[("u", u.len()), ("f", f.len())])?;
-            holds(&cs, &[("fc", fc.len()), ("uc", uc.len())])?;
-            let restrict = km::Restrict {
-                fine: fs.level.stencil::<T>(),
-                coarse: cs.level.dims(),
-                with_u,
-            };
-            let s = km::RestrictSlab {
-                restrict,
-                fine: fs.stored(),
-                coarse: part.global(),
-            };
-            let mut ex = exec(mem);
-            let cfg = ex.rows(cs.level.nx, part.len())?;
-            let (fcv, ucv) = (part.view_mut(fc)?, part.view_mut(uc)?);
-            launch!(
-                &mut ex,
-                cfg,
-                multigrid::mg_restrict_slab::<T>(u, f, fcv, ucv, s)
-            )?;
-        }
-        if l + 1 < d {
-            let bufs: Vec<_> = p.slabs.iter().map(|s| (s.rank, &s.f[l + 1])).collect();
-            let halo = p.split.levels[l + 1].halo;
-            exchange(p.team, &p.split.levels[l + 1], &bufs, halo)
-        } else {
-            let bufs: Vec<_> = p.slabs.iter().map(|s| (s.rank, &s.coarse.f[0])).collect();
-            all_gather(p.team, &p.split, &bufs)?;
-            let bufs: Vec<_> = p
-                .slabs
-                .iter()
-                .map(|s| (s.rank, &s.coarse.u[0][s.coarse.cur[0]]))
-                .collect();
-            all_gather(p.team, &p.split, &bufs)
-        }
-    }
-    fn prolong(&mut self, l: usize, add: bool) -> Result<()> {
-        let d = self.placed.split.split();
-        if l >= d {
-            return self.coarse(|o| o.prolong(l - d, add));
-        }
-        {
-            let p = &mut *self.placed;
-            let fine = &p.split.levels[l];
-            for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
-                let r = slab.rank;
-                let fs = fine.slab(r);
-                let o = fine.owned(r);
-                let part = fs.part(o.start - fs.y0..o.end - fs.y0, 0, "slab prolongation")?;
-                // The coarse slab below, or this rank's copy of the first
-                // replicated level.
-                let (cs, uc, u) = if l + 1 < d {
-                    let (uf, uc) = slab.u.split_at_mut(l + 1);
-                    (p.split.levels[l + 1].slab(r), &uc[0], &mut uf[l])
-                } else {
-                    let cs = SlabRows::whole(p.split.hier.levels[d]);
-                    (cs, &slab.coarse.u[0][slab.coarse.cur[0]], &mut slab.u[l])
-                };
-                if part.is_empty() {
-                    continue;
-                }
-                holds(&fs, &[("u", u.len())])?;
-                holds(&cs, &[("uc", uc.len())])?;
-                let prolong = km::Prolong {
-                    fine: fs.level.dims(),
-                    coarse: cs.level.dims(),
-                    add,
-                };
-                let s = km::ProlongSlab {
-                    prolong,
-                    fine: fs.stored(),
-                    coarse: cs.stored(),
-                    update: part.global(),
-                };
-                let mut ex = exec(mem);
-                let cfg = ex.rows(fs.level.nx - 2, part.len())?;
-                launch!(&mut ex, cfg, multigrid::mg_prolong_slab::<T>(uc, u, s))?;
-            }
-        }
-        let halo = self.placed.split.levels[l].halo;
-        self.exchange_u(l, halo)
-    }
-    fn coarse_cycle(&mut self, l: usize, opts: &MgOptions) -> Result<bool> {
-        let d = self.placed.split.split();
-        if l < d {
-            return Ok(false);
-        }
-        self.coarse(|o| o.coarse_cycle(l - d, opts))
-    }
-}
-
 impl Team {
     /// Puts a multigrid solve on the team: `b` and `p0` (f64, the whole
     /// grid, row-major) are cut into level 0's slabs, the split levels get
@@ -854,10 +432,7 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
     }
     /// Waits for all queued work of this process's devices.
     pub fn synchronize(&self) -> Result<()> {
-        for m in &self.team.members {
-            m.synchronize()?;
-        }
-        Ok(())
+        self.team.synchronize()
     }
 
     /// The outer step on every slab: `p_out = p_in + e_scale u0`, level 0's
@@ -1129,85 +704,44 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
         if self.slabs.len() != self.split.world() {
             return Ok(None);
         }
-        Ok(Some(self.gather_mine()?.0))
+        self.gather_to_lead()
     }
 
     /// The whole field (f64) on the process of rank 0, `None` on the
-    /// others: with one process per GPU, every rank sends the rows it owns
-    /// to rank 0 over the transport (one batch: NCCL, or TCP between
-    /// simulated devices), and rank 0 receives them into a grid-sized
-    /// buffer on its device; when this process drives every rank, the same
-    /// as [`PlacedMg::gather`].
+    /// others ([`Team::gather_field`]: with one process per GPU every rank
+    /// sends the rows it owns to rank 0 over the transport).
     pub fn gather_to_lead(&mut self) -> Result<Option<Vec<f64>>> {
-        if self.slabs.len() == self.split.world() {
-            return self.gather();
-        }
-        let (mut field, mine) = self.gather_mine()?;
         let sl = &self.split.levels[0];
-        let (nx, ny, world, pc) = (sl.level.nx, sl.level.ny, self.split.world(), self.pc);
-        let lead = self.slabs.iter().position(|s| s.rank == 0);
-        let whole = match lead {
-            Some(i) => Some(self.team.members[i].dev.alloc_filled(nx * ny, f64::NAN)?),
-            None => None,
-        };
-        {
-            let mut ops = Vec::new();
-            for (i, s) in self.slabs.iter().enumerate() {
-                match &whole {
-                    Some(w) if s.rank == 0 => {
-                        for q in 1..world {
-                            let rows = owned_with_boundary(sl, q);
-                            let rows = Rows::of(w, rows.start * nx, rows.len() * nx, Dtype::F64)?;
-                            ops.push(HaloOp::Recv {
-                                local: i,
-                                peer: q,
-                                rows,
-                            });
-                        }
-                    }
-                    _ => {
-                        let (rows, y0) = (owned_with_boundary(sl, s.rank), sl.stored(s.rank).start);
-                        ops.push(HaloOp::Send {
-                            local: i,
-                            peer: 0,
-                            rows: rows_of(&s.p[pc], nx, y0, &rows, Dtype::F64)?,
-                        });
-                    }
-                }
-            }
-            self.team.transport.exchange(&ops)?;
-        }
-        self.synchronize()?;
-        let (Some(i), Some(w)) = (lead, whole) else {
-            return Ok(None);
-        };
-        let got = self.team.members[i].dev.download(&w)?;
-        for y in (0..ny).filter(|&y| !mine[y]) {
-            field[y * nx..(y + 1) * nx].copy_from_slice(&got[y * nx..(y + 1) * nx]);
-        }
-        Ok(Some(field))
+        let shares = shares(sl, &self.slabs, self.pc);
+        let rows_of = |r: usize| owned_with_boundary(sl, r);
+        self.team
+            .gather_field((sl.level.nx, sl.level.ny), &shares, rows_of, f64::NAN)
     }
 
     /// The rows of the field that this process's ranks own (f64), in a
     /// grid-sized vector that is NaN elsewhere, and which rows they are
     /// (the boundary rows go with the first and last rank).
     pub fn gather_mine(&mut self) -> Result<(Vec<f64>, Vec<bool>)> {
-        self.synchronize()?;
         let sl = &self.split.levels[0];
-        let (nx, ny) = (sl.level.nx, sl.level.ny);
-        let mut full = vec![f64::NAN; nx * ny];
-        let mut mine = vec![false; ny];
-        for (s, mem) in self.slabs.iter().zip(&self.team.members) {
-            let local = mem.dev.download(&s.p[self.pc])?;
-            let st = sl.stored(s.rank);
-            for y in owned_with_boundary(sl, s.rank) {
-                let l = y - st.start;
-                full[y * nx..(y + 1) * nx].copy_from_slice(&local[l * nx..(l + 1) * nx]);
-                mine[y] = true;
-            }
-        }
-        Ok((full, mine))
+        let shares = shares(sl, &self.slabs, self.pc);
+        self.team
+            .local_field((sl.level.nx, sl.level.ny), &shares, f64::NAN)
     }
+}
+
+/// The parts of level 0's field (`p[pc]`) that this process's ranks hold.
+fn shares<'a, T>(sl: &SplitLevel, slabs: &'a [MgSlab<T>], pc: usize) -> Vec<Share<'a, f64>> {
+    slabs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Share {
+            local: i,
+            rank: s.rank,
+            buf: &s.p[pc],
+            y0: sl.stored(s.rank).start,
+            rows: owned_with_boundary(sl, s.rank),
+        })
+        .collect()
 }
 
 #[cfg(test)]
