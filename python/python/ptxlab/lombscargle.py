@@ -252,6 +252,21 @@ def _curves(curves, dy, offsets):
     return flat["t"], flat["y"], flat.get("dy"), o, first
 
 
+def _batch_args(curves, frequency, dy, offsets, normalization, backend, precision, device):
+    """The checked arguments of a batch call: the choices, the flat curves
+    with their offsets and the array that names the device, the device's
+    ordinal, and the 1-D frequency grid."""
+    normalization = check_choice("normalization", normalization, NORMALIZATIONS)
+    backend = check_choice("backend", backend, BACKENDS)
+    precision = check_choice("precision", precision, PRECISIONS)
+    t, y, d, o, template = _curves(curves, dy, offsets)
+    ordinal = gpu_ordinal(backend, device, template)
+    f, shape = _frequency(frequency)
+    if len(shape) > 1:
+        raise ValueError(f"frequency has shape {shape}; give a 1-D grid shared by every curve")
+    return normalization, backend, precision, t, y, d, o, template, ordinal, f
+
+
 def lombscargle_batch(
     curves,
     frequency,
@@ -275,14 +290,9 @@ def lombscargle_batch(
     ``return_best_period=True`` also each curve's best period (``1 / f`` at
     its highest power; NaN for a curve without a finite value).
     """
-    normalization = check_choice("normalization", normalization, NORMALIZATIONS)
-    backend = check_choice("backend", backend, BACKENDS)
-    precision = check_choice("precision", precision, PRECISIONS)
-    t, y, d, o, template = _curves(curves, dy, offsets)
-    ordinal = gpu_ordinal(backend, device, template)
-    f, shape = _frequency(frequency)
-    if len(shape) > 1:
-        raise ValueError(f"frequency has shape {shape}; give a 1-D grid shared by every curve")
+    normalization, backend, precision, t, y, d, o, template, ordinal, f = _batch_args(
+        curves, frequency, dy, offsets, normalization, backend, precision, device
+    )
     p = _run(t, y, d, o, f, fit_mean, center_data, normalization, backend, precision, ordinal)
     power = like(template, p)
     if not return_best_period:
@@ -309,14 +319,9 @@ def lombscargle_peaks(
     the kernel's output, and only two values per curve come back. Returns
     ``(best_period, peak_power)``, float64 NumPy arrays of one value per
     curve."""
-    normalization = check_choice("normalization", normalization, NORMALIZATIONS)
-    backend = check_choice("backend", backend, BACKENDS)
-    precision = check_choice("precision", precision, PRECISIONS)
-    t, y, d, o, template = _curves(curves, dy, offsets)
-    ordinal = gpu_ordinal(backend, device, template)
-    f, shape = _frequency(frequency)
-    if len(shape) > 1:
-        raise ValueError(f"frequency has shape {shape}; give a 1-D grid shared by every curve")
+    normalization, backend, precision, t, y, d, o, template, ordinal, f = _batch_args(
+        curves, frequency, dy, offsets, normalization, backend, precision, device
+    )
     idx, peak = _run(t, y, d, o, f, fit_mean, center_data, normalization, backend, precision, ordinal, best_only=True)
     best = np.full(idx.size, np.nan)
     found = idx >= 0
