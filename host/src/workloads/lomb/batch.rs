@@ -255,7 +255,7 @@ pub fn batch_periodogram<T: Elem>(
 }
 
 /// Each curve's peak over `freqs` without the periodograms leaving the
-/// device: the batch kernel, then [`super::launch::launch_row_peaks`] on
+/// device: the batch kernel, then [`device_row_peaks`] on
 /// its output; `2 x curves` values come back, first each curve's index of
 /// its first highest finite power (-1 without one), then that power (NaN
 /// without one).

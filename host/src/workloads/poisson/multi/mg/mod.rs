@@ -1,8 +1,9 @@
 //! Multigrid and PCG on a [`Team`]: the finest levels split into row slabs
 //! (one per rank, with halo rows), the coarse levels replicated on every
 //! rank. The cycle is [`crate::workloads::poisson::mg::cycle`]'s, driven
-//! through [`Ops`] over the team, so it does what one device does, in the
-//! same order; PCG wraps one V-cycle of it in one device's CG iteration;
+//! through its [`Ops`](crate::workloads::poisson::mg::cycle::Ops) over the
+//! team (`ops.rs`), so it does what one device does, in the same order;
+//! PCG wraps one V-cycle of it in one device's CG iteration;
 //! see the module docs of [`super`] for the schedule.
 
 use super::super::mg::cycle::{cycle, visit};
