@@ -319,7 +319,7 @@ def lombscargle_peaks(
     the kernel's output, and only two values per curve come back. Returns
     ``(best_period, peak_power)``, float64 NumPy arrays of one value per
     curve."""
-    normalization, backend, precision, t, y, d, o, template, ordinal, f = _batch_args(
+    normalization, backend, precision, t, y, d, o, _, ordinal, f = _batch_args(
         curves, frequency, dy, offsets, normalization, backend, precision, device
     )
     idx, peak = _run(t, y, d, o, f, fit_mean, center_data, normalization, backend, precision, ordinal, best_only=True)

@@ -259,19 +259,12 @@ impl<'t, T: SlabElement> Placed<'t, T> {
         self.sum_accs()
     }
 
-    /// Global rows this slab reports: its own, and the global boundary row
-    /// it stores in place of a halo at either end.
+    /// Global rows this slab reports (see [`reported`]), each with its row
+    /// in the slab, which stores global row `owned.start - 1` first.
     fn reported_rows(&self, i: usize) -> Vec<(usize, usize)> {
-        let s = &self.slabs[i];
-        let owned = self.decomp.owned(s.rank);
-        let mut v: Vec<(usize, usize)> = (1..=s.m).map(|l| (l, owned.start + l - 1)).collect();
-        if s.rank == 0 {
-            v.insert(0, (0, 0));
-        }
-        if s.rank + 1 == self.decomp.world() {
-            v.push((s.m + 1, self.decomp.grid().ny - 1));
-        }
-        v
+        let rank = self.slabs[i].rank;
+        let y0 = self.decomp.owned(rank).start - 1;
+        reported(&self.decomp, rank).map(|y| (y - y0, y)).collect()
     }
 
     /// Compares the current field with a whole-grid field (`reference`, e.g.
@@ -322,13 +315,6 @@ impl<'t, T: SlabElement> Placed<'t, T> {
     pub fn gather(&mut self) -> Result<Option<Vec<T>>> {
         let grid = self.decomp.grid();
         let decomp = &self.decomp;
-        let last = decomp.world() - 1;
-        // A rank's slab stores its owned rows after one halo (or boundary)
-        // row; the first and last rank also report the boundary rows.
-        let reported = |r: usize| {
-            let owned = decomp.owned(r);
-            owned.start - usize::from(r == 0)..owned.end + usize::from(r == last)
-        };
         let shares: Vec<Share<'_, T>> = self
             .slabs
             .iter()
@@ -338,11 +324,12 @@ impl<'t, T: SlabElement> Placed<'t, T> {
                 rank: s.rank,
                 buf: &s.field[s.cur],
                 y0: decomp.owned(s.rank).start - 1,
-                rows: reported(s.rank),
+                rows: reported(decomp, s.rank),
             })
             .collect();
+        let rows_of = |r: usize| reported(decomp, r);
         self.team
-            .gather_field((grid.nx, grid.ny), &shares, reported, T::from_f64(f64::NAN))
+            .gather_field((grid.nx, grid.ny), &shares, rows_of, T::from_f64(f64::NAN))
     }
 
     /// Iterates like [`crate::workloads::poisson::solve_device`] (the same
@@ -393,6 +380,14 @@ impl<'t, T: SlabElement> Placed<'t, T> {
         }
         Ok(Timing::from_samples(ms))
     }
+}
+
+/// The global rows rank `r` reports: the rows it owns, and the boundary row
+/// beside them for the first and the last rank (every row of the grid
+/// exactly once over the ranks).
+fn reported(decomp: &Decomp, r: usize) -> std::ops::Range<usize> {
+    let owned = decomp.owned(r);
+    owned.start - usize::from(r == 0)..owned.end + usize::from(r + 1 == decomp.world())
 }
 
 /// Places `prob` on `team`, solves (as [`crate::workloads::poisson::solve_device`]) and gathers the
