@@ -649,22 +649,6 @@ fn gpu_batch_matches_astropy_and_the_reference() {
     assert!(worst <= 1e-4, "{worst:e}");
 }
 
-/// The first highest finite value of each row and its index (-1 and NaN
-/// for a row without one), the host's answer.
-fn host_row_peaks(p: &[f64], rows: usize, width: usize) -> Vec<f64> {
-    let mut idx = vec![-1.0; rows];
-    let mut val = vec![f64::NAN; rows];
-    for r in 0..rows {
-        for (k, &x) in p[r * width..(r + 1) * width].iter().enumerate() {
-            if x.is_finite() && (idx[r] < 0.0 || x > val[r]) {
-                idx[r] = k as f64;
-                val[r] = x;
-            }
-        }
-    }
-    idx.into_iter().chain(val).collect()
-}
-
 /// `lomb_row_peaks` on awkward rows (NaN and infinities, ties whose first
 /// index must win, a row with no finite value, widths that are not
 /// multiples of the warp, a row count that is not a multiple of the block's
@@ -695,10 +679,10 @@ fn row_peaks_are_each_rows_first_highest_finite_value() {
                     _ => {}
                 }
             }
-            let want = host_row_peaks(&p, rows, width);
+            let want = lomb::host_row_peaks(&p, rows, width);
             let got64 = lomb::device_row_peaks(dev, &dev.upload(&p).unwrap(), rows, width).unwrap();
             let p32: Vec<f32> = p.iter().map(|&v| v as f32).collect();
-            let want32 = host_row_peaks(
+            let want32 = lomb::host_row_peaks(
                 &p32.iter().map(|&v| v as f64).collect::<Vec<_>>(),
                 rows,
                 width,
@@ -729,6 +713,6 @@ fn row_peaks_are_each_rows_first_highest_finite_value() {
         let g = General::default();
         let p = lomb::batch_periodogram::<f64>(dev, &batch, &w, g).unwrap();
         let got = lomb::batch_peaks::<f64>(dev, &batch, &w, g).unwrap();
-        assert_eq!(got, host_row_peaks(&p, 3, 200), "{}", dev.name());
+        assert_eq!(got, lomb::host_row_peaks(&p, 3, 200), "{}", dev.name());
     }
 }

@@ -285,6 +285,23 @@ pub fn device_row_peaks<T: Elem>(
     Ok(dev.download(&peaks)?)
 }
 
+/// The host's answer to [`device_row_peaks`]: each row's index of its
+/// first highest finite value (-1 without one), then that value (NaN
+/// without one), `2 x rows` values.
+pub fn host_row_peaks(p: &[f64], rows: usize, width: usize) -> Vec<f64> {
+    let mut idx = vec![-1.0; rows];
+    let mut val = vec![f64::NAN; rows];
+    for (r, row) in p.chunks(width.max(1)).take(rows).enumerate() {
+        for (k, &x) in row.iter().enumerate() {
+            if x.is_finite() && (idx[r] < 0.0 || x > val[r]) {
+                idx[r] = k as f64;
+                val[r] = x;
+            }
+        }
+    }
+    idx.into_iter().chain(val).collect()
+}
+
 /// The f64 reference of curve `c` at the frequencies `idx` of `freqs`.
 pub fn batch_reference(
     batch: &Batch,

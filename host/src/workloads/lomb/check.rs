@@ -2,7 +2,7 @@
 //! check, and every kernel on the simulator (`sim_check`).
 
 use super::Options;
-use super::batch::{batch_periodogram, batch_reference, survey_batch};
+use super::batch::{batch_peaks, batch_periodogram, batch_reference, host_row_peaks, survey_batch};
 use super::cpu::reference_rayon;
 use super::general::periodogram_general;
 use super::input::{even_grid, material_freqs, material_samples, random_samples};
@@ -238,7 +238,9 @@ fn sim_check_general(dev: &Device, shape: Shape) -> Result<()> {
 }
 
 /// The batch kernels on the simulator: 5 ragged curves on an even grid
-/// (rotation) and an uneven one (direct), against each curve's reference.
+/// (rotation) and an uneven one (direct), against each curve's reference;
+/// then each curve's peak found on the device (`lomb_row_peaks`), which
+/// must be the host's argmax of the same periodograms, bit for bit.
 fn sim_check_batch(dev: &Device) -> Result<()> {
     let batch = survey_batch(5, 17, 41, 60.0, false, 21);
     let even = material_freqs(301);
@@ -256,6 +258,23 @@ fn sim_check_batch(dev: &Device) -> Result<()> {
             let g32: Vec<f64> = p32.iter().map(|v| f64::from(*v)).collect();
             verify::<f32>(&row(&g32), &want, what)?;
             verify::<f64>(&row(&p64), &want, what)?;
+        }
+        let g32: Vec<f64> = p32.iter().map(|v| f64::from(*v)).collect();
+        for (name, got, p) in [
+            ("f32", batch_peaks::<f32>(dev, &batch, f, g)?, &g32),
+            ("f64", batch_peaks::<f64>(dev, &batch, f, g)?, &p64),
+        ] {
+            let want = host_row_peaks(p, batch.curves(), f.len());
+            let same = got
+                .iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
+            if !same {
+                return Err(Error::Verification {
+                    what: format!("lomb-scargle {name} batch peaks on {}", dev.name()),
+                    detail: format!("{got:?}, the host's argmax of the same periodograms {want:?}"),
+                });
+            }
         }
     }
     Ok(())

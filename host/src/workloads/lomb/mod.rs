@@ -43,7 +43,7 @@ mod tables;
 
 pub use batch::{
     Batch, batch_config, batch_peaks, batch_periodogram, batch_reference, device_row_peaks,
-    run_batch, survey_batch, top_peaks,
+    host_row_peaks, run_batch, survey_batch, top_peaks,
 };
 pub use batch_io::{BATCH_FORMATS, parse_npz, read_batch, read_dir, read_npz};
 pub use bench_models::{BATCH_CURVES, BATCH_FREQS, BATCH_SAMPLES, BATCH_SPAN, long_case};
