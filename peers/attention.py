@@ -15,7 +15,12 @@ and V have fewer heads than Q, query head h reading K/V head h // (H / H_kv).
 torch runs it natively with `enable_gqa=True` on each backend that takes it;
 a backend that does not is timed on K and V expanded by `repeat_interleave`
 first (the expansion inside the timed call: the same problem, fairly timed),
-which the variant's name says."""
+which the variant's name says.
+
+Sliding window (`window_shapes`, as bench_window_shapes in bench.rs): query i
+sees keys |i - j| < W (and j <= i when causal). torch has no window flag: SDPA
+takes the band as a boolean `attn_mask` (on the backends that take a mask), and
+`flex_attention` takes it as a compiled block mask that skips whole tiles."""
 import math
 
 from common import try_import, time_cuda
@@ -38,10 +43,31 @@ def gqa_shapes(quick):
     return [(1, 8, 2, 2048, 128)] if quick else [(2, 32, 8, 4096, 128), (1, 32, 8, 8192, 128)]
 
 
-def size_label(b, h, s, d, causal, kv_heads=None):
-    """Shape::label of types.rs: `B=2 H=32 Hkv=8 S=4096 D=128 causal`."""
+def window_shapes(quick):
+    """(batch, heads, seq, dim, window), as bench_window_shapes in bench.rs."""
+    return [(1, 8, 2048, 128, 256)] if quick else [(4, 16, 8192, 128, 1024)]
+
+
+def size_label(b, h, s, d, causal, kv_heads=None, window=None):
+    """Shape::label of types.rs: `B=2 H=32 Hkv=8 S=4096 D=128 causal window=1024`."""
     kv = "" if kv_heads is None or kv_heads == h else f" Hkv={kv_heads}"
-    return f"B={b} H={h}{kv} S={s} D={d}" + (" causal" if causal else "")
+    w = "" if window is None else f" window={window}"
+    return f"B={b} H={h}{kv} S={s} D={d}" + (" causal" if causal else "") + w
+
+
+def window_pairs(s, causal, window):
+    """Query-key pairs inside the band (Shape::flops of types.rs counts
+    4 B H D per pair): query i sees keys |i - j| < window, j <= i when causal."""
+    return sum((i + 1 if causal else min(s, i + window)) - max(0, i - window + 1) for i in range(s))
+
+
+def band(torch, s, causal, window):
+    """The boolean mask of the window (True: the key is seen), (s, s)."""
+    i = torch.arange(s, device="cuda")
+    keep = (i[:, None] - i[None, :]).abs() < window
+    if causal:
+        keep &= i[None, :] <= i[:, None]
+    return keep
 
 
 def hashed(torch, tensor, shape):
@@ -69,9 +95,10 @@ def sample_rows(s):
     return rows
 
 
-def reference(torch, q, k, v, causal, scale, heads):
+def reference(torch, q, k, v, causal, scale, heads, window=None):
     """f64 attention on the sampled rows of the given (b, h) query heads
-    (query head h reads K/V head h // (H / H_kv))."""
+    (query head h reads K/V head h // (H / H_kv)), with the window's band
+    when there is one."""
     out = []
     group = q.shape[1] // k.shape[1]
     for b, h in heads:
@@ -79,9 +106,11 @@ def reference(torch, q, k, v, causal, scale, heads):
         qd = q[b, h, rows].double()
         kh = h // group
         s = (qd @ k[b, kh].double().T) * scale
+        cols = torch.arange(k.shape[2], device="cuda")
         if causal:
-            cols = torch.arange(k.shape[2], device="cuda")
             s = s.masked_fill(cols[None, :] > rows[:, None], float("-inf"))
+        if window is not None:
+            s = s.masked_fill((cols[None, :] - rows[:, None]).abs() >= window, float("-inf"))
         p = torch.softmax(s, dim=-1)
         out.append(p @ v[b, kh].double())
     return torch.cat(out)
@@ -144,7 +173,121 @@ def run(quick):
         torch.cuda.empty_cache()
     rows += run_backward(torch, quick, backends[:2])
     rows += run_gqa(torch, quick, backends)
+    rows += run_window(torch, quick, backends)
     return rows
+
+
+def flex_window(torch, s, causal, window):
+    """torch's flex_attention, compiled, with the window as its block mask
+    (tiles outside the band skipped), or the reason it cannot run."""
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    except Exception as e:  # an older torch
+        return None, f"{type(e).__name__}: {e}".splitlines()[0][:200]
+
+    def keep(b, h, qi, kj):
+        seen = (qi - kj).abs() < window
+        return seen & (kj <= qi) if causal else seen
+    mask = create_block_mask(keep, B=None, H=None, Q_LEN=s, KV_LEN=s, device="cuda")
+    fn = torch.compile(flex_attention)
+    return (lambda q, k, v, scale: fn(q, k, v, block_mask=mask, scale=scale)), None
+
+
+def run_window(torch, quick, backends):
+    """The sliding-window rows, BF16: SDPA with the band as a boolean
+    `attn_mask` on each backend that takes a mask (every score computed,
+    then masked), flex_attention with the band as its block mask, then the
+    backward of each (`.backward()` timed alone), errors measured as the
+    other rows'. FLOPs count the pairs inside the band (as Shape::flops)."""
+    from torch.nn.attention import sdpa_kernel
+    import torch.nn.functional as F
+
+    rows = []
+    for b, h, s, d, window in window_shapes(quick):
+        q, k, v, g = (hashed(torch, t, (b, h, s, d)).to(torch.bfloat16) for t in range(4))
+        scale = 1.0 / math.sqrt(d)
+        heads = [(0, 0)] + ([(b - 1, h - 1)] if b * h > 1 else [])
+        for causal in (False, True):
+            size = size_label(b, h, s, d, causal, window=window)
+            flop = 4.0 * b * h * d * window_pairs(s, causal, window)
+            want = reference(torch, q, k, v, causal, scale, heads, window)
+            peak = want.abs().max()
+            mask = band(torch, s, causal, window)
+            variants = [(f"torch sdpa {label} band mask", be,
+                         lambda q, k, v, scale: F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale))
+                        for label, be in backends]
+            flex, why = flex_window(torch, s, causal, window)
+            variants.append(("torch flex_attention (compiled, block mask)", None, flex))
+            for variant, be, call in variants:
+                if call is None:
+                    rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                                 "precision": "bf16", "skipped": why})
+                    continue
+                try:
+                    with sdpa_kernel([be]) if be is not None else _nothing():
+                        fn = lambda: call(q, k, v, scale)
+                        o = fn()
+                        got = picked(torch, o, heads, s)
+                        rel = float((got - want).norm() / want.norm())
+                        mx = float((got - want).abs().max() / peak)
+                        del o
+                        t = time_cuda(fn, reps=20, warmup=3)
+                        rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                                     "precision": "bf16", **t,
+                                     "throughput": flop / (t["median_ms"] * 1e-3) / 1e9, "unit": "GFLOP/s",
+                                     "rel_err": rel, "note": f"max {mx:.1e}"})
+                        try:
+                            rows.append(window_backward(torch, call, q, k, v, g, causal, scale, window,
+                                                        variant, size, flop))
+                        except Exception as e:  # a forward that has no backward here
+                            rows.append({"workload": W, "variant": variant + " backward", "backend": "torch",
+                                         "size": size + " backward", "precision": "bf16",
+                                         "skipped": f"{type(e).__name__}: {e}".splitlines()[0][:200]})
+                except Exception as e:  # a backend that does not take a mask or this shape
+                    rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                                 "precision": "bf16",
+                                 "skipped": f"{type(e).__name__}: {e}".splitlines()[0][:200]})
+            del want, mask
+        del q, k, v, g
+        torch.cuda.empty_cache()
+    return rows
+
+
+class _nothing:
+    """A context manager that does nothing (flex_attention picks no SDPA backend)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def window_backward(torch, call, q, k, v, g, causal, scale, window, variant, size, flop):
+    """The backward of `call` (`.backward()` timed alone), errors of dQ, dK,
+    dV on head (0, 0) against f64 autograd with the band."""
+    qd, kd, vd = (x[0, 0].double().detach().requires_grad_() for x in (q, k, v))
+    s = (qd @ kd.T) * scale
+    s = s.masked_fill(~band(torch, s.shape[0], causal, window), float("-inf"))
+    (torch.softmax(s, dim=-1) @ vd).backward(g[0, 0].double())
+    want = (qd.grad, kd.grad, vd.grad)
+    del s, qd, kd, vd
+    qq, kk, vv = (x.detach().requires_grad_() for x in (q, k, v))
+    o = call(qq, kk, vv, scale)
+    o.backward(g, retain_graph=True)
+    errs = [float((x.grad[0, 0].double() - w).norm() / w.norm()) for x, w in zip((qq, kk, vv), want)]
+
+    def step():
+        for x in (qq, kk, vv):
+            x.grad = None
+        o.backward(g, retain_graph=True)
+    t = time_cuda(step, reps=10, warmup=2)
+    del o
+    return {"workload": W, "variant": variant + " backward", "backend": "torch", "size": size + " backward",
+            "precision": "bf16", **t,
+            "throughput": 2.5 * flop / (t["median_ms"] * 1e-3) / 1e9, "unit": "GFLOP/s",
+            "rel_err": max(errs),
+            "note": f"dQ {errs[0]:.1e} dK {errs[1]:.1e} dV {errs[2]:.1e} (head 0)"}
 
 
 def sdpa_gqa(torch, F, q, k, v, causal, scale, native):

@@ -69,6 +69,25 @@ fn sim_many_key_tiles_reuse_every_stage() {
 }
 
 #[test]
+fn sim_a_window_skips_the_tiles_outside_its_band() {
+    // 300 queries over 420 keys with windows of 70 and 100: most key tiles
+    // of a query tile lie outside the band (rung 2 and the backward pass
+    // skip them), the band's edges cross tiles, and the last query tile is
+    // partial; forward and backward against the f64 reference.
+    let dev = Device::sim();
+    for (window, causal, prec) in [(70, false, Precision::Bf16), (100, true, Precision::F16)] {
+        let shape = Shape::new(1, 2, 300, 420, 64, causal, None)
+            .unwrap()
+            .with_window(window)
+            .unwrap();
+        for rung in [Rung::Split, Rung::Fa2] {
+            check_rung(&dev, rung, prec, &shape, 5).unwrap();
+        }
+        attention::check_backward(&dev, prec, &shape, 5).unwrap();
+    }
+}
+
+#[test]
 fn the_checker_fails_a_wrong_or_unwritten_output() {
     let dev = Device::sim();
     let shape = Shape::new(1, 1, 40, 50, 64, false, None).unwrap();
@@ -320,6 +339,49 @@ fn gpu_grouped_heads() {
                             e.max,
                             e.lse
                         );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_sliding_windows_forward_and_backward() {
+    let Some(dev) = gpu_or_skip() else { return };
+    let small = std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small");
+    // (batch, heads, sq, skv, window)
+    let mut shapes = vec![(1, 2, 77, 133, 21), (2, 1, 133, 77, 65)];
+    if !small {
+        shapes.extend([
+            (2, 3, 1000, 1000, 129),
+            (1, 2, 2049, 513, 1600),
+            (1, 2, 4096, 4096, 1000),
+        ]);
+    }
+    for (b, h, sq, skv, window) in shapes {
+        for d in [64, 128] {
+            for causal in [false, true] {
+                let shape = Shape::new(b, h, sq, skv, d, causal, None)
+                    .unwrap()
+                    .with_window(window)
+                    .unwrap();
+                for prec in Precision::ALL {
+                    for rung in [Rung::Split, Rung::Fa2] {
+                        let e = check_rung(&dev, rung, prec, &shape, 8).unwrap();
+                        println!(
+                            "{} {} {}: rel {:.2e} max {:.2e} lse {:.1e}",
+                            rung.label(),
+                            prec.name(),
+                            shape.label(),
+                            e.rel,
+                            e.max,
+                            e.lse
+                        );
+                    }
+                    if sq * skv <= 1 << 21 {
+                        let e = attention::check_backward(&dev, prec, &shape, 8).unwrap();
+                        println!("backward {} {}: {e:?}", prec.name(), shape.label());
                     }
                 }
             }

@@ -6,14 +6,18 @@
 //! (`Skv x D`), all row-major 16-bit values (`H`: BF16 or FP16, as bits):
 //!
 //! ```text
-//! s[i][j] = scale * sum_d Q[i][d] K[j][d]        (masked: -inf where j >= Skv, or j > i when causal)
+//! s[i][j] = scale * sum_d Q[i][d] K[j][d]        (masked: -inf where j >= Skv, j > i when causal,
+//!                                                  |i - j| >= W with a window W)
 //! m[i]    = max_j s[i][j],   l[i] = sum_j exp(s[i][j] - m[i])
 //! O[i][:] = sum_j exp(s[i][j] - m[i]) V[j][:] / l[i]     lse[i] = m[i] + ln l[i]
 //! ```
 //!
 //! Causal masking is torch's (`is_causal=True`): query `i` sees keys
 //! `j <= i`, counted from the top-left corner also when `Sq != Skv`, so
-//! every row sees at least key 0. Scores, the softmax and the `O`
+//! every row sees at least key 0. A sliding window of `W` (local
+//! attention) masks the keys `W` or more positions away, `|i - j| >= W`,
+//! alone or with the causal mask (then query `i` sees `i - W < j <= i`);
+//! rung 2 and the backward pass skip the tiles outside the band. Scores, the softmax and the `O`
 //! accumulators are f32; `O` is rounded to `H` once at the end; the
 //! log-sum-exp `lse` (what a backward pass needs) is f32.
 //!
@@ -120,13 +124,18 @@ pub struct AttnShape {
     /// multi-query attention); it divides the query heads of a batch
     /// element.
     pub group: u32,
+    /// The sliding window `W`: query `i` sees keys `|i - j| < W`; 0: every
+    /// key (only [`AttnShape::new`] writes it). Rungs 3-5 do not read it
+    /// (the host refuses a window there).
+    window: u32,
 }
 
 impl AttnShape {
     /// `Sq` query rows and `Skv` key rows per head, `group` query heads per
     /// `K`/`V` head, the softmax `scale` (and `scale_log2 = scale
-    /// log2(e)`), and with `causal` torch's causal mask (query `i` sees
-    /// keys `j <= i`).
+    /// log2(e)`), with `causal` torch's causal mask (query `i` sees keys
+    /// `j <= i`), and a sliding `window` (keys `|i - j| < window`; 0: no
+    /// window).
     #[inline(always)]
     pub const fn new(
         sq: u32,
@@ -135,6 +144,7 @@ impl AttnShape {
         scale: f32,
         causal: bool,
         group: u32,
+        window: u32,
     ) -> Self {
         Self {
             sq,
@@ -143,6 +153,7 @@ impl AttnShape {
             scale,
             causal: causal as u32,
             group,
+            window,
         }
     }
 
@@ -151,6 +162,57 @@ impl AttnShape {
     pub const fn causal(&self) -> bool {
         self.causal != 0
     }
+
+    /// The sliding window (0: none).
+    #[inline(always)]
+    pub const fn window(&self) -> usize {
+        self.window as usize
+    }
+
+    /// The keys that query rows `r0 ..= r1` see between them, as a range
+    /// `lo .. hi` of key positions within `0 .. Skv`: with a window, from
+    /// `r0 - W + 1` to `r1 + W - 1` (to `r1` when causal); without one,
+    /// every key (the causal rungs that skip tiles bound it themselves).
+    #[inline(always)]
+    pub const fn window_keys(&self, r0: usize, r1: usize) -> (usize, usize) {
+        let (skv, w) = (self.skv as usize, self.window as usize);
+        if w == 0 {
+            return (0, skv);
+        }
+        let lo = r0.saturating_sub(w - 1);
+        let last = if self.causal != 0 { r1 } else { r1 + w - 1 };
+        let hi = if last + 1 < skv { last + 1 } else { skv };
+        (if lo < hi { lo } else { hi }, hi)
+    }
+
+    /// The query rows that see keys `k0 ..= k1` between them, as a range
+    /// `lo .. hi` within `0 .. Sq`: every row without a window (causal:
+    /// from `k0`); with one, from `k0 - W + 1` (`k0` when causal) to
+    /// `k1 + W - 1`.
+    #[inline(always)]
+    pub const fn window_queries(&self, k0: usize, k1: usize) -> (usize, usize) {
+        let (sq, w) = (self.sq as usize, self.window as usize);
+        let causal = self.causal != 0;
+        let lo = if causal {
+            k0
+        } else if w == 0 {
+            0
+        } else {
+            k0.saturating_sub(w - 1)
+        };
+        let hi = if w == 0 || k1 + w > sq { sq } else { k1 + w };
+        (if lo < hi { lo } else { hi }, hi)
+    }
+}
+
+/// Whether key `col` is hidden from query `row`: past `skv`, after the
+/// query when `causal`, or `window` or more positions away (`window` 0:
+/// no window).
+#[inline(always)]
+pub fn hidden(row: usize, col: usize, skv: usize, causal: bool, window: usize) -> bool {
+    col >= skv
+        || (causal && col > row)
+        || (window != 0 && (row >= col + window || col >= row + window))
 }
 
 /// Whether a forward rung writes the log-sum-exp of each query row (what
@@ -212,10 +274,11 @@ pub fn log2_approx(x: f32) -> f32 {
     }
 }
 
-/// Sets to `-inf` the scores of a tile that lie outside the problem: keys
-/// at or past `skv`, and with `causal` keys after the row's query. `col0`
-/// is the tile's first key, `row0` this thread's first query row (its
-/// second is `row0 + 8`); `N` scores, `N / 4` column blocks of 8.
+/// Sets to `-inf` the scores of a tile that are [`hidden`]: keys at or
+/// past `skv`, with `causal` keys after the row's query, and keys `window`
+/// or more positions away (0: no window). `col0` is the tile's first key,
+/// `row0` this thread's first query row (its second is `row0 + 8`); `N`
+/// scores, `N / 4` column blocks of 8.
 #[inline(always)]
 pub fn mask_scores<const N: usize>(
     s: &mut [f32; N],
@@ -224,12 +287,13 @@ pub fn mask_scores<const N: usize>(
     row0: usize,
     skv: usize,
     causal: bool,
+    window: usize,
 ) {
     unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
         if i < N {
             let col = col0 + 8 * (i / 4) + 2 * tig + i % 2;
             let row = row0 + 8 * ((i / 2) % 2);
-            if col >= skv || (causal && col > row) {
+            if hidden(row, col, skv, causal, window) {
                 s[i] = f32::NEG_INFINITY;
             }
         }

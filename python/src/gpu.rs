@@ -212,9 +212,10 @@ fn hopper(dev: &Device) -> bool {
 /// `O = softmax(scale Q K^T [+ causal mask]) V` for `(batch, heads, S, D)`
 /// row-major 16-bit tensors at the given device addresses, written into
 /// `o`; `K` and `V` have `kv_heads` heads (default `heads`; it must divide
-/// `heads`: grouped-query attention); returns the rung that ran.
+/// `heads`: grouped-query attention), and a sliding `window` hides the
+/// keys `window` or more positions away; returns the rung that ran.
 #[pyfunction]
-#[pyo3(signature = (q, k, v, o, batch, heads, sq, skv, d, causal, scale, precision, device_ordinal, stream, kv_heads=None))]
+#[pyo3(signature = (q, k, v, o, batch, heads, sq, skv, d, causal, scale, precision, device_ordinal, stream, kv_heads=None, window=None))]
 #[allow(clippy::too_many_arguments)]
 fn attention(
     py: Python<'_>,
@@ -233,6 +234,7 @@ fn attention(
     device_ordinal: usize,
     stream: Option<u64>,
     kv_heads: Option<usize>,
+    window: Option<usize>,
 ) -> PyResult<String> {
     guarded(py, || {
         let half = half_of(precision)?;
@@ -240,8 +242,11 @@ fn attention(
             Half::Bf16 => attn::Precision::Bf16,
             Half::F16 => attn::Precision::F16,
         };
-        let shape = Shape::new(batch, heads, sq, skv, d, causal, scale)?
+        let mut shape = Shape::new(batch, heads, sq, skv, d, causal, scale)?
             .with_kv_heads(kv_heads.unwrap_or(heads))?;
+        if let Some(w) = window {
+            shape = shape.with_window(w)?;
+        }
         let dev = device(Backend::Gpu, device_ordinal)?.expect("the gpu backend has a device");
         let kept = take_plan(device_ordinal, prec, &shape);
         let rung = match &kept {

@@ -84,6 +84,25 @@ def test_torch_attention_with_grouped_kv_heads_matches_sdpa(kv_heads, causal):
 
 
 @needs_gpu
+@pytest.mark.parametrize("window", [1, 40, 500])
+@pytest.mark.parametrize("causal", [False, True])
+def test_torch_attention_with_a_sliding_window_matches_sdpa_with_the_band_mask(window, causal):
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(2)
+    q, k, v = (torch.randn(1, 3, 300, 64, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(3))
+    o = ptxlab.attention(q, k, v, causal=causal, window=window)
+    i = torch.arange(300, device="cuda")
+    keep = (i[:, None] - i[None, :]).abs() < window
+    if causal:
+        keep &= i[None, :] <= i[:, None]
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=keep)
+    assert (o.float() - want).abs().max().item() < 3e-2
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="window"):
+            ptxlab.attention(q, k, v, window=bad)
+
+
+@needs_gpu
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize(
     "d,sq,skv",

@@ -196,7 +196,8 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
 /// blocks per `K`/`V` head), four warps; warp `w` owns keys
 /// `16 w .. 16 w + 16` of the block's 64. The block walks the query tiles
 /// (64 rows; with `causal`, from the first tile that reaches its keys:
-/// earlier ones are fully masked) of each of the `group` query heads that
+/// earlier ones are fully masked; with a window, only the tiles that meet
+/// the band around its keys) of each of the `group` query heads that
 /// read its `K`/`V` head (module docs), one head after the other with the
 /// pipeline running across heads, and per tile each warp holds,
 /// in the accumulator layout of the module docs of [`super`] with keys as
@@ -204,7 +205,8 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
 ///
 /// * `S^T = K Q^T` (32 registers), turned in place into
 ///   `P^T = exp2(S^T scale log2(e) - lse log2(e))` with the masks (keys
-///   past `Skv`, keys after the query when causal; queries past `Sq` get
+///   past `Skv`, keys after the query when causal, keys `W` or more away
+///   from the query with a window; queries past `Sq` get
 ///   `lse = +inf`, so `P = 0`);
 /// * `dV += P^T dO`, `P^T` taken straight from the score registers as the
 ///   `A` operand (as the forward's `P V`), `dO` through
@@ -254,6 +256,7 @@ pub fn attn_bwd<H: Half16, const D: usize>(
         shape.causal(),
         shape.group as usize,
     );
+    let window = shape.window();
     let (scale_log2, scale) = (shape.scale_log2, shape.scale);
     let kv_heads = thread::grid_dim_y() as usize;
     let kvh = thread::block_idx_y() as usize;
@@ -285,13 +288,19 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     let (gid, tig) = (lane / 4, lane % 4);
     let kv0 = thread::block_idx_x() as usize * BWD_BN;
     let key0 = kv0 + 16 * w + gid;
-    let nq = sq.div_ceil(BWD_BM);
-    // Causal: query tile `j` ends at row 64 j + 63 < kv0 for j < kv0 / 64.
-    let first = if causal { (kv0 / BWD_BM).min(nq) } else { 0 };
+    // The query tiles that see the block's keys: causal, query tile `j`
+    // ends at row 64 j + 63 < kv0 for j < kv0 / 64; with a window, the
+    // tiles that meet the band `kv0 - W < row < kv0 + 63 + W`.
+    let (qlo, qhi) = shape.window_queries(kv0, kv0 + BWD_BN - 1);
+    let (first, end) = if qlo < qhi {
+        (qlo / BWD_BM, qhi.div_ceil(BWD_BM))
+    } else {
+        (0, 0)
+    };
     // Step `it` of the walk: query tile `first + it % per` of query head
     // `kvh group + it / per` (its first row in Q, dO, lse and Delta, and
     // the tile's first query row).
-    let per = nq - first;
+    let per = end - first;
     let steps = group * per;
     let at = |it: usize| ((kvh * group + it / per) * sq, (first + it % per) * BWD_BM);
 
@@ -361,7 +370,7 @@ pub fn attn_bwd<H: Half16, const D: usize>(
             let key = key0 + 8 * ((i / 2) % 2);
             let c = 8 * (i / 4) + 2 * tig + i % 2;
             let l2 = stats.get(st * 2 * BWD_BM + c);
-            let p = if key >= skv || (causal && key > q0 + c) {
+            let p = if super::hidden(q0 + c, key, skv, causal, window) {
                 0.0
             } else {
                 fast::exp2(Real::mul_add(s[i], scale_log2, -l2))

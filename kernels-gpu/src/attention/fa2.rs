@@ -99,6 +99,11 @@ pub(super) fn copy_tile(
 /// `m16n8k16`: no shared memory, no shuffles) and `V` through
 /// `ldmatrix.x4.trans`.
 ///
+/// With a sliding window (`AttnShape::window_keys`) the block walks only
+/// the key tiles that meet its rows' band, about `2 W / 64 + 2` of them
+/// (`W / 64 + 2` when causal) instead of `Skv / 64`; the masks run only on
+/// the tiles that cross the band's edges.
+///
 /// Why it is faster than rung 1: no score matrix in memory (rung 1 writes
 /// and reads `Sq x Skv` 16-bit values three times per head), one launch
 /// instead of `3 heads + 1`, and the exponentials and the products of a
@@ -115,6 +120,7 @@ pub fn attn_fa2<H: Half16, const D: usize>(
 ) {
     let want_lse = lse_out as u32;
     let (sq, skv, causal) = (shape.sq as usize, shape.skv as usize, shape.causal());
+    let window = shape.window();
     let (scale_log2, group) = (shape.scale_log2, shape.group);
     let heads = thread::grid_dim_y() as usize;
     let head = thread::block_idx_y() as usize;
@@ -142,17 +148,51 @@ pub fn attn_fa2<H: Half16, const D: usize>(
     let (gid, tig) = (lane / 4, lane % 4);
     let q0 = thread::block_idx_x() as usize * FA2_BM;
     let row0 = q0 + 16 * w + gid;
-    let ntiles = skv.div_ceil(FA2_BN);
+    // The key tiles the block's rows see: all of them, or with a window
+    // only those that meet the band (the block's first tile, `first`,
+    // starts the pipeline).
+    let (klo, khi) = shape.window_keys(q0, (q0 + FA2_BM).min(sq) - 1);
+    let (first, ntiles) = (klo / FA2_BN, khi.div_ceil(FA2_BN));
 
+    // Q alone in the first group of copies, the first K/V tile in the
+    // second: Q's fragments go to registers as soon as Q lands, while the
+    // K/V tile is still in flight.
     copy_tile(sm, 0, q, head * sq, q0, sq, cpr, t);
-    copy_tile(sm, k_at(0), k, kv_row, 0, skv, cpr, t);
-    copy_tile(sm, v_at(0), v, kv_row, 0, skv, cpr, t);
     commit_async_copies();
-
+    copy_tile(
+        sm,
+        k_at(first % FA2_STAGES),
+        k,
+        kv_row,
+        first * FA2_BN,
+        skv,
+        cpr,
+        t,
+    );
+    copy_tile(
+        sm,
+        v_at(first % FA2_STAGES),
+        v,
+        kv_row,
+        first * FA2_BN,
+        skv,
+        cpr,
+        t,
+    );
+    commit_async_copies();
+    wait_async_copies::<1>();
+    sync_threads();
     let mut qf = [[0u32; 4]; 8];
+    unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+        if kk < D / 16 {
+            let r = 16 * w + lane % 16;
+            qf[kk] = ldmatrix_x4(sm, chunk(r, 2 * kk + lane / 16, cpr));
+        }
+    });
+
     let mut o = [0f32; 64];
     let mut rows = Rows::new();
-    for j in 0..ntiles {
+    for j in first..ntiles {
         let st = j % FA2_STAGES;
         if j + 1 < ntiles {
             let nx = (j + 1) % FA2_STAGES;
@@ -164,14 +204,6 @@ pub fn attn_fa2<H: Half16, const D: usize>(
         commit_async_copies();
         wait_async_copies::<1>();
         sync_threads();
-        if j == 0 {
-            unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-                if kk < D / 16 {
-                    let r = 16 * w + lane % 16;
-                    qf[kk] = ldmatrix_x4(sm, chunk(r, 2 * kk + lane / 16, cpr));
-                }
-            });
-        }
         // S = Q K^T: 16 rows x 64 keys per warp, 8 blocks of 8 keys.
         let mut s = [0f32; 32];
         unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
@@ -189,8 +221,15 @@ pub fn attn_fa2<H: Half16, const D: usize>(
             }
         });
         let col0 = j * FA2_BN;
-        if col0 + FA2_BN > skv || (causal && col0 + FA2_BN - 1 > q0 + 16 * w) {
-            mask_scores(&mut s, tig, col0, row0, skv, causal);
+        // The warp's rows are q0 + 16 w ..= q0 + 16 w + 15: a tile needs
+        // the masks where it runs past Skv, holds a key after one of the
+        // rows (causal), or a key W or more away from one (window).
+        let (wr0, wc1) = (q0 + 16 * w, col0 + FA2_BN - 1);
+        if wc1 >= skv
+            || (causal && wc1 > wr0)
+            || (window != 0 && (wr0 + 15 >= col0 + window || wc1 >= wr0 + window))
+        {
+            mask_scores(&mut s, tig, col0, row0, skv, causal, window);
         }
         let alpha = online_softmax(&mut s, &mut rows, scale_log2);
         rescale(&mut o, D / 2, alpha);

@@ -576,7 +576,7 @@ pub fn attn_wgmma<H: Half16, const D: usize>(
         wgmma_wait_group::<0>();
         fence_operands(&mut sc);
         if needs_mask(j, skv, causal, q0 + 64 * wg) {
-            mask_scores(&mut sc, tig, j * HP_BN, row0, skv, causal);
+            mask_scores(&mut sc, tig, j * HP_BN, row0, skv, causal, 0);
         }
         let alpha = online_softmax(&mut sc, &mut rows, scale_log2);
         rescale(&mut o, D / 2, alpha);
@@ -736,7 +736,7 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
         fence_operands(&mut sc);
         bars.k_empty(0).arrive();
         if needs_mask(0, skv, causal, row_min) {
-            mask_scores(&mut sc, tig, 0, row0, skv, causal);
+            mask_scores(&mut sc, tig, 0, row0, skv, causal, 0);
         }
         let mut alpha = online_softmax(&mut sc, &mut rows, scale_log2);
         let mut p = pack_p::<H>(&sc);
@@ -760,7 +760,7 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
             fence_operands(&mut sc);
             bars.k_empty(s).arrive();
             if needs_mask(j, skv, causal, row_min) {
-                mask_scores(&mut sc, tig, j * HP_BN, row0, skv, causal);
+                mask_scores(&mut sc, tig, j * HP_BN, row0, skv, causal, 0);
             }
             alpha = online_softmax(&mut sc, &mut rows, scale_log2);
             wgmma_wait_group::<0>();

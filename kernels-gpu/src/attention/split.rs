@@ -14,7 +14,7 @@
 //! 8 bits of mantissa (BF16) before the exponential, are what the fused
 //! rungs remove.
 
-use super::{LN_2, log2_approx};
+use super::{LN_2, Lse, log2_approx};
 use ptxlab_device::math::{Real, fast};
 use ptxlab_device::mma::{Bf16, F16, Half16};
 use ptxlab_device::prelude::*;
@@ -89,29 +89,46 @@ pub fn attn_transpose(
     }
 }
 
+/// The rows of one head's scores as [`attn_softmax`] sees them, a kernel
+/// parameter by value.
+#[derive(Debug, Clone, Copy, PartialEq, KernelParams)]
+#[repr(C)]
+pub struct SoftmaxRows {
+    /// Keys per row, `Skv`.
+    pub cols: u32,
+    /// Values from one row to the next (`ld >= cols`; the `ld - cols`
+    /// after a row's keys become 0).
+    pub ld: u32,
+    /// `scale log2(e)`.
+    pub scale_log2: f32,
+    /// 1: causal masking (query `i` sees keys `j <= i`), 0: none.
+    pub causal: u32,
+    /// The sliding window `W` (keys `|i - j| < W`), 0: none.
+    pub window: u32,
+}
+
 /// The row softmax of rung 1, in place: row `i` of `s` (`cols` scores of
 /// type `H`, from `Q K^T` without the scale, rows `ld` values apart: the
 /// `ld - cols` values after them become 0) becomes
 /// `p[j] = exp(scale s[j] - m) / l`, with masked keys (`j > i` when
-/// `causal`) set to 0, and with `want_lse` its log-sum-exp goes to
-/// `lse[i]`. `scale_log2` is `scale log2(e)`.
+/// causal, `|i - j| >= W` with a window) set to 0, and with
+/// [`Lse::Store`] its log-sum-exp goes to `lse[i]`.
 ///
 /// Thread mapping: one block of [`SOFTMAX_THREADS`] per row (grid x =
-/// rows); three strided passes over the row (maximum, sum, write), each
-/// followed by a block reduction (warp shuffles, then one f32 per warp in
-/// shared memory). The row (at most a few tens of KiB) stays in L1/L2
-/// between the passes.
+/// rows); three strided passes over the keys the row sees (maximum, sum,
+/// write), each followed by a block reduction (warp shuffles, then one f32
+/// per warp in shared memory). The row (at most a few tens of KiB) stays
+/// in L1/L2 between the passes.
 #[kernel(launch_bounds(256), instances(Bf16, F16))]
 pub fn attn_softmax<H: Half16>(
     mut s: DeviceSliceMut<u16>,
     mut lse: DeviceSliceMut<f32>,
-    cols: u32,
-    ld: u32,
-    scale_log2: f32,
-    causal: u32,
-    want_lse: u32,
+    rows: SoftmaxRows,
+    lse_out: Lse,
 ) {
-    let (cols, ld) = (cols as usize, ld as usize);
+    let want_lse = lse_out as u32;
+    let (cols, ld, scale_log2) = (rows.cols as usize, rows.ld as usize, rows.scale_log2);
+    let (causal, window) = (rows.causal != 0, rows.window as usize);
     let row = thread::block_idx_x() as usize;
     if s.len() < (row + 1) * ld || ld < cols || (want_lse != 0 && lse.len() <= row) {
         ptxlab_device::trap("attn_softmax: a buffer is shorter than rows x cols");
@@ -119,20 +136,32 @@ pub fn attn_softmax<H: Half16>(
     let red = shared::dynamic_shared::<f32>(0, (SOFTMAX_THREADS / 32) as usize);
     let t = thread::thread_idx_x() as usize;
     let n = SOFTMAX_THREADS as usize;
-    // Keys this row sees: all, or 0..=row (torch's top-left causal mask).
-    let seen = if causal != 0 { cols.min(row + 1) } else { cols };
+    // Keys this row sees, `lo .. hi`: all, 0..=row (torch's top-left
+    // causal mask), and with a window those less than W away.
+    let lo = if window != 0 {
+        row.saturating_sub(window - 1)
+    } else {
+        0
+    };
+    let hi = if causal {
+        cols.min(row + 1)
+    } else if window != 0 {
+        cols.min(row + window)
+    } else {
+        cols
+    };
     let at = row * ld;
     let mut m = f32::NEG_INFINITY;
-    let mut j = t;
-    while j < seen {
+    let mut j = lo + t;
+    while j < hi {
         m = m.max(H::to_f32(s[at + j]));
         j += n;
     }
     let m = block_reduce(red, m, |a, b| a.max(b)) * scale_log2;
     let base = if m == f32::NEG_INFINITY { 0.0 } else { m };
     let mut l = 0f32;
-    let mut j = t;
-    while j < seen {
+    let mut j = lo + t;
+    while j < hi {
         l += fast::exp2(Real::mul_add(H::to_f32(s[at + j]), scale_log2, -base));
         j += n;
     }
@@ -140,7 +169,7 @@ pub fn attn_softmax<H: Half16>(
     let inv = if l > 0.0 { fast::recip(l) } else { 0.0 };
     let mut j = t;
     while j < ld {
-        let p = if j < seen {
+        let p = if lo <= j && j < hi {
             fast::exp2(Real::mul_add(H::to_f32(s[at + j]), scale_log2, -base)) * inv
         } else {
             0.0

@@ -91,15 +91,17 @@ def _ptr(x):
     return x.data_ptr() if kind(x) == "torch" else x.data.ptr
 
 
-def attention(q, k, v, causal=False, scale=None):
+def attention(q, k, v, causal=False, scale=None, window=None):
     """``softmax(scale q k^T [causal mask]) v`` for ``(batch, heads, seq,
     dim)`` tensors (torch's ``scaled_dot_product_attention`` layout and
     causal convention: query ``i`` sees keys ``j <= i``; ``scale`` defaults
     to ``1 / sqrt(dim)``). ``k`` and ``v`` may have fewer heads than ``q``
     (grouped-query attention, torch's ``enable_gqa=True``): ``(batch,
     kv_heads, seq_kv, dim)`` with ``kv_heads`` dividing ``heads``; query
-    head ``h`` reads key/value head ``h // (heads // kv_heads)``. Returns a
-    new tensor of ``q``'s kind, dtype and device, written by the kernel in
+    head ``h`` reads key/value head ``h // (heads // kv_heads)``. A sliding
+    ``window`` ``W`` (local attention) lets query ``i`` see the keys with
+    ``|i - j| < W`` (with ``causal``, ``i - W < j <= i``). Returns a new
+    tensor of ``q``'s kind, dtype and device, written by the kernel in
     place."""
     tq, tk, tv = _Gpu("q", q), _Gpu("k", k), _Gpu("v", v)
     _same(tq, tk, tv)
@@ -116,10 +118,13 @@ def attention(q, k, v, causal=False, scale=None):
         )
     if scale is not None and not isinstance(scale, (int, float)):
         raise TypeError(f"scale must be a number or None; got {type(scale).__name__}")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError(f"window must be a whole number of keys, at least 1, or None; got {window!r}")
     o = _empty(tq, (b, h, sq, d))
     _native.attention(
         tq.ptr, tk.ptr, tv.ptr, _ptr(o), b, h, sq, tk.shape[2], d, bool(causal),
         None if scale is None else float(scale), tq.prec, tq.device, _caller_stream(tq), tk.shape[1],
+        window,
     )
     return o
 

@@ -6,6 +6,8 @@
 //! pass at [`bench_backward_shapes`], timed alone. Then grouped-query
 //! attention ([`bench_gqa_shapes`]): every rung and the backward pass with
 //! fewer `K`/`V` heads than query heads, against torch's `enable_gqa=True`.
+//! Then a sliding window ([`bench_window_shapes`]), forward and backward,
+//! against torch's SDPA with the band as a mask and `flex_attention`.
 
 use super::check::{bound, check_rung, errors};
 use super::cpu::POISON_16;
@@ -39,13 +41,31 @@ pub fn bench_gqa_shapes(quick: bool) -> Vec<(usize, usize, usize, usize, usize)>
     }
 }
 
-/// The odd shape checked against the full f64 reference before a row at
-/// `shape`: 300 queries, 333 keys, grouped like `shape` when it is.
-fn odd_shape(shape: &Shape) -> Result<Shape> {
-    if shape.group() > 1 {
-        Shape::new(1, 4, 300, 333, shape.d, shape.causal, None)?.with_kv_heads(2)
+/// The sliding-window shapes `(batch, heads, seq, dim, window)`, each
+/// non-causal and causal, BF16, forward (every rung; rungs 3-5 report that
+/// they do not take a window) and backward (quick: one small one).
+/// `peers/attention.py` times torch's SDPA with the band as a boolean
+/// mask, and `flex_attention`, at the same.
+pub fn bench_window_shapes(quick: bool) -> Vec<(usize, usize, usize, usize, usize)> {
+    if quick {
+        vec![(1, 8, 2048, 128, 256)]
     } else {
-        Shape::new(1, 3, 300, 333, shape.d, shape.causal, None)
+        vec![(4, 16, 8192, 128, 1024)]
+    }
+}
+
+/// The odd shape checked against the full f64 reference before a row at
+/// `shape`: 300 queries, 333 keys, grouped like `shape` when it is, and
+/// with its window (at most 97 keys, so that the band crosses tiles).
+fn odd_shape(shape: &Shape) -> Result<Shape> {
+    let odd = if shape.group() > 1 {
+        Shape::new(1, 4, 300, 333, shape.d, shape.causal, None)?.with_kv_heads(2)?
+    } else {
+        Shape::new(1, 3, 300, 333, shape.d, shape.causal, None)?
+    };
+    match shape.window {
+        Some(w) => odd.with_window(w.min(97)),
+        None => Ok(odd),
     }
 }
 
@@ -105,6 +125,13 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             if gi == 0 {
                 rows.push(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
             }
+        }
+    }
+    for (b, h, s, d, w) in bench_window_shapes(ctx.quick) {
+        for causal in [false, true] {
+            let shape = Shape::new(b, h, s, s, d, causal, None)?.with_window(w)?;
+            bench_shape(ctx, dev, &shape, Precision::Bf16, &mut rows)?;
+            rows.push(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
         }
     }
     Ok(rows)

@@ -180,7 +180,8 @@ pub const SIM_GQA_SHAPES: [(usize, usize, usize, usize, usize); 2] =
 /// reference: each rung, each `(precision, D)` instance, causal and not,
 /// at the odd shapes of [`SIM_SHAPES`], and the backward pass once per
 /// instance; then, per instance, every rung and the backward pass at one
-/// grouped-head shape of [`SIM_GQA_SHAPES`].
+/// grouped-head shape of [`SIM_GQA_SHAPES`], and rungs 1-2 and the
+/// backward pass with a sliding window.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     for (i, prec) in Precision::ALL.into_iter().enumerate() {
@@ -215,6 +216,18 @@ pub fn sim_check() -> Result<()> {
                 }
             }
             super::backward::check_backward(&dev, prec, &shape, (i * 2 + j + 8) as u64)?;
+            // A sliding window that crosses the tiles' edges: rungs 1-2 and
+            // the backward pass, causal for one D of each precision.
+            let (b, h, sq, skv) = SIM_SHAPES[(i + j) % SIM_SHAPES.len()];
+            let window = if sq > skv { sq - skv + 9 } else { 21 };
+            let shape =
+                Shape::new(b, h, sq, skv, d, (i + j) % 2 == 1, None)?.with_window(window)?;
+            for rung in Rung::ALL {
+                if rung.refuses(&shape).is_none() {
+                    check_rung(&dev, rung, prec, &shape, (i * 2 + j + 16) as u64)?;
+                }
+            }
+            super::backward::check_backward(&dev, prec, &shape, (i * 2 + j + 16) as u64)?;
         }
     }
     Ok(())

@@ -50,6 +50,10 @@ pub struct Args {
     /// Causal mask (torch's `is_causal`: query i sees keys j <= i).
     #[arg(long)]
     pub causal: bool,
+    /// Sliding window (local attention): query i sees keys |i - j| < W
+    /// (with --causal, i - W < j <= i); rungs 1-2 and the backward pass.
+    #[arg(long, value_name = "W", value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
+    pub window: Option<usize>,
     /// Working precision of inputs and output (softmax and accumulation in f32).
     #[arg(long, value_enum, default_value_t = Precision::Bf16)]
     pub precision: Precision,
@@ -107,6 +111,14 @@ pub const SIM_MAX_WORK: usize = 1 << 26;
 pub const CPU_MAX_WORK: usize = 1 << 34;
 /// Above this, GPU results are checked on sampled rows only.
 pub const FULL_CHECK_WORK: usize = 1 << 30;
+
+/// `shape` with the `--window` when one is given.
+fn windowed(shape: Shape, window: Option<usize>) -> Result<Shape> {
+    match window {
+        Some(w) => shape.with_window(w),
+        None => Ok(shape),
+    }
+}
 
 /// The shape and the values (f32, before rounding) of the problem.
 fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
@@ -172,7 +184,7 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
         }
         let shape = Shape::new(qs[0], qs[1], qs[2], ks[2], qs[3], args.causal, args.scale)?
             .with_kv_heads(ks[1])?;
-        return Ok((shape, [q, k, v]));
+        return Ok((windowed(shape, args.window)?, [q, k, v]));
     }
     let seq = args.seq.unwrap_or(1024);
     let heads = args.heads.unwrap_or(4);
@@ -186,6 +198,7 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
         args.scale,
     )?
     .with_kv_heads(args.kv_heads.unwrap_or(heads))?;
+    let shape = windowed(shape, args.window)?;
     crate::cli::check_host_arrays("shape", shape.q_len().max(shape.kv_len()), 4, 6)?;
     let s = args.seed.wrapping_mul(3);
     Ok((
@@ -626,6 +639,12 @@ mod tests {
         }
         let e = err_of("--backend cpu --query q.npy");
         assert!(e.contains("all three"), "{e}");
+        let e = err_of("--backend cpu --seq 8 --window 0");
+        assert!(e.contains("--window") && e.contains("at least 1"), "{e}");
+        let e = err_of("--backend cpu --seq 40 --seq-kv 8 --window 4");
+        assert!(e.contains("see no key") && e.contains("at least 33"), "{e}");
+        let e = err_of("--backend sim --seq 8 --dim 64 --variant wgmma --window 4");
+        assert!(e.contains("does not take --window"), "{e}");
     }
 
     #[test]

@@ -147,11 +147,11 @@ pub fn reference(
         .map(|&(h, r)| {
             let qr = &q[(h * sq + r) * d..(h * sq + r + 1) * d];
             let kh = h / group;
-            let seen = if shape.causal { skv.min(r + 1) } else { skv };
-            let mut s = vec![0f64; seen];
+            let seen = shape.keys(r);
+            let mut s = vec![0f64; seen.len()];
             let mut m = f64::NEG_INFINITY;
             let mut big = 0f64;
-            for (j, sj) in s.iter_mut().enumerate() {
+            for (j, sj) in seen.clone().zip(s.iter_mut()) {
                 let kr = &k[(kh * skv + j) * d..(kh * skv + j + 1) * d];
                 let dot: f64 = qr.iter().zip(kr).map(|(a, b)| *a as f64 * *b as f64).sum();
                 *sj = dot * shape.scale;
@@ -160,7 +160,7 @@ pub fn reference(
             }
             let mut o = vec![0f64; d];
             let mut l = 0f64;
-            for (j, sj) in s.iter().enumerate() {
+            for (j, sj) in seen.zip(&s) {
                 let p = (sj - m).exp();
                 l += p;
                 let vr = &v[(kh * skv + j) * d..(kh * skv + j + 1) * d];
@@ -287,21 +287,21 @@ fn head_grads(shape: &Shape, q: &[f32], k: &[f32], v: &[f32], dout: &[f32], h: u
         .fold(zero, |(mut dk, mut dv, mut dqs), i| {
             let qi = &q[(h * sq + i) * d..(h * sq + i + 1) * d];
             let gi = &dout[(h * sq + i) * d..(h * sq + i + 1) * d];
-            let seen = if shape.causal { skv.min(i + 1) } else { skv };
-            let s: Vec<f64> = (0..seen).map(|j| dot(qi, kr(j)) * scale).collect();
+            let seen = shape.keys(i);
+            let s: Vec<f64> = seen.clone().map(|j| dot(qi, kr(j)) * scale).collect();
             let m = s.iter().fold(f64::NEG_INFINITY, |a, b| a.max(*b));
             let mut p: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
             let l: f64 = p.iter().sum();
             p.iter_mut().for_each(|x| *x /= l);
             let mut o = vec![0f64; d];
-            for (j, pj) in p.iter().enumerate() {
+            for (j, pj) in seen.clone().zip(&p) {
                 for (x, y) in o.iter_mut().zip(vr(j)) {
                     *x += pj * *y as f64;
                 }
             }
             let delta: f64 = gi.iter().zip(&o).map(|(g, x)| *g as f64 * x).sum();
             let mut dq = vec![0f64; d];
-            for (j, pj) in p.iter().enumerate() {
+            for (j, pj) in seen.zip(&p) {
                 let ds = pj * (dot(gi, vr(j)) - delta);
                 for (c, x) in dq.iter_mut().enumerate() {
                     *x += scale * ds * kr(j)[c] as f64;
@@ -455,6 +455,94 @@ mod tests {
             assert!(e.contains("--kv-heads") && e.contains("must divide"), "{e}");
         }
         assert!(grouped.label().contains("Hkv=2"), "{}", grouped.label());
+    }
+
+    #[test]
+    fn a_window_hides_the_keys_w_or_more_away() {
+        let (sq, skv, d) = (6, 8, 3);
+        let q = generated(4, sq * d);
+        let k = generated(5, skv * d);
+        let v = generated(6, skv * d);
+        let plain = Shape::new(1, 1, sq, skv, d, false, Some(0.9)).unwrap();
+        // Window 2: row i averages keys i - 1, i, i + 1 (those that exist).
+        let w2 = plain.with_window(2).unwrap();
+        let r = reference(&w2, &q, &k, &v, all_rows(&w2));
+        for i in 0..sq {
+            let keys: Vec<usize> = (i.saturating_sub(1)..(i + 2).min(skv)).collect();
+            assert_eq!(w2.keys(i), keys[0]..keys[keys.len() - 1] + 1);
+            let s: Vec<f64> = keys
+                .iter()
+                .map(|&j| {
+                    (0..d)
+                        .map(|c| q[i * d + c] as f64 * k[j * d + c] as f64)
+                        .sum::<f64>()
+                        * 0.9
+                })
+                .collect();
+            let m = s.iter().fold(f64::NEG_INFINITY, |a, b| a.max(*b));
+            let l: f64 = s.iter().map(|x| (x - m).exp()).sum();
+            for c in 0..d {
+                let want: f64 = keys
+                    .iter()
+                    .zip(&s)
+                    .map(|(&j, x)| (x - m).exp() / l * v[j * d + c] as f64)
+                    .sum();
+                assert!((r.o[i * d + c] - want).abs() < 1e-12, "row {i} col {c}");
+            }
+        }
+        // A window wider than both lengths is no window.
+        let wide = plain.with_window(sq + skv).unwrap();
+        let a = reference(&wide, &q, &k, &v, all_rows(&wide));
+        let b = reference(&plain, &q, &k, &v, all_rows(&plain));
+        assert_eq!(a.o, b.o);
+        // Causal with window 1: each query sees only its own position.
+        let own = Shape {
+            causal: true,
+            ..plain
+        }
+        .with_window(1)
+        .unwrap();
+        let r = reference(&own, &q, &k, &v, all_rows(&own));
+        for (x, y) in r.o.iter().zip(&v[..sq * d]) {
+            assert!((x - *y as f64).abs() < 1e-12);
+        }
+        // The gradients of the windowed loss against finite differences.
+        let g = generated(7, sq * d);
+        let loss = |q: &[f32], k: &[f32], v: &[f32]| -> f64 {
+            let r = reference(&w2, q, k, v, all_rows(&w2));
+            r.o.iter().zip(&g).map(|(o, g)| o * *g as f64).sum()
+        };
+        let gr = grad_reference(&w2, &q, &k, &v, &g, &[0]);
+        let h = 1e-3f32;
+        for (which, grad) in [(0, &gr.dq), (1, &gr.dk), (2, &gr.dv)] {
+            for i in 0..grad.len() {
+                let (mut a, mut b) = (
+                    [q.clone(), k.clone(), v.clone()],
+                    [q.clone(), k.clone(), v.clone()],
+                );
+                a[which][i] += h;
+                b[which][i] -= h;
+                let fd = (loss(&a[0], &a[1], &a[2]) - loss(&b[0], &b[1], &b[2])) / (2.0 * h as f64);
+                assert!((fd - grad[i]).abs() < 1e-3, "tensor {which} element {i}");
+            }
+        }
+        // Key 7 is seen by no query (the last row, 5, sees keys 4..=6).
+        assert!(
+            gr.dk[7 * d..]
+                .iter()
+                .chain(&gr.dv[7 * d..])
+                .all(|x| *x == 0.0)
+        );
+        assert!(w2.label().ends_with("window=2"), "{}", w2.label());
+        // Pairs inside the band: rows 0 and 5 see 2 and 3 keys, the rest 3.
+        assert_eq!(w2.flops(), 4.0 * d as f64 * 17.0);
+        // Bad windows are named.
+        let e = plain.with_window(0).unwrap_err().to_string();
+        assert!(e.contains("--window") && e.contains("at least 1"), "{e}");
+        let long = Shape::new(1, 1, 20, 8, d, false, None).unwrap();
+        let e = long.with_window(5).unwrap_err().to_string();
+        assert!(e.contains("see no key") && e.contains("at least 13"), "{e}");
+        assert!(long.with_window(13).is_ok());
     }
 
     #[test]

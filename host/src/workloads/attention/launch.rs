@@ -328,7 +328,14 @@ impl<'a> Plan<'a> {
         )?;
         let ld = sc.ld;
         let v = sc.v_padded.as_ref().unwrap_or(&self.x.v);
-        let (causal, want) = (sh.causal as u32, lse.is_some() as u32);
+        let rows = split::SoftmaxRows {
+            cols: skv as u32,
+            ld: sc.ld as u32,
+            scale_log2: sh.scale_log2(),
+            causal: sh.causal as u32,
+            window: sh.window.unwrap_or(0) as u32,
+        };
+        let want = if lse.is_some() { Lse::Store } else { Lse::Skip };
         for h in 0..bh {
             let (qa, ka) = (h * sq * d, (h / group) * ld * d);
             gemm_pipes::<H>(
@@ -347,15 +354,7 @@ impl<'a> Plan<'a> {
             launch!(
                 dev,
                 self.cfg,
-                attention::split::attn_softmax::<H>(
-                    sc.s.view_mut(0..sq * ld)?,
-                    lv,
-                    skv as u32,
-                    ld as u32,
-                    sh.scale_log2(),
-                    causal,
-                    want
-                )
+                attention::split::attn_softmax::<H>(sc.s.view_mut(0..sq * ld)?, lv, rows, want)
             )?;
             gemm_pipes::<H>(
                 dev,

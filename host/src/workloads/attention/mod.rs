@@ -34,7 +34,9 @@ pub use backward::{
     Backward, GradErrors, Grads, backward_entry, backward_flops, backward_refuses, check_backward,
     grad_bounds, grad_errors, grad_inputs, verify_grads,
 };
-pub use bench::{bench, bench_backward_shapes, bench_gqa_shapes, bench_shapes};
+pub use bench::{
+    bench, bench_backward_shapes, bench_gqa_shapes, bench_shapes, bench_window_shapes,
+};
 pub use check::{Errors, SIM_GQA_SHAPES, SIM_SHAPES, bound, check_rung, errors, sim_check, verify};
 pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK, cli};
 pub use cpu::{

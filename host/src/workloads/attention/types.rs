@@ -141,6 +141,13 @@ impl Rung {
                 ));
             }
         }
+        if self.hopper() && shape.window.is_some() {
+            return Some(format!(
+                "not for this problem: rung {} does not take --window yet; rungs 1 (split) and \
+                 2 (fa2) and the backward pass do",
+                self.number()
+            ));
+        }
         if *self == Rung::WsSkip && !shape.causal {
             return Some(
                 "not for this problem: rung 5 skips the masked tiles of causal attention; \
@@ -192,6 +199,10 @@ pub struct Shape {
     pub d: usize,
     /// torch's causal mask: query `i` sees keys `j <= i`.
     pub causal: bool,
+    /// The sliding window `W` (local attention): query `i` sees keys
+    /// `|i - j| < W` (with `causal`, `i - W < j <= i`); `None`: every key.
+    /// Set by [`Shape::with_window`], which checks it.
+    pub window: Option<usize>,
     /// The scale of the scores (default `1 / sqrt(d)`).
     pub scale: f64,
 }
@@ -273,8 +284,63 @@ impl Shape {
             skv,
             d,
             causal,
+            window: None,
             scale,
         })
+    }
+    /// The shape with a sliding window of `window` keys (`--window`):
+    /// query `i` sees keys `|i - j| < window`. At least 1, at most
+    /// `u32::MAX`, and wide enough that every query row sees a key: rows
+    /// `i >= Skv + W - 1` would see none, so with `Sq > Skv` the window
+    /// must be at least `Sq - Skv + 1`.
+    pub fn with_window(self, window: usize) -> Result<Self> {
+        if window == 0 {
+            return Err(Error::input(
+                "--window",
+                "0; a window of W lets query i see the keys j with |i - j| < W, so W must be \
+                 at least 1 (1: each query sees only its own position)",
+            ));
+        }
+        if window > u32::MAX as usize {
+            return Err(Error::input(
+                "--window",
+                format!(
+                    "{window}; at most {} (the kernels take it as a u32)",
+                    u32::MAX
+                ),
+            ));
+        }
+        if self.sq > self.skv + window - 1 {
+            return Err(Error::input(
+                "--window",
+                format!(
+                    "{window} with Sq = {} and Skv = {}: query rows {}.. would see no key; \
+                     with these lengths the window must be at least {}",
+                    self.sq,
+                    self.skv,
+                    self.skv + window - 1,
+                    self.sq - self.skv + 1
+                ),
+            ));
+        }
+        Ok(Shape {
+            window: Some(window),
+            ..self
+        })
+    }
+    /// The keys query row `i` sees, `lo .. hi` (never empty for a shape
+    /// that [`Shape::with_window`] accepted).
+    pub fn keys(&self, i: usize) -> std::ops::Range<usize> {
+        let w = self.window.unwrap_or(0);
+        let lo = if w > 0 { i.saturating_sub(w - 1) } else { 0 };
+        let hi = if self.causal {
+            self.skv.min(i + 1)
+        } else if w > 0 {
+            self.skv.min(i + w)
+        } else {
+            self.skv
+        };
+        lo..hi.max(lo)
     }
     /// The shape with `kv_heads` `K`/`V` heads per batch element
     /// (`--kv-heads`): at least 1 and dividing `heads`.
@@ -325,12 +391,19 @@ impl Shape {
             self.scale as f32,
             self.causal,
             self.group() as u32,
+            self.window.unwrap_or(0) as u32,
         )
     }
     /// FLOPs by the usual convention: `4 B H Sq Skv D` (two products),
-    /// halved for causal.
+    /// halved for causal; with a window, `4 B H D` times the query-key
+    /// pairs inside the band, counted exactly.
     pub fn flops(&self) -> f64 {
-        let f = 4.0 * self.bh() as f64 * self.sq as f64 * self.skv as f64 * self.d as f64;
+        let per_pair = 4.0 * self.bh() as f64 * self.d as f64;
+        if self.window.is_some() {
+            let pairs: usize = (0..self.sq).map(|i| self.keys(i).len()).sum();
+            return per_pair * pairs as f64;
+        }
+        let f = per_pair * self.sq as f64 * self.skv as f64;
         if self.causal { f / 2.0 } else { f }
     }
     /// `B=4 H=16 S=8192 D=128` (with `Hkv` and `Skv` when they differ, and
@@ -346,8 +419,12 @@ impl Shape {
         } else {
             format!(" Hkv={}", self.kv_heads)
         };
+        let window = match self.window {
+            Some(w) => format!(" window={w}"),
+            None => String::new(),
+        };
         format!(
-            "B={} H={}{kv} {s} D={}{}",
+            "B={} H={}{kv} {s} D={}{}{window}",
             self.batch,
             self.heads,
             self.d,
