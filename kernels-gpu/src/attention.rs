@@ -396,23 +396,38 @@ pub fn finish<const N: usize>(o: &mut [f32; N], n: usize, rows: &Rows) -> [f32; 
     lse
 }
 
+/// Where a thread's two rows of a `16 x n`-column slab go: rows `row0` and
+/// `row0 + 8` of the head whose first row is `base`, written while below
+/// the head's `rows`, `d` values a row.
+#[derive(Clone, Copy)]
+pub struct RowSlab {
+    /// The head's first row in the tensor.
+    pub base: usize,
+    /// This thread's first row within the head (its second is `row0 + 8`).
+    pub row0: usize,
+    /// Rows of the head (rows at or past it are not written).
+    pub rows: usize,
+    /// Values a row (even).
+    pub d: usize,
+}
+
 /// Stores the first `n` accumulators of `o` (the thread's two rows of a
-/// `16 x n`-column slab, accumulator layout) as `H` into `O` (row-major,
-/// `d` columns): rows `row0` and `row0 + 8` of the head whose first row
-/// is `base_row`, skipped at or past `sq`. Pairs of neighbours go as one
-/// 32-bit store (`d` is even).
+/// `16 x n`-column slab, accumulator layout) as `H` into `out` (row-major)
+/// at `at`. Pairs of neighbours go as one 32-bit store (`d` is even).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub fn store_rows<H: Half16, const N: usize>(
     out: DeviceSliceMut<u16>,
     o: &[f32; N],
     n: usize,
     tig: usize,
-    base_row: usize,
-    row0: usize,
-    sq: usize,
-    d: usize,
+    at: RowSlab,
 ) {
+    let RowSlab {
+        base: base_row,
+        row0,
+        rows: sq,
+        d,
+    } = at;
     unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] {
         if 2 * p < N && 2 * p < n {
             let i = 2 * p;

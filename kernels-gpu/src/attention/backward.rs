@@ -63,8 +63,8 @@
 //! far below the 16-bit rounding of the result.
 
 use super::LOG2_E;
-use super::fa2::{FA2_BM, FA2_BN, chunk, copy_tile, mma_block};
-use super::{AttnShape, p_frag, store_rows};
+use super::fa2::{FA2_BM, FA2_BN, HeadRows, chunk, copy_tile, mma_block};
+use super::{AttnShape, RowSlab, p_frag, store_rows};
 use ptxlab_device::math::{Real, fast};
 use ptxlab_device::mem::{F32x2, U32x4};
 use ptxlab_device::mma::{Bf16, F16, FragA16, Half16, ldmatrix_x4, ldmatrix_x4_trans, pack_rn};
@@ -304,12 +304,24 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     let steps = group * per;
     let at = |it: usize| ((kvh * group + it / per) * sq, (first + it % per) * BWD_BM);
 
-    copy_tile(sm, k_at, k, kvh * skv, kv0, skv, cpr, t);
-    copy_tile(sm, v_at, v, kvh * skv, kv0, skv, cpr, t);
+    let kv = |src| HeadRows {
+        src,
+        first: kvh * skv,
+        rows: skv,
+        cpr,
+    };
+    let qd = |src, first| HeadRows {
+        src,
+        first,
+        rows: sq,
+        cpr,
+    };
+    copy_tile(sm, k_at, kv(k), kv0, t);
+    copy_tile(sm, v_at, kv(v), kv0, t);
     if steps > 0 {
         let (qh, r0) = at(0);
-        copy_tile(sm, q_at(0), q, qh, r0, sq, cpr, t);
-        copy_tile(sm, do_at(0), dout, qh, r0, sq, cpr, t);
+        copy_tile(sm, q_at(0), qd(q, qh), r0, t);
+        copy_tile(sm, do_at(0), qd(dout, qh), r0, t);
     }
     commit_async_copies();
 
@@ -321,8 +333,8 @@ pub fn attn_bwd<H: Half16, const D: usize>(
         if it + 1 < steps {
             let nx = (it + 1) % BWD_STAGES;
             let (nh, r0) = at(it + 1);
-            copy_tile(sm, q_at(nx), q, nh, r0, sq, cpr, t);
-            copy_tile(sm, do_at(nx), dout, nh, r0, sq, cpr, t);
+            copy_tile(sm, q_at(nx), qd(q, nh), r0, t);
+            copy_tile(sm, do_at(nx), qd(dout, nh), r0, t);
         }
         // An empty group on the last tile keeps the count uniform.
         commit_async_copies();
@@ -438,6 +450,12 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     // past every query): nothing may be in flight at exit.
     wait_async_copies::<0>();
     super::rescale(&mut dk_acc, D / 2, [scale, scale]);
-    store_rows::<H, 64>(dk, &dk_acc, D / 2, tig, kvh * skv, key0, skv, D);
-    store_rows::<H, 64>(dv, &dv_acc, D / 2, tig, kvh * skv, key0, skv, D);
+    let keys = RowSlab {
+        base: kvh * skv,
+        row0: key0,
+        rows: skv,
+        d: D,
+    };
+    store_rows::<H, 64>(dk, &dk_acc, D / 2, tig, keys);
+    store_rows::<H, 64>(dv, &dv_acc, D / 2, tig, keys);
 }

@@ -1,7 +1,7 @@
 //! Rung 2: one fused kernel, FlashAttention-2's structure on `mma.sync`.
 
 use super::{
-    AttnShape, Lse, Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse,
+    AttnShape, Lse, RowSlab, Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse,
     store_rows,
 };
 use ptxlab_device::mem::U32x4;
@@ -37,21 +37,34 @@ pub(super) fn chunk(r: usize, q: usize, cpr: usize) -> usize {
     r * cpr + (q ^ (r % 8))
 }
 
-/// Starts the copies of rows `r0..r0 + 64` of a head's matrix (`rows` of
-/// them, `cpr` chunks each, the head's first row at `head_row`) into the
-/// tile at chunk `at` of `sm`; rows at or past `rows` are zero-filled.
+/// The rows of one head in a 16-bit tensor: the head's first row `first`
+/// in `src`, its `rows` rows (a copy zero-fills the rows at or past them),
+/// `cpr` 16-byte chunks a row (`D / 8`).
+#[derive(Clone, Copy)]
+pub(super) struct HeadRows<'a> {
+    pub src: DeviceSlice<'a, u16>,
+    pub first: usize,
+    pub rows: usize,
+    pub cpr: usize,
+}
+
+/// Starts the copies of rows `r0..r0 + 64` of `head` into the tile at
+/// chunk `at` of `sm` (thread `t` of the block's [`FA2_THREADS`]); rows at
+/// or past the head's `rows` are zero-filled.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub(super) fn copy_tile(
     sm: SharedSlice<U32x4>,
     at: usize,
-    src: DeviceSlice<u16>,
-    head_row: usize,
+    head: HeadRows<'_>,
     r0: usize,
-    rows: usize,
-    cpr: usize,
     t: usize,
 ) {
+    let HeadRows {
+        src,
+        first: head_row,
+        rows,
+        cpr,
+    } = head;
     unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7] {
         if c < FA2_BN * cpr / FA2_THREADS as usize {
             let i = t + FA2_THREADS as usize * c;
@@ -157,28 +170,30 @@ pub fn attn_fa2<H: Half16, const D: usize>(
     // Q alone in the first group of copies, the first K/V tile in the
     // second: Q's fragments go to registers as soon as Q lands, while the
     // K/V tile is still in flight.
-    copy_tile(sm, 0, q, head * sq, q0, sq, cpr, t);
+    let (qrows, krows, vrows) = (
+        HeadRows {
+            src: q,
+            first: head * sq,
+            rows: sq,
+            cpr,
+        },
+        HeadRows {
+            src: k,
+            first: kv_row,
+            rows: skv,
+            cpr,
+        },
+        HeadRows {
+            src: v,
+            first: kv_row,
+            rows: skv,
+            cpr,
+        },
+    );
+    copy_tile(sm, 0, qrows, q0, t);
     commit_async_copies();
-    copy_tile(
-        sm,
-        k_at(first % FA2_STAGES),
-        k,
-        kv_row,
-        first * FA2_BN,
-        skv,
-        cpr,
-        t,
-    );
-    copy_tile(
-        sm,
-        v_at(first % FA2_STAGES),
-        v,
-        kv_row,
-        first * FA2_BN,
-        skv,
-        cpr,
-        t,
-    );
+    copy_tile(sm, k_at(first % FA2_STAGES), krows, first * FA2_BN, t);
+    copy_tile(sm, v_at(first % FA2_STAGES), vrows, first * FA2_BN, t);
     commit_async_copies();
     wait_async_copies::<1>();
     sync_threads();
@@ -197,8 +212,8 @@ pub fn attn_fa2<H: Half16, const D: usize>(
         if j + 1 < ntiles {
             let nx = (j + 1) % FA2_STAGES;
             let r0 = (j + 1) * FA2_BN;
-            copy_tile(sm, k_at(nx), k, kv_row, r0, skv, cpr, t);
-            copy_tile(sm, v_at(nx), v, kv_row, r0, skv, cpr, t);
+            copy_tile(sm, k_at(nx), krows, r0, t);
+            copy_tile(sm, v_at(nx), vrows, r0, t);
         }
         // An empty group on the last tile keeps the count uniform.
         commit_async_copies();
@@ -251,7 +266,18 @@ pub fn attn_fa2<H: Half16, const D: usize>(
         sync_threads();
     }
     let l = finish(&mut o, D / 2, &rows);
-    store_rows::<H, 64>(out, &o, D / 2, tig, head * sq, row0, sq, D);
+    store_rows::<H, 64>(
+        out,
+        &o,
+        D / 2,
+        tig,
+        RowSlab {
+            base: head * sq,
+            row0,
+            rows: sq,
+            d: D,
+        },
+    );
     if want_lse != 0 {
         store_lse(lse, l, tig, head * sq, row0, sq);
     }

@@ -34,7 +34,7 @@
 //! (`Bar`).
 
 use super::{
-    AttnShape, Lse, Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse,
+    AttnShape, Lse, RowSlab, Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse,
     store_rows,
 };
 use ptxlab_device::hopper::{
@@ -593,7 +593,18 @@ pub fn attn_wgmma<H: Half16, const D: usize>(
         }
     }
     let l = finish(&mut o, D / 2, &rows);
-    store_rows::<H, 64>(out, &o, D / 2, tig, head * sq, row0, sq, D);
+    store_rows::<H, 64>(
+        out,
+        &o,
+        D / 2,
+        tig,
+        RowSlab {
+            base: head * sq,
+            row0,
+            rows: sq,
+            d: D,
+        },
+    );
     if want_lse != 0 {
         store_lse(lse, l, tig, head * sq, row0, sq);
     }
@@ -779,7 +790,18 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
         fence_first(&mut o, D / 2);
         bars.v_empty(sp).arrive();
         let l = finish(&mut o, D / 2, &rows);
-        store_rows::<H, 64>(out, &o, D / 2, tig, head * sq, row0, sq, D);
+        store_rows::<H, 64>(
+            out,
+            &o,
+            D / 2,
+            tig,
+            RowSlab {
+                base: head * sq,
+                row0,
+                rows: sq,
+                d: D,
+            },
+        );
         if want_lse != 0 {
             store_lse(lse, l, tig, head * sq, row0, sq);
         }

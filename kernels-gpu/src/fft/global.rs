@@ -119,32 +119,43 @@ pub fn fft_global_pass<T: Real>(
         elem_stride: step.elem_stride as usize,
         batch_stride: step.batch_stride as usize,
     };
-    with_radix!(step.radix, R => pass::<T, R>(
-        &src,
-        &dst,
-        &tw,
-        step.n as usize,
-        step.ns as usize,
+    let pass_of = Pass {
+        n: step.n as usize,
+        ns: step.ns as usize,
         lay,
-        step.batch_fastest(),
-        step.inverse(),
-        scale,
-    ))
+        batch_fastest: step.batch_fastest(),
+        inverse: step.inverse(),
+    };
+    with_radix!(step.radix, R => pass::<T, R>(&src, &dst, &tw, pass_of, scale))
 }
 
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn pass<T: Real, const R: usize>(
-    src: &DeviceSlice<T>,
-    dst: &DeviceSliceMut<T>,
-    tw: &DeviceSlice<T>,
+/// One pass as [`pass`] takes it: length `n`, the radices before it
+/// multiplying to `ns`, the layout, the thread order and the direction.
+#[derive(Clone, Copy)]
+struct Pass {
     n: usize,
     ns: usize,
     lay: Layout,
     batch_fastest: bool,
     inverse: bool,
+}
+
+/// [`fft_global_pass`] with its radix `R` known.
+#[inline(always)]
+fn pass<T: Real, const R: usize>(
+    src: &DeviceSlice<T>,
+    dst: &DeviceSliceMut<T>,
+    tw: &DeviceSlice<T>,
+    p: Pass,
     scale: T,
 ) {
+    let Pass {
+        n,
+        ns,
+        lay,
+        batch_fastest,
+        inverse,
+    } = p;
     let per = n / R;
     for t in thread::grid_stride(per * lay.batches) {
         let (b, j) = if batch_fastest {
