@@ -270,6 +270,19 @@ fn hostile_shapes_and_buffers_are_refused_with_the_allowed_range() {
     assert!(e.contains("Q") && e.contains("element 1"), "{e}");
 }
 
+/// One line of a GPU test's output: the rung, the problem and its errors.
+fn print_errors(rung: Rung, prec: Precision, shape: &Shape, e: &Errors) {
+    println!(
+        "{} {} {}: rel {:.2e} max {:.2e} lse {:.1e}",
+        rung.label(),
+        prec.name(),
+        shape.label(),
+        e.rel,
+        e.max,
+        e.lse
+    );
+}
+
 #[test]
 fn gpu_every_rung() {
     let Some(dev) = gpu_or_skip() else { return };
@@ -291,15 +304,7 @@ fn gpu_every_rung() {
                             continue;
                         }
                         let e = check_rung(&dev, rung, prec, &shape, 5).unwrap();
-                        println!(
-                            "{} {} {}: rel {:.2e} max {:.2e} lse {:.1e}",
-                            rung.label(),
-                            prec.name(),
-                            shape.label(),
-                            e.rel,
-                            e.max,
-                            e.lse
-                        );
+                        print_errors(rung, prec, &shape, &e);
                     }
                 }
             }
@@ -330,15 +335,7 @@ fn gpu_grouped_heads() {
                             continue;
                         }
                         let e = check_rung(&dev, rung, prec, &shape, 6).unwrap();
-                        println!(
-                            "{} {} {}: rel {:.2e} max {:.2e} lse {:.1e}",
-                            rung.label(),
-                            prec.name(),
-                            shape.label(),
-                            e.rel,
-                            e.max,
-                            e.lse
-                        );
+                        print_errors(rung, prec, &shape, &e);
                     }
                 }
             }
@@ -369,15 +366,7 @@ fn gpu_sliding_windows_forward_and_backward() {
                 for prec in Precision::ALL {
                     for rung in [Rung::Split, Rung::Fa2] {
                         let e = check_rung(&dev, rung, prec, &shape, 8).unwrap();
-                        println!(
-                            "{} {} {}: rel {:.2e} max {:.2e} lse {:.1e}",
-                            rung.label(),
-                            prec.name(),
-                            shape.label(),
-                            e.rel,
-                            e.max,
-                            e.lse
-                        );
+                        print_errors(rung, prec, &shape, &e);
                     }
                     if sq * skv <= 1 << 21 {
                         let e = attention::check_backward(&dev, prec, &shape, 8).unwrap();

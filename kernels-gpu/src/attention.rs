@@ -411,6 +411,20 @@ pub struct RowSlab {
     pub d: usize,
 }
 
+impl RowSlab {
+    /// Rows `row0` and `row0 + 8` of the head whose first row is `base`,
+    /// of `rows` rows of `d` values.
+    #[inline(always)]
+    pub const fn new(base: usize, row0: usize, rows: usize, d: usize) -> Self {
+        Self {
+            base,
+            row0,
+            rows,
+            d,
+        }
+    }
+}
+
 /// Stores the first `n` accumulators of `o` (the thread's two rows of a
 /// `16 x n`-column slab, accumulator layout) as `H` into `out` (row-major)
 /// at `at`. Pairs of neighbours go as one 32-bit store (`d` is even).

@@ -450,12 +450,7 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     // past every query): nothing may be in flight at exit.
     wait_async_copies::<0>();
     super::rescale(&mut dk_acc, D / 2, [scale, scale]);
-    let keys = RowSlab {
-        base: kvh * skv,
-        row0: key0,
-        rows: skv,
-        d: D,
-    };
+    let keys = RowSlab::new(kvh * skv, key0, skv, D);
     store_rows::<H, 64>(dk, &dk_acc, D / 2, tig, keys);
     store_rows::<H, 64>(dv, &dv_acc, D / 2, tig, keys);
 }

@@ -266,18 +266,7 @@ pub fn attn_fa2<H: Half16, const D: usize>(
         sync_threads();
     }
     let l = finish(&mut o, D / 2, &rows);
-    store_rows::<H, 64>(
-        out,
-        &o,
-        D / 2,
-        tig,
-        RowSlab {
-            base: head * sq,
-            row0,
-            rows: sq,
-            d: D,
-        },
-    );
+    store_rows::<H, 64>(out, &o, D / 2, tig, RowSlab::new(head * sq, row0, sq, D));
     if want_lse != 0 {
         store_lse(lse, l, tig, head * sq, row0, sq);
     }

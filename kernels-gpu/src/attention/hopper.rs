@@ -593,18 +593,7 @@ pub fn attn_wgmma<H: Half16, const D: usize>(
         }
     }
     let l = finish(&mut o, D / 2, &rows);
-    store_rows::<H, 64>(
-        out,
-        &o,
-        D / 2,
-        tig,
-        RowSlab {
-            base: head * sq,
-            row0,
-            rows: sq,
-            d: D,
-        },
-    );
+    store_rows::<H, 64>(out, &o, D / 2, tig, RowSlab::new(head * sq, row0, sq, D));
     if want_lse != 0 {
         store_lse(lse, l, tig, head * sq, row0, sq);
     }
@@ -790,18 +779,7 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
         fence_first(&mut o, D / 2);
         bars.v_empty(sp).arrive();
         let l = finish(&mut o, D / 2, &rows);
-        store_rows::<H, 64>(
-            out,
-            &o,
-            D / 2,
-            tig,
-            RowSlab {
-                base: head * sq,
-                row0,
-                rows: sq,
-                d: D,
-            },
-        );
+        store_rows::<H, 64>(out, &o, D / 2, tig, RowSlab::new(head * sq, row0, sq, D));
         if want_lse != 0 {
             store_lse(lse, l, tig, head * sq, row0, sq);
         }
