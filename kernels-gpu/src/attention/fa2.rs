@@ -112,11 +112,6 @@ pub(super) fn copy_tile(
 /// `m16n8k16`: no shared memory, no shuffles) and `V` through
 /// `ldmatrix.x4.trans`.
 ///
-/// With a sliding window (`AttnShape::window_keys`) the block walks only
-/// the key tiles that meet its rows' band, about `2 W / 64 + 2` of them
-/// (`W / 64 + 2` when causal) instead of `Skv / 64`; the masks run only on
-/// the tiles that cross the band's edges.
-///
 /// Why it is faster than rung 1: no score matrix in memory (rung 1 writes
 /// and reads `Sq x Skv` 16-bit values three times per head), one launch
 /// instead of `3 heads + 1`, and the exponentials and the products of a
@@ -133,7 +128,6 @@ pub fn attn_fa2<H: Half16, const D: usize>(
 ) {
     let want_lse = lse_out as u32;
     let (sq, skv, causal) = (shape.sq as usize, shape.skv as usize, shape.causal());
-    let window = shape.window();
     let (scale_log2, group) = (shape.scale_log2, shape.group);
     let heads = thread::grid_dim_y() as usize;
     let head = thread::block_idx_y() as usize;
@@ -161,15 +155,163 @@ pub fn attn_fa2<H: Half16, const D: usize>(
     let (gid, tig) = (lane / 4, lane % 4);
     let q0 = thread::block_idx_x() as usize * FA2_BM;
     let row0 = q0 + 16 * w + gid;
+    let ntiles = skv.div_ceil(FA2_BN);
+
+    let krows = HeadRows {
+        src: k,
+        first: kv_row,
+        rows: skv,
+        cpr,
+    };
+    let vrows = HeadRows {
+        src: v,
+        first: kv_row,
+        rows: skv,
+        cpr,
+    };
+    copy_tile(
+        sm,
+        0,
+        HeadRows {
+            src: q,
+            first: head * sq,
+            rows: sq,
+            cpr,
+        },
+        q0,
+        t,
+    );
+    copy_tile(sm, k_at(0), krows, 0, t);
+    copy_tile(sm, v_at(0), vrows, 0, t);
+    commit_async_copies();
+
+    let mut qf = [[0u32; 4]; 8];
+    let mut o = [0f32; 64];
+    let mut rows = Rows::new();
+    for j in 0..ntiles {
+        let st = j % FA2_STAGES;
+        if j + 1 < ntiles {
+            let nx = (j + 1) % FA2_STAGES;
+            let r0 = (j + 1) * FA2_BN;
+            copy_tile(sm, k_at(nx), krows, r0, t);
+            copy_tile(sm, v_at(nx), vrows, r0, t);
+        }
+        // An empty group on the last tile keeps the count uniform.
+        commit_async_copies();
+        wait_async_copies::<1>();
+        sync_threads();
+        if j == 0 {
+            unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+                if kk < D / 16 {
+                    let r = 16 * w + lane % 16;
+                    qf[kk] = ldmatrix_x4(sm, chunk(r, 2 * kk + lane / 16, cpr));
+                }
+            });
+        }
+        // S = Q K^T: 16 rows x 64 keys per warp, 8 blocks of 8 keys.
+        let mut s = [0f32; 32];
+        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+            if kk < D / 16 {
+                let a = FragA16(qf[kk]);
+                unroll!(nb in [0, 1, 2, 3] {
+                    // Lanes 8m..8m+8 name matrix m: key block 2 nb + m / 2,
+                    // k half m % 2.
+                    let m = lane / 8;
+                    let r = (2 * nb + m / 2) * 8 + lane % 8;
+                    let b = ldmatrix_x4(sm, k_at(st) + chunk(r, 2 * kk + m % 2, cpr));
+                    mma_block::<H, 32>(&mut s, 2 * nb, &a, [b[0], b[1]]);
+                    mma_block::<H, 32>(&mut s, 2 * nb + 1, &a, [b[2], b[3]]);
+                });
+            }
+        });
+        let col0 = j * FA2_BN;
+        if col0 + FA2_BN > skv || (causal && col0 + FA2_BN - 1 > q0 + 16 * w) {
+            mask_scores(&mut s, tig, col0, row0, skv, causal, 0);
+        }
+        let alpha = online_softmax(&mut s, &mut rows, scale_log2);
+        rescale(&mut o, D / 2, alpha);
+        // O += P V: 4 steps of 16 keys, D / 8 blocks of 8 columns.
+        unroll!(kt in [0, 1, 2, 3] {
+            let a = FragA16(p_frag::<H, 32>(&s, kt));
+            unroll!(db in [0, 1, 2, 3, 4, 5, 6, 7] {
+                if db < D / 16 {
+                    // Lanes 0..16 name key rows 16 kt.. of column block
+                    // 2 db, lanes 16..32 the same rows of block 2 db + 1.
+                    let r = 16 * kt + lane % 16;
+                    let b = ldmatrix_x4_trans(sm, v_at(st) + chunk(r, 2 * db + lane / 16, cpr));
+                    mma_block::<H, 64>(&mut o, 2 * db, &a, [b[0], b[1]]);
+                    mma_block::<H, 64>(&mut o, 2 * db + 1, &a, [b[2], b[3]]);
+                }
+            });
+        });
+        // Everyone is done with stage `st` before it is refilled.
+        sync_threads();
+    }
+    let l = finish(&mut o, D / 2, &rows);
+    store_rows::<H, 64>(out, &o, D / 2, tig, RowSlab::new(head * sq, row0, sq, D));
+    if want_lse != 0 {
+        store_lse(lse, l, tig, head * sq, row0, sq);
+    }
+}
+
+/// Rung 2 with a sliding window (`AttnShape::window`): [`attn_fa2`]'s
+/// thread mapping, shared-memory layout and per-tile work, but each block
+/// walks only the key tiles that meet its rows' band
+/// (`AttnShape::window_keys`), about `2 W / 64 + 2` of them (`W / 64 + 2`
+/// when causal) instead of `Skv / 64`, and only the tiles that cross the
+/// band's edges run the masks ([`mask_scores`] with the window).
+///
+/// One difference besides the band: `Q` travels alone in the first group
+/// of copies and its fragments go to registers before the key loop (the
+/// band's bounds, live across the loop, would otherwise push the D = 128
+/// instances past 255 registers). A kernel of its own, so the plain rung
+/// never reads the window.
+#[kernel(launch_bounds(128), instances(<Bf16, 128>, <F16, 128>, <Bf16, 64>, <F16, 64>))]
+pub fn attn_fa2_window<H: Half16, const D: usize>(
+    q: DeviceSlice<u16>,
+    k: DeviceSlice<u16>,
+    v: DeviceSlice<u16>,
+    out: DeviceSliceMut<u16>,
+    lse: DeviceSliceMut<f32>,
+    shape: AttnShape,
+    lse_out: Lse,
+) {
+    let want_lse = lse_out as u32;
+    let (sq, skv, causal) = (shape.sq as usize, shape.skv as usize, shape.causal());
+    let window = shape.window();
+    let (scale_log2, group) = (shape.scale_log2, shape.group);
+    let heads = thread::grid_dim_y() as usize;
+    let head = thread::block_idx_y() as usize;
+    let group = group as usize;
+    if group == 0 || !heads.is_multiple_of(group) {
+        ptxlab_device::trap("attn_fa2_window: the group does not divide the heads");
+    }
+    let kv_heads = heads / group;
+    if q.len() < heads * sq * D
+        || out.len() < heads * sq * D
+        || k.len() < kv_heads * skv * D
+        || v.len() < kv_heads * skv * D
+        || (want_lse != 0 && lse.len() < heads * sq)
+    {
+        ptxlab_device::trap("attn_fa2_window: a buffer is shorter than its shape");
+    }
+    let kv_row = (head / group) * skv;
+    let cpr = D / 8;
+    let sm = shared::dynamic_shared::<U32x4>(0, fa2_shared_bytes(D) / 16);
+    let tile = FA2_BN * cpr;
+    let k_at = |s: usize| tile + 2 * s * tile;
+    let v_at = |s: usize| tile + 2 * s * tile + tile;
+    let t = thread::thread_idx_x() as usize;
+    let (w, lane) = (t / 32, t % 32);
+    let (gid, tig) = (lane / 4, lane % 4);
+    let q0 = thread::block_idx_x() as usize * FA2_BM;
+    let row0 = q0 + 16 * w + gid;
     // The key tiles the block's rows see: all of them, or with a window
     // only those that meet the band (the block's first tile, `first`,
     // starts the pipeline).
     let (klo, khi) = shape.window_keys(q0, (q0 + FA2_BM).min(sq) - 1);
     let (first, ntiles) = (klo / FA2_BN, khi.div_ceil(FA2_BN));
 
-    // Q alone in the first group of copies, the first K/V tile in the
-    // second: Q's fragments go to registers as soon as Q lands, while the
-    // K/V tile is still in flight.
     let (qrows, krows, vrows) = (
         HeadRows {
             src: q,
@@ -191,19 +333,16 @@ pub fn attn_fa2<H: Half16, const D: usize>(
         },
     );
     copy_tile(sm, 0, qrows, q0, t);
+    let mut qf = [[0u32; 4]; 8];
+    // Q alone in the first group of copies, the first K/V tile in the
+    // second: Q's fragments go to registers before the key loop.
     commit_async_copies();
     copy_tile(sm, k_at(first % FA2_STAGES), krows, first * FA2_BN, t);
     copy_tile(sm, v_at(first % FA2_STAGES), vrows, first * FA2_BN, t);
     commit_async_copies();
     wait_async_copies::<1>();
     sync_threads();
-    let mut qf = [[0u32; 4]; 8];
-    unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-        if kk < D / 16 {
-            let r = 16 * w + lane % 16;
-            qf[kk] = ldmatrix_x4(sm, chunk(r, 2 * kk + lane / 16, cpr));
-        }
-    });
+    load_q::<D>(sm, &mut qf, w, lane);
 
     let mut o = [0f32; 64];
     let mut rows = Rows::new();
@@ -240,10 +379,7 @@ pub fn attn_fa2<H: Half16, const D: usize>(
         // the masks where it runs past Skv, holds a key after one of the
         // rows (causal), or a key W or more away from one (window).
         let (wr0, wc1) = (q0 + 16 * w, col0 + FA2_BN - 1);
-        if wc1 >= skv
-            || (causal && wc1 > wr0)
-            || (window != 0 && (wr0 + 15 >= col0 + window || wc1 >= wr0 + window))
-        {
+        if wc1 >= skv || (causal && wc1 > wr0) || wr0 + 15 >= col0 + window || wc1 >= wr0 + window {
             mask_scores(&mut s, tig, col0, row0, skv, causal, window);
         }
         let alpha = online_softmax(&mut s, &mut rows, scale_log2);
@@ -270,6 +406,19 @@ pub fn attn_fa2<H: Half16, const D: usize>(
     if want_lse != 0 {
         store_lse(lse, l, tig, head * sq, row0, sq);
     }
+}
+
+/// Warp `w`'s `A` fragments of its 16 rows of the `Q` tile (at the start
+/// of `sm`), `D / 16` steps of 16 columns.
+#[inline(always)]
+fn load_q<const D: usize>(sm: SharedSlice<U32x4>, qf: &mut [[u32; 4]; 8], w: usize, lane: usize) {
+    let cpr = D / 8;
+    unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+        if kk < D / 16 {
+            let r = 16 * w + lane % 16;
+            qf[kk] = ldmatrix_x4(sm, chunk(r, 2 * kk + lane / 16, cpr));
+        }
+    });
 }
 
 /// `mma.m16n8k16` into 8-column block `nb` of accumulators held in the

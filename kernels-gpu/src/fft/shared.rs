@@ -11,54 +11,38 @@ use super::{C, MAX_RADIX, RADIX_BITS, butterfly, with_radix};
 use core::ops::Mul;
 use ptxlab_device::prelude::*;
 
-/// The transforms [`fft_shared`] runs, a kernel parameter by value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, KernelParams)]
-#[repr(C)]
-pub struct SharedPlan {
-    /// The passes' radices, [`RADIX_BITS`] bits each, first pass lowest.
-    pub radices: u64,
-    /// The transform length.
-    pub n: u32,
-    /// How many passes `radices` holds.
-    pub passes: u32,
-    /// 1: inverse (`exp(+2 pi i jk / n)`), 0: forward.
-    pub inverse: u32,
-    /// 0, or the length of the four-step transform whose twiddle step is
-    /// applied on the way out (see [`fft_shared`]).
-    pub four_step: u32,
-}
-
 /// `batches = src.len() / (2 n)` length-`n` transforms of the rows of
 /// `src`, written to the rows of `dst`, output times `scale`.
 ///
 /// Thread mapping: block `b` (`blockIdx.x`, plus `gridDim.x` strides for
 /// more rows than blocks) transforms row `b`; its threads share the
 /// butterflies of each pass (`j = threadIdx.x, + blockDim.x, ...`).
-/// The plan's `radices` holds the passes' radices, [`RADIX_BITS`] bits
-/// each, first pass lowest; `passes` how many. Shared memory: two buffers of `n`
+/// `radices` holds the passes' radices, [`RADIX_BITS`] bits each, first
+/// pass lowest; `passes` how many. Shared memory: two buffers of `n`
 /// complex values (`[re, im]` interleaved), ping-pong between passes;
 /// `super::shared_bytes(n, size_of::<T>())` bytes.
 ///
-/// With the plan's `four_step != 0` element `k` of row `b` is also multiplied by
+/// With `four_step != 0` element `k` of row `b` is also multiplied by
 /// `exp(-+2 pi i (j k mod four_step) / four_step)` on the way out, `j = b mod
 /// (four_step / n)` (the twiddle step of four-step transforms of length
 /// `four_step`, each `four_step / n` consecutive rows), computed with the
 /// precise f64 `sincos`.
 #[kernel(launch_bounds(1024), instances(f32, f64))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "a struct of these scalars measured slower on an H200 (docs/results/2026-11-29-h200-window-structs)"
+)]
 pub fn fft_shared<T: Real>(
     src: DeviceSlice<T>,
     dst: DeviceSliceMut<T>,
     tw: DeviceSlice<T>,
-    plan: SharedPlan,
+    n: u32,
+    radices: u64,
+    passes: u32,
+    inverse: u32,
     scale: T,
+    four_step: u32,
 ) {
-    let SharedPlan {
-        radices,
-        n,
-        passes,
-        inverse,
-        four_step,
-    } = plan;
     let n = n as usize;
     let bufs = [
         shared::dynamic_shared::<T>(0, 2 * n),

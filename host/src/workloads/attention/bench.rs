@@ -272,7 +272,7 @@ fn bench_shape(
             rows.push(row);
             continue;
         }
-        if let Some(kernel) = entry(rung, prec, shape.d) {
+        if let Some(kernel) = entry(rung, prec, shape.d, shape.window.is_some()) {
             let res = crate::modules::resource(kernel, &arch, false)
                 .or_else(|| crate::modules::resource(kernel, &format!("{arch}a"), false));
             if let Some(res) = res {

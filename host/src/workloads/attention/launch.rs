@@ -397,6 +397,7 @@ struct Fused<H, const D: usize>(PhantomData<H>);
 impl<H: Half16, const D: usize> Fused<H, D>
 where
     fa2::attn_fa2::Of<H, D>: fa2::attn_fa2::Instance,
+    fa2::attn_fa2_window::Of<H, D>: fa2::attn_fa2_window::Instance,
     hp::attn_wgmma::Of<H, D>: hp::attn_wgmma::Instance,
     hp::attn_ws::Of<H, D, false>: hp::attn_ws::Instance,
     hp::attn_ws::Of<H, D, true>: hp::attn_ws::Instance,
@@ -416,11 +417,19 @@ where
         };
         let x = p.x;
         if p.rung == Rung::Fa2 {
-            return launch!(
-                dev,
-                cfg,
-                attention::fa2::attn_fa2::<H, D>(&x.q, &x.k, &x.v, o, lse, shape, want)
-            );
+            return if p.shape.window.is_some() {
+                launch!(
+                    dev,
+                    cfg,
+                    attention::fa2::attn_fa2_window::<H, D>(&x.q, &x.k, &x.v, o, lse, shape, want)
+                )
+            } else {
+                launch!(
+                    dev,
+                    cfg,
+                    attention::fa2::attn_fa2::<H, D>(&x.q, &x.k, &x.v, o, lse, shape, want)
+                )
+            };
         }
         let Some([mq, mk, mv]) = &p.maps else {
             unreachable!("Plan::new made the tensor maps of the Hopper rungs")
@@ -447,18 +456,26 @@ where
     }
 }
 
-/// The PTX entry of `rung`'s main kernel for `prec` and `d` (for the
-/// resource report; rung 1's is its softmax).
-pub fn entry(rung: Rung, prec: Precision, d: usize) -> Option<&'static str> {
-    fn of<H: Half16 + split::attn_softmax::Built, const D: usize>(rung: Rung) -> &'static str
+/// The PTX entry of `rung`'s main kernel for `prec` and `d`, with or
+/// without a sliding `window` (for the resource report; rung 1's is its
+/// softmax).
+pub fn entry(rung: Rung, prec: Precision, d: usize, window: bool) -> Option<&'static str> {
+    fn of<H: Half16 + split::attn_softmax::Built, const D: usize>(
+        rung: Rung,
+        window: bool,
+    ) -> &'static str
     where
         fa2::attn_fa2::Of<H, D>: fa2::attn_fa2::Instance,
+        fa2::attn_fa2_window::Of<H, D>: fa2::attn_fa2_window::Instance,
         hp::attn_wgmma::Of<H, D>: hp::attn_wgmma::Instance,
         hp::attn_ws::Of<H, D, false>: hp::attn_ws::Instance,
         hp::attn_ws::Of<H, D, true>: hp::attn_ws::Instance,
     {
         match rung {
             Rung::Split => <H as split::attn_softmax::Built>::ENTRY,
+            Rung::Fa2 if window => {
+                <fa2::attn_fa2_window::Of<H, D> as fa2::attn_fa2_window::Instance>::ENTRY
+            }
             Rung::Fa2 => <fa2::attn_fa2::Of<H, D> as fa2::attn_fa2::Instance>::ENTRY,
             Rung::Wgmma => <hp::attn_wgmma::Of<H, D> as hp::attn_wgmma::Instance>::ENTRY,
             Rung::Ws => <hp::attn_ws::Of<H, D, false> as hp::attn_ws::Instance>::ENTRY,
@@ -466,10 +483,10 @@ pub fn entry(rung: Rung, prec: Precision, d: usize) -> Option<&'static str> {
         }
     }
     Some(match (prec, d) {
-        (Precision::Bf16, 64) => of::<Bf16, 64>(rung),
-        (Precision::Bf16, 128) => of::<Bf16, 128>(rung),
-        (Precision::F16, 64) => of::<F16, 64>(rung),
-        (Precision::F16, 128) => of::<F16, 128>(rung),
+        (Precision::Bf16, 64) => of::<Bf16, 64>(rung, window),
+        (Precision::Bf16, 128) => of::<Bf16, 128>(rung, window),
+        (Precision::F16, 64) => of::<F16, 64>(rung, window),
+        (Precision::F16, 128) => of::<F16, 128>(rung, window),
         _ if rung == Rung::Split => match prec {
             Precision::Bf16 => <Bf16 as split::attn_softmax::Built>::ENTRY,
             Precision::F16 => <F16 as split::attn_softmax::Built>::ENTRY,

@@ -497,14 +497,12 @@ impl<T: Element> Plan<T> {
                         src,
                         dst,
                         tw,
-                        shared::SharedPlan {
-                            radices: packed,
-                            n: n as u32,
-                            passes: radices.len() as u32,
-                            inverse: u32::from(inverse),
-                            four_step: four_step as u32,
-                        },
-                        scale
+                        n as u32,
+                        packed,
+                        radices.len() as u32,
+                        u32::from(inverse),
+                        scale,
+                        four_step as u32
                     )
                 )
             }
