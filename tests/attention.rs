@@ -399,7 +399,11 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
         .collect();
     // 1 transpose + 2 softmaxes + 4 fa2 + 4 windowed fa2 + 4 wgmma + 8 ws
     // instances, and the backward's 4 main + 2 pre + 2 dQ instances.
-    assert_eq!(kernels.len(), 1 + 2 + 4 + 4 + 4 + 8 + 4 + 2 + 2, "{kernels:?}");
+    assert_eq!(
+        kernels.len(),
+        1 + 2 + 4 + 4 + 4 + 8 + 4 + 2 + 2,
+        "{kernels:?}"
+    );
     let (portable, hopper) = (ptxlab::modules::ptx(false), ptxlab::modules::ptx_sm90a());
     for k in &kernels {
         let is_hopper = k.module.ends_with("hopper");
