@@ -180,16 +180,15 @@ def run(quick):
 def flex_window(torch, s, causal, window):
     """torch's flex_attention, compiled, with the window as its block mask
     (tiles outside the band skipped), or the reason it cannot run."""
-    try:
-        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-    except Exception as e:  # an older torch
-        return None, f"{type(e).__name__}: {e}".splitlines()[0][:200]
-
     def keep(b, h, qi, kj):
         seen = (qi - kj).abs() < window
         return seen & (kj <= qi) if causal else seen
-    mask = create_block_mask(keep, B=None, H=None, Q_LEN=s, KV_LEN=s, device="cuda")
-    fn = torch.compile(flex_attention)
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+        mask = create_block_mask(keep, B=None, H=None, Q_LEN=s, KV_LEN=s, device="cuda")
+        fn = torch.compile(flex_attention)
+    except Exception as e:  # an older torch, or no compiler for it here
+        return None, f"{type(e).__name__}: {e}".splitlines()[0][:200]
     return (lambda q, k, v, scale: fn(q, k, v, block_mask=mask, scale=scale)), None
 
 

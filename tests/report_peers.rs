@@ -131,3 +131,47 @@ fn a_peer_row_with_a_note_is_a_row_and_an_announcement_is_a_note() {
         PeerLine::Other
     ));
 }
+
+/// The attention peer names a windowed problem as the Rust rows do
+/// (`Shape::label`, so the report pairs them) and counts the same
+/// query-key pairs inside the band (`Shape::flops`, so TFLOP/s compare).
+#[test]
+fn the_attention_peer_labels_and_counts_a_window_as_the_rows_do() {
+    use ptxlab::workloads::attention::Shape;
+    let cases = [
+        (300usize, false, 70usize),
+        (300, true, 100),
+        (8192, true, 1024),
+        (77, false, 200),
+    ];
+    let script = "import json, sys\nsys.path.insert(0, 'peers')\nimport attention as a\n\
+         print(json.dumps([[a.size_label(4, 16, s, 128, c, window=w), a.window_pairs(s, c, w)] \
+         for s, c, w in json.loads(sys.argv[1])]))";
+    let arg = serde_json::to_string(&cases).unwrap();
+    let out = match std::process::Command::new("python3")
+        .args(["-c", script, &arg])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            println!("skipped: python3 not runnable ({e})");
+            return;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for ((s, causal, w), g) in cases.iter().zip(&got) {
+        let shape = Shape::new(4, 16, *s, *s, 128, *causal, None)
+            .unwrap()
+            .with_window(*w)
+            .unwrap();
+        assert_eq!(g[0].as_str().unwrap(), shape.label());
+        let pairs = shape.flops() / (4.0 * 4.0 * 16.0 * 128.0);
+        assert_eq!(g[1].as_f64().unwrap(), pairs, "{s} {causal} {w}");
+    }
+}
