@@ -384,3 +384,16 @@ mod tests {
         assert!(e.contains("host memory"), "{e}");
     }
 }
+
+/// A subcommand's arguments parsed from one line of whitespace-separated
+/// words, as the command `name` would parse them (for the workloads' unit
+/// tests of their options).
+#[cfg(test)]
+pub fn parse_line<A: clap::Args + clap::FromArgMatches>(
+    name: &'static str,
+    line: &str,
+) -> std::result::Result<A, clap::Error> {
+    let cmd = A::augment_args(clap::Command::new(name));
+    let m = cmd.try_get_matches_from(std::iter::once(name).chain(line.split_whitespace()))?;
+    A::from_arg_matches(&m)
+}

@@ -353,6 +353,14 @@ pub fn read_nd<T: ReadableElement + Clone>(
     Ok((shape, a.into_raw_vec_and_offset().0))
 }
 
+/// [`write_nd`] of f32 values, then one line on standard output naming
+/// the file and its shape (what the CLIs print for each array they write).
+pub fn write_reported(path: &Path, shape: &[usize], data: &[f32]) -> Result<()> {
+    write_nd(path, shape, data)?;
+    println!("wrote {} (float32, shape {shape:?})", path.display());
+    Ok(())
+}
+
 /// Writes a C-order array of any shape.
 pub fn write_nd<T: WritableElement + Clone>(
     path: &Path,

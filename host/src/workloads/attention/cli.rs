@@ -567,8 +567,7 @@ fn write_grads(
         (&args.dv, kdims, dv),
     ] {
         if let Some(p) = p {
-            crate::npy::write_nd(p, dims, x)?;
-            println!("wrote {} (float32, shape {:?})", p.display(), dims);
+            crate::npy::write_reported(p, dims, x)?;
         }
     }
     Ok(())
@@ -576,13 +575,21 @@ fn write_grads(
 
 /// Writes `--out` and `--lse` when asked.
 fn write(args: &Args, dims: &[usize; 4], o: &[f32], lse: &[f32]) -> Result<()> {
-    if let Some(p) = &args.out {
-        crate::npy::write_nd(p, dims, o)?;
-        println!("wrote {} (float32, shape {:?})", p.display(), dims);
-    }
-    if let Some(p) = &args.lse {
-        crate::npy::write_nd(p, &dims[..3], lse)?;
-        println!("wrote {} (float32, shape {:?})", p.display(), &dims[..3]);
+    write_o_lse([args.out.as_deref(), args.lse.as_deref()], dims, o, lse)
+}
+
+/// Writes `O` (`dims`, `(B, H, S, D)`) to `paths[0]` and the log-sum-exp
+/// (`(B, H, S)`) to `paths[1]`, each when given, as float32 `.npy`.
+pub(super) fn write_o_lse(
+    paths: [Option<&std::path::Path>; 2],
+    dims: &[usize; 4],
+    o: &[f32],
+    lse: &[f32],
+) -> Result<()> {
+    for (p, shape, x) in [(paths[0], &dims[..], o), (paths[1], &dims[..3], lse)] {
+        if let Some(p) = p {
+            crate::npy::write_reported(p, shape, x)?;
+        }
     }
     Ok(())
 }
@@ -590,17 +597,9 @@ fn write(args: &Args, dims: &[usize; 4], o: &[f32], lse: &[f32]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct T {
-        #[command(flatten)]
-        args: Args,
-    }
 
     fn parse(line: &str) -> std::result::Result<Args, clap::Error> {
-        T::try_parse_from(std::iter::once("attention").chain(line.split_whitespace()))
-            .map(|t| t.args)
+        crate::cli::parse_line("attention", line)
     }
 
     fn err_of(line: &str) -> String {

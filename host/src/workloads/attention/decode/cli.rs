@@ -375,31 +375,20 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
 /// Writes `--out` and `--lse` when asked.
 fn write(args: &Args, dims: &[usize; 4], o: &[f64], lse: &[f64]) -> Result<()> {
     let f = |x: &[f64]| x.iter().map(|v| *v as f32).collect::<Vec<f32>>();
-    if let Some(p) = &args.out {
-        crate::npy::write_nd(p, dims, &f(o))?;
-        println!("wrote {} (float32, shape {:?})", p.display(), dims);
-    }
-    if let Some(p) = &args.lse {
-        crate::npy::write_nd(p, &dims[..3], &f(lse))?;
-        println!("wrote {} (float32, shape {:?})", p.display(), &dims[..3]);
-    }
-    Ok(())
+    super::super::cli::write_o_lse(
+        [args.out.as_deref(), args.lse.as_deref()],
+        dims,
+        &f(o),
+        &f(lse),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct T {
-        #[command(flatten)]
-        args: Args,
-    }
 
     fn parse(line: &str) -> std::result::Result<Args, clap::Error> {
-        T::try_parse_from(std::iter::once("attention-decode").chain(line.split_whitespace()))
-            .map(|t| t.args)
+        crate::cli::parse_line("attention-decode", line)
     }
 
     fn err_of(line: &str) -> String {
