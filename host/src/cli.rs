@@ -337,6 +337,19 @@ pub fn open_device(backend: Backend) -> Result<Option<Device>> {
     })
 }
 
+/// A subcommand's arguments parsed from one line of whitespace-separated
+/// words, as the command `name` would parse them (for the workloads' unit
+/// tests of their options).
+#[cfg(test)]
+pub fn parse_line<A: clap::Args + clap::FromArgMatches>(
+    name: &'static str,
+    line: &str,
+) -> std::result::Result<A, clap::Error> {
+    let cmd = A::augment_args(clap::Command::new(name));
+    let m = cmd.try_get_matches_from(std::iter::once(name).chain(line.split_whitespace()))?;
+    A::from_arg_matches(&m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,17 +396,4 @@ mod tests {
             .to_string();
         assert!(e.contains("host memory"), "{e}");
     }
-}
-
-/// A subcommand's arguments parsed from one line of whitespace-separated
-/// words, as the command `name` would parse them (for the workloads' unit
-/// tests of their options).
-#[cfg(test)]
-pub fn parse_line<A: clap::Args + clap::FromArgMatches>(
-    name: &'static str,
-    line: &str,
-) -> std::result::Result<A, clap::Error> {
-    let cmd = A::augment_args(clap::Command::new(name));
-    let m = cmd.try_get_matches_from(std::iter::once(name).chain(line.split_whitespace()))?;
-    A::from_arg_matches(&m)
 }
