@@ -6,6 +6,40 @@
 use ptxlab::runtime::Timing;
 use serde_json::Value;
 
+/// `peers/common.py`, embedded so the tests run without the source tree.
+const COMMON: &str = include_str!("../peers/common.py");
+
+/// Runs `python3 -c script arg` in a fresh folder holding `files` (name,
+/// text) and parses its standard output as a JSON array; `None` after one
+/// line saying why when there is no `python3`.
+fn python_json(files: &[(&str, &str)], script: &str, arg: &str) -> Option<Vec<Value>> {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ptxlab-peers-{}-{call}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, arg])
+        .current_dir(&dir)
+        .output();
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            println!("skipped: python3 not runnable ({e})");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
 /// Every peer reports its timings through `peers/common.py`'s
 /// `timing_stats`, which must be `Timing::from_samples`'s statistic: the
 /// middle sample for an odd count, the mean of the two middle ones for an
@@ -21,27 +55,15 @@ fn peers_median_is_the_runtime_median() {
         &[1.0, 1e9, 2.0, 3.0, 4.0, 5.0],
     ];
     // Embedded, so the test binary runs without the source tree (bundles).
-    let script = format!(
-        "{}\nimport json, sys\nprint(json.dumps([timing_stats(s) for s in json.loads(sys.argv[1])]))",
-        include_str!("../peers/common.py")
-    );
-    let arg = serde_json::to_string(&sets).unwrap();
-    let out = match std::process::Command::new("python3")
-        .args(["-c", &script, &arg])
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => {
-            println!("skipped: python3 not runnable ({e})");
-            return;
-        }
+    let script = "import json, sys\nfrom common import timing_stats\n\
+         print(json.dumps([timing_stats(s) for s in json.loads(sys.argv[1])]))";
+    let Some(got) = python_json(
+        &[("common.py", COMMON)],
+        script,
+        &serde_json::to_string(&sets).unwrap(),
+    ) else {
+        return;
     };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     for (s, g) in sets.iter().zip(&got) {
         let t = Timing::from_samples(s.to_vec());
         assert_eq!(g["median_ms"].as_f64().unwrap(), t.median_ms, "{s:?}");
@@ -144,27 +166,16 @@ fn the_attention_peer_labels_and_counts_a_window_as_the_rows_do() {
         (8192, true, 1024),
         (77, false, 200),
     ];
-    let script = "import json, sys\nsys.path.insert(0, 'peers')\nimport attention as a\n\
+    let script = "import json, sys\nimport attention as a\n\
          print(json.dumps([[a.size_label(4, 16, s, 128, c, window=w), a.window_pairs(s, c, w)] \
          for s, c, w in json.loads(sys.argv[1])]))";
-    let arg = serde_json::to_string(&cases).unwrap();
-    let out = match std::process::Command::new("python3")
-        .args(["-c", script, &arg])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-    {
-        Ok(o) => o,
-        Err(e) => {
-            println!("skipped: python3 not runnable ({e})");
-            return;
-        }
+    let files = [
+        ("common.py", COMMON),
+        ("attention.py", include_str!("../peers/attention.py")),
+    ];
+    let Some(got) = python_json(&files, script, &serde_json::to_string(&cases).unwrap()) else {
+        return;
     };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
     for ((s, causal, w), g) in cases.iter().zip(&got) {
         let shape = Shape::new(4, 16, *s, *s, 128, *causal, None)
             .unwrap()
