@@ -82,6 +82,34 @@ pub(crate) struct RowMajor<'a, T> {
     pub aligned: bool,
 }
 
+impl<'a, T> RowMajor<'a, T> {
+    /// The operands of `C = A B`: `a` (`m x k`) and `b` (`k x n`) for
+    /// `mnk = [m, n, k]`, with the row alignments `[a_aligned, b_aligned]`.
+    #[inline(always)]
+    pub(crate) fn operands(
+        a: DeviceSlice<'a, T>,
+        b: DeviceSlice<'a, T>,
+        mnk: [usize; 3],
+        aligned: [bool; 2],
+    ) -> (Self, Self) {
+        let [m, n, k] = mnk;
+        (
+            Self {
+                x: a,
+                rows: m,
+                cols: k,
+                aligned: aligned[0],
+            },
+            Self {
+                x: b,
+                rows: k,
+                cols: n,
+                aligned: aligned[1],
+            },
+        )
+    }
+}
+
 /// Rung 1 block: 32 columns x 8 rows of threads.
 pub const NAIVE_BLOCK: (u32, u32) = (32, 8);
 

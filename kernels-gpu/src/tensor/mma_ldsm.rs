@@ -160,18 +160,7 @@ fn ldsm_body<T: Half16>(
     let bm = thread::block_idx_y() as usize * BM;
     let bn = thread::block_idx_x() as usize * BN;
     let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
-    let a_src = RowMajor {
-        x: a,
-        rows: m,
-        cols: k,
-        aligned: a_al,
-    };
-    let b_src = RowMajor {
-        x: b,
-        rows: k,
-        cols: n,
-        aligned: b_al,
-    };
+    let (a_src, b_src) = RowMajor::operands(a, b, [m, n, k], [a_al, b_al]);
     let mut acc = [[FragC::default(); 4]; 2];
     let mut k0 = 0;
     while k0 < k {

@@ -66,18 +66,7 @@ fn pipe_generic<T: Half16, const BN: usize, const BK: usize, const S: usize>(
     let issue = |st: usize, tile: usize| {
         let k0 = tile * BK;
         let base = st * stage;
-        let a_src = RowMajor {
-            x: a,
-            rows: m,
-            cols: k,
-            aligned: a_al,
-        };
-        let b_src = RowMajor {
-            x: b,
-            rows: k,
-            cols: n,
-            aligned: b_al,
-        };
+        let (a_src, b_src) = RowMajor::operands(a, b, [m, n, k], [a_al, b_al]);
         for j in 0..BM * BK / 8 / threads {
             let ch = t + threads * j;
             let (r, q) = (ch / (BK / 8), ch % (BK / 8));

@@ -347,18 +347,7 @@ impl PipesCopy {
             });
         } else {
             let (a_al, b_al) = (k.is_multiple_of(8), n.is_multiple_of(8));
-            let a_src = RowMajor {
-                x: a,
-                rows: m,
-                cols: k,
-                aligned: a_al,
-            };
-            let b_src = RowMajor {
-                x: b,
-                rows: k,
-                cols: n,
-                aligned: b_al,
-            };
+            let (a_src, b_src) = RowMajor::operands(a, b, [m, n, k], [a_al, b_al]);
             for j in 0..self.a_per {
                 let at = base + self.a_dst + a_step * ALD * j;
                 copy_chunk16(sm, at, a_src, bm + ar + a_step * j, k0 + 8 * aq);

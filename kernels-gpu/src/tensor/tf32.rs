@@ -111,18 +111,7 @@ pub fn matmul_tf32x3_f32(
     let bm = thread::block_idx_y() as usize * BM;
     let bn = thread::block_idx_x() as usize * BN;
     let (a_al, b_al) = (k.is_multiple_of(4), n.is_multiple_of(4));
-    let a_src = RowMajor {
-        x: a,
-        rows: m,
-        cols: k,
-        aligned: a_al,
-    };
-    let b_src = RowMajor {
-        x: b,
-        rows: k,
-        cols: n,
-        aligned: b_al,
-    };
+    let (a_src, b_src) = RowMajor::operands(a, b, [m, n, k], [a_al, b_al]);
     let issue = |stage: usize, tile: usize| {
         let k0 = tile * BK;
         let base = stage * STAGE;
