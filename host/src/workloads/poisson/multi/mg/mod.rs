@@ -47,6 +47,12 @@ impl SplitLevel {
     pub fn owned(&self, r: usize) -> Range<usize> {
         self.starts[r]..self.starts[r + 1]
     }
+    /// Rank `r`'s owned rows and one more on each side (read, not
+    /// written), as rows of its slab (`slab(r)`, counted from its `y0`).
+    pub(super) fn owned_in_slab(&self, r: usize) -> Range<usize> {
+        let (o, y0) = (self.owned(r), self.stored(r).start);
+        o.start - 1 - y0..o.end + 1 - y0
+    }
     /// Global rows rank `r` stores: its own and up to `halo` more per side.
     pub fn stored(&self, r: usize) -> Range<usize> {
         let o = self.owned(r);
@@ -445,8 +451,7 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             let mut ex = exec(mem);
             clear(&mut ex, &mut s.acc)?;
             let sr = sl.slab(s.rank);
-            let o = sl.owned(s.rank);
-            let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
+            let rows = sl.owned_in_slab(s.rank);
             let (a, b) = s.p.split_at_mut(1);
             let (p_in, p_out) = if pc == 0 {
                 (&a[0], &mut b[0])
@@ -528,8 +533,7 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
             let mut ex = exec(mem);
             clear(&mut ex, &mut s.acc)?;
             let sr = sl.slab(s.rank);
-            let o = sl.owned(s.rank);
-            let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
+            let rows = sl.owned_in_slab(s.rank);
             let cg =
                 s.cg.as_mut()
                     .ok_or_else(|| Error::input("PCG", "no residual buffer"))?;
@@ -595,8 +599,7 @@ impl<'t, T: MgElement> PlacedMg<'t, T> {
         }
         self.all_reduce_slot(slot::GAMMA)?;
         for (s, mem) in self.slabs.iter_mut().zip(&self.team.members) {
-            let (sr, o) = (sl.slab(s.rank), sl.owned(s.rank));
-            let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
+            let (sr, rows) = (sl.slab(s.rank), sl.owned_in_slab(s.rank));
             let cg = s.cg.as_mut().ok_or_else(no_cg)?;
             let (a, bb) = cg.d.split_at_mut(1);
             let (d_in, d_out) = if k.is_multiple_of(2) {

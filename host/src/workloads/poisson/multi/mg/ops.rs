@@ -285,10 +285,9 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
                 let sl = &p.split.levels[l];
                 for (slab, mem) in p.slabs.iter_mut().zip(&p.team.members) {
                     let sr = sl.slab(slab.rank);
-                    let o = sl.owned(slab.rank);
                     // The owned rows and one more on each side (read, not
                     // written): at least one row to update between them.
-                    let rows = o.start - 1 - sr.y0..o.end + 1 - sr.y0;
+                    let rows = sl.owned_in_slab(slab.rank);
                     let part = sr.part(rows, 3, "slab smoothing")?;
                     let (u, f) = (&mut slab.u[l], &slab.f[l]);
                     // The kernel's colour is (x + y) & 1 in the launch's own
