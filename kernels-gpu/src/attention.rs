@@ -17,9 +17,10 @@
 //! every row sees at least key 0. A sliding window of `W` (local
 //! attention) masks the keys `W` or more positions away, `|i - j| >= W`,
 //! alone or with the causal mask (then query `i` sees `i - W < j <= i`);
-//! rung 2 and the backward pass skip the tiles outside the band. Scores, the softmax and the `O`
-//! accumulators are f32; `O` is rounded to `H` once at the end; the
-//! log-sum-exp `lse` (what a backward pass needs) is f32.
+//! rung 2's [`fa2::attn_fa2_window`] and the backward pass skip the tiles
+//! outside the band. Scores, the softmax and the `O` accumulators are f32;
+//! `O` is rounded to `H` once at the end; the log-sum-exp `lse` (what a
+//! backward pass needs) is f32.
 //!
 //! # The online softmax
 //! The fused rungs never hold a whole row of `s`: they walk the keys in
