@@ -20,7 +20,13 @@ which the variant's name says.
 Sliding window (`window_shapes`, as bench_window_shapes in bench.rs): query i
 sees keys |i - j| < W (and j <= i when causal). torch has no window flag: SDPA
 takes the band as a boolean `attn_mask` (on the backends that take a mask), and
-`flex_attention` takes it as a compiled block mask that skips whole tiles."""
+`flex_attention` takes it as a compiled block mask that skips whole tiles.
+
+Packed variable-length batches (`packed_lengths`, as bench_packed_lengths in
+bench.rs): sequences one after the other, Q, K, V as (T, H, D), each sequence
+attending only to itself (causal within it). torch's `varlen_attn` takes the
+offsets directly where this torch has it; `flex_attention` takes the sequence
+of each token as a compiled block mask (tiles across sequences skipped)."""
 import math
 
 from common import try_import, time_cuda
@@ -46,6 +52,26 @@ def gqa_shapes(quick):
 def window_shapes(quick):
     """(batch, heads, seq, dim, window), as bench_window_shapes in bench.rs."""
     return [(1, 8, 2048, 128, 256)] if quick else [(4, 16, 8192, 128, 1024)]
+
+
+def packed_lengths(quick):
+    """(heads, dim, sequence lengths), as bench_packed_lengths in bench.rs."""
+    if quick:
+        return 8, 128, [1000, 77, 511, 460]
+    return 16, 128, [4096, 1024, 3000, 517, 2048, 8192, 777, 1500, 4000, 333, 2222, 1111, 640, 2500,
+                     101, 1787]
+
+
+def packed_label(h, d, lens, causal):
+    """Packed::label of packed.rs: `varlen B=16 H=16 T=32768 (101-8192) D=128 causal`."""
+    lo, hi = min(lens), max(lens)
+    span = f"{lo}-{hi}" if lo != hi else f"{hi}"
+    return f"varlen B={len(lens)} H={h} T={sum(lens)} ({span}) D={d}" + (" causal" if causal else "")
+
+
+def packed_flop(h, d, lens, causal):
+    """Packed::flops: the sequences' own (4 H D L^2, halved when causal)."""
+    return sum(4.0 * h * d * l * l / (2 if causal else 1) for l in lens)
 
 
 def size_label(b, h, s, d, causal, kv_heads=None, window=None):
@@ -174,7 +200,151 @@ def run(quick):
     rows += run_backward(torch, quick, backends[:2])
     rows += run_gqa(torch, quick, backends)
     rows += run_window(torch, quick, backends)
+    rows += run_varlen(torch, quick)
     return rows
+
+
+def run_varlen(torch, quick):
+    """The packed variable-length rows, BF16, non-causal and causal:
+    `varlen_attn` (where this torch has it) on (T, H, D) with the offsets,
+    and flex_attention on (1, H, T, D) with the sequences as its block mask
+    (the layout change outside the timed call), then the backward of each
+    (`.backward()` timed alone). Errors on the first and the last sequence
+    (heads 0 and H-1, every 64th row and the last) against f64, as the Rust
+    rows measure them; the gradients on sequence 0, head 0."""
+    h, d, lens = packed_lengths(quick)
+    try:
+        # The backward is timed by replaying one graph (retain_graph), which
+        # compiled backwards that donate their buffers refuse.
+        torch._functorch.config.donated_buffer = False
+    except AttributeError:
+        pass
+    t_all = sum(lens)
+    cu = [0]
+    for n in lens:
+        cu.append(cu[-1] + n)
+    q, k, v, g = (hashed(torch, t, (t_all, h, d)).to(torch.bfloat16) for t in range(4))
+    scale = 1.0 / math.sqrt(d)
+    doc = torch.repeat_interleave(torch.arange(len(lens), device="cuda"), torch.tensor(lens, device="cuda"))
+    cu_t = torch.tensor(cu, device="cuda", dtype=torch.int32)
+    rows = []
+    for causal in (False, True):
+        size = packed_label(h, d, lens, causal)
+        flop = packed_flop(h, d, lens, causal)
+        want = []
+        for b in (0, len(lens) - 1):
+            x = [t[cu[b]:cu[b + 1]].transpose(0, 1).unsqueeze(0) for t in (q, k, v)]
+            want.append(reference(torch, *x, causal, scale, [(0, 0), (0, h - 1)]))
+        variants = []
+        try:
+            variants.append(("torch varlen_attn", varlen_call(torch, cu_t, max(lens), causal, scale), False, None))
+        except Exception as e:  # an older torch, or a signature this code does not know
+            variants.append(("torch varlen_attn", None, False, f"{type(e).__name__}: {e}".splitlines()[0][:200]))
+        try:
+            from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+            # Two functions, not one with the mask kind as a default
+            # argument: torch.compile keys its cache on the code object and
+            # would run the first mask's graph for the second.
+            def same_sequence(b, hh, qi, kj):
+                return doc[qi] == doc[kj]
+
+            def same_sequence_causal(b, hh, qi, kj):
+                return (doc[qi] == doc[kj]) & (kj <= qi)
+            keep = same_sequence_causal if causal else same_sequence
+            mask = create_block_mask(keep, B=None, H=None, Q_LEN=t_all, KV_LEN=t_all, device="cuda")
+            fx = torch.compile(flex_attention)
+            variants.append(("torch flex_attention (compiled, document mask)",
+                             lambda q, k, v, m=mask: fx(q, k, v, block_mask=m, scale=scale), True, None))
+        except Exception as e:
+            variants.append(("torch flex_attention (compiled, document mask)", None, True,
+                             f"{type(e).__name__}: {e}".splitlines()[0][:200]))
+        for variant, call, bhsd, why in variants:
+            if call is None:
+                rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                             "precision": "bf16", "skipped": why})
+                continue
+            try:
+                # flex takes (1, H, T, D): the layout change is made once, outside the timing.
+                xs = [t.transpose(0, 1).unsqueeze(0).contiguous() if bhsd else t for t in (q, k, v, g)]
+                packed = (lambda o: o[0].transpose(0, 1)) if bhsd else (lambda o: o)
+                fn = lambda: call(*xs[:3])
+                o = packed(fn())
+                got, ref = [], []
+                for i, b in enumerate((0, len(lens) - 1)):
+                    ob = o[cu[b]:cu[b + 1]].transpose(0, 1).unsqueeze(0)
+                    got.append(picked(torch, ob, [(0, 0), (0, h - 1)], lens[b]))
+                    ref.append(want[i])
+                got, ref = torch.cat(got), torch.cat(ref)
+                rel = float((got - ref).norm() / ref.norm())
+                mx_err = float((got - ref).abs().max() / ref.abs().max())
+                del o
+                t = time_cuda(fn, reps=20, warmup=3)
+                rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                             "precision": "bf16", **t,
+                             "throughput": flop / (t["median_ms"] * 1e-3) / 1e9, "unit": "GFLOP/s",
+                             "rel_err": rel, "note": f"max {mx_err:.1e}"})
+                try:
+                    rows.append(varlen_backward(torch, call, xs, bhsd, cu, causal, scale, variant, size, flop))
+                except Exception as e:  # a forward without a backward here
+                    rows.append({"workload": W, "variant": variant + " backward", "backend": "torch",
+                                 "size": size + " backward", "precision": "bf16",
+                                 "skipped": f"{type(e).__name__}: {e}".splitlines()[0][:200]})
+            except Exception as e:
+                rows.append({"workload": W, "variant": variant, "backend": "torch", "size": size,
+                             "precision": "bf16", "skipped": f"{type(e).__name__}: {e}".splitlines()[0][:200]})
+    del q, k, v, g
+    torch.cuda.empty_cache()
+    return rows
+
+
+def varlen_call(torch, cu_t, longest, causal, scale):
+    """torch's `varlen_attn` on (T, H, D) with the offsets, the causal mask
+    by whichever keyword this torch's signature has (`is_causal`, or a
+    `window_size` of (-1, 0)); raises when it has neither."""
+    import inspect
+
+    from torch.nn.attention.varlen import varlen_attn
+    params = inspect.signature(varlen_attn).parameters
+    kw = {"scale": scale} if "scale" in params else {}
+    if "is_causal" in params:
+        kw["is_causal"] = causal
+    elif "window_size" in params:
+        kw["window_size"] = (-1, 0) if causal else (-1, -1)
+    elif causal:
+        raise TypeError(f"varlen_attn{inspect.signature(varlen_attn)} takes no causal mask")
+    return lambda q, k, v: varlen_attn(q, k, v, cu_t, cu_t, longest, longest, **kw)
+
+
+def varlen_backward(torch, call, xs, bhsd, cu, causal, scale, variant, size, flop):
+    """The backward of a packed `call` (`.backward()` timed alone); errors of
+    dQ, dK, dV on sequence 0, head 0, against f64 autograd."""
+    n = cu[1]
+    sel = (lambda t: t[0, 0, :n]) if bhsd else (lambda t: t[:n, 0])
+    qd, kd, vd = (sel(x).double().detach().requires_grad_() for x in xs[:3])
+    s = (qd @ kd.T) * scale
+    if causal:
+        i = torch.arange(n, device="cuda")
+        s = s.masked_fill(i[None, :] > i[:, None], float("-inf"))
+    (torch.softmax(s, dim=-1) @ vd).backward(sel(xs[3]).double())
+    want = (qd.grad, kd.grad, vd.grad)
+    del s, qd, kd, vd
+    qq, kk, vv = (x.detach().requires_grad_() for x in xs[:3])
+    o = call(qq, kk, vv)
+    o.backward(xs[3], retain_graph=True)
+    errs = [float((sel(x.grad).double() - w).norm() / w.norm()) for x, w in zip((qq, kk, vv), want)]
+
+    def step():
+        for x in (qq, kk, vv):
+            x.grad = None
+        o.backward(xs[3], retain_graph=True)
+    t = time_cuda(step, reps=10, warmup=2)
+    del o
+    return {"workload": W, "variant": variant + " backward", "backend": "torch", "size": size + " backward",
+            "precision": "bf16", **t,
+            "throughput": 2.5 * flop / (t["median_ms"] * 1e-3) / 1e9, "unit": "GFLOP/s",
+            "rel_err": max(errs),
+            "note": f"dQ {errs[0]:.1e} dK {errs[1]:.1e} dV {errs[2]:.1e} (sequence 0, head 0)"}
 
 
 def flex_window(torch, s, causal, window):

@@ -186,3 +186,47 @@ fn the_attention_peer_labels_and_counts_a_window_as_the_rows_do() {
         assert_eq!(g[1].as_f64().unwrap(), pairs, "{s} {causal} {w}");
     }
 }
+
+/// The attention peer names the packed batch of the benchmark as the Rust
+/// rows do (`Packed::label`), uses the same lengths
+/// (`bench_packed_lengths`), and counts the same FLOPs (`Packed::flops`).
+#[test]
+fn the_attention_peer_labels_and_counts_a_packed_batch_as_the_rows_do() {
+    use ptxlab::workloads::attention::{Packed, bench_packed_lengths};
+    let script = "import json\nimport attention as a\n\
+         out = []\n\
+         for quick in (False, True):\n\
+         \x20   h, d, lens = a.packed_lengths(quick)\n\
+         \x20   out.append([h, d, lens, [[a.packed_label(h, d, lens, c), a.packed_flop(h, d, lens, c)] \
+         for c in (False, True)]])\n\
+         print(json.dumps(out))";
+    let files = [
+        ("common.py", COMMON),
+        ("attention.py", include_str!("../peers/attention.py")),
+    ];
+    let Some(got) = python_json(&files, script, "") else {
+        return;
+    };
+    for (quick, g) in [false, true].into_iter().zip(&got) {
+        let (heads, d, lens) = bench_packed_lengths(quick);
+        assert_eq!(g[0].as_u64().unwrap() as usize, heads);
+        assert_eq!(g[1].as_u64().unwrap() as usize, d);
+        let py_lens: Vec<usize> = g[2]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as usize)
+            .collect();
+        assert_eq!(py_lens, lens, "quick {quick}");
+        let mut cu = vec![0];
+        for l in &lens {
+            cu.push(cu[cu.len() - 1] + l);
+        }
+        for (causal, pair) in [false, true].into_iter().zip(g[3].as_array().unwrap()) {
+            let p = Packed::new(heads, d, causal, None, cu.clone(), None).unwrap();
+            assert_eq!(pair[0].as_str().unwrap(), p.label());
+            let (a, b) = (pair[1].as_f64().unwrap(), p.flops());
+            assert!((a - b).abs() <= 1e-9 * b, "{a} {b}");
+        }
+    }
+}

@@ -17,7 +17,7 @@
 //! every row sees at least key 0. A sliding window of `W` (local
 //! attention) masks the keys `W` or more positions away, `|i - j| >= W`,
 //! alone or with the causal mask (then query `i` sees `i - W < j <= i`);
-//! rung 2's [`fa2::attn_fa2_window`] and the backward pass skip the tiles
+//! rung 2's [`fa2::attn_fa2_ranged`] and the backward pass skip the tiles
 //! outside the band. Scores, the softmax and the `O` accumulators are f32;
 //! `O` is rounded to `H` once at the end; the log-sum-exp `lse` (what a
 //! backward pass needs) is f32.
@@ -170,19 +170,33 @@ impl AttnShape {
         self.window as usize
     }
 
-    /// The keys that query rows `r0 ..= r1` see between them, as a range
-    /// `lo .. hi` of key positions within `0 .. Skv`: with a window, from
-    /// `r0 - W + 1` to `r1 + W - 1` (to `r1` when causal); without one,
-    /// every key (the causal rungs that skip tiles bound it themselves).
+    /// The same problem with `sq` query rows and `skv` key rows (one
+    /// sequence of a packed batch: [`Seq`]).
     #[inline(always)]
-    pub const fn window_keys(&self, r0: usize, r1: usize) -> (usize, usize) {
-        let (skv, w) = (self.skv as usize, self.window as usize);
-        if w == 0 {
-            return (0, skv);
+    pub const fn with_lengths(self, sq: usize, skv: usize) -> Self {
+        Self {
+            sq: sq as u32,
+            skv: skv as u32,
+            ..self
         }
-        let lo = r0.saturating_sub(w - 1);
-        let last = if self.causal != 0 { r1 } else { r1 + w - 1 };
-        let hi = if last + 1 < skv { last + 1 } else { skv };
+    }
+
+    /// The keys that query rows `r0 ..= r1` see between them, as a range
+    /// `lo .. hi` of key positions within `0 .. Skv`: from `r0 - W + 1`
+    /// with a window (0 without), to `r1` when causal, else to
+    /// `r1 + W - 1` with a window, else to the last key.
+    #[inline(always)]
+    pub const fn keys_seen(&self, r0: usize, r1: usize) -> (usize, usize) {
+        let (skv, w) = (self.skv as usize, self.window as usize);
+        let lo = if w == 0 { 0 } else { r0.saturating_sub(w - 1) };
+        let hi = if self.causal != 0 {
+            r1 + 1
+        } else if w != 0 {
+            r1 + w
+        } else {
+            skv
+        };
+        let hi = if hi < skv { hi } else { skv };
         (if lo < hi { lo } else { hi }, hi)
     }
 
@@ -191,7 +205,7 @@ impl AttnShape {
     /// from `k0`); with one, from `k0 - W + 1` (`k0` when causal) to
     /// `k1 + W - 1`.
     #[inline(always)]
-    pub const fn window_queries(&self, k0: usize, k1: usize) -> (usize, usize) {
+    pub const fn queries_seeing(&self, k0: usize, k1: usize) -> (usize, usize) {
         let (sq, w) = (self.sq as usize, self.window as usize);
         let causal = self.causal != 0;
         let lo = if causal {
@@ -203,6 +217,104 @@ impl AttnShape {
         };
         let hi = if w == 0 || k1 + w > sq { sq } else { k1 + w };
         (if lo < hi { lo } else { hi }, hi)
+    }
+}
+
+/// Where one block's sequence lies in its tensors, counted in rows of `D`
+/// values: query `r` of the block's head is row `q_first + r q_stride` of
+/// `Q` (and of `O`, `dO`, `dQ`; entry of `lse` and `Delta`), key `r` row
+/// `k_first + r k_stride` of `K` and `V`.
+///
+/// Two layouts give it ([`Seq::of`]). **Dense** `(B, H, S, D)`: the
+/// heads one after the other, each `Sq` (`Skv`) rows long, stride 1.
+/// **Packed** `(T, H, D)` (variable-length batches, FlashAttention's
+/// `cu_seqlens`): the tokens of every sequence one after the other, the
+/// heads of a token side by side, so a head's rows are `H` (`H_kv`) rows
+/// apart and sequence `b` starts at token `cu_q[b]` (`cu_k[b]`).
+#[derive(Clone, Copy)]
+pub struct Seq {
+    /// Row of query 0 of the head.
+    pub q_first: usize,
+    /// Rows between two queries of the head (1 dense, `H` packed).
+    pub q_stride: usize,
+    /// Row of key 0 of the `K`/`V` head.
+    pub k_first: usize,
+    /// Rows between two keys of the head (1 dense, `H_kv` packed).
+    pub k_stride: usize,
+    /// Queries of the sequence.
+    pub sq: usize,
+    /// Keys of the sequence.
+    pub skv: usize,
+}
+
+impl Seq {
+    /// The sequence of query head `h` (flat `b H + h` when dense, `h <
+    /// heads` when packed) and of `K`/`V` head `h_kv`; packed, in batch
+    /// element `b` = the block's `z` of a grid with `z` = `B`. `offsets`
+    /// holds the packed batch's `B + 1` query offsets then its `B + 1` key
+    /// offsets (the dense layout does not read it); traps when they are
+    /// shorter than that, or when the block's sequence ends before it
+    /// starts or past the last offset (so its rows lie inside buffers
+    /// checked against [`Seq::tokens`]).
+    #[inline(always)]
+    pub fn of<const PACKED: bool>(
+        shape: &AttnShape,
+        offsets: DeviceSlice<u32>,
+        heads: usize,
+        h: usize,
+        h_kv: usize,
+    ) -> Self {
+        let (sq, skv) = (shape.sq as usize, shape.skv as usize);
+        if !PACKED {
+            return Self {
+                q_first: h * sq,
+                q_stride: 1,
+                k_first: h_kv * skv,
+                k_stride: 1,
+                sq,
+                skv,
+            };
+        }
+        let (b, batch) = (
+            thread::block_idx_z() as usize,
+            thread::grid_dim_z() as usize,
+        );
+        if offsets.len() < 2 * batch + 2 {
+            ptxlab_device::trap("attention: the packed offsets are shorter than 2 (B + 1)");
+        }
+        let (qa, qb) = (offsets.get(b) as usize, offsets.get(b + 1) as usize);
+        let (ka, kb) = (
+            offsets.get(batch + 1 + b) as usize,
+            offsets.get(batch + 2 + b) as usize,
+        );
+        let (tq, tk) = Self::tokens(offsets, batch);
+        if qb < qa || kb < ka || qb > tq || kb > tk {
+            ptxlab_device::trap("attention: the packed offsets decrease or pass the last one");
+        }
+        let kv_heads = heads / (shape.group as usize);
+        Self {
+            q_first: qa * heads + h,
+            q_stride: heads,
+            k_first: ka * kv_heads + h_kv,
+            k_stride: kv_heads,
+            sq: qb - qa,
+            skv: kb - ka,
+        }
+    }
+
+    /// The query and key tokens of a packed batch of `batch` sequences:
+    /// the last query offset and the last key offset (what the kernels
+    /// check the buffers against; 0 when the offsets are too short, which
+    /// [`Seq::of`] then refuses).
+    #[inline(always)]
+    pub fn tokens(offsets: DeviceSlice<u32>, batch: usize) -> (usize, usize) {
+        if offsets.len() < 2 * batch + 2 {
+            return (0, 0);
+        }
+        (
+            offsets.get(batch) as usize,
+            offsets.get(2 * batch + 1) as usize,
+        )
     }
 }
 
@@ -398,12 +510,16 @@ pub fn finish<const N: usize>(o: &mut [f32; N], n: usize, rows: &Rows) -> [f32; 
 }
 
 /// Where a thread's two rows of a `16 x n`-column slab go: rows `row0` and
-/// `row0 + 8` of the head whose first row is `base`, written while below
-/// the head's `rows`, `d` values a row.
+/// `row0 + 8` of the head whose first row is `base` (row `r` of the head
+/// is row `base + r stride` of the tensor), written while below the
+/// head's `rows`, `d` values a row.
 #[derive(Clone, Copy)]
 pub struct RowSlab {
     /// The head's first row in the tensor.
     pub base: usize,
+    /// Rows of the tensor from one row of the head to the next (1 in the
+    /// dense layout, the number of heads in the packed one: [`Seq`]).
+    pub stride: usize,
     /// This thread's first row within the head (its second is `row0 + 8`).
     pub row0: usize,
     /// Rows of the head (rows at or past it are not written).
@@ -419,10 +535,18 @@ impl RowSlab {
     pub const fn new(base: usize, row0: usize, rows: usize, d: usize) -> Self {
         Self {
             base,
+            stride: 1,
             row0,
             rows,
             d,
         }
+    }
+
+    /// The same rows with `stride` rows of the tensor between two rows of
+    /// the head.
+    #[inline(always)]
+    pub const fn strided(self, stride: usize) -> Self {
+        Self { stride, ..self }
     }
 }
 
@@ -439,6 +563,7 @@ pub fn store_rows<H: Half16, const N: usize>(
 ) {
     let RowSlab {
         base: base_row,
+        stride,
         row0,
         rows: sq,
         d,
@@ -453,7 +578,9 @@ pub fn store_rows<H: Half16, const N: usize>(
                 // SAFETY: `row < sq` and `col + 1 < d`: inside this head's
                 // rows of `O`, whose length the kernel checked; 4-byte
                 // aligned (`d` and `col` even).
-                unsafe { out.set_vec_unchecked::<u32>(((base_row + row) * d + col) / 2, w) };
+                unsafe {
+                    out.set_vec_unchecked::<u32>(((base_row + row * stride) * d + col) / 2, w)
+                };
             }
         }
     });
@@ -475,6 +602,21 @@ pub fn store_lse(
             let row = row0 + 8 * h;
             if row < sq {
                 lse_out.set(base_row + row, lse[h]);
+            }
+        }
+    }
+}
+
+/// [`store_lse`] to the entries of `lse_out` that match the rows of `at`
+/// (the `lse` of row `r` of a tensor is entry `r`; `at.stride` rows apart
+/// in the packed layout).
+#[inline(always)]
+pub fn store_lse_at(lse_out: DeviceSliceMut<f32>, lse: [f32; 2], tig: usize, at: RowSlab) {
+    if tig == 0 {
+        for h in 0..2 {
+            let row = at.row0 + 8 * h;
+            if row < at.rows {
+                lse_out.set(at.base + row * at.stride, lse[h]);
             }
         }
     }

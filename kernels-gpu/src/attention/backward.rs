@@ -64,7 +64,7 @@
 
 use super::LOG2_E;
 use super::fa2::{FA2_BM, FA2_BN, HeadRows, chunk, copy_tile, mma_block};
-use super::{AttnShape, RowSlab, p_frag, store_rows};
+use super::{AttnShape, RowSlab, Seq, p_frag, store_rows};
 use ptxlab_device::math::{Real, fast};
 use ptxlab_device::mem::{F32x2, U32x4};
 use ptxlab_device::mma::{Bf16, F16, FragA16, Half16, ldmatrix_x4, ldmatrix_x4_trans, pack_rn};
@@ -192,6 +192,13 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
 /// Backward kernel 2: `dK` and `dV` of 64 keys, and their contributions to
 /// `dQ`, on `mma.sync.m16n8k16` and `ldmatrix`.
 ///
+/// Packed variable-length batches (`PACKED`): the layouts of
+/// [`super::fa2::attn_fa2_ranged`] (`lse`, `Delta` and the `dQ`
+/// accumulator laid out as `Q`, `dK` and `dV` as `K`), the grid
+/// `(ceil(max Skv / 64), H_kv, B)`; a block past its sequence's keys
+/// returns at once, and the masks count positions within the sequence
+/// ([`Seq`]). The dense instances compute the addresses they always did.
+///
 /// Thread mapping: grid `(ceil(Skv / 64), heads / group)` (one row of
 /// blocks per `K`/`V` head), four warps; warp `w` owns keys
 /// `16 w .. 16 w + 16` of the block's 64. The block walks the query tiles
@@ -233,12 +240,12 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
 /// loop are `dQ`'s atomics. Rows of `Q`, `dO`, `K` and `V` past the
 /// problem are zero-filled, which keeps their products finite, and the
 /// masks set their `P` to 0, so tails need no other care.
-#[kernel(launch_bounds(128), instances(<Bf16, 128>, <F16, 128>, <Bf16, 64>, <F16, 64>))]
+#[kernel(launch_bounds(128), instances(<Bf16, 128, false>, <F16, 128, false>, <Bf16, 64, false>, <F16, 64, false>, <Bf16, 128, true>, <F16, 128, true>, <Bf16, 64, true>, <F16, 64, true>))]
 #[allow(
     clippy::too_many_arguments,
-    reason = "nine device buffers, each its own parameter (its accesses stay ld/st.global), and one struct"
+    reason = "ten device buffers, each its own parameter (its accesses stay ld/st.global), and one struct"
 )]
-pub fn attn_bwd<H: Half16, const D: usize>(
+pub fn attn_bwd<H: Half16, const D: usize, const PACKED: bool>(
     q: DeviceSlice<u16>,
     k: DeviceSlice<u16>,
     v: DeviceSlice<u16>,
@@ -248,31 +255,44 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     dq_acc: DeviceSliceMut<f32>,
     dk: DeviceSliceMut<u16>,
     dv: DeviceSliceMut<u16>,
+    offsets: DeviceSlice<u32>,
     shape: AttnShape,
 ) {
-    let (sq, skv, causal, group) = (
-        shape.sq as usize,
-        shape.skv as usize,
-        shape.causal(),
-        shape.group as usize,
-    );
+    let (causal, group) = (shape.causal(), shape.group as usize);
     let window = shape.window();
     let (scale_log2, scale) = (shape.scale_log2, shape.scale);
     let kv_heads = thread::grid_dim_y() as usize;
     let kvh = thread::block_idx_y() as usize;
     let heads = kv_heads * group;
+    // Rows of Q (dO, dQ; entries of lse, Delta) and of K (V, dK, dV).
+    let (q_rows, k_rows) = if PACKED {
+        let (tq, tk) = Seq::tokens(offsets, thread::grid_dim_z() as usize);
+        (tq * heads, tk * kv_heads)
+    } else {
+        (heads * shape.sq as usize, kv_heads * shape.skv as usize)
+    };
     if group == 0
-        || q.len() < heads * sq * D
-        || dout.len() < heads * sq * D
-        || dq_acc.len() < heads * sq * D
-        || lse.len() < heads * sq
-        || delta.len() < heads * sq
-        || k.len() < kv_heads * skv * D
-        || v.len() < kv_heads * skv * D
-        || dk.len() < kv_heads * skv * D
-        || dv.len() < kv_heads * skv * D
+        || q.len() < q_rows * D
+        || dout.len() < q_rows * D
+        || dq_acc.len() < q_rows * D
+        || lse.len() < q_rows
+        || delta.len() < q_rows
+        || k.len() < k_rows * D
+        || v.len() < k_rows * D
+        || dk.len() < k_rows * D
+        || dv.len() < k_rows * D
     {
         ptxlab_device::trap("attn_bwd: a buffer is shorter than its shape, or the group is 0");
+    }
+    // The sequence of the group's first query head; query head `g` of the
+    // group starts `g head_step` rows later.
+    let seq = Seq::of::<PACKED>(&shape, offsets, heads, kvh * group, kvh);
+    let (sq, skv) = (seq.sq, seq.skv);
+    let head_step = if PACKED { 1 } else { sq };
+    let kv0 = thread::block_idx_x() as usize * BWD_BN;
+    if PACKED && kv0 >= skv {
+        // Past this sequence's keys (the grid covers the longest).
+        return;
     }
     let cpr = D / 8;
     let tile = tile_chunks(D);
@@ -286,12 +306,13 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     let t = thread::thread_idx_x() as usize;
     let (w, lane) = (t / 32, t % 32);
     let (gid, tig) = (lane / 4, lane % 4);
-    let kv0 = thread::block_idx_x() as usize * BWD_BN;
     let key0 = kv0 + 16 * w + gid;
     // The query tiles that see the block's keys: causal, query tile `j`
     // ends at row 64 j + 63 < kv0 for j < kv0 / 64; with a window, the
     // tiles that meet the band `kv0 - W < row < kv0 + 63 + W`.
-    let (qlo, qhi) = shape.window_queries(kv0, kv0 + BWD_BN - 1);
+    let (qlo, qhi) = shape
+        .with_lengths(sq, skv)
+        .queries_seeing(kv0, kv0 + BWD_BN - 1);
     let (first, end) = if qlo < qhi {
         (qlo / BWD_BM, qhi.div_ceil(BWD_BM))
     } else {
@@ -302,17 +323,25 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     // the tile's first query row).
     let per = end - first;
     let steps = group * per;
-    let at = |it: usize| ((kvh * group + it / per) * sq, (first + it % per) * BWD_BM);
+    let at = |it: usize| {
+        (
+            seq.q_first + (it / per) * head_step,
+            (first + it % per) * BWD_BM,
+        )
+    };
+    let qs = seq.q_stride;
 
     let kv = |src| HeadRows {
         src,
-        first: kvh * skv,
+        first: seq.k_first,
+        stride: seq.k_stride,
         rows: skv,
         cpr,
     };
     let qd = |src, first| HeadRows {
         src,
         first,
+        stride: qs,
         rows: sq,
         cpr,
     };
@@ -346,9 +375,9 @@ pub fn attn_bwd<H: Half16, const D: usize>(
         let val = if r >= sq {
             if is_delta { 0.0 } else { f32::INFINITY }
         } else if is_delta {
-            delta.get(qh + r)
+            delta.get(qh + r * qs)
         } else {
-            lse.get(qh + r) * LOG2_E
+            lse.get(qh + r * qs) * LOG2_E
         };
         stats.set(st * 2 * BWD_BM + t, val);
         wait_async_copies::<1>();
@@ -437,7 +466,7 @@ pub fn attn_bwd<H: Half16, const D: usize>(
                     let row = qrow + 8 * ((i / 2) % 2);
                     let col = 16 * db + 8 * (i / 4) + 2 * tig + i % 2;
                     if row < sq {
-                        dq_acc.atomic_add((qh + row) * D + col, acc[i]);
+                        dq_acc.atomic_add((qh + row * qs) * D + col, acc[i]);
                     }
                 });
             }
@@ -450,7 +479,7 @@ pub fn attn_bwd<H: Half16, const D: usize>(
     // past every query): nothing may be in flight at exit.
     wait_async_copies::<0>();
     super::rescale(&mut dk_acc, D / 2, [scale, scale]);
-    let keys = RowSlab::new(kvh * skv, key0, skv, D);
+    let keys = RowSlab::new(seq.k_first, key0, skv, D).strided(seq.k_stride);
     store_rows::<H, 64>(dk, &dk_acc, D / 2, tig, keys);
     store_rows::<H, 64>(dv, &dv_acc, D / 2, tig, keys);
 }

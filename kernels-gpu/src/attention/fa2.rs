@@ -1,8 +1,8 @@
 //! Rung 2: one fused kernel, FlashAttention-2's structure on `mma.sync`.
 
 use super::{
-    AttnShape, Lse, RowSlab, Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse,
-    store_rows,
+    AttnShape, Lse, RowSlab, Rows, Seq, finish, mask_scores, online_softmax, p_frag, rescale,
+    store_lse, store_lse_at, store_rows,
 };
 use ptxlab_device::mem::U32x4;
 use ptxlab_device::mma::{
@@ -38,12 +38,15 @@ pub(super) fn chunk(r: usize, q: usize, cpr: usize) -> usize {
 }
 
 /// The rows of one head in a 16-bit tensor: the head's first row `first`
-/// in `src`, its `rows` rows (a copy zero-fills the rows at or past them),
-/// `cpr` 16-byte chunks a row (`D / 8`).
+/// in `src` and `stride` rows of `src` from one of its rows to the next
+/// (1 dense, the heads of a token packed: [`Seq`]), its `rows` rows (a
+/// copy zero-fills the rows at or past them), `cpr` 16-byte chunks a row
+/// (`D / 8`).
 #[derive(Clone, Copy)]
 pub(super) struct HeadRows<'a> {
     pub src: DeviceSlice<'a, u16>,
     pub first: usize,
+    pub stride: usize,
     pub rows: usize,
     pub cpr: usize,
 }
@@ -62,6 +65,7 @@ pub(super) fn copy_tile(
     let HeadRows {
         src,
         first: head_row,
+        stride,
         rows,
         cpr,
     } = head;
@@ -70,11 +74,11 @@ pub(super) fn copy_tile(
             let i = t + FA2_THREADS as usize * c;
             let (r, q) = (i / cpr, i % cpr);
             let valid = r0 + r < rows;
-            let g = if valid { (head_row + r0 + r) * cpr + q } else { 0 };
+            let g = if valid { (head_row + (r0 + r) * stride) * cpr + q } else { 0 };
             // SAFETY: `chunk(r, q)` is inside the tile (`r < 64`, `q < cpr`),
-            // which lies inside `sm`; when `valid`, row `head_row + r0 + r`
-            // is a row of the head inside `src` (length checked by the
-            // kernel), and groups of 16 bytes of a 256-byte aligned buffer
+            // which lies inside `sm`; when `valid`, row
+            // `head_row + (r0 + r) stride` is a row of the head inside `src`
+            // (length checked by the kernel), and groups of 16 bytes of a 256-byte aligned buffer
             // are 16-byte aligned. Nothing touches the chunk until the
             // wait that completes this copy.
             unsafe { sm.copy_async(at + chunk(r, q, cpr), src, g, valid) };
@@ -160,12 +164,14 @@ pub fn attn_fa2<H: Half16, const D: usize>(
     let krows = HeadRows {
         src: k,
         first: kv_row,
+        stride: 1,
         rows: skv,
         cpr,
     };
     let vrows = HeadRows {
         src: v,
         first: kv_row,
+        stride: 1,
         rows: skv,
         cpr,
     };
@@ -175,6 +181,7 @@ pub fn attn_fa2<H: Half16, const D: usize>(
         HeadRows {
             src: q,
             first: head * sq,
+            stride: 1,
             rows: sq,
             cpr,
         },
@@ -254,48 +261,76 @@ pub fn attn_fa2<H: Half16, const D: usize>(
     }
 }
 
-/// Rung 2 with a sliding window (`AttnShape::window`): [`attn_fa2`]'s
-/// thread mapping, shared-memory layout and per-tile work, but each block
-/// walks only the key tiles that meet its rows' band
-/// (`AttnShape::window_keys`), about `2 W / 64 + 2` of them (`W / 64 + 2`
-/// when causal) instead of `Skv / 64`, and only the tiles that cross the
-/// band's edges run the masks ([`mask_scores`] with the window).
+/// Rung 2 for problems whose blocks see different key ranges: a sliding
+/// window (`AttnShape::window`), packed variable-length batches
+/// (`PACKED`), or both. [`attn_fa2`]'s thread mapping, shared-memory
+/// layout and per-tile work, but each block walks only the key tiles its
+/// rows see ([`AttnShape::keys_seen`]: the band around them with a window,
+/// none past the last row when causal) and only the tiles that cross an
+/// edge (of the band, of the causal triangle, of the keys) run the masks.
 ///
-/// One difference besides the band: `Q` travels alone in the first group
-/// of copies and its fragments go to registers before the key loop (the
-/// band's bounds, live across the loop, would otherwise push the D = 128
-/// instances past 255 registers). A kernel of its own, so the plain rung
-/// never reads the window.
-#[kernel(launch_bounds(128), instances(<Bf16, 128>, <F16, 128>, <Bf16, 64>, <F16, 64>))]
-pub fn attn_fa2_window<H: Half16, const D: usize>(
+/// Packed (`PACKED`): `Q`, `O` are `(T_q, H, D)`, `K`, `V`
+/// `(T_kv, H_kv, D)` and `lse` `(T_q, H)`: the tokens of the `B`
+/// sequences one after the other, sequence `b` at tokens
+/// `offsets[b] .. offsets[b + 1]` of `Q` and `offsets[B + 1 + b] ..
+/// offsets[B + 2 + b]` of `K`/`V` (FlashAttention's `cu_seqlens_q` then
+/// `cu_seqlens_k`). The grid is `(ceil(max Sq / 64), H, B)`; a block past
+/// its sequence's queries returns at once, and the masks (causal, window)
+/// are counted within each sequence. [`Seq`] turns the block's
+/// coordinates into its rows; the dense instances (`offsets` unread)
+/// compute exactly [`attn_fa2`]'s addresses.
+///
+/// One difference besides the key range: `Q` travels alone in the first
+/// group of copies and its fragments go to registers before the key loop
+/// (the range's bounds, live across the loop, would otherwise push the
+/// D = 128 instances past 255 registers). A kernel of its own, so the
+/// plain rung never reads a window or an offset.
+#[kernel(launch_bounds(128), instances(<Bf16, 128, false>, <F16, 128, false>, <Bf16, 64, false>, <F16, 64, false>, <Bf16, 128, true>, <F16, 128, true>, <Bf16, 64, true>, <F16, 64, true>))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "six device buffers, each its own parameter (their accesses stay ld/st.global), the shape and the lse switch"
+)]
+pub fn attn_fa2_ranged<H: Half16, const D: usize, const PACKED: bool>(
     q: DeviceSlice<u16>,
     k: DeviceSlice<u16>,
     v: DeviceSlice<u16>,
     out: DeviceSliceMut<u16>,
     lse: DeviceSliceMut<f32>,
+    offsets: DeviceSlice<u32>,
     shape: AttnShape,
     lse_out: Lse,
 ) {
     let want_lse = lse_out as u32;
-    let (sq, skv, causal) = (shape.sq as usize, shape.skv as usize, shape.causal());
-    let window = shape.window();
-    let (scale_log2, group) = (shape.scale_log2, shape.group);
+    let (causal, window) = (shape.causal(), shape.window());
+    let (scale_log2, group) = (shape.scale_log2, shape.group as usize);
     let heads = thread::grid_dim_y() as usize;
     let head = thread::block_idx_y() as usize;
-    let group = group as usize;
     if group == 0 || !heads.is_multiple_of(group) {
-        ptxlab_device::trap("attn_fa2_window: the group does not divide the heads");
+        ptxlab_device::trap("attn_fa2_ranged: the group does not divide the heads");
     }
     let kv_heads = heads / group;
-    if q.len() < heads * sq * D
-        || out.len() < heads * sq * D
-        || k.len() < kv_heads * skv * D
-        || v.len() < kv_heads * skv * D
-        || (want_lse != 0 && lse.len() < heads * sq)
+    // Rows of Q (and O) and of K (and V) in all.
+    let (q_rows, k_rows) = if PACKED {
+        let (tq, tk) = Seq::tokens(offsets, thread::grid_dim_z() as usize);
+        (tq * heads, tk * kv_heads)
+    } else {
+        (heads * shape.sq as usize, kv_heads * shape.skv as usize)
+    };
+    if q.len() < q_rows * D
+        || out.len() < q_rows * D
+        || k.len() < k_rows * D
+        || v.len() < k_rows * D
+        || (want_lse != 0 && lse.len() < q_rows)
     {
-        ptxlab_device::trap("attn_fa2_window: a buffer is shorter than its shape");
+        ptxlab_device::trap("attn_fa2_ranged: a buffer is shorter than its shape");
     }
-    let kv_row = (head / group) * skv;
+    let seq = Seq::of::<PACKED>(&shape, offsets, heads, head, head / group);
+    let (sq, skv) = (seq.sq, seq.skv);
+    let q0 = thread::block_idx_x() as usize * FA2_BM;
+    if q0 >= sq {
+        // Past this sequence's queries (packed: the grid covers the longest).
+        return;
+    }
     let cpr = D / 8;
     let sm = shared::dynamic_shared::<U32x4>(0, fa2_shared_bytes(D) / 16);
     let tile = FA2_BN * cpr;
@@ -304,34 +339,24 @@ pub fn attn_fa2_window<H: Half16, const D: usize>(
     let t = thread::thread_idx_x() as usize;
     let (w, lane) = (t / 32, t % 32);
     let (gid, tig) = (lane / 4, lane % 4);
-    let q0 = thread::block_idx_x() as usize * FA2_BM;
     let row0 = q0 + 16 * w + gid;
-    // The key tiles the block's rows see: all of them, or with a window
-    // only those that meet the band (the block's first tile, `first`,
-    // starts the pipeline).
-    let (klo, khi) = shape.window_keys(q0, (q0 + FA2_BM).min(sq) - 1);
+    // The key tiles the block's rows see (the first one, `first`, starts
+    // the pipeline).
+    let (klo, khi) = shape
+        .with_lengths(sq, skv)
+        .keys_seen(q0, (q0 + FA2_BM).min(sq) - 1);
     let (first, ntiles) = (klo / FA2_BN, khi.div_ceil(FA2_BN));
 
-    let (qrows, krows, vrows) = (
-        HeadRows {
-            src: q,
-            first: head * sq,
-            rows: sq,
-            cpr,
-        },
-        HeadRows {
-            src: k,
-            first: kv_row,
-            rows: skv,
-            cpr,
-        },
-        HeadRows {
-            src: v,
-            first: kv_row,
-            rows: skv,
-            cpr,
-        },
-    );
+    let rows_of = |src, first, stride, rows| HeadRows {
+        src,
+        first,
+        stride,
+        rows,
+        cpr,
+    };
+    let qrows = rows_of(q, seq.q_first, seq.q_stride, sq);
+    let krows = rows_of(k, seq.k_first, seq.k_stride, skv);
+    let vrows = rows_of(v, seq.k_first, seq.k_stride, skv);
     copy_tile(sm, 0, qrows, q0, t);
     let mut qf = [[0u32; 4]; 8];
     // Q alone in the first group of copies, the first K/V tile in the
@@ -379,7 +404,10 @@ pub fn attn_fa2_window<H: Half16, const D: usize>(
         // the masks where it runs past Skv, holds a key after one of the
         // rows (causal), or a key W or more away from one (window).
         let (wr0, wc1) = (q0 + 16 * w, col0 + FA2_BN - 1);
-        if wc1 >= skv || (causal && wc1 > wr0) || wr0 + 15 >= col0 + window || wc1 >= wr0 + window {
+        if wc1 >= skv
+            || (causal && wc1 > wr0)
+            || (window != 0 && (wr0 + 15 >= col0 + window || wc1 >= wr0 + window))
+        {
             mask_scores(&mut s, tig, col0, row0, skv, causal, window);
         }
         let alpha = online_softmax(&mut s, &mut rows, scale_log2);
@@ -402,9 +430,10 @@ pub fn attn_fa2_window<H: Half16, const D: usize>(
         sync_threads();
     }
     let l = finish(&mut o, D / 2, &rows);
-    store_rows::<H, 64>(out, &o, D / 2, tig, RowSlab::new(head * sq, row0, sq, D));
+    let rows_at = RowSlab::new(seq.q_first, row0, sq, D).strided(seq.q_stride);
+    store_rows::<H, 64>(out, &o, D / 2, tig, rows_at);
     if want_lse != 0 {
-        store_lse(lse, l, tig, head * sq, row0, sq);
+        store_lse_at(lse, l, tig, rows_at);
     }
 }
 

@@ -21,6 +21,7 @@
 
 use super::cpu::{GradReference, POISON_16, check_inputs, grad_reference, round_checked, widen};
 use super::launch::{Inputs, Plan};
+use super::packed::Packed;
 use super::types::{Precision, Rung, Shape};
 use crate::error::{Error, Result};
 use crate::launch;
@@ -88,11 +89,14 @@ impl Grads {
     }
 }
 
-/// One backward pass, ready to launch: the checked shape and the scratch
-/// (`Delta` per query row, the f32 `dQ` accumulator).
+/// One backward pass, ready to launch: the checked shape (dense, or a
+/// packed batch) and the scratch (`Delta` per query row, the f32 `dQ`
+/// accumulator, the packed offsets or a stand-in).
 pub struct Backward {
     prec: Precision,
     shape: Shape,
+    packed: Option<Packed>,
+    offsets: Buffer<u32>,
     delta: Buffer<f32>,
     dq_acc: Buffer<f32>,
 }
@@ -117,9 +121,39 @@ impl Backward {
         Ok(Self {
             prec,
             shape,
+            packed: None,
+            offsets: dev.alloc_filled(1, 0u32)?,
             delta: dev.alloc_filled(shape.bh() * shape.sq, 0f32)?,
             dq_acc: dev.alloc_filled(shape.q_len(), 0f32)?,
         })
+    }
+
+    /// The backward pass of a packed variable-length batch (the `PACKED`
+    /// instances of `attn_bwd`; `lse`, `Delta` and the gradients in the
+    /// packed layouts of [`Packed`]).
+    pub fn packed(dev: &Device, prec: Precision, p: Packed) -> Result<Self> {
+        let shape = *p.base();
+        if let Some(why) = backward_refuses(&shape) {
+            return Err(Error::input("--backward", why));
+        }
+        Ok(Self {
+            prec,
+            shape,
+            offsets: dev.upload(&p.offsets())?,
+            delta: dev.alloc_filled(p.lse_len(), 0f32)?,
+            dq_acc: dev.alloc_filled(p.q_len(), 0f32)?,
+            packed: Some(p),
+        })
+    }
+
+    /// Elements of `Q` (`O`, `dO`, `dQ`), of `K` (`V`, `dK`, `dV`) and of
+    /// `lse`.
+    fn lens(&self) -> (usize, usize, usize) {
+        let sh = &self.shape;
+        match &self.packed {
+            Some(p) => (p.q_len(), p.kv_len(), p.lse_len()),
+            None => (sh.q_len(), sh.kv_len(), sh.bh() * sh.sq),
+        }
     }
 
     /// Runs the backward pass from the forward's inputs `x`, output `o`,
@@ -134,16 +168,17 @@ impl Backward {
         g: &mut Grads,
     ) -> Result<()> {
         let sh = self.shape;
+        let (ql, kl, ll) = self.lens();
         for (what, got, want) in [
-            ("Q", x.q.len(), sh.q_len()),
-            ("K", x.k.len(), sh.kv_len()),
-            ("V", x.v.len(), sh.kv_len()),
-            ("O", o.len(), sh.q_len()),
-            ("dO", dout.len(), sh.q_len()),
-            ("lse", lse.len(), sh.bh() * sh.sq),
-            ("dQ", g.dq.len(), sh.q_len()),
-            ("dK", g.dk.len(), sh.kv_len()),
-            ("dV", g.dv.len(), sh.kv_len()),
+            ("Q", x.q.len(), ql),
+            ("K", x.k.len(), kl),
+            ("V", x.v.len(), kl),
+            ("O", o.len(), ql),
+            ("dO", dout.len(), ql),
+            ("lse", lse.len(), ll),
+            ("dQ", g.dq.len(), ql),
+            ("dK", g.dk.len(), kl),
+            ("dV", g.dv.len(), kl),
         ] {
             check_len(what, got, want)?;
         }
@@ -162,7 +197,8 @@ struct Kernels<H, const D: usize>(PhantomData<H>);
 
 impl<H: Half16 + bw::attn_bwd_pre::Built + bw::attn_bwd_dq::Built, const D: usize> Kernels<H, D>
 where
-    bw::attn_bwd::Of<H, D>: bw::attn_bwd::Instance,
+    bw::attn_bwd::Of<H, D, false>: bw::attn_bwd::Instance,
+    bw::attn_bwd::Of<H, D, true>: bw::attn_bwd::Instance,
 {
     fn run(
         b: &mut Backward,
@@ -174,7 +210,7 @@ where
         g: &mut Grads,
     ) -> Result<()> {
         let sh = b.shape;
-        let rows = sh.bh() * sh.sq;
+        let (q_len, _, rows) = b.lens();
         let cfg = |grid: Dim3, shared_bytes: usize| LaunchConfig {
             grid,
             block: Dim3::x(bw::BWD_THREADS),
@@ -195,28 +231,36 @@ where
                 D as u32
             )
         )?;
-        // One row of blocks per K/V head; each walks its group's query heads.
-        let main = cfg(
-            Dim3::xy(sh.skv.div_ceil(bw::BWD_BN) as u32, sh.bh_kv() as u32),
-            bw::bwd_shared_bytes(D),
-        );
-        launch!(
-            dev,
-            main,
-            attention::backward::attn_bwd::<H, D>(
-                &x.q,
-                &x.k,
-                &x.v,
-                dout,
-                lse,
-                &b.delta,
-                &mut b.dq_acc,
-                &mut g.dk,
-                &mut g.dv,
-                sh.kernel_shape()
-            )
-        )?;
-        let pairs = sh.q_len() / 2;
+        // One row of blocks per K/V head; each walks its group's query heads
+        // (packed: per K/V head of a token and per sequence, the longest
+        // sequence's key tiles).
+        let tiles = sh.skv.div_ceil(bw::BWD_BN) as u32;
+        let grid = match &b.packed {
+            Some(p) => Dim3::new(tiles, sh.kv_heads as u32, p.batch() as u32),
+            None => Dim3::xy(tiles, sh.bh_kv() as u32),
+        };
+        let main = cfg(grid, bw::bwd_shared_bytes(D));
+        let ks = sh.kernel_shape();
+        let (delta, dq_acc, offsets) = (&b.delta, &mut b.dq_acc, &b.offsets);
+        let (dk, dv) = (&mut g.dk, &mut g.dv);
+        if b.packed.is_some() {
+            launch!(
+                dev,
+                main,
+                attention::backward::attn_bwd::<H, D, true>(
+                    &x.q, &x.k, &x.v, dout, lse, delta, dq_acc, dk, dv, offsets, ks
+                )
+            )?;
+        } else {
+            launch!(
+                dev,
+                main,
+                attention::backward::attn_bwd::<H, D, false>(
+                    &x.q, &x.k, &x.v, dout, lse, delta, dq_acc, dk, dv, offsets, ks
+                )
+            )?;
+        }
+        let pairs = q_len / 2;
         let blocks = pairs
             .div_ceil(bw::BWD_THREADS as usize)
             .min(bw::DQ_MAX_BLOCKS as usize);
@@ -232,9 +276,9 @@ where
 pub fn backward_entry(prec: Precision, d: usize) -> Option<&'static str> {
     fn of<H: Half16, const D: usize>() -> &'static str
     where
-        bw::attn_bwd::Of<H, D>: bw::attn_bwd::Instance,
+        bw::attn_bwd::Of<H, D, false>: bw::attn_bwd::Instance,
     {
-        <bw::attn_bwd::Of<H, D> as bw::attn_bwd::Instance>::ENTRY
+        <bw::attn_bwd::Of<H, D, false> as bw::attn_bwd::Instance>::ENTRY
     }
     Some(match (prec, d) {
         (Precision::Bf16, 64) => of::<Bf16, 64>(),

@@ -7,12 +7,16 @@
 //! attention ([`bench_gqa_shapes`]): every rung and the backward pass with
 //! fewer `K`/`V` heads than query heads, against torch's `enable_gqa=True`.
 //! Then a sliding window ([`bench_window_shapes`]), forward and backward,
-//! against torch's SDPA with the band as a mask and `flex_attention`.
+//! against torch's SDPA with the band as a mask and `flex_attention`. Then
+//! a packed variable-length batch ([`bench_packed_lengths`]), forward and
+//! backward, against `flex_attention` with a document mask and torch's
+//! `varlen_attn`.
 
 use super::check::{bound, check_rung, errors};
 use super::cpu::POISON_16;
 use super::cpu::{generated, reference, round_checked, sample_rows, widen};
 use super::launch::{Inputs, Plan, entry};
+use super::packed::Packed;
 use super::types::{NAME, Precision, Rung, Shape};
 use crate::bench_ctx::BenchCtx;
 use crate::error::{Error, Result};
@@ -134,7 +138,183 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             rows.push(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
         }
     }
+    let (heads, d, lens) = bench_packed_lengths(ctx.quick);
+    let mut cu = vec![0];
+    for l in lens {
+        cu.push(cu[cu.len() - 1] + l);
+    }
+    for causal in [false, true] {
+        let p = Packed::new(heads, d, causal, None, cu.clone(), None)?;
+        rows.extend(bench_packed(ctx, dev, &p, Precision::Bf16)?);
+    }
     Ok(rows)
+}
+
+/// The packed variable-length batch of the benchmark: `(heads, dim,
+/// sequence lengths)`, each non-causal and causal, BF16, forward and
+/// backward: sixteen sequences from 101 to 8192 tokens, 32768 in all
+/// (quick: four short ones). `peers/attention.py` times torch's
+/// `flex_attention` with a document mask and `varlen_attn` at the same.
+pub fn bench_packed_lengths(quick: bool) -> (usize, usize, Vec<usize>) {
+    if quick {
+        (8, 128, vec![1000, 77, 511, 460])
+    } else {
+        (
+            16,
+            128,
+            vec![
+                4096, 1024, 3000, 517, 2048, 8192, 777, 1500, 4000, 333, 2222, 1111, 640, 2500,
+                101, 1787,
+            ],
+        )
+    }
+}
+
+/// The forward and backward rows of rung 2 on the packed batch `p`: each
+/// checked first on a small ragged batch against the full f64 reference,
+/// then on `p` (outputs poisoned; the first and the last sequence, sampled
+/// rows, against f64; the gradients of head 0), then timed.
+fn bench_packed(ctx: &BenchCtx, dev: &Device, p: &Packed, prec: Precision) -> Result<Vec<Row>> {
+    use super::backward::{BWD_LABEL, Backward, Grads, backward_entry, grad_bounds};
+    use super::packed::{SIM_PACKED, check_packed, packed_errors, packed_grad_errors};
+    let mut fwd = Row::new(NAME, Rung::Fa2.label(), "gpu", &p.label(), prec.name());
+    let mut bwd_row = Row::new(
+        NAME,
+        BWD_LABEL,
+        "gpu",
+        &format!("{} backward", p.label()),
+        prec.name(),
+    );
+    let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
+    let base = p.base();
+    if let Some(res) = super::launch::packed_entry(prec, base.d)
+        .and_then(|k| crate::modules::resource(k, &arch, false))
+    {
+        fwd.registers = Some(res.registers);
+        fwd.spills = Some(res.spill_stores + res.spill_loads);
+    }
+    if let Some(res) =
+        backward_entry(prec, base.d).and_then(|k| crate::modules::resource(k, &arch, false))
+    {
+        bwd_row.registers = Some(res.registers);
+        bwd_row.spills = Some(res.spill_stores + res.spill_loads);
+    }
+    let (cu_q, cu_k) = SIM_PACKED[0];
+    let odd = Packed::new(
+        4,
+        base.d,
+        base.causal,
+        None,
+        cu_q.to_vec(),
+        Some(cu_k.to_vec()),
+    )?
+    .with_kv_heads(2)?;
+    if let Err(e) = check_packed(dev, prec, &odd, 11, true) {
+        let why = e.to_string();
+        fwd.status = status_of(e);
+        bwd_row.status = Status::Failed(why);
+        return Ok(vec![fwd, bwd_row]);
+    }
+    let q = round_checked(prec, "Q", &generated(0, p.q_len()))?;
+    let k = round_checked(prec, "K", &generated(1, p.kv_len()))?;
+    let v = round_checked(prec, "V", &generated(2, p.kv_len()))?;
+    let g = round_checked(prec, "dO", &generated(3, p.q_len()))?;
+    let wide = [
+        widen(prec, &q),
+        widen(prec, &k),
+        widen(prec, &v),
+        widen(prec, &g),
+    ];
+    let x = Inputs {
+        q: dev.upload(&q)?,
+        k: dev.upload(&k)?,
+        v: dev.upload(&v)?,
+    };
+    let dout = dev.upload(&g)?;
+    drop((q, k, v, g));
+    let seqs = [0, p.batch() - 1];
+    let mut o = dev.alloc_filled(p.q_len(), POISON_16)?;
+    let mut lse = dev.alloc_filled(p.lse_len(), f32::NAN)?;
+    let mut plan = Plan::packed(dev, prec, p.clone(), &x)?;
+    let t0 = std::time::Instant::now();
+    plan.run(dev, &mut o, Some(&mut lse))?;
+    dev.synchronize()?;
+    fwd.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
+    let got = (dev.download(&o)?, dev.download(&lse)?);
+    match packed_errors(
+        p,
+        prec,
+        [&wide[0][..], &wide[1], &wide[2]],
+        (&got.0, &got.1),
+        &seqs,
+        true,
+    ) {
+        Ok((e, max_score)) => {
+            let b = bound(Rung::Fa2, prec, max_score);
+            fwd.rel_err = Some(e.rel);
+            fwd.note = format!("max {:.1e}", e.max);
+            if !(e.rel <= b) || !(e.max <= 2.0 * b) {
+                fwd.status = Status::Failed(format!(
+                    "sampled rows: relative error {:.2e} (bound {b:.1e}), max {:.2e}",
+                    e.rel, e.max
+                ));
+            }
+        }
+        Err(why) => fwd.status = Status::Failed(why),
+    }
+    if fwd.status == Status::Ok {
+        let first = fwd.first_ms.unwrap_or(1.0);
+        let t = dev.time(1, reps_for(first, ctx.reps()), |_| {
+            plan.run(dev, &mut o, None)
+        })?;
+        fwd.throughput = Some(p.flops() / (t.median_ms * 1e-3) / 1e9);
+        fwd.unit = "GFLOP/s".into();
+        fwd.timing = Some(t);
+    }
+    // The backward pass from rung 2's O and lse (o holds them again: the
+    // timed runs wrote the same values).
+    plan.run(dev, &mut o, Some(&mut lse))?;
+    let mut grads = Grads {
+        dq: dev.alloc_filled(p.q_len(), POISON_16)?,
+        dk: dev.alloc_filled(p.kv_len(), POISON_16)?,
+        dv: dev.alloc_filled(p.kv_len(), POISON_16)?,
+    };
+    let mut bwd = Backward::packed(dev, prec, p.clone())?;
+    let t0 = std::time::Instant::now();
+    bwd.run(dev, &x, &o, &lse, &dout, &mut grads)?;
+    dev.synchronize()?;
+    bwd_row.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
+    let gb = [
+        dev.download(&grads.dq)?,
+        dev.download(&grads.dk)?,
+        dev.download(&grads.dv)?,
+    ];
+    let inputs = [&wide[0][..], &wide[1], &wide[2], &wide[3]];
+    match packed_grad_errors(p, prec, inputs, [&gb[0][..], &gb[1], &gb[2]], &[0], false) {
+        Ok(e) => {
+            let (b, bv) = grad_bounds(prec);
+            bwd_row.rel_err = Some(e.dq.max(e.dk).max(e.dv));
+            bwd_row.note = format!(
+                "dQ {:.1e} dK {:.1e} dV {:.1e} (sequence 0, head 0)",
+                e.dq, e.dk, e.dv
+            );
+            if !(e.dq <= b) || !(e.dk <= b) || !(e.dv <= bv) {
+                bwd_row.status =
+                    Status::Failed(format!("gradients past their bounds: {}", bwd_row.note));
+            }
+        }
+        Err(why) => bwd_row.status = Status::Failed(why),
+    }
+    if bwd_row.status == Status::Ok {
+        let first = bwd_row.first_ms.unwrap_or(1.0);
+        let t = dev.time(1, reps_for(first, ctx.reps()), |_| {
+            bwd.run(dev, &x, &o, &lse, &dout, &mut grads)
+        })?;
+        bwd_row.throughput = Some(2.5 * p.flops() / (t.median_ms * 1e-3) / 1e9);
+        bwd_row.unit = "GFLOP/s".into();
+        bwd_row.timing = Some(t);
+    }
+    Ok(vec![fwd, bwd_row])
 }
 
 /// The backward pass's benchmark shapes `(batch, heads, seq, dim)`, each

@@ -24,6 +24,7 @@
 
 use super::cpu::{POISON_16, Reference, all_rows, check_inputs, reference, widen};
 use super::launch::{Inputs, Plan};
+use super::packed::{Packed, SIM_PACKED, check_packed};
 use super::types::{Precision, Rung, Shape};
 use crate::error::{Error, Result};
 use crate::rng::rel_err_norm;
@@ -180,8 +181,9 @@ pub const SIM_GQA_SHAPES: [(usize, usize, usize, usize, usize); 2] =
 /// reference: each rung, each `(precision, D)` instance, causal and not,
 /// at the odd shapes of [`SIM_SHAPES`], and the backward pass once per
 /// instance; then, per instance, every rung and the backward pass at one
-/// grouped-head shape of [`SIM_GQA_SHAPES`], and rungs 1-2 and the
-/// backward pass with a sliding window.
+/// grouped-head shape of [`SIM_GQA_SHAPES`], rungs 1-2 and the backward
+/// pass with a sliding window, and rung 2 and the backward pass on a
+/// packed variable-length batch ([`SIM_PACKED`]).
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     for (i, prec) in Precision::ALL.into_iter().enumerate() {
@@ -228,6 +230,25 @@ pub fn sim_check() -> Result<()> {
                 }
             }
             super::backward::check_backward(&dev, prec, &shape, (i * 2 + j + 16) as u64)?;
+            // A packed variable-length batch, two query heads per K/V head,
+            // forward and backward: causal for one D of each precision,
+            // and with a window for the other.
+            let (cu_q, cu_k) = SIM_PACKED[(i + j) % SIM_PACKED.len()];
+            let p = Packed::new(
+                4,
+                d,
+                (i + j) % 2 == 1,
+                None,
+                cu_q.to_vec(),
+                Some(cu_k.to_vec()),
+            )?
+            .with_kv_heads(2)?;
+            let p = if (i + j) % 2 == 1 {
+                p
+            } else {
+                p.with_window(60)?
+            };
+            check_packed(&dev, prec, &p, (i * 2 + j + 24) as u64, true)?;
         }
     }
     Ok(())

@@ -54,6 +54,18 @@ pub struct Args {
     /// (with --causal, i - W < j <= i); rungs 1-2 and the backward pass.
     #[arg(long, value_name = "W", value_parser = crate::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub window: Option<usize>,
+    /// Packed variable-length batch (FlashAttention's cu_seqlens): the B + 1
+    /// query offsets, increasing from 0 to the token count, as a list
+    /// (0,77,210) or an int32/int64 .npy; "Q.npy,K.npy" gives the key
+    /// offsets too. Q and O are then (T, H, D), K and V (T_kv, H_kv, D),
+    /// the log-sum-exp (T, H); masks count within each sequence. Rung 2
+    /// and the backward pass.
+    #[arg(long, value_name = "OFFSETS", value_parser = super::packed::Offsets::parse)]
+    pub cu_seqlens: Option<super::packed::Offsets>,
+    /// Key offsets of a packed batch, as --cu-seqlens [default: the query
+    /// offsets].
+    #[arg(long, value_name = "OFFSETS", value_parser = super::packed::Offsets::parse)]
+    pub cu_seqlens_kv: Option<super::packed::Offsets>,
     /// Working precision of inputs and output (softmax and accumulation in f32).
     #[arg(long, value_enum, default_value_t = Precision::Bf16)]
     pub precision: Precision,
@@ -212,7 +224,7 @@ fn inputs(args: &Args) -> Result<(Shape, [Vec<f32>; 3])> {
 }
 
 /// `heads Sq Skv D`: the multiply-adds of one product.
-fn work(shape: &Shape) -> usize {
+pub(super) fn work(shape: &Shape) -> usize {
     shape
         .bh()
         .saturating_mul(shape.sq)
@@ -223,6 +235,9 @@ fn work(shape: &Shape) -> usize {
 /// `ptxlab attention`: the rows it measured.
 pub fn cli(args: &Args) -> Result<Vec<Row>> {
     crate::cli::check_reps(args.reps)?;
+    if args.cu_seqlens.is_some() || args.cu_seqlens_kv.is_some() {
+        return super::packed::cli_packed(args);
+    }
     let (shape, [q, k, v]) = inputs(args)?;
     let prec = args.precision;
     let q = round_checked(prec, "Q", &q)?;

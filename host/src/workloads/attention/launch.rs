@@ -4,6 +4,7 @@
 //! [`Prepared`] part (scratch, launch shape) does not depend on the
 //! tensors, so one problem shape run on many tensors binds it to each.
 
+use super::packed::Packed;
 use super::types::{Precision, Rung, Shape};
 use crate::error::{Error, Result};
 use crate::launch;
@@ -78,6 +79,12 @@ pub struct Prepared {
     split: Option<SplitScratch>,
     /// A one-element stand-in for `lse` when it is not wanted.
     no_lse: Buffer<f32>,
+    /// A packed variable-length batch (rung 2 only), or `None`: `shape`'s
+    /// dense layout.
+    packed: Option<Packed>,
+    /// The packed batch's offsets ([`Packed::offsets`]), or a one-element
+    /// stand-in for dense problems.
+    offsets: Buffer<u32>,
     cfg: LaunchConfig,
 }
 
@@ -127,8 +134,42 @@ impl Prepared {
             shape,
             split,
             no_lse: dev.alloc_filled(1, 0f32)?,
+            packed: None,
+            offsets: dev.alloc_filled(1, 0u32)?,
             cfg,
         })
+    }
+
+    /// Rung 2 on a packed variable-length batch: the `PACKED` instances of
+    /// `attn_fa2_ranged`, one row of blocks per query tile of the longest
+    /// sequence, per head and per sequence (blocks past a shorter
+    /// sequence's queries return at once).
+    pub fn packed(dev: &Device, prec: Precision, p: Packed) -> Result<Self> {
+        let base = *p.base();
+        if let Some(why) = Rung::Fa2.refuses(&base) {
+            return Err(Error::input("--cu-seqlens", why));
+        }
+        let mut me = Self::new(dev, Rung::Fa2, prec, base)?;
+        me.cfg.grid = Dim3::new(
+            base.sq.div_ceil(fa2::FA2_BM) as u32,
+            base.heads as u32,
+            p.batch() as u32,
+        );
+        me.offsets = dev.upload(&p.offsets())?;
+        me.packed = Some(p);
+        Ok(me)
+    }
+
+    /// Elements of `Q` (and `O`), of `K` (and `V`) and of `lse`.
+    fn lens(&self) -> (usize, usize, usize) {
+        match &self.packed {
+            Some(p) => (p.q_len(), p.kv_len(), p.lse_len()),
+            None => (
+                self.shape.q_len(),
+                self.shape.kv_len(),
+                self.shape.bh() * self.shape.sq,
+            ),
+        }
     }
 
     /// The plan of these tensors: checks their lengths against the shape,
@@ -137,9 +178,10 @@ impl Prepared {
     /// upload: it depends on `V`'s values, so every bind makes it again).
     pub fn bind<'a>(mut self, dev: &Device, x: &'a Inputs) -> Result<Plan<'a>> {
         let sh = self.shape;
-        check_len("Q", x.q.len(), sh.q_len())?;
-        check_len("K", x.k.len(), sh.kv_len())?;
-        check_len("V", x.v.len(), sh.kv_len())?;
+        let (ql, kl, _) = self.lens();
+        check_len("Q", x.q.len(), ql)?;
+        check_len("K", x.k.len(), kl)?;
+        check_len("V", x.v.len(), kl)?;
         let (bh, sq, skv, d, bh_kv) = (sh.bh(), sh.sq, sh.skv, sh.d, sh.bh_kv());
         let maps = if self.rung.hopper() {
             let (rows, box_cols) = (hp::HP_BM as u32, hp::HP_BOX_COLS as u32);
@@ -169,23 +211,10 @@ impl Prepared {
             }
             dev.write(vp, &p)?;
         }
-        let Self {
-            rung,
-            prec,
-            shape,
-            split,
-            no_lse,
-            cfg,
-        } = self;
         Ok(Plan {
-            rung,
-            prec,
-            shape,
             x,
             maps,
-            split,
-            no_lse,
-            cfg,
+            prepared: self,
         })
     }
 
@@ -209,21 +238,15 @@ impl Prepared {
         let split = self.split.as_ref().map_or(0, |s| {
             2 * (s.kt.len() + s.s.len() + s.v_padded.as_ref().map_or(0, |v| v.len()))
         });
-        split + 4 * self.no_lse.len()
+        split + 4 * self.no_lse.len() + 4 * self.offsets.len()
     }
 }
 
 /// One attention forward pass, ready to launch.
 pub struct Plan<'a> {
-    rung: Rung,
-    prec: Precision,
-    shape: Shape,
     x: &'a Inputs,
     maps: Option<[TensorMap<'a>; 3]>,
-    split: Option<SplitScratch>,
-    /// A one-element stand-in for `lse` when it is not wanted.
-    no_lse: Buffer<f32>,
-    cfg: LaunchConfig,
+    prepared: Prepared,
 }
 
 impl<'a> Plan<'a> {
@@ -243,23 +266,13 @@ impl<'a> Plan<'a> {
     /// The part of the plan that does not depend on its tensors, to bind
     /// to others of the same shape ([`Prepared::bind`]).
     pub fn into_prepared(self) -> Prepared {
-        let Self {
-            rung,
-            prec,
-            shape,
-            split,
-            no_lse,
-            cfg,
-            ..
-        } = self;
-        Prepared {
-            rung,
-            prec,
-            shape,
-            split,
-            no_lse,
-            cfg,
-        }
+        self.prepared
+    }
+
+    /// Rung 2 on the packed batch `p` ([`Prepared::packed`]) bound to `x`
+    /// (`Q` as `(T_q, H, D)`, `K` and `V` as `(T_kv, H_kv, D)`).
+    pub fn packed(dev: &Device, prec: Precision, p: Packed, x: &'a Inputs) -> Result<Self> {
+        Prepared::packed(dev, prec, p)?.bind(dev, x)
     }
 
     /// Runs the forward pass: `O` (`bh x sq x d` bits) and, when given, the
@@ -270,17 +283,18 @@ impl<'a> Plan<'a> {
         o: &mut Buffer<u16>,
         lse: Option<&mut Buffer<f32>>,
     ) -> Result<()> {
-        check_len("O", o.len(), self.shape.q_len())?;
+        let (ql, _, ll) = self.prepared.lens();
+        check_len("O", o.len(), ql)?;
         if let Some(l) = &lse {
-            check_len("lse", l.len(), self.shape.bh() * self.shape.sq)?;
+            check_len("lse", l.len(), ll)?;
         }
-        if self.rung == Rung::Split {
-            return match self.prec {
+        if self.prepared.rung == Rung::Split {
+            return match self.prepared.prec {
                 Precision::Bf16 => self.run_split::<Bf16>(dev, o, lse),
                 Precision::F16 => self.run_split::<F16>(dev, o, lse),
             };
         }
-        match (self.prec, self.shape.d) {
+        match (self.prepared.prec, self.prepared.shape.d) {
             (Precision::Bf16, 64) => Fused::<Bf16, 64>::run(self, dev, o, lse),
             (Precision::Bf16, 128) => Fused::<Bf16, 128>::run(self, dev, o, lse),
             (Precision::F16, 64) => Fused::<F16, 64>::run(self, dev, o, lse),
@@ -298,9 +312,9 @@ impl<'a> Plan<'a> {
         o: &mut Buffer<u16>,
         mut lse: Option<&mut Buffer<f32>>,
     ) -> Result<()> {
-        let sh = self.shape;
+        let sh = self.prepared.shape;
         let (bh, sq, skv, d, group) = (sh.bh(), sh.sq, sh.skv, sh.d, sh.group());
-        let Some(sc) = self.split.as_mut() else {
+        let Some(sc) = self.prepared.split.as_mut() else {
             unreachable!("Plan::new made rung 1's scratch")
         };
         let t = split::TRANSPOSE_TILE;
@@ -349,11 +363,11 @@ impl<'a> Plan<'a> {
             )?;
             let lv = match lse.as_deref_mut() {
                 Some(l) => l.view_mut(h * sq..(h + 1) * sq)?,
-                None => self.no_lse.view_mut(0..1)?,
+                None => self.prepared.no_lse.view_mut(0..1)?,
             };
             launch!(
                 dev,
-                self.cfg,
+                self.prepared.cfg,
                 attention::split::attn_softmax::<H>(sc.s.view_mut(0..sq * ld)?, lv, rows, want)
             )?;
             gemm_pipes::<H>(
@@ -397,7 +411,8 @@ struct Fused<H, const D: usize>(PhantomData<H>);
 impl<H: Half16, const D: usize> Fused<H, D>
 where
     fa2::attn_fa2::Of<H, D>: fa2::attn_fa2::Instance,
-    fa2::attn_fa2_window::Of<H, D>: fa2::attn_fa2_window::Instance,
+    fa2::attn_fa2_ranged::Of<H, D, false>: fa2::attn_fa2_ranged::Instance,
+    fa2::attn_fa2_ranged::Of<H, D, true>: fa2::attn_fa2_ranged::Instance,
     hp::attn_wgmma::Of<H, D>: hp::attn_wgmma::Instance,
     hp::attn_ws::Of<H, D, false>: hp::attn_ws::Instance,
     hp::attn_ws::Of<H, D, true>: hp::attn_ws::Instance,
@@ -408,20 +423,31 @@ where
         o: &mut Buffer<u16>,
         lse: Option<&mut Buffer<f32>>,
     ) -> Result<()> {
-        let shape = p.shape.kernel_shape();
+        let shape = p.prepared.shape.kernel_shape();
         let want = if lse.is_some() { Lse::Store } else { Lse::Skip };
-        let cfg = p.cfg;
+        let cfg = p.prepared.cfg;
         let lse = match lse {
             Some(l) => l,
-            None => &mut p.no_lse,
+            None => &mut p.prepared.no_lse,
         };
         let x = p.x;
-        if p.rung == Rung::Fa2 {
-            return if p.shape.window.is_some() {
+        if p.prepared.rung == Rung::Fa2 {
+            let offsets = &p.prepared.offsets;
+            return if p.prepared.packed.is_some() {
                 launch!(
                     dev,
                     cfg,
-                    attention::fa2::attn_fa2_window::<H, D>(&x.q, &x.k, &x.v, o, lse, shape, want)
+                    attention::fa2::attn_fa2_ranged::<H, D, true>(
+                        &x.q, &x.k, &x.v, o, lse, offsets, shape, want
+                    )
+                )
+            } else if p.prepared.shape.window.is_some() {
+                launch!(
+                    dev,
+                    cfg,
+                    attention::fa2::attn_fa2_ranged::<H, D, false>(
+                        &x.q, &x.k, &x.v, o, lse, offsets, shape, want
+                    )
                 )
             } else {
                 launch!(
@@ -435,7 +461,7 @@ where
             unreachable!("Plan::new made the tensor maps of the Hopper rungs")
         };
         let (mq, mk, mv) = (mq.buffer(), mk.buffer(), mv.buffer());
-        match p.rung {
+        match p.prepared.rung {
             Rung::Wgmma => launch!(
                 dev,
                 cfg,
@@ -466,7 +492,7 @@ pub fn entry(rung: Rung, prec: Precision, d: usize, window: bool) -> Option<&'st
     ) -> &'static str
     where
         fa2::attn_fa2::Of<H, D>: fa2::attn_fa2::Instance,
-        fa2::attn_fa2_window::Of<H, D>: fa2::attn_fa2_window::Instance,
+        fa2::attn_fa2_ranged::Of<H, D, false>: fa2::attn_fa2_ranged::Instance,
         hp::attn_wgmma::Of<H, D>: hp::attn_wgmma::Instance,
         hp::attn_ws::Of<H, D, false>: hp::attn_ws::Instance,
         hp::attn_ws::Of<H, D, true>: hp::attn_ws::Instance,
@@ -474,7 +500,7 @@ pub fn entry(rung: Rung, prec: Precision, d: usize, window: bool) -> Option<&'st
         match rung {
             Rung::Split => <H as split::attn_softmax::Built>::ENTRY,
             Rung::Fa2 if window => {
-                <fa2::attn_fa2_window::Of<H, D> as fa2::attn_fa2_window::Instance>::ENTRY
+                <fa2::attn_fa2_ranged::Of<H, D, false> as fa2::attn_fa2_ranged::Instance>::ENTRY
             }
             Rung::Fa2 => <fa2::attn_fa2::Of<H, D> as fa2::attn_fa2::Instance>::ENTRY,
             Rung::Wgmma => <hp::attn_wgmma::Of<H, D> as hp::attn_wgmma::Instance>::ENTRY,
@@ -491,6 +517,24 @@ pub fn entry(rung: Rung, prec: Precision, d: usize, window: bool) -> Option<&'st
             Precision::Bf16 => <Bf16 as split::attn_softmax::Built>::ENTRY,
             Precision::F16 => <F16 as split::attn_softmax::Built>::ENTRY,
         },
+        _ => return None,
+    })
+}
+
+/// The PTX entry of rung 2's packed variable-length kernel for `prec` and
+/// `d` (for the resource report).
+pub fn packed_entry(prec: Precision, d: usize) -> Option<&'static str> {
+    fn of<H: Half16, const D: usize>() -> &'static str
+    where
+        fa2::attn_fa2_ranged::Of<H, D, true>: fa2::attn_fa2_ranged::Instance,
+    {
+        <fa2::attn_fa2_ranged::Of<H, D, true> as fa2::attn_fa2_ranged::Instance>::ENTRY
+    }
+    Some(match (prec, d) {
+        (Precision::Bf16, 64) => of::<Bf16, 64>(),
+        (Precision::Bf16, 128) => of::<Bf16, 128>(),
+        (Precision::F16, 64) => of::<F16, 64>(),
+        (Precision::F16, 128) => of::<F16, 128>(),
         _ => return None,
     })
 }

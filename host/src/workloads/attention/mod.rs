@@ -14,6 +14,7 @@
 //! | `types.rs` | [`Precision`], [`Rung`] (names, labels, which shapes each takes), [`Shape`] |
 //! | `cpu.rs` | the inputs (a hash the torch peer repeats), the output poison, rounding, the f64 [`reference()`] |
 //! | `launch.rs` | [`Plan`]: one forward pass of a rung, its tensor maps and scratch |
+//! | `packed.rs` | [`Packed`]: variable-length batches (`cu_seqlens`), their layout and f64 references |
 //! | `check.rs` | error measures and bounds, [`check_rung`], [`sim_check`] |
 //! | `backward.rs` | [`Backward`]: the backward pass's launches, its bounds and [`check_backward`] |
 //! | `bench.rs` | the benchmark rows |
@@ -26,6 +27,7 @@ mod check;
 mod cli;
 mod cpu;
 mod launch;
+mod packed;
 mod types;
 
 pub mod decode;
@@ -35,7 +37,8 @@ pub use backward::{
     grad_bounds, grad_errors, grad_inputs, verify_grads,
 };
 pub use bench::{
-    bench, bench_backward_shapes, bench_gqa_shapes, bench_shapes, bench_window_shapes,
+    bench, bench_backward_shapes, bench_gqa_shapes, bench_packed_lengths, bench_shapes,
+    bench_window_shapes,
 };
 pub use check::{Errors, SIM_GQA_SHAPES, SIM_SHAPES, bound, check_rung, errors, sim_check, verify};
 pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK, cli};
@@ -43,5 +46,9 @@ pub use cpu::{
     GradReference, POISON_16, Reference, all_rows, check_inputs, generated, grad_reference,
     hash_value, reference, round_checked, sample_rows, widen,
 };
-pub use launch::{Inputs, Plan, Prepared, entry};
+pub use launch::{Inputs, Plan, Prepared, entry, packed_entry};
+pub use packed::{
+    MAX_SEQS, Offsets, Packed, PackedReference, SIM_PACKED, check_packed, packed_errors,
+    packed_grad_errors, packed_grad_reference, packed_inputs, packed_reference,
+};
 pub use types::{MAX_DIM, MAX_HEADS, NAME, Precision, Rung, Shape};

@@ -349,7 +349,8 @@ impl Shape {
             return Err(Error::input(
                 "--kv-heads",
                 format!(
-                    "{kv_heads} with {} query heads; the K/V heads must divide the query heads                      (each K/V head serves heads / kv-heads query heads)",
+                    "{kv_heads} with {} query heads; the K/V heads must divide the query heads \
+                     (each K/V head serves heads / kv-heads query heads)",
                     self.heads
                 ),
             ));
