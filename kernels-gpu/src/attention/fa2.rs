@@ -78,9 +78,9 @@ pub(super) fn copy_tile(
             // SAFETY: `chunk(r, q)` is inside the tile (`r < 64`, `q < cpr`),
             // which lies inside `sm`; when `valid`, row
             // `head_row + (r0 + r) stride` is a row of the head inside `src`
-            // (length checked by the kernel), and groups of 16 bytes of a 256-byte aligned buffer
-            // are 16-byte aligned. Nothing touches the chunk until the
-            // wait that completes this copy.
+            // (length checked by the kernel), and groups of 16 bytes of a
+            // 256-byte aligned buffer are 16-byte aligned. Nothing touches
+            // the chunk until the wait that completes this copy.
             unsafe { sm.copy_async(at + chunk(r, q, cpr), src, g, valid) };
         }
     });
