@@ -81,10 +81,16 @@ pub struct Grads {
 impl Grads {
     /// Gradient buffers for `shape`, filled with the poison (NaN).
     pub fn poisoned(dev: &Device, shape: &Shape) -> Result<Self> {
+        Self::poisoned_lens(dev, shape.q_len(), shape.kv_len())
+    }
+
+    /// Poisoned gradient buffers of `dQ`'s and `dK`'s element counts (a
+    /// packed batch's: [`Packed::q_len`], [`Packed::kv_len`]).
+    pub fn poisoned_lens(dev: &Device, q_len: usize, kv_len: usize) -> Result<Self> {
         Ok(Self {
-            dq: dev.alloc_filled(shape.q_len(), POISON_16)?,
-            dk: dev.alloc_filled(shape.kv_len(), POISON_16)?,
-            dv: dev.alloc_filled(shape.kv_len(), POISON_16)?,
+            dq: dev.alloc_filled(q_len, POISON_16)?,
+            dk: dev.alloc_filled(kv_len, POISON_16)?,
+            dv: dev.alloc_filled(kv_len, POISON_16)?,
         })
     }
 }
@@ -272,19 +278,25 @@ where
     }
 }
 
-/// The PTX entry of the main backward kernel for `prec` and `d`.
-pub fn backward_entry(prec: Precision, d: usize) -> Option<&'static str> {
-    fn of<H: Half16, const D: usize>() -> &'static str
+/// The PTX entry of the main backward kernel for `prec` and `d`, dense or
+/// for packed batches.
+pub fn backward_entry(prec: Precision, d: usize, packed: bool) -> Option<&'static str> {
+    fn of<H: Half16, const D: usize>(packed: bool) -> &'static str
     where
         bw::attn_bwd::Of<H, D, false>: bw::attn_bwd::Instance,
+        bw::attn_bwd::Of<H, D, true>: bw::attn_bwd::Instance,
     {
-        <bw::attn_bwd::Of<H, D, false> as bw::attn_bwd::Instance>::ENTRY
+        if packed {
+            <bw::attn_bwd::Of<H, D, true> as bw::attn_bwd::Instance>::ENTRY
+        } else {
+            <bw::attn_bwd::Of<H, D, false> as bw::attn_bwd::Instance>::ENTRY
+        }
     }
     Some(match (prec, d) {
-        (Precision::Bf16, 64) => of::<Bf16, 64>(),
-        (Precision::Bf16, 128) => of::<Bf16, 128>(),
-        (Precision::F16, 64) => of::<F16, 64>(),
-        (Precision::F16, 128) => of::<F16, 128>(),
+        (Precision::Bf16, 64) => of::<Bf16, 64>(packed),
+        (Precision::Bf16, 128) => of::<Bf16, 128>(packed),
+        (Precision::F16, 64) => of::<F16, 64>(packed),
+        (Precision::F16, 128) => of::<F16, 128>(packed),
         _ => return None,
     })
 }

@@ -194,7 +194,7 @@ fn bench_packed(ctx: &BenchCtx, dev: &Device, p: &Packed, prec: Precision) -> Re
         fwd.spills = Some(res.spill_stores + res.spill_loads);
     }
     if let Some(res) =
-        backward_entry(prec, base.d).and_then(|k| crate::modules::resource(k, &arch, false))
+        backward_entry(prec, base.d, true).and_then(|k| crate::modules::resource(k, &arch, false))
     {
         bwd_row.registers = Some(res.registers);
         bwd_row.spills = Some(res.spill_stores + res.spill_loads);
@@ -219,17 +219,8 @@ fn bench_packed(ctx: &BenchCtx, dev: &Device, p: &Packed, prec: Precision) -> Re
     let k = round_checked(prec, "K", &generated(1, p.kv_len()))?;
     let v = round_checked(prec, "V", &generated(2, p.kv_len()))?;
     let g = round_checked(prec, "dO", &generated(3, p.q_len()))?;
-    let wide = [
-        widen(prec, &q),
-        widen(prec, &k),
-        widen(prec, &v),
-        widen(prec, &g),
-    ];
-    let x = Inputs {
-        q: dev.upload(&q)?,
-        k: dev.upload(&k)?,
-        v: dev.upload(&v)?,
-    };
+    let wide = [&q, &k, &v, &g].map(|b| widen(prec, b));
+    let x = Inputs::upload_lens(dev, (p.q_len(), p.kv_len()), &q, &k, &v)?;
     let dout = dev.upload(&g)?;
     drop((q, k, v, g));
     let seqs = [0, p.batch() - 1];
@@ -271,14 +262,9 @@ fn bench_packed(ctx: &BenchCtx, dev: &Device, p: &Packed, prec: Precision) -> Re
         fwd.unit = "GFLOP/s".into();
         fwd.timing = Some(t);
     }
-    // The backward pass from rung 2's O and lse (o holds them again: the
-    // timed runs wrote the same values).
-    plan.run(dev, &mut o, Some(&mut lse))?;
-    let mut grads = Grads {
-        dq: dev.alloc_filled(p.q_len(), POISON_16)?,
-        dk: dev.alloc_filled(p.kv_len(), POISON_16)?,
-        dv: dev.alloc_filled(p.kv_len(), POISON_16)?,
-    };
+    // The backward pass from rung 2's O and lse: the checked run wrote
+    // both, the timed runs (without lse) wrote O's same values again.
+    let mut grads = Grads::poisoned_lens(dev, p.q_len(), p.kv_len())?;
     let mut bwd = Backward::packed(dev, prec, p.clone())?;
     let t0 = std::time::Instant::now();
     bwd.run(dev, &x, &o, &lse, &dout, &mut grads)?;
@@ -341,7 +327,7 @@ fn bench_backward(ctx: &BenchCtx, dev: &Device, shape: &Shape, prec: Precision) 
     let mut row = Row::new(NAME, BWD_LABEL, "gpu", &backward_label(shape), prec.name());
     let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
     if let Some(res) =
-        backward_entry(prec, shape.d).and_then(|k| crate::modules::resource(k, &arch, false))
+        backward_entry(prec, shape.d, false).and_then(|k| crate::modules::resource(k, &arch, false))
     {
         row.registers = Some(res.registers);
         row.spills = Some(res.spill_stores + res.spill_loads);

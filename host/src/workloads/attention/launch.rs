@@ -32,9 +32,21 @@ impl Inputs {
     /// Uploads the three tensors (bits of the working precision), checking
     /// their lengths against `shape`.
     pub fn upload(dev: &Device, shape: &Shape, q: &[u16], k: &[u16], v: &[u16]) -> Result<Self> {
-        check_len("Q", q.len(), shape.q_len())?;
-        check_len("K", k.len(), shape.kv_len())?;
-        check_len("V", v.len(), shape.kv_len())?;
+        Self::upload_lens(dev, (shape.q_len(), shape.kv_len()), q, k, v)
+    }
+
+    /// [`Inputs::upload`] against `Q`'s and `K`'s element counts (a packed
+    /// batch's: [`Packed::q_len`], [`Packed::kv_len`]).
+    pub fn upload_lens(
+        dev: &Device,
+        (q_len, kv_len): (usize, usize),
+        q: &[u16],
+        k: &[u16],
+        v: &[u16],
+    ) -> Result<Self> {
+        check_len("Q", q.len(), q_len)?;
+        check_len("K", k.len(), kv_len)?;
+        check_len("V", v.len(), kv_len)?;
         Ok(Self {
             q: dev.upload(q)?,
             k: dev.upload(k)?,

@@ -511,17 +511,8 @@ pub fn check_packed(
     backward: bool,
 ) -> Result<(Errors, Option<GradErrors>)> {
     let [q, k, v, g] = packed_inputs(p, prec, seed)?;
-    let wide = [
-        widen(prec, &q),
-        widen(prec, &k),
-        widen(prec, &v),
-        widen(prec, &g),
-    ];
-    let x = Inputs {
-        q: dev.upload(&q)?,
-        k: dev.upload(&k)?,
-        v: dev.upload(&v)?,
-    };
+    let wide = [&q, &k, &v, &g].map(|b| widen(prec, b));
+    let x = Inputs::upload_lens(dev, (p.q_len(), p.kv_len()), &q, &k, &v)?;
     let mut o = dev.alloc_filled(p.q_len(), POISON_16)?;
     let mut lse = dev.alloc_filled(p.lse_len(), f32::NAN)?;
     Plan::packed(dev, prec, p.clone(), &x)?.run(dev, &mut o, Some(&mut lse))?;
@@ -550,11 +541,7 @@ pub fn check_packed(
         return Ok((e, None));
     }
     let dout = dev.upload(&g)?;
-    let mut grads = Grads {
-        dq: dev.alloc_filled(p.q_len(), POISON_16)?,
-        dk: dev.alloc_filled(p.kv_len(), POISON_16)?,
-        dv: dev.alloc_filled(p.kv_len(), POISON_16)?,
-    };
+    let mut grads = Grads::poisoned_lens(dev, p.q_len(), p.kv_len())?;
     Backward::packed(dev, prec, p.clone())?.run(dev, &x, &o, &lse, &dout, &mut grads)?;
     let what = format!("attention backward {} {}", prec.name(), p.label());
     let ge = packed_grad_errors(
@@ -907,11 +894,7 @@ pub fn cli_packed(args: &Args) -> Result<Vec<Row>> {
     } else {
         vec![0, p.batch() - 1]
     };
-    let x = Inputs {
-        q: dev.upload(&bits[0])?,
-        k: dev.upload(&bits[1])?,
-        v: dev.upload(&bits[2])?,
-    };
+    let x = Inputs::upload_lens(&dev, (p.q_len(), p.kv_len()), &bits[0], &bits[1], &bits[2])?;
     let mut o = dev.alloc_filled(p.q_len(), POISON_16)?;
     let mut lse = dev.alloc_filled(p.lse_len(), f32::NAN)?;
     let mut plan = Plan::packed(&dev, prec, p.clone(), &x)?;
@@ -970,11 +953,7 @@ pub fn cli_packed(args: &Args) -> Result<Vec<Row>> {
         return Ok(vec![r]);
     }
     let dout = dev.upload(&bits[3])?;
-    let mut grads = Grads {
-        dq: dev.alloc_filled(p.q_len(), POISON_16)?,
-        dk: dev.alloc_filled(p.kv_len(), POISON_16)?,
-        dv: dev.alloc_filled(p.kv_len(), POISON_16)?,
-    };
+    let mut grads = Grads::poisoned_lens(&dev, p.q_len(), p.kv_len())?;
     let mut bwd = Backward::packed(&dev, prec, p.clone())?;
     bwd.run(&dev, &x, &o, &lse, &dout, &mut grads)?;
     let gb = [
