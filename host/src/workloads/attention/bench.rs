@@ -176,7 +176,7 @@ pub fn bench_packed_lengths(quick: bool) -> (usize, usize, Vec<usize>) {
 /// rows, against f64; the gradients of head 0), then timed.
 fn bench_packed(ctx: &BenchCtx, dev: &Device, p: &Packed, prec: Precision) -> Result<Vec<Row>> {
     use super::backward::{BWD_LABEL, Backward, Grads, backward_entry, grad_bounds};
-    use super::packed::{SIM_PACKED, check_packed, packed_errors, packed_grad_errors};
+    use super::check::{SIM_PACKED, check_packed, packed_errors, packed_grad_errors};
     let mut fwd = Row::new(NAME, Rung::Fa2.label(), "gpu", &p.label(), prec.name());
     let mut bwd_row = Row::new(
         NAME,

@@ -232,12 +232,9 @@ pub(super) fn work(shape: &Shape) -> usize {
         .saturating_mul(shape.d)
 }
 
-/// `ptxlab attention`: the rows it measured.
-pub fn cli(args: &Args) -> Result<Vec<Row>> {
+/// `ptxlab attention` on a dense problem: the rows it measured.
+pub fn cli_dense(args: &Args) -> Result<Vec<Row>> {
     crate::cli::check_reps(args.reps)?;
-    if args.cu_seqlens.is_some() || args.cu_seqlens_kv.is_some() {
-        return super::packed::cli_packed(args);
-    }
     let (shape, [q, k, v]) = inputs(args)?;
     let prec = args.precision;
     let q = round_checked(prec, "Q", &q)?;
@@ -618,7 +615,7 @@ mod tests {
     }
 
     fn err_of(line: &str) -> String {
-        cli(&parse(line).unwrap()).unwrap_err().to_string()
+        cli_dense(&parse(line).unwrap()).unwrap_err().to_string()
     }
 
     #[test]
@@ -708,7 +705,7 @@ mod tests {
             path("o.npy").display(),
             path("l.npy").display()
         );
-        cli(&parse(&line).unwrap()).unwrap();
+        cli_dense(&parse(&line).unwrap()).unwrap();
         let (shape, o) = crate::npy::read_nd::<f32>(&path("o.npy"), "O", 4).unwrap();
         assert_eq!(shape, vec![1, 2, 5, 8]);
         assert!(o.iter().all(|x| (*x - 1.0).abs() < 1e-6));
@@ -721,7 +718,7 @@ mod tests {
             files("q.npy", "k1.npy", "v1.npy"),
             path("dk.npy").display()
         );
-        cli(&parse(&line).unwrap()).unwrap();
+        cli_dense(&parse(&line).unwrap()).unwrap();
         let (shape, _) = crate::npy::read_nd::<f32>(&path("dk.npy"), "dK", 4).unwrap();
         assert_eq!(shape, vec![1, 1, 7, 8]);
         let _ = std::fs::remove_dir_all(&dir);

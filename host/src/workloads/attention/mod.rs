@@ -15,6 +15,7 @@
 //! | `cpu.rs` | the inputs (a hash the torch peer repeats), the output poison, rounding, the f64 [`reference()`] |
 //! | `launch.rs` | [`Plan`]: one forward pass of a rung, its tensor maps and scratch |
 //! | `packed.rs` | [`Packed`]: variable-length batches (`cu_seqlens`), their layout and f64 references |
+//! | `packed_cli.rs` | `ptxlab attention --cu-seqlens` |
 //! | `check.rs` | error measures and bounds, [`check_rung`], [`sim_check`] |
 //! | `backward.rs` | [`Backward`]: the backward pass's launches, its bounds and [`check_backward`] |
 //! | `bench.rs` | the benchmark rows |
@@ -28,6 +29,7 @@ mod cli;
 mod cpu;
 mod launch;
 mod packed;
+mod packed_cli;
 mod types;
 
 pub mod decode;
@@ -40,15 +42,28 @@ pub use bench::{
     bench, bench_backward_shapes, bench_gqa_shapes, bench_packed_lengths, bench_shapes,
     bench_window_shapes,
 };
-pub use check::{Errors, SIM_GQA_SHAPES, SIM_SHAPES, bound, check_rung, errors, sim_check, verify};
-pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK, cli};
+pub use check::{
+    Errors, SIM_GQA_SHAPES, SIM_PACKED, SIM_SHAPES, bound, check_packed, check_rung, errors,
+    packed_errors, packed_grad_errors, sim_check, verify,
+};
+pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK};
 pub use cpu::{
     GradReference, POISON_16, Reference, all_rows, check_inputs, generated, grad_reference,
     hash_value, reference, round_checked, sample_rows, widen,
 };
 pub use launch::{Inputs, Plan, Prepared, entry, packed_entry};
 pub use packed::{
-    MAX_SEQS, Offsets, Packed, PackedReference, SIM_PACKED, check_packed, packed_errors,
-    packed_grad_errors, packed_grad_reference, packed_inputs, packed_reference,
+    MAX_SEQS, Offsets, Packed, PackedReference, packed_grad_reference, packed_inputs,
+    packed_reference,
 };
 pub use types::{MAX_DIM, MAX_HEADS, NAME, Precision, Rung, Shape};
+
+/// `ptxlab attention`: a packed variable-length batch (`--cu-seqlens`,
+/// `packed_cli.rs`) or a dense problem (`cli.rs`); the rows it measured.
+pub fn cli(args: &Args) -> crate::error::Result<Vec<crate::report::Row>> {
+    if args.cu_seqlens.is_some() || args.cu_seqlens_kv.is_some() {
+        crate::cli::check_reps(args.reps)?;
+        return packed_cli::cli_packed(args);
+    }
+    cli::cli_dense(args)
+}
