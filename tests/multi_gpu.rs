@@ -425,13 +425,54 @@ fn scaling_benchmark_runs_on_simulated_devices() {
         no_check: true,
         ..pm::ScalingArgs::default()
     };
-    pm::cli_scaling(&a).unwrap();
+    // The rows `--json` prints: one device (whole grid, slab code), two
+    // devices strong (overlapped, not) and weak (overlapped, not).
+    let got = pm::cli_scaling(&a).unwrap();
+    let variants: Vec<&str> = got.iter().map(|r| r.variant.as_str()).collect();
+    assert_eq!(
+        variants,
+        [
+            "register on 1 GPU, none (whole grid, single-GPU code)",
+            "register on 1 GPU, none (slab code, no peers)",
+            "register on 2 GPUs, overlapped",
+            "register on 2 GPUs, not overlapped",
+            "register on 2 GPUs, overlapped",
+            "register on 2 GPUs, not overlapped",
+        ],
+        "{got:?}"
+    );
+    let sizes: Vec<&str> = got.iter().map(|r| r.size.as_str()).collect();
+    assert_eq!(sizes[..4], ["17x17"; 4]);
+    assert_eq!(sizes[4..], ["17x34"; 2]);
+    for r in &got {
+        assert_eq!(
+            (r.workload.as_str(), r.backend.as_str()),
+            ("poisson-scaling", "sim")
+        );
+        assert_eq!((r.precision.as_str(), r.unit.as_str()), ("f32", "GCells/s"));
+        let t = r.timing.as_ref().expect("timed");
+        assert!(
+            t.median_ms > 0.0 && t.min_ms <= t.median_ms && t.reps == 1,
+            "{t:?}"
+        );
+        assert!(r.throughput.unwrap() > 0.0, "{r:?}");
+    }
+    assert!(
+        got[2].note.starts_with("strong scaling, "),
+        "{}",
+        got[2].note
+    );
+    assert!(
+        got[4].note.starts_with("weak scaling, efficiency "),
+        "{}",
+        got[4].note
+    );
     let rows = vec![pm::ScalingRow {
         kind: "strong",
         grid: Grid::new(8192, 8192).unwrap(),
         gpus: 2,
         mode: "overlapped".into(),
-        ms: 0.125,
+        timing: ptxlab::runtime::Timing::from_samples(vec![0.125, 0.120, 0.130]),
         speedup: Some(1.9),
         efficiency: Some(0.95),
     }];
@@ -439,6 +480,13 @@ fn scaling_benchmark_runs_on_simulated_devices() {
     assert!(
         t.contains("| strong | 8192x8192 | 2 | overlapped | 0.1250 | 536.9 | 1.90x | 95.0% |"),
         "{t}"
+    );
+    let row = rows[0].to_row(Rung::Register, ptxlab::Backend::Gpu, "f32");
+    assert_eq!(row.variant, "register on 2 GPUs, overlapped");
+    assert_eq!(row.note, "strong scaling, 1.90x, efficiency 95.0%");
+    assert!(
+        (row.throughput.unwrap() - 536.870912).abs() < 1e-6,
+        "{row:?}"
     );
 }
 
@@ -783,7 +831,31 @@ fn pcg_cli_and_scaling_on_simulated_devices() {
         precision: ptxlab::cli::Precision::F64,
         ..pm::ScalingArgs::default()
     };
-    pm::cli_scaling(&s).unwrap();
+    // Two references on one device, the slab code on one and on two
+    // (no weak row); each a solve to the tolerance.
+    let got = pm::cli_scaling(&s).unwrap();
+    let variants: Vec<&str> = got.iter().map(|r| r.variant.as_str()).collect();
+    assert_eq!(
+        variants,
+        [
+            "pcg on 1 GPU, single-device solver, best rung (tile, graph)",
+            "pcg on 1 GPU, single-device solver, tile smoother, outer step (graph)",
+            "pcg on 1 GPU, slab code, team of 1",
+            "pcg on 2 GPUs, slab code",
+        ],
+        "{got:?}"
+    );
+    for r in &got {
+        assert_eq!((r.size.as_str(), r.precision.as_str()), ("33x33", "f64"));
+        assert!(r.timing.as_ref().unwrap().median_ms > 0.0, "{r:?}");
+        assert!(r.note.starts_with("to 1e-8: "), "{}", r.note);
+    }
+    assert!(
+        got[0].note.ends_with("single-device reference"),
+        "{}",
+        got[0].note
+    );
+    assert!(got[3].note.contains("strong scaling, "), "{}", got[3].note);
 }
 
 /// `ptxlab poisson --gpus 3 --method multigrid` with its defaults (the

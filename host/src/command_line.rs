@@ -256,10 +256,10 @@ impl Cmd {
             Cmd::SimBench(a) => a.json,
             Cmd::LombScargle(a) => a.json,
             Cmd::MathAccuracy(a) => a.json,
+            Cmd::PoissonScaling(a) => a.json,
             Cmd::Info
             | Cmd::Bench(_)
             | Cmd::Report(_)
-            | Cmd::PoissonScaling(_)
             | Cmd::SimFuzz(_)
             | Cmd::PipelineBugs(_)
             | Cmd::Completions(_) => false,

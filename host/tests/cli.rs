@@ -282,9 +282,8 @@ fn every_subcommand_and_option_has_help_and_names_only_real_options() {
 
 /// Subcommands that take `--backend` but print no measured rows: `bench`
 /// writes its own `results.json`; `sim-fuzz` and `pipeline-bugs` check
-/// schedules and bugs, they time nothing. `poisson-scaling` prints its
-/// scaling table as Markdown (`--md`) and has no rows yet.
-const NOT_MEASURING: [&str; 4] = ["bench", "sim-fuzz", "pipeline-bugs", "poisson-scaling"];
+/// schedules and bugs, they time nothing.
+const NOT_MEASURING: [&str; 3] = ["bench", "sim-fuzz", "pipeline-bugs"];
 
 #[test]
 fn every_measuring_subcommand_prints_its_rows_with_json() {
@@ -633,6 +632,37 @@ fn json_prints_the_measured_rows_alone_on_stdout() {
         "3",
     ]);
     assert_eq!(rows[0]["timing"]["reps"], 3, "{rows:?}");
+    // poisson-scaling: its table's rows (one device: whole grid and slab
+    // code; two simulated devices: overlapped and not), ms per sweep.
+    let rows = json_rows(&[
+        "poisson-scaling",
+        "--backend",
+        "sim",
+        "--size",
+        "17",
+        "--gpus",
+        "2",
+        "--variant",
+        "tiled",
+        "--iters",
+        "2",
+        "--reps",
+        "1",
+        "--warmup",
+        "1",
+        "--no-weak",
+        "--no-check",
+    ]);
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows[3]["variant"], "tiled on 2 GPUs, not overlapped");
+    assert_eq!(rows[3]["unit"], "GCells/s");
+    assert!(
+        rows[3]["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("strong scaling"),
+        "{rows:?}"
+    );
     // Without --json the same command prints its lines on stdout.
     let run = ptxlab_env(&["vector-add", "--backend", "sim", "--n", "100"], &[]);
     assert!(run.stdout.contains("PASS vector-add"), "{}", run.stdout);

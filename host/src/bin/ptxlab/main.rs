@@ -70,9 +70,7 @@ fn main() {
         Cmd::Report(a) => bench::report_from(a).map(|()| Vec::new()),
         Cmd::VectorAdd(a) => vector::cli(a).map_err(Into::into),
         Cmd::Poisson(a) => poisson::cli(a).map_err(Into::into),
-        Cmd::PoissonScaling(a) => poisson::multi::cli_scaling(a)
-            .map(|()| Vec::new())
-            .map_err(Into::into),
+        Cmd::PoissonScaling(a) => poisson::multi::cli_scaling(a).map_err(Into::into),
         Cmd::LombScargle(a) => lomb::cli(a).map_err(Into::into),
         Cmd::Reduce(a) => primitives::cli_reduce(a).map_err(Into::into),
         Cmd::Histogram(a) => primitives::cli_histogram(a).map_err(Into::into),

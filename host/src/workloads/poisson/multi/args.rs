@@ -79,6 +79,11 @@ pub struct ScalingArgs {
     /// Also write the Markdown table to this file.
     #[arg(long)]
     pub md: Option<PathBuf>,
+    /// Print the measured rows as JSON on stdout (the row objects of
+    /// `results.json`: ms per sweep or per solve, the scaling in the note),
+    /// and nothing else there.
+    #[arg(long)]
+    pub json: bool,
     /// jacobi (ms per sweep of the rung), multigrid or pcg (the solve to
     /// --tol on slabs with --smoother; the bench problem).
     #[arg(long, value_enum, default_value_t = crate::workloads::poisson::SolveMethod::Jacobi)]
@@ -136,6 +141,7 @@ impl Default for ScalingArgs {
             no_weak: false,
             no_check: false,
             md: None,
+            json: false,
             method: crate::workloads::poisson::SolveMethod::Jacobi,
             tol: 1e-8,
             smoother: crate::workloads::poisson::mg::Smoother::Tile,

@@ -16,13 +16,14 @@ use super::super::mg::report::MgReport;
 use super::super::types::{Grid, default_h};
 use super::args::ScalingArgs;
 use super::bootstrap::RankEnv;
+use super::labels::{gpus_label, scaling_note};
 use super::mg::{MIN_ROWS_GPU, check_options, team_options};
 use super::run::require_devices;
 use super::team::Team;
 use crate::Backend;
-use crate::cli::Precision;
+use crate::cli::{Precision, backend_name, timed_row};
 use crate::error::{Error, Result};
-use crate::report::fmt_ms;
+use crate::report::{Row, fmt_ms};
 use crate::runtime::{Device, Timing};
 
 /// Fewest rows per rank a coarse level keeps its split with on simulated
@@ -239,13 +240,47 @@ pub struct MgScalingRow {
     pub mode: String,
     /// Cycles to the tolerance.
     pub cycles: usize,
-    /// Median ms of the solve.
-    pub ms: f64,
+    /// ms of the solve (median of `--reps` solves, and their spread).
+    pub timing: Timing,
     /// Speedup over the slab code on one device (strong), or `None`.
     pub speedup: Option<f64>,
     /// Efficiency: speedup / devices (strong), time on one device of S x S
     /// over time on N of S x N S (weak, per cycle).
     pub efficiency: Option<f64>,
+}
+
+impl MgScalingRow {
+    /// Median ms of the solve.
+    pub fn ms(&self) -> f64 {
+        self.timing.median_ms
+    }
+
+    /// The row of `results.json` (`--json`): the solve of the bench problem
+    /// to `tol` on `gpus` devices; cycles, ms per cycle, speed-up and
+    /// efficiency in the note.
+    pub fn to_row(&self, method: Method, backend: Backend, precision: &str, tol: f64) -> Row {
+        let mut r = timed_row(
+            "poisson-scaling",
+            &format!(
+                "{} on {}, {}",
+                method_name(method),
+                gpus_label(self.gpus),
+                self.mode
+            ),
+            backend_name(backend),
+            &self.grid.label(),
+            precision,
+            &self.timing,
+            None,
+        );
+        r.note = format!(
+            "to {tol:e}: {} cycles, {:.3} ms/cycle; {}",
+            self.cycles,
+            self.ms() / self.cycles.max(1) as f64,
+            scaling_note(self.kind, self.speedup, self.efficiency)
+        );
+        r
+    }
 }
 
 /// The multigrid scaling table as Markdown.
@@ -261,8 +296,8 @@ pub fn mg_scaling_table(rows: &[MgScalingRow], precision: &str, tol: f64) -> Str
             r.gpus,
             r.mode,
             r.cycles,
-            r.ms,
-            r.ms / r.cycles.max(1) as f64,
+            r.ms(),
+            r.ms() / r.cycles.max(1) as f64,
             r.speedup.map_or("".into(), |v| format!("{v:.2}x")),
             r.efficiency
                 .map_or("".into(), |v| format!("{:.1}%", 100.0 * v)),
@@ -279,7 +314,7 @@ fn time_team<T: MgElement>(
     opts: &MgOptions,
     reps: usize,
     min: usize,
-) -> Result<(MgReport, f64, Option<Vec<f64>>)> {
+) -> Result<(MgReport, Timing, Option<Vec<f64>>)> {
     let p0 = vec![0.0; grid.cells()];
     let mut placed = team.place_mg::<T>(grid, default_h(grid), b, &p0, opts, min)?;
     placed.warm_up()?;
@@ -292,7 +327,7 @@ fn time_team<T: MgElement>(
     }
     let field = placed.gather()?;
     let last = last.ok_or_else(|| Error::input("--reps", "0"))?;
-    Ok((last, Timing::from_samples(ms).median_ms, field))
+    Ok((last, Timing::from_samples(ms), field))
 }
 
 fn time_device<T: MgElement>(
@@ -301,7 +336,7 @@ fn time_device<T: MgElement>(
     b: &[f64],
     opts: &MgOptions,
     reps: usize,
-) -> Result<(MgReport, f64)> {
+) -> Result<(MgReport, Timing)> {
     let p0 = vec![0.0; grid.cells()];
     let hier = Hierarchy::new(grid, default_h(grid))?;
     let b_sq = super::super::cpu::interior_norm_sq(b, grid);
@@ -315,7 +350,7 @@ fn time_device<T: MgElement>(
         last = Some(r);
     }
     let last = last.ok_or_else(|| Error::input("--reps", "0"))?;
-    Ok((last, Timing::from_samples(ms).median_ms))
+    Ok((last, Timing::from_samples(ms)))
 }
 
 /// `ptxlab poisson-scaling --method multigrid|pcg`: for each size S, the
@@ -324,14 +359,15 @@ fn time_device<T: MgElement>(
 /// slabs' options: `--smoother`, the outer step), the slab code on a team of 1 and of N (strong
 /// scaling, histories and fields checked against the team of 1), and on
 /// S x N S over N devices (weak).
-pub fn cli_mg_scaling(args: &ScalingArgs, method: Method) -> Result<()> {
+/// Returns the rows (`--json`).
+pub fn cli_mg_scaling(args: &ScalingArgs, method: Method) -> Result<Vec<Row>> {
     match args.precision {
         Precision::F32 => mg_scaling_typed::<f32>(args, method),
         Precision::F64 => mg_scaling_typed::<f64>(args, method),
     }
 }
 
-fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<()> {
+fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<Vec<Row>> {
     let backend = args.backend;
     let sim = backend == Backend::Sim;
     let n = args.gpus;
@@ -385,7 +421,8 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             max_cycles: 100,
             ..MgOptions::default()
         };
-        let (rb, tb) = time_device::<T>(&dev, grid, &b, &best, args.reps)?;
+        let (rb, timing_tb) = time_device::<T>(&dev, grid, &b, &best, args.reps)?;
+        let tb = timing_tb.median_ms;
         println!(
             "{} 1 device, best single-device rung ({}, tile smoother, graph): {} cycles, {tb:.2} ms",
             grid.label(),
@@ -402,11 +439,12 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
                 "single-device solver, best rung (tile, graph)".into()
             },
             cycles: rb.cycles,
-            ms: tb,
+            timing: timing_tb,
             speedup: None,
             efficiency: None,
         });
-        let (rr, tr) = time_device::<T>(&dev, grid, &b, &opts, args.reps)?;
+        let (rr, timing_tr) = time_device::<T>(&dev, grid, &b, &opts, args.reps)?;
+        let tr = timing_tr.median_ms;
         let same_mode = format!(
             "single-device solver, {} smoother, outer step (graph)",
             smoother_name(opts.smoother)
@@ -422,11 +460,12 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             gpus: 1,
             mode: same_mode,
             cycles: rr.cycles,
-            ms: tr,
+            timing: timing_tr,
             speedup: None,
             efficiency: None,
         });
-        let (r1, t1, f1) = time_team::<T>(&mut team1, grid, &b, &opts, args.reps, min)?;
+        let (r1, timing_t1, f1) = time_team::<T>(&mut team1, grid, &b, &opts, args.reps, min)?;
+        let t1 = timing_t1.median_ms;
         println!(
             "{} 1 device, slab code: {} cycles, {t1:.2} ms",
             grid.label(),
@@ -438,11 +477,12 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             gpus: 1,
             mode: "slab code, team of 1".into(),
             cycles: r1.cycles,
-            ms: t1,
+            timing: timing_t1,
             speedup: Some(1.0),
             efficiency: Some(1.0),
         });
-        let (rn, tn, fnn) = time_team::<T>(&mut team, grid, &b, &opts, args.reps, min)?;
+        let (rn, timing_tn, fnn) = time_team::<T>(&mut team, grid, &b, &opts, args.reps, min)?;
+        let tn = timing_tn.median_ms;
         let what = format!("{n} devices {}", grid.label());
         let diff = history_difference(&what, &rn, &r1)?;
         let tol = history_tolerance(method, std::mem::size_of::<T>());
@@ -474,14 +514,15 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             gpus: n,
             mode: "slab code".into(),
             cycles: rn.cycles,
-            ms: tn,
+            timing: timing_tn,
             speedup: Some(t1 / tn),
             efficiency: Some(t1 / tn / n as f64),
         });
         if !args.no_weak && n > 1 {
             let wgrid = Grid::new(s, n * s)?;
             let (wb, _) = bench_problem(wgrid);
-            let (rw, tw, _) = time_team::<T>(&mut team, wgrid, &wb, &opts, args.reps, min)?;
+            let (rw, timing_tw, _) = time_team::<T>(&mut team, wgrid, &wb, &opts, args.reps, min)?;
+            let tw = timing_tw.median_ms;
             let per1 = t1 / r1.cycles.max(1) as f64;
             let perw = tw / rw.cycles.max(1) as f64;
             println!(
@@ -498,7 +539,7 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
                 gpus: n,
                 mode: "slab code".into(),
                 cycles: rw.cycles,
-                ms: tw,
+                timing: timing_tw,
                 speedup: None,
                 efficiency: Some(per1 / perw),
             });
@@ -513,5 +554,8 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
         })?;
         println!("wrote {}", md.display());
     }
-    Ok(())
+    Ok(rows
+        .iter()
+        .map(|r| r.to_row(method, backend, T::NAME, opts.tol))
+        .collect())
 }

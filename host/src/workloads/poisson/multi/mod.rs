@@ -116,6 +116,7 @@ pub use crate::distributed::bootstrap;
 pub mod decomp;
 pub mod element;
 pub mod gather;
+mod labels;
 pub mod mg;
 pub mod mgrun;
 pub mod nccl;

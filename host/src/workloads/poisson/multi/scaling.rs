@@ -8,12 +8,14 @@ use super::super::types::{Grid, Rung, default_h, k_of_h};
 use super::args::ScalingArgs;
 use super::bootstrap::RankEnv;
 use super::element::SlabElement;
+use super::labels::{gpus_label, scaling_note};
 use super::placed::{Placed, single_device};
 use super::run::{reference_device, rungs_of, sim_limits};
 use super::team::Team;
 use crate::Backend;
-use crate::cli::Precision;
+use crate::cli::{Precision, backend_name, timed_row};
 use crate::error::{Error, Result};
+use crate::report::Row;
 use crate::runtime::{Buffer, Device, Timing};
 use crate::workloads::poisson::SolveMethod;
 use crate::workloads::poisson::mg::Method;
@@ -29,12 +31,44 @@ pub struct ScalingRow {
     pub gpus: usize,
     /// What ran: whole grid, slab code, overlapped, not overlapped.
     pub mode: String,
-    /// Median ms per sweep.
-    pub ms: f64,
+    /// ms per sweep (median of the timed batches, and their spread).
+    pub timing: Timing,
     /// Speedup over one device on S x S (strong) or `None`.
     pub speedup: Option<f64>,
     /// Efficiency: speedup / devices (strong), or t1 / tN (weak).
     pub efficiency: Option<f64>,
+}
+
+impl ScalingRow {
+    /// Median ms per sweep.
+    pub fn ms(&self) -> f64 {
+        self.timing.median_ms
+    }
+
+    /// The row of `results.json` (`--json`): one rung on `gpus` devices, ms
+    /// per sweep, throughput in GCells/s; the speed-up and efficiency in the
+    /// note (the row's `speedup` column is over the CPU baseline).
+    pub fn to_row(&self, rung: Rung, backend: Backend, precision: &str) -> Row {
+        let mut r = timed_row(
+            "poisson-scaling",
+            &format!(
+                "{} on {}, {}",
+                rung.name(),
+                gpus_label(self.gpus),
+                self.mode
+            ),
+            backend_name(backend),
+            &self.grid.label(),
+            precision,
+            &self.timing,
+            Some((
+                self.grid.cells() as f64 / (self.ms() * 1e-3) / 1e9,
+                "GCells/s",
+            )),
+        );
+        r.note = scaling_note(self.kind, self.speedup, self.efficiency);
+        r
+    }
 }
 
 /// The scaling table as Markdown.
@@ -44,14 +78,14 @@ pub fn scaling_table(rows: &[ScalingRow], precision: &str, rung: Rung) -> String
         rung.name()
     );
     for r in rows {
-        let gcells = r.grid.cells() as f64 / (r.ms * 1e-3) / 1e9;
+        let gcells = r.grid.cells() as f64 / (r.ms() * 1e-3) / 1e9;
         s.push_str(&format!(
             "| {} | {} | {} | {} | {:.4} | {:.1} | {} | {} |\n",
             r.kind,
             r.grid.label(),
             r.gpus,
             r.mode,
-            r.ms,
+            r.ms(),
             gcells,
             r.speedup.map_or("".into(), |v| format!("{v:.2}x")),
             r.efficiency
@@ -63,8 +97,8 @@ pub fn scaling_table(rows: &[ScalingRow], precision: &str, rung: Rung) -> String
 
 /// `ptxlab poisson-scaling`: ms per sweep on one device and on N, strong
 /// (same global grid) and weak (N times the rows) scaling, with and without
-/// the overlap; prints a Markdown table.
-pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
+/// the overlap; prints a Markdown table and returns the rows (`--json`).
+pub fn cli_scaling(args: &ScalingArgs) -> Result<Vec<Row>> {
     let backend = args.backend;
     match args.method {
         SolveMethod::Jacobi => {}
@@ -108,11 +142,15 @@ pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
     }
     args.square_sizes()?;
     let mut tables = Vec::new();
+    let mut rows = Vec::new();
     for rung in rungs_of(args.variant)? {
-        tables.push(match args.precision {
+        let (table, measured) = match args.precision {
             Precision::F32 => scaling_typed::<f32>(args, backend, rung)?,
             Precision::F64 => scaling_typed::<f64>(args, backend, rung)?,
-        });
+        };
+        tables.push(table);
+        let precision = args.precision.name();
+        rows.extend(measured.iter().map(|r| r.to_row(rung, backend, precision)));
     }
     if let Some(md) = &args.md {
         std::fs::write(md, tables.join("\n")).map_err(|e| Error::File {
@@ -121,7 +159,7 @@ pub fn cli_scaling(args: &ScalingArgs) -> Result<()> {
         })?;
         println!("wrote {}", md.display());
     }
-    Ok(())
+    Ok(rows)
 }
 
 fn time_single<T: SlabElement>(
@@ -172,12 +210,12 @@ fn check_equal<T: SlabElement>(
     ))
 }
 
-/// One rung's scaling rows; returns its Markdown table.
+/// One rung's scaling rows and their Markdown table.
 fn scaling_typed<T: SlabElement>(
     args: &ScalingArgs,
     backend: Backend,
     rung: Rung,
-) -> Result<String> {
+) -> Result<(String, Vec<ScalingRow>)> {
     let n = args.gpus;
     let sim = backend == Backend::Sim;
     if sim {
@@ -244,30 +282,30 @@ fn scaling_typed<T: SlabElement>(
         let k = T::from_f64(k_of_h(h));
         let b = dev.upload(&bh)?;
         let mut f = Field::new(&dev, &p0)?;
-        let t1 = time_single(&dev, &mut f, &b, grid, k, rung, args)?.median_ms;
+        let timing1 = time_single(&dev, &mut f, &b, grid, k, rung, args)?;
+        let t1 = timing1.median_ms;
         println!("{} 1 device, whole grid: {t1:.4} ms/sweep", grid.label());
         rows.push(ScalingRow {
             kind: "strong",
             grid,
             gpus: 1,
             mode: "none (whole grid, single-GPU code)".into(),
-            ms: t1,
+            timing: timing1,
             speedup: Some(1.0),
             efficiency: Some(1.0),
         });
         let prob = Problem { grid, h, b: bh, p0 };
         {
             let mut placed = team1.place(&prob, rung)?;
-            let t = placed
-                .time_sweeps(args.warmup, args.reps, args.iters)?
-                .median_ms;
+            let timing = placed.time_sweeps(args.warmup, args.reps, args.iters)?;
+            let t = timing.median_ms;
             println!("{} 1 device, slab code: {t:.4} ms/sweep", grid.label());
             rows.push(ScalingRow {
                 kind: "strong",
                 grid,
                 gpus: 1,
                 mode: "none (slab code, no peers)".into(),
-                ms: t,
+                timing,
                 speedup: Some(t1 / t),
                 efficiency: Some(t1 / t),
             });
@@ -276,9 +314,8 @@ fn scaling_typed<T: SlabElement>(
             let mut placed = team.place(&prob, rung)?;
             for overlap in [true, false] {
                 placed.set_overlap(overlap);
-                let t = placed
-                    .time_sweeps(args.warmup, args.reps, args.iters)?
-                    .median_ms;
+                let timing = placed.time_sweeps(args.warmup, args.reps, args.iters)?;
+                let t = timing.median_ms;
                 let mode = if overlap {
                     "overlapped"
                 } else {
@@ -294,7 +331,7 @@ fn scaling_typed<T: SlabElement>(
                     grid,
                     gpus: n,
                     mode: mode.into(),
-                    ms: t,
+                    timing,
                     speedup: Some(t1 / t),
                     efficiency: Some(t1 / t / n as f64),
                 });
@@ -337,9 +374,8 @@ fn scaling_typed<T: SlabElement>(
             let mut placed = team.place(&prob, rung)?;
             for overlap in [true, false] {
                 placed.set_overlap(overlap);
-                let t = placed
-                    .time_sweeps(args.warmup, args.reps, args.iters)?
-                    .median_ms;
+                let timing = placed.time_sweeps(args.warmup, args.reps, args.iters)?;
+                let t = timing.median_ms;
                 let mode = if overlap {
                     "overlapped"
                 } else {
@@ -355,7 +391,7 @@ fn scaling_typed<T: SlabElement>(
                     grid: wgrid,
                     gpus: n,
                     mode: mode.into(),
-                    ms: t,
+                    timing,
                     speedup: None,
                     efficiency: Some(t1 / t),
                 });
@@ -364,5 +400,5 @@ fn scaling_typed<T: SlabElement>(
     }
     let table = scaling_table(&rows, T::NAME, rung);
     println!("\n{table}");
-    Ok(table)
+    Ok((table, rows))
 }
