@@ -42,6 +42,18 @@ impl Run {
             .collect()
     }
 
+    /// Marks the peers that did not solve their problem to its accuracy
+    /// INACCURATE ([`super::compare::judge_peers`]), before the report is
+    /// drawn: `ptxlab bench` and `ptxlab report` both call it.
+    pub fn judge_peers(&mut self) {
+        let mut rows = self.rows();
+        super::compare::judge_peers(&mut rows);
+        let first_peer = rows.len() - self.peers.len();
+        for (p, judged) in self.peers.iter_mut().zip(rows.drain(first_peer..)) {
+            p.status = judged.status;
+        }
+    }
+
     /// The peer rows that belong to `section` (a workload named by the
     /// section or by one of its rows).
     pub fn peers_of(&self, section: &Section) -> Vec<&Row> {

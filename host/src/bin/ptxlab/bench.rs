@@ -45,7 +45,8 @@ pub fn report_from(args: &ReportArgs) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("{}: {e}", from.display()))?;
         parts.push((from.display().to_string(), run));
     }
-    let run = Run::join(parts).map_err(|e| anyhow::anyhow!(e))?;
+    let mut run = Run::join(parts).map_err(|e| anyhow::anyhow!(e))?;
+    run.judge_peers();
     let out = match &args.out {
         Some(o) => o.clone(),
         None => args.from[0]
@@ -198,9 +199,10 @@ pub fn run(args: &Args) -> Result<()> {
             args.quick,
         );
         if !peer_rows.is_empty() {
-            let table = report::table(&peer_rows);
-            println!("\n## Python peers (same run)\n\n{table}");
             run.peers = peer_rows;
+            run.judge_peers();
+            let table = report::table(&run.peers);
+            println!("\n## Python peers (same run)\n\n{table}");
         }
     }
     if !args.quiet {
