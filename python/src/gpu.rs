@@ -58,14 +58,19 @@ fn with_kept<R>(ordinal: usize, f: impl FnOnce(&mut Kept) -> R) -> R {
     KEPT.with(|k| f(k.borrow_mut().entry(ordinal).or_default()))
 }
 
-/// The kept plan of `(prec, shape)` on device `ordinal`, taken out of the
-/// cache (give it back with [`keep_plan`]); counts the hit or the miss.
-fn take_plan(ordinal: usize, prec: attn::Precision, shape: &Shape) -> Option<Prepared> {
+/// The kept plan of `(prec, shape, packed)` on device `ordinal` (`packed`:
+/// the packed batch, `None` for a dense call), taken out of the cache
+/// (give it back with [`keep_plan`]); counts the hit or the miss.
+fn take_plan(
+    ordinal: usize,
+    prec: attn::Precision,
+    shape: &Shape,
+    packed: Option<&attn::Packed>,
+) -> Option<Prepared> {
     with_kept(ordinal, |k| {
-        let found = k
-            .plans
-            .iter()
-            .position(|p| p.precision() == prec && p.shape() == shape);
+        let found = k.plans.iter().position(|p| {
+            p.precision() == prec && p.shape() == shape && p.packed_batch() == packed
+        });
         match found {
             Some(i) => {
                 k.hits += 1;
@@ -248,7 +253,7 @@ fn attention(
             shape = shape.with_window(w)?;
         }
         let dev = device(Backend::Gpu, device_ordinal)?.expect("the gpu backend has a device");
-        let kept = take_plan(device_ordinal, prec, &shape);
+        let kept = take_plan(device_ordinal, prec, &shape, None);
         let rung = match &kept {
             Some(p) => p.rung(),
             None => choose_rung(&dev, &shape)?,
@@ -257,33 +262,127 @@ fn attention(
         let (ql, kl) = (shape.q_len(), shape.kv_len());
         // SAFETY: the Python layer passes the addresses of contiguous
         // tensors of this device with these element counts, alive for the
-        // call, and orders the call on their stream (`ordered`).
-        let held = unsafe { borrow_all(&dev, &[(q, ql), (k, kl), (v, kl), (o, ql)])? };
-        let [q, k, v, mut ob]: [Held; 4] = held.try_into().unwrap_or_else(|_| unreachable!());
-        let inputs = ManuallyDrop::new(Inputs {
-            q: ManuallyDrop::into_inner(q),
-            k: ManuallyDrop::into_inner(k),
-            v: ManuallyDrop::into_inner(v),
-        });
-        let r = ordered(&dev, caller.as_ref(), || {
-            let prepared = match kept {
-                Some(p) => p,
-                None => Prepared::new(&dev, rung, prec, shape)?,
-            };
-            // Binding makes the tensor maps of these tensors' addresses
-            // (never a kept plan's: it keeps none).
-            let mut plan = prepared.bind(&dev, &inputs)?;
-            let r = plan.run(&dev, &mut ob, None);
-            let prepared = plan.into_prepared();
-            if r.is_ok() {
-                keep_plan(device_ordinal, prepared);
-            }
-            r
-        });
-        let Inputs { q, k, v } = ManuallyDrop::into_inner(inputs);
-        give_back([q, k, v].map(ManuallyDrop::new).into_iter().chain([ob]));
-        r?;
+        // call, and `with_tensors` orders the call on their stream.
+        unsafe {
+            with_tensors(
+                &dev,
+                caller.as_ref(),
+                [(q, ql), (k, kl), (v, kl), (o, ql)],
+                |x, o| {
+                    let prepared = match kept {
+                        Some(p) => p,
+                        None => Prepared::new(&dev, rung, prec, shape)?,
+                    };
+                    // Binding makes the tensor maps of these tensors' addresses
+                    // (never a kept plan's: it keeps none).
+                    let mut plan = prepared.bind(&dev, x)?;
+                    let r = plan.run(&dev, o, None);
+                    let prepared = plan.into_prepared();
+                    if r.is_ok() {
+                        keep_plan(device_ordinal, prepared);
+                    }
+                    r
+                },
+            )?
+        };
         Ok(rung.name())
+    })
+}
+
+/// Runs `f` on the caller's tensors `[Q, K, V, O]` (address, element
+/// count) borrowed as buffers (`Q`, `K`, `V` as the inputs, `O` as the
+/// output), ordered on the caller's stream ([`ordered`]), and gives them
+/// back without freeing them, whatever `f` returns.
+///
+/// # Safety
+/// As [`borrow_all`] for every tensor.
+unsafe fn with_tensors(
+    dev: &Device,
+    caller: Option<&Stream>,
+    parts: [(u64, usize); 4],
+    f: impl FnOnce(&Inputs, &mut Buffer<u16>) -> ptxlab::Result<()>,
+) -> ptxlab::Result<()> {
+    // SAFETY: forwarded from this function's contract.
+    let held = unsafe { borrow_all(dev, &parts)? };
+    let [q, k, v, mut ob]: [Held; 4] = held.try_into().unwrap_or_else(|_| unreachable!());
+    let inputs = ManuallyDrop::new(Inputs {
+        q: ManuallyDrop::into_inner(q),
+        k: ManuallyDrop::into_inner(k),
+        v: ManuallyDrop::into_inner(v),
+    });
+    let r = ordered(dev, caller, || f(&inputs, &mut ob));
+    let Inputs { q, k, v } = ManuallyDrop::into_inner(inputs);
+    give_back([q, k, v].map(ManuallyDrop::new).into_iter().chain([ob]));
+    r
+}
+
+/// Attention over a packed batch of variable-length sequences
+/// (FlashAttention's `cu_seqlens`): `Q` and `O` as `(T_q, heads, D)`, `K`
+/// and `V` as `(T_kv, kv_heads, D)` row-major 16-bit tensors at the given
+/// device addresses; sequence `b` holds query tokens `cu_q[b]..cu_q[b+1]`
+/// and key tokens `cu_k[b]..cu_k[b+1]` (`cu_k` defaults to `cu_q`), and
+/// the causal mask and the `window` count within each sequence. Runs rung
+/// 2's packed kernel; returns its name.
+#[pyfunction]
+#[pyo3(signature = (q, k, v, o, heads, kv_heads, d, cu_q, cu_k, causal, scale, window, precision, device_ordinal, stream))]
+#[allow(clippy::too_many_arguments)]
+fn attention_varlen(
+    py: Python<'_>,
+    q: u64,
+    k: u64,
+    v: u64,
+    o: u64,
+    heads: usize,
+    kv_heads: usize,
+    d: usize,
+    cu_q: Vec<usize>,
+    cu_k: Option<Vec<usize>>,
+    causal: bool,
+    scale: Option<f64>,
+    window: Option<usize>,
+    precision: &str,
+    device_ordinal: usize,
+    stream: Option<u64>,
+) -> PyResult<String> {
+    guarded(py, || {
+        let prec = match half_of(precision)? {
+            Half::Bf16 => attn::Precision::Bf16,
+            Half::F16 => attn::Precision::F16,
+        };
+        let mut p =
+            attn::Packed::new(heads, d, causal, scale, cu_q, cu_k)?.with_kv_heads(kv_heads)?;
+        if let Some(w) = window {
+            p = p.with_window(w)?;
+        }
+        let (ql, kl) = (p.q_len(), p.kv_len());
+        let dev = device(Backend::Gpu, device_ordinal)?.expect("the gpu backend has a device");
+        let caller = caller_stream(&dev, stream)?;
+        let kept = take_plan(device_ordinal, prec, p.base(), Some(&p));
+        // SAFETY: the Python layer passes the addresses of contiguous
+        // tensors of this device whose element counts it checked against
+        // the offsets' last entries (these lengths), alive for the call;
+        // `with_tensors` orders the call on their stream.
+        unsafe {
+            with_tensors(
+                &dev,
+                caller.as_ref(),
+                [(q, ql), (k, kl), (v, kl), (o, ql)],
+                |x, o| {
+                    // A kept plan holds this batch's offsets on the device.
+                    let prepared = match kept {
+                        Some(kept) => kept,
+                        None => Prepared::packed(&dev, prec, p)?,
+                    };
+                    let mut plan = prepared.bind(&dev, x)?;
+                    let r = plan.run(&dev, o, None);
+                    if r.is_ok() {
+                        keep_plan(device_ordinal, plan.into_prepared());
+                    }
+                    r
+                },
+            )?
+        };
+        Ok(format!("{} (packed)", attn::Rung::Fa2.name()))
     })
 }
 
@@ -376,6 +475,7 @@ fn matmul(
 /// Adds the GPU-array functions to the module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(attention, m)?)?;
+    m.add_function(wrap_pyfunction!(attention_varlen, m)?)?;
     m.add_function(wrap_pyfunction!(matmul, m)?)?;
     m.add_function(wrap_pyfunction!(attention_plan_cache, m)?)?;
     Ok(())

@@ -166,6 +166,65 @@ def test_torch_attention_of_one_shape_on_many_tensors_reads_each_calls_tensors(d
     assert kept == 0
 
 
+def _cu(lengths):
+    out = [0]
+    for n in lengths:
+        out.append(out[-1] + n)
+    return out
+
+
+@needs_gpu
+@pytest.mark.parametrize("kv_heads", [4, 2])
+@pytest.mark.parametrize("causal", [False, True])
+def test_torch_attention_varlen_matches_sdpa_on_each_sequence(causal, kv_heads):
+    torch = _torch()
+    g = torch.Generator(device="cuda").manual_seed(3)
+    lq = [77, 133, 19, 300, 1]
+    # Causal: equal lengths (query i sees keys j <= i of its sequence);
+    # otherwise other key lengths than query lengths.
+    lk = lq if causal else [133, 77, 90, 5, 64]
+    cu_q, cu_k = _cu(lq), _cu(lk)
+    q = torch.randn(cu_q[-1], 4, 64, device="cuda", dtype=torch.bfloat16, generator=g)
+    k, v = (torch.randn(cu_k[-1], kv_heads, 64, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(2))
+    ptrs = [x.data_ptr() for x in (q, k, v)]
+    # The offsets as the caller's int32 tensor (FlashAttention's layout).
+    o = ptxlab.attention_varlen(
+        q, k, v, torch.tensor(cu_q, dtype=torch.int32, device="cuda"), None if causal else cu_k, causal=causal
+    )
+    assert [x.data_ptr() for x in (q, k, v)] == ptrs
+    assert o.shape == q.shape and o.dtype == q.dtype and o.device == q.device
+    rep = 4 // kv_heads
+    for b in range(len(lq)):
+        sq = slice(cu_q[b], cu_q[b + 1])
+        sk = slice(cu_k[b], cu_k[b + 1])
+        qs = q[sq].transpose(0, 1)[None].float()
+        ks, vs = (x[sk].transpose(0, 1)[None].float().repeat_interleave(rep, dim=1) for x in (k, v))
+        want = torch.nn.functional.scaled_dot_product_attention(qs, ks, vs, is_causal=causal)
+        got = o[sq].transpose(0, 1)[None].float()
+        assert (got - want).abs().max().item() < 3e-2, f"sequence {b}"
+    # The packed plan is kept for the next call of the same batch, and a
+    # dense call of the same base shape (one sequence of 77) does not take it.
+    from ptxlab import _native
+
+    dev = q.device.index
+    _native.attention_plan_cache(dev, clear=True)
+    _, hits0, misses0, _ = _native.attention_plan_cache(dev)
+    q1, k1, v1 = q[:77], k[:77], v[:77]
+    o1 = ptxlab.attention_varlen(q1, k1, v1, [0, 77], causal=causal)
+    o2 = ptxlab.attention_varlen(q1, k1, v1, [0, 77], causal=causal)
+    od = ptxlab.attention(*(x.transpose(0, 1)[None].contiguous() for x in (q1, k1, v1)), causal=causal)
+    _, hits, misses, _ = _native.attention_plan_cache(dev)
+    assert (hits - hits0, misses - misses0) == (1, 2)
+    assert torch.equal(o1, o2)
+    assert (od[0].transpose(0, 1).float() - o1.float()).abs().max().item() < 3e-2
+    with pytest.raises(ValueError, match="increase"):
+        ptxlab.attention_varlen(q, k, v, [0, 77, 77, cu_q[-1]], [0, 5, 9, cu_k[-1]])
+    with pytest.raises(ValueError, match="token count"):
+        ptxlab.attention_varlen(q, k, v, cu_q[:-1], None)
+    with pytest.raises(ValueError, match="3-D"):
+        ptxlab.attention_varlen(q[None], k, v, cu_q)
+
+
 @needs_gpu
 def test_torch_matmul_writes_the_callers_tensor():
     torch = _torch()
@@ -201,3 +260,5 @@ def test_numpy_is_refused_by_the_gpu_only_functions():
         ptxlab.matmul(a, a)
     with pytest.raises(TypeError, match="torch or CuPy"):
         ptxlab.attention(a, a, a)
+    with pytest.raises(TypeError, match="torch or CuPy"):
+        ptxlab.attention_varlen(a, a, a, [0, 4])

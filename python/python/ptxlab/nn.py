@@ -129,6 +129,69 @@ def attention(q, k, v, causal=False, scale=None, window=None):
     return o
 
 
+def _offsets(name, x):
+    """``x`` (a list, a NumPy array, or a torch/CuPy tensor, read back to
+    the host) as a list of whole numbers; the native side checks their
+    order."""
+    if x is None:
+        return None
+    if hasattr(x, "tolist"):
+        if len(getattr(x, "shape", (0,))) != 1:
+            raise ValueError(f"{name} has shape {tuple(x.shape)}; give a 1-D list of B + 1 offsets")
+        if "int" not in str(getattr(x, "dtype", "int")):
+            raise TypeError(f"{name} has dtype {x.dtype}; give integer offsets")
+        x = x.tolist()
+    try:
+        out = [int(o) for o in x]
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of whole numbers (cu_seqlens); got {x!r}") from None
+    if any(o < 0 for o in out):
+        raise ValueError(f"{name} holds a negative offset ({min(out)}); the offsets start at 0 and increase")
+    return out
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None, causal=False, scale=None, window=None):
+    """Attention over a packed batch of sequences of different lengths, in
+    FlashAttention's ``flash_attn_varlen_func`` layout: ``q`` is ``(T_q,
+    heads, dim)``, ``k`` and ``v`` ``(T_kv, kv_heads, dim)`` (``kv_heads``
+    dividing ``heads``), and sequence ``b`` holds query tokens
+    ``cu_seqlens_q[b]:cu_seqlens_q[b+1]`` and key tokens
+    ``cu_seqlens_k[b]:cu_seqlens_k[b+1]`` (default: ``cu_seqlens_q``). The
+    offsets start at 0 and increase; the last ones are ``T_q`` and
+    ``T_kv``. ``causal`` (query ``i`` sees keys ``j <= i`` of its own
+    sequence) and ``window`` count within each sequence. Returns a new
+    ``(T_q, heads, dim)`` tensor of ``q``'s kind, dtype and device."""
+    tq, tk, tv = _Gpu("q", q), _Gpu("k", k), _Gpu("v", v)
+    _same(tq, tk, tv)
+    if len(tq.shape) != 3 or len(tk.shape) != 3 or len(tv.shape) != 3:
+        raise ValueError(
+            f"q, k, v have shapes {tq.shape}, {tk.shape}, {tv.shape}; give 3-D (tokens, heads, dim) tensors"
+        )
+    t, h, d = tq.shape
+    if tk.shape != tv.shape or tk.shape[2] != d or tk.shape[1] == 0 or h % tk.shape[1] != 0:
+        raise ValueError(
+            f"k and v must have one shape (tokens_kv, kv_heads, dim) = (*, *, {d}) with kv_heads dividing "
+            f"q's {h} heads; got {tk.shape} and {tv.shape}"
+        )
+    cu_q = _offsets("cu_seqlens_q", cu_seqlens_q)
+    cu_k = _offsets("cu_seqlens_k", cu_seqlens_k)
+    for name, cu, tokens in (("cu_seqlens_q", cu_q, t), ("cu_seqlens_k", cu_k if cu_k is not None else cu_q, tk.shape[0])):
+        if cu and cu[-1] != tokens:
+            raise ValueError(
+                f"{name} ends at {cu[-1]} but the tensor holds {tokens} tokens; the last offset is the token count"
+            )
+    if scale is not None and not isinstance(scale, (int, float)):
+        raise TypeError(f"scale must be a number or None; got {type(scale).__name__}")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError(f"window must be a whole number of keys, at least 1, or None; got {window!r}")
+    o = _empty(tq, (t, h, d))
+    _native.attention_varlen(
+        tq.ptr, tk.ptr, tv.ptr, _ptr(o), h, tk.shape[1], d, cu_q, cu_k, bool(causal),
+        None if scale is None else float(scale), window, tq.prec, tq.device, _caller_stream(tq),
+    )
+    return o
+
+
 def matmul(a, b):
     """``a @ b`` for 2-D BF16/FP16 GPU tensors (f32 accumulation, the result
     rounded to the inputs' dtype). Returns a new tensor of ``a``'s kind,

@@ -240,9 +240,16 @@ impl Prepared {
         self.prec
     }
 
-    /// The problem shape it was made for.
+    /// The problem shape it was made for (of a packed plan: its base,
+    /// batch 1 with the longest sequences' lengths).
     pub fn shape(&self) -> &Shape {
         &self.shape
+    }
+
+    /// The packed batch of a [`Prepared::packed`] plan; `None` for a dense
+    /// one. A plan serves a call only with the same shape and batch.
+    pub fn packed_batch(&self) -> Option<&Packed> {
+        self.packed.as_ref()
     }
 
     /// Device bytes it holds (rung 1's scratch and the `lse` stand-in).
