@@ -472,6 +472,7 @@ fn scaling_benchmark_runs_on_simulated_devices() {
         grid: Grid::new(8192, 8192).unwrap(),
         gpus: 2,
         mode: "overlapped".into(),
+        cycles: None,
         timing: ptxlab::runtime::Timing::from_samples(vec![0.125, 0.120, 0.130]),
         speedup: Some(1.9),
         efficiency: Some(0.95),
@@ -481,7 +482,7 @@ fn scaling_benchmark_runs_on_simulated_devices() {
         t.contains("| strong | 8192x8192 | 2 | overlapped | 0.1250 | 536.9 | 1.90x | 95.0% |"),
         "{t}"
     );
-    let row = rows[0].to_row(Rung::Register, ptxlab::Backend::Gpu, "f32");
+    let row = rows[0].to_row(&Rung::Register.name(), ptxlab::Backend::Gpu, "f32", None);
     assert_eq!(row.variant, "register on 2 GPUs, overlapped");
     assert_eq!(row.note, "strong scaling, 1.90x, efficiency 95.0%");
     assert!(

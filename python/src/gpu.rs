@@ -269,24 +269,38 @@ fn attention(
                 caller.as_ref(),
                 [(q, ql), (k, kl), (v, kl), (o, ql)],
                 |x, o| {
-                    let prepared = match kept {
-                        Some(p) => p,
-                        None => Prepared::new(&dev, rung, prec, shape)?,
-                    };
-                    // Binding makes the tensor maps of these tensors' addresses
-                    // (never a kept plan's: it keeps none).
-                    let mut plan = prepared.bind(&dev, x)?;
-                    let r = plan.run(&dev, o, None);
-                    let prepared = plan.into_prepared();
-                    if r.is_ok() {
-                        keep_plan(device_ordinal, prepared);
-                    }
-                    r
+                    run_kept(&dev, device_ordinal, kept, x, o, || {
+                        Prepared::new(&dev, rung, prec, shape)
+                    })
                 },
             )?
         };
         Ok(rung.name())
     })
+}
+
+/// Binds the `kept` plan, or the one `make` makes, to the call's tensors
+/// `x`, runs it into `o`, and keeps it for the next call of its problem
+/// when it ran. Binding makes the tensor maps of these tensors' addresses
+/// (never a kept plan's: it keeps none).
+fn run_kept(
+    dev: &Device,
+    ordinal: usize,
+    kept: Option<Prepared>,
+    x: &Inputs,
+    o: &mut Buffer<u16>,
+    make: impl FnOnce() -> ptxlab::Result<Prepared>,
+) -> ptxlab::Result<()> {
+    let prepared = match kept {
+        Some(p) => p,
+        None => make()?,
+    };
+    let mut plan = prepared.bind(dev, x)?;
+    let r = plan.run(dev, o, None);
+    if r.is_ok() {
+        keep_plan(ordinal, plan.into_prepared());
+    }
+    r
 }
 
 /// Runs `f` on the caller's tensors `[Q, K, V, O]` (address, element
@@ -369,16 +383,9 @@ fn attention_varlen(
                 [(q, ql), (k, kl), (v, kl), (o, ql)],
                 |x, o| {
                     // A kept plan holds this batch's offsets on the device.
-                    let prepared = match kept {
-                        Some(kept) => kept,
-                        None => Prepared::packed(&dev, prec, p)?,
-                    };
-                    let mut plan = prepared.bind(&dev, x)?;
-                    let r = plan.run(&dev, o, None);
-                    if r.is_ok() {
-                        keep_plan(device_ordinal, plan.into_prepared());
-                    }
-                    r
+                    run_kept(&dev, device_ordinal, kept, x, o, || {
+                        Prepared::packed(&dev, prec, p)
+                    })
                 },
             )?
         };

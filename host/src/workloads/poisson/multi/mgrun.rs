@@ -16,12 +16,12 @@ use super::super::mg::report::MgReport;
 use super::super::types::{Grid, default_h};
 use super::args::ScalingArgs;
 use super::bootstrap::RankEnv;
-use super::labels::{gpus_label, scaling_note};
 use super::mg::{MIN_ROWS_GPU, check_options, team_options};
+use super::rows::ScalingRow;
 use super::run::require_devices;
 use super::team::Team;
 use crate::Backend;
-use crate::cli::{Precision, backend_name, timed_row};
+use crate::cli::Precision;
 use crate::error::{Error, Result};
 use crate::report::{Row, fmt_ms};
 use crate::runtime::{Device, Timing};
@@ -227,64 +227,8 @@ fn typed<T: MgElement>(args: &Args, n: usize, opts: &MgOptions) -> Result<()> {
     Ok(())
 }
 
-/// One row of the multigrid scaling table.
-#[derive(Debug, Clone)]
-pub struct MgScalingRow {
-    /// `"strong"`, `"weak"` or `"reference"`.
-    pub kind: &'static str,
-    /// Global grid.
-    pub grid: Grid,
-    /// Devices.
-    pub gpus: usize,
-    /// What ran.
-    pub mode: String,
-    /// Cycles to the tolerance.
-    pub cycles: usize,
-    /// ms of the solve (median of `--reps` solves, and their spread).
-    pub timing: Timing,
-    /// Speedup over the slab code on one device (strong), or `None`.
-    pub speedup: Option<f64>,
-    /// Efficiency: speedup / devices (strong), time on one device of S x S
-    /// over time on N of S x N S (weak, per cycle).
-    pub efficiency: Option<f64>,
-}
-
-impl MgScalingRow {
-    /// Median ms of the solve.
-    pub fn ms(&self) -> f64 {
-        self.timing.median_ms
-    }
-
-    /// The row of `results.json` (`--json`): the solve of the bench problem
-    /// to `tol` on `gpus` devices; cycles, ms per cycle, speed-up and
-    /// efficiency in the note.
-    pub fn to_row(&self, method: Method, backend: Backend, precision: &str, tol: f64) -> Row {
-        let mut r = timed_row(
-            "poisson-scaling",
-            &format!(
-                "{} on {}, {}",
-                method_name(method),
-                gpus_label(self.gpus),
-                self.mode
-            ),
-            backend_name(backend),
-            &self.grid.label(),
-            precision,
-            &self.timing,
-            None,
-        );
-        r.note = format!(
-            "to {tol:e}: {} cycles, {:.3} ms/cycle; {}",
-            self.cycles,
-            self.ms() / self.cycles.max(1) as f64,
-            scaling_note(self.kind, self.speedup, self.efficiency)
-        );
-        r
-    }
-}
-
 /// The multigrid scaling table as Markdown.
-pub fn mg_scaling_table(rows: &[MgScalingRow], precision: &str, tol: f64) -> String {
+pub fn mg_scaling_table(rows: &[ScalingRow], precision: &str, tol: f64) -> String {
     let mut s = format!(
         "| scaling | grid ({precision}, to {tol:e}) | GPUs | code | cycles | ms (median) | ms/cycle | speedup | efficiency |\n|---|---|---|---|---|---|---|---|---|\n"
     );
@@ -295,9 +239,9 @@ pub fn mg_scaling_table(rows: &[MgScalingRow], precision: &str, tol: f64) -> Str
             r.grid.label(),
             r.gpus,
             r.mode,
-            r.cycles,
+            r.cycles.unwrap_or(0),
             r.ms(),
-            r.ms() / r.cycles.max(1) as f64,
+            r.ms_per_cycle(),
             r.speedup.map_or("".into(), |v| format!("{v:.2}x")),
             r.efficiency
                 .map_or("".into(), |v| format!("{:.1}%", 100.0 * v)),
@@ -429,7 +373,7 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             best.label(),
             rb.cycles
         );
-        rows.push(MgScalingRow {
+        rows.push(ScalingRow {
             kind: "reference",
             grid,
             gpus: 1,
@@ -438,7 +382,7 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             } else {
                 "single-device solver, best rung (tile, graph)".into()
             },
-            cycles: rb.cycles,
+            cycles: Some(rb.cycles),
             timing: timing_tb,
             speedup: None,
             efficiency: None,
@@ -454,12 +398,12 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             grid.label(),
             rr.cycles
         );
-        rows.push(MgScalingRow {
+        rows.push(ScalingRow {
             kind: "reference",
             grid,
             gpus: 1,
             mode: same_mode,
-            cycles: rr.cycles,
+            cycles: Some(rr.cycles),
             timing: timing_tr,
             speedup: None,
             efficiency: None,
@@ -471,12 +415,12 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             grid.label(),
             r1.cycles
         );
-        rows.push(MgScalingRow {
+        rows.push(ScalingRow {
             kind: "strong",
             grid,
             gpus: 1,
             mode: "slab code, team of 1".into(),
-            cycles: r1.cycles,
+            cycles: Some(r1.cycles),
             timing: timing_t1,
             speedup: Some(1.0),
             efficiency: Some(1.0),
@@ -508,12 +452,12 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
             t1 / tn,
             tb / tn
         );
-        rows.push(MgScalingRow {
+        rows.push(ScalingRow {
             kind: "strong",
             grid,
             gpus: n,
             mode: "slab code".into(),
-            cycles: rn.cycles,
+            cycles: Some(rn.cycles),
             timing: timing_tn,
             speedup: Some(t1 / tn),
             efficiency: Some(t1 / tn / n as f64),
@@ -533,12 +477,12 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
                 100.0 * per1 / perw,
                 100.0 * t1 / tw
             );
-            rows.push(MgScalingRow {
+            rows.push(ScalingRow {
                 kind: "weak",
                 grid: wgrid,
                 gpus: n,
                 mode: "slab code".into(),
-                cycles: rw.cycles,
+                cycles: Some(rw.cycles),
                 timing: timing_tw,
                 speedup: None,
                 efficiency: Some(per1 / perw),
@@ -556,6 +500,6 @@ fn mg_scaling_typed<T: MgElement>(args: &ScalingArgs, method: Method) -> Result<
     }
     Ok(rows
         .iter()
-        .map(|r| r.to_row(method, backend, T::NAME, opts.tol))
+        .map(|r| r.to_row(method_name(method), backend, T::NAME, Some(opts.tol)))
         .collect())
 }

@@ -8,68 +8,18 @@ use super::super::types::{Grid, Rung, default_h, k_of_h};
 use super::args::ScalingArgs;
 use super::bootstrap::RankEnv;
 use super::element::SlabElement;
-use super::labels::{gpus_label, scaling_note};
 use super::placed::{Placed, single_device};
+use super::rows::ScalingRow;
 use super::run::{reference_device, rungs_of, sim_limits};
 use super::team::Team;
 use crate::Backend;
-use crate::cli::{Precision, backend_name, timed_row};
+use crate::cli::Precision;
 use crate::error::{Error, Result};
 use crate::report::Row;
 use crate::runtime::{Buffer, Device, Timing};
 use crate::workloads::poisson::SolveMethod;
 use crate::workloads::poisson::mg::Method;
 use std::time::Instant;
-
-#[derive(Debug, Clone)]
-pub struct ScalingRow {
-    /// `"strong"` or `"weak"`.
-    pub kind: &'static str,
-    /// Global grid.
-    pub grid: Grid,
-    /// Devices.
-    pub gpus: usize,
-    /// What ran: whole grid, slab code, overlapped, not overlapped.
-    pub mode: String,
-    /// ms per sweep (median of the timed batches, and their spread).
-    pub timing: Timing,
-    /// Speedup over one device on S x S (strong) or `None`.
-    pub speedup: Option<f64>,
-    /// Efficiency: speedup / devices (strong), or t1 / tN (weak).
-    pub efficiency: Option<f64>,
-}
-
-impl ScalingRow {
-    /// Median ms per sweep.
-    pub fn ms(&self) -> f64 {
-        self.timing.median_ms
-    }
-
-    /// The row of `results.json` (`--json`): one rung on `gpus` devices, ms
-    /// per sweep, throughput in GCells/s; the speed-up and efficiency in the
-    /// note (the row's `speedup` column is over the CPU baseline).
-    pub fn to_row(&self, rung: Rung, backend: Backend, precision: &str) -> Row {
-        let mut r = timed_row(
-            "poisson-scaling",
-            &format!(
-                "{} on {}, {}",
-                rung.name(),
-                gpus_label(self.gpus),
-                self.mode
-            ),
-            backend_name(backend),
-            &self.grid.label(),
-            precision,
-            &self.timing,
-            Some((
-                self.grid.cells() as f64 / (self.ms() * 1e-3) / 1e9,
-                "GCells/s",
-            )),
-        );
-        r.note = scaling_note(self.kind, self.speedup, self.efficiency);
-        r
-    }
-}
 
 /// The scaling table as Markdown.
 pub fn scaling_table(rows: &[ScalingRow], precision: &str, rung: Rung) -> String {
@@ -150,7 +100,11 @@ pub fn cli_scaling(args: &ScalingArgs) -> Result<Vec<Row>> {
         };
         tables.push(table);
         let precision = args.precision.name();
-        rows.extend(measured.iter().map(|r| r.to_row(rung, backend, precision)));
+        rows.extend(
+            measured
+                .iter()
+                .map(|r| r.to_row(&rung.name(), backend, precision, None)),
+        );
     }
     if let Some(md) = &args.md {
         std::fs::write(md, tables.join("\n")).map_err(|e| Error::File {
@@ -290,6 +244,7 @@ fn scaling_typed<T: SlabElement>(
             grid,
             gpus: 1,
             mode: "none (whole grid, single-GPU code)".into(),
+            cycles: None,
             timing: timing1,
             speedup: Some(1.0),
             efficiency: Some(1.0),
@@ -305,6 +260,7 @@ fn scaling_typed<T: SlabElement>(
                 grid,
                 gpus: 1,
                 mode: "none (slab code, no peers)".into(),
+                cycles: None,
                 timing,
                 speedup: Some(t1 / t),
                 efficiency: Some(t1 / t),
@@ -331,6 +287,7 @@ fn scaling_typed<T: SlabElement>(
                     grid,
                     gpus: n,
                     mode: mode.into(),
+                    cycles: None,
                     timing,
                     speedup: Some(t1 / t),
                     efficiency: Some(t1 / t / n as f64),
@@ -391,6 +348,7 @@ fn scaling_typed<T: SlabElement>(
                     grid: wgrid,
                     gpus: n,
                     mode: mode.into(),
+                    cycles: None,
                     timing,
                     speedup: None,
                     efficiency: Some(t1 / t),
