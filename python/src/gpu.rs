@@ -208,6 +208,14 @@ fn half_of(precision: &str) -> ptxlab::Result<Half> {
     }
 }
 
+/// The attention precision of `"bf16"` or `"f16"`.
+fn attn_precision(precision: &str) -> ptxlab::Result<attn::Precision> {
+    Ok(match half_of(precision)? {
+        Half::Bf16 => attn::Precision::Bf16,
+        Half::F16 => attn::Precision::F16,
+    })
+}
+
 /// Whether `dev` has the sm_90a kernels (Hopper).
 fn hopper(dev: &Device) -> bool {
     dev.as_gpu()
@@ -242,11 +250,7 @@ fn attention(
     window: Option<usize>,
 ) -> PyResult<String> {
     guarded(py, || {
-        let half = half_of(precision)?;
-        let prec = match half {
-            Half::Bf16 => attn::Precision::Bf16,
-            Half::F16 => attn::Precision::F16,
-        };
+        let prec = attn_precision(precision)?;
         let mut shape = Shape::new(batch, heads, sq, skv, d, causal, scale)?
             .with_kv_heads(kv_heads.unwrap_or(heads))?;
         if let Some(w) = window {
@@ -260,47 +264,50 @@ fn attention(
         };
         let caller = caller_stream(&dev, stream)?;
         let (ql, kl) = (shape.q_len(), shape.kv_len());
+        let parts = [(q, ql), (k, kl), (v, kl), (o, ql)];
         // SAFETY: the Python layer passes the addresses of contiguous
         // tensors of this device with these element counts, alive for the
-        // call, and `with_tensors` orders the call on their stream.
+        // call, and `run_plan` orders the call on their stream.
         unsafe {
-            with_tensors(
-                &dev,
-                caller.as_ref(),
-                [(q, ql), (k, kl), (v, kl), (o, ql)],
-                |x, o| {
-                    run_kept(&dev, device_ordinal, kept, x, o, || {
-                        Prepared::new(&dev, rung, prec, shape)
-                    })
-                },
-            )?
+            run_plan(&dev, caller.as_ref(), device_ordinal, parts, kept, || {
+                Prepared::new(&dev, rung, prec, shape)
+            })?
         };
         Ok(rung.name())
     })
 }
 
-/// Binds the `kept` plan, or the one `make` makes, to the call's tensors
-/// `x`, runs it into `o`, and keeps it for the next call of its problem
-/// when it ran. Binding makes the tensor maps of these tensors' addresses
-/// (never a kept plan's: it keeps none).
-fn run_kept(
+/// Runs an attention plan on the caller's tensors `parts` (`[Q, K, V,
+/// O]`, address and element count; [`with_tensors`]): the `kept` plan, or
+/// the one `make` makes, bound to these tensors and run into `O`, then kept
+/// for the next call of its problem when it ran. Binding makes the tensor
+/// maps of these tensors' addresses (never a kept plan's: it keeps none).
+///
+/// # Safety
+/// As [`borrow_all`] for every tensor.
+unsafe fn run_plan(
     dev: &Device,
+    caller: Option<&Stream>,
     ordinal: usize,
+    parts: [(u64, usize); 4],
     kept: Option<Prepared>,
-    x: &Inputs,
-    o: &mut Buffer<u16>,
     make: impl FnOnce() -> ptxlab::Result<Prepared>,
 ) -> ptxlab::Result<()> {
-    let prepared = match kept {
-        Some(p) => p,
-        None => make()?,
-    };
-    let mut plan = prepared.bind(dev, x)?;
-    let r = plan.run(dev, o, None);
-    if r.is_ok() {
-        keep_plan(ordinal, plan.into_prepared());
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        with_tensors(dev, caller, parts, |x, o| {
+            let prepared = match kept {
+                Some(p) => p,
+                None => make()?,
+            };
+            let mut plan = prepared.bind(dev, x)?;
+            let r = plan.run(dev, o, None);
+            if r.is_ok() {
+                keep_plan(ordinal, plan.into_prepared());
+            }
+            r
+        })
     }
-    r
 }
 
 /// Runs `f` on the caller's tensors `[Q, K, V, O]` (address, element
@@ -359,10 +366,7 @@ fn attention_varlen(
     stream: Option<u64>,
 ) -> PyResult<String> {
     guarded(py, || {
-        let prec = match half_of(precision)? {
-            Half::Bf16 => attn::Precision::Bf16,
-            Half::F16 => attn::Precision::F16,
-        };
+        let prec = attn_precision(precision)?;
         let mut p =
             attn::Packed::new(heads, d, causal, scale, cu_q, cu_k)?.with_kv_heads(kv_heads)?;
         if let Some(w) = window {
@@ -372,22 +376,16 @@ fn attention_varlen(
         let dev = device(Backend::Gpu, device_ordinal)?.expect("the gpu backend has a device");
         let caller = caller_stream(&dev, stream)?;
         let kept = take_plan(device_ordinal, prec, p.base(), Some(&p));
+        let parts = [(q, ql), (k, kl), (v, kl), (o, ql)];
         // SAFETY: the Python layer passes the addresses of contiguous
         // tensors of this device whose element counts it checked against
         // the offsets' last entries (these lengths), alive for the call;
-        // `with_tensors` orders the call on their stream.
+        // `run_plan` orders the call on their stream. (A kept plan holds
+        // this batch's offsets on the device.)
         unsafe {
-            with_tensors(
-                &dev,
-                caller.as_ref(),
-                [(q, ql), (k, kl), (v, kl), (o, ql)],
-                |x, o| {
-                    // A kept plan holds this batch's offsets on the device.
-                    run_kept(&dev, device_ordinal, kept, x, o, || {
-                        Prepared::packed(&dev, prec, p)
-                    })
-                },
-            )?
+            run_plan(&dev, caller.as_ref(), device_ordinal, parts, kept, || {
+                Prepared::packed(&dev, prec, p)
+            })?
         };
         Ok(format!("{} (packed)", attn::Rung::Fa2.name()))
     })

@@ -35,10 +35,10 @@ pub fn peer_error_floor(precision: &str) -> Option<f64> {
 /// [`peer_error_floor`] of its precision (a peer in several problems, a
 /// direct solve, takes the largest bound). A problem without a checked
 /// Rust GPU row with an error judges none of its peers (there is nothing
-/// to compare them with, and a residual of an f32 solve can be large). Such a row is charted and
-/// listed with the reason, but never a problem's best peer: the README's
-/// lines, the summary and every chart then compare only solutions of the
-/// same problem.
+/// to compare them with, and a residual of an f32 solve can be large).
+/// Such a row is charted and listed with the reason, but never a
+/// problem's best peer: the README's lines, the summary and every chart
+/// then compare only solutions of the same problem.
 pub fn judge_peers(rows: &mut [Row]) {
     let mut bound: Vec<Option<f64>> = vec![None; rows.len()];
     for g in groups(rows) {
@@ -54,10 +54,10 @@ pub fn judge_peers(rows: &mut [Row]) {
             continue;
         };
         for &i in &g.rows {
-            let Some(floor) = (kind(&rows[i]) == Kind::Peer)
-                .then(|| peer_error_floor(&rows[i].precision))
-                .flatten()
-            else {
+            if kind(&rows[i]) != Kind::Peer {
+                continue;
+            }
+            let Some(floor) = peer_error_floor(&rows[i].precision) else {
                 continue;
             };
             let b = (PEER_ERROR_FACTOR * worst).max(floor);

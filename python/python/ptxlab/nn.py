@@ -87,6 +87,13 @@ def _empty(t, shape):
         return cupy.empty(shape, dtype=t.x.dtype)
 
 
+def _check_scale_window(scale, window):
+    if scale is not None and not isinstance(scale, (int, float)):
+        raise TypeError(f"scale must be a number or None; got {type(scale).__name__}")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError(f"window must be a whole number of keys, at least 1, or None; got {window!r}")
+
+
 def _ptr(x):
     return x.data_ptr() if kind(x) == "torch" else x.data.ptr
 
@@ -116,10 +123,7 @@ def attention(q, k, v, causal=False, scale=None, window=None):
             f"k and v must have one shape (batch, kv_heads, seq_kv, dim) = ({b}, *, *, {d}) with kv_heads "
             f"dividing q's {h} heads; got {tk.shape} and {tv.shape}"
         )
-    if scale is not None and not isinstance(scale, (int, float)):
-        raise TypeError(f"scale must be a number or None; got {type(scale).__name__}")
-    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
-        raise ValueError(f"window must be a whole number of keys, at least 1, or None; got {window!r}")
+    _check_scale_window(scale, window)
     o = _empty(tq, (b, h, sq, d))
     _native.attention(
         tq.ptr, tk.ptr, tv.ptr, _ptr(o), b, h, sq, tk.shape[2], d, bool(causal),
@@ -180,10 +184,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k=None, causal=False, sca
             raise ValueError(
                 f"{name} ends at {cu[-1]} but the tensor holds {tokens} tokens; the last offset is the token count"
             )
-    if scale is not None and not isinstance(scale, (int, float)):
-        raise TypeError(f"scale must be a number or None; got {type(scale).__name__}")
-    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
-        raise ValueError(f"window must be a whole number of keys, at least 1, or None; got {window!r}")
+    _check_scale_window(scale, window)
     o = _empty(tq, (t, h, d))
     _native.attention_varlen(
         tq.ptr, tk.ptr, tv.ptr, _ptr(o), h, tk.shape[1], d, cu_q, cu_k, bool(causal),

@@ -242,9 +242,8 @@ pub fn mg_scaling_table(rows: &[ScalingRow], precision: &str, tol: f64) -> Strin
             r.cycles.unwrap_or(0),
             r.ms(),
             r.ms_per_cycle(),
-            r.speedup.map_or("".into(), |v| format!("{v:.2}x")),
-            r.efficiency
-                .map_or("".into(), |v| format!("{:.1}%", 100.0 * v)),
+            r.speedup_cell(),
+            r.efficiency_cell(),
         ));
     }
     s

@@ -41,12 +41,45 @@ impl ScalingRow {
         self.ms() / self.cycles.unwrap_or(1).max(1) as f64
     }
 
+    /// Grid cells updated per second, in billions, at the median time (a
+    /// Jacobi sweep's throughput).
+    pub fn gcells_per_s(&self) -> f64 {
+        self.grid.cells() as f64 / (self.ms() * 1e-3) / 1e9
+    }
+
+    /// The speed-up as a table cell (`1.81x`), empty when there is none.
+    pub fn speedup_cell(&self) -> String {
+        self.speedup.map_or(String::new(), |v| format!("{v:.2}x"))
+    }
+
+    /// The efficiency as a table cell (`90.3%`), empty when there is none.
+    pub fn efficiency_cell(&self) -> String {
+        self.efficiency
+            .map_or(String::new(), |v| format!("{:.1}%", 100.0 * v))
+    }
+
+    /// The note of its `results.json` row: `strong scaling, 1.91x,
+    /// efficiency 95.5%` (kind `strong` or `weak`), `single-device
+    /// reference` (kind `reference`).
+    fn scaling_note(&self) -> String {
+        let mut s = match self.kind {
+            "reference" => "single-device reference".to_string(),
+            k => format!("{k} scaling"),
+        };
+        if self.speedup.is_some() {
+            s.push_str(&format!(", {}", self.speedup_cell()));
+        }
+        if self.efficiency.is_some() {
+            s.push_str(&format!(", efficiency {}", self.efficiency_cell()));
+        }
+        s
+    }
+
     /// The row of `results.json` (`--json`): `what` (the rung, or the
     /// method) on `gpus` devices; Jacobi's throughput in GCells/s, a
     /// solve's cycles to `tol` and ms per cycle, and the scaling, in the
     /// note (the row's `speedup` column is over the CPU baseline).
     pub fn to_row(&self, what: &str, backend: Backend, precision: &str, tol: Option<f64>) -> Row {
-        let cells_per_s = self.grid.cells() as f64 / (self.ms() * 1e-3) / 1e9;
         let mut r = timed_row(
             "poisson-scaling",
             &format!("{what} on {}, {}", gpus_label(self.gpus), self.mode),
@@ -54,9 +87,11 @@ impl ScalingRow {
             &self.grid.label(),
             precision,
             &self.timing,
-            self.cycles.is_none().then_some((cells_per_s, "GCells/s")),
+            self.cycles
+                .is_none()
+                .then_some((self.gcells_per_s(), "GCells/s")),
         );
-        let scaling = scaling_note(self.kind, self.speedup, self.efficiency);
+        let scaling = self.scaling_note();
         r.note = match (self.cycles, tol) {
             (Some(c), Some(tol)) => format!(
                 "to {tol:e}: {c} cycles, {:.3} ms/cycle; {scaling}",
@@ -75,20 +110,4 @@ fn gpus_label(n: usize) -> String {
     } else {
         format!("{n} GPUs")
     }
-}
-
-/// A scaling row's note: `strong scaling, 1.91x, efficiency 95.5%` (kind
-/// `strong` or `weak`), `single-device reference` (kind `reference`).
-fn scaling_note(kind: &str, speedup: Option<f64>, efficiency: Option<f64>) -> String {
-    let mut s = match kind {
-        "reference" => "single-device reference".to_string(),
-        k => format!("{k} scaling"),
-    };
-    if let Some(v) = speedup {
-        s.push_str(&format!(", {v:.2}x"));
-    }
-    if let Some(v) = efficiency {
-        s.push_str(&format!(", efficiency {:.1}%", 100.0 * v));
-    }
-    s
 }

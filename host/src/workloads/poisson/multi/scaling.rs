@@ -28,7 +28,6 @@ pub fn scaling_table(rows: &[ScalingRow], precision: &str, rung: Rung) -> String
         rung.name()
     );
     for r in rows {
-        let gcells = r.grid.cells() as f64 / (r.ms() * 1e-3) / 1e9;
         s.push_str(&format!(
             "| {} | {} | {} | {} | {:.4} | {:.1} | {} | {} |\n",
             r.kind,
@@ -36,10 +35,9 @@ pub fn scaling_table(rows: &[ScalingRow], precision: &str, rung: Rung) -> String
             r.gpus,
             r.mode,
             r.ms(),
-            gcells,
-            r.speedup.map_or("".into(), |v| format!("{v:.2}x")),
-            r.efficiency
-                .map_or("".into(), |v| format!("{:.1}%", 100.0 * v)),
+            r.gcells_per_s(),
+            r.speedup_cell(),
+            r.efficiency_cell(),
         ));
     }
     s
