@@ -72,6 +72,26 @@ pub const fn shared_bytes<T>(offset_bytes: usize, len: usize) -> usize {
     end.div_ceil(16) * 16
 }
 
+/// Bytes of dynamic shared memory the launch gave the block
+/// (`%dynamic_smem_size`): a kernel whose extra buffer is optional checks
+/// here whether the host asked for it.
+#[inline(always)]
+pub fn dynamic_shared_bytes() -> usize {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let have: u32;
+        // SAFETY: reads a special register; no memory is touched.
+        unsafe {
+            core::arch::asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) have);
+        }
+        have as usize
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        crate::sim::shared_available()
+    }
+}
+
 /// The block's dynamic shared memory from `offset_bytes`, as `len` elements of `T`.
 ///
 /// Stops the kernel if the view does not fit in the dynamic shared memory the

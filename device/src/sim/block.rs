@@ -555,6 +555,11 @@ pub fn check_align(addr: usize, align: usize) {
     }
 }
 
+/// Bytes of dynamic shared memory the launch gave the block.
+pub fn shared_available() -> usize {
+    with_block(|_, b| b.launch.spec.shared_bytes)
+}
+
 /// Base of the block's dynamic shared memory, after checking that `need` bytes
 /// exist and `offset` is aligned to `align`.
 #[track_caller]

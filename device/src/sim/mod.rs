@@ -119,7 +119,9 @@ pub(crate) use access::{global_access, global_store, remote_access, shared_acces
 pub(crate) use asyncs::{
     copy as async_copy, mbar as async_mbar, proxy_fence, tma as async_tma, wgmma as async_wgmma,
 };
-pub use block::{ThreadCtx, check_align, fail, shared_base, with_thread, yield_point};
+pub use block::{
+    ThreadCtx, check_align, fail, shared_available, shared_base, with_thread, yield_point,
+};
 pub use collective::{sync_threads, warp_ballot, warp_exchange, warp_shuffle};
 pub use error::{AsyncHazard, Fault, Race, RaceAccess, SimError};
 pub use launch::{check_cluster, launch, launch_cluster, launch_with, launched_kernels};

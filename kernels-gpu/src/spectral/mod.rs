@@ -45,7 +45,9 @@
 //!   two lines.
 //!
 //! The FFT is a Stockham auto-sort in shared memory (two complex buffers of
-//! `N`, ping-pong, the result in natural order) with one pass per factor of
+//! `N`, ping-pong, the result in natural order; each buffer planar, the real
+//! parts then the imaginary parts, so a warp's neighbouring points are
+//! neighbouring words) with one pass per factor of
 //! `N` (the host factors `N` into radices 8, 4, 2 and the odd primes; the
 //! factors arrive in `fac`). A pass of radix 2, 3, 4, 5, 7, 8, 11 or 13
 //! runs whole butterflies in registers (module `radix`: one shared load, one
@@ -117,6 +119,31 @@ pub const fn shared_bytes<T>(nf: usize) -> usize {
     shared::shared_bytes::<T>(0, shared_len(nf))
 }
 
+/// Dynamic shared memory of a block that also keeps one line of `n` values
+/// aside (the stash, after [`shared_len`]`(nf)` values): the Dirichlet
+/// inverse passes hold the second line of their pair there instead of
+/// sending it through global memory. The host asks for it when the device
+/// has the room; the kernels read the launch's size and fall back to
+/// global memory otherwise.
+pub const fn stashed_bytes<T>(nf: usize, n: usize) -> usize {
+    shared::shared_bytes::<T>(0, shared_len(nf) + n)
+}
+
+/// The block's shared memory: [`shared_len`]`(nf)` values, and the stash of
+/// `n` more (its offset) when the launch gave room for it
+/// ([`stashed_bytes`]).
+#[inline(always)]
+fn shared_with_stash<T: Real>(nf: usize, n: usize) -> (SharedSlice<T>, Option<usize>) {
+    if shared::dynamic_shared_bytes() >= stashed_bytes::<T>(nf, n) {
+        (
+            shared::dynamic_shared::<T>(0, shared_len(nf) + n),
+            Some(shared_len(nf)),
+        )
+    } else {
+        (shared::dynamic_shared::<T>(0, shared_len(nf)), None)
+    }
+}
+
 /// Values of a plan of an axis with `n` values per line and FFT length `nf`.
 pub const fn plan_len(n: usize, nf: usize) -> usize {
     4 * nf + n
@@ -151,20 +178,37 @@ impl<T: Real> Axis<'_, T> {
             ptxlab_device::trap("spectral: the factors do not multiply to the FFT length");
         }
     }
+    // The tables are read unchecked on the GPU (the simulator checks):
+    // `check` made sure the plan holds `plan_len(n, nf)` values, so each
+    // accessor needs only its index in range.
+
+    /// `W_N^e`.
+    ///
+    /// # Safety
+    /// `e < nf`, and [`Axis::check`] passed.
     #[inline(always)]
-    fn twiddle(&self, e: usize) -> (T, T) {
-        (self.plan.get(2 * e), self.plan.get(2 * e + 1))
+    unsafe fn twiddle(&self, e: usize) -> (T, T) {
+        // SAFETY: `2 e + 1 < 2 nf <= plan.len()` (the caller's contract).
+        unsafe { (self.plan.get_unchecked(2 * e), self.plan.get_unchecked(2 * e + 1)) }
     }
+    /// Post-processing factor `k`.
+    ///
+    /// # Safety
+    /// `k < nf`, and [`Axis::check`] passed.
     #[inline(always)]
-    fn post(&self, k: usize) -> (T, T) {
-        (
-            self.plan.get(2 * self.nf + 2 * k),
-            self.plan.get(2 * self.nf + 2 * k + 1),
-        )
+    unsafe fn post(&self, k: usize) -> (T, T) {
+        let i = 2 * self.nf + 2 * k;
+        // SAFETY: `i + 1 < 4 nf <= plan.len()` (the caller's contract).
+        unsafe { (self.plan.get_unchecked(i), self.plan.get_unchecked(i + 1)) }
     }
+    /// Eigenvalue `k` of the axis.
+    ///
+    /// # Safety
+    /// `k < n`, and [`Axis::check`] passed.
     #[inline(always)]
-    fn eig(&self, k: usize) -> T {
-        self.plan.get(4 * self.nf + k)
+    unsafe fn eig(&self, k: usize) -> T {
+        // SAFETY: `4 nf + k < plan_len(n, nf) <= plan.len()` (the caller's contract).
+        unsafe { self.plan.get_unchecked(4 * self.nf + k) }
     }
 }
 
@@ -182,6 +226,64 @@ fn threads() -> usize {
 #[inline(always)]
 fn buf(c: usize, nf: usize) -> usize {
     2 * c * nf
+}
+
+/// Stops the kernel unless the shared-memory region that ends at `end` fits
+/// in `sh`. The helpers below check their largest index once with it and
+/// then read and write unchecked on the GPU (the simulator checks every
+/// access): a bounds check per value was a third of their instructions.
+#[inline(always)]
+fn guard<T: Real>(sh: &SharedSlice<T>, end: usize) {
+    if end > sh.len() {
+        ptxlab_device::trap("spectral: a shared-memory region is past the block's buffer");
+    }
+}
+
+/// Shared value `i`, unchecked on the GPU.
+///
+/// # Safety
+/// `i < sh.len()`.
+#[inline(always)]
+unsafe fn ld<T: Real>(sh: &SharedSlice<T>, i: usize) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe { sh.get_unchecked(i) }
+}
+
+/// Writes shared value `i`, unchecked on the GPU.
+///
+/// # Safety
+/// `i < sh.len()`.
+#[inline(always)]
+unsafe fn st<T: Real>(sh: &SharedSlice<T>, i: usize, v: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { sh.set_unchecked(i, v) }
+}
+
+/// Complex value `k` of the complex buffer at `base` (length `nf`). A
+/// buffer is planar: the `nf` real parts, then the `nf` imaginary parts, so
+/// the threads of a warp that read neighbouring points read neighbouring
+/// words (interleaved pairs would put two threads on every bank and double
+/// the shared-memory wavefronts of each pass).
+///
+/// # Safety
+/// `k < nf` and `base + 2 nf <= sh.len()`.
+#[inline(always)]
+unsafe fn cget<T: Real>(sh: &SharedSlice<T>, base: usize, nf: usize, k: usize) -> (T, T) {
+    // SAFETY: `base + nf + k < base + 2 nf <= len` (the caller's contract).
+    unsafe { (ld(sh, base + k), ld(sh, base + nf + k)) }
+}
+
+/// Writes complex value `k` of the planar buffer at `base` ([`cget`]).
+///
+/// # Safety
+/// `k < nf` and `base + 2 nf <= sh.len()`.
+#[inline(always)]
+unsafe fn cset<T: Real>(sh: &SharedSlice<T>, base: usize, nf: usize, k: usize, re: T, im: T) {
+    // SAFETY: `base + nf + k < base + 2 nf <= len` (the caller's contract).
+    unsafe {
+        st(sh, base + k, re);
+        st(sh, base + nf + k, im);
+    }
 }
 
 /// The complex FFT of the `nf` values in buffer `cur`, forward
@@ -222,6 +324,7 @@ fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, r: usize, p: radix
     let nf = p.nf;
     let m = nf / r;
     let step = nf / (p.ns * r);
+    guard(sh, p.src.max(p.dst) + 2 * nf);
     let mut o = tid();
     while o < nf {
         let (j, rr) = (o % m, o / m);
@@ -230,9 +333,9 @@ fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, r: usize, p: radix
         let (mut re, mut im) = (T::ZERO, T::ZERO);
         let mut e = 0usize;
         for q in 0..r {
-            let xr = sh.get(p.src + 2 * (j + q * m));
-            let xi = sh.get(p.src + 2 * (j + q * m) + 1);
-            let (wr, mut wi) = ax.twiddle(e);
+            // SAFETY: `j + q m < r m = nf` and `e < nf` (reduced below);
+            // both buffers fit (guarded above) and `ax` was checked.
+            let ((xr, xi), (wr, mut wi)) = unsafe { (cget(sh, p.src, nf, j + q * m), ax.twiddle(e)) };
             if p.inverse {
                 wi = T::ZERO - wi;
             }
@@ -244,8 +347,9 @@ fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, r: usize, p: radix
             }
         }
         let d = (j / p.ns) * p.ns * r + jm + rr * p.ns;
-        sh.set(p.dst + 2 * d, re);
-        sh.set(p.dst + 2 * d + 1, im);
+        // SAFETY: `d < nf` (Stockham's output positions are a permutation
+        // of `0..nf`); the buffer fits (guarded above).
+        unsafe { cset(sh, p.dst, nf, d, re, im) };
         o += threads();
     }
 }
@@ -262,27 +366,33 @@ fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, r: usize, p: radix
 fn build_pair<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, src: usize, dst: usize) {
     let (n, nf) = (ax.n, ax.nf);
     let d = buf(dst, nf);
+    guard(sh, (src + 2 * n).max(d + 2 * nf));
     let half = T::from_f64(0.5);
     let mut j = tid();
     while j < nf {
-        let (re, im) = if ax.kind == DIRICHLET {
-            if j == 0 {
-                (T::ZERO, T::ZERO)
+        // SAFETY: the line indices are below `src + 2 n` (Dirichlet: `j - 1`
+        // and `nf - j - 1` are below `n` for `1 <= j < nf = n + 1`; DCT: `i <
+        // n`), `j < nf`, both regions guarded above, `ax` checked.
+        let (re, im) = unsafe {
+            if ax.kind == DIRICHLET {
+                if j == 0 {
+                    (T::ZERO, T::ZERO)
+                } else {
+                    // sin(pi j / N) is minus the imaginary part of e^{-i pi j / N}.
+                    let s = T::ZERO - ax.post(j).1;
+                    let y = |l: usize| {
+                        let (x, xr) = (ld(sh, src + l * n + j - 1), ld(sh, src + l * n + nf - j - 1));
+                        s.mul_add(x + xr, half * (x - xr))
+                    };
+                    (y(0), y(1))
+                }
             } else {
-                // sin(pi j / N) is minus the imaginary part of e^{-i pi j / N}.
-                let s = T::ZERO - ax.post(j).1;
-                let y = |l: usize| {
-                    let (x, xr) = (sh.get(src + l * n + j - 1), sh.get(src + l * n + nf - j - 1));
-                    s.mul_add(x + xr, half * (x - xr))
-                };
-                (y(0), y(1))
+                let i = if 2 * j < n { 2 * j } else { 2 * (n - 1 - j) + 1 };
+                (ld(sh, src + i), ld(sh, src + n + i))
             }
-        } else {
-            let i = if 2 * j < n { 2 * j } else { 2 * (n - 1 - j) + 1 };
-            (sh.get(src + i), sh.get(src + n + i))
         };
-        sh.set(d + 2 * j, re);
-        sh.set(d + 2 * j + 1, im);
+        // SAFETY: `j < nf`, the buffer guarded above.
+        unsafe { cset(sh, d, nf, j, re, im) };
         j += threads();
     }
 }
@@ -372,20 +482,27 @@ fn post_pair<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, res: usize) -> usize
     let (n, nf) = (ax.n, ax.nf);
     let z = buf(res, nf);
     let out = buf(1 - res, nf);
+    // Both buffers, and the scan's totals after them.
+    guard(sh, shared_len(nf));
     let half = T::from_f64(0.5);
-    let zk = |k: usize| (sh.get(z + 2 * k), sh.get(z + 2 * k + 1));
+    // SAFETY: every `k` passed is below `nf`; the buffer fits (guarded).
+    let zk = |k: usize| unsafe { cget(sh, z, nf, k) };
     if ax.kind == DIRICHLET {
         let mut m = tid();
         while m <= nf / 2 {
             let ((zr, zi), (wr, wi)) = (zk(m), zk(if m == 0 { 0 } else { nf - m }));
-            if m >= 1 && 2 * m < nf {
-                sh.set(out + 2 * m - 1, half * (wi - zi));
-                sh.set(out + n + 2 * m - 1, half * (zr - wr));
-            }
-            if 2 * m + 1 < nf {
-                let f = if m == 0 { half * half } else { half };
-                sh.set(out + 2 * m, f * (zr + wr));
-                sh.set(out + n + 2 * m, f * (zi + wi));
+            // SAFETY: the outputs `2 m - 1` and `2 m` are below `nf - 1 = n`
+            // where written, so every index is below `out + 2 n <= 4 nf`.
+            unsafe {
+                if m >= 1 && 2 * m < nf {
+                    st(sh, out + 2 * m - 1, half * (wi - zi));
+                    st(sh, out + n + 2 * m - 1, half * (zr - wr));
+                }
+                if 2 * m + 1 < nf {
+                    let f = if m == 0 { half * half } else { half };
+                    st(sh, out + 2 * m, f * (zr + wr));
+                    st(sh, out + n + 2 * m, f * (zi + wi));
+                }
             }
             m += threads();
         }
@@ -395,10 +512,14 @@ fn post_pair<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, res: usize) -> usize
         let mut k = tid();
         while k < n {
             let ((zr, zi), (wr, wi)) = (zk(k), zk(if k == 0 { 0 } else { nf - k }));
-            let (pr, pi) = ax.post(k);
-            // Y^a = ((zr + wr) + i (zi - wi)) / 2, Y^b = ((zi + wi) + i (wr - zr)) / 2.
-            sh.set(out + k, half * (pr * (zr + wr) - pi * (zi - wi)));
-            sh.set(out + n + k, half * (pr * (zi + wi) - pi * (wr - zr)));
+            // SAFETY: `k < n = nf` (DCT), `ax` checked; `out + n + k < out +
+            // 2 nf <= 4 nf` (guarded).
+            unsafe {
+                let (pr, pi) = ax.post(k);
+                // Y^a = ((zr + wr) + i (zi - wi)) / 2, Y^b = ((zi + wi) + i (wr - zr)) / 2.
+                st(sh, out + k, half * (pr * (zr + wr) - pi * (zi - wi)));
+                st(sh, out + n + k, half * (pr * (zi + wi) - pi * (wr - zr)));
+            }
             k += threads();
         }
         sync_threads();
@@ -427,19 +548,25 @@ fn dst_line<T: Real>(
 ) {
     let (n, nf) = (ax.n, ax.nf);
     let d = buf(free, nf);
+    guard(sh, (line + n).max(shared_len(nf)));
+    // The odd extension's sample `m`: the line's value `m - 1` for `m < nf`,
+    // minus its value `2 nf - m - 1` past `nf`; both below `line + nf - 1 =
+    // line + n`, guarded above.
     let u = |m: usize| -> T {
         if m == 0 || m == nf {
             T::ZERO
         } else if m < nf {
-            sh.get(line + m - 1)
+            // SAFETY: `m - 1 < n`, so the index is inside the guarded line.
+            unsafe { ld(sh, line + m - 1) }
         } else {
-            T::ZERO - sh.get(line + 2 * nf - m - 1)
+            // SAFETY: `nf < m < 2 nf`, so `2 nf - m - 1 < n`: inside the line.
+            T::ZERO - unsafe { ld(sh, line + 2 * nf - m - 1) }
         }
     };
     let mut j = tid();
     while j < nf {
-        sh.set(d + 2 * j, u(2 * j));
-        sh.set(d + 2 * j + 1, u(2 * j + 1));
+        // SAFETY: `j < nf`; both buffers fit (guarded).
+        unsafe { cset(sh, d, nf, j, u(2 * j), u(2 * j + 1)) };
         j += threads();
     }
     sync_threads();
@@ -448,9 +575,11 @@ fn dst_line<T: Real>(
     let mut k = tid();
     while k < n {
         let kk = k + 1;
-        let (pr, pi) = ax.post(kk);
-        let (ar, ai) = (sh.get(z + 2 * kk), sh.get(z + 2 * kk + 1));
-        let (br, bi) = (sh.get(z + 2 * (nf - kk)), T::ZERO - sh.get(z + 2 * (nf - kk) + 1));
+        // SAFETY: `1 <= kk <= n < nf` (DST-I: `nf = n + 1`), so `nf - kk <
+        // nf` too; both buffers fit (guarded), `ax` checked.
+        let ((pr, pi), (ar, ai), (br, bi)) =
+            unsafe { (ax.post(kk), cget(sh, z, nf, kk), cget(sh, z, nf, nf - kk)) };
+        let bi = T::ZERO - bi;
         // E = (A + B) / 2, O = (A - B) / 2i, with B = conj Z_{N-k}.
         let ei = half * (ai + bi);
         let (or, oi) = (half * (ai - bi), half * (br - ar));
@@ -478,22 +607,27 @@ fn dct3_pair<T: Real>(
     // DCT-III: V_k = conj(w_k) (X_k - i X_{n-k}), X_n = 0, per line; the
     // FFT input is V^a + i V^b, whose inverse is v^a + i v^b.
     let d = buf(free, nf);
+    guard(sh, (src + 2 * n).max(shared_len(nf)));
     let mut k = tid();
     while k < n {
-        let (pr, pi) = ax.post(k);
-        let v = |l: usize| {
-            let xr = sh.get(src + l * n + k);
-            let xi = if k == 0 {
-                T::ZERO
-            } else {
-                T::ZERO - sh.get(src + l * n + n - k)
+        // SAFETY: `k < n = nf` (DCT), `ax` checked; the line reads `src + l n
+        // + k` and `src + l n + n - k` (`k >= 1`) are below `src + 2 n`, the
+        // buffer write at `k < nf`: all guarded above.
+        unsafe {
+            let (pr, pi) = ax.post(k);
+            let v = |l: usize| {
+                let xr = ld(sh, src + l * n + k);
+                let xi = if k == 0 {
+                    T::ZERO
+                } else {
+                    T::ZERO - ld(sh, src + l * n + n - k)
+                };
+                // (pr - i pi) (xr + i xi)
+                (pr * xr + pi * xi, pr * xi - pi * xr)
             };
-            // (pr - i pi) (xr + i xi)
-            (pr * xr + pi * xi, pr * xi - pi * xr)
-        };
-        let ((ar, ai), (br, bi)) = (v(0), v(1));
-        sh.set(d + 2 * k, ar - bi);
-        sh.set(d + 2 * k + 1, ai + br);
+            let ((ar, ai), (br, bi)) = (v(0), v(1));
+            cset(sh, d, nf, k, ar - bi, ai + br);
+        }
         k += threads();
     }
     sync_threads();
@@ -506,7 +640,9 @@ fn dct3_pair<T: Real>(
         } else {
             n - 1 - (i - 1) / 2
         };
-        put(i, sh.get(v + 2 * j), sh.get(v + 2 * j + 1));
+        // SAFETY: `j < n = nf`; the buffer fits (guarded above).
+        let (xa, xb) = unsafe { cget(sh, v, nf, j) };
+        put(i, xa, xb);
         i += threads();
     }
 }
@@ -536,12 +672,25 @@ fn load_line<T: Real>(sh: &SharedSlice<T>, dst: usize, n: usize, get: impl Fn(us
 }
 
 /// Copies the two lines `get(0, i)` and `get(1, i)` (`n` values each) into
-/// shared memory at `dst` and `dst + n`, with [`LOAD_BATCH`] loads in
+/// shared memory at `dst` and `dst + n` ([`load_two`]).
+#[inline(always)]
+fn load_pair<T: Real>(sh: &SharedSlice<T>, dst: usize, n: usize, get: impl Fn(usize, usize) -> T) {
+    load_two(sh, dst, dst + n, n, get);
+}
+
+/// Copies the two lines `get(0, i)` and `get(1, i)` (`n` values each) into
+/// shared memory at `dst_a` and `dst_b`, with [`LOAD_BATCH`] loads in
 /// flight per thread before its first store (half from each line): a block
 /// is alone on its SM in f64, so the loads' latency is hidden only by
 /// issuing many at once.
 #[inline(always)]
-fn load_pair<T: Real>(sh: &SharedSlice<T>, dst: usize, n: usize, get: impl Fn(usize, usize) -> T) {
+fn load_two<T: Real>(
+    sh: &SharedSlice<T>,
+    dst_a: usize,
+    dst_b: usize,
+    n: usize,
+    get: impl Fn(usize, usize) -> T,
+) {
     const H: usize = LOAD_BATCH / 2;
     let t = threads();
     let mut i0 = tid();
@@ -557,8 +706,8 @@ fn load_pair<T: Real>(sh: &SharedSlice<T>, dst: usize, n: usize, get: impl Fn(us
         ptxlab_device::unroll!(u in [0, 1, 2, 3] {
             let i = i0 + u * t;
             if i < n {
-                sh.set(dst + i, v[u]);
-                sh.set(dst + n + i, v[H + u]);
+                sh.set(dst_a + i, v[u]);
+                sh.set(dst_b + i, v[H + u]);
             }
         });
         i0 += H * t;
@@ -689,7 +838,10 @@ pub fn spectral_rows_forward<T: Real>(
 /// of both columns, which share their sectors, so a pair of columns costs
 /// the memory transactions of one. Shared layout: as
 /// [`spectral_rows_forward`]; the divided spectra stay where the forward
-/// transform left them, as two real lines.
+/// transform left them, as two real lines. Dirichlet transforms back one
+/// line at a time, so the second line's spectrum waits in the stash
+/// ([`stashed_bytes`]) while the first is transformed: a shared-memory
+/// copy instead of a strided write and read of its column in `work`.
 #[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
 pub fn spectral_columns_solve<T: Real>(
     work: DeviceSliceMut<T>,
@@ -705,7 +857,7 @@ pub fn spectral_columns_solve<T: Real>(
     if plan_x.len() < mx || work.len() < mx * my {
         ptxlab_device::trap("spectral: the x plan or the work array is too short");
     }
-    let sh = shared::dynamic_shared::<T>(0, shared_len(ax.nf));
+    let (sh, stash) = shared_with_stash::<T>(ax.nf, my);
     let c = 2 * thread::block_idx_x() as usize;
     if c >= mx {
         return;
@@ -735,10 +887,15 @@ pub fn spectral_columns_solve<T: Real>(
     let out = post_pair(&sh, ax, res);
     let div = |x: T, d: T| if d == T::ZERO { T::ZERO } else { x * scale / d };
     let mut k = tid();
+    guard(&sh, out + 2 * my);
     while k < my {
-        let ly = ax.eig(k);
-        sh.set(out + k, div(sh.get(out + k), lxa + ly));
-        sh.set(out + my + k, div(sh.get(out + my + k), lxb + ly));
+        // SAFETY: `k < my = n` of the axis (checked); `out + my + k < out + 2
+        // my` (guarded above).
+        unsafe {
+            let ly = ax.eig(k);
+            st(&sh, out + k, div(ld(&sh, out + k), lxa + ly));
+            st(&sh, out + my + k, div(ld(&sh, out + my + k), lxb + ly));
+        }
         k += threads();
     }
     sync_threads();
@@ -752,7 +909,23 @@ pub fn spectral_columns_solve<T: Real>(
         return;
     }
     // The DST-I back, one line at a time (see `dst_line`): line b's
-    // spectrum waits in its own column of `work` meanwhile.
+    // spectrum waits in the stash meanwhile, or in its own column of
+    // `work` when the launch gave no room for the stash.
+    if let Some(s) = stash {
+        if has_b {
+            let mut k = tid();
+            while k < my {
+                sh.set(s + k, sh.get(out + my + k));
+                k += threads();
+            }
+        }
+        dst_line(&sh, ax, out, res, |i, x| work.set(i * mx + c, x));
+        if has_b {
+            sync_threads();
+            dst_line(&sh, ax, s, 0, |i, x| work.set(i * mx + c + 1, x));
+        }
+        return;
+    }
     if has_b {
         let mut k = tid();
         while k < my {
@@ -777,7 +950,10 @@ pub fn spectral_columns_solve<T: Real>(
 /// `p0`); the first and last rows transform the rows next to them; a
 /// corner takes the value of its diagonal interior neighbour.
 ///
-/// Thread mapping and shared layout: as [`spectral_rows_forward`].
+/// Thread mapping and shared layout: as [`spectral_rows_forward`], and
+/// with the stash ([`stashed_bytes`]) a Dirichlet block loads both of its
+/// work rows at once (the second into the stash), so one load phase waits
+/// on memory instead of two.
 #[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
 pub fn spectral_rows_inverse<T: Real>(
     work: DeviceSlice<T>,
@@ -792,7 +968,7 @@ pub fn spectral_rows_inverse<T: Real>(
     let (nx, ny, kind) = (grid.nx as usize, grid.ny as usize, grid.kind);
     let n = nx - 2;
     let ax = grid.axis(n, plan, fac);
-    let sh = shared::dynamic_shared::<T>(0, shared_len(ax.nf));
+    let (sh, stash) = shared_with_stash::<T>(ax.nf, n);
     let ya = 2 * thread::block_idx_x() as usize;
     if ya >= ny {
         return;
@@ -849,6 +1025,22 @@ pub fn spectral_rows_inverse<T: Real>(
             wall(row + nx - 1);
         }
     };
+    if let (DIRICHLET, Some(s)) = (kind, stash) {
+        // Both rows loaded at once (the second into the stash), then the
+        // DST-I back one row at a time (see `dst_line`).
+        load_two(&sh, line, s, n, |l, i| {
+            let (y, _, live) = slot(l);
+            if live { work.get((y - 1) * n + i) } else { T::ZERO }
+        });
+        sync_threads();
+        ptxlab_device::unroll!(l in [0, 1] {
+            if slot(l).2 {
+                dst_line(&sh, ax, if l == 0 { line } else { s }, 0, |i, x| store(l, i, x));
+                sync_threads();
+            }
+        });
+        return;
+    }
     if kind == DIRICHLET {
         // The DST-I back one row at a time (see `dst_line`).
         ptxlab_device::unroll!(l in [0, 1] {

@@ -213,10 +213,10 @@ fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: 
             let j = j0 + b * threads;
             if b < nb && j < per {
                 upto!(q < R => {
-                    let i = p.src + 2 * (j + q * per);
-                    // SAFETY: `j + q per < R per = nf`, so `i + 1 < src + 2
+                    let i = p.src + j + q * per;
+                    // SAFETY: `j + q per < R per = nf`, so `i + nf < src + 2
                     // nf`, inside the shared memory (checked above).
-                    v[b][q] = unsafe { C::new(sh.get_unchecked(i), sh.get_unchecked(i + 1)) };
+                    v[b][q] = unsafe { C::new(sh.get_unchecked(i), sh.get_unchecked(i + p.nf)) };
                 });
             }
         });
@@ -241,12 +241,12 @@ fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: 
                 dft::<T, R>(&mut v[b], p.inverse);
                 let o = (j / p.ns) * p.ns * R + k;
                 upto!(q < R => {
-                    let i = p.dst + 2 * (o + q * p.ns);
+                    let i = p.dst + o + q * p.ns;
                     // SAFETY: `o + q ns < nf` (Stockham's output positions
-                    // are a permutation of `0..nf`), so `i + 1 < dst + 2 nf`.
+                    // are a permutation of `0..nf`), so `i + nf < dst + 2 nf`.
                     unsafe {
                         sh.set_unchecked(i, v[b][q].re);
-                        sh.set_unchecked(i + 1, v[b][q].im);
+                        sh.set_unchecked(i + p.nf, v[b][q].im);
                     }
                 });
             }

@@ -40,6 +40,42 @@ pub struct SpectralDevice<'d, T> {
     h: T,
 }
 
+/// The FFT length of the lines along an axis of `side` cells.
+fn fft_len(boundary: Boundary, side: usize) -> usize {
+    ks::fft_len(boundary.kind(), side - 2)
+}
+
+/// The launches of a solve: one block per pair of lines. A Dirichlet
+/// inverse pass keeps a line aside in shared memory (its stash) when that
+/// fits in `stash_max` bytes; the kernels fall back to global memory
+/// without it.
+fn configs<T: SpectralElement>(
+    grid: Grid,
+    boundary: Boundary,
+    nfx: usize,
+    nfy: usize,
+    stash_max: usize,
+) -> Result<[LaunchConfig; 3]> {
+    let (mx, my) = (grid.nx - 2, grid.ny - 2);
+    let pairs = |lines: usize, nf: usize, stash: usize| -> Result<LaunchConfig> {
+        let stashed = ks::stashed_bytes::<T>(nf, stash);
+        let bytes = if boundary == Boundary::Dirichlet && stash > 0 && stashed <= stash_max {
+            stashed
+        } else {
+            ks::shared_bytes::<T>(nf)
+        };
+        Ok(
+            LaunchConfig::for_threads(lines.div_ceil(2) * ks::BLOCK as usize, ks::BLOCK)?
+                .with_shared(bytes),
+        )
+    };
+    Ok([
+        pairs(my, nfx, 0)?,
+        pairs(mx, nfy, my)?,
+        pairs(grid.ny, nfx, mx)?,
+    ])
+}
+
 fn to_t<T: Element>(v: &[f64]) -> Vec<T> {
     v.iter().map(|&x| T::from_f64(x)).collect()
 }
@@ -76,14 +112,7 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                 ));
             }
         }
-        // One block per pair of lines.
-        let pairs = |n: usize, nf: usize| -> Result<LaunchConfig> {
-            Ok(
-                LaunchConfig::for_threads(n.div_ceil(2) * ks::BLOCK as usize, ks::BLOCK)?
-                    .with_shared(ks::shared_bytes::<T>(nf)),
-            )
-        };
-        let cfg = [pairs(my, px.nf)?, pairs(mx, py.nf)?, pairs(grid.ny, px.nf)?];
+        let cfg = configs::<T>(grid, boundary, px.nf, py.nf, max)?;
         let nan = T::from_f64(f64::NAN);
         Ok(Self {
             dev,
@@ -102,6 +131,18 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
             scale: T::from_f64(px.inverse_scale(boundary) * py.inverse_scale(boundary)),
             h: T::from_f64(prob.h),
         })
+    }
+
+    /// The same solver without the stash: the Dirichlet inverse passes
+    /// send the second line of a pair through global memory, as on a device
+    /// whose shared memory has no room for it (the tests compare both).
+    pub fn without_stash(mut self) -> Result<Self> {
+        let (px, py) = (
+            fft_len(self.boundary, self.grid.nx),
+            fft_len(self.boundary, self.grid.ny),
+        );
+        self.cfg = configs::<T>(self.grid, self.boundary, px, py, 0)?;
+        Ok(self)
     }
 
     /// Queues one solve: rows forward, columns solved, rows inverse.
