@@ -199,21 +199,27 @@ const fn batch(r: usize) -> usize {
 /// block calls it; the caller puts a barrier after it.
 #[inline(always)]
 fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: Pass) {
-    let per = p.nf / R;
-    let step = p.nf / (p.ns * R);
-    let threads = thread::block_dim_x() as usize;
-    if p.src.max(p.dst) + 2 * p.nf > sh.len() || 2 * p.nf > tw.len() {
+    if p.src.max(p.dst) + 2 * p.nf > sh.len() || 2 * p.nf > tw.len() || p.nf > u32::MAX as usize
+    {
         ptxlab_device::trap("spectral: a pass's buffers or twiddles are too short");
     }
+    // The index arithmetic in 32 bits (`nf` fits, checked above): a 64-bit
+    // add or multiply is two instructions, and a division by the runtime
+    // `ns` a long sequence, once per butterfly.
+    let (nf, ns, r) = (p.nf as u32, p.ns as u32, R as u32);
+    let per = nf / r;
+    let step = nf / (ns * r);
+    let threads = thread::block_dim_x();
     let nb = batch(R);
-    let mut j0 = thread::thread_idx_x() as usize;
+    let at = |base: usize, i: u32| base + i as usize;
+    let mut j0 = thread::thread_idx_x();
     while j0 < per {
         let mut v = [[C::zero(); R]; 2];
         ptxlab_device::unroll!(b in [0, 1] {
-            let j = j0 + b * threads;
+            let j = j0 + b as u32 * threads;
             if b < nb && j < per {
                 upto!(q < R => {
-                    let i = p.src + j + q * per;
+                    let i = at(p.src, j + q as u32 * per);
                     // SAFETY: `j + q per < R per = nf`, so `i + nf < src + 2
                     // nf`, inside the shared memory (checked above).
                     v[b][q] = unsafe { C::new(sh.get_unchecked(i), sh.get_unchecked(i + p.nf)) };
@@ -221,14 +227,14 @@ fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: 
             }
         });
         ptxlab_device::unroll!(b in [0, 1] {
-            let j = j0 + b * threads;
+            let j = j0 + b as u32 * threads;
             if b < nb && j < per {
-                let k = j % p.ns;
-                if p.ns > 1 {
+                let (jd, k) = (j / ns, j % ns);
+                if ns > 1 {
                     upto!(q < R => {
                         // The first input's twiddle is 1.
                         if q != 0 {
-                            let e = q * k * step;
+                            let e = (q as u32 * k * step) as usize;
                             // SAFETY: `e < R ns step = nf`: the table holds
                             // `nf` complex values (checked above).
                             let w = unsafe {
@@ -239,9 +245,9 @@ fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: 
                     });
                 }
                 dft::<T, R>(&mut v[b], p.inverse);
-                let o = (j / p.ns) * p.ns * R + k;
+                let o = jd * ns * r + k;
                 upto!(q < R => {
-                    let i = p.dst + o + q * p.ns;
+                    let i = at(p.dst, o + q as u32 * ns);
                     // SAFETY: `o + q ns < nf` (Stockham's output positions
                     // are a permutation of `0..nf`), so `i + nf < dst + 2 nf`.
                     unsafe {
@@ -251,7 +257,7 @@ fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: 
                 });
             }
         });
-        j0 += nb * threads;
+        j0 += nb as u32 * threads;
     }
 }
 
