@@ -102,12 +102,7 @@ pub fn dynamic_shared<T: DeviceCopy>(offset_bytes: usize, len: usize) -> SharedS
     let need = offset_bytes + len * core::mem::size_of::<T>();
     #[cfg(target_arch = "nvptx64")]
     {
-        let have: u32;
-        // SAFETY: reads a special register; no memory is touched.
-        unsafe {
-            core::arch::asm!("mov.u32 {r}, %dynamic_smem_size;", r = out(reg32) have);
-        }
-        if need > have as usize || offset_bytes % core::mem::align_of::<T>() != 0 {
+        if need > dynamic_shared_bytes() || offset_bytes % core::mem::align_of::<T>() != 0 {
             core::intrinsics::abort()
         }
         let base = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u8>();
