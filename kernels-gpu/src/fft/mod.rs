@@ -53,6 +53,7 @@ pub mod global;
 pub mod register;
 pub mod shared;
 
+pub use coalesced::Complex;
 use core::ops::{Add, Mul, Sub};
 use ptxlab_device::math::Real;
 use ptxlab_device::mem::{DeviceSlice, DeviceSliceMut};

@@ -83,12 +83,25 @@
 //! Three passes over the grid, each reading and writing it once: the floor
 //! of a separable solve that cannot hold the grid on chip.
 
+mod lines;
 mod radix;
 
+use lines::{build_pair, dct3_pair, dst_line, post_pair};
+
+use crate::fft::C;
+use crate::fft::Complex;
 use ptxlab_device::prelude::*;
 
-/// Threads per block of every spectral kernel.
-pub const BLOCK: u32 = 256;
+/// Threads per block of the spectral kernels of element `T`: 256 in f32,
+/// 512 in f64. Both give an SM 16 warps: the f32 kernels fit in 128
+/// registers and their shared memory is half of f64's, so two blocks share
+/// an SM; an f64 block needs the shared memory of the whole SM, so it
+/// brings all 16 warps itself, capped to 128 registers (a block of 8 warps
+/// at 200-odd registers leaves the SM too few warps to hide the latency of
+/// shared memory, the twiddles and the strided column loads).
+pub const fn block<T>() -> u32 {
+    if core::mem::size_of::<T>() == 8 { 512 } else { 256 }
+}
 /// Loads in flight per thread while a block reads its line.
 pub const LOAD_BATCH: usize = 8;
 /// Dirichlet boundary: DST-I.
@@ -161,7 +174,7 @@ struct Axis<'a, T> {
     fac: DeviceSlice<'a, u32>,
 }
 
-impl<T: Real> Axis<'_, T> {
+impl<T: Complex> Axis<'_, T> {
     fn check(&self) {
         if self.plan.len() < plan_len(self.n, self.nf)
             || self.fac.is_empty()
@@ -188,8 +201,11 @@ impl<T: Real> Axis<'_, T> {
     /// `e < nf`, and [`Axis::check`] passed.
     #[inline(always)]
     unsafe fn twiddle(&self, e: usize) -> (T, T) {
-        // SAFETY: `2 e + 1 < 2 nf <= plan.len()` (the caller's contract).
-        unsafe { (self.plan.get_unchecked(2 * e), self.plan.get_unchecked(2 * e + 1)) }
+        // SAFETY: `2 e + 1 < 2 nf <= plan.len()` (the caller's contract);
+        // the plan is a device allocation (aligned to 256 bytes), so pair
+        // `e` is aligned to its size.
+        let w = T::unpair(unsafe { self.plan.get_vec_unchecked::<T::Pair>(e) });
+        (w.re, w.im)
     }
     /// Post-processing factor `k`.
     ///
@@ -197,9 +213,11 @@ impl<T: Real> Axis<'_, T> {
     /// `k < nf`, and [`Axis::check`] passed.
     #[inline(always)]
     unsafe fn post(&self, k: usize) -> (T, T) {
-        let i = 2 * self.nf + 2 * k;
-        // SAFETY: `i + 1 < 4 nf <= plan.len()` (the caller's contract).
-        unsafe { (self.plan.get_unchecked(i), self.plan.get_unchecked(i + 1)) }
+        // SAFETY: pair `nf + k` is values `2 nf + 2 k` and the one after,
+        // below `4 nf <= plan.len()` (the caller's contract), and aligned to
+        // its size as in `twiddle`.
+        let w = T::unpair(unsafe { self.plan.get_vec_unchecked::<T::Pair>(self.nf + k) });
+        (w.re, w.im)
     }
     /// Eigenvalue `k` of the axis.
     ///
@@ -292,7 +310,7 @@ unsafe fn cset<T: Real>(sh: &SharedSlice<T>, base: usize, nf: usize, k: usize, r
 /// block must call it (it has barriers); the input must be complete (a
 /// barrier after it was written).
 #[inline(always)]
-fn fft<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, inverse: bool, mut cur: usize) -> usize {
+fn fft<T: Complex>(sh: &SharedSlice<T>, ax: Axis<'_, T>, inverse: bool, mut cur: usize) -> usize {
     let nf = ax.nf;
     let mut ns = 1usize;
     for s in 0..ax.fac.get(0) as usize {
@@ -320,7 +338,7 @@ fn fft<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, inverse: bool, mut cur: us
 /// computed directly from its `r` inputs, `y = sum_q x_q W_N^{(q t) mod
 /// N}`, `r` shared loads and twiddles per point.
 #[inline(always)]
-fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, r: usize, p: radix::Pass) {
+fn direct_pass<T: Complex>(sh: &SharedSlice<T>, ax: Axis<'_, T>, r: usize, p: radix::Pass) {
     let nf = p.nf;
     let m = nf / r;
     let step = nf / (p.ns * r);
@@ -354,298 +372,6 @@ fn direct_pass<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, r: usize, p: radix
     }
 }
 
-
-/// Writes the FFT input of the forward transform of the pair of real lines
-/// at `src` (line `a`, `n` values) and `src + n` (line `b`) into complex
-/// buffer `dst`: `z_j = y^a_j + i y^b_j`, one real sequence per line.
-///
-/// DST-I (`x_j` the value of the line at `j - 1`, `j = 1..N-1`):
-/// `y_j = sin(pi j / N) (x_j + x_{N-j}) + (x_j - x_{N-j}) / 2`, `y_0 = 0`.
-/// DCT-II: the even-odd reordering `v_j = x_{2j}`, `v_{n-1-j} = x_{2j+1}`.
-#[inline(always)]
-fn build_pair<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, src: usize, dst: usize) {
-    let (n, nf) = (ax.n, ax.nf);
-    let d = buf(dst, nf);
-    guard(sh, (src + 2 * n).max(d + 2 * nf));
-    let half = T::from_f64(0.5);
-    let mut j = tid();
-    while j < nf {
-        // SAFETY: the line indices are below `src + 2 n` (Dirichlet: `j - 1`
-        // and `nf - j - 1` are below `n` for `1 <= j < nf = n + 1`; DCT: `i <
-        // n`), `j < nf`, both regions guarded above, `ax` checked.
-        let (re, im) = unsafe {
-            if ax.kind == DIRICHLET {
-                if j == 0 {
-                    (T::ZERO, T::ZERO)
-                } else {
-                    // sin(pi j / N) is minus the imaginary part of e^{-i pi j / N}.
-                    let s = T::ZERO - ax.post(j).1;
-                    let y = |l: usize| {
-                        let (x, xr) = (ld(sh, src + l * n + j - 1), ld(sh, src + l * n + nf - j - 1));
-                        s.mul_add(x + xr, half * (x - xr))
-                    };
-                    (y(0), y(1))
-                }
-            } else {
-                let i = if 2 * j < n { 2 * j } else { 2 * (n - 1 - j) + 1 };
-                (ld(sh, src + i), ld(sh, src + n + i))
-            }
-        };
-        // SAFETY: `j < nf`, the buffer guarded above.
-        unsafe { cset(sh, d, nf, j, re, im) };
-        j += threads();
-    }
-}
-
-/// Inclusive prefix sums, in place, of the `count` values at stride 2 from
-/// `a` and from `b` (the odd outputs of the DST-I of both lines of a pair).
-///
-/// Each warp owns a contiguous segment and walks it 32 values at a time: a
-/// shuffle scan (`shfl.up` 1, 2, 4, 8, 16) plus the running carry, so
-/// lanes touch neighbouring words (no bank conflicts, which a chunk per
-/// thread would have). The warps' totals meet in `scratch` (two values
-/// per warp) and each warp adds those of the warps before it. Every
-/// thread of the block must call it; it ends with a barrier.
-#[inline(always)]
-fn scan_odd<T: Real>(sh: &SharedSlice<T>, a: usize, b: usize, count: usize, scratch: usize) {
-    let (lane, warp, warps) = (tid() % 32, tid() / 32, threads() / 32);
-    let seg = count.div_ceil(warps).div_ceil(32) * 32;
-    let start = (warp * seg).min(count);
-    let end = (start + seg).min(count);
-    let (mut ca, mut cb) = (T::ZERO, T::ZERO);
-    let mut i0 = start;
-    while i0 < end {
-        let i = i0 + lane;
-        let (mut va, mut vb) = if i < end {
-            (sh.get(a + 2 * i), sh.get(b + 2 * i))
-        } else {
-            (T::ZERO, T::ZERO)
-        };
-        ptxlab_device::unroll!(d in [1, 2, 4, 8, 16] {
-            let ua = warp::shfl_up(warp::FULL_MASK, va, d as u32);
-            let ub = warp::shfl_up(warp::FULL_MASK, vb, d as u32);
-            if lane >= d {
-                va += ua;
-                vb += ub;
-            }
-        });
-        va += ca;
-        vb += cb;
-        if i < end {
-            sh.set(a + 2 * i, va);
-            sh.set(b + 2 * i, vb);
-        }
-        ca = warp::shfl_idx(warp::FULL_MASK, va, 31);
-        cb = warp::shfl_idx(warp::FULL_MASK, vb, 31);
-        i0 += 32;
-    }
-    if lane == 0 {
-        sh.set(scratch + 2 * warp, ca);
-        sh.set(scratch + 2 * warp + 1, cb);
-    }
-    sync_threads();
-    if warp > 0 && start < end {
-        let (mut oa, mut ob) = (T::ZERO, T::ZERO);
-        for w in 0..warp {
-            oa += sh.get(scratch + 2 * w);
-            ob += sh.get(scratch + 2 * w + 1);
-        }
-        let mut i = start + lane;
-        while i < end {
-            sh.set(a + 2 * i, sh.get(a + 2 * i) + oa);
-            sh.set(b + 2 * i, sh.get(b + 2 * i) + ob);
-            i += 32;
-        }
-    }
-    sync_threads();
-}
-
-/// The forward transforms of both lines from the FFT result in buffer
-/// `res`, written as two lines of `n` reals at the start of the other
-/// buffer (returned: line `a` there, line `b` `n` later). Every thread of
-/// the block must call it; it ends with a barrier.
-///
-/// The two real sequences come apart as `Y^a_k = (Z_k + conj Z_{N-k}) / 2`
-/// and `Y^b_k = (Z_k - conj Z_{N-k}) / 2i`. DST-I: with
-/// `Y_k = A_k - i B_k`, the even outputs are `X_{2k} = B_k` and the odd
-/// ones the running sums `X_{2k+1} = A_0 / 2 + A_1 + ... + A_k`
-/// ([`scan_odd`]). DCT-II: `X_k = Re(e^{-i pi k / 2n} Y_k)`.
-///
-/// The running sum carries the rounding of every `A_m` before it (the
-/// error of `X_{2k+1}` grows like `sqrt(k)`): in a forward transform it
-/// lands on the high modes, which the division by the eigenvalues then
-/// shrinks; in an inverse it would land on the field as a zig-zag, which
-/// the residual amplifies by `8 / h^2`. So only the forward DST-I runs
-/// here; the inverse DST-I takes [`dst_line`], one line at a time.
-#[inline(always)]
-fn post_pair<T: Real>(sh: &SharedSlice<T>, ax: Axis<'_, T>, res: usize) -> usize {
-    let (n, nf) = (ax.n, ax.nf);
-    let z = buf(res, nf);
-    let out = buf(1 - res, nf);
-    // Both buffers, and the scan's totals after them.
-    guard(sh, shared_len(nf));
-    let half = T::from_f64(0.5);
-    // SAFETY: every `k` passed is below `nf`; the buffer fits (guarded).
-    let zk = |k: usize| unsafe { cget(sh, z, nf, k) };
-    if ax.kind == DIRICHLET {
-        let mut m = tid();
-        while m <= nf / 2 {
-            let ((zr, zi), (wr, wi)) = (zk(m), zk(if m == 0 { 0 } else { nf - m }));
-            // SAFETY: the outputs `2 m - 1` and `2 m` are below `nf - 1 = n`
-            // where written, so every index is below `out + 2 n <= 4 nf`.
-            unsafe {
-                if m >= 1 && 2 * m < nf {
-                    st(sh, out + 2 * m - 1, half * (wi - zi));
-                    st(sh, out + n + 2 * m - 1, half * (zr - wr));
-                }
-                if 2 * m + 1 < nf {
-                    let f = if m == 0 { half * half } else { half };
-                    st(sh, out + 2 * m, f * (zr + wr));
-                    st(sh, out + n + 2 * m, f * (zi + wi));
-                }
-            }
-            m += threads();
-        }
-        sync_threads();
-        scan_odd(sh, out, out + n, nf / 2, 4 * nf);
-    } else {
-        let mut k = tid();
-        while k < n {
-            let ((zr, zi), (wr, wi)) = (zk(k), zk(if k == 0 { 0 } else { nf - k }));
-            // SAFETY: `k < n = nf` (DCT), `ax` checked; `out + n + k < out +
-            // 2 nf <= 4 nf` (guarded).
-            unsafe {
-                let (pr, pi) = ax.post(k);
-                // Y^a = ((zr + wr) + i (zi - wi)) / 2, Y^b = ((zi + wi) + i (wr - zr)) / 2.
-                st(sh, out + k, half * (pr * (zr + wr) - pi * (zi - wi)));
-                st(sh, out + n + k, half * (pr * (zi + wi) - pi * (wr - zr)));
-            }
-            k += threads();
-        }
-        sync_threads();
-    }
-    out
-}
-
-/// The DST-I of the one real line at `line` (`n` values, in the buffer
-/// that is not `free`) through the half-length packing of its odd
-/// extension, results to `put(k, X_k)`: the extension `u` (length `2N`:
-/// `0, x, 0, -x` reversed) is never stored; its even and odd samples form
-/// one complex sequence `z_j = u_{2j} + i u_{2j+1}` of length `N` built in
-/// buffer `free`, and `U_k = E_k + e^{-i pi k / N} O_k` with
-/// `E_k = (Z_k + conj Z_{N-k}) / 2`, `O_k = (Z_k - conj Z_{N-k}) / 2i`
-/// gives `X_k = -Im(U_k) / 2`. Every output comes from two FFT values, no
-/// running sum: the inverse transforms use it, as their rounding errors
-/// land in the field itself (see [`post_pair`]). Every thread of the block
-/// must call it (it has barriers), after a barrier that completes the line.
-#[inline(always)]
-fn dst_line<T: Real>(
-    sh: &SharedSlice<T>,
-    ax: Axis<'_, T>,
-    line: usize,
-    free: usize,
-    mut put: impl FnMut(usize, T),
-) {
-    let (n, nf) = (ax.n, ax.nf);
-    let d = buf(free, nf);
-    guard(sh, (line + n).max(shared_len(nf)));
-    // The odd extension's sample `m`: the line's value `m - 1` for `m < nf`,
-    // minus its value `2 nf - m - 1` past `nf`; both below `line + nf - 1 =
-    // line + n`, guarded above.
-    let u = |m: usize| -> T {
-        if m == 0 || m == nf {
-            T::ZERO
-        } else if m < nf {
-            // SAFETY: `m - 1 < n`, so the index is inside the guarded line.
-            unsafe { ld(sh, line + m - 1) }
-        } else {
-            // SAFETY: `nf < m < 2 nf`, so `2 nf - m - 1 < n`: inside the line.
-            T::ZERO - unsafe { ld(sh, line + 2 * nf - m - 1) }
-        }
-    };
-    let mut j = tid();
-    while j < nf {
-        // SAFETY: `j < nf`; both buffers fit (guarded).
-        unsafe { cset(sh, d, nf, j, u(2 * j), u(2 * j + 1)) };
-        j += threads();
-    }
-    sync_threads();
-    let z = buf(fft(sh, ax, false, free), nf);
-    let half = T::from_f64(0.5);
-    let mut k = tid();
-    while k < n {
-        let kk = k + 1;
-        // SAFETY: `1 <= kk <= n < nf` (DST-I: `nf = n + 1`), so `nf - kk <
-        // nf` too; both buffers fit (guarded), `ax` checked.
-        let ((pr, pi), (ar, ai), (br, bi)) =
-            unsafe { (ax.post(kk), cget(sh, z, nf, kk), cget(sh, z, nf, nf - kk)) };
-        let bi = T::ZERO - bi;
-        // E = (A + B) / 2, O = (A - B) / 2i, with B = conj Z_{N-k}.
-        let ei = half * (ai + bi);
-        let (or, oi) = (half * (ai - bi), half * (br - ar));
-        // Im(E + w O) with w = (pr, pi); X = -Im / 2.
-        put(k, T::ZERO - half * (ei + pr * oi + pi * or));
-        k += threads();
-    }
-}
-
-/// The raw DCT-III (the inverse of the DCT-II without its `1 / n`) of the
-/// pair of lines at `src` (in the buffer that is not `free`); the results
-/// go to `put(i, x^a_i, x^b_i)`. The FFT input is built in buffer `free`,
-/// after which both buffers are overwritten. Every thread of the block
-/// must call it (it has barriers), after a barrier that completes the
-/// lines.
-#[inline(always)]
-fn dct3_pair<T: Real>(
-    sh: &SharedSlice<T>,
-    ax: Axis<'_, T>,
-    src: usize,
-    free: usize,
-    mut put: impl FnMut(usize, T, T),
-) {
-    let (n, nf) = (ax.n, ax.nf);
-    // DCT-III: V_k = conj(w_k) (X_k - i X_{n-k}), X_n = 0, per line; the
-    // FFT input is V^a + i V^b, whose inverse is v^a + i v^b.
-    let d = buf(free, nf);
-    guard(sh, (src + 2 * n).max(shared_len(nf)));
-    let mut k = tid();
-    while k < n {
-        // SAFETY: `k < n = nf` (DCT), `ax` checked; the line reads `src + l n
-        // + k` and `src + l n + n - k` (`k >= 1`) are below `src + 2 n`, the
-        // buffer write at `k < nf`: all guarded above.
-        unsafe {
-            let (pr, pi) = ax.post(k);
-            let v = |l: usize| {
-                let xr = ld(sh, src + l * n + k);
-                let xi = if k == 0 {
-                    T::ZERO
-                } else {
-                    T::ZERO - ld(sh, src + l * n + n - k)
-                };
-                // (pr - i pi) (xr + i xi)
-                (pr * xr + pi * xi, pr * xi - pi * xr)
-            };
-            let ((ar, ai), (br, bi)) = (v(0), v(1));
-            cset(sh, d, nf, k, ar - bi, ai + br);
-        }
-        k += threads();
-    }
-    sync_threads();
-    let res = fft(sh, ax, true, free);
-    let v = buf(res, nf);
-    let mut i = tid();
-    while i < n {
-        let j = if i.is_multiple_of(2) {
-            i / 2
-        } else {
-            n - 1 - (i - 1) / 2
-        };
-        // SAFETY: `j < n = nf`; the buffer fits (guarded above).
-        let (xa, xb) = unsafe { cget(sh, v, nf, j) };
-        put(i, xa, xb);
-        i += threads();
-    }
-}
 
 /// Copies the `n` values `get(i)` into shared memory at `dst`, with
 /// [`LOAD_BATCH`] loads in flight per thread before its first store.
@@ -691,6 +417,19 @@ fn load_two<T: Real>(
     n: usize,
     get: impl Fn(usize, usize) -> T,
 ) {
+    load_both(sh, dst_a, dst_b, n, |i| (get(0, i), get(1, i)));
+}
+
+/// [`load_two`] with one getter for both lines' value `i`, so that a caller
+/// whose two values are neighbours in memory can read them in one load.
+#[inline(always)]
+fn load_both<T: Real>(
+    sh: &SharedSlice<T>,
+    dst_a: usize,
+    dst_b: usize,
+    n: usize,
+    get: impl Fn(usize) -> (T, T),
+) {
     const H: usize = LOAD_BATCH / 2;
     let t = threads();
     let mut i0 = tid();
@@ -699,8 +438,7 @@ fn load_two<T: Real>(
         ptxlab_device::unroll!(u in [0, 1, 2, 3] {
             let i = i0 + u * t;
             if i < n {
-                v[u] = get(0, i);
-                v[H + u] = get(1, i);
+                (v[u], v[H + u]) = get(i);
             }
         });
         ptxlab_device::unroll!(u in [0, 1, 2, 3] {
@@ -738,7 +476,7 @@ pub struct SpectralGrid {
 }
 
 impl SpectralGrid {
-    fn axis<'a, T: Real>(
+    fn axis<'a, T: Complex>(
         self,
         n: usize,
         plan: DeviceSlice<'a, T>,
@@ -769,8 +507,8 @@ impl SpectralGrid {
 /// as reals into the second buffer, the FFT input built in the first.
 /// Two real lines per complex FFT halve the FFT work of a line against
 /// one line per FFT, whose imaginary half carried no information.
-#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
-pub fn spectral_rows_forward<T: Real>(
+#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (launch_bounds(512), max_registers = 128)))]
+pub fn spectral_rows_forward<T: Complex>(
     b: DeviceSlice<T>,
     p0: DeviceSlice<T>,
     work: DeviceSliceMut<T>,
@@ -842,8 +580,8 @@ pub fn spectral_rows_forward<T: Real>(
 /// line at a time, so the second line's spectrum waits in the stash
 /// ([`stashed_bytes`]) while the first is transformed: a shared-memory
 /// copy instead of a strided write and read of its column in `work`.
-#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
-pub fn spectral_columns_solve<T: Real>(
+#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (launch_bounds(512), max_registers = 128)))]
+pub fn spectral_columns_solve<T: Complex>(
     work: DeviceSliceMut<T>,
     plan_x: DeviceSlice<T>,
     plan_y: DeviceSlice<T>,
@@ -873,11 +611,19 @@ pub fn spectral_columns_solve<T: Real>(
     };
     let (lxa, lxb) = (lx(0), lx(1));
     let line = buf(1, ax.nf);
-    load_pair(&sh, line, my, |l, i| {
-        if l == 1 && !has_b {
-            T::ZERO
+    // The pair's two values of a row are neighbours: with an even `mx`
+    // (`c` is even) they are one aligned pair, read in one wide load.
+    let wide = has_b && mx.is_multiple_of(2);
+    load_both(&sh, line, line + my, my, |i| {
+        let at = i * mx + c;
+        if wide {
+            // SAFETY: `at` is even and `at + 1 < mx my <= work.len()`
+            // (checked above), so pair `at / 2` is inside the buffer, aligned
+            // to its size (a device allocation).
+            let w = T::unpair(unsafe { work.get_vec_unchecked::<T::Pair>(at / 2) });
+            (w.re, w.im)
         } else {
-            work.get(i * mx + c + l)
+            (work.get(at), if has_b { work.get(at + 1) } else { T::ZERO })
         }
     });
     sync_threads();
@@ -899,11 +645,24 @@ pub fn spectral_columns_solve<T: Real>(
         k += threads();
     }
     sync_threads();
+    // Value `i` of column `c + l`; `dst_line` and `dct3_pair` pass `i < n =
+    // my`, and `l = 1` only with `has_b` (`c + 1 < mx`).
+    let put = |i: usize, l: usize, x: T| {
+        // SAFETY: `i mx + c + l < my mx <= work.len()` (checked above) under
+        // the callers' contract stated above.
+        unsafe { work.set_unchecked(i * mx + c + l, x) }
+    };
     if grid.kind != DIRICHLET {
         dct3_pair(&sh, ax, out, res, |i, xa, xb| {
-            work.set(i * mx + c, xa);
-            if has_b {
-                work.set(i * mx + c + 1, xb);
+            if wide {
+                // SAFETY: `i < my` (`dct3_pair` passes `i < n`), so pair `(i
+                // mx + c) / 2` is inside `work` and aligned (as the load).
+                unsafe { work.set_vec_unchecked((i * mx + c) / 2, T::pair(C::new(xa, xb))) };
+            } else {
+                put(i, 0, xa);
+                if has_b {
+                    put(i, 1, xb);
+                }
             }
         });
         return;
@@ -919,10 +678,10 @@ pub fn spectral_columns_solve<T: Real>(
                 k += threads();
             }
         }
-        dst_line(&sh, ax, out, res, |i, x| work.set(i * mx + c, x));
+        dst_line(&sh, ax, out, res, |i, x| put(i, 0, x));
         if has_b {
             sync_threads();
-            dst_line(&sh, ax, s, 0, |i, x| work.set(i * mx + c + 1, x));
+            dst_line(&sh, ax, s, 0, |i, x| put(i, 1, x));
         }
         return;
     }
@@ -933,12 +692,12 @@ pub fn spectral_columns_solve<T: Real>(
             k += threads();
         }
     }
-    dst_line(&sh, ax, out, res, |i, x| work.set(i * mx + c, x));
+    dst_line(&sh, ax, out, res, |i, x| put(i, 0, x));
     if has_b {
         sync_threads();
         load_line(&sh, line, my, |i| work.get(i * mx + c + 1));
         sync_threads();
-        dst_line(&sh, ax, line, 0, |i, x| work.set(i * mx + c + 1, x));
+        dst_line(&sh, ax, line, 0, |i, x| put(i, 1, x));
     }
 }
 
@@ -954,8 +713,8 @@ pub fn spectral_columns_solve<T: Real>(
 /// with the stash ([`stashed_bytes`]) a Dirichlet block loads both of its
 /// work rows at once (the second into the stash), so one load phase waits
 /// on memory instead of two.
-#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (max_registers = 255)))]
-pub fn spectral_rows_inverse<T: Real>(
+#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (launch_bounds(512), max_registers = 128)))]
+pub fn spectral_rows_inverse<T: Complex>(
     work: DeviceSlice<T>,
     p0: DeviceSlice<T>,
     p: DeviceSliceMut<T>,

@@ -20,7 +20,7 @@
 //! in every function here, so the loops unroll and the arrays stay in
 //! registers; the roots of unity are constants of the code.
 
-use crate::fft::{C, MAX_RADIX, dft_small, dft4};
+use crate::fft::{C, Complex, MAX_RADIX, dft_small, dft4};
 use core::ops::{Add, Mul, Sub};
 use ptxlab_device::prelude::*;
 
@@ -185,11 +185,11 @@ pub(super) struct Pass {
 }
 
 /// Butterflies a thread runs at once in a pass of radix `R`: two for the
-/// radices up to 8 (the second butterfly's loads are in flight while the
-/// first one waits: a block of one line per SM has few warps to hide the
-/// shared-memory latency with), one for 11 and 13 (their registers).
-const fn batch(r: usize) -> usize {
-    if r <= 8 { 2 } else { 1 }
+/// radices up to 8 in f32 (the second butterfly's loads are in flight while
+/// the first one waits), one for 11 and 13 and in f64, whose blocks of 512
+/// threads must fit in 128 registers (their warps hide the latency instead).
+const fn batch<T>(r: usize) -> usize {
+    if r <= 8 && core::mem::size_of::<T>() == 4 { 2 } else { 1 }
 }
 
 /// One radix-`R` Stockham pass of the block over the complex buffers of
@@ -198,7 +198,7 @@ const fn batch(r: usize) -> usize {
 /// then their twiddles and DFTs, then their stores. Every thread of the
 /// block calls it; the caller puts a barrier after it.
 #[inline(always)]
-fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: Pass) {
+fn pass_r<T: Complex, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: Pass) {
     if p.src.max(p.dst) + 2 * p.nf > sh.len() || 2 * p.nf > tw.len() || p.nf > u32::MAX as usize
     {
         ptxlab_device::trap("spectral: a pass's buffers or twiddles are too short");
@@ -210,7 +210,7 @@ fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: 
     let per = nf / r;
     let step = nf / (ns * r);
     let threads = thread::block_dim_x();
-    let nb = batch(R);
+    let nb = batch::<T>(R);
     let at = |base: usize, i: u32| base + i as usize;
     let mut j0 = thread::thread_idx_x();
     while j0 < per {
@@ -236,10 +236,9 @@ fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: 
                         if q != 0 {
                             let e = (q as u32 * k * step) as usize;
                             // SAFETY: `e < R ns step = nf`: the table holds
-                            // `nf` complex values (checked above).
-                            let w = unsafe {
-                                C::new(tw.get_unchecked(2 * e), tw.get_unchecked(2 * e + 1))
-                            };
+                            // `nf` complex values (checked above), each pair
+                            // aligned to its size (a device allocation).
+                            let w = unsafe { T::unpair(tw.get_vec_unchecked::<T::Pair>(e)) };
                             v[b][q] = v[b][q].mul(if p.inverse { w.conj() } else { w });
                         }
                     });
@@ -263,7 +262,7 @@ fn pass_r<T: Real, const R: usize>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, p: 
 
 /// One pass of radix `r` ([`has_butterfly`] must hold).
 #[inline(always)]
-pub(super) fn pass<T: Real>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, r: usize, p: Pass) {
+pub(super) fn pass<T: Complex>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, r: usize, p: Pass) {
     match r {
         2 => pass_r::<T, 2>(sh, tw, p),
         3 => pass_r::<T, 3>(sh, tw, p),

@@ -12,6 +12,7 @@ use kernels_gpu::spectral as ks;
 /// An element type the spectral kernels are built for (f32, f64).
 pub trait SpectralElement:
     Element
+    + kernels_gpu::fft::Complex
     + ks::spectral_rows_forward::Built
     + ks::spectral_columns_solve::Built
     + ks::spectral_rows_inverse::Built
@@ -64,10 +65,11 @@ fn configs<T: SpectralElement>(
         } else {
             ks::shared_bytes::<T>(nf)
         };
-        Ok(
-            LaunchConfig::for_threads(lines.div_ceil(2) * ks::BLOCK as usize, ks::BLOCK)?
-                .with_shared(bytes),
-        )
+        Ok(LaunchConfig::for_threads(
+            lines.div_ceil(2) * ks::block::<T>() as usize,
+            ks::block::<T>(),
+        )?
+        .with_shared(bytes))
     };
     Ok([
         pairs(my, nfx, 0)?,
