@@ -20,12 +20,14 @@ fn err_of<T: std::fmt::Debug>(r: ptxlab::Result<T>) -> String {
 }
 
 #[test]
-fn factors_multiply_back_and_merge_twos() {
+fn factors_multiply_back_and_merge_twos_and_threes() {
     for n in 1..2000usize {
         let f = factors(n);
         assert_eq!(f.iter().map(|&x| x as usize).product::<usize>(), n, "{n}");
     }
-    assert_eq!(factors(4095), vec![3, 3, 5, 7, 13]);
+    assert_eq!(factors(4095), vec![5, 7, 9, 13]);
+    assert_eq!(factors(27), vec![3, 9]);
+    assert_eq!(factors(81 * 5), vec![5, 9, 9]);
     assert_eq!(factors(8), vec![8]);
     assert_eq!(factors(32), vec![4, 8]);
     assert_eq!(factors(4096), vec![8, 8, 8, 8]);
@@ -83,8 +85,9 @@ fn simulator_matches_exact_and_cpu_on_prime_heavy_grids() {
     // 67, 155 = 5 * 31 (Neumann); 60 = 4 * 3 * 5, 66 = 2 * 3 * 11; 59, 65;
     // 56 = 8 * 7, 71 (Dirichlet); 55 = 5 * 11, 70 = 2 * 5 * 7 (Neumann);
     // 57 = 3 * 19, 44 (Dirichlet), 56, 43 (Neumann): an even number of
-    // interior columns, read and written as pairs by the column pass.
-    for (nx, ny) in [(203, 157), (61, 67), (57, 72), (58, 45)] {
+    // interior columns, read and written as pairs by the column pass; 36 = 4
+    // * 9, 27 = 3 * 9 (Dirichlet), 35, 26 (Neumann): radix-9 passes.
+    for (nx, ny) in [(203, 157), (61, 67), (57, 72), (58, 45), (37, 28)] {
         let grid = Grid::new(nx, ny).unwrap();
         for boundary in [Boundary::Dirichlet, Boundary::Neumann] {
             let (e, c) = check_case::<f64>(&dev, grid, boundary, tolerance::<f64>())

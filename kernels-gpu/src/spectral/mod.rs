@@ -48,8 +48,8 @@
 //! `N`, ping-pong, the result in natural order; each buffer planar, the real
 //! parts then the imaginary parts, so a warp's neighbouring points are
 //! neighbouring words) with one pass per factor of
-//! `N` (the host factors `N` into radices 8, 4, 2 and the odd primes; the
-//! factors arrive in `fac`). A pass of radix 2, 3, 4, 5, 7, 8, 11 or 13
+//! `N` (the host factors `N` into radices 8, 4, 2, 9 and the odd primes;
+//! the factors arrive in `fac`). A pass of radix 2, 3, 4, 5, 7, 8, 9, 11 or 13
 //! runs whole butterflies in registers (module `radix`: one shared load, one
 //! store and at most one twiddle per point); a larger prime factor takes
 //! the direct pass, every output computed from its `R` inputs (`N R`

@@ -11,7 +11,7 @@
 //! costs `R` of each.
 //!
 //! The DFTs: radix 2, 4 and 8 by their split forms; odd radices 3, 5, 7,
-//! 11 and 13 by the symmetric form, which pairs inputs `m` and `R - m`
+//! 9, 11 and 13 by the symmetric form, which pairs inputs `m` and `R - m`
 //! (`s_m = x_m + x_{R-m}`, `d_m = x_m - x_{R-m}`) so that outputs `k` and
 //! `R - k` share `A_k = x_0 + sum_m s_m cos(2 pi m k / R)` and
 //! `B_k = sum_m d_m sin(2 pi m k / R)`: `X_k = A_k -+ i B_k`,
@@ -37,6 +37,18 @@ const SIN7: [f64; 3] = [
     0.781_831_482_468_029_8,
     0.974_927_912_181_823_6,
     0.433_883_739_117_558_1,
+];
+const COS9: [f64; 4] = [
+    0.766_044_443_118_978,
+    0.173_648_177_666_930_36,
+    -0.5,
+    -0.939_692_620_785_908_4,
+];
+const SIN9: [f64; 4] = [
+    0.642_787_609_686_539_4,
+    0.984_807_753_012_208,
+    0.866_025_403_784_438_6,
+    0.342_020_143_325_668_7,
 ];
 const COS11: [f64; 5] = [
     0.841_253_532_831_181_2,
@@ -71,7 +83,7 @@ const SIN13: [f64; 6] = [
 
 /// Whether [`pass`] has a butterfly for radix `r`.
 pub const fn has_butterfly(r: usize) -> bool {
-    matches!(r, 2 | 3 | 4 | 5 | 7 | 8 | 11 | 13)
+    matches!(r, 2 | 3 | 4 | 5 | 7 | 8 | 9 | 11 | 13)
 }
 
 /// `(cos, sin)` of `2 pi j / r` for an odd radix of the tables.
@@ -85,6 +97,7 @@ fn root(r: usize, j: usize) -> (f64, f64) {
         3 => (&COS3, &SIN3),
         5 => (&COS5, &SIN5),
         7 => (&COS7, &SIN7),
+        9 => (&COS9, &SIN9),
         11 => (&COS11, &SIN11),
         _ => (&COS13, &SIN13),
     };
@@ -186,7 +199,7 @@ pub(super) struct Pass {
 
 /// Butterflies a thread runs at once in a pass of radix `R`: two for the
 /// radices up to 8 in f32 (the second butterfly's loads are in flight while
-/// the first one waits), one for 11 and 13 and in f64, whose blocks of 512
+/// the first one waits), one for 9, 11 and 13 and in f64, whose blocks of 512
 /// threads must fit in 128 registers (their warps hide the latency instead).
 const fn batch<T>(r: usize) -> usize {
     if r <= 8 && core::mem::size_of::<T>() == 4 { 2 } else { 1 }
@@ -270,6 +283,7 @@ pub(super) fn pass<T: Complex>(sh: &SharedSlice<T>, tw: &DeviceSlice<T>, r: usiz
         5 => pass_r::<T, 5>(sh, tw, p),
         7 => pass_r::<T, 7>(sh, tw, p),
         8 => pass_r::<T, 8>(sh, tw, p),
+        9 => pass_r::<T, 9>(sh, tw, p),
         11 => pass_r::<T, 11>(sh, tw, p),
         13 => pass_r::<T, 13>(sh, tw, p),
         _ => ptxlab_device::trap("spectral: no butterfly for this radix"),
