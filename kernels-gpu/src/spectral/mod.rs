@@ -88,7 +88,6 @@ mod radix;
 
 use lines::{build_pair, dct3_pair, dst_line, post_pair};
 
-use crate::fft::C;
 use crate::fft::Complex;
 use ptxlab_device::prelude::*;
 
@@ -611,19 +610,13 @@ pub fn spectral_columns_solve<T: Complex>(
     };
     let (lxa, lxb) = (lx(0), lx(1));
     let line = buf(1, ax.nf);
-    // The pair's two values of a row are neighbours: with an even `mx`
-    // (`c` is even) they are one aligned pair, read in one wide load.
-    let wide = has_b && mx.is_multiple_of(2);
     load_both(&sh, line, line + my, my, |i| {
         let at = i * mx + c;
-        if wide {
-            // SAFETY: `at` is even and `at + 1 < mx my <= work.len()`
-            // (checked above), so pair `at / 2` is inside the buffer, aligned
-            // to its size (a device allocation).
-            let w = T::unpair(unsafe { work.get_vec_unchecked::<T::Pair>(at / 2) });
-            (w.re, w.im)
-        } else {
-            (work.get(at), if has_b { work.get(at + 1) } else { T::ZERO })
+        // SAFETY: `i < my` and `c + 1 < mx` where read, so both indices are
+        // below `mx my <= work.len()` (checked above).
+        unsafe {
+            let a = work.get_unchecked(at);
+            (a, if has_b { work.get_unchecked(at + 1) } else { T::ZERO })
         }
     });
     sync_threads();
@@ -654,15 +647,9 @@ pub fn spectral_columns_solve<T: Complex>(
     };
     if grid.kind != DIRICHLET {
         dct3_pair(&sh, ax, out, res, |i, xa, xb| {
-            if wide {
-                // SAFETY: `i < my` (`dct3_pair` passes `i < n`), so pair `(i
-                // mx + c) / 2` is inside `work` and aligned (as the load).
-                unsafe { work.set_vec_unchecked((i * mx + c) / 2, T::pair(C::new(xa, xb))) };
-            } else {
-                put(i, 0, xa);
-                if has_b {
-                    put(i, 1, xb);
-                }
+            put(i, 0, xa);
+            if has_b {
+                put(i, 1, xb);
             }
         });
         return;
