@@ -85,8 +85,8 @@ fn simulator_matches_exact_and_cpu_on_prime_heavy_grids() {
     // 67, 155 = 5 * 31 (Neumann); 60 = 4 * 3 * 5, 66 = 2 * 3 * 11; 59, 65;
     // 56 = 8 * 7, 71 (Dirichlet); 55 = 5 * 11, 70 = 2 * 5 * 7 (Neumann);
     // 57 = 3 * 19, 44 (Dirichlet), 56, 43 (Neumann): an even number of
-    // interior columns; 36 = 4
-    // * 9, 27 = 3 * 9 (Dirichlet), 35, 26 (Neumann): radix-9 passes.
+    // interior columns; 36 = 4 * 9, 27 = 3 * 9 (Dirichlet), 35, 26
+    // (Neumann): radix-9 passes.
     for (nx, ny) in [(203, 157), (61, 67), (57, 72), (58, 45), (37, 28)] {
         let grid = Grid::new(nx, ny).unwrap();
         for boundary in [Boundary::Dirichlet, Boundary::Neumann] {
