@@ -151,6 +151,78 @@ fn simulator_stash_and_global_paths_agree() {
     stash_and_global_agree::<f32>(&dev, grid);
 }
 
+/// The f64 solve with the narrow kernels and with the wide ones (blocks
+/// of 384 threads at up to 168 registers, or 512 at 128), for both
+/// boundaries: the same field to rounding (the forward post-processing's
+/// running sum splits a line into one segment per thread, so the order of
+/// its additions follows the block size), and each within the solver's
+/// tolerance of the exact solution.
+fn narrow_and_wide_agree(dev: &Device, grid: Grid) {
+    let h = ps::default_h(grid);
+    for boundary in [Boundary::Dirichlet, Boundary::Neumann] {
+        let (b, p0, _) = exact_problem(grid, h, boundary);
+        let prob = Problem::new(grid, h, b, p0).unwrap();
+        let solve = |narrow: bool| {
+            let mut s = SpectralDevice::<f64>::new(dev, &prob, boundary)
+                .unwrap()
+                .with_narrow(narrow)
+                .unwrap();
+            assert_eq!(s.threads(), if narrow { 384 } else { 512 });
+            s.solve().unwrap()
+        };
+        let (narrow, wide) = (solve(true), solve(false));
+        assert!(narrow.iter().all(|x| x.is_finite()));
+        let d = narrow
+            .iter()
+            .zip(&wide)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>();
+        let w = wide.iter().map(|b| b * b).sum::<f64>();
+        let rel = (d / w).sqrt();
+        assert!(
+            rel < 1e-13,
+            "{} {boundary:?}: narrow and wide differ by {rel:e} (relative, by norm)",
+            grid.label()
+        );
+    }
+}
+
+#[test]
+fn simulator_narrow_and_wide_kernels_agree_and_are_picked_per_grid() {
+    let dev = Device::sim();
+    // FFT lengths 60 = 4 * 3 * 5 and 66 = 2 * 3 * 11 (Dirichlet), 59 and
+    // 65 (Neumann: 59 is prime, a direct pass).
+    let grid = Grid::new(61, 67).unwrap();
+    narrow_and_wide_agree(&dev, grid);
+    let pick = |nx: usize, ny: usize, boundary: Boundary| {
+        let grid = Grid::new(nx, ny).unwrap();
+        let (b, p0, _) = exact_problem(grid, ps::default_h(grid), boundary);
+        let prob = Problem::new(grid, ps::default_h(grid), b, p0).unwrap();
+        SpectralDevice::<f64>::new(&dev, &prob, boundary)
+            .unwrap()
+            .is_narrow()
+    };
+    // Butterflies only, lines of at most 2048: narrow.
+    assert!(pick(61, 67, Boundary::Dirichlet));
+    // A direct pass (59 is prime) on one axis: wide.
+    assert!(!pick(61, 67, Boundary::Neumann));
+    // Butterflies only but lines longer than 2048 (FFT length 2304 = 2^8 *
+    // 9): wide.
+    assert!(!pick(2305, 5, Boundary::Dirichlet));
+    assert!(pick(2049, 5, Boundary::Dirichlet));
+    let grid = Grid::new(9, 7).unwrap();
+    let (b, p0, _) = exact_problem(grid, ps::default_h(grid), Boundary::Dirichlet);
+    let conv = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    let prob = Problem::new(grid, ps::default_h(grid), conv(&b), conv(&p0)).unwrap();
+    let e = err_of(
+        SpectralDevice::<f32>::new(&dev, &prob, Boundary::Dirichlet)
+            .unwrap()
+            .with_narrow(true)
+            .map(|_| ()),
+    );
+    assert!(e.contains("narrow") && e.contains("f64"), "{e}");
+}
+
 #[test]
 fn bad_input_is_refused_with_errors_that_name_it() {
     let dev = Device::sim();
@@ -231,6 +303,14 @@ fn gpu_stash_and_global_paths_agree() {
         let grid = Grid::new(nx, ny).unwrap();
         stash_and_global_agree::<f64>(&dev, grid);
         stash_and_global_agree::<f32>(&dev, grid);
+    }
+}
+
+#[test]
+fn gpu_narrow_and_wide_kernels_agree() {
+    let Some(dev) = gpu() else { return };
+    for (nx, ny) in [(61, 67), (1025, 1023), (2049, 2049)] {
+        narrow_and_wide_agree(&dev, Grid::new(nx, ny).unwrap());
     }
 }
 

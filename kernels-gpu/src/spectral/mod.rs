@@ -98,8 +98,34 @@ use ptxlab_device::prelude::*;
 /// brings all 16 warps itself, capped to 128 registers (a block of 8 warps
 /// at 200-odd registers leaves the SM too few warps to hide the latency of
 /// shared memory, the twiddles and the strided column loads).
-pub const fn block<T>() -> u32 {
-    if core::mem::size_of::<T>() == 8 { 512 } else { 256 }
+///
+/// `narrow` picks the f64 kernels' second build: blocks of
+/// [`NARROW_THREADS`] at up to 168 registers, 12 warps per SM without
+/// spills, for short lines (see [`narrow_fits`]); f32 has no such build.
+pub const fn block<T>(narrow: bool) -> u32 {
+    if core::mem::size_of::<T>() != 8 {
+        256
+    } else if narrow {
+        NARROW_THREADS
+    } else {
+        512
+    }
+}
+
+/// Threads per block of the narrow f64 kernels (`NARROW = true`).
+pub const NARROW_THREADS: u32 = 384;
+
+/// Longest FFT length the narrow f64 kernels take.
+pub const NARROW_MAX_LEN: usize = 2048;
+
+/// Whether the narrow f64 kernels suit an axis of FFT length `nf` whose
+/// radices are `radices`: lines of at most [`NARROW_MAX_LEN`] whose every
+/// pass has a butterfly. Such lines have few butterflies per thread and
+/// pass, so 12 warps without spills beat 16 warps that spill; longer lines
+/// and direct passes (a prime factor above 13: `r` twiddled loads per
+/// point) need the 16 warps.
+pub fn narrow_fits(nf: usize, radices: &[u32]) -> bool {
+    nf <= NARROW_MAX_LEN && radices.iter().all(|&r| radix::has_butterfly(r as usize))
 }
 /// Loads in flight per thread while a block reads its line.
 pub const LOAD_BATCH: usize = 8;
@@ -506,8 +532,15 @@ impl SpectralGrid {
 /// as reals into the second buffer, the FFT input built in the first.
 /// Two real lines per complex FFT halve the FFT work of a line against
 /// one line per FFT, whose imaginary half carried no information.
-#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (launch_bounds(512), max_registers = 128)))]
-pub fn spectral_rows_forward<T: Complex>(
+#[kernel(
+    launch_bounds(256),
+    instances(
+        <f32, false> => (max_registers = 128, name = "spectral_rows_forward_f32"),
+        <f64, false> => (launch_bounds(512), max_registers = 128, name = "spectral_rows_forward_f64"),
+        <f64, true> => (launch_bounds(384), max_registers = 168, name = "spectral_rows_forward_f64_narrow"),
+    )
+)]
+pub fn spectral_rows_forward<T: Complex, const NARROW: bool>(
     b: DeviceSlice<T>,
     p0: DeviceSlice<T>,
     work: DeviceSliceMut<T>,
@@ -579,8 +612,15 @@ pub fn spectral_rows_forward<T: Complex>(
 /// line at a time, so the second line's spectrum waits in the stash
 /// ([`stashed_bytes`]) while the first is transformed: a shared-memory
 /// copy instead of a strided write and read of its column in `work`.
-#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (launch_bounds(512), max_registers = 128)))]
-pub fn spectral_columns_solve<T: Complex>(
+#[kernel(
+    launch_bounds(256),
+    instances(
+        <f32, false> => (max_registers = 128, name = "spectral_columns_solve_f32"),
+        <f64, false> => (launch_bounds(512), max_registers = 128, name = "spectral_columns_solve_f64"),
+        <f64, true> => (launch_bounds(384), max_registers = 168, name = "spectral_columns_solve_f64_narrow"),
+    )
+)]
+pub fn spectral_columns_solve<T: Complex, const NARROW: bool>(
     work: DeviceSliceMut<T>,
     plan_x: DeviceSlice<T>,
     plan_y: DeviceSlice<T>,
@@ -700,8 +740,15 @@ pub fn spectral_columns_solve<T: Complex>(
 /// with the stash ([`stashed_bytes`]) a Dirichlet block loads both of its
 /// work rows at once (the second into the stash), so one load phase waits
 /// on memory instead of two.
-#[kernel(launch_bounds(256), instances(f32 => (max_registers = 128), f64 => (launch_bounds(512), max_registers = 128)))]
-pub fn spectral_rows_inverse<T: Complex>(
+#[kernel(
+    launch_bounds(256),
+    instances(
+        <f32, false> => (max_registers = 128, name = "spectral_rows_inverse_f32"),
+        <f64, false> => (launch_bounds(512), max_registers = 128, name = "spectral_rows_inverse_f64"),
+        <f64, true> => (launch_bounds(384), max_registers = 168, name = "spectral_rows_inverse_f64_narrow"),
+    )
+)]
+pub fn spectral_rows_inverse<T: Complex, const NARROW: bool>(
     work: DeviceSlice<T>,
     p0: DeviceSlice<T>,
     p: DeviceSliceMut<T>,

@@ -132,13 +132,14 @@ fn typed<T: SpectralElement>(args: &Args, reps: usize) -> Result<Row> {
             let gbs = bytes / (t.median_ms * 1e-3) / 1e9;
             println!(
                 "spectral ({}, direct) on {}: median {} ms (min {}, max {}, {} solves after 2 \
-                 warm-up), 3 passes",
+                 warm-up), 3 passes, blocks of {} threads",
                 boundary.transform(),
                 dev.name(),
                 fmt_ms(t.median_ms),
                 fmt_ms(t.min_ms),
                 fmt_ms(t.max_ms),
-                t.reps
+                t.reps,
+                s.threads()
             );
             let copy = if dev.is_sim() {
                 None

@@ -9,17 +9,47 @@ use crate::workloads::poisson::problem::Problem;
 use crate::workloads::poisson::types::{Element, Grid};
 use kernels_gpu::spectral as ks;
 
-/// An element type the spectral kernels are built for (f32, f64).
-pub trait SpectralElement:
-    Element
-    + kernels_gpu::fft::Complex
-    + ks::spectral_rows_forward::Built
-    + ks::spectral_columns_solve::Built
-    + ks::spectral_rows_inverse::Built
+/// An element type the spectral kernels are built for (f32, f64), with
+/// the launch of one solve: the f64 kernels have a narrow build too
+/// ([`ks::block`]), which [`SpectralDevice`] picks per grid.
+pub trait SpectralElement: Element + kernels_gpu::fft::Complex + Kernels<false> {
+    /// Whether the narrow build exists for this type.
+    const HAS_NARROW: bool;
+    /// Queues the three launches of one solve (the narrow build when
+    /// `s.narrow`, which is only set where it exists).
+    fn launch_solve(s: &mut SpectralDevice<'_, Self>) -> Result<()>;
+}
+
+/// The three spectral kernels, built for this type with `NARROW`.
+pub trait Kernels<const NARROW: bool>:
+    ks::spectral_rows_forward::Built<NARROW>
+    + ks::spectral_columns_solve::Built<NARROW>
+    + ks::spectral_rows_inverse::Built<NARROW>
 {
 }
-impl SpectralElement for f32 {}
-impl SpectralElement for f64 {}
+impl<const NARROW: bool, T> Kernels<NARROW> for T where
+    T: ks::spectral_rows_forward::Built<NARROW>
+        + ks::spectral_columns_solve::Built<NARROW>
+        + ks::spectral_rows_inverse::Built<NARROW>
+{
+}
+
+impl SpectralElement for f32 {
+    const HAS_NARROW: bool = false;
+    fn launch_solve(s: &mut SpectralDevice<'_, Self>) -> Result<()> {
+        s.launch_built::<false>()
+    }
+}
+impl SpectralElement for f64 {
+    const HAS_NARROW: bool = true;
+    fn launch_solve(s: &mut SpectralDevice<'_, Self>) -> Result<()> {
+        if s.narrow {
+            s.launch_built::<true>()
+        } else {
+            s.launch_built::<false>()
+        }
+    }
+}
 
 /// A problem on a device, ready to be solved any number of times.
 pub struct SpectralDevice<'d, T> {
@@ -36,6 +66,10 @@ pub struct SpectralDevice<'d, T> {
     fac_x: Buffer<u32>,
     fac_y: Buffer<u32>,
     cfg: [LaunchConfig; 3],
+    /// The narrow f64 kernels ([`ks::narrow_fits`] on both axes).
+    narrow: bool,
+    /// The largest dynamic shared memory of a block on `dev`.
+    stash_max: usize,
     fold: T,
     scale: T,
     h: T,
@@ -56,7 +90,9 @@ fn configs<T: SpectralElement>(
     nfx: usize,
     nfy: usize,
     stash_max: usize,
+    narrow: bool,
 ) -> Result<[LaunchConfig; 3]> {
+    let threads = ks::block::<T>(narrow);
     let (mx, my) = (grid.nx - 2, grid.ny - 2);
     let pairs = |lines: usize, nf: usize, stash: usize| -> Result<LaunchConfig> {
         let stashed = ks::stashed_bytes::<T>(nf, stash);
@@ -65,11 +101,10 @@ fn configs<T: SpectralElement>(
         } else {
             ks::shared_bytes::<T>(nf)
         };
-        Ok(LaunchConfig::for_threads(
-            lines.div_ceil(2) * ks::block::<T>() as usize,
-            ks::block::<T>(),
-        )?
-        .with_shared(bytes))
+        Ok(
+            LaunchConfig::for_threads(lines.div_ceil(2) * threads as usize, threads)?
+                .with_shared(bytes),
+        )
     };
     Ok([
         pairs(my, nfx, 0)?,
@@ -114,7 +149,10 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                 ));
             }
         }
-        let cfg = configs::<T>(grid, boundary, px.nf, py.nf, max)?;
+        let narrow = T::HAS_NARROW
+            && ks::narrow_fits(px.nf, &px.fac[1..])
+            && ks::narrow_fits(py.nf, &py.fac[1..]);
+        let cfg = configs::<T>(grid, boundary, px.nf, py.nf, max, narrow)?;
         let nan = T::from_f64(f64::NAN);
         Ok(Self {
             dev,
@@ -129,6 +167,8 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
             fac_x: dev.upload(&px.fac)?,
             fac_y: dev.upload(&py.fac)?,
             cfg,
+            narrow,
+            stash_max: max,
             fold: T::from_f64(boundary.fold(prob.h)),
             scale: T::from_f64(px.inverse_scale(boundary) * py.inverse_scale(boundary)),
             h: T::from_f64(prob.h),
@@ -139,16 +179,65 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
     /// send the second line of a pair through global memory, as on a device
     /// whose shared memory has no room for it (the tests compare both).
     pub fn without_stash(mut self) -> Result<Self> {
+        self.stash_max = 0;
+        self.reconfigure()?;
+        Ok(self)
+    }
+
+    /// The same solver with the narrow f64 kernels (`true`) or the wide
+    /// ones, whatever the grid (the tests compare both); an error for an
+    /// element type without a narrow build (f32).
+    pub fn with_narrow(mut self, narrow: bool) -> Result<Self> {
+        if narrow && !T::HAS_NARROW {
+            return Err(Error::input(
+                "precision",
+                format!(
+                    "the spectral kernels have no narrow build in {}: only in f64",
+                    T::NAME
+                ),
+            ));
+        }
+        self.narrow = narrow;
+        self.reconfigure()?;
+        Ok(self)
+    }
+
+    /// Whether a solve runs the narrow f64 kernels.
+    pub fn is_narrow(&self) -> bool {
+        self.narrow
+    }
+
+    /// Threads per block of the launches.
+    pub fn threads(&self) -> u32 {
+        ks::block::<T>(self.narrow)
+    }
+
+    fn reconfigure(&mut self) -> Result<()> {
         let (px, py) = (
             fft_len(self.boundary, self.grid.nx),
             fft_len(self.boundary, self.grid.ny),
         );
-        self.cfg = configs::<T>(self.grid, self.boundary, px, py, 0)?;
-        Ok(self)
+        self.cfg = configs::<T>(
+            self.grid,
+            self.boundary,
+            px,
+            py,
+            self.stash_max,
+            self.narrow,
+        )?;
+        Ok(())
     }
 
     /// Queues one solve: rows forward, columns solved, rows inverse.
     pub fn launch(&mut self) -> Result<()> {
+        T::launch_solve(self)
+    }
+
+    /// [`Self::launch`] with the kernels built with `NARROW`.
+    fn launch_built<const NARROW: bool>(&mut self) -> Result<()>
+    where
+        T: Kernels<NARROW>,
+    {
         let (nx, ny) = self.grid.dims();
         let grid = ks::SpectralGrid {
             nx,
@@ -158,7 +247,7 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
         launch!(
             self.dev,
             self.cfg[0],
-            spectral::spectral_rows_forward::<T>(
+            spectral::spectral_rows_forward::<T, NARROW>(
                 &self.b,
                 &self.p0,
                 &mut self.work,
@@ -171,7 +260,7 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
         launch!(
             self.dev,
             self.cfg[1],
-            spectral::spectral_columns_solve::<T>(
+            spectral::spectral_columns_solve::<T, NARROW>(
                 &mut self.work,
                 &self.plan_x,
                 &self.plan_y,
@@ -183,7 +272,7 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
         launch!(
             self.dev,
             self.cfg[2],
-            spectral::spectral_rows_inverse::<T>(
+            spectral::spectral_rows_inverse::<T, NARROW>(
                 &self.work,
                 &self.p0,
                 &mut self.p,

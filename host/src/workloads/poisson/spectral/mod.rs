@@ -29,7 +29,7 @@ mod cli;
 mod device;
 
 pub use cli::{SIM_MAX_CELLS, check_case, cli, exact_problem, sim_check, tolerance};
-pub use device::{SpectralDevice, SpectralElement};
+pub use device::{Kernels, SpectralDevice, SpectralElement};
 
 use super::problem::Problem;
 use super::types::{Element, Grid};
