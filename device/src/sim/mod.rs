@@ -112,6 +112,8 @@ mod race;
 mod record;
 mod sched;
 mod spec;
+#[cfg(all(test, target_os = "linux"))]
+mod stack_tests;
 mod state;
 mod warp;
 
