@@ -167,7 +167,7 @@ fn narrow_and_wide_agree(dev: &Device, grid: Grid) {
                 .unwrap()
                 .with_narrow(narrow)
                 .unwrap();
-            assert_eq!(s.threads(), if narrow { 384 } else { 512 });
+            assert_eq!(s.threads(), [if narrow { 384 } else { 512 }; 3]);
             s.solve().unwrap()
         };
         let (narrow, wide) = (solve(true), solve(false));
@@ -200,16 +200,21 @@ fn simulator_narrow_and_wide_kernels_agree_and_are_picked_per_grid() {
         let prob = Problem::new(grid, ps::default_h(grid), b, p0).unwrap();
         SpectralDevice::<f64>::new(&dev, &prob, boundary)
             .unwrap()
-            .is_narrow()
+            .narrow_passes()
     };
-    // Butterflies only, lines of at most 2048: narrow.
-    assert!(pick(61, 67, Boundary::Dirichlet));
-    // A direct pass (59 is prime) on one axis: wide.
-    assert!(!pick(61, 67, Boundary::Neumann));
-    // Butterflies only but lines longer than 2048 (FFT length 2304 = 2^8 *
-    // 9): wide.
-    assert!(!pick(2305, 5, Boundary::Dirichlet));
-    assert!(pick(2049, 5, Boundary::Dirichlet));
+    // Per pass (rows forward, columns, rows inverse), by the axis its lines
+    // run along: butterflies only and, for the row passes, lines of at most
+    // 2048 are narrow.
+    assert_eq!(pick(61, 67, Boundary::Dirichlet), [true; 3]);
+    // A direct pass along x (59 is prime): the row passes are wide.
+    assert_eq!(pick(61, 67, Boundary::Neumann), [false, true, false]);
+    // ... along y: the column pass is wide.
+    assert_eq!(pick(67, 61, Boundary::Neumann), [true, false, true]);
+    // Butterflies only but rows longer than 2048 (FFT length 2304 = 2^8 *
+    // 9): the row passes are wide; columns that long stay narrow.
+    assert_eq!(pick(2305, 5, Boundary::Dirichlet), [false, true, false]);
+    assert_eq!(pick(5, 2305, Boundary::Dirichlet), [true; 3]);
+    assert_eq!(pick(2049, 5, Boundary::Dirichlet), [true; 3]);
     let grid = Grid::new(9, 7).unwrap();
     let (b, p0, _) = exact_problem(grid, ps::default_h(grid), Boundary::Dirichlet);
     let conv = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();

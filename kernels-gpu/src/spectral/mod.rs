@@ -101,7 +101,7 @@ use ptxlab_device::prelude::*;
 ///
 /// `narrow` picks the f64 kernels' second build: blocks of
 /// [`NARROW_THREADS`] at up to 168 registers, 12 warps per SM without
-/// spills, for short lines (see [`narrow_fits`]); f32 has no such build.
+/// spills, for the passes [`narrow_fits`] names; f32 has no such build.
 pub const fn block<T>(narrow: bool) -> u32 {
     if core::mem::size_of::<T>() != 8 {
         256
@@ -115,17 +115,19 @@ pub const fn block<T>(narrow: bool) -> u32 {
 /// Threads per block of the narrow f64 kernels (`NARROW = true`).
 pub const NARROW_THREADS: u32 = 384;
 
-/// Longest FFT length the narrow f64 kernels take.
+/// Longest FFT length for which the row passes take the narrow f64 build.
 pub const NARROW_MAX_LEN: usize = 2048;
 
-/// Whether the narrow f64 kernels suit an axis of FFT length `nf` whose
-/// radices are `radices`: lines of at most [`NARROW_MAX_LEN`] whose every
-/// pass has a butterfly. Such lines have few butterflies per thread and
-/// pass, so 12 warps without spills beat 16 warps that spill; longer lines
-/// and direct passes (a prime factor above 13: `r` twiddled loads per
-/// point) need the 16 warps.
-pub fn narrow_fits(nf: usize, radices: &[u32]) -> bool {
-    nf <= NARROW_MAX_LEN && radices.iter().all(|&r| radix::has_butterfly(r as usize))
+/// Whether the narrow f64 build suits a pass (`columns`: the column pass,
+/// else a row pass) over lines of FFT length `nf` whose radices are
+/// `radices`. Every pass must have a butterfly: a direct pass (a prime
+/// factor above 13, `r` twiddled loads per point) needs the 16 warps of the
+/// wide build. The column pass, which spills most at 128 registers, takes
+/// the narrow build at any length; a row pass only for lines of at most
+/// [`NARROW_MAX_LEN`] (longer rows have more butterflies per thread and
+/// pass, and gain more from 16 warps than from the spills saved).
+pub fn narrow_fits(columns: bool, nf: usize, radices: &[u32]) -> bool {
+    (columns || nf <= NARROW_MAX_LEN) && radices.iter().all(|&r| radix::has_butterfly(r as usize))
 }
 /// Loads in flight per thread while a block reads its line.
 pub const LOAD_BATCH: usize = 8;

@@ -139,7 +139,7 @@ fn typed<T: SpectralElement>(args: &Args, reps: usize) -> Result<Row> {
                 fmt_ms(t.min_ms),
                 fmt_ms(t.max_ms),
                 t.reps,
-                s.threads()
+                s.threads().map(|t| t.to_string()).join("/")
             );
             let copy = if dev.is_sim() {
                 None

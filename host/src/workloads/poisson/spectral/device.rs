@@ -11,12 +11,12 @@ use kernels_gpu::spectral as ks;
 
 /// An element type the spectral kernels are built for (f32, f64), with
 /// the launch of one solve: the f64 kernels have a narrow build too
-/// ([`ks::block`]), which [`SpectralDevice`] picks per grid.
+/// ([`ks::block`]), which [`SpectralDevice`] picks per pass.
 pub trait SpectralElement: Element + kernels_gpu::fft::Complex + Kernels<false> {
     /// Whether the narrow build exists for this type.
     const HAS_NARROW: bool;
-    /// Queues the three launches of one solve (the narrow build when
-    /// `s.narrow`, which is only set where it exists).
+    /// Queues the three launches of one solve (pass `i` on the narrow
+    /// build when `s.narrow[i]`, which is only set where it exists).
     fn launch_solve(s: &mut SpectralDevice<'_, Self>) -> Result<()>;
 }
 
@@ -37,16 +37,29 @@ impl<const NARROW: bool, T> Kernels<NARROW> for T where
 impl SpectralElement for f32 {
     const HAS_NARROW: bool = false;
     fn launch_solve(s: &mut SpectralDevice<'_, Self>) -> Result<()> {
-        s.launch_built::<false>()
+        s.rows_forward::<false>()?;
+        s.columns::<false>()?;
+        s.rows_inverse::<false>()
     }
 }
 impl SpectralElement for f64 {
     const HAS_NARROW: bool = true;
     fn launch_solve(s: &mut SpectralDevice<'_, Self>) -> Result<()> {
-        if s.narrow {
-            s.launch_built::<true>()
+        let [a, b, c] = s.narrow;
+        if a {
+            s.rows_forward::<true>()
         } else {
-            s.launch_built::<false>()
+            s.rows_forward::<false>()
+        }?;
+        if b {
+            s.columns::<true>()
+        } else {
+            s.columns::<false>()
+        }?;
+        if c {
+            s.rows_inverse::<true>()
+        } else {
+            s.rows_inverse::<false>()
         }
     }
 }
@@ -66,8 +79,9 @@ pub struct SpectralDevice<'d, T> {
     fac_x: Buffer<u32>,
     fac_y: Buffer<u32>,
     cfg: [LaunchConfig; 3],
-    /// The narrow f64 kernels ([`ks::narrow_fits`] on both axes).
-    narrow: bool,
+    /// Per pass (rows forward, columns, rows inverse): the narrow f64
+    /// build ([`ks::narrow_fits`] of the axis its lines run along).
+    narrow: [bool; 3],
     /// The largest dynamic shared memory of a block on `dev`.
     stash_max: usize,
     fold: T,
@@ -90,11 +104,11 @@ fn configs<T: SpectralElement>(
     nfx: usize,
     nfy: usize,
     stash_max: usize,
-    narrow: bool,
+    narrow: [bool; 3],
 ) -> Result<[LaunchConfig; 3]> {
-    let threads = ks::block::<T>(narrow);
     let (mx, my) = (grid.nx - 2, grid.ny - 2);
-    let pairs = |lines: usize, nf: usize, stash: usize| -> Result<LaunchConfig> {
+    let pairs = |lines: usize, nf: usize, stash: usize, narrow: bool| -> Result<LaunchConfig> {
+        let threads = ks::block::<T>(narrow);
         let stashed = ks::stashed_bytes::<T>(nf, stash);
         let bytes = if boundary == Boundary::Dirichlet && stash > 0 && stashed <= stash_max {
             stashed
@@ -107,9 +121,9 @@ fn configs<T: SpectralElement>(
         )
     };
     Ok([
-        pairs(my, nfx, 0)?,
-        pairs(mx, nfy, my)?,
-        pairs(grid.ny, nfx, mx)?,
+        pairs(my, nfx, 0, narrow[0])?,
+        pairs(mx, nfy, my, narrow[1])?,
+        pairs(grid.ny, nfx, mx, narrow[2])?,
     ])
 }
 
@@ -149,9 +163,10 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                 ));
             }
         }
-        let narrow = T::HAS_NARROW
-            && ks::narrow_fits(px.nf, &px.fac[1..])
-            && ks::narrow_fits(py.nf, &py.fac[1..]);
+        let fits = |columns: bool, p: &AxisPlan| {
+            T::HAS_NARROW && ks::narrow_fits(columns, p.nf, &p.fac[1..])
+        };
+        let narrow = [fits(false, &px), fits(true, &py), fits(false, &px)];
         let cfg = configs::<T>(grid, boundary, px.nf, py.nf, max, narrow)?;
         let nan = T::from_f64(f64::NAN);
         Ok(Self {
@@ -197,19 +212,20 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                 ),
             ));
         }
-        self.narrow = narrow;
+        self.narrow = [narrow; 3];
         self.reconfigure()?;
         Ok(self)
     }
 
-    /// Whether a solve runs the narrow f64 kernels.
-    pub fn is_narrow(&self) -> bool {
+    /// Per pass (rows forward, columns, rows inverse): whether it runs
+    /// the narrow f64 build.
+    pub fn narrow_passes(&self) -> [bool; 3] {
         self.narrow
     }
 
-    /// Threads per block of the launches.
-    pub fn threads(&self) -> u32 {
-        ks::block::<T>(self.narrow)
+    /// Threads per block of the three launches.
+    pub fn threads(&self) -> [u32; 3] {
+        self.narrow.map(ks::block::<T>)
     }
 
     fn reconfigure(&mut self) -> Result<()> {
@@ -233,17 +249,21 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
         T::launch_solve(self)
     }
 
-    /// [`Self::launch`] with the kernels built with `NARROW`.
-    fn launch_built<const NARROW: bool>(&mut self) -> Result<()>
-    where
-        T: Kernels<NARROW>,
-    {
+    fn spectral_grid(&self) -> ks::SpectralGrid {
         let (nx, ny) = self.grid.dims();
-        let grid = ks::SpectralGrid {
+        ks::SpectralGrid {
             nx,
             ny,
             kind: self.boundary.kind(),
-        };
+        }
+    }
+
+    /// Pass 1 on the build `NARROW`: rows forward.
+    fn rows_forward<const NARROW: bool>(&mut self) -> Result<()>
+    where
+        T: Kernels<NARROW>,
+    {
+        let grid = self.spectral_grid();
         launch!(
             self.dev,
             self.cfg[0],
@@ -256,7 +276,15 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                 grid,
                 self.fold
             )
-        )?;
+        )
+    }
+
+    /// Pass 2 on the build `NARROW`: columns forward, divided, back.
+    fn columns<const NARROW: bool>(&mut self) -> Result<()>
+    where
+        T: Kernels<NARROW>,
+    {
+        let grid = self.spectral_grid();
         launch!(
             self.dev,
             self.cfg[1],
@@ -268,7 +296,15 @@ impl<'d, T: SpectralElement> SpectralDevice<'d, T> {
                 grid,
                 self.scale
             )
-        )?;
+        )
+    }
+
+    /// Pass 3 on the build `NARROW`: rows inverse and the boundary.
+    fn rows_inverse<const NARROW: bool>(&mut self) -> Result<()>
+    where
+        T: Kernels<NARROW>,
+    {
+        let grid = self.spectral_grid();
         launch!(
             self.dev,
             self.cfg[2],
