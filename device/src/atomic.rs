@@ -18,6 +18,23 @@ pub trait AtomicAdd: Copy {
     /// # Safety
     /// `p` must be valid, aligned, and point to global or shared memory.
     unsafe fn atomic_add(p: *mut Self, v: Self) -> Self;
+
+    /// `*p += v` atomically on **global** memory, the old value not read
+    /// back: a `red.global.add` where the type has one (the reduction is
+    /// fire-and-forget: no register waits for the memory system, and no
+    /// generic-address test picks between shared and global), otherwise
+    /// [`Self::atomic_add`] with its result dropped. The simulator adds
+    /// exactly as [`Self::atomic_add`] does.
+    ///
+    /// # Safety
+    /// `p` must be valid, aligned, and point to global memory (a device
+    /// buffer, never shared memory).
+    #[inline(always)]
+    unsafe fn red_add_global(p: *mut Self, v: Self) {
+        // SAFETY: forwarded from the caller (global memory is also valid
+        // for the generic form).
+        unsafe { Self::atomic_add(p, v) };
+    }
 }
 
 impl AtomicAdd for u32 {
@@ -53,6 +70,16 @@ impl AtomicAdd for f32 {
                 o = out(reg32) old, p = in(reg64) p, v = in(reg32) v)
         };
         old
+    }
+    #[inline(always)]
+    unsafe fn red_add_global(p: *mut f32, v: f32) {
+        // SAFETY: caller guarantees `p` is a valid generic address of an
+        // f32 in global memory, which `cvta.to.global` turns into its
+        // global-window address.
+        unsafe {
+            core::arch::asm!("{{ .reg .b64 g; cvta.to.global.u64 g, {p}; red.global.add.f32 [g], {v}; }}",
+                p = in(reg64) p, v = in(reg32) v, options(nostack))
+        };
     }
 }
 #[cfg(target_arch = "nvptx64")]

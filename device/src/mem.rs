@@ -381,6 +381,22 @@ impl<T: crate::atomic::AtomicAdd> DeviceSliceMut<'_, T> {
         // SAFETY: in bounds (checked) and valid (launcher contract).
         unsafe { T::atomic_add(self.ptr.add(i), v) }
     }
+
+    /// `buf[i] += v` atomically, the old value not read back
+    /// ([`AtomicAdd::red_add_global`](crate::atomic::AtomicAdd::red_add_global):
+    /// `red.global.add` for `f32`). Checked like [`Self::set`]. Prefer it to
+    /// [`Self::atomic_add`] whenever the result is unused: a kernel that
+    /// adds many partial sums (a split-K or attention backward's `dQ`)
+    /// issues one instruction per add instead of a state-space test, an
+    /// atomic and a wait for its result.
+    #[inline(always)]
+    #[track_caller]
+    pub fn red_add(&self, i: usize, v: T) {
+        check(i, self.len, "device buffer (atomic)");
+        // SAFETY: in bounds (checked); a device buffer is global memory
+        // and valid for the launch (launcher contract).
+        unsafe { T::red_add_global(self.ptr.add(i), v) }
+    }
 }
 
 /// Records an indexed access for the simulator's race detector and checks

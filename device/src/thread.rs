@@ -161,3 +161,29 @@ impl Iterator for GridStride {
 pub fn sync_threads() {
     imp::sync_threads()
 }
+
+/// `x`, through a register move the compiler may neither look through nor
+/// move: what a loop body derives from `opaque(x)` is computed inside the
+/// loop instead of hoisted out of it. A kernel whose loop holds many
+/// loop-invariant addresses (a tile's swizzled shared-memory offsets for
+/// every fragment) can spend fewer registers, and spill none, by
+/// recomputing them each trip, at an instruction or two an address.
+/// The identity in the simulator.
+#[inline(always)]
+pub fn opaque(x: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u32;
+        // SAFETY: a register-to-register move; not `pure`, so the compiler
+        // keeps it where it is written (once per loop trip).
+        unsafe {
+            core::arch::asm!("mov.b32 {r}, {x};", r = out(reg32) r, x = in(reg32) x,
+                options(nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x
+    }
+}

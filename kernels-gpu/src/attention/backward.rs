@@ -24,7 +24,7 @@
 //! # The three kernels
 //! 1. [`attn_bwd_pre`]: `Delta` per query row, and zeroes the f32 `dQ`
 //!    accumulator.
-//! 2. [`attn_bwd`]: one block per tile of 64 keys; the block keeps `dK`
+//! 2. [`attn_bwd`]: one block per tile of 128 keys; the block keeps `dK`
 //!    and `dV` of its keys in registers while it walks every query tile,
 //!    and adds its share of `dQ` to the f32 accumulator with atomics.
 //! 3. [`attn_bwd_dq`]: `dQ = scale x accumulator`, rounded to the 16-bit
@@ -45,7 +45,7 @@
 //! nor atomics, keeps `dK` and `dV` bitwise reproducible and reads each
 //! key tile once for the whole group; what it gives up is parallelism:
 //! `group` times fewer blocks, each `group` times longer, which only
-//! matters when `B H_kv ceil(Skv / 64)` is below about twice the number
+//! matters when `B H_kv ceil(Skv / 128)` is below about twice the number
 //! of SMs (short sequences with few `K`/`V` heads). `dQ` is per query
 //! head and goes through the same atomics as without grouping.
 //!
@@ -63,7 +63,7 @@
 //! far below the 16-bit rounding of the result.
 
 use super::LOG2_E;
-use super::fa2::{FA2_BM, FA2_BN, HeadRows, chunk, copy_tile, mma_block};
+use super::fa2::{FA2_BM, FA2_BN, FA2_THREADS, HeadRows, chunk, copy_tile, mma_block};
 use super::{AttnShape, RowSlab, Seq, p_frag, store_rows};
 use ptxlab_device::math::{Real, fast};
 use ptxlab_device::mem::{F32x2, U32x4};
@@ -75,8 +75,10 @@ use ptxlab_device::unroll;
 /// Query rows per tile of the main kernel (the tile `copy_tile` moves).
 pub const BWD_BM: usize = FA2_BM;
 /// Keys per block of the main kernel (16 per warp).
-pub const BWD_BN: usize = FA2_BN;
-/// Threads of a block of every backward kernel: four warps.
+pub const BWD_BN: usize = 2 * FA2_BN;
+/// Threads of a block of [`attn_bwd`]: eight warps, 16 keys each.
+pub const BWD_MAIN_THREADS: u32 = 256;
+/// Threads of a block of the two small backward kernels: four warps.
 pub const BWD_THREADS: u32 = 128;
 /// Query/`dO` stages of the main kernel (double buffering).
 pub const BWD_STAGES: usize = 2;
@@ -85,20 +87,20 @@ pub const PRE_ROWS: u32 = BWD_THREADS / 32;
 /// Most blocks of [`attn_bwd_dq`]'s grid-stride loop.
 pub const DQ_MAX_BLOCKS: u32 = 1 << 16;
 
-/// 16-byte chunks of one 64-row tile of `d` 16-bit values.
-const fn tile_chunks(d: usize) -> usize {
-    BWD_BN * d / 8
+/// 16-byte chunks of a tile of `rows` rows of `d` 16-bit values.
+const fn tile_chunks(rows: usize, d: usize) -> usize {
+    rows * d / 8
 }
 
-/// Chunks of the `dS^T` tile: 64 keys x 64 queries of 16 bits.
+/// Chunks of the `dS^T` tile: 128 keys x 64 queries of 16 bits.
 const DS_CHUNKS: usize = BWD_BN * BWD_BM / 8;
 
 /// Dynamic shared memory of [`attn_bwd`] for head dimension `d`: the `K`
-/// and `V` tiles, two stages of `Q` and `dO` tiles, the `dS^T` tile and
-/// two stages of the query tile's `lse` and `Delta` (105 KiB at `d = 128`,
-/// 57 KiB at `d = 64`).
+/// and `V` tiles (128 rows), two stages of `Q` and `dO` tiles (64 rows),
+/// the `dS^T` tile and two stages of the query tile's `lse` and `Delta`
+/// (145 KiB at `d = 128`, 81 KiB at `d = 64`).
 pub const fn bwd_shared_bytes(d: usize) -> usize {
-    (2 * tile_chunks(d) + 2 * BWD_STAGES * tile_chunks(d) + DS_CHUNKS) * 16
+    (2 * tile_chunks(BWD_BN, d) + 2 * BWD_STAGES * tile_chunks(BWD_BM, d) + DS_CHUNKS) * 16
         + BWD_STAGES * 2 * BWD_BM * 4
 }
 
@@ -189,19 +191,19 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
     }
 }
 
-/// Backward kernel 2: `dK` and `dV` of 64 keys, and their contributions to
+/// Backward kernel 2: `dK` and `dV` of 128 keys, and their contributions to
 /// `dQ`, on `mma.sync.m16n8k16` and `ldmatrix`.
 ///
 /// Packed variable-length batches (`PACKED`): the layouts of
 /// [`super::fa2::attn_fa2_ranged`] (`lse`, `Delta` and the `dQ`
 /// accumulator laid out as `Q`, `dK` and `dV` as `K`), the grid
-/// `(ceil(max Skv / 64), H_kv, B)`; a block past its sequence's keys
+/// `(ceil(max Skv / 128), H_kv, B)`; a block past its sequence's keys
 /// returns at once, and the masks count positions within the sequence
 /// ([`Seq`]). The dense instances compute the addresses they always did.
 ///
-/// Thread mapping: grid `(ceil(Skv / 64), heads / group)` (one row of
-/// blocks per `K`/`V` head), four warps; warp `w` owns keys
-/// `16 w .. 16 w + 16` of the block's 64. The block walks the query tiles
+/// Thread mapping: grid `(ceil(Skv / 128), heads / group)` (one row of
+/// blocks per `K`/`V` head), eight warps; warp `w` owns keys
+/// `16 w .. 16 w + 16` of the block's 128. The block walks the query tiles
 /// (64 rows; with `causal`, from the first tile that reaches its keys:
 /// earlier ones are fully masked; with a window, only the tiles that meet
 /// the band around its keys) of each of the `group` query heads that
@@ -213,8 +215,8 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
 /// * `S^T = K Q^T` (32 registers), turned in place into
 ///   `P^T = exp2(S^T scale log2(e) - lse log2(e))` with the masks (keys
 ///   past `Skv`, keys after the query when causal, keys `W` or more away
-///   from the query with a window; queries past `Sq` get
-///   `lse = +inf`, so `P = 0`);
+///   from the query with a window, tested only in the tiles that cross
+///   one of those edges; queries past `Sq` get `lse = +inf`, so `P = 0`);
 /// * `dV += P^T dO`, `P^T` taken straight from the score registers as the
 ///   `A` operand (as the forward's `P V`), `dO` through
 ///   `ldmatrix.x4.trans`;
@@ -223,24 +225,40 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
 ///
 /// `dK` and `dV` live in registers for the whole kernel (`D / 2` each per
 /// thread) and are stored once, `dK` multiplied by the scale. For `dQ` the
-/// roles flip: a query row needs all 64 keys, which four warps hold, so
-/// every warp writes its `dS^T` rows (rounded to `H`) to shared memory,
-/// and after a barrier warp `w` computes rows `16 w .. 16 w + 16` of
-/// `dS K` (the `A` fragments of `dS` are `ldmatrix.x4.trans` reads of the
-/// stored `dS^T`) and adds them to the f32 accumulator with atomics.
+/// roles flip: a query row needs all 128 keys, which eight warps hold,
+/// so every warp writes its `dS^T` rows (rounded to `H`) to shared
+/// memory, and after a barrier warp `w` computes rows
+/// `16 (w % 4) .. + 16` and columns `(w / 4) D / 2 .. + D / 2` of `dS K`
+/// (the `A` fragments of `dS` are `ldmatrix.x4.trans` reads of the stored
+/// `dS^T`) and adds them to the f32 accumulator with `red.global.add`.
 ///
-/// Shared memory (16-byte chunks, each 64-row tile XOR-swizzled by row as
-/// in the forward): `K` and `V` (loaded once), two stages of `Q` and `dO`
-/// (`cp.async`, tile `j + 1` in flight while `j` is used), the `dS^T` tile
-/// (64 x 64), and two stages of 64 `lse log2(e)` and 64 `Delta` values.
+/// Shared memory (16-byte chunks, each tile XOR-swizzled by row as in the
+/// forward): `K` and `V` (128 rows, loaded once), two stages of `Q` and
+/// `dO` (64 rows; `cp.async`, tile `j + 1` in flight while `j` is used),
+/// the `dS^T` tile (128 x 64), and two stages of 64 `lse log2(e)` and 64
+/// `Delta` values.
 ///
 /// Why this organisation: the work per query tile is four products of
-/// `64 x 64 x D` and one of `64 x D x 64`, all from shared memory, while
+/// `128 x 64 x D` and one of `64 x D x 128`, all from shared memory, while
 /// `dK` and `dV` never leave registers; the only global writes inside the
-/// loop are `dQ`'s atomics. Rows of `Q`, `dO`, `K` and `V` past the
+/// loop are `dQ`'s atomics. Why 128 keys a block rather than 64: each
+/// query tile (`Q`, `dO`, `lse`, `Delta`) is fetched once for twice the
+/// keys, and each query row's `dQ` receives one atomic add per 128 keys
+/// instead of per 64, which halves both the traffic from L2 and the
+/// atomics; the registers (`dK` and `dV` of 16 keys per warp) are the
+/// same, so the block of eight warps runs alone on its SM where two
+/// blocks of four ran before.
+///
+/// Registers: `dK` and `dV` take 128 of a thread's 255 at `D = 128`, the
+/// scores and `dP^T` 64 more. The swizzled shared-memory address of every
+/// fragment is the same on every tile, so the compiler would compute them
+/// all once before the loop and keep them, more than the registers left,
+/// and spill; the loop passes the lane and warp indices through
+/// [`thread::opaque`] each trip, which makes it recompute each address
+/// where it is used (an `IMAD` or two) and spill nothing. Rows of `Q`, `dO`, `K` and `V` past the
 /// problem are zero-filled, which keeps their products finite, and the
 /// masks set their `P` to 0, so tails need no other care.
-#[kernel(launch_bounds(128), instances(<Bf16, 128, false>, <F16, 128, false>, <Bf16, 64, false>, <F16, 64, false>, <Bf16, 128, true>, <F16, 128, true>, <Bf16, 64, true>, <F16, 64, true>))]
+#[kernel(launch_bounds(256), instances(<Bf16, 128, false>, <F16, 128, false>, <Bf16, 64, false>, <F16, 64, false>, <Bf16, 128, true>, <F16, 128, true>, <Bf16, 64, true>, <F16, 64, true>))]
 #[allow(
     clippy::too_many_arguments,
     reason = "ten device buffers, each its own parameter (its accesses stay ld/st.global), and one struct"
@@ -295,12 +313,12 @@ pub fn attn_bwd<H: Half16, const D: usize, const PACKED: bool>(
         return;
     }
     let cpr = D / 8;
-    let tile = tile_chunks(D);
-    let sm = shared::dynamic_shared::<U32x4>(0, 6 * tile + DS_CHUNKS);
-    let (k_at, v_at) = (0, tile);
-    let q_at = |s: usize| 2 * tile + 2 * s * tile;
-    let do_at = |s: usize| 2 * tile + 2 * s * tile + tile;
-    let ds_at = 6 * tile;
+    let (ktile, qtile) = (tile_chunks(BWD_BN, D), tile_chunks(BWD_BM, D));
+    let ds_at = 2 * ktile + 2 * BWD_STAGES * qtile;
+    let sm = shared::dynamic_shared::<U32x4>(0, ds_at + DS_CHUNKS);
+    let (k_at, v_at) = (0, ktile);
+    let q_at = |s: usize| 2 * ktile + 2 * s * qtile;
+    let do_at = |s: usize| 2 * ktile + 2 * s * qtile + qtile;
     let dsw = shared::dynamic_shared::<u32>(ds_at * 16, DS_CHUNKS * 4);
     let stats = shared::dynamic_shared::<f32>((ds_at + DS_CHUNKS) * 16, BWD_STAGES * 2 * BWD_BM);
     let t = thread::thread_idx_x() as usize;
@@ -345,12 +363,17 @@ pub fn attn_bwd<H: Half16, const D: usize, const PACKED: bool>(
         rows: sq,
         cpr,
     };
-    copy_tile(sm, k_at, kv(k), kv0, t);
-    copy_tile(sm, v_at, kv(v), kv0, t);
+    // Each half of the block copies 64 rows of K and of V (the swizzle
+    // repeats every 8 rows, so rows 64.. continue the tile), then one half
+    // copies the Q tiles and the other the dO tiles.
+    let (half, th) = (t / FA2_THREADS as usize, t % FA2_THREADS as usize);
+    copy_tile(sm, k_at + half * qtile, kv(k), kv0 + half * BWD_BM, th);
+    copy_tile(sm, v_at + half * qtile, kv(v), kv0 + half * BWD_BM, th);
+    let q_or_do = |s: usize| if half == 0 { q_at(s) } else { do_at(s) };
+    let src = if half == 0 { q } else { dout };
     if steps > 0 {
         let (qh, r0) = at(0);
-        copy_tile(sm, q_at(0), qd(q, qh), r0, t);
-        copy_tile(sm, do_at(0), qd(dout, qh), r0, t);
+        copy_tile(sm, q_or_do(0), qd(src, qh), r0, th);
     }
     commit_async_copies();
 
@@ -359,27 +382,37 @@ pub fn attn_bwd<H: Half16, const D: usize, const PACKED: bool>(
     for it in 0..steps {
         let st = it % BWD_STAGES;
         let (qh, q0) = at(it);
+        // The lane and the warp through an opaque move each trip, so that
+        // the swizzled shared-memory addresses of every fragment below are
+        // recomputed here rather than hoisted out of the loop (where they
+        // outnumber the registers left beside dK and dV and are spilled).
+        let lane = thread::opaque(lane as u32) as usize;
+        let w = thread::opaque(w as u32) as usize;
+        let (gid, tig) = (lane / 4, lane % 4);
+        let key0 = kv0 + 16 * w + gid;
+        let th = thread::opaque(th as u32) as usize;
         if it + 1 < steps {
             let nx = (it + 1) % BWD_STAGES;
             let (nh, r0) = at(it + 1);
-            copy_tile(sm, q_at(nx), qd(q, nh), r0, t);
-            copy_tile(sm, do_at(nx), qd(dout, nh), r0, t);
+            copy_tile(sm, q_or_do(nx), qd(src, nh), r0, th);
         }
         // An empty group on the last tile keeps the count uniform.
         commit_async_copies();
         // The stage's statistics: lse in base-2 units (+inf past Sq, so
         // P = 0 there) and Delta. Stage `st` was last read two tiles ago,
         // before the barrier that ended the previous tile.
-        let (c, is_delta) = (t % BWD_BM, t >= BWD_BM);
-        let r = q0 + c;
-        let val = if r >= sq {
-            if is_delta { 0.0 } else { f32::INFINITY }
-        } else if is_delta {
-            delta.get(qh + r * qs)
-        } else {
-            lse.get(qh + r * qs) * LOG2_E
-        };
-        stats.set(st * 2 * BWD_BM + t, val);
+        if t < 2 * BWD_BM {
+            let (c, is_delta) = (t % BWD_BM, t >= BWD_BM);
+            let r = q0 + c;
+            let val = if r >= sq {
+                if is_delta { 0.0 } else { f32::INFINITY }
+            } else if is_delta {
+                delta.get(qh + r * qs)
+            } else {
+                lse.get(qh + r * qs) * LOG2_E
+            };
+            stats.set(st * 2 * BWD_BM + t, val);
+        }
         wait_async_copies::<1>();
         sync_threads();
 
@@ -406,16 +439,30 @@ pub fn attn_bwd<H: Half16, const D: usize, const PACKED: bool>(
                 });
             }
         });
-        // P^T (masked) and dS^T = P^T (dP^T - Delta).
+        // The masks, only where the warp's 16 keys x 64 queries cross an
+        // edge: keys past Skv, a key after one of the queries (causal), a
+        // key W or more away from one (window). A hidden score becomes
+        // -inf, so its P below is exp2(-inf) = 0 like a query past Sq's
+        // (lse = +inf); the tiles inside every edge, most of a long
+        // sequence's, skip the per-score tests.
+        let (kw0, kw1, q1) = (kv0 + 16 * w, kv0 + 16 * w + 15, q0 + BWD_BM - 1);
+        if kw1 >= skv
+            || (causal && kw1 > q0)
+            || (window != 0 && (q1 >= kw0 + window || kw1 >= q0 + window))
+        {
+            unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] {
+                let key = key0 + 8 * ((i / 2) % 2);
+                let c = 8 * (i / 4) + 2 * tig + i % 2;
+                if super::hidden(q0 + c, key, skv, causal, window) {
+                    s[i] = f32::NEG_INFINITY;
+                }
+            });
+        }
+        // P^T and dS^T = P^T (dP^T - Delta).
         unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] {
-            let key = key0 + 8 * ((i / 2) % 2);
             let c = 8 * (i / 4) + 2 * tig + i % 2;
             let l2 = stats.get(st * 2 * BWD_BM + c);
-            let p = if super::hidden(q0 + c, key, skv, causal, window) {
-                0.0
-            } else {
-                fast::exp2(Real::mul_add(s[i], scale_log2, -l2))
-            };
+            let p = fast::exp2(Real::mul_add(s[i], scale_log2, -l2));
             s[i] = p;
             dp[i] = p * (dp[i] - stats.get(st * 2 * BWD_BM + BWD_BM + c));
         });
@@ -443,19 +490,22 @@ pub fn attn_bwd<H: Half16, const D: usize, const PACKED: bool>(
             dsw.set(4 * chunk(row, i / 4, 8) + tig, pack_rn::<H>(dp[i], dp[i + 1]));
         });
         sync_threads();
-        // dQ rows 16 w .. 16 w + 16 of the tile += dS K (unscaled; kernel 3
-        // scales). A fragments of dS from the stored dS^T, transposed.
-        let mut ads = [[0u32; 4]; 4];
-        unroll!(kt in [0, 1, 2, 3] {
+        // dQ rows 16 (w % 4) .. + 16, columns (w / 4) D / 2 .. + D / 2 of
+        // the tile += dS K (unscaled; kernel 3 scales). A fragments of dS
+        // from the stored dS^T, transposed: 8 steps of 16 keys.
+        let (wq, wd) = (w % 4, w / 4);
+        let mut ads = [[0u32; 4]; 8];
+        unroll!(kt in [0, 1, 2, 3, 4, 5, 6, 7] {
             let m = lane / 8;
             let r = 16 * kt + 8 * (m / 2) + lane % 8;
-            ads[kt] = ldmatrix_x4_trans(sm, ds_at + chunk(r, 2 * w + m % 2, 8));
+            ads[kt] = ldmatrix_x4_trans(sm, ds_at + chunk(r, 2 * wq + m % 2, 8));
         });
-        let qrow = q0 + 16 * w + gid;
-        unroll!(db in [0, 1, 2, 3, 4, 5, 6, 7] {
-            if db < D / 16 {
+        let qrow = q0 + 16 * wq + gid;
+        unroll!(dh in [0, 1, 2, 3] {
+            if dh < D / 32 {
+                let db = wd * (D / 32) + dh;
                 let mut acc = [0f32; 8];
-                unroll!(kt in [0, 1, 2, 3] {
+                unroll!(kt in [0, 1, 2, 3, 4, 5, 6, 7] {
                     let r = 16 * kt + lane % 16;
                     let b = ldmatrix_x4_trans(sm, k_at + chunk(r, 2 * db + lane / 16, cpr));
                     let a = FragA16(ads[kt]);
@@ -466,7 +516,7 @@ pub fn attn_bwd<H: Half16, const D: usize, const PACKED: bool>(
                     let row = qrow + 8 * ((i / 2) % 2);
                     let col = 16 * db + 8 * (i / 4) + 2 * tig + i % 2;
                     if row < sq {
-                        dq_acc.atomic_add((qh + row * qs) * D + col, acc[i]);
+                        dq_acc.red_add((qh + row * qs) * D + col, acc[i]);
                     }
                 });
             }

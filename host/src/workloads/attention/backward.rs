@@ -217,14 +217,18 @@ where
     ) -> Result<()> {
         let sh = b.shape;
         let (q_len, _, rows) = b.lens();
-        let cfg = |grid: Dim3, shared_bytes: usize| LaunchConfig {
+        let cfg = |grid: Dim3, threads: u32, shared_bytes: usize| LaunchConfig {
             grid,
-            block: Dim3::x(bw::BWD_THREADS),
+            block: Dim3::x(threads),
             shared_bytes,
             module: ModuleKey::default(),
             cluster: None,
         };
-        let pre = cfg(Dim3::x(rows.div_ceil(bw::PRE_ROWS as usize) as u32), 0);
+        let pre = cfg(
+            Dim3::x(rows.div_ceil(bw::PRE_ROWS as usize) as u32),
+            bw::BWD_THREADS,
+            0,
+        );
         launch!(
             dev,
             pre,
@@ -245,7 +249,7 @@ where
             Some(p) => Dim3::new(tiles, sh.kv_heads as u32, p.batch() as u32),
             None => Dim3::xy(tiles, sh.bh_kv() as u32),
         };
-        let main = cfg(grid, bw::bwd_shared_bytes(D));
+        let main = cfg(grid, bw::BWD_MAIN_THREADS, bw::bwd_shared_bytes(D));
         let ks = sh.kernel_shape();
         let (delta, dq_acc, offsets) = (&b.delta, &mut b.dq_acc, &b.offsets);
         let (dk, dv) = (&mut g.dk, &mut g.dv);
@@ -272,7 +276,7 @@ where
             .min(bw::DQ_MAX_BLOCKS as usize);
         launch!(
             dev,
-            cfg(Dim3::x(blocks as u32), 0),
+            cfg(Dim3::x(blocks as u32), bw::BWD_THREADS, 0),
             attention::backward::attn_bwd_dq::<H>(&b.dq_acc, &mut g.dq, sh.scale as f32)
         )
     }
