@@ -606,11 +606,11 @@ fn ptxas_honours_the_register_caps_and_keeps_setmaxnreg() {
                 k.max_threads,
                 k.min_blocks
             );
-            // The backward's main kernel keeps dK and dV of its keys in
-            // registers and recomputes its fragment addresses each tile
-            // (`thread::opaque`) so that it does not spill (the packed
-            // D = 128 instances keep a few bytes more live and are allowed
-            // their spill).
+            // The backward kernels do not spill: the main one keeps dK and
+            // dV of its keys in registers and recomputes its fragment
+            // addresses each tile (`thread::opaque`); its packed D = 128
+            // instances keep a few bytes more live and are allowed their
+            // spill.
             let bwd_dense = r.kernel.starts_with("attn_bwd") && !r.kernel.ends_with("_packed");
             if r.kernel.starts_with("attn_fa2") || bwd_dense || arch == "sm_90a" {
                 assert_eq!(

@@ -247,7 +247,9 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
 /// instead of per 64, which halves both the traffic from L2 and the
 /// atomics; the registers (`dK` and `dV` of 16 keys per warp) are the
 /// same, so the block of eight warps runs alone on its SM where two
-/// blocks of four ran before.
+/// blocks of four ran before. Rows of `Q`, `dO`, `K` and `V` past the
+/// problem are zero-filled, which keeps their products finite, and the
+/// masks set their `P` to 0, so tails need no other care.
 ///
 /// Registers: `dK` and `dV` take 128 of a thread's 255 at `D = 128`, the
 /// scores and `dP^T` 64 more. The swizzled shared-memory address of every
@@ -255,9 +257,7 @@ pub fn attn_bwd_dq<H: Half16>(dq_acc: DeviceSlice<f32>, dq: DeviceSliceMut<u16>,
 /// all once before the loop and keep them, more than the registers left,
 /// and spill; the loop passes the lane and warp indices through
 /// [`thread::opaque`] each trip, which makes it recompute each address
-/// where it is used (an `IMAD` or two) and spill nothing. Rows of `Q`, `dO`, `K` and `V` past the
-/// problem are zero-filled, which keeps their products finite, and the
-/// masks set their `P` to 0, so tails need no other care.
+/// where it is used (an `IMAD` or two) and spill nothing.
 #[kernel(launch_bounds(256), instances(<Bf16, 128, false>, <F16, 128, false>, <Bf16, 64, false>, <F16, 64, false>, <Bf16, 128, true>, <F16, 128, true>, <Bf16, 64, true>, <F16, 64, true>))]
 #[allow(
     clippy::too_many_arguments,
