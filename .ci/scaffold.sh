@@ -20,7 +20,7 @@ cd "$SCAFFOLD"
 # --dep path: the three ptxlab crates from this checkout.
 grep -qxF "ptxlab-runtime = { path = \"$ROOT/runtime\" }" Cargo.toml || { echo "Cargo.toml: no path dependency on ptxlab-runtime"; exit 1; }
 grep -qxF "ptxlab-builder = { path = \"$ROOT/builder\" }" Cargo.toml || { echo "Cargo.toml: no path dependency on ptxlab-builder"; exit 1; }
-grep -qxF "ptxlab-device = { path = \"$ROOT/device\" }" kernels/Cargo.toml || { echo "kernels/Cargo.toml: no path dependency on ptxlab-device"; exit 1; }
+grep -qxF "ptxlab-device = { path = \"$ROOT/toolkit/device\" }" kernels/Cargo.toml || { echo "kernels/Cargo.toml: no path dependency on ptxlab-device"; exit 1; }
 cargo run --release -- --backend sim | tee run.log
 [ "$(grep -c '^PASS' run.log)" = 4 ] || { echo "expected 4 PASS lines"; exit 1; }
 grep -q '^PASS axpy::<f64>' run.log || { echo "no PASS axpy::<f64> line"; exit 1; }

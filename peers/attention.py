@@ -1,10 +1,10 @@
 """Attention peers: torch.nn.functional.scaled_dot_product_attention with each
 of its backends (cuDNN, flash = FlashAttention-2, memory-efficient), where
-available, at the shapes of `ptxlab bench` (host/src/workloads/attention/
+available, at the shapes of `ptxlab bench` (lab/attention/host/
 bench.rs), BF16 (and FP16 at the first shape), non-causal and causal.
 
 The inputs are the ones the Rust rows use: a hash of the element index
-(`hash_value` in host/src/workloads/attention/cpu.rs, repeated here with
+(`hash_value` in lab/attention/host/cpu.rs, repeated here with
 torch's int64 arithmetic), rounded to the 16-bit type. The error is measured
 the same way too: against an f64 reference on the first and last head, every
 64th query row and the last one; relative error by norm, and the largest

@@ -1,5 +1,5 @@
 """Attention decoding peers: a PyTorch paged decode at the shapes of
-`ptxlab bench` (host/src/workloads/attention/decode/bench.rs): one new query
+`ptxlab bench` (lab/attention/host/decode/bench.rs): one new query
 row per sequence, H query heads on H_kv K/V heads, a cache of 16-token
 pages listed by a block table, BF16.
 
@@ -12,7 +12,7 @@ pages listed by a block table, BF16.
   mask: what torch reaches without pages, the gather outside the timing.
 
 The inputs are the ones the Rust rows use: the hash of the element index
-(`hash_value` in host/src/workloads/attention/cpu.rs) for Q (tensor 0,
+(`hash_value` in lab/attention/host/cpu.rs) for Q (tensor 0,
 (B, 1, H, D)), the K cache (tensor 1) and the V cache (tensor 2), both
 (num_pages, 16, H_kv, D) over every slot, rounded to BF16; the block table
 of `scatter_table` in decode/problem.rs (page p of sequence b is page

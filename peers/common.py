@@ -8,7 +8,7 @@ import math
 
 def timing_stats(samples_ms):
     """Median, min, max and count of timings in ms, defined as ptxlab's own
-    `Timing::from_samples` (runtime/src/timing.rs) defines them: sorted, the
+    `Timing::from_samples` (toolkit/runtime/src/timing.rs) defines them: sorted, the
     middle sample for an odd count, the mean of the two middle samples for
     an even count, NaN for none. Every peer reports its timings through
     this one function, so its rows and ptxlab's rows are the same

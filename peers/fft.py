@@ -2,7 +2,7 @@
 
 Sizes, labels and the GFLOP/s figure (5 N log2 N per complex transform, N the
 points of one 2-D transform or of one row) are those of
-host/src/workloads/fft/bench.rs, so the report pairs the rows. Each peer's
+lab/fft/host/bench.rs, so the report pairs the rows. Each peer's
 result is checked against numpy.fft in f64 (relative error by norm).
 """
 import math

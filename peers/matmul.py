@@ -9,7 +9,7 @@ B) where this torch takes them (else a dequantise-then-BF16-matmul row,
 labelled so); matmul then column sum, the fused algebra A.sum(0) @ B, and
 CuPy's einsum('ij,jk->k').
 
-Sizes carry the words that make a problem its own (host/src/report/
+Sizes carry the words that make a problem its own (lab/common/src/report/
 problem.rs): `block-scaled` for block scales (compared only with the Rust
 block-scaled rows) and `fast-accum` for use_fast_accum=True (a less
 accurate accumulation: another computation, compared with no Rust row)."""
@@ -81,7 +81,7 @@ def _torch(quick):
 
 
 def _fp8_shapes(quick):
-    """The FP8 rows' shapes (host/src/workloads/matmul/fp8_bench.rs)."""
+    """The FP8 rows' shapes (lab/matmul/host/fp8_bench.rs)."""
     if quick:
         return [(2048, 2048, 2048)]
     return [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 4096, 4096), (4096, 7168, 16384)]
@@ -140,7 +140,7 @@ def _scaled_mm(quick):
 
 def _fp8_block_shapes(quick):
     """The block-scaled FP8 rows' shapes (fp8_block_shapes in
-    host/src/workloads/matmul/fp8_bench.rs)."""
+    lab/matmul/host/fp8_bench.rs)."""
     if quick:
         return [(2048, 2048, 2048)]
     return [(4096, 4096, 4096), (8192, 8192, 8192)]

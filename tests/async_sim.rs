@@ -46,7 +46,7 @@ fn every_planted_bug_is_caught_with_a_one_line_report() {
             "{line}"
         );
         assert!(line.contains(", thread ("), "{line}");
-        let lines = line.matches("kernels-gpu/src/pipeline_bugs/").count();
+        let lines = line.matches("lab/pipeline-bugs/kernels/").count();
         assert!(
             lines >= 2,
             "{}: both source lines expected: {line}",

@@ -65,9 +65,9 @@ fn the_check_catches_a_wrong_sum() {
     assert!(cluster::check(&x, 2, &got).is_err());
 }
 
-/// The line numbers of `kernels-gpu/src/pipeline_bugs/cluster.rs` in a report.
+/// The line numbers of `lab/pipeline-bugs/kernels/cluster.rs` in a report.
 fn bug_lines(line: &str) -> Vec<String> {
-    let key = "kernels-gpu/src/pipeline_bugs/cluster.rs:";
+    let key = "lab/pipeline-bugs/kernels/cluster.rs:";
     line.match_indices(key)
         .map(|(i, _)| {
             line[i + key.len()..]
@@ -241,7 +241,7 @@ fn a_multicast_mask_that_misses_a_consumer_is_a_deadlock_naming_the_multicast() 
     assert!(line.contains("cta_mask 0b"), "{line}");
     assert!(line.contains("transaction bytes pending"), "{line}");
     // The consumer's wait and the multicast (in the shared kernel body).
-    let lines = lines_of(&line, "kernels-gpu/src/pipeline_bugs/multicast.rs");
+    let lines = lines_of(&line, "lab/pipeline-bugs/kernels/multicast.rs");
     assert!(
         lines.len() >= 2 && lines.iter().any(|l| *l != lines[0]),
         "the wait and the multicast expected: {line}"
@@ -256,7 +256,7 @@ fn an_expect_tx_of_one_blocks_bytes_is_a_read_of_unlanded_data_naming_the_multic
         line.contains("counted fewer bytes than land in this block"),
         "{line}"
     );
-    let lines = lines_of(&line, "kernels-gpu/src/pipeline_bugs/multicast.rs");
+    let lines = lines_of(&line, "lab/pipeline-bugs/kernels/multicast.rs");
     assert!(
         lines.len() >= 2 && lines.iter().any(|l| *l != lines[0]),
         "the read and the multicast expected: {line}"
@@ -268,7 +268,7 @@ fn a_stage_released_on_the_own_block_only_leaves_the_peers_producer_waiting() {
     let line = multicast_report(Bug::MulticastArriveOwnRankOnly);
     assert!(line.contains("deadlock"), "{line}");
     assert!(line.contains("arrivals pending"), "{line}");
-    let lines = lines_of(&line, "kernels-gpu/src/pipeline_bugs/multicast.rs");
+    let lines = lines_of(&line, "lab/pipeline-bugs/kernels/multicast.rs");
     assert!(lines.len() >= 2, "the wait and the init expected: {line}");
 }
 

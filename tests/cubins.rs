@@ -120,7 +120,7 @@ fn every_register_cap_of_the_ladder_ships_as_capped_cubins() {
                     .find(|c| c.cap == cap && c.arch == arch)
                     .unwrap_or_else(|| {
                         panic!(
-                            "{}: no cubin capped at {cap} registers for {arch} (host/build.rs \
+                            "{}: no cubin capped at {cap} registers for {arch} (lab/common/build.rs \
                              LOMB_REG_CAPS must list every cap of the ladder)",
                             name(m)
                         )

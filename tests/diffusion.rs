@@ -50,10 +50,7 @@ fn the_race_detector_reports_the_inplace_kernel() {
         "one read and one write: {e}"
     );
     for a in [&r.first, &r.second] {
-        assert!(
-            a.location.starts_with("kernels-gpu/src/diffusion.rs:"),
-            "{e}"
-        );
+        assert!(a.location.starts_with("lab/diffusion/kernels.rs:"), "{e}");
     }
     let text = e.to_string();
     assert!(

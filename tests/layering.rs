@@ -1,6 +1,6 @@
 //! The layers hold: only the runtime talks to the CUDA driver binding.
 //!
-//! Every Rust source file of the workspace outside `runtime/` (the lab, the
+//! Every Rust source file of the workspace outside `toolkit/runtime/` (the lab, the
 //! kernels, the toolkit's other crates, tests, benches, xtask, fuzz targets)
 //! is read, and none may name the binding crate: streams, events, device
 //! element types and driver errors come from `ptxlab-runtime`'s own types.
@@ -31,7 +31,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The files under `root` outside `runtime/` that name the binding, each
+/// The files under `root` outside `toolkit/runtime/` that name the binding, each
 /// with its first such line.
 fn offenders(root: &Path) -> Vec<String> {
     let mut files = Vec::new();
@@ -39,7 +39,10 @@ fn offenders(root: &Path) -> Vec<String> {
     files.sort();
     files
         .iter()
-        .filter(|f| !f.strip_prefix(root).is_ok_and(|r| r.starts_with("runtime")))
+        .filter(|f| {
+            !f.strip_prefix(root)
+                .is_ok_and(|r| r.starts_with("toolkit/runtime"))
+        })
         .filter_map(|f| {
             let text = std::fs::read_to_string(f).ok()?;
             let (n, line) = text
@@ -58,7 +61,11 @@ fn only_the_runtime_names_the_driver_binding() {
     let mut files = Vec::new();
     rust_files(root, &mut files);
     // The scan sees the workspace: the lab, xtask and this file at least.
-    for must in ["host/src/lib.rs", "xtask/src/main.rs", "tests/layering.rs"] {
+    for must in [
+        "lab/ptxlab/src/lib.rs",
+        "xtask/src/main.rs",
+        "tests/layering.rs",
+    ] {
         assert!(
             files.iter().any(|f| f.ends_with(must)),
             "the scan did not reach {must}"
@@ -67,7 +74,7 @@ fn only_the_runtime_names_the_driver_binding() {
     let bad = offenders(root);
     assert!(
         bad.is_empty(),
-        "only runtime/ may use the CUDA driver binding (`{BINDING}`); use the runtime's own types \
+        "only toolkit/runtime/ may use the CUDA driver binding (`{BINDING}`); use the runtime's own types \
          (ptxlab_runtime::{{Stream, Event, Element}}, runtime::error::DriverStatus, \
          runtime::nccl) instead. Found:\n{}",
         bad.join("\n")
@@ -78,17 +85,20 @@ fn only_the_runtime_names_the_driver_binding() {
 fn the_scan_finds_a_file_that_names_the_binding() {
     let dir = std::env::temp_dir().join(format!("ptxlab-layering-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("host/src")).unwrap();
-    std::fs::create_dir_all(dir.join("runtime/src")).unwrap();
+    std::fs::create_dir_all(dir.join("lab/ptxlab/src")).unwrap();
+    std::fs::create_dir_all(dir.join("toolkit/runtime/src")).unwrap();
     std::fs::create_dir_all(dir.join("target/debug")).unwrap();
     let import = format!("use {BINDING}::driver::CudaStream;\n");
-    std::fs::write(dir.join("runtime/src/gpu.rs"), &import).unwrap();
+    std::fs::write(dir.join("toolkit/runtime/src/gpu.rs"), &import).unwrap();
     std::fs::write(dir.join("target/debug/out.rs"), &import).unwrap();
-    std::fs::write(dir.join("host/src/ok.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.join("lab/ptxlab/src/ok.rs"), "fn main() {}\n").unwrap();
     assert!(offenders(&dir).is_empty(), "{:?}", offenders(&dir));
-    std::fs::write(dir.join("host/src/bad.rs"), format!("// x\n{import}")).unwrap();
+    std::fs::write(dir.join("lab/ptxlab/src/bad.rs"), format!("// x\n{import}")).unwrap();
     let bad = offenders(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(bad.len(), 1, "{bad:?}");
-    assert!(bad[0].starts_with("host/src/bad.rs:2: use "), "{bad:?}");
+    assert!(
+        bad[0].starts_with("lab/ptxlab/src/bad.rs:2: use "),
+        "{bad:?}"
+    );
 }

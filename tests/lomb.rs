@@ -588,7 +588,7 @@ fn bad_inputs_are_clear_errors() {
     ));
     assert!(e.contains("needs an evenly spaced frequency grid"), "{e}");
     // (Unknown variants are clap's to refuse: `lomb::cli`'s unit tests and
-    // host/tests/hostile/lomb.rs.)
+    // lab/ptxlab/tests/hostile/lomb.rs.)
 }
 
 // ---- GPU --------------------------------------------------------------------------------

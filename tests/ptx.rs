@@ -40,7 +40,7 @@ fn every_kernel_is_exported_with_its_directives() {
         "expected the project's kernels, found {}",
         kernels.len()
     );
-    // The Hopper kernels (the modules `kernels-gpu/src/lib.rs` builds only
+    // The Hopper kernels (the modules `lab/kernels.rs` builds only
     // with the `sm90a` feature) live in the sm_90a module only; every other
     // kernel in the precise and fast-math modules.
     let hopper = |k: &&&ptxlab_device::KernelInfo| {

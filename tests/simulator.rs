@@ -412,7 +412,7 @@ fn a_missing_barrier_is_reported_as_a_shared_memory_race() {
     assert_ne!(r.first.thread, r.second.thread, "{e}");
     assert!(r.first.write != r.second.write, "a read and a write: {e}");
     for a in [&r.first, &r.second] {
-        assert!(a.location.starts_with("kernels-gpu/src/demo.rs:"), "{e}");
+        assert!(a.location.starts_with("lab/demo/kernels.rs:"), "{e}");
     }
     assert_ne!(r.first.location, r.second.location, "{e}");
     assert!(

@@ -10,9 +10,9 @@ use ptxlab_builder::{BuildOutput, KernelMeta, report_table};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The lab's kernel crate.
+/// The lab's kernel crate (`kernels-gpu`: `lab/Cargo.toml`, root `lab/kernels.rs`).
 pub(crate) fn kernel_crate() -> PathBuf {
-    root().join("kernels-gpu")
+    root().join("lab")
 }
 
 /// Where `build-ptx` and `inspect` write unless told otherwise.

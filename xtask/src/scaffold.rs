@@ -31,12 +31,12 @@ pub(crate) enum Dep {
 }
 
 impl Dep {
-    /// The TOML value of the dependency on the crate in folder `dir` of the
-    /// repository (`runtime`, `builder`, `device`).
+    /// The TOML value of the dependency on the toolkit crate in folder
+    /// `toolkit/<dir>` of the repository (`runtime`, `builder`, `device`).
     fn value(&self, dir: &str) -> String {
         match self {
             Dep::Path(p) => format!(
-                "{{ path = \"{}/{dir}\" }}",
+                "{{ path = \"{}/toolkit/{dir}\" }}",
                 toml_escape(&p.display().to_string())
             ),
             Dep::Git { url, rev } => {
@@ -471,18 +471,20 @@ mod tests {
         let r = root().display().to_string();
         assert!(
             cargo.contains(&format!(
-                "\nptxlab-runtime = {{ path = \"{r}/runtime\" }}\n"
+                "\nptxlab-runtime = {{ path = \"{r}/toolkit/runtime\" }}\n"
             )),
             "{cargo}"
         );
         assert!(
             cargo.contains(&format!(
-                "\nptxlab-builder = {{ path = \"{r}/builder\" }}\n"
+                "\nptxlab-builder = {{ path = \"{r}/toolkit/builder\" }}\n"
             )),
             "{cargo}"
         );
         assert!(
-            kernels.contains(&format!("\nptxlab-device = {{ path = \"{r}/device\" }}\n")),
+            kernels.contains(&format!(
+                "\nptxlab-device = {{ path = \"{r}/toolkit/device\" }}\n"
+            )),
             "{kernels}"
         );
         assert!(readme.contains(&format!("by path, from the ptxlab checkout at `{r}`")));

@@ -1,6 +1,6 @@
 //! The PTX targets the tools build for, and the modules of the lab.
 //!
-//! The lab embeds three modules (host/build.rs): precise and fast-math ones
+//! The lab embeds three modules (lab/common/build.rs): precise and fast-math ones
 //! for sm_80, which every GPU from A100 up runs, and an `sm_90a` one with the
 //! Hopper kernels (`wgmma`, TMA, `setmaxnreg`), which only sm_90 runs and
 //! which needs a newer PTX ISA. [`Module`] is one of them, or any other
@@ -33,7 +33,7 @@ pub(crate) enum Arch {
 }
 
 impl Arch {
-    /// The archs whose modules the lab embeds (host/build.rs).
+    /// The archs whose modules the lab embeds (lab/common/build.rs).
     pub(crate) const LAB: &[Arch] = &[Arch::Sm80, Arch::Sm90a];
 
     /// The name `llc`, `ptxas` and the runtime use (`sm_90a`).
@@ -73,7 +73,7 @@ impl Arch {
     }
 
     /// The kernel crate's cargo features for this target: `sm90a` selects
-    /// the Hopper kernels (kernels-gpu's feature, as host/build.rs turns on).
+    /// the Hopper kernels (kernels-gpu's feature, as lab/common/build.rs turns on).
     fn features(self) -> Vec<String> {
         if self.is_arch_specific() {
             vec![self.name().replace('_', "")]
@@ -169,7 +169,7 @@ impl Module {
         },
     ];
 
-    /// The file stem, as host/build.rs names the lab's modules: `kernels`,
+    /// The file stem, as lab/common/build.rs names the lab's modules: `kernels`,
     /// `kernels_fast`, `kernels_sm90a` (and `kernels_sm90a_fast`).
     pub(crate) fn stem(self) -> String {
         let mut s = String::from("kernels");

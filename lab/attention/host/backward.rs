@@ -1,0 +1,430 @@
+//! The backward pass: [`Backward`] launches the three kernels of
+//! [`kernels_gpu::attention::backward`] (`Delta` and a zeroed `dQ`
+//! accumulator, the main kernel per key tile, `dQ` rounded), and the
+//! checks of its gradients against the f64 [`grad_reference`].
+//!
+//! # The bounds
+//! As in the forward's (`check.rs`), the reference is computed in f64 from
+//! the rounded inputs, so only the kernels' own rounding counts. `dV =
+//! P^T dO` rounds each `P` to the 16-bit type before the product and
+//! each result once: at most about `2u` in the norm (`u` the unit
+//! roundoff), held to `4u` as the forward's `O`. `dK` and `dQ` are
+//! products of `dS = P (dP - Delta)` rounded to the 16-bit type (`u`),
+//! with `P` recomputed from the forward's f32 `lse` and `Delta` taken from
+//! the forward's rounded `O` (an absolute error of about `2u |dO| |O|` per
+//! row, small against `dP` for any input whose values do not all agree),
+//! and the result rounded once more: about `3u` to `4u` in the norm, held
+//! to `8u` (3.1e-2 BF16, 3.9e-3 FP16). The f32 accumulations (and `dQ`'s
+//! atomics, whose order varies) add about `2^-24` per term: negligible.
+//! The same relative error by norm is measured on torch's gradients at the
+//! same inputs (`peers/attention.py`), the figure to compare with.
+
+use super::cpu::{GradReference, POISON_16, check_inputs, grad_reference, round_checked, widen};
+use super::launch::{Inputs, Plan};
+use super::packed::Packed;
+use super::types::{Precision, Rung, Shape};
+use kernels_gpu::attention::backward as bw;
+use ptxlab_common::error::{Error, Result};
+use ptxlab_common::launch;
+use ptxlab_common::rng::rel_err_norm;
+use ptxlab_common::runtime::{Buffer, Device, LaunchConfig, ModuleKey};
+use ptxlab_device::Dim3;
+use ptxlab_device::mma::{Bf16, F16, Half16};
+use std::marker::PhantomData;
+
+/// The FLOPs of one backward pass by FlashAttention's convention: 2.5 times
+/// the forward's (five products of the size of the forward's two halves,
+/// `Q K^T`, `dO V^T`, `P^T dO`, `dS^T Q`, `dS K`, against the forward's
+/// `Q K^T` and `P V`), halved for causal as the forward's.
+pub fn backward_flops(shape: &Shape) -> f64 {
+    2.5 * shape.flops()
+}
+
+/// The backward rung's label in reports.
+pub const BWD_LABEL: &str = "backward 1 FA2 algorithm, mma.sync, dQ atomics";
+
+/// The size label of a backward row: the forward's with " backward" (so
+/// the report never pairs a backward row with a forward one).
+pub fn backward_label(shape: &Shape) -> String {
+    format!("{} backward", shape.label())
+}
+
+/// Why the backward pass cannot take `shape`, if it cannot.
+pub fn backward_refuses(shape: &Shape) -> Option<String> {
+    if !matches!(shape.d, 64 | 128) {
+        return Some(format!(
+            "not for this shape: the backward pass is built for head dims 64 and 128 (D = {})",
+            shape.d
+        ));
+    }
+    if shape.bh() > super::types::MAX_HEADS {
+        return Some(format!(
+            "not for this shape: {} heads; at most {} (the head is the launch grid's y)",
+            shape.bh(),
+            super::types::MAX_HEADS
+        ));
+    }
+    None
+}
+
+/// The gradients on the device, 16-bit bits of the working precision.
+pub struct Grads {
+    /// `dL/dQ`, `bh x sq x d`.
+    pub dq: Buffer<u16>,
+    /// `dL/dK`, `bh_kv x skv x d` (with grouped heads, summed over each
+    /// `K`/`V` head's query heads).
+    pub dk: Buffer<u16>,
+    /// `dL/dV`, `bh_kv x skv x d`.
+    pub dv: Buffer<u16>,
+}
+
+impl Grads {
+    /// Gradient buffers for `shape`, filled with the poison (NaN).
+    pub fn poisoned(dev: &Device, shape: &Shape) -> Result<Self> {
+        Self::poisoned_lens(dev, shape.q_len(), shape.kv_len())
+    }
+
+    /// Poisoned gradient buffers of `dQ`'s and `dK`'s element counts (a
+    /// packed batch's: [`Packed::q_len`], [`Packed::kv_len`]).
+    pub fn poisoned_lens(dev: &Device, q_len: usize, kv_len: usize) -> Result<Self> {
+        Ok(Self {
+            dq: dev.alloc_filled(q_len, POISON_16)?,
+            dk: dev.alloc_filled(kv_len, POISON_16)?,
+            dv: dev.alloc_filled(kv_len, POISON_16)?,
+        })
+    }
+}
+
+/// One backward pass, ready to launch: the checked shape (dense, or a
+/// packed batch) and the scratch (`Delta` per query row, the f32 `dQ`
+/// accumulator, the packed offsets or a stand-in).
+pub struct Backward {
+    prec: Precision,
+    shape: Shape,
+    packed: Option<Packed>,
+    offsets: Buffer<u32>,
+    delta: Buffer<f32>,
+    dq_acc: Buffer<f32>,
+}
+
+fn check_len(what: &str, got: usize, want: usize) -> Result<()> {
+    if got != want {
+        return Err(Error::input(
+            what,
+            format!("{got} elements; the shape needs {want}"),
+        ));
+    }
+    Ok(())
+}
+
+impl Backward {
+    /// Checks the shape (the error says "not for this shape: ..." when the
+    /// kernels do not take it) and allocates the scratch.
+    pub fn new(dev: &Device, prec: Precision, shape: Shape) -> Result<Self> {
+        if let Some(why) = backward_refuses(&shape) {
+            return Err(Error::input("--backward", why));
+        }
+        Ok(Self {
+            prec,
+            shape,
+            packed: None,
+            offsets: dev.alloc_filled(1, 0u32)?,
+            delta: dev.alloc_filled(shape.bh() * shape.sq, 0f32)?,
+            dq_acc: dev.alloc_filled(shape.q_len(), 0f32)?,
+        })
+    }
+
+    /// The backward pass of a packed variable-length batch (the `PACKED`
+    /// instances of `attn_bwd`; `lse`, `Delta` and the gradients in the
+    /// packed layouts of [`Packed`]).
+    pub fn packed(dev: &Device, prec: Precision, p: Packed) -> Result<Self> {
+        let shape = *p.base();
+        if let Some(why) = backward_refuses(&shape) {
+            return Err(Error::input("--backward", why));
+        }
+        Ok(Self {
+            prec,
+            shape,
+            offsets: dev.upload(&p.offsets())?,
+            delta: dev.alloc_filled(p.lse_len(), 0f32)?,
+            dq_acc: dev.alloc_filled(p.q_len(), 0f32)?,
+            packed: Some(p),
+        })
+    }
+
+    /// Elements of `Q` (`O`, `dO`, `dQ`), of `K` (`V`, `dK`, `dV`) and of
+    /// `lse`.
+    fn lens(&self) -> (usize, usize, usize) {
+        let sh = &self.shape;
+        match &self.packed {
+            Some(p) => (p.q_len(), p.kv_len(), p.lse_len()),
+            None => (sh.q_len(), sh.kv_len(), sh.bh() * sh.sq),
+        }
+    }
+
+    /// Runs the backward pass from the forward's inputs `x`, output `o`,
+    /// log-sum-exp `lse` and the output gradient `dout` into `g`.
+    pub fn run(
+        &mut self,
+        dev: &Device,
+        x: &Inputs,
+        o: &Buffer<u16>,
+        lse: &Buffer<f32>,
+        dout: &Buffer<u16>,
+        g: &mut Grads,
+    ) -> Result<()> {
+        let sh = self.shape;
+        let (ql, kl, ll) = self.lens();
+        for (what, got, want) in [
+            ("Q", x.q.len(), ql),
+            ("K", x.k.len(), kl),
+            ("V", x.v.len(), kl),
+            ("O", o.len(), ql),
+            ("dO", dout.len(), ql),
+            ("lse", lse.len(), ll),
+            ("dQ", g.dq.len(), ql),
+            ("dK", g.dk.len(), kl),
+            ("dV", g.dv.len(), kl),
+        ] {
+            check_len(what, got, want)?;
+        }
+        match (self.prec, sh.d) {
+            (Precision::Bf16, 64) => Kernels::<Bf16, 64>::run(self, dev, x, o, lse, dout, g),
+            (Precision::Bf16, 128) => Kernels::<Bf16, 128>::run(self, dev, x, o, lse, dout, g),
+            (Precision::F16, 64) => Kernels::<F16, 64>::run(self, dev, x, o, lse, dout, g),
+            (Precision::F16, 128) => Kernels::<F16, 128>::run(self, dev, x, o, lse, dout, g),
+            _ => unreachable!("Backward::new refused other head dims"),
+        }
+    }
+}
+
+/// The backward kernels for one `(H, D)`: the only place they are named.
+struct Kernels<H, const D: usize>(PhantomData<H>);
+
+impl<H: Half16 + bw::attn_bwd_pre::Built + bw::attn_bwd_dq::Built, const D: usize> Kernels<H, D>
+where
+    bw::attn_bwd::Of<H, D, false>: bw::attn_bwd::Instance,
+    bw::attn_bwd::Of<H, D, true>: bw::attn_bwd::Instance,
+{
+    fn run(
+        b: &mut Backward,
+        dev: &Device,
+        x: &Inputs,
+        o: &Buffer<u16>,
+        lse: &Buffer<f32>,
+        dout: &Buffer<u16>,
+        g: &mut Grads,
+    ) -> Result<()> {
+        let sh = b.shape;
+        let (q_len, _, rows) = b.lens();
+        let cfg = |grid: Dim3, threads: u32, shared_bytes: usize| LaunchConfig {
+            grid,
+            block: Dim3::x(threads),
+            shared_bytes,
+            module: ModuleKey::default(),
+            cluster: None,
+        };
+        let pre = cfg(
+            Dim3::x(rows.div_ceil(bw::PRE_ROWS as usize) as u32),
+            bw::BWD_THREADS,
+            0,
+        );
+        launch!(
+            dev,
+            pre,
+            attention::backward::attn_bwd_pre::<H>(
+                o,
+                dout,
+                &mut b.delta,
+                &mut b.dq_acc,
+                rows as u32,
+                D as u32
+            )
+        )?;
+        // One row of blocks per K/V head; each walks its group's query heads
+        // (packed: per K/V head of a token and per sequence, the longest
+        // sequence's key tiles).
+        let tiles = sh.skv.div_ceil(bw::BWD_BN) as u32;
+        let grid = match &b.packed {
+            Some(p) => Dim3::new(tiles, sh.kv_heads as u32, p.batch() as u32),
+            None => Dim3::xy(tiles, sh.bh_kv() as u32),
+        };
+        let main = cfg(grid, bw::BWD_MAIN_THREADS, bw::bwd_shared_bytes(D));
+        let ks = sh.kernel_shape();
+        let (delta, dq_acc, offsets) = (&b.delta, &mut b.dq_acc, &b.offsets);
+        let (dk, dv) = (&mut g.dk, &mut g.dv);
+        if b.packed.is_some() {
+            launch!(
+                dev,
+                main,
+                attention::backward::attn_bwd::<H, D, true>(
+                    &x.q, &x.k, &x.v, dout, lse, delta, dq_acc, dk, dv, offsets, ks
+                )
+            )?;
+        } else {
+            launch!(
+                dev,
+                main,
+                attention::backward::attn_bwd::<H, D, false>(
+                    &x.q, &x.k, &x.v, dout, lse, delta, dq_acc, dk, dv, offsets, ks
+                )
+            )?;
+        }
+        let pairs = q_len / 2;
+        let blocks = pairs
+            .div_ceil(bw::BWD_THREADS as usize)
+            .min(bw::DQ_MAX_BLOCKS as usize);
+        launch!(
+            dev,
+            cfg(Dim3::x(blocks as u32), bw::BWD_THREADS, 0),
+            attention::backward::attn_bwd_dq::<H>(&b.dq_acc, &mut g.dq, sh.scale as f32)
+        )
+    }
+}
+
+/// The PTX entry of the main backward kernel for `prec` and `d`, dense or
+/// for packed batches.
+pub fn backward_entry(prec: Precision, d: usize, packed: bool) -> Option<&'static str> {
+    fn of<H: Half16, const D: usize>(packed: bool) -> &'static str
+    where
+        bw::attn_bwd::Of<H, D, false>: bw::attn_bwd::Instance,
+        bw::attn_bwd::Of<H, D, true>: bw::attn_bwd::Instance,
+    {
+        if packed {
+            <bw::attn_bwd::Of<H, D, true> as bw::attn_bwd::Instance>::ENTRY
+        } else {
+            <bw::attn_bwd::Of<H, D, false> as bw::attn_bwd::Instance>::ENTRY
+        }
+    }
+    Some(match (prec, d) {
+        (Precision::Bf16, 64) => of::<Bf16, 64>(packed),
+        (Precision::Bf16, 128) => of::<Bf16, 128>(packed),
+        (Precision::F16, 64) => of::<F16, 64>(packed),
+        (Precision::F16, 128) => of::<F16, 128>(packed),
+        _ => return None,
+    })
+}
+
+/// The relative error by norm of each gradient.
+#[derive(Debug, Clone, Copy)]
+pub struct GradErrors {
+    /// `||dQ - ref|| / ||ref||`.
+    pub dq: f64,
+    /// The same for `dK`.
+    pub dk: f64,
+    /// The same for `dV`.
+    pub dv: f64,
+}
+
+/// The bounds on [`GradErrors`] in `prec` (module docs): `(dQ and dK, dV)`.
+pub fn grad_bounds(prec: Precision) -> (f64, f64) {
+    let u = prec.unit_roundoff();
+    (8.0 * u, 4.0 * u)
+}
+
+/// The errors of the gradients (all heads' bits) on the reference's heads
+/// (`dQ` on its query heads, `dK` and `dV` on its `K`/`V` heads); a value
+/// never written (the poison) or not finite is an error naming it.
+pub fn grad_errors(
+    shape: &Shape,
+    prec: Precision,
+    refr: &GradReference,
+    dq: &[u16],
+    dk: &[u16],
+    dv: &[u16],
+) -> std::result::Result<GradErrors, String> {
+    let d = shape.d;
+    let pick = |name: &str, bits: &[u16], heads: &[usize], rows: usize, want: &[f64]| {
+        let mut got = Vec::with_capacity(want.len());
+        for &h in heads {
+            for r in 0..rows {
+                for c in 0..d {
+                    let v = prec.value(bits[(h * rows + r) * d + c]);
+                    if !v.is_finite() {
+                        return Err(format!(
+                            "{name}[head {h}, row {r}, col {c}] is {v} (never written, or overflow)"
+                        ));
+                    }
+                    got.push(v as f64);
+                }
+            }
+        }
+        Ok(rel_err_norm(&got, want))
+    };
+    Ok(GradErrors {
+        dq: pick("dQ", dq, &refr.heads, shape.sq, &refr.dq)?,
+        dk: pick("dK", dk, &refr.kv_heads, shape.skv, &refr.dk)?,
+        dv: pick("dV", dv, &refr.kv_heads, shape.skv, &refr.dv)?,
+    })
+}
+
+/// `Ok` when `e` is within the bounds (module docs), else the verification
+/// error naming `what`.
+pub fn verify_grads(what: &str, prec: Precision, e: &GradErrors) -> Result<()> {
+    let (b, bv) = grad_bounds(prec);
+    if !(e.dq <= b) || !(e.dk <= b) || !(e.dv <= bv) {
+        return Err(Error::Verification {
+            what: what.into(),
+            detail: format!(
+                "relative errors dQ {:.2e}, dK {:.2e} (bound {b:.1e}), dV {:.2e} (bound {bv:.1e})",
+                e.dq, e.dk, e.dv
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The inputs of a backward check: those of the forward's check, and an
+/// output gradient from hash tensor `3 seed + 3`.
+pub fn grad_inputs(shape: &Shape, prec: Precision, seed: u64) -> Result<[Vec<u16>; 4]> {
+    let [q, k, v] = check_inputs(shape, prec, seed, 2.0)?;
+    let g = round_checked(
+        prec,
+        "dO",
+        &super::cpu::generated(3 * seed + 3, shape.q_len()),
+    )?;
+    Ok([q, k, v, g])
+}
+
+/// The forward (rung 2, which writes the log-sum-exp) then the backward on
+/// `shape`, gradients poisoned first, against the f64 reference on every
+/// head; returns the errors after [`verify_grads`].
+pub fn check_backward(
+    dev: &Device,
+    prec: Precision,
+    shape: &Shape,
+    seed: u64,
+) -> Result<GradErrors> {
+    let [q, k, v, g] = grad_inputs(shape, prec, seed)?;
+    let x = Inputs::upload(dev, shape, &q, &k, &v)?;
+    let heads: Vec<usize> = (0..shape.bh()).collect();
+    let refr = grad_reference(
+        shape,
+        &widen(prec, &q),
+        &widen(prec, &k),
+        &widen(prec, &v),
+        &widen(prec, &g),
+        &heads,
+    );
+    let dout = dev.upload(&g)?;
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
+    let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
+    Plan::new(dev, Rung::Fa2, prec, *shape, &x)?.run(dev, &mut o, Some(&mut lse))?;
+    let mut grads = Grads::poisoned(dev, shape)?;
+    Backward::new(dev, prec, *shape)?.run(dev, &x, &o, &lse, &dout, &mut grads)?;
+    let what = format!("attention backward {} {}", prec.name(), shape.label());
+    let e = grad_errors(
+        shape,
+        prec,
+        &refr,
+        &dev.download(&grads.dq)?,
+        &dev.download(&grads.dk)?,
+        &dev.download(&grads.dv)?,
+    )
+    .map_err(|detail| Error::Verification {
+        what: what.clone(),
+        detail,
+    })?;
+    verify_grads(&what, prec, &e)?;
+    Ok(e)
+}
