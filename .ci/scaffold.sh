@@ -18,8 +18,8 @@ cargo xtask new-kernel-crate "$SCAFFOLD" --dep path
 took "new-kernel-crate"
 cd "$SCAFFOLD"
 # --dep path: the three ptxlab crates from this checkout.
-grep -qxF "ptxlab-runtime = { path = \"$ROOT/runtime\" }" Cargo.toml || { echo "Cargo.toml: no path dependency on ptxlab-runtime"; exit 1; }
-grep -qxF "ptxlab-builder = { path = \"$ROOT/builder\" }" Cargo.toml || { echo "Cargo.toml: no path dependency on ptxlab-builder"; exit 1; }
+grep -qxF "ptxlab-runtime = { path = \"$ROOT/toolkit/runtime\" }" Cargo.toml || { echo "Cargo.toml: no path dependency on ptxlab-runtime"; exit 1; }
+grep -qxF "ptxlab-builder = { path = \"$ROOT/toolkit/builder\" }" Cargo.toml || { echo "Cargo.toml: no path dependency on ptxlab-builder"; exit 1; }
 grep -qxF "ptxlab-device = { path = \"$ROOT/toolkit/device\" }" kernels/Cargo.toml || { echo "kernels/Cargo.toml: no path dependency on ptxlab-device"; exit 1; }
 cargo run --release -- --backend sim | tee run.log
 [ "$(grep -c '^PASS' run.log)" = 4 ] || { echo "expected 4 PASS lines"; exit 1; }
