@@ -1,6 +1,5 @@
 //! Launchers for the demonstration kernels of `kernels_gpu::demo` (register
 //! caps and fast math), with their CPU references.
-#![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

@@ -3,7 +3,6 @@
 //! the benchmark and the `ptxlab diffusion` CLI.
 //!
 //! Grid: row-major `ny x nx` f32, `x` = column. Boundary cells are fixed.
-#![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

@@ -5,9 +5,6 @@
 //! that the simulator catches every planted mistake and that the correct
 //! pipelines run clean; the GPU table of `docs/results/` comes from the
 //! same runs on an H100.
-#![allow(clippy::too_many_arguments)]
-// Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
-#![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 use kernels_gpu::pipeline_bugs as pb;
 use ptxlab_common::error::{Error, Result};

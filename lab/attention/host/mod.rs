@@ -21,7 +21,6 @@
 //! | `bench.rs` | the benchmark rows |
 //! | `cli.rs` | `ptxlab attention` |
 //! | `decode/` | [`decode`]: decoding over a paged KV cache, `ptxlab attention-decode` |
-#![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

@@ -14,11 +14,9 @@
 //! * [`distributed`]: one process per GPU (rendezvous, bootstrap);
 //! * [`error`]: the lab's [`Error`].
 //!
-//! Each room's crate imports these under the same names at its root
-//! (`use ptxlab_common::{cli, error, launch, ...}`), so its files write
-//! `crate::cli`, `crate::launch!`, as the lab always has.
-// Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
-#![allow(clippy::neg_cmp_op_on_partial_ord)]
+//! A room's files name these by this crate (`ptxlab_common::cli`,
+//! `use ptxlab_common::launch;`), so `crate::` in a room always means the
+//! room itself (its own `cli.rs`, `launch.rs`).
 
 pub mod bench_ctx;
 pub mod cli;

@@ -10,7 +10,6 @@
 //! | `check.rs` | [`check`] against the reference and [`sim_check`] |
 //! | `bench.rs` | the benchmark rows |
 //! | `cli.rs` | `ptxlab fusion`, `ptxlab launch-overhead` |
-#![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

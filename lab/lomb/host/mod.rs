@@ -22,7 +22,6 @@
 //! | `bench_models.rs` | benchmark rows: split phases, long spans, the floating-mean model, batches |
 //! | `cli.rs` | `ptxlab lomb-scargle`: arguments, one curve's run |
 //! | `cli_batch.rs` | `ptxlab lomb-scargle --curves` |
-#![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

@@ -11,7 +11,6 @@
 //! | `check.rs` | [`measure`], [`measure_all`], [`table`], [`sim_check`] |
 //! | `cli.rs` | `ptxlab math-accuracy` |
 #![feature(f128)]
-#![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

@@ -23,7 +23,6 @@
 //! | `fp8_check.rs` | quantised inputs ([`fp8_inputs`], [`fp8_block_inputs`]), the f64 reference of the dequantised inputs, [`check_fp8`], [`check_fp8_block`], [`sim_check_fp8`], [`sim_check_fp8_block`] |
 //! | `fp8_cli.rs` | `ptxlab matmul --precision fp8` |
 //! | `fp8_bench.rs` | the FP8 rows of the benchmark |
-#![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

@@ -21,8 +21,6 @@
 //! `multi/` (row slabs over devices), and `cli.rs` on top, which dispatches
 //! to a single-device solve or to [`multi`].
 #![allow(clippy::too_many_arguments)]
-// Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
-#![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod args;
 pub mod bench;

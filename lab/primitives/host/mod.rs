@@ -21,7 +21,6 @@
 //! | `check.rs` | the error bound of a sum, [`SumCheck`], the input checks and [`sim_check`] |
 //! | `bench.rs` | the benchmark rows ([`bench()`]) |
 //! | `cli.rs` | `ptxlab reduce`, `ptxlab histogram`, `ptxlab monte-carlo-pi` |
-#![allow(clippy::too_many_arguments)]
 // Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 

@@ -8,9 +8,6 @@
 //! | `check.rs` | [`check`] against the CPU (bitwise) and [`sim_check`] |
 //! | `bench.rs` | the copy ceiling, the benchmark rows, module load times |
 //! | `cli.rs` | `ptxlab vector-add` |
-#![allow(clippy::too_many_arguments)]
-// Checks are written `!(err < tol)` on purpose: a NaN error must fail them.
-#![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 mod bench;
 mod check;
