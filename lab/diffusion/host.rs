@@ -68,6 +68,22 @@ fn cells(nx: usize, ny: usize) -> Result<usize> {
     })
 }
 
+/// An input error unless each of the step's three buffers (`u`, `lap`,
+/// `u_new`: their lengths) holds the `nx x ny` grid.
+fn check_buffers(lens: [usize; 3], nx: usize, ny: usize) -> Result<()> {
+    let n = cells(nx, ny)?;
+    if lens.iter().any(|&l| l != n) {
+        return Err(Error::input(
+            "diffusion",
+            format!(
+                "buffers of {}, {}, {} for a {nx}x{ny} grid",
+                lens[0], lens[1], lens[2]
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the grid and the coefficient. `alpha > 0.25` makes the explicit
 /// 5-point scheme unstable (errors grow by up to `|1 - 8 alpha|` per step),
 /// so it is refused with the stable limit named.
@@ -152,18 +168,7 @@ pub fn step_pingpong(
     ny: usize,
     alpha: f32,
 ) -> Result<()> {
-    let n = cells(nx, ny)?;
-    if u.len() != n || lap.len() != n || u_new.len() != n {
-        return Err(Error::input(
-            "diffusion",
-            format!(
-                "buffers of {}, {}, {} for a {nx}x{ny} grid",
-                u.len(),
-                lap.len(),
-                u_new.len()
-            ),
-        ));
-    }
+    check_buffers([u.len(), lap.len(), u_new.len()], nx, ny)?;
     let cfg = LaunchConfig::for_2d(nx, ny, k::PINGPONG_BLOCK.0, k::PINGPONG_BLOCK.1)?;
     launch!(
         dev,
@@ -186,18 +191,7 @@ pub fn pass_temporal(
     alpha: f32,
     depth: u32,
 ) -> Result<()> {
-    let n = cells(nx, ny)?;
-    if u.len() != n || lap.len() != n || u_new.len() != n {
-        return Err(Error::input(
-            "diffusion",
-            format!(
-                "buffers of {}, {}, {} for a {nx}x{ny} grid",
-                u.len(),
-                lap.len(),
-                u_new.len()
-            ),
-        ));
-    }
+    check_buffers([u.len(), lap.len(), u_new.len()], nx, ny)?;
     let cfg = poisson::sweep_config::<f32>(poisson::Rung::Temporal, Grid::new(nx, ny)?, depth)?;
     launch!(
         dev,

@@ -20,7 +20,7 @@
 //! same inputs (`peers/attention.py`), the figure to compare with.
 
 use super::cpu::{GradReference, POISON_16, check_inputs, grad_reference, round_checked, widen};
-use super::launch::{Inputs, Plan};
+use super::launch::{Inputs, Plan, check_len};
 use super::packed::Packed;
 use super::types::{Precision, Rung, Shape};
 use kernels_gpu::attention::backward as bw;
@@ -93,6 +93,26 @@ impl Grads {
             dv: dev.alloc_filled(kv_len, POISON_16)?,
         })
     }
+
+    /// [`grad_errors`] of these gradients (downloaded from `dev`) against
+    /// `refr`; the outer error is the download's, the inner one says which
+    /// value is wrong.
+    pub fn errors(
+        &self,
+        dev: &Device,
+        shape: &Shape,
+        prec: Precision,
+        refr: &GradReference,
+    ) -> Result<std::result::Result<GradErrors, String>> {
+        Ok(grad_errors(
+            shape,
+            prec,
+            refr,
+            &dev.download(&self.dq)?,
+            &dev.download(&self.dk)?,
+            &dev.download(&self.dv)?,
+        ))
+    }
 }
 
 /// One backward pass, ready to launch: the checked shape (dense, or a
@@ -105,16 +125,6 @@ pub struct Backward {
     offsets: Buffer<u32>,
     delta: Buffer<f32>,
     dq_acc: Buffer<f32>,
-}
-
-fn check_len(what: &str, got: usize, want: usize) -> Result<()> {
-    if got != want {
-        return Err(Error::input(
-            what,
-            format!("{got} elements; the shape needs {want}"),
-        ));
-    }
-    Ok(())
 }
 
 impl Backward {
@@ -413,18 +423,12 @@ pub fn check_backward(
     let mut grads = Grads::poisoned(dev, shape)?;
     Backward::new(dev, prec, *shape)?.run(dev, &x, &o, &lse, &dout, &mut grads)?;
     let what = format!("attention backward {} {}", prec.name(), shape.label());
-    let e = grad_errors(
-        shape,
-        prec,
-        &refr,
-        &dev.download(&grads.dq)?,
-        &dev.download(&grads.dk)?,
-        &dev.download(&grads.dv)?,
-    )
-    .map_err(|detail| Error::Verification {
-        what: what.clone(),
-        detail,
-    })?;
+    let e = grads
+        .errors(dev, shape, prec, &refr)?
+        .map_err(|detail| Error::Verification {
+            what: what.clone(),
+            detail,
+        })?;
     verify_grads(&what, prec, &e)?;
     Ok(e)
 }

@@ -321,7 +321,7 @@ pub fn bench_backward_shapes(quick: bool) -> Vec<(usize, usize, usize, usize)> {
 fn bench_backward(ctx: &BenchCtx, dev: &Device, shape: &Shape, prec: Precision) -> Result<Row> {
     use super::backward::{
         BWD_LABEL, Backward, Grads, backward_entry, backward_flops, backward_label, check_backward,
-        grad_errors, verify_grads,
+        verify_grads,
     };
     use super::cpu::grad_reference;
     let mut row = Row::new(NAME, BWD_LABEL, "gpu", &backward_label(shape), prec.name());
@@ -371,14 +371,7 @@ fn bench_backward(ctx: &BenchCtx, dev: &Device, shape: &Shape, prec: Precision) 
         return Ok(row);
     }
     row.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
-    let e = grad_errors(
-        shape,
-        prec,
-        &refr,
-        &dev.download(&grads.dq)?,
-        &dev.download(&grads.dk)?,
-        &dev.download(&grads.dv)?,
-    );
+    let e = grads.errors(dev, shape, prec, &refr)?;
     match e {
         Ok(e) => {
             row.rel_err = Some(e.dq.max(e.dk).max(e.dv));

@@ -43,6 +43,43 @@ pub struct Errors {
     pub lse: f64,
 }
 
+impl Errors {
+    /// The errors of the output rows `got` against the reference's `want`
+    /// (the same rows), with the log-sum-exp's error `lse`.
+    pub fn of_output(got: &[f64], want: &[f64], lse: f64) -> Self {
+        let peak = want.iter().fold(0f64, |m, v| m.max(v.abs()));
+        let worst = got
+            .iter()
+            .zip(want)
+            .fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+        Errors {
+            rel: rel_err_norm(got, want),
+            max: if peak > 0.0 { worst / peak } else { worst },
+            lse,
+        }
+    }
+
+    /// `Ok` when the relative error is within `b`, the largest within
+    /// `2 b` and the log-sum-exp's within `lb` (NaN is never within), else
+    /// the verification error naming `what`.
+    pub fn within(&self, what: &str, b: f64, lb: f64) -> Result<()> {
+        if !(self.rel <= b) || !(self.max <= 2.0 * b) || !(self.lse <= lb) {
+            return Err(Error::Verification {
+                what: what.into(),
+                detail: format!(
+                    "relative error {:.2e} (bound {b:.1e}), max {:.2e} (bound {:.1e}), lse {:.2e} \
+                     (bound {lb:.1e})",
+                    self.rel,
+                    self.max,
+                    2.0 * b,
+                    self.lse
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// The bound on [`Errors::rel`] for `rung` in `prec` (module docs);
 /// `max_score` is the reference's largest `|scale s|`. [`Errors::max`] is
 /// held to twice it, the log-sum-exp to `u (1 + max_score)` (rung 1) or
@@ -86,17 +123,7 @@ pub fn errors(
             got.push(v as f64);
         }
     }
-    let rel = rel_err_norm(&got, &refr.o);
-    let peak = refr.o.iter().fold(0f64, |m, v| m.max(v.abs()));
-    let worst = got
-        .iter()
-        .zip(&refr.o)
-        .fold(0f64, |m, (a, b)| m.max((a - b).abs()));
-    let mut e = Errors {
-        rel,
-        max: if peak > 0.0 { worst / peak } else { worst },
-        lse: 0.0,
-    };
+    let mut e = Errors::of_output(&got, &refr.o, 0.0);
     if let Some(l) = lse {
         for (i, &(h, r)) in refr.rows.iter().enumerate() {
             let v = l[h * shape.sq + r] as f64;
@@ -112,22 +139,11 @@ pub fn errors(
 /// `Ok` when `e` is within the bounds of `rung` (module docs), else the
 /// verification error naming `what`.
 pub fn verify(what: &str, rung: Rung, prec: Precision, max_score: f64, e: &Errors) -> Result<()> {
-    let b = bound(rung, prec, max_score);
-    let lb = lse_bound(rung, prec, max_score);
-    if !(e.rel <= b) || !(e.max <= 2.0 * b) || !(e.lse <= lb) {
-        return Err(Error::Verification {
-            what: what.into(),
-            detail: format!(
-                "relative error {:.2e} (bound {b:.1e}), max {:.2e} (bound {:.1e}), lse {:.2e} \
-                 (bound {lb:.1e})",
-                e.rel,
-                e.max,
-                2.0 * b,
-                e.lse
-            ),
-        });
-    }
-    Ok(())
+    e.within(
+        what,
+        bound(rung, prec, max_score),
+        lse_bound(rung, prec, max_score),
+    )
 }
 
 /// Runs `rung` on `shape` against the full f64 reference, outputs and

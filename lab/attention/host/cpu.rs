@@ -93,17 +93,40 @@ pub fn widen(prec: Precision, bits: &[u16]) -> Vec<f32> {
 }
 
 /// The f64 reference on some rows: `o` (`rows.len() x d`), `lse` per row,
-/// and the largest `|scale s|` seen (rung 1's error bound uses it).
+/// and the largest `|scale s|` seen (rung 1's error bound uses it). A row
+/// is named by `R`: `(head, query row)` here, `(sequence, token, head)` in
+/// decoding.
 #[derive(Debug, Clone)]
-pub struct Reference {
-    /// The `(head, query row)` pairs, in order.
-    pub rows: Vec<(usize, usize)>,
+pub struct Reference<R = (usize, usize)> {
+    /// The rows, in order.
+    pub rows: Vec<R>,
     /// Output rows, `d` values each.
     pub o: Vec<f64>,
     /// Log-sum-exp (natural units) per row.
     pub lse: Vec<f64>,
     /// Largest `|scale s|` over the unmasked scores of these rows.
     pub max_score: f64,
+}
+
+impl<R> Reference<R> {
+    /// The reference of `rows` from each row's `(output row, log-sum-exp,
+    /// largest |scale s|)`, in the same order.
+    pub fn from_rows(rows: Vec<R>, per: Vec<(Vec<f64>, f64, f64)>, d: usize) -> Self {
+        let mut o = Vec::with_capacity(rows.len() * d);
+        let mut lse = Vec::with_capacity(rows.len());
+        let mut max_score = 0f64;
+        for (row, l, big) in per {
+            o.extend(row);
+            lse.push(l);
+            max_score = max_score.max(big);
+        }
+        Reference {
+            rows,
+            o,
+            lse,
+            max_score,
+        }
+    }
 }
 
 /// Every row of every head, in order.
@@ -174,20 +197,7 @@ pub fn reference(
             (o, m + l.ln(), big)
         })
         .collect();
-    let mut o = Vec::with_capacity(rows.len() * d);
-    let mut lse = Vec::with_capacity(rows.len());
-    let mut max_score = 0f64;
-    for (row, l, big) in per {
-        o.extend(row);
-        lse.push(l);
-        max_score = max_score.max(big);
-    }
-    Reference {
-        rows,
-        o,
-        lse,
-        max_score,
-    }
+    Reference::from_rows(rows, per, d)
 }
 
 /// The f64 gradients of some heads: `dq` (`Sq x D` values per query head,

@@ -55,7 +55,8 @@ impl Inputs {
     }
 }
 
-fn check_len(what: &str, got: usize, want: usize) -> Result<()> {
+/// An input error naming `what` unless it has `want` elements.
+pub(super) fn check_len(what: &str, got: usize, want: usize) -> Result<()> {
     if got != want {
         return Err(Error::input(
             what,

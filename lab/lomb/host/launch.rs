@@ -293,23 +293,18 @@ pub fn launch_direct<T: Elem>(
     }
     let (x, y, f, out, s) = (&b.x, &b.y, &b.freqs, &mut b.out, b.scale);
     if let (Some(xl), Some(fl), true) = (&b.x_lo, &b.freqs_lo, b.long) {
+        // The `_long` kernels take the low halves of the times and the
+        // frequencies too.
+        macro_rules! long {
+            ($kernel:ident) => {
+                launch!(dev, cfg, lomb::$kernel::<T>(x, xl, y, f, fl, out, s))
+            };
+        }
         match kind {
-            Kernel::Bounds => launch!(
-                dev,
-                cfg,
-                lomb::lomb_bounds_long::<T>(x, xl, y, f, fl, out, s)
-            ),
-            Kernel::Shared => launch!(
-                dev,
-                cfg,
-                lomb::lomb_shared_long::<T>(x, xl, y, f, fl, out, s)
-            ),
-            Kernel::Lean => launch!(dev, cfg, lomb::lomb_lean_long::<T>(x, xl, y, f, fl, out, s)),
-            _ => launch!(
-                dev,
-                cfg,
-                lomb::lomb_direct_long::<T>(x, xl, y, f, fl, out, s)
-            ),
+            Kernel::Bounds => long!(lomb_bounds_long),
+            Kernel::Shared => long!(lomb_shared_long),
+            Kernel::Lean => long!(lomb_lean_long),
+            _ => long!(lomb_direct_long),
         }
     } else {
         match kind {

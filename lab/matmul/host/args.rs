@@ -3,6 +3,7 @@
 
 use super::colsum::Colsum;
 use super::fp8::{Fp8Kernel, Fp8Scaling};
+use super::launch::elems;
 use super::rung::Rung;
 use super::tensor::{Precision, TcRung, Tf32x3};
 use clap::ValueEnum;
@@ -162,6 +163,41 @@ impl Variant {
 pub const SIM_MAX_MNK: usize = 1 << 27;
 /// Most multiply-adds of a `--backend cpu` run (its one-thread baseline).
 pub const CPU_MAX_MNK: usize = 1 << 36;
+
+/// Refuses a simulated product of more than [`SIM_MAX_MNK`] multiply-adds;
+/// `more` ends the advice (another backend to use, or nothing).
+pub(super) fn check_sim_size(
+    backend: ptxlab_common::Backend,
+    (m, n, kk): (usize, usize, usize),
+    more: &str,
+) -> Result<()> {
+    if backend == ptxlab_common::Backend::Sim
+        && m.saturating_mul(n).saturating_mul(kk) > SIM_MAX_MNK
+    {
+        return Err(Error::input(
+            "matmul",
+            format!(
+                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^27 (e.g. --m 512 --n 512 \
+                 --k 512){more}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The elements of `A`, `B` and the result `out` (`m x n`) together, or an
+/// error when they overflow the address space.
+pub(super) fn product_elems(out: &str, (m, n, kk): (usize, usize, usize)) -> Result<usize> {
+    [elems("A", m, kk)?, elems("B", kk, n)?, elems(out, m, n)?]
+        .iter()
+        .try_fold(0usize, |a, &b| a.checked_add(b))
+        .ok_or_else(|| {
+            Error::input(
+                "--m/--n/--k",
+                format!("A, B and {out} together overflow the address space"),
+            )
+        })
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,6 @@
 //! The benchmark rows: CPU baselines, every SGEMM rung and the column sum.
 
-use super::check::{TOL, check_rung, first_unwritten, sample_check, verify};
+use super::check::{TOL, check_rung, download_f64, first_unwritten, sample_check, verify};
 use super::colsum::{Colsum, ColsumBufs, FusedPlan, bench_plans, colsum_of_product, fused_colsum};
 use super::cpu::{colsum_bytes, colsum_reference, cpu_ndarray, cpu_rayon, flops, inputs};
 use super::launch::gemm;
@@ -194,12 +194,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             rows.push(row);
             continue;
         }
-        let got: Vec<f64> = dev
-            .download(&bufs.out)?
-            .into_iter()
-            .map(f64::from)
-            .collect();
-        let e = rel_err_norm(&got, &want);
+        let e = rel_err_norm(&download_f64(dev, &bufs.out)?, &want);
         row.rel_err = Some(e);
         if !(e <= 1e-3) {
             row.status = Status::Failed(format!("relative error {e:.2e} > 1e-3"));

@@ -6,7 +6,29 @@ use super::launch::gemm;
 use super::rung::Rung;
 use ptxlab_common::error::{Error, Result};
 use ptxlab_common::rng::{SplitMix64, rel_err_norm};
-use ptxlab_common::runtime::Device;
+use ptxlab_common::runtime::{Buffer, Device};
+
+/// The random inputs `A` (`m x kk`) and `B` (`kk x n`) of `seed`, on the
+/// host and on `dev`.
+pub(super) type Uploaded = (Vec<f32>, Vec<f32>, Buffer<f32>, Buffer<f32>);
+
+/// [`inputs`] of `seed`, kept on the host and uploaded to `dev`.
+pub(super) fn uploaded_inputs(
+    dev: &Device,
+    m: usize,
+    n: usize,
+    kk: usize,
+    seed: u64,
+) -> Result<Uploaded> {
+    let (ha, hb) = inputs(m, n, kk, seed);
+    let (a, b) = (dev.upload(&ha)?, dev.upload(&hb)?);
+    Ok((ha, hb, a, b))
+}
+
+/// `buf` downloaded from `dev`, widened to f64 for the comparison.
+pub(super) fn download_f64(dev: &Device, buf: &Buffer<f32>) -> Result<Vec<f64>> {
+    Ok(dev.download(buf)?.into_iter().map(f64::from).collect())
+}
 
 /// Relative error of `rung` at `m x n x k` against the f64 reference (output
 /// poisoned with NaN first).
@@ -18,12 +40,10 @@ pub fn check_rung(
     kk: usize,
     seed: u64,
 ) -> Result<f64> {
-    let (ha, hb) = inputs(m, n, kk, seed);
-    let a = dev.upload(&ha)?;
-    let b = dev.upload(&hb)?;
+    let (ha, hb, a, b) = uploaded_inputs(dev, m, n, kk, seed)?;
     let mut c = dev.alloc_filled(m * n, f32::NAN)?;
     gemm(dev, rung, &a, &b, &mut c, m, n, kk)?;
-    let got: Vec<f64> = dev.download(&c)?.into_iter().map(f64::from).collect();
+    let got = download_f64(dev, &c)?;
     Ok(rel_err_norm(&got, &reference_f64(&ha, &hb, m, n, kk)))
 }
 
@@ -36,16 +56,10 @@ pub fn check_colsum(
     kk: usize,
     seed: u64,
 ) -> Result<f64> {
-    let (ha, hb) = inputs(m, n, kk, seed);
-    let a = dev.upload(&ha)?;
-    let b = dev.upload(&hb)?;
+    let (ha, hb, a, b) = uploaded_inputs(dev, m, n, kk, seed)?;
     let mut bufs = ColsumBufs::new(dev, how, m, n, kk)?;
     colsum_of_product(dev, how, &a, &b, &mut bufs, m, n, kk)?;
-    let got: Vec<f64> = dev
-        .download(&bufs.out)?
-        .into_iter()
-        .map(f64::from)
-        .collect();
+    let got = download_f64(dev, &bufs.out)?;
     Ok(rel_err_norm(&got, &colsum_reference(&ha, &hb, m, n, kk)))
 }
 
@@ -61,9 +75,7 @@ pub fn check_fused(
     kk: usize,
     seed: u64,
 ) -> Result<f64> {
-    let (ha, hb) = inputs(m, n, kk, seed);
-    let a = dev.upload(&ha)?;
-    let b = dev.upload(&hb)?;
+    let (ha, hb, a, b) = uploaded_inputs(dev, m, n, kk, seed)?;
     let want = colsum_reference(&ha, &hb, m, n, kk);
     let mut bufs = ColsumBufs::new(dev, Colsum::Fused, m, n, kk)?;
     let mut worst = 0.0f64;
@@ -72,12 +84,7 @@ pub fn check_fused(
         if plan.one_launch {
             bufs.check_no_timeout(dev)?;
         }
-        let got: Vec<f64> = dev
-            .download(&bufs.out)?
-            .into_iter()
-            .map(f64::from)
-            .collect();
-        let e = rel_err_norm(&got, &want);
+        let e = rel_err_norm(&download_f64(dev, &bufs.out)?, &want);
         // NaN (a poisoned slot never written) must win over any number.
         worst = if e.is_nan() { e } else { worst.max(e) };
     }

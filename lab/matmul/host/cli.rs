@@ -1,11 +1,11 @@
 //! `ptxlab matmul`: the command (f32: the SGEMM ladder; the tensor-core
 //! precisions go to `tensor_cli.rs`, fp8 to `fp8_cli.rs`).
 
-use super::args::{Args, CPU_MAX_MNK, SIM_MAX_MNK, size_label};
+use super::args::{Args, CPU_MAX_MNK, check_sim_size, product_elems, size_label};
 use super::check::{TOL, check_colsum, sample_check, verify};
 use super::colsum::{Colsum, ColsumBufs, colsum_of_product};
 use super::cpu::{colsum_bytes, cpu_ndarray, cpu_rayon, flops, inputs, reference_f64};
-use super::launch::{check_shapes, elems, gemm};
+use super::launch::{check_shapes, gemm};
 use super::rung::Rung;
 use super::tensor::Precision;
 use ptxlab_common::cli::timed_row;
@@ -44,27 +44,9 @@ pub fn cli(args: &Args) -> Result<Vec<Row>> {
     let rungs: Vec<Rung> = args.variant.pick(precision)?;
     let colsum: Option<Colsum> = args.colsum;
     ptxlab_common::cli::check_reps(args.reps)?;
-    if backend == ptxlab_common::Backend::Sim
-        && m.saturating_mul(n).saturating_mul(kk) > SIM_MAX_MNK
-    {
-        return Err(Error::input(
-            "matmul",
-            format!(
-                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^27 (e.g. --m 512 --n 512 \
-                 --k 512), or --backend cpu"
-            ),
-        ));
-    }
+    check_sim_size(backend, (m, n, kk), ", or --backend cpu")?;
     // A, B, C (and the f64 reference of C, and the device's copies).
-    let host_elems = [elems("A", m, kk)?, elems("B", kk, n)?, elems("C", m, n)?]
-        .iter()
-        .try_fold(0usize, |a, &b| a.checked_add(b))
-        .ok_or_else(|| {
-            Error::input(
-                "--m/--n/--k",
-                "A, B and C together overflow the address space",
-            )
-        })?;
+    let host_elems = product_elems("C", (m, n, kk))?;
     ptxlab_common::cli::check_host_arrays("--m/--n/--k", host_elems, 4, 4)?;
     if backend == ptxlab_common::Backend::Cpu
         && m.saturating_mul(n).saturating_mul(kk) > CPU_MAX_MNK

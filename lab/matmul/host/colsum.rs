@@ -2,8 +2,8 @@
 //! column reduction) and the fused way `colsum(A) B` with its plans.
 
 use super::launch::{
-    Loads, check_len, check_shapes, colsum_add, colsum_add_with, elems, gemm, memset_zero,
-    vecmat_add_with, zero2, zero3,
+    Loads, check_len, check_operands, check_shapes, colsum_add, colsum_add_with, elems, gemm,
+    memset_zero, vecmat_add_with, zero2, zero3,
 };
 use super::rung::Rung;
 use kernels_gpu::matmul as k;
@@ -196,6 +196,14 @@ impl ColsumBufs {
         })
     }
 
+    /// Checks the shapes, `A` and `B`, and the lengths of `v` and the
+    /// output, before a column sum of `A B`.
+    fn check(&self, a: &Buffer<f32>, b: &Buffer<f32>, m: usize, n: usize, kk: usize) -> Result<()> {
+        check_operands(a, b, m, n, kk)?;
+        check_len("v", self.v.len(), kk)?;
+        check_len("the output", self.out.len(), n)
+    }
+
     /// After a one-launch column sum: an error if a spin-wait gave up (the
     /// kernel's guard against a hang; never in a correct run). Synchronises.
     pub fn check_no_timeout(&self, dev: &Device) -> Result<()> {
@@ -229,11 +237,7 @@ pub fn colsum_of_product(
     match how {
         Colsum::Fused => fused_colsum(dev, &FusedPlan::DEFAULT, a, b, bufs, m, n, kk),
         Colsum::Direct => {
-            check_shapes(m, kk, kk, n)?;
-            check_len("A", a.len(), m * kk)?;
-            check_len("B", b.len(), kk * n)?;
-            check_len("v", bufs.v.len(), kk)?;
-            check_len("the output", bufs.out.len(), n)?;
+            bufs.check(a, b, m, n, kk)?;
             let c = match bufs.c.as_mut() {
                 Some(c) => c,
                 None => {
@@ -262,11 +266,7 @@ pub fn fused_colsum(
     n: usize,
     kk: usize,
 ) -> Result<()> {
-    check_shapes(m, kk, kk, n)?;
-    check_len("A", a.len(), m * kk)?;
-    check_len("B", b.len(), kk * n)?;
-    check_len("v", bufs.v.len(), kk)?;
-    check_len("the output", bufs.out.len(), n)?;
+    bufs.check(a, b, m, n, kk)?;
     plan.validate()?;
     if plan.one_launch {
         return one_launch_colsum(dev, plan, a, b, bufs, m, n, kk);

@@ -94,21 +94,40 @@ fn reference_cells(
     (m, n, kk): (usize, usize, usize),
     cells: Option<&[(usize, usize)]>,
 ) -> Vec<f64> {
-    // Every code's exact value (a NaN code never comes out of `cvt`'s
-    // saturating conversion; it would give NaN here, as on the GPU).
-    let value: Vec<f64> = (0..=255u8)
-        .map(|c| E4m3::from_bits(c).to_f32() as f64)
-        .collect();
+    let value = e4m3_values();
     let (a, bt) = (&inp.a, &inp.bt);
     let s = inp.scales.a as f64 * inp.scales.b as f64;
-    let dot = |i: usize, j: usize| -> f64 {
+    each_cell(cells, (m, n), |i, j| {
         let (ra, rb) = (&a[i * kk..(i + 1) * kk], &bt[j * kk..(j + 1) * kk]);
-        s * ra
-            .iter()
-            .zip(rb)
-            .map(|(x, y)| value[x.to_bits() as usize] * value[y.to_bits() as usize])
-            .sum::<f64>()
-    };
+        s * exact_dot(&value, ra, rb)
+    })
+}
+
+/// Every E4M3 code's exact value, indexed by its bits (a NaN code never
+/// comes out of `cvt`'s saturating conversion; it would give NaN here, as
+/// on the GPU).
+fn e4m3_values() -> Vec<f64> {
+    (0..=255u8)
+        .map(|c| E4m3::from_bits(c).to_f32() as f64)
+        .collect()
+}
+
+/// `sum_p x[p] y[p]` in f64 (exact products of two FP8 values), `value`
+/// from [`e4m3_values`].
+fn exact_dot(value: &[f64], x: &[E4m3], y: &[E4m3]) -> f64 {
+    x.iter()
+        .zip(y)
+        .map(|(x, y)| value[x.to_bits() as usize] * value[y.to_bits() as usize])
+        .sum()
+}
+
+/// `dot(i, j)` for the `cells` given, or for every cell of the `m x n`
+/// result, row by row (`None`), in parallel.
+fn each_cell(
+    cells: Option<&[(usize, usize)]>,
+    (m, n): (usize, usize),
+    dot: impl Fn(usize, usize) -> f64 + Sync,
+) -> Vec<f64> {
     match cells {
         Some(c) => c.par_iter().map(|&(i, j)| dot(i, j)).collect(),
         None => (0..m * n)
@@ -327,31 +346,16 @@ fn block_reference_cells(
     cells: Option<&[(usize, usize)]>,
 ) -> Vec<f64> {
     const B: usize = kernels_gpu::hopper_fp8::FP8_SCALE_BLOCK;
-    let value: Vec<f64> = (0..=255u8)
-        .map(|c| E4m3::from_bits(c).to_f32() as f64)
-        .collect();
+    let value = e4m3_values();
     let (a, bt) = (&inp.a, &inp.bt);
-    let dot = |i: usize, j: usize| -> f64 {
+    each_cell(cells, (m, n), |i, j| {
         let (ra, rb) = (&a[i * kk..(i + 1) * kk], &bt[j * kk..(j + 1) * kk]);
         ra.chunks(B)
             .zip(rb.chunks(B))
             .enumerate()
-            .map(|(kb, (xa, xb))| {
-                inp.scales.factor(kk, i, j, kb)
-                    * xa.iter()
-                        .zip(xb)
-                        .map(|(x, y)| value[x.to_bits() as usize] * value[y.to_bits() as usize])
-                        .sum::<f64>()
-            })
+            .map(|(kb, (xa, xb))| inp.scales.factor(kk, i, j, kb) * exact_dot(&value, xa, xb))
             .sum()
-    };
-    match cells {
-        Some(c) => c.par_iter().map(|&(i, j)| dot(i, j)).collect(),
-        None => (0..m * n)
-            .into_par_iter()
-            .map(|c| dot(c / n, c % n))
-            .collect(),
-    }
+    })
 }
 
 /// The full f64 reference of a block-scaled FP8 product (`m x n`,

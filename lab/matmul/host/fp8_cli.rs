@@ -11,7 +11,7 @@
 //! outside the timing: the kernel reads both operands with `k` contiguous
 //! ([`super::fp8`]'s module docs).
 
-use super::args::{Args, SIM_MAX_MNK, size_label};
+use super::args::{Args, check_sim_size, product_elems, size_label};
 use super::check::verify;
 use super::cpu::flops;
 use super::fp8::{
@@ -21,7 +21,6 @@ use super::fp8::{
 use super::fp8_check::{
     Fp8BlockInputs, Fp8Inputs, fp8_block_error, fp8_block_inputs, fp8_error, fp8_inputs, fp8_tol,
 };
-use super::launch::elems;
 use super::tensor::Precision;
 use super::tensor_check::POISON_16;
 use ptxlab_common::Backend;
@@ -79,25 +78,9 @@ pub fn cli_fp8(args: &Args, backend: Backend, m: usize, n: usize, kk: usize) -> 
             }
         }
     }
-    if backend == Backend::Sim && m.saturating_mul(n).saturating_mul(kk) > SIM_MAX_MNK {
-        return Err(Error::input(
-            "matmul",
-            format!(
-                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^27 (e.g. --m 512 --n 512 \
-                 --k 512)"
-            ),
-        ));
-    }
+    check_sim_size(backend, (m, n, kk), "")?;
     // Host arrays at once: A and B as f32, their codes, D.
-    let host_elems = [elems("A", m, kk)?, elems("B", kk, n)?, elems("D", m, n)?]
-        .iter()
-        .try_fold(0usize, |a, &b| a.checked_add(b))
-        .ok_or_else(|| {
-            Error::input(
-                "--m/--n/--k",
-                "A, B and D together overflow the address space",
-            )
-        })?;
+    let host_elems = product_elems("D", (m, n, kk))?;
     ptxlab_common::cli::check_host_arrays("--m/--n/--k", host_elems, 4, 2)?;
     let given = block_scale_files(args, (m, n, kk))?;
     let Some(dev) = ptxlab_common::cli::open_device(backend)? else {

@@ -63,6 +63,33 @@ pub(super) fn check_len(what: &str, got: usize, want: usize) -> Result<()> {
     Ok(())
 }
 
+/// Checks the shapes of `A B` (`m x kk` times `kk x n`) and the lengths
+/// of `A` and `B`.
+pub(super) fn check_operands<T>(
+    a: &Buffer<T>,
+    b: &Buffer<T>,
+    m: usize,
+    n: usize,
+    kk: usize,
+) -> Result<()> {
+    check_shapes(m, kk, kk, n)?;
+    check_len("A", a.len(), m * kk)?;
+    check_len("B", b.len(), kk * n)
+}
+
+/// Checks the shapes and the three buffer lengths of `C = A B`.
+pub(super) fn check_buffers<T, U>(
+    a: &Buffer<T>,
+    b: &Buffer<T>,
+    c: &Buffer<U>,
+    m: usize,
+    n: usize,
+    kk: usize,
+) -> Result<()> {
+    check_operands(a, b, m, n, kk)?;
+    check_len("C", c.len(), m * n)
+}
+
 /// `C = A B` with rung `rung` on `dev` (buffer lengths checked against the shapes).
 #[allow(clippy::too_many_arguments)]
 pub fn gemm(
@@ -75,66 +102,32 @@ pub fn gemm(
     n: usize,
     kk: usize,
 ) -> Result<()> {
-    check_shapes(m, kk, kk, n)?;
-    check_len("A", a.len(), m * kk)?;
-    check_len("B", b.len(), kk * n)?;
-    check_len("C", c.len(), m * n)?;
+    check_buffers(a, b, c, m, n, kk)?;
     let cfg = rung.config(m, n)?;
     let (mu, nu, ku) = (m as u32, n as u32, kk as u32);
     use k::{VEC_BK as B8, VEC16_BK as B16};
+    // Every rung takes the same arguments; only the kernel (and its
+    // instance) differs.
+    macro_rules! run {
+        ($($kernel:tt)+) => {
+            launch!(dev, cfg, matmul::$($kernel)+(a, b, c, mu, nu, ku))
+        };
+    }
     match rung {
-        Rung::Naive => launch!(dev, cfg, matmul::matmul_naive_f32(a, b, c, mu, nu, ku)),
-        Rung::Tiled => launch!(dev, cfg, matmul::matmul_tiled_f32(a, b, c, mu, nu, ku)),
-        Rung::Regblock => launch!(dev, cfg, matmul::matmul_regblock_f32(a, b, c, mu, nu, ku)),
-        Rung::Vec => launch!(
-            dev,
-            cfg,
-            matmul::matmul_vec::<B8, false, 2>(a, b, c, mu, nu, ku)
-        ),
-        Rung::Vec1 => launch!(
-            dev,
-            cfg,
-            matmul::matmul_vec::<B8, false, 1>(a, b, c, mu, nu, ku)
-        ),
-        Rung::Vec16 => launch!(
-            dev,
-            cfg,
-            matmul::matmul_vec::<B16, false, 1>(a, b, c, mu, nu, ku)
-        ),
-        Rung::Vec16x2 => {
-            launch!(
-                dev,
-                cfg,
-                matmul::matmul_vec::<B16, false, 2>(a, b, c, mu, nu, ku)
-            )
-        }
-        Rung::Vec16s => launch!(
-            dev,
-            cfg,
-            matmul::matmul_vec::<B16, true, 1>(a, b, c, mu, nu, ku)
-        ),
-        Rung::Vecf => launch!(dev, cfg, matmul::matmul_vecf::<1>(a, b, c, mu, nu, ku)),
-        Rung::Vecf2 => launch!(dev, cfg, matmul::matmul_vecf::<2>(a, b, c, mu, nu, ku)),
-        Rung::Async => launch!(
-            dev,
-            cfg,
-            matmul::matmul_async::<false, 1>(a, b, c, mu, nu, ku)
-        ),
-        Rung::Async2 => launch!(
-            dev,
-            cfg,
-            matmul::matmul_async::<false, 2>(a, b, c, mu, nu, ku)
-        ),
-        Rung::Asyncs2 => launch!(
-            dev,
-            cfg,
-            matmul::matmul_async::<true, 2>(a, b, c, mu, nu, ku)
-        ),
-        Rung::Asyncs => launch!(
-            dev,
-            cfg,
-            matmul::matmul_async::<true, 1>(a, b, c, mu, nu, ku)
-        ),
+        Rung::Naive => run!(matmul_naive_f32),
+        Rung::Tiled => run!(matmul_tiled_f32),
+        Rung::Regblock => run!(matmul_regblock_f32),
+        Rung::Vec => run!(matmul_vec::<B8, false, 2>),
+        Rung::Vec1 => run!(matmul_vec::<B8, false, 1>),
+        Rung::Vec16 => run!(matmul_vec::<B16, false, 1>),
+        Rung::Vec16x2 => run!(matmul_vec::<B16, false, 2>),
+        Rung::Vec16s => run!(matmul_vec::<B16, true, 1>),
+        Rung::Vecf => run!(matmul_vecf::<1>),
+        Rung::Vecf2 => run!(matmul_vecf::<2>),
+        Rung::Async => run!(matmul_async::<false, 1>),
+        Rung::Async2 => run!(matmul_async::<false, 2>),
+        Rung::Asyncs2 => run!(matmul_async::<true, 2>),
+        Rung::Asyncs => run!(matmul_async::<true, 1>),
     }
 }
 

@@ -9,7 +9,7 @@
 //! one-call launchers [`gemm_half`] and [`gemm_tf32x3`] make a plan each
 //! time.
 
-use super::launch::{check_len, check_shapes};
+use super::launch::{check_buffers, check_len, check_operands};
 use kernels_gpu::{hopper as h, tensor as k};
 use ptxlab_common::error::{Error, Result};
 use ptxlab_common::launch;
@@ -395,21 +395,6 @@ fn persistent(dev: &Device, m: usize, n: usize, bn: usize, shared: usize) -> Res
     })
 }
 
-/// Checks the shapes and the three buffer lengths of `C = A B`.
-fn check_buffers<T, U>(
-    a: &Buffer<T>,
-    b: &Buffer<T>,
-    c: &Buffer<U>,
-    m: usize,
-    n: usize,
-    kk: usize,
-) -> Result<()> {
-    check_shapes(m, kk, kk, n)?;
-    check_len("A", a.len(), m * kk)?;
-    check_len("B", b.len(), kk * n)?;
-    check_len("C", c.len(), m * n)
-}
-
 /// Which operands a TMA rung copies into rows of a multiple of 64 values
 /// (128 bytes) before each product ([`matmul_pitch16`](k::matmul_pitch16)),
 /// instead of reading them in place.
@@ -532,9 +517,7 @@ impl<'a> HalfPlan<'a> {
         (m, n, kk): (usize, usize, usize),
         staging: Staging,
     ) -> Result<Self> {
-        check_shapes(m, kk, kk, n)?;
-        check_len("A", a.len(), m * kk)?;
-        check_len("B", b.len(), kk * n)?;
+        check_operands(a, b, m, n, kk)?;
         let tma = if rung.uses_tma() {
             for (staged, what, cols) in [(staging.a, "A (k", kk), (staging.b, "B (n", n)] {
                 if !staged && !cols.is_multiple_of(8) {
@@ -687,9 +670,7 @@ impl<'a> Tf32x3Plan<'a> {
         n: usize,
         kk: usize,
     ) -> Result<Self> {
-        check_shapes(m, kk, kk, n)?;
-        check_len("A", a.len(), m * kk)?;
-        check_len("B", b.len(), kk * n)?;
+        check_operands(a, b, m, n, kk)?;
         if variant.uses_tma() {
             if let Some(why) = variant.shape_refusal(kk) {
                 return Err(Error::input("matmul", format!("{why}; use variant mma")));

@@ -2,7 +2,7 @@
 //! 16-bit type (the reference multiplies those exact values), outputs
 //! poisoned with NaN first, and every kernel on the simulator at odd shapes.
 
-use super::check::{TOL, verify};
+use super::check::{TOL, uploaded_inputs, verify};
 use super::cpu::{inputs, reference_f64};
 use super::tensor::{Half, TcRung, Tf32x3, gemm_half, gemm_tf32x3};
 use ptxlab_common::error::{Error, Result};
@@ -208,9 +208,7 @@ pub fn check_tf32x3(
     kk: usize,
     seed: u64,
 ) -> Result<f64> {
-    let (ha, hb) = inputs(m, n, kk, seed);
-    let a = dev.upload(&ha)?;
-    let b = dev.upload(&hb)?;
+    let (ha, hb, a, b) = uploaded_inputs(dev, m, n, kk, seed)?;
     let mut c = dev.alloc_filled(m * n, f32::NAN)?;
     gemm_tf32x3(dev, variant, &a, &b, &mut c, m, n, kk)?;
     let got = dev.download(&c)?;

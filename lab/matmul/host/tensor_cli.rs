@@ -2,10 +2,9 @@
 //! GPU or the simulator, each kernel checked against the f64 reference
 //! before it is timed.
 
-use super::args::{Args, SIM_MAX_MNK, Variant};
+use super::args::{Args, Variant, check_sim_size, product_elems};
 use super::check::{TOL, sample_check, verify};
 use super::cpu::{flops, inputs, reference_f64};
-use super::launch::elems;
 use super::tensor::{Half, HalfPlan, Precision, TcRung, Tf32x3, Tf32x3Plan, tf32x3_scratch};
 use super::tensor_check::{POISON_16, verify_tf32x3, widen};
 use ptxlab_common::Backend;
@@ -92,25 +91,9 @@ pub fn cli_tensor(
             "cpu has no tensor-core kernels (its baselines are f32: --precision f32); use gpu or sim",
         ));
     }
-    if backend == Backend::Sim && m.saturating_mul(n).saturating_mul(kk) > SIM_MAX_MNK {
-        return Err(Error::input(
-            "matmul",
-            format!(
-                "{m}x{n}x{kk} is too large for the simulator; use m*n*k <= 2^27 (e.g. --m 512 --n 512 \
-                 --k 512)"
-            ),
-        ));
-    }
+    check_sim_size(backend, (m, n, kk), "")?;
     // Host arrays: A, B, C as f32 plus their 16-bit copies.
-    let host_elems = [elems("A", m, kk)?, elems("B", kk, n)?, elems("C", m, n)?]
-        .iter()
-        .try_fold(0usize, |a, &b| a.checked_add(b))
-        .ok_or_else(|| {
-            Error::input(
-                "--m/--n/--k",
-                "A, B and C together overflow the address space",
-            )
-        })?;
+    let host_elems = product_elems("C", (m, n, kk))?;
     ptxlab_common::cli::check_host_arrays("--m/--n/--k", host_elems, 4, 3)?;
     let Some(dev) = ptxlab_common::cli::open_device(backend)? else {
         unreachable!("gpu and sim open a device")

@@ -90,13 +90,8 @@ fn cli_typed<T: Element>(args: &Args, backend: ptxlab_common::Backend) -> Result
     let dev = ptxlab_common::cli::open_device(backend)?;
     let (prob, exact) = cli_problem::<T>(args)?;
     let grid = prob.grid;
+    grid.check_sim_cells(backend, SIM_MAX_CELLS)?;
     if backend == ptxlab_common::Backend::Sim {
-        ptxlab_common::cli::check_sim_limit(
-            "grid (--size)",
-            grid.cells(),
-            SIM_MAX_CELLS,
-            &format!("cells ({})", grid.label()),
-        )?;
         let work = grid
             .cells()
             .saturating_mul(opts.max_iters.saturating_add(3))
@@ -120,13 +115,7 @@ fn cli_typed<T: Element>(args: &Args, backend: ptxlab_common::Backend) -> Result
         grid.label(),
         T::NAME,
         prob.h,
-        match opts.tol {
-            Some(t) => format!(
-                "until ||r||/||b|| < {t:e} (at most {} sweeps, checked every {})",
-                opts.max_iters, opts.check_every
-            ),
-            None => format!("{} sweeps", opts.max_iters),
-        }
+        opts.stop_label()
     );
     // One row per solve: ms per sweep (residual checks included).
     let row = |variant: &str, backend: &str, r: &SolveReport| {

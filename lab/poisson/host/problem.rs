@@ -164,6 +164,17 @@ impl SolveOptions {
         }
         check_depth(self.depth)
     }
+
+    /// When the solve stops, for the line printed before it.
+    pub fn stop_label(&self) -> String {
+        match self.tol {
+            Some(t) => format!(
+                "until ||r||/||b|| < {t:e} (at most {} sweeps, checked every {})",
+                self.max_iters, self.check_every
+            ),
+            None => format!("{} sweeps", self.max_iters),
+        }
+    }
 }
 
 /// What a solve did.

@@ -125,6 +125,19 @@ impl Grid {
     pub fn label(&self) -> String {
         format!("{}x{}", self.nx, self.ny)
     }
+    /// On the simulator (`backend`), refuses a grid of more than `max`
+    /// cells (the limit of the solver that runs it).
+    pub fn check_sim_cells(&self, backend: ptxlab_common::Backend, max: usize) -> Result<()> {
+        if backend != ptxlab_common::Backend::Sim {
+            return Ok(());
+        }
+        ptxlab_common::cli::check_sim_limit(
+            "grid (--size)",
+            self.cells(),
+            max,
+            &format!("cells ({})", self.label()),
+        )
+    }
     pub(crate) fn dims(&self) -> (u32, u32) {
         (self.nx as u32, self.ny as u32)
     }

@@ -29,6 +29,26 @@ fn timed_row(
     row.timing = Some(t);
 }
 
+/// The two CPU rows of `[workload, size, precision]` (one thread `t1`, all
+/// cores `tr`, over `bytes`), and the one-thread median.
+fn cpu_rows(
+    [workload, size, precision]: [&str; 3],
+    bytes: f64,
+    t1: Timing,
+    tr: Timing,
+) -> (Vec<Row>, f64) {
+    let cpu1 = t1.median_ms;
+    let rows = [("CPU 1 thread", t1), ("CPU rayon all cores", tr)]
+        .into_iter()
+        .map(|(name, t)| {
+            let mut r = Row::new(workload, name, "cpu", size, precision);
+            timed_row(&mut r, t, Some(bytes), None, Some(cpu1));
+            r
+        })
+        .collect();
+    (rows, cpu1)
+}
+
 /// CPU rows of a sum of `n` elements; returns them and the one-thread median.
 fn reduce_cpu_rows<T: SumElement>(hx: &[T], reps: usize) -> (Vec<Row>, f64) {
     let n = hx.len();
@@ -40,13 +60,7 @@ fn reduce_cpu_rows<T: SumElement>(hx: &[T], reps: usize) -> (Vec<Row>, f64) {
         sink = std::hint::black_box(cpu_sum_rayon(hx))
     });
     let _ = sink;
-    let mut rows = Vec::new();
-    for (name, t) in [("CPU 1 thread", t1.clone()), ("CPU rayon all cores", tr)] {
-        let mut r = Row::new("reduce", name, "cpu", &size, T::NAME);
-        timed_row(&mut r, t, Some(bytes), None, Some(t1.median_ms));
-        rows.push(r);
-    }
-    (rows, t1.median_ms)
+    cpu_rows(["reduce", &size, T::NAME], bytes, t1, tr)
 }
 
 /// Checks, then times, every rung in `rungs` at `n` elements on `dev`.
@@ -130,13 +144,7 @@ fn hist_cpu_rows<K: HistKey>(keys: &[K], bins: u32, reps: usize) -> (Vec<Row>, f
     let tr = Timing::host(1, reps.max(3), || {
         std::hint::black_box(cpu_histogram_rayon(keys, bins));
     });
-    let mut rows = Vec::new();
-    for (name, t) in [("CPU 1 thread", t1.clone()), ("CPU rayon all cores", tr)] {
-        let mut r = Row::new("histogram", name, "cpu", &size, K::NAME);
-        timed_row(&mut r, t, Some(bytes), None, Some(t1.median_ms));
-        rows.push(r);
-    }
-    (rows, t1.median_ms)
+    cpu_rows(["histogram", &size, K::NAME], bytes, t1, tr)
 }
 
 fn hist_rows<K: HistKey>(dev: &Device, ctx: &BenchCtx, n: usize, bins: u32) -> Result<Vec<Row>> {

@@ -13,42 +13,24 @@ fn unknown_subcommand_lists_the_valid_ones() {
 #[test]
 fn vector_add_rejects_bad_options() {
     fails_with(
-        &["vector-add", "--precision", "f16", "--backend", "cpu"],
+        &words("vector-add --precision f16 --backend cpu"),
         &["'f16'", "possible values: f32, f64"],
     );
     fails_with(
         &["vector-add", "--backend", "tpu"],
         &["'tpu'", "possible values: gpu, sim, cpu"],
     );
-    fails_with(&["vector-add", "--n", "0", "--backend", "cpu"], &["empty"]);
+    fails_with(&words("vector-add --n 0 --backend cpu"), &["empty"]);
     fails_with(
-        &[
-            "vector-add",
-            "--variant",
-            "x8",
-            "--n",
-            "10",
-            "--backend",
-            "sim",
-        ],
+        &words("vector-add --variant x8 --n 10 --backend sim"),
         &["'x8'", "possible values: all, scalar, wide"],
     );
 }
 
 #[test]
 fn vector_add_rejects_bad_npy_files() {
-    let good = npy(
-        "good.npy",
-        "<f4",
-        "(4,)",
-        &f32_bytes(&[1.0, 2.0, 3.0, 4.0], false),
-    );
-    let short = npy(
-        "short.npy",
-        "<f4",
-        "(3,)",
-        &f32_bytes(&[1.0, 2.0, 3.0], false),
-    );
+    let good = f32_npy("good.npy", &[1.0, 2.0, 3.0, 4.0], false);
+    let short = f32_npy("short.npy", &[1.0, 2.0, 3.0], false);
     let wrong_dtype = npy("f8.npy", "<f8", "(2,)", &[0u8; 16]);
     let two_d = npy(
         "2d.npy",
@@ -78,18 +60,8 @@ fn vector_add_rejects_bad_npy_files() {
 
 #[test]
 fn big_endian_npy_is_read_correctly() {
-    let a = npy(
-        "be.npy",
-        ">f4",
-        "(4,)",
-        &f32_bytes(&[1.0, 2.0, 3.0, 4.0], true),
-    );
-    let b = npy(
-        "le.npy",
-        "<f4",
-        "(4,)",
-        &f32_bytes(&[1.0, 1.0, 1.0, 1.0], false),
-    );
+    let a = f32_npy("be.npy", &[1.0, 2.0, 3.0, 4.0], true);
+    let b = f32_npy("le.npy", &[1.0, 1.0, 1.0, 1.0], false);
     let out = std::env::temp_dir().join(format!("ptxlab-cli-out-{}.npy", std::process::id()));
     let (code, text) = ptxlab(&[
         "vector-add",
@@ -123,7 +95,7 @@ fn missing_driver_is_one_clear_line() {
         return;
     }
     fails_with(
-        &["vector-add", "--backend", "gpu", "--n", "10"],
+        &words("vector-add --backend gpu --n 10"),
         &["no NVIDIA driver", "--backend sim"],
     );
 }
@@ -131,15 +103,7 @@ fn missing_driver_is_one_clear_line() {
 #[test]
 fn bench_rejects_unknown_workloads() {
     fails_with(
-        &[
-            "bench",
-            "--only",
-            "nosuch",
-            "--backend",
-            "cpu",
-            "--out",
-            "/tmp/ptxlab-cli-bench",
-        ],
+        &words("bench --only nosuch --backend cpu --out /tmp/ptxlab-cli-bench"),
         &["'nosuch'", "possible values:", "poisson", "attention"],
     );
 }
@@ -147,26 +111,26 @@ fn bench_rejects_unknown_workloads() {
 #[test]
 fn enum_options_are_checked_by_the_parser_with_suggestions() {
     fails_with(
-        &["poisson", "--variant", "fancy", "--backend", "cpu"],
+        &words("poisson --variant fancy --backend cpu"),
         &[
             "'fancy'",
             "possible values: all, naive, tiled, register, temporal",
         ],
     );
     fails_with(
-        &["poisson", "--variant", "tiles", "--backend", "cpu"],
+        &words("poisson --variant tiles --backend cpu"),
         &["'tiles'", "a similar value exists: 'tiled'"],
     );
     fails_with(
-        &["poisson", "--precision", "f16", "--backend", "cpu"],
+        &words("poisson --precision f16 --backend cpu"),
         &["'f16'", "possible values: f32, f64"],
     );
     fails_with(
-        &["reduce", "--variant", "gridstrid", "--backend", "cpu"],
+        &words("reduce --variant gridstrid --backend cpu"),
         &["a similar value exists: 'gridstride'"],
     );
     fails_with(
-        &["histogram", "--keys", "u16", "--backend", "cpu"],
+        &words("histogram --keys u16 --backend cpu"),
         &["possible values: u8, u32"],
     );
 }
@@ -461,7 +425,7 @@ fn grids_parse_as_n_or_nx_by_ny_everywhere() {
         );
     }
     fails_with(
-        &["poisson-scaling", "--size", "64x32", "--backend", "sim"],
+        &words("poisson-scaling --size 64x32 --backend sim"),
         &["--size", "64x32", "square"],
     );
 }
@@ -509,15 +473,7 @@ fn json_rows(args: &[&str]) -> Vec<serde_json::Value> {
 
 #[test]
 fn json_prints_the_measured_rows_alone_on_stdout() {
-    let rows = json_rows(&[
-        "vector-add",
-        "--backend",
-        "sim",
-        "--n",
-        "1000",
-        "--reps",
-        "2",
-    ]);
+    let rows = json_rows(&words("vector-add --backend sim --n 1000 --reps 2"));
     let sim: Vec<_> = rows.iter().filter(|r| r["backend"] == "sim").collect();
     let variants: Vec<&str> = sim.iter().map(|r| r["variant"].as_str().unwrap()).collect();
     assert_eq!(variants, ["1 element/thread", "16-byte loads"], "{rows:?}");
@@ -527,132 +483,58 @@ fn json_prints_the_measured_rows_alone_on_stdout() {
         assert!(r["timing"]["median_ms"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(r["unit"], "GB/s");
     }
-    let rows = json_rows(&[
-        "reduce",
-        "--backend",
-        "sim",
-        "--n",
-        "5000",
-        "--variant",
-        "tree",
-        "--reps",
-        "1",
-    ]);
+    let rows = json_rows(&words(
+        "reduce --backend sim --n 5000 --variant tree --reps 1",
+    ));
     assert!(
         rows.iter()
             .any(|r| r["workload"] == "reduce" && r["backend"] == "sim"),
         "{rows:?}"
     );
-    let rows = json_rows(&[
-        "matmul",
-        "--backend",
-        "sim",
-        "--m",
-        "33",
-        "--n",
-        "17",
-        "--k",
-        "9",
-        "--variant",
-        "tiled",
-    ]);
+    let rows = json_rows(&words(
+        "matmul --backend sim --m 33 --n 17 --k 9 --variant tiled",
+    ));
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert!(rows[0]["rel_err"].as_f64().unwrap() < 1e-5, "{rows:?}");
-    let rows = json_rows(&[
-        "lomb-scargle",
-        "--backend",
-        "sim",
-        "--variant",
-        "baseline",
-        "--reps",
-        "1",
-    ]);
+    let rows = json_rows(&words(
+        "lomb-scargle --backend sim --variant baseline --reps 1",
+    ));
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["unit"], "Gpairs/s", "{rows:?}");
     assert_eq!(rows[0]["size"], "114 samples x 2^20 freqs", "{rows:?}");
-    let rows = json_rows(&[
-        "math-accuracy",
-        "--backend",
-        "sim",
-        "--n",
-        "64",
-        "--precision",
-        "f32",
-        "--functions",
-        "exp",
-    ]);
+    let rows = json_rows(&words(
+        "math-accuracy --backend sim --n 64 --precision f32 --functions exp",
+    ));
     let who: Vec<&str> = rows
         .iter()
         .map(|r| r["backend"].as_str().unwrap())
         .collect();
     assert_eq!(who, ["sim", "cpu"], "{rows:?}");
     assert_eq!(rows[0]["unit"], "ulp", "{rows:?}");
-    let rows = json_rows(&[
-        "poisson",
-        "--method",
-        "multigrid",
-        "--backend",
-        "sim",
-        "--size",
-        "65",
-        "--precision",
-        "f64",
-    ]);
+    let rows = json_rows(&words(
+        "poisson --method multigrid --backend sim --size 65 --precision f64",
+    ));
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["workload"], "poisson-mg");
     assert_eq!(rows[0]["problem"]["tolerance"], "1e-8", "{rows:?}");
-    let rows = json_rows(&[
-        "poisson",
-        "--method",
-        "spectral",
-        "--backend",
-        "sim",
-        "--size",
-        "33x47",
-        "--precision",
-        "f64",
-        "--reps",
-        "1",
-    ]);
+    let rows = json_rows(&words(
+        "poisson --method spectral --backend sim --size 33x47 --precision f64 --reps 1",
+    ));
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert!(rows[0]["rel_err"].as_f64().unwrap() < 1e-10, "{rows:?}");
     assert!(
         rows[0]["variant"].as_str().unwrap().contains("direct"),
         "{rows:?}"
     );
-    let rows = json_rows(&[
-        "diffusion",
-        "--backend",
-        "cpu",
-        "--size",
-        "64",
-        "--iters",
-        "5",
-        "--reps",
-        "3",
-    ]);
+    let rows = json_rows(&words(
+        "diffusion --backend cpu --size 64 --iters 5 --reps 3",
+    ));
     assert_eq!(rows[0]["timing"]["reps"], 3, "{rows:?}");
     // poisson-scaling: its table's rows (one device: whole grid and slab
     // code; two simulated devices: overlapped and not), ms per sweep.
-    let rows = json_rows(&[
-        "poisson-scaling",
-        "--backend",
-        "sim",
-        "--size",
-        "17",
-        "--gpus",
-        "2",
-        "--variant",
-        "tiled",
-        "--iters",
-        "2",
-        "--reps",
-        "1",
-        "--warmup",
-        "1",
-        "--no-weak",
-        "--no-check",
-    ]);
+    let rows = json_rows(&words(
+        "poisson-scaling --backend sim --size 17 --gpus 2 --variant tiled --iters 2 --reps 1 --warmup 1 --no-weak --no-check",
+    ));
     assert_eq!(rows.len(), 4, "{rows:?}");
     assert_eq!(rows[3]["variant"], "tiled on 2 GPUs, not overlapped");
     assert_eq!(rows[3]["unit"], "GCells/s");
@@ -664,38 +546,20 @@ fn json_prints_the_measured_rows_alone_on_stdout() {
         "{rows:?}"
     );
     // Without --json the same command prints its lines on stdout.
-    let run = ptxlab_env(&["vector-add", "--backend", "sim", "--n", "100"], &[]);
+    let run = ptxlab_env(&words("vector-add --backend sim --n 100"), &[]);
     assert!(run.stdout.contains("PASS vector-add"), "{}", run.stdout);
 }
 
 #[test]
 fn poisson_on_several_devices_runs_with_its_defaults() {
-    let text = succeeds(&[
-        "poisson",
-        "--gpus",
-        "2",
-        "--method",
-        "multigrid",
-        "--backend",
-        "sim",
-        "--size",
-        "33",
-    ]);
+    let text = succeeds(&words(
+        "poisson --gpus 2 --method multigrid --backend sim --size 33",
+    ));
     assert!(text.to_lowercase().contains("converged"), "{text}");
     assert!(text.contains("tile smoother"), "{text}");
-    let rb = succeeds(&[
-        "poisson",
-        "--gpus",
-        "2",
-        "--method",
-        "multigrid",
-        "--smoother",
-        "rb",
-        "--backend",
-        "sim",
-        "--size",
-        "33",
-    ]);
+    let rb = succeeds(&words(
+        "poisson --gpus 2 --method multigrid --smoother rb --backend sim --size 33",
+    ));
     assert!(rb.contains("rb smoother") && rb.contains("PASS"), "{rb}");
     let help = succeeds(&["poisson", "--help"]);
     assert!(help.contains("Default: tile, with --gpus too"), "{help}");
@@ -705,44 +569,24 @@ fn poisson_on_several_devices_runs_with_its_defaults() {
 fn sim_fuzz_runs_on_the_simulator_and_tells_failing_from_schedule_dependent() {
     // No --backend given: sim-fuzz adds --backend sim (vector-add's default
     // is gpu, which would fail here for want of a driver).
-    let text = succeeds(&[
-        "sim-fuzz",
-        "--seeds",
-        "1",
-        "--",
-        "vector-add",
-        "--n",
-        "64",
-        "--reps",
-        "1",
-    ]);
+    let text = succeeds(&words("sim-fuzz --seeds 1 -- vector-add --n 64 --reps 1"));
     assert!(text.contains("vector-add --backend sim --n 64"), "{text}");
     assert!(
         text.contains("no divergence and no error in 1 random schedules"),
         "{text}"
     );
     // --seeds 0: the in-order run alone, and it says so.
-    let text = succeeds(&[
-        "sim-fuzz",
-        "--seeds",
-        "0",
-        "--",
-        "vector-add",
-        "--n",
-        "64",
-        "--reps",
-        "1",
-    ]);
+    let text = succeeds(&words("sim-fuzz --seeds 0 -- vector-add --n 64 --reps 1"));
     assert!(text.contains("in order only"), "{text}");
     assert!(!text.contains("seeds 1..=1"), "{text}");
     // Another backend is refused before anything runs.
     fails_with(
-        &["sim-fuzz", "--", "vector-add", "--backend", "gpu"],
+        &words("sim-fuzz -- vector-add --backend gpu"),
         &["--backend gpu", "does not run on the simulator"],
     );
     // A command that fails whatever the schedule is a failing command.
     let text = fails_with(
-        &["sim-fuzz", "--seeds", "2", "--", "vector-add", "--n", "0"],
+        &words("sim-fuzz --seeds 2 -- vector-add --n 0"),
         &[
             "fails in order and under all 2 random schedules",
             "does not depend on the schedule",
@@ -752,7 +596,7 @@ fn sim_fuzz_runs_on_the_simulator_and_tells_failing_from_schedule_dependent() {
     assert!(!text.contains("schedule-dependent result"), "{text}");
     assert!(!text.contains("exit status exit status"), "{text}");
     fails_with(
-        &["sim-fuzz", "--seeds", "0", "--", "vector-add", "--n", "0"],
+        &words("sim-fuzz --seeds 0 -- vector-add --n 0"),
         &["fails in order (no random schedules tried)"],
     );
 }

@@ -6,7 +6,7 @@
 //! history as one process driving N simulated devices.
 
 mod common;
-use common::{Run, ptxlab_env, tmp};
+use common::{Run, ptxlab_env, tmp, words};
 use std::net::TcpListener;
 
 fn free_port() -> u16 {
@@ -247,10 +247,7 @@ fn a_rank_without_rank_zero_or_without_an_address_says_what_is_missing() {
     let mut vars = torchrun(2, port)(1);
     vars.push(("PTXLAB_BOOTSTRAP_TIMEOUT".into(), "0.5".into()));
     let v: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let run = ptxlab_env(
-        &["poisson", "--gpus", "2", "--backend", "sim", "--iters", "3"],
-        &v,
-    );
+    let run = ptxlab_env(&words("poisson --gpus 2 --backend sim --iters 3"), &v);
     assert_ne!(run.code, 0);
     assert!(
         run.text().contains("no rank 0 listening at 127.0.0.1"),
@@ -258,13 +255,13 @@ fn a_rank_without_rank_zero_or_without_an_address_says_what_is_missing() {
         run.text()
     );
     let run = ptxlab_env(
-        &["poisson", "--gpus", "2", "--backend", "sim", "--iters", "3"],
+        &words("poisson --gpus 2 --backend sim --iters 3"),
         &[("RANK", "1"), ("WORLD_SIZE", "2")],
     );
     assert_ne!(run.code, 0);
     assert!(run.text().contains("MASTER_ADDR"), "{}", run.text());
     let run = ptxlab_env(
-        &["poisson", "--gpus", "3", "--backend", "sim", "--iters", "3"],
+        &words("poisson --gpus 3 --backend sim --iters 3"),
         &[
             ("RANK", "1"),
             ("WORLD_SIZE", "2"),

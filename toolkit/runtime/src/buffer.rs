@@ -196,26 +196,33 @@ impl<T> Buffer<T> {
     }
 }
 
+/// The accessors [`View`] and [`ViewMut`] share (their fields are the same).
+macro_rules! view_accessors {
+    () => {
+        /// Elements.
+        pub fn len(&self) -> usize {
+            self.len
+        }
+        /// `true` when empty.
+        pub fn is_empty(&self) -> bool {
+            self.len == 0
+        }
+        pub(crate) fn device_ptr(&self) -> u64 {
+            self.device_ptr
+        }
+        /// `true` when the view is of GPU memory.
+        pub(crate) fn is_gpu(&self) -> bool {
+            self.gpu
+        }
+        /// The first simulator cell (meaningless on a GPU).
+        pub(crate) fn host_ptr(&self) -> *mut T {
+            self.host_ptr
+        }
+    };
+}
+
 impl<'a, T: ptxlab_device::mem::DeviceCopy> View<'a, T> {
-    /// Elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// `true` when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    pub(crate) fn device_ptr(&self) -> u64 {
-        self.device_ptr
-    }
-    /// `true` when the view is of GPU memory.
-    pub(crate) fn is_gpu(&self) -> bool {
-        self.gpu
-    }
-    /// The first simulator cell (meaningless on a GPU).
-    pub(crate) fn host_ptr(&self) -> *mut T {
-        self.host_ptr
-    }
+    view_accessors!();
     pub(crate) fn sim_slice(&self) -> ptxlab_device::DeviceSlice<'a, T> {
         let len = if self.host_ptr.is_null() { 0 } else { self.len };
         // SAFETY: the view lies inside a live simulator buffer borrowed for
@@ -225,25 +232,7 @@ impl<'a, T: ptxlab_device::mem::DeviceCopy> View<'a, T> {
 }
 
 impl<'a, T: ptxlab_device::mem::DeviceCopy> ViewMut<'a, T> {
-    /// Elements.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// `true` when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    pub(crate) fn device_ptr(&self) -> u64 {
-        self.device_ptr
-    }
-    /// `true` when the view is of GPU memory.
-    pub(crate) fn is_gpu(&self) -> bool {
-        self.gpu
-    }
-    /// The first simulator cell (meaningless on a GPU).
-    pub(crate) fn host_ptr(&self) -> *mut T {
-        self.host_ptr
-    }
+    view_accessors!();
     pub(crate) fn sim_slice_mut(self) -> ptxlab_device::DeviceSliceMut<'a, T> {
         let len = if self.host_ptr.is_null() { 0 } else { self.len };
         // SAFETY: the view lies inside a simulator buffer borrowed mutably

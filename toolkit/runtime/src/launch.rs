@@ -51,54 +51,28 @@ pub trait KernelArg<P> {
     fn sim_value(self) -> P;
 }
 
-impl<'b, T: DeviceCopy> KernelArg<DeviceSlice<'b, T>> for &'b Buffer<T> {
-    fn push_params(&self, out: &mut Vec<Param>) {
-        out.push(Param::U64(self.device_ptr()));
-        out.push(Param::U64(self.len() as u64));
-    }
-    fn sim_value(self) -> DeviceSlice<'b, T> {
-        self.sim_slice()
-    }
+/// The buffer-like arguments: each passes its device pointer and length to
+/// the GPU, and a slice view of its simulator memory to the simulator.
+macro_rules! buffer_args {
+    ($($arg:ty => $param:ident by $view:ident),* $(,)?) => {$(
+        impl<'b, T: DeviceCopy> KernelArg<$param<'b, T>> for $arg {
+            fn push_params(&self, out: &mut Vec<Param>) {
+                out.push(Param::U64(self.device_ptr()));
+                out.push(Param::U64(self.len() as u64));
+            }
+            fn sim_value(self) -> $param<'b, T> {
+                self.$view()
+            }
+        }
+    )*};
 }
 
-impl<'b, T: DeviceCopy> KernelArg<DeviceSlice<'b, T>> for &'b mut Buffer<T> {
-    fn push_params(&self, out: &mut Vec<Param>) {
-        out.push(Param::U64(self.device_ptr()));
-        out.push(Param::U64(self.len() as u64));
-    }
-    fn sim_value(self) -> DeviceSlice<'b, T> {
-        self.sim_slice()
-    }
-}
-
-impl<'b, T: DeviceCopy> KernelArg<DeviceSliceMut<'b, T>> for &'b mut Buffer<T> {
-    fn push_params(&self, out: &mut Vec<Param>) {
-        out.push(Param::U64(self.device_ptr()));
-        out.push(Param::U64(self.len() as u64));
-    }
-    fn sim_value(self) -> DeviceSliceMut<'b, T> {
-        self.sim_slice_mut()
-    }
-}
-
-impl<'b, T: DeviceCopy> KernelArg<DeviceSlice<'b, T>> for View<'b, T> {
-    fn push_params(&self, out: &mut Vec<Param>) {
-        out.push(Param::U64(self.device_ptr()));
-        out.push(Param::U64(self.len() as u64));
-    }
-    fn sim_value(self) -> DeviceSlice<'b, T> {
-        self.sim_slice()
-    }
-}
-
-impl<'b, T: DeviceCopy> KernelArg<DeviceSliceMut<'b, T>> for ViewMut<'b, T> {
-    fn push_params(&self, out: &mut Vec<Param>) {
-        out.push(Param::U64(self.device_ptr()));
-        out.push(Param::U64(self.len() as u64));
-    }
-    fn sim_value(self) -> DeviceSliceMut<'b, T> {
-        self.sim_slice_mut()
-    }
+buffer_args! {
+    &'b Buffer<T> => DeviceSlice by sim_slice,
+    &'b mut Buffer<T> => DeviceSlice by sim_slice,
+    &'b mut Buffer<T> => DeviceSliceMut by sim_slice_mut,
+    View<'b, T> => DeviceSlice by sim_slice,
+    ViewMut<'b, T> => DeviceSliceMut by sim_slice_mut,
 }
 
 impl<S: KernelScalar> KernelArg<S> for S {

@@ -192,6 +192,27 @@ pub struct Resources {
     pub shared_bytes: u32,
 }
 
+impl Resources {
+    /// The rows as a Markdown table, the same as the builder's
+    /// ([`ptxlab_builder::report_table`]).
+    pub fn table(rows: &[Resources]) -> String {
+        let rows: Vec<ptxlab_builder::ResourceUsage> = rows
+            .iter()
+            .map(|r| ptxlab_builder::ResourceUsage {
+                kernel: r.kernel.into(),
+                arch: r.arch.into(),
+                registers: r.registers,
+                spill_stores: r.spill_stores,
+                spill_loads: r.spill_loads,
+                stack_frame: r.stack_frame,
+                shared_bytes: r.shared_bytes,
+                barriers: 0,
+            })
+            .collect();
+        ptxlab_builder::report_table(&rows)
+    }
+}
+
 /// A cubin of a module assembled with a register cap: the module's PTX with
 /// `.maxnreg cap` written into every entry, assembled ahead of time by
 /// `ptxas` for one arch.

@@ -16,22 +16,13 @@
 use super::launch::{DecodeInputs, DecodePlan};
 use super::problem::{DecodeShape, HostInputs, Reference, all_rows, generate, reference};
 use ptxlab_common::error::{Error, Result};
-use ptxlab_common::rng::rel_err_norm;
 use ptxlab_common::runtime::Device;
 
 /// The output poison: a NaN in BF16.
 pub const POISON: u16 = 0x7fff;
 
-/// What a check measured.
-#[derive(Debug, Clone, Copy)]
-pub struct Errors {
-    /// `||o - ref|| / ||ref||` over the compared rows.
-    pub rel: f64,
-    /// `max |o - ref| / max |ref|`.
-    pub max: f64,
-    /// Largest `|lse - ref|` (natural units).
-    pub lse: f64,
-}
+/// What a check measured (the forward pass's measures).
+pub use super::super::check::Errors;
 
 /// The bound on [`Errors::rel`] (module docs): `4u`, `u = 2^-8`.
 pub fn bound() -> f64 {
@@ -75,37 +66,13 @@ pub fn errors(
         }
         e_lse = e_lse.max((l - refr.lse[i]).abs());
     }
-    let rel = rel_err_norm(&got, &refr.o);
-    let peak = refr.o.iter().fold(0f64, |m, v| m.max(v.abs()));
-    let worst = got
-        .iter()
-        .zip(&refr.o)
-        .fold(0f64, |m, (a, b)| m.max((a - b).abs()));
-    Ok(Errors {
-        rel,
-        max: if peak > 0.0 { worst / peak } else { worst },
-        lse: e_lse,
-    })
+    Ok(Errors::of_output(&got, &refr.o, e_lse))
 }
 
 /// `Ok` when `e` is within the bounds (module docs), else the verification
 /// error naming `what`.
 pub fn verify(what: &str, max_score: f64, e: &Errors) -> Result<()> {
-    let (b, lb) = (bound(), lse_bound(max_score));
-    if !(e.rel <= b) || !(e.max <= 2.0 * b) || !(e.lse <= lb) {
-        return Err(Error::Verification {
-            what: what.into(),
-            detail: format!(
-                "relative error {:.2e} (bound {b:.1e}), max {:.2e} (bound {:.1e}), lse {:.2e} \
-                 (bound {lb:.1e})",
-                e.rel,
-                e.max,
-                2.0 * b,
-                e.lse
-            ),
-        });
-    }
-    Ok(())
+    e.within(what, bound(), lse_bound(max_score))
 }
 
 /// Runs one decoding step of `x` (outputs poisoned first) and checks it

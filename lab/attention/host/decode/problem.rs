@@ -426,18 +426,8 @@ pub fn sample_rows(shape: &DecodeShape) -> Vec<RowId> {
     v
 }
 
-/// The f64 reference on some rows.
-#[derive(Debug, Clone)]
-pub struct Reference {
-    /// The rows, in order.
-    pub rows: Vec<RowId>,
-    /// Output rows, `d` values each.
-    pub o: Vec<f64>,
-    /// Log-sum-exp (natural units) per row.
-    pub lse: Vec<f64>,
-    /// Largest `|scale s|` over the scores seen.
-    pub max_score: f64,
-}
+/// The f64 reference on some rows of a decoding step.
+pub type Reference = super::super::cpu::Reference<RowId>;
 
 /// Decoding in f64 from the BF16 inputs: row `(b, t, h)` sees keys
 /// `j <= kv_len - q_len + t` of sequence `b`, key `j` at slot `j % P` of
@@ -485,18 +475,5 @@ pub fn reference(shape: &DecodeShape, x: &HostInputs, rows: Vec<RowId>) -> Refer
             (o, m + l.ln(), big)
         })
         .collect();
-    let mut o = Vec::with_capacity(rows.len() * d);
-    let mut lse = Vec::with_capacity(rows.len());
-    let mut max_score = 0f64;
-    for (r, l, big) in per {
-        o.extend(r);
-        lse.push(l);
-        max_score = max_score.max(big);
-    }
-    Reference {
-        rows,
-        o,
-        lse,
-        max_score,
-    }
+    Reference::from_rows(rows, per, d)
 }

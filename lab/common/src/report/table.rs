@@ -196,22 +196,7 @@ impl Environment {
 
 /// The `ptxas` resource report as a Markdown table.
 pub fn resource_table(rows: &[crate::runtime::module::Resources]) -> String {
-    let mut s = String::from(
-        "| kernel | arch | registers | spill stores (B) | spill loads (B) | stack (B) | static smem (B) |\n|---|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            r.kernel,
-            r.arch,
-            r.registers,
-            r.spill_stores,
-            r.spill_loads,
-            r.stack_frame,
-            r.shared_bytes
-        ));
-    }
-    s
+    crate::runtime::module::Resources::table(rows)
 }
 
 #[cfg(test)]

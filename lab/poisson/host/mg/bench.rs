@@ -54,15 +54,7 @@ fn configs(quick: bool) -> Vec<Config> {
     // (post-smoothing in the pre-smoothing's order, omega 1.1); rung 5
     // keeps the field on the finest level and takes the residual from the
     // last sweep (no outer step).
-    let rung4 = MgOptions {
-        field_on_fine: false,
-        ..v
-    };
-    let rung3 = MgOptions {
-        omega: 1.0,
-        symmetric: true,
-        ..rung4
-    };
+    let (rung3, rung4) = earlier_rungs(v);
     let pcg = MgOptions {
         method: Method::Pcg,
         ..rung4
@@ -437,15 +429,7 @@ fn check_rows(dev: &Device) -> Result<(Vec<Row>, Vec<Failure>)> {
     }
     let odd = Grid::new(1000, 777)?;
     let (b, p0) = super::super::check::random_inputs(odd, 77);
-    let rung4 = MgOptions {
-        field_on_fine: false,
-        ..v
-    };
-    let rung3 = MgOptions {
-        omega: 1.0,
-        symmetric: true,
-        ..rung4
-    };
+    let (rung3, rung4) = earlier_rungs(v);
     for (label, o, f32c) in [
         ("multigrid V(2,2) rung 5", v, false),
         ("multigrid V(2,2) rung 4", rung4, true),
@@ -667,4 +651,20 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
         rows.push(spectral_row::<f32>(dev, grid, ctx.ceilings.copy_gbs));
     }
     Ok(rows)
+}
+
+/// Rungs 3 and 4 of the ladder from rung 5's options `v`: rung 4 keeps the
+/// field off the finest level (an outer step), rung 3 also goes back to
+/// omega 1 and the symmetric colour order.
+fn earlier_rungs(v: MgOptions) -> (MgOptions, MgOptions) {
+    let rung4 = MgOptions {
+        field_on_fine: false,
+        ..v
+    };
+    let rung3 = MgOptions {
+        omega: 1.0,
+        symmetric: true,
+        ..rung4
+    };
+    (rung3, rung4)
 }

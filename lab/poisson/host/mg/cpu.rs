@@ -5,7 +5,7 @@
 //! `residual_at`, `bilinear`), in the same order, so the fields agree with
 //! the GPU's to rounding of the reductions.
 
-use super::cycle::{Ops, cycle, visit};
+use super::cycle::{Ops, Smoothing, cycle, visit};
 use super::levels::{Hierarchy, Level, Method, MgOptions};
 use super::report::MgReport;
 use kernels_gpu::multigrid::{
@@ -187,15 +187,8 @@ impl<T: Real + Send + Sync> Ops for CpuOps<T> {
     fn depth(&self) -> usize {
         self.levels.len()
     }
-    fn smooth(
-        &mut self,
-        l: usize,
-        sweeps: u32,
-        black_first: bool,
-        zero: bool,
-        prolong: bool,
-        omega: f64,
-    ) -> Result<()> {
+    fn smooth(&mut self, l: usize, step: Smoothing) -> Result<()> {
+        let (sweeps, black_first, zero, prolong, omega) = step.parts();
         if prolong {
             self.prolong(l, true)?;
         }

@@ -9,25 +9,57 @@
 use super::levels::{Cycle, MgOptions};
 use ptxlab_common::error::Result;
 
+/// One smoothing step of a level: `sweeps` red-black sweeps over-relaxed
+/// by `omega` (black first when `black_first`; from a zero correction when
+/// `zero`), after adding the prolongation of the level below's correction
+/// when `prolong`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Smoothing {
+    /// Red-black sweeps (each a red and a black half-sweep).
+    pub sweeps: u32,
+    /// Black half-sweep first.
+    pub black_first: bool,
+    /// From a zero correction.
+    pub zero: bool,
+    /// Add the prolongation of the level below's correction first.
+    pub prolong: bool,
+    /// Over-relaxation factor.
+    pub omega: f64,
+}
+
+impl Smoothing {
+    /// `(sweeps, black_first, zero, prolong, omega)`, for an
+    /// implementation to bind by name.
+    pub fn parts(self) -> (u32, bool, bool, bool, f64) {
+        (
+            self.sweeps,
+            self.black_first,
+            self.zero,
+            self.prolong,
+            self.omega,
+        )
+    }
+
+    /// Pre-smoothing: `sweeps` sweeps, red first, no prolongation.
+    pub fn pre(sweeps: u32, zero: bool, omega: f64) -> Self {
+        Self {
+            sweeps,
+            black_first: false,
+            zero,
+            prolong: false,
+            omega,
+        }
+    }
+}
+
 /// What a cycle asks of a level `l` (the level below is `l + 1`).
 pub trait Ops {
     /// Levels.
     fn depth(&self) -> usize;
-    /// `sweeps` red-black sweeps of level `l` over-relaxed by `omega`
-    /// (black first when asked; from a zero correction when `zero`), after
-    /// adding the prolongation of level `l + 1`'s correction when `prolong`.
-    /// With the field on the finest level ([`Ops::field_on_fine`]), level
-    /// 0's post-smoothing also measures the residual.
-    #[allow(clippy::too_many_arguments)]
-    fn smooth(
-        &mut self,
-        l: usize,
-        sweeps: u32,
-        black_first: bool,
-        zero: bool,
-        prolong: bool,
-        omega: f64,
-    ) -> Result<()>;
+    /// Smooths level `l` as `s` says ([`Smoothing`]). With the field on
+    /// the finest level ([`Ops::field_on_fine`]), level 0's post-smoothing
+    /// also measures the residual.
+    fn smooth(&mut self, l: usize, s: Smoothing) -> Result<()>;
     /// `f[l + 1] = R (f[l] - lap u[l])` (`R f[l]` without `with_u`), and a
     /// zero correction on level `l + 1`.
     fn restrict(&mut self, l: usize, with_u: bool) -> Result<()>;
@@ -54,17 +86,23 @@ pub fn visit<O: Ops>(o: &mut O, opts: &MgOptions, l: usize, zero: bool) -> Resul
         return Ok(());
     }
     if l + 1 >= o.depth() {
-        return o.smooth(l, 1, false, zero, false, 1.0);
+        return o.smooth(l, Smoothing::pre(1, zero, 1.0));
     }
-    o.smooth(l, opts.pre, false, zero, false, opts.omega)?;
+    o.smooth(l, Smoothing::pre(opts.pre, zero, opts.omega))?;
     o.restrict(l, true)?;
     visit(o, opts, l + 1, true)?;
     if opts.cycle == Cycle::W {
         visit(o, opts, l + 1, false)?;
     }
     if opts.post > 0 {
-        let black_first = opts.post_black_first();
-        o.smooth(l, opts.post, black_first, false, true, opts.omega)
+        let post = Smoothing {
+            sweeps: opts.post,
+            black_first: opts.post_black_first(),
+            zero: false,
+            prolong: true,
+            omega: opts.omega,
+        };
+        o.smooth(l, post)
     } else {
         o.prolong(l, true)
     }

@@ -9,7 +9,7 @@
 //! The residual handed to an f32 cycle is scaled by `1 / rms(b)` so that it
 //! stays far from f32's underflow whatever the units of `b`.
 
-use super::cycle::{Ops, cycle, visit};
+use super::cycle::{Ops, Smoothing, cycle, visit};
 use super::launch::{
     Exec, MgElement, clear, coarse_cells, coarse_cfg, coarse_geometry, holds, slots_cfg, tile_cfg,
 };
@@ -95,15 +95,8 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
     fn depth(&self) -> usize {
         self.lv.hier.depth()
     }
-    fn smooth(
-        &mut self,
-        l: usize,
-        sweeps: u32,
-        black_first: bool,
-        zero: bool,
-        prolong: bool,
-        omega: f64,
-    ) -> Result<()> {
+    fn smooth(&mut self, l: usize, step: Smoothing) -> Result<()> {
+        let (sweeps, black_first, zero, prolong, omega) = step.parts();
         let lvl = self.lv.level(l);
         let (first, omega) = (Colour::black_if(black_first), T::from_f64(omega));
         match self.lv.smoother {

@@ -125,13 +125,8 @@ fn typed<T: MgElement>(args: &Args, backend: Backend, opts: &MgOptions) -> Resul
     let dev = ptxlab_common::cli::open_device(backend)?;
     let (prob, exact) = cli_problem::<T>(args)?;
     let grid = prob.grid;
+    grid.check_sim_cells(backend, SIM_MAX_CELLS)?;
     if backend == Backend::Sim {
-        ptxlab_common::cli::check_sim_limit(
-            "grid (--size)",
-            grid.cells(),
-            SIM_MAX_CELLS,
-            &format!("cells ({})", grid.label()),
-        )?;
         let work = grid.cells().saturating_mul(opts.max_cycles);
         if work > SIM_MAX_WORK {
             return Err(Error::input(

@@ -15,7 +15,6 @@ use super::super::mg::levels::{SIM_MAX_CELLS, SIM_MAX_WORK};
 use super::super::mg::report::MgReport;
 use super::super::types::{Grid, default_h};
 use super::args::ScalingArgs;
-use super::bootstrap::RankEnv;
 use super::mg::{MIN_ROWS_GPU, check_options, team_options};
 use super::rows::ScalingRow;
 use super::run::require_devices;
@@ -35,19 +34,6 @@ fn min_rows(backend: Backend) -> usize {
         MIN_ROWS_SIM
     } else {
         MIN_ROWS_GPU
-    }
-}
-
-fn open_team(n: usize, backend: Backend) -> Result<Team> {
-    match backend {
-        Backend::Sim => match RankEnv::from_env()? {
-            Some(env) => Team::sim_from_launcher(&env, Some(n)),
-            None => Team::sim(n),
-        },
-        _ => match RankEnv::from_env()? {
-            Some(env) => Team::from_launcher(&env, Some(n)),
-            None => Team::gpus(n),
-        },
     }
 }
 
@@ -118,7 +104,7 @@ pub fn cli(args: &Args, opts: &MgOptions) -> Result<()> {
 
 fn typed<T: MgElement>(args: &Args, n: usize, opts: &MgOptions) -> Result<()> {
     let backend = args.backend;
-    let mut team = open_team(n, backend)?;
+    let mut team = Team::open(n, backend)?;
     let (prob, _) = cli_problem::<T>(args)?;
     team.agree(&super::run::describe_problem(&prob, opts))?;
     let grid = prob.grid;

@@ -2,11 +2,10 @@
 //! checked bit for bit.
 
 use super::super::args::Args;
-use super::super::input::cli_problem;
+use super::super::input::{cli_problem, write_field};
 use super::super::problem::{SolveOptions, SolveReport};
 use super::super::solve::solve_device;
 use super::super::types::{Grid, Rung};
-use super::bootstrap::RankEnv;
 use super::decomp::Decomp;
 use super::element::{SlabElement, temporal_error};
 use super::team::Team;
@@ -85,19 +84,6 @@ pub fn cli(args: &Args) -> Result<()> {
     }
 }
 
-fn open_team(n: usize, backend: Backend) -> Result<Team> {
-    match backend {
-        Backend::Sim => match RankEnv::from_env()? {
-            Some(env) => Team::sim_from_launcher(&env, Some(n)),
-            None => Team::sim(n),
-        },
-        _ => match RankEnv::from_env()? {
-            Some(env) => Team::from_launcher(&env, Some(n)),
-            None => Team::gpus(n),
-        },
-    }
-}
-
 /// What the ranks of a job compare before they work ([`Team::agree`]): the
 /// grid, precision, spacing, a checksum of `b` and `p0`, and the options.
 pub(super) fn describe_problem<T: crate::types::Element>(
@@ -138,7 +124,7 @@ fn cli_typed<T: SlabElement>(args: &Args, n: usize, backend: Backend) -> Result<
     opts.validate()?;
     // The devices first (a missing driver, GPU or NCCL is reported before any
     // input is made), then the problem.
-    let mut team = open_team(n, backend)?;
+    let mut team = Team::open(n, backend)?;
     let (prob, _) = cli_problem::<T>(args)?;
     team.agree(&describe_problem(
         &prob,
@@ -170,13 +156,7 @@ fn cli_typed<T: SlabElement>(args: &Args, n: usize, backend: Backend) -> Result<
         team.world_size(),
         team.members[0].dev.name(),
         prob.h,
-        match opts.tol {
-            Some(t) => format!(
-                "until ||r||/||b|| < {t:e} (at most {} sweeps, checked every {})",
-                opts.max_iters, opts.check_every
-            ),
-            None => format!("{} sweeps", opts.max_iters),
-        }
+        opts.stop_label()
     ));
     say(format!(
         "slabs (owned rows): {}; halo exchange: {}, {}",
@@ -291,14 +271,7 @@ fn cli_typed<T: SlabElement>(args: &Args, n: usize, backend: Backend) -> Result<
         }
     }
     if let (Some(out), Some(Some(field))) = (&args.out, last) {
-        ptxlab_common::npy::write_2d(out, grid.ny, grid.nx, &field)?;
-        println!(
-            "wrote {} ({}x{} {}, shape (ny, nx))",
-            out.display(),
-            grid.ny,
-            grid.nx,
-            T::NAME
-        );
+        write_field(out, grid, &field)?;
     }
     Ok(())
 }

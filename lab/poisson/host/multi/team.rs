@@ -131,6 +131,18 @@ pub fn visible_gpus() -> Result<usize> {
 }
 
 impl Team {
+    /// `n` devices of `backend` (simulated or GPUs): the ranks a launcher
+    /// described in the environment ([`RankEnv`]), or else all `n` in this
+    /// process.
+    pub fn open(n: usize, backend: ptxlab_common::Backend) -> Result<Self> {
+        match (backend, RankEnv::from_env()?) {
+            (ptxlab_common::Backend::Sim, Some(env)) => Team::sim_from_launcher(&env, Some(n)),
+            (ptxlab_common::Backend::Sim, None) => Team::sim(n),
+            (_, Some(env)) => Team::from_launcher(&env, Some(n)),
+            (_, None) => Team::gpus(n),
+        }
+    }
+
     /// `n` simulated devices in this process (in-process transport).
     pub fn sim(n: usize) -> Result<Self> {
         if n == 0 {

@@ -78,14 +78,7 @@ fn typed<T: SpectralElement>(args: &Args, reps: usize) -> Result<Row> {
     let backend = args.backend;
     let (prob, exact) = problem::<T>(args, boundary)?;
     let grid = prob.grid;
-    if backend == ptxlab_common::Backend::Sim {
-        ptxlab_common::cli::check_sim_limit(
-            "grid (--size)",
-            grid.cells(),
-            SIM_MAX_CELLS,
-            &format!("cells ({})", grid.label()),
-        )?;
-    }
+    grid.check_sim_cells(backend, SIM_MAX_CELLS)?;
     let wide = |v: &[T]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
     let (b, p0) = (wide(&prob.b), wide(&prob.p0));
     println!(

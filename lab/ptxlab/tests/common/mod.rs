@@ -172,32 +172,37 @@ macro_rules! bytes_fns {
 }
 bytes_fns!(f32_bytes: f32, f64_bytes: f64, i32_bytes: i32, u32_bytes: u32);
 
-/// The data of a little-endian float32 .npy written by ptxlab (the last
-/// `n * 4` bytes).
-pub fn read_f32_npy(path: &str, n: usize) -> Vec<f32> {
-    let bytes = std::fs::read(path).unwrap();
-    bytes[bytes.len() - 4 * n..]
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+/// `read(path, n)` for each element type ptxlab writes: the data of a
+/// little-endian `.npy` it wrote (the last `n` elements' bytes).
+macro_rules! read_fns {
+    ($($name:ident: $t:ty),*) => {$(
+        pub fn $name(path: &str, n: usize) -> Vec<$t> {
+            const W: usize = std::mem::size_of::<$t>();
+            let bytes = std::fs::read(path).unwrap();
+            bytes[bytes.len() - W * n..]
+                .chunks(W)
+                .map(|c| <$t>::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        }
+    )*};
+}
+read_fns!(read_f32_npy: f32, read_f64_npy: f64, read_u32_npy: u32);
+
+/// A command line split at its spaces (for arguments without spaces):
+/// `words("vector-add --n 10")`.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
-/// As [`read_f32_npy`] for float64.
-pub fn read_f64_npy(path: &str, n: usize) -> Vec<f64> {
-    let bytes = std::fs::read(path).unwrap();
-    bytes[bytes.len() - 8 * n..]
-        .chunks(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
-/// As [`read_f32_npy`] for uint32.
-pub fn read_u32_npy(path: &str, n: usize) -> Vec<u32> {
-    let bytes = std::fs::read(path).unwrap();
-    bytes[bytes.len() - 4 * n..]
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+/// A 1-D float32 `.npy` named `name` holding `v`, in either byte order.
+pub fn f32_npy(name: &str, v: &[f32], big_endian: bool) -> PathBuf {
+    let descr = if big_endian { ">f4" } else { "<f4" };
+    npy(
+        name,
+        descr,
+        &format!("({},)", v.len()),
+        &f32_bytes(v, big_endian),
+    )
 }
 
 /// `true` (and a note printed) where a real NVIDIA driver is installed, so a

@@ -23,7 +23,7 @@ fn diffusion_hostile_options_and_valid_edges() {
             );
         }
         fails_with(
-            &on(be, &["diffusion", "--size", "1000000", "--iters", "1"]),
+            &on(be, &words("diffusion --size 1000000 --iters 1")),
             &[
                 "1000000x1000000 is too large",
                 "at most 2147483647 cells and 524280 rows",
@@ -31,19 +31,13 @@ fn diffusion_hostile_options_and_valid_edges() {
             ],
         );
         fails_with(
-            &on(be, &["diffusion", "--size", "3x600000", "--iters", "1"]),
+            &on(be, &words("diffusion --size 3x600000 --iters 1")),
             &["3x600000 is too large", "524280 rows"],
         );
         fails_with(
             &on(
                 be,
-                &[
-                    "diffusion",
-                    "--size",
-                    "99999999999999999999",
-                    "--iters",
-                    "1",
-                ],
+                &words("diffusion --size 99999999999999999999 --iters 1"),
             ),
             &["--size", "give N"],
         );
@@ -63,33 +57,19 @@ fn diffusion_hostile_options_and_valid_edges() {
             );
         }
         fails_with(
-            &on(
-                be,
-                &["diffusion", "--size", "5", "--iters", "1", "--alpha", "0.3"],
-            ),
+            &on(be, &words("diffusion --size 5 --iters 1 --alpha 0.3")),
             &[
                 "0.3 makes the explicit 5-point scheme unstable",
                 "alpha <= 0.25",
             ],
         );
         fails_with(
-            &on(
-                be,
-                &[
-                    "diffusion",
-                    "--size",
-                    "5",
-                    "--iters",
-                    "1",
-                    "--variant",
-                    "foo",
-                ],
-            ),
+            &on(be, &words("diffusion --size 5 --iters 1 --variant foo")),
             &["'foo'", "possible values: all, inplace, pingpong, temporal"],
         );
     }
     fails_with(
-        &on(SIM, &["diffusion", "--size", "2000", "--iters", "100"]),
+        &on(SIM, &words("diffusion --size 2000 --iters 100")),
         &[
             "--size/--iters",
             "2000x2000 cells x 100 steps",
@@ -100,7 +80,7 @@ fn diffusion_hostile_options_and_valid_edges() {
     // Valid: the smallest grid; an odd rectangle; the CPU and the simulator
     // give the same field (the same f32 expression).
     for be in [CPU, SIM] {
-        succeeds(&on(be, &["diffusion", "--size", "3", "--iters", "1"]));
+        succeeds(&on(be, &words("diffusion --size 3 --iters 1")));
     }
     // The material's racy kernel on the simulator: the race detector names
     // it (a RACE line with both blocks and lines), and the run goes on

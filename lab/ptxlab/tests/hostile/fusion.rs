@@ -15,7 +15,7 @@ fn fusion_and_launch_overhead_hostile_options() {
             &["--n", "`-7` is negative"],
         );
         fails_with(
-            &on(be, &["fusion", "--n", "7", "--reps", "0"]),
+            &on(be, &words("fusion --n 7 --reps 0")),
             &["--reps", "allowed 1..=10000"],
         );
         fails_with(
@@ -27,10 +27,7 @@ fn fusion_and_launch_overhead_hostile_options() {
             &["--kernels", "at most 100000"],
         );
         fails_with(
-            &on(
-                be,
-                &["launch-overhead", "--kernels", "1", "--reps", "20000"],
-            ),
+            &on(be, &words("launch-overhead --kernels 1 --reps 20000")),
             &["--reps", "allowed 1..=10000"],
         );
     }
@@ -51,10 +48,7 @@ fn fusion_and_launch_overhead_hostile_options() {
         &["--backend", "launch overhead needs gpu or sim"],
     );
     fails_with(
-        &on(
-            CPU,
-            &["launch-overhead", "--kernels", "100000", "--reps", "1000"],
-        ),
+        &on(CPU, &words("launch-overhead --kernels 100000 --reps 1000")),
         &[
             "--kernels/--reps",
             "at most 2^24 = 16777216",
@@ -70,10 +64,7 @@ fn fusion_and_launch_overhead_hostile_options() {
         );
         succeeds(&on(CPU, &["fusion", "--n", n, "--reps", "1"]));
     }
-    let text = succeeds(&on(
-        SIM,
-        &["launch-overhead", "--kernels", "1", "--reps", "1"],
-    ));
+    let text = succeeds(&on(SIM, &words("launch-overhead --kernels 1 --reps 1")));
     assert!(
         text.contains("plain launches:") && text.contains("not available on the simulator"),
         "{text}"

@@ -97,19 +97,19 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
         with(
             &xs_,
             &ys_,
-            &["--start", "0.5", "--step", "0.25", "--n", "0"],
+            &words("--start 0.5 --step 0.25 --n 0"),
             &["--n", "0 frequencies; give at least one"],
         );
         with(
             &xs_,
             &ys_,
-            &["--start", "0.5", "--step", "nan", "--n", "5"],
+            &words("--start 0.5 --step nan --n 5"),
             &["--step", "NaN", "finite and non-zero"],
         );
         with(
             &xs_,
             &ys_,
-            &["--start", "0.5", "--n", "5"],
+            &words("--start 0.5 --n 5"),
             &["--start/--step/--n", "give all three"],
         );
         with(
@@ -121,7 +121,7 @@ fn lomb_scargle_hostile_inputs_and_valid_edges() {
         with(
             &xs_,
             &ys_,
-            &["--start", "0.5", "--step", "0.25", "--n", "1e12"],
+            &words("--start 0.5 --step 0.25 --n 1e12"),
             &["--n: needs", "of host memory", "use a smaller --n"],
         );
         // Options that are wrong whatever the inputs: after a valid grid.
@@ -495,7 +495,7 @@ fn lomb_scargle_models_batches_and_checks() {
             ];
             a.extend_from_slice(&grid);
             if be == SIM {
-                a.extend_from_slice(&["--variant", "all", "--check", "full"]);
+                a.extend_from_slice(&words("--variant all --check full"));
             }
             let text = succeeds(&on(be, &a));
             assert!(text.contains("time to the written result"), "{text}");

@@ -15,24 +15,11 @@ fn matmul_hostile_options_and_valid_edges() {
             &["--m", "`-3` is negative"],
         );
         fails_with(
-            &on(be, &["matmul", "--m", "4294967296", "--n", "1", "--k", "1"]),
+            &on(be, &words("matmul --m 4294967296 --n 1 --k 1")),
             &["m=4294967296 is larger than 4294967295"],
         );
         fails_with(
-            &on(
-                be,
-                &[
-                    "matmul",
-                    "--m",
-                    "3",
-                    "--n",
-                    "3",
-                    "--k",
-                    "3",
-                    "--variant",
-                    "foo",
-                ],
-            ),
+            &on(be, &words("matmul --m 3 --n 3 --k 3 --variant foo")),
             &[
                 "--variant",
                 "'foo'",
@@ -40,19 +27,11 @@ fn matmul_hostile_options_and_valid_edges() {
             ],
         );
         fails_with(
-            &on(
-                be,
-                &[
-                    "matmul", "--m", "3", "--n", "3", "--k", "3", "--colsum", "foo",
-                ],
-            ),
+            &on(be, &words("matmul --m 3 --n 3 --k 3 --colsum foo")),
             &["--colsum", "'foo'", "possible values: direct, fused"],
         );
         fails_with(
-            &on(
-                be,
-                &["matmul", "--m", "3", "--n", "3", "--k", "3", "--reps", "0"],
-            ),
+            &on(be, &words("matmul --m 3 --n 3 --k 3 --reps 0")),
             &["--reps", "allowed 1..=10000"],
         );
     }
@@ -60,19 +39,7 @@ fn matmul_hostile_options_and_valid_edges() {
     fails_with(
         &on(
             SIM,
-            &[
-                "matmul",
-                "--m",
-                "3",
-                "--n",
-                "3",
-                "--k",
-                "3",
-                "--precision",
-                "bf16",
-                "--variant",
-                "vec",
-            ],
+            &words("matmul --m 3 --n 3 --k 3 --precision bf16 --variant vec"),
         ),
         &[
             "--variant",
@@ -81,7 +48,7 @@ fn matmul_hostile_options_and_valid_edges() {
         ],
     );
     fails_with(
-        &on(CPU, &["matmul", "--m", "1e6", "--n", "1e6", "--k", "1e6"]),
+        &on(CPU, &words("matmul --m 1e6 --n 1e6 --k 1e6")),
         &[
             "--m/--n/--k: needs",
             "of host memory",
@@ -91,23 +58,12 @@ fn matmul_hostile_options_and_valid_edges() {
     fails_with(
         &on(
             CPU,
-            &[
-                "matmul",
-                "--m",
-                "4294967295",
-                "--n",
-                "4294967295",
-                "--k",
-                "4294967295",
-            ],
+            &words("matmul --m 4294967295 --n 4294967295 --k 4294967295"),
         ),
         &["--m/--n/--k", "overflow the address space"],
     );
     fails_with(
-        &on(
-            CPU,
-            &["matmul", "--m", "4200", "--n", "4200", "--k", "4200"],
-        ),
+        &on(CPU, &words("matmul --m 4200 --n 4200 --k 4200")),
         &[
             "too large for the one-thread CPU baseline",
             "at most 2^36",

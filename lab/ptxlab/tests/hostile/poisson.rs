@@ -32,22 +32,11 @@ fn poisson_hostile_options() {
             );
         }
         fails_with(
-            &on(
-                be,
-                &[
-                    "poisson",
-                    "--size",
-                    "5",
-                    "--check-every",
-                    "0",
-                    "--tol",
-                    "1e-3",
-                ],
-            ),
+            &on(be, &words("poisson --size 5 --check-every 0 --tol 1e-3")),
             &["--check-every", "0; allowed 1..=10000000"],
         );
         fails_with(
-            &on(be, &["poisson", "--size", "5", "--iters", "1e8"]),
+            &on(be, &words("poisson --size 5 --iters 1e8")),
             &["--iters", "100000000; allowed 0..=10000000"],
         );
         for d in ["0", "17"] {
@@ -57,14 +46,14 @@ fn poisson_hostile_options() {
             );
         }
         fails_with(
-            &on(be, &["poisson", "--size", "5", "--variant", "fancy"]),
+            &on(be, &words("poisson --size 5 --variant fancy")),
             &[
                 "'fancy'",
                 "possible values: all, naive, tiled, register, temporal",
             ],
         );
         fails_with(
-            &on(be, &["poisson", "--size", "5", "--precision", "f16"]),
+            &on(be, &words("poisson --size 5 --precision f16")),
             &["'f16'", "possible values: f32, f64"],
         );
         // Multigrid's options are clap value enums: a typo gets a suggestion.
@@ -96,12 +85,7 @@ fn poisson_hostile_options() {
             );
         }
         fails_with(
-            &on(
-                be,
-                &[
-                    "poisson", "--size", "5", "--method", "pcg", "--omega", "fast",
-                ],
-            ),
+            &on(be, &words("poisson --size 5 --method pcg --omega fast")),
             &["--omega", "'fast'"],
         );
         fails_with(
@@ -109,7 +93,7 @@ fn poisson_hostile_options() {
             &["--size", "`5x`", "give N (an N x N grid) or NXxNY"],
         );
         fails_with(
-            &on(be, &["poisson", "--size", "5", "--h", "0.1"]),
+            &on(be, &words("poisson --size 5 --h 0.1")),
             &[
                 "--h",
                 "the manufactured problem (no --b) fixes h",
@@ -128,15 +112,7 @@ fn poisson_hostile_options() {
     fails_with(
         &on(
             SIM,
-            &[
-                "poisson",
-                "--size",
-                "1024",
-                "--variant",
-                "naive",
-                "--tol",
-                "1e-3",
-            ],
+            &words("poisson --size 1024 --variant naive --tol 1e-3"),
         ),
         &[
             "--iters",
@@ -330,7 +306,7 @@ fn poisson_hostile_npy_and_valid_edges() {
     assert!(fields[0].iter().all(|v| v.is_finite() && v.abs() < 1.0));
     // The smallest grid, on both backends.
     for be in [CPU, SIM] {
-        let text = succeeds(&on(be, &["poisson", "--size", "3", "--iters", "2"]));
+        let text = succeeds(&on(be, &words("poisson --size 3 --iters 2")));
         assert!(text.contains("poisson 3x3 f32"), "{text}");
     }
 }

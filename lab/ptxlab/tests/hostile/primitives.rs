@@ -36,18 +36,18 @@ fn reduce_hostile_inputs_and_valid_edges() {
             &["--n", "`-1` is negative"],
         );
         fails_with(
-            &on(be, &["reduce", "--n", "5", "--precision", "f16"]),
+            &on(be, &words("reduce --n 5 --precision f16")),
             &["'f16'", "possible values: f32, f64, i32"],
         );
         fails_with(
-            &on(be, &["reduce", "--n", "5", "--variant", "foo"]),
+            &on(be, &words("reduce --n 5 --variant foo")),
             &[
                 "'foo'",
                 "possible values: all, tree, shuffle, atomic-thread, atomic-warp, gridstride",
             ],
         );
         fails_with(
-            &on(be, &["reduce", "--n", "5", "--reps", "10001"]),
+            &on(be, &words("reduce --n 5 --reps 10001")),
             &["--reps", "10001 timed repetitions; allowed 1..=10000"],
         );
         fails_with(
@@ -91,7 +91,7 @@ fn reduce_hostile_inputs_and_valid_edges() {
         &["--n: needs", "of host memory", "use a smaller --n"],
     );
     fails_with(
-        &on(SIM, &["reduce", "--n", "1e12", "--variant", "gridstride"]),
+        &on(SIM, &words("reduce --n 1e12 --variant gridstride")),
         &["--n", "on the simulator; at most 8388608", "--backend cpu"],
     );
     fails_with(
@@ -102,10 +102,7 @@ fn reduce_hostile_inputs_and_valid_edges() {
         ],
     );
     fails_with(
-        &on(
-            SIM,
-            &["reduce", "--n", "4194305", "--variant", "atomic-thread"],
-        ),
+        &on(SIM, &words("reduce --n 4194305 --variant atomic-thread")),
         &["4194305 elements with --variant atomic-thread on the simulator; at most 4194304"],
     );
     // Valid: a big-endian file summed exactly by every rung; size 1; the
@@ -181,29 +178,26 @@ fn histogram_hostile_inputs_and_valid_edges() {
             );
         }
         fails_with(
-            &on(
-                be,
-                &["histogram", "--n", "5", "--keys", "u32", "--bins", "16384"],
-            ),
+            &on(be, &words("histogram --n 5 --keys u32 --bins 16384")),
             &["--bins", "from 1 to 8192 for u32 keys"],
         );
         fails_with(
-            &on(be, &["histogram", "--n", "5", "--bins", "-4"]),
+            &on(be, &words("histogram --n 5 --bins -4")),
             &["--bins", "`-4` is negative"],
         );
         fails_with(
-            &on(be, &["histogram", "--n", "5", "--bins", "4294967296"]),
+            &on(be, &words("histogram --n 5 --bins 4294967296")),
             &[
                 "--bins",
                 "larger than the largest value this option takes (4294967295)",
             ],
         );
         fails_with(
-            &on(be, &["histogram", "--n", "5", "--keys", "i8"]),
+            &on(be, &words("histogram --n 5 --keys i8")),
             &["--keys", "'i8'", "possible values: u8, u32"],
         );
         fails_with(
-            &on(be, &["histogram", "--n", "5", "--variant", "foo"]),
+            &on(be, &words("histogram --n 5 --variant foo")),
             &["'foo'", "possible values: all, global, shared"],
         );
         fails_with(
@@ -328,68 +322,43 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
             );
         }
         fails_with(
-            &on(be, &["monte-carlo-pi", "--n", "1000", "--blocks", "0"]),
+            &on(be, &words("monte-carlo-pi --n 1000 --blocks 0")),
             &["thread layout", "0 blocks", "need at least one block"],
         );
         fails_with(
-            &on(be, &["monte-carlo-pi", "--n", "1000", "--blocks", "-1"]),
+            &on(be, &words("monte-carlo-pi --n 1000 --blocks -1")),
             &["--blocks", "`-1` is negative"],
         );
         fails_with(
-            &on(
-                be,
-                &[
-                    "monte-carlo-pi",
-                    "--n",
-                    "1000",
-                    "--blocks",
-                    "1",
-                    "--reps",
-                    "0",
-                ],
-            ),
+            &on(be, &words("monte-carlo-pi --n 1000 --blocks 1 --reps 0")),
             &["--reps", "allowed 1..=10000"],
         );
     }
     fails_with(
-        &on(
-            CPU,
-            &["monte-carlo-pi", "--n", "1000", "--blocks", "4294967295"],
-        ),
+        &on(CPU, &words("monte-carlo-pi --n 1000 --blocks 4294967295")),
         &["--blocks", "4294967295 blocks; at most 1048576"],
     );
     fails_with(
-        &on(CPU, &["monte-carlo-pi", "--n", "1e18", "--blocks", "1"]),
+        &on(CPU, &words("monte-carlo-pi --n 1e18 --blocks 1")),
         &["--n", "per thread; at most 4294967295 per thread"],
     );
     fails_with(
-        &on(SIM, &["monte-carlo-pi", "--n", "1000", "--blocks", "20000"]),
+        &on(SIM, &words("monte-carlo-pi --n 1000 --blocks 20000")),
         &["--blocks", "20000 blocks on the simulator; at most 16384"],
     );
     fails_with(
-        &on(SIM, &["monte-carlo-pi", "--n", "2e9", "--blocks", "1"]),
+        &on(SIM, &words("monte-carlo-pi --n 2e9 --blocks 1")),
         &["--n", "on the simulator; at most 1e9"],
     );
     // Valid: one sample; a small layout on the simulator; many idle streams
     // (more threads than samples) on the CPU.
     for be in [CPU, SIM] {
-        let text = succeeds(&on(
-            be,
-            &["monte-carlo-pi", "--n", "1", "--blocks", "1", "--reps", "1"],
-        ));
+        let text = succeeds(&on(be, &words("monte-carlo-pi --n 1 --blocks 1 --reps 1")));
         assert!(text.contains(" hits of 1:"), "{text}");
     }
     let text = succeeds(&on(
         SIM,
-        &[
-            "monte-carlo-pi",
-            "--n",
-            "1000",
-            "--blocks",
-            "8",
-            "--reps",
-            "1",
-        ],
+        &words("monte-carlo-pi --n 1000 --blocks 8 --reps 1"),
     ));
     assert!(
         text.contains("PASS monte-carlo-pi on CPU simulator"),
@@ -398,10 +367,7 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
     // One default layout on every backend: a seed gives the same count on
     // the simulator and the CPU, and the layout is printed.
     let hits = |be: &str| {
-        let text = succeeds(&on(
-            be,
-            &["monte-carlo-pi", "--n", "1e6", "--seed", "7", "--reps", "1"],
-        ));
+        let text = succeeds(&on(be, &words("monte-carlo-pi --n 1e6 --seed 7 --reps 1")));
         assert!(
             text.contains("layout: 4224 blocks x 256 threads = 1081344 streams, seed 7"),
             "{text}"
@@ -413,15 +379,7 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
     assert_eq!(hits(SIM), hits(CPU));
     let text = succeeds(&on(
         CPU,
-        &[
-            "monte-carlo-pi",
-            "--n",
-            "10",
-            "--blocks",
-            "1048576",
-            "--reps",
-            "1",
-        ],
+        &words("monte-carlo-pi --n 10 --blocks 1048576 --reps 1"),
     ));
     assert!(
         text.contains("268435456 streams") && text.contains("hits of 10:"),

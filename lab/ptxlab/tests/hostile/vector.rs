@@ -23,20 +23,20 @@ fn vector_add_hostile_options() {
             &["--n", "not a whole non-negative number"],
         );
         fails_with(
-            &on(be, &["vector-add", "--n", "5", "--reps", "0"]),
+            &on(be, &words("vector-add --n 5 --reps 0")),
             &["--reps", "0 timed repetitions", "allowed 1..=10000"],
         );
         fails_with(
-            &on(be, &["vector-add", "--n", "5", "--reps", "1e12"]),
+            &on(be, &words("vector-add --n 5 --reps 1e12")),
             &["--reps", "1000000000000", "allowed 1..=10000"],
         );
         // An unknown variant is refused on every backend, even where unused.
         fails_with(
-            &on(be, &["vector-add", "--n", "5", "--variant", "x8"]),
+            &on(be, &words("vector-add --n 5 --variant x8")),
             &["'x8'", "possible values: all, scalar, wide"],
         );
         fails_with(
-            &on(be, &["vector-add", "--n", "5", "--precision", "f16"]),
+            &on(be, &words("vector-add --n 5 --precision f16")),
             &["--precision", "'f16'", "possible values: f32, f64"],
         );
     }
@@ -68,12 +68,7 @@ fn vector_add_hostile_options() {
 
 #[test]
 fn vector_add_hostile_npy_and_valid_edges() {
-    let a4 = npy(
-        "va_a4.npy",
-        "<f4",
-        "(4,)",
-        &f32_bytes(&[1.0, 2.0, 3.0, 4.0], false),
-    );
+    let a4 = f32_npy("va_a4.npy", &[1.0, 2.0, 3.0, 4.0], false);
     let a = a4.to_str().unwrap();
     let cases: Vec<(std::path::PathBuf, &[&str])> = vec![
         (
@@ -172,17 +167,15 @@ fn vector_add_hostile_npy_and_valid_edges() {
     // Valid edges: NaN and infinities in the data give the IEEE sums on
     // both backends (NaN compares equal to NaN, whatever its payload bits);
     // big-endian and little-endian inputs mix.
-    let x = npy(
+    let x = f32_npy(
         "va_x.npy",
-        ">f4",
-        "(5,)",
-        &f32_bytes(&[1.0, f32::NAN, f32::INFINITY, -f32::INFINITY, 3e38], true),
+        &[1.0, f32::NAN, f32::INFINITY, -f32::INFINITY, 3e38],
+        true,
     );
-    let y = npy(
+    let y = f32_npy(
         "va_y.npy",
-        "<f4",
-        "(5,)",
-        &f32_bytes(&[1.0, 1.0, -f32::INFINITY, -f32::INFINITY, 3e38], false),
+        &[1.0, 1.0, -f32::INFINITY, -f32::INFINITY, 3e38],
+        false,
     );
     for be in [CPU, SIM] {
         let out = tmp(&format!("va_out_{be}.npy"));
@@ -242,5 +235,5 @@ fn vector_add_hostile_npy_and_valid_edges() {
             "{text}"
         );
     }
-    succeeds(&on(CPU, &["vector-add", "--n", "1", "--reps", "1"]));
+    succeeds(&on(CPU, &words("vector-add --n 1 --reps 1")));
 }

@@ -3,7 +3,7 @@
 //! transfers between levels, and the halo exchanges and all-gathers that
 //! keep every rank's rows as one device's would be.
 
-use super::super::super::mg::cycle::Ops;
+use super::super::super::mg::cycle::{Ops, Smoothing};
 use super::super::super::mg::device::DevOps;
 use super::super::super::mg::launch::{Exec, MgElement, SlabRows, holds, tile_cfg};
 use super::super::super::mg::levels::{MgOptions, Smoother};
@@ -258,18 +258,11 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
     fn depth(&self) -> usize {
         self.placed.split.hier.depth()
     }
-    fn smooth(
-        &mut self,
-        l: usize,
-        sweeps: u32,
-        black_first: bool,
-        zero: bool,
-        prolong: bool,
-        omega: f64,
-    ) -> Result<()> {
+    fn smooth(&mut self, l: usize, step: Smoothing) -> Result<()> {
+        let (sweeps, black_first, zero, prolong, omega) = step.parts();
         let d = self.placed.split.split();
         if l >= d {
-            return self.coarse(|o| o.smooth(l - d, sweeps, black_first, zero, prolong, omega));
+            return self.coarse(|o| o.smooth(l - d, step));
         }
         if prolong {
             self.prolong(l, true)?;
