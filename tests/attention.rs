@@ -7,25 +7,16 @@
 //! present) every rung on the GPU against the f64 reference.
 
 use ptxlab::runtime::Device;
+use ptxlab::runtime::testing::gpu_or_skip;
 use ptxlab::workloads::attention::{
     self, Errors, Inputs, POISON_16, Plan, Precision, Rung, Shape, check_inputs, check_rung,
 };
 
-/// GPU 0 for a GPU test, or `None` after one line saying why there is none.
-/// With `PTXLAB_REQUIRE_GPU` set (the bundle's run script sets it) a
-/// missing driver fails the test instead, so a GPU run cannot pass by
-/// skipping; with a driver present the device must open.
-fn gpu_or_skip() -> Option<Device> {
-    if !ptxlab::runtime::probe::driver_present() {
-        assert!(
-            std::env::var_os("PTXLAB_REQUIRE_GPU").is_none(),
-            "PTXLAB_REQUIRE_GPU is set, so this GPU test may not skip, but there is no NVIDIA driver"
-        );
-        println!("skipped: no NVIDIA driver (libcuda.so.1 could not be loaded)");
-        return None;
-    }
-    Some(Device::gpu(0).unwrap_or_else(|e| panic!("a driver is present, so GPU 0 must open: {e}")))
+// One kernel's text in a PTX module, shared with tests/ptx.rs and tests/cluster.rs.
+mod common {
+    pub mod ptx_entry;
 }
+use common::ptx_entry::entry;
 
 #[test]
 fn sim_every_rung_at_odd_shapes_causal_and_not() {
@@ -283,6 +274,22 @@ fn print_errors(rung: Rung, prec: Precision, shape: &Shape, e: &Errors) {
     );
 }
 
+/// Every rung that takes `shape` (the Hopper ones only on a Hopper GPU)
+/// in both precisions against the f64 reference, one line of errors each.
+fn every_rung_on_the_gpu(dev: &Device, hopper: bool, shape: &Shape, seed: u64) {
+    for prec in Precision::ALL {
+        for rung in Rung::ALL {
+            if rung.refuses(shape).is_some() || (rung.hopper() && !hopper) {
+                continue;
+            }
+            let e = check_rung(dev, rung, prec, shape, seed).unwrap_or_else(|e| {
+                panic!("{} {} {}: {e}", rung.label(), prec.name(), shape.label())
+            });
+            print_errors(rung, prec, shape, &e);
+        }
+    }
+}
+
 #[test]
 fn gpu_every_rung() {
     let Some(dev) = gpu_or_skip() else { return };
@@ -298,15 +305,7 @@ fn gpu_every_rung() {
         for d in [64, 128] {
             for causal in [false, true] {
                 let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
-                for prec in Precision::ALL {
-                    for rung in Rung::ALL {
-                        if rung.refuses(&shape).is_some() || (rung.hopper() && !hopper) {
-                            continue;
-                        }
-                        let e = check_rung(&dev, rung, prec, &shape, 5).unwrap();
-                        print_errors(rung, prec, &shape, &e);
-                    }
-                }
+                every_rung_on_the_gpu(&dev, hopper, &shape, 5);
             }
         }
     }
@@ -329,15 +328,7 @@ fn gpu_grouped_heads() {
                     .unwrap()
                     .with_kv_heads(hkv)
                     .unwrap();
-                for prec in Precision::ALL {
-                    for rung in Rung::ALL {
-                        if rung.refuses(&shape).is_some() || (rung.hopper() && !hopper) {
-                            continue;
-                        }
-                        let e = check_rung(&dev, rung, prec, &shape, 6).unwrap();
-                        print_errors(rung, prec, &shape, &e);
-                    }
-                }
+                every_rung_on_the_gpu(&dev, hopper, &shape, 6);
             }
         }
     }
@@ -431,15 +422,6 @@ fn gpu_packed_variable_length_batches_forward_and_backward() {
         }
     }
     assert!(ran >= 16, "{ran} packed checks ran");
-}
-
-/// The text of one `.entry` of `ptx`.
-fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
-    let start = ptx
-        .find(&format!(".entry {name}("))
-        .unwrap_or_else(|| panic!("kernel `{name}` is not exported in the PTX"));
-    let rest = &ptx[start..];
-    &rest[..rest.find("// -- End function").unwrap_or(rest.len())]
 }
 
 #[test]

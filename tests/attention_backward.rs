@@ -5,22 +5,24 @@
 //! needs, and (when a driver is present) the same checks on the GPU.
 
 use ptxlab::runtime::Device;
+use ptxlab::runtime::testing::gpu_or_skip;
 use ptxlab::workloads::attention::{
     self, Backward, Grads, Inputs, Plan, Precision, Rung, Shape, check_backward, grad_inputs,
 };
 
-/// GPU 0 for a GPU test, or `None` after one line saying why there is none
-/// (with `PTXLAB_REQUIRE_GPU` set a missing driver fails instead).
-fn gpu_or_skip() -> Option<Device> {
-    if !ptxlab::runtime::probe::driver_present() {
-        assert!(
-            std::env::var_os("PTXLAB_REQUIRE_GPU").is_none(),
-            "PTXLAB_REQUIRE_GPU is set, so this GPU test may not skip, but there is no NVIDIA driver"
-        );
-        println!("skipped: no NVIDIA driver (libcuda.so.1 could not be loaded)");
-        return None;
-    }
-    Some(Device::gpu(0).unwrap_or_else(|e| panic!("a driver is present, so GPU 0 must open: {e}")))
+/// [`check_backward`] on `shape` (its error fails the test, naming the
+/// case), then one line with the case and the three gradients' errors.
+fn check_and_print(dev: &Device, prec: Precision, shape: &Shape, seed: u64) {
+    let e = check_backward(dev, prec, shape, seed)
+        .unwrap_or_else(|e| panic!("{} {}: {e}", shape.label(), prec.name()));
+    println!(
+        "{} {}: dQ {:.2e} dK {:.2e} dV {:.2e}",
+        shape.label(),
+        prec.name(),
+        e.dq,
+        e.dk,
+        e.dv
+    );
 }
 
 #[test]
@@ -37,15 +39,7 @@ fn sim_backward_at_odd_shapes_causal_and_not() {
     ];
     for (i, (b, h, sq, skv, d, causal, prec)) in cases.into_iter().enumerate() {
         let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
-        let e = check_backward(&dev, prec, &shape, i as u64).unwrap();
-        println!(
-            "{} {}: dQ {:.2e} dK {:.2e} dV {:.2e}",
-            shape.label(),
-            prec.name(),
-            e.dq,
-            e.dk,
-            e.dv
-        );
+        check_and_print(&dev, prec, &shape, i as u64);
     }
 }
 
@@ -65,15 +59,7 @@ fn sim_backward_with_grouped_heads() {
             .unwrap()
             .with_kv_heads(hkv)
             .unwrap();
-        let e = check_backward(&dev, prec, &shape, 20 + i as u64).unwrap();
-        println!(
-            "{} {}: dQ {:.2e} dK {:.2e} dV {:.2e}",
-            shape.label(),
-            prec.name(),
-            e.dq,
-            e.dk,
-            e.dv
-        );
+        check_and_print(&dev, prec, &shape, 20 + i as u64);
     }
 }
 

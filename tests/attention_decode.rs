@@ -6,24 +6,11 @@
 //! is present) the same checks on the GPU.
 
 use ptxlab::runtime::Device;
+use ptxlab::runtime::testing::gpu_or_skip;
 use ptxlab::workloads::attention::decode::{
     self, DecodeInputs, DecodePlan, DecodeShape, POISON, all_rows, check_decode, generate,
     reference,
 };
-
-/// GPU 0 for a GPU test, or `None` after one line saying why there is none.
-/// With `PTXLAB_REQUIRE_GPU` set a missing driver fails the test instead.
-fn gpu_or_skip() -> Option<Device> {
-    if !ptxlab::runtime::probe::driver_present() {
-        assert!(
-            std::env::var_os("PTXLAB_REQUIRE_GPU").is_none(),
-            "PTXLAB_REQUIRE_GPU is set, so this GPU test may not skip, but there is no NVIDIA driver"
-        );
-        println!("skipped: no NVIDIA driver (libcuda.so.1 could not be loaded)");
-        return None;
-    }
-    Some(Device::gpu(0).unwrap_or_else(|e| panic!("a driver is present, so GPU 0 must open: {e}")))
-}
 
 #[test]
 fn sim_every_instance_at_odd_shapes() {

@@ -15,6 +15,12 @@ use ptxlab::runtime::config::{Limits, check_launch};
 use ptxlab::runtime::{Device, LaunchConfig, SimOptions};
 use ptxlab_device::sim::Schedule;
 
+// One kernel's text in a PTX module, shared with tests/ptx.rs and tests/attention.rs.
+mod common {
+    pub mod ptx_entry;
+}
+use common::ptx_entry::entry;
+
 fn data(seed: u64, n: usize) -> Vec<f32> {
     uniform_vec(seed, n, -1.0, 1.0)
         .into_iter()
@@ -214,8 +220,9 @@ fn lines_of(line: &str, file: &str) -> Vec<String> {
 }
 
 /// The one-line report of `bug` (planted), after checking that its
-/// correct kernel gives the right result.
-fn multicast_report(bug: Bug) -> String {
+/// correct kernel gives the right result and that the report contains every
+/// one of `phrases`.
+fn multicast_report(bug: Bug, phrases: &[&str]) -> String {
     let dev = Device::sim();
     let ok = pipeline_bugs::run(&dev, bug, false).unwrap();
     assert!(matches!(ok, Outcome::Right { .. }), "{ok}");
@@ -227,48 +234,61 @@ fn multicast_report(bug: Bug) -> String {
     let line = e.to_string();
     println!("{line}");
     assert!(!line.contains('\n'));
+    for p in phrases {
+        assert!(line.contains(p), "no `{p}` in: {line}");
+    }
     line
+}
+
+/// The line numbers of the multicast kernels' source in a report.
+fn multicast_lines(line: &str) -> Vec<String> {
+    lines_of(line, "lab/pipeline-bugs/kernels/multicast.rs")
+}
+
+/// Fails unless the report `line` names at least two different lines of
+/// the multicast kernels (`what`: the two it should name).
+fn assert_two_places(line: &str, what: &str) {
+    let lines = multicast_lines(line);
+    assert!(
+        lines.len() >= 2 && lines.iter().any(|l| *l != lines[0]),
+        "{what} expected: {line}"
+    );
 }
 
 #[test]
 fn a_multicast_mask_that_misses_a_consumer_is_a_deadlock_naming_the_multicast() {
-    let line = multicast_report(Bug::MulticastMaskMissesPeer);
-    assert!(line.contains("deadlock"), "{line}");
-    assert!(
-        line.contains("its mask misses a block that waits for its data"),
-        "{line}"
+    let line = multicast_report(
+        Bug::MulticastMaskMissesPeer,
+        &[
+            "deadlock",
+            "its mask misses a block that waits for its data",
+            "cta_mask 0b",
+            "transaction bytes pending",
+        ],
     );
-    assert!(line.contains("cta_mask 0b"), "{line}");
-    assert!(line.contains("transaction bytes pending"), "{line}");
     // The consumer's wait and the multicast (in the shared kernel body).
-    let lines = lines_of(&line, "lab/pipeline-bugs/kernels/multicast.rs");
-    assert!(
-        lines.len() >= 2 && lines.iter().any(|l| *l != lines[0]),
-        "the wait and the multicast expected: {line}"
-    );
+    assert_two_places(&line, "the wait and the multicast");
 }
 
 #[test]
 fn an_expect_tx_of_one_blocks_bytes_is_a_read_of_unlanded_data_naming_the_multicast() {
-    let line = multicast_report(Bug::MulticastExpectTxOneBlock);
-    assert!(line.contains("TMA multicast"), "{line}");
-    assert!(
-        line.contains("counted fewer bytes than land in this block"),
-        "{line}"
+    let line = multicast_report(
+        Bug::MulticastExpectTxOneBlock,
+        &[
+            "TMA multicast",
+            "counted fewer bytes than land in this block",
+        ],
     );
-    let lines = lines_of(&line, "lab/pipeline-bugs/kernels/multicast.rs");
-    assert!(
-        lines.len() >= 2 && lines.iter().any(|l| *l != lines[0]),
-        "the read and the multicast expected: {line}"
-    );
+    assert_two_places(&line, "the read and the multicast");
 }
 
 #[test]
 fn a_stage_released_on_the_own_block_only_leaves_the_peers_producer_waiting() {
-    let line = multicast_report(Bug::MulticastArriveOwnRankOnly);
-    assert!(line.contains("deadlock"), "{line}");
-    assert!(line.contains("arrivals pending"), "{line}");
-    let lines = lines_of(&line, "lab/pipeline-bugs/kernels/multicast.rs");
+    let line = multicast_report(
+        Bug::MulticastArriveOwnRankOnly,
+        &["deadlock", "arrivals pending"],
+    );
+    let lines = multicast_lines(&line);
     assert!(lines.len() >= 2, "the wait and the init expected: {line}");
 }
 
@@ -325,15 +345,6 @@ fn bad_cluster_shapes_are_refused_with_the_limit() {
             .to_string()
             .contains("not a whole number of clusters")
     );
-}
-
-/// The text of one `.entry` of `ptx`.
-fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
-    let start = ptx
-        .find(&format!(".entry {name}("))
-        .unwrap_or_else(|| panic!("kernel `{name}` is not exported in the PTX"));
-    let rest = &ptx[start..];
-    &rest[..rest.find("// -- End function").unwrap_or(rest.len())]
 }
 
 #[test]

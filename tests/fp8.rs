@@ -145,24 +145,18 @@ fn every_value_round_trips() {
         }
     }
     // f16 and bf16 hold every FP8 value exactly.
+    let exact_in_f16 = |name: &str, c: u8, f16_bits: u16, value: f32| {
+        let h = ptxlab_device::mma::f16_to_f32(f16_bits);
+        assert_eq!(h.to_bits(), value.to_bits(), "{name} {c:#04x} as f16");
+    };
     for c in 0..=255u8 {
         let (a, b) = (E4m3::from_bits(c), E5m2::from_bits(c));
         if !a.is_nan() {
-            let h = ptxlab_device::mma::f16_to_f32(a.to_f16_bits());
-            assert_eq!(
-                h.to_bits(),
-                a.to_f32_soft().to_bits(),
-                "e4m3 {c:#04x} as f16"
-            );
+            exact_in_f16("e4m3", c, a.to_f16_bits(), a.to_f32_soft());
             assert_eq!(E4m3::from_bf16_bits(a.to_bf16_bits()), a);
         }
         if !b.is_nan() {
-            let h = ptxlab_device::mma::f16_to_f32(b.to_f16_bits());
-            assert_eq!(
-                h.to_bits(),
-                b.to_f32_soft().to_bits(),
-                "e5m2 {c:#04x} as f16"
-            );
+            exact_in_f16("e5m2", c, b.to_f16_bits(), b.to_f32_soft());
         }
     }
 }

@@ -168,32 +168,12 @@ fn precise_atan2_bounds() {
 use ptxlab::workloads::lomb::{self, Options, Rung, Shape};
 use ptxlab::{Device, Error};
 
-/// The SciPy fixtures (`tests/fixtures/lomb`, made by `make_fixture.py`),
-/// embedded so the test binary runs anywhere (a bundle on a GPU machine has
-/// no source tree).
-fn fixture(name: &str) -> &'static [u8] {
-    macro_rules! table {
-        ($($f:literal),*) => {
-            match name {
-                $($f => include_bytes!(concat!("fixtures/lomb/", $f)),)*
-                _ => panic!("no fixture {name}"),
-            }
-        };
-    }
-    table!(
-        "material_x.npy",
-        "material_y.npy",
-        "material_freqs.npy",
-        "material_pgram.npy",
-        "random_x.npy",
-        "random_y.npy",
-        "random_freqs.npy",
-        "random_pgram.npy"
-    )
+// The fixtures, shared with tests/lomb_models.rs (tests/common/lomb_fixtures.rs).
+mod common {
+    pub mod lomb_fixtures;
 }
-fn npy(name: &str) -> Vec<f64> {
-    ptxlab::npy::parse_1d::<f64>(fixture(name), name).expect("fixture")
-}
+use common::lomb_fixtures::{fixture, npy};
+
 fn npy2(name: &str) -> (usize, usize, Vec<f64>) {
     ptxlab::npy::parse_2d::<f64>(fixture(name), name).expect("fixture")
 }

@@ -8,46 +8,35 @@ use ptxlab::workloads::lomb::{
     self, General, Normalization, Options, Phases, Rung, Shape, check_general, reference_general,
 };
 
-/// The astropy fixtures (`tests/fixtures/lomb/make_astropy_fixture.py`),
-/// embedded so the test binary runs anywhere.
-fn fixture(name: &str) -> &'static [u8] {
-    macro_rules! table {
-        ($($f:literal),*) => {
-            match name {
-                $($f => include_bytes!(concat!("fixtures/lomb/", $f)),)*
-                _ => panic!("no fixture {name}"),
-            }
-        };
-    }
-    table!(
-        "gen_t.npy",
-        "gen_y.npy",
-        "gen_dy.npy",
-        "gen_w_uneven.npy",
-        "gen_w_even.npy",
-        "gen_pgram_uneven.npy",
-        "gen_pgram_even.npy",
-        "long_t.npy",
-        "long_y.npy",
-        "long_dy.npy",
-        "long_w.npy",
-        "long_pgram.npy",
-        "kepler_t.npy",
-        "kepler_y.npy",
-        "kepler_w.npy",
-        "kepler_pgram.npy",
-        "batch_small.npz",
-        "batch_small_z.npz",
-        "batch_small_pgram.npy"
-    )
+// The fixtures, shared with tests/lomb.rs (tests/common/lomb_fixtures.rs).
+mod common {
+    pub mod lomb_fixtures;
 }
-fn npy(name: &str) -> Vec<f64> {
-    ptxlab::npy::parse_1d::<f64>(fixture(name), name).expect("fixture")
-}
+use common::lomb_fixtures::{fixture, npy};
+
 /// Row `r` of a 2-D fixture.
 fn row(name: &str, r: usize) -> Vec<f64> {
     let (_, cols, p) = ptxlab::npy::parse_2d::<f64>(fixture(name), name).expect("fixture");
     p[r * cols..(r + 1) * cols].to_vec()
+}
+
+/// The options of the long-span cases: `y` centred on its mean, no
+/// normalization.
+const LONG_OPTS: Options = Options {
+    precenter: true,
+    normalize: false,
+};
+
+/// The `t`, `y` and `w` fixtures of a long-span case (`long` or `kepler`).
+fn long_case(case: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let file = |what: &str| npy(&format!("{case}_{what}.npy"));
+    (file("t"), file("y"), file("w"))
+}
+
+/// The `long` case's `t`, `y`, `dy` and `w` fixtures.
+fn long_with_dy() -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (t, y, w) = long_case("long");
+    (t, y, npy("long_dy.npy"), w)
 }
 
 const NORMS: [Normalization; 4] = [
@@ -134,12 +123,7 @@ fn reference_general_matches_astropy() {
     }
     // The long spans: astropy's own f64 phases round to 3e-11 rad at 2.5e5
     // rad and 1e-9 at 1e7 (the reference centres the times, astropy does not).
-    let (t, y, dy, w) = (
-        npy("long_t.npy"),
-        npy("long_y.npy"),
-        npy("long_dy.npy"),
-        npy("long_w.npy"),
-    );
+    let (t, y, dy, w) = long_with_dy();
     let g = General::default();
     let e = err_over_peak(
         &reference_general(&t, &y, Some(&dy), &w, g).unwrap(),
@@ -272,13 +256,9 @@ fn sim_long_spans_every_f32_rung() {
     // `_long` kernels), and the plain kernels' single f32 product is not.
     let dev = Device::sim();
     let shape = Shape::material(&dev);
-    let opts = Options {
-        precenter: true,
-        normalize: false,
-    };
+    let opts = LONG_OPTS;
     for case in ["long", "kepler"] {
-        let (t, y) = (npy(&format!("{case}_t.npy")), npy(&format!("{case}_y.npy")));
-        let w = npy(&format!("{case}_w.npy"));
+        let (t, y, w) = long_case(case);
         let (_, u) = lomb::centre(&t);
         let phase = lomb::max_phase(&u, &w);
         assert!(phase > 1e5, "{case}: {phase}");
@@ -319,12 +299,7 @@ fn sim_long_spans_general_match_astropy() {
     // The floating-mean kernels on the long spans, against astropy.
     let dev = Device::sim();
     let shape = Shape::material(&dev);
-    let (t, y, dy, w) = (
-        npy("long_t.npy"),
-        npy("long_y.npy"),
-        npy("long_dy.npy"),
-        npy("long_w.npy"),
-    );
+    let (t, y, dy, w) = long_with_dy();
     let g = General::default();
     let want = row("long_pgram.npy", 0);
     for rung in [Rung::Cached, Rung::Taylor] {
@@ -444,27 +419,46 @@ fn bad_batches_are_clear_errors() {
     );
 }
 
-#[test]
-fn sim_batch_matches_astropy() {
-    let dev = Device::sim();
+/// Curve `c`'s errors over the peak (f32, f64) against `want`, in batch
+/// periodograms of `nf` frequencies a curve.
+fn curve_errors(p32: &[f32], p64: &[f64], c: usize, nf: usize, want: &[f64]) -> (f64, f64) {
+    let r32: Vec<f64> = p32[c * nf..(c + 1) * nf]
+        .iter()
+        .map(|v| *v as f64)
+        .collect();
+    (
+        err_over_peak(&r32, want),
+        err_over_peak(&p64[c * nf..(c + 1) * nf], want),
+    )
+}
+
+/// The three-curve batch fixture's periodograms (astropy's defaults, 200
+/// frequencies) on `dev` against astropy's: f32 within 1e-4 and f64 within
+/// 1e-9 of the peak, curve by curve. Returns the batch, its frequencies and
+/// its f64 periodograms.
+fn small_batch_matches_astropy(dev: &Device, what: &str) -> (lomb::Batch, Vec<f64>, Vec<f64>) {
     let batch = small_batch("batch_small.npz");
     let w: Vec<f64> = (0..200).map(|k| 0.1 + 0.05 * k as f64).collect();
     let g = General::default();
-    let p32 = lomb::batch_periodogram::<f32>(&dev, &batch, &w, g).unwrap();
-    let p64 = lomb::batch_periodogram::<f64>(&dev, &batch, &w, g).unwrap();
+    let p32 = lomb::batch_periodogram::<f32>(dev, &batch, &w, g).unwrap();
+    let p64 = lomb::batch_periodogram::<f64>(dev, &batch, &w, g).unwrap();
     for c in 0..3 {
         let want = row("batch_small_pgram.npy", c);
-        let r32: Vec<f64> = p32[c * 200..(c + 1) * 200]
-            .iter()
-            .map(|v| *v as f64)
-            .collect();
-        let (e32, e64) = (
-            err_over_peak(&r32, &want),
-            err_over_peak(&p64[c * 200..(c + 1) * 200], &want),
+        let (e32, e64) = curve_errors(&p32, &p64, c, 200, &want);
+        println!("{what} batch curve {c}: f32 {e32:.2e}, f64 {e64:.2e}");
+        assert!(
+            e32 <= 1e-4 && e64 <= 1e-9,
+            "{what} curve {c}: {e32:e} {e64:e}"
         );
-        println!("batch curve {c}: f32 {e32:.2e}, f64 {e64:.2e}");
-        assert!(e32 <= 1e-4 && e64 <= 1e-9, "curve {c}: {e32:e} {e64:e}");
     }
+    (batch, w, p64)
+}
+
+#[test]
+fn sim_batch_matches_astropy() {
+    let dev = Device::sim();
+    let (batch, w, p64) = small_batch_matches_astropy(&dev, "sim");
+    let g = General::default();
     // A finer grid (step 1 / span): every curve's step angles span under
     // 2 pi / 3, so the three-term recurrence runs, after a first run below
     // GEN_LOW_PHASE (versine); astropy's defaults and SciPy's classic model
@@ -492,14 +486,7 @@ fn sim_batch_matches_astropy() {
         for c in 0..3 {
             assert!(lomb::cheby_shift(b.curve(c).0, 1.0 / span).is_some());
             let want = lomb::batch_reference(b, &fine, g, c, &all).unwrap();
-            let r32: Vec<f64> = p32[c * 40..(c + 1) * 40]
-                .iter()
-                .map(|v| *v as f64)
-                .collect();
-            let (e32, e64) = (
-                err_over_peak(&r32, &want),
-                err_over_peak(&p64[c * 40..(c + 1) * 40], &want),
-            );
+            let (e32, e64) = curve_errors(&p32, &p64, c, 40, &want);
             println!("fine batch {g:?} curve {c}: f32 {e32:.2e}, f64 {e64:.2e}");
             assert!(
                 e32 <= 1e-4 && e64 <= 1e-9,
@@ -558,13 +545,9 @@ fn gpu_long_spans_and_general() {
         return;
     };
     let shape = Shape::material(&dev);
-    let opts = Options {
-        precenter: true,
-        normalize: false,
-    };
+    let opts = LONG_OPTS;
     for case in ["long", "kepler"] {
-        let (t, y) = (npy(&format!("{case}_t.npy")), npy(&format!("{case}_y.npy")));
-        let w = npy(&format!("{case}_w.npy"));
+        let (t, y, w) = long_case(case);
         let want = lomb::reference_rayon(&t, &y, &w, opts).unwrap();
         for rung in Rung::LADDER {
             let s = shape.for_rung(rung);
@@ -617,20 +600,8 @@ fn gpu_batch_matches_astropy_and_the_reference() {
     let Some(dev) = ptxlab::runtime::testing::gpu_or_skip() else {
         return;
     };
-    let batch = small_batch("batch_small.npz");
-    let w: Vec<f64> = (0..200).map(|k| 0.1 + 0.05 * k as f64).collect();
+    small_batch_matches_astropy(&dev, "gpu");
     let g = General::default();
-    let p32 = lomb::batch_periodogram::<f32>(&dev, &batch, &w, g).unwrap();
-    let p64 = lomb::batch_periodogram::<f64>(&dev, &batch, &w, g).unwrap();
-    for c in 0..3 {
-        let want = row("batch_small_pgram.npy", c);
-        let r32: Vec<f64> = p32[c * 200..(c + 1) * 200]
-            .iter()
-            .map(|v| *v as f64)
-            .collect();
-        assert!(err_over_peak(&r32, &want) <= 1e-4);
-        assert!(err_over_peak(&p64[c * 200..(c + 1) * 200], &want) <= 1e-9);
-    }
     // A survey-like batch: 500 ragged curves over 1000 days, 2000 frequencies.
     let batch = lomb::survey_batch(500, 250, 350, 1000.0, false, 5);
     let w = lomb::material_freqs(2000);

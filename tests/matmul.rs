@@ -14,25 +14,30 @@ fn sim_check_passes() {
     matmul::sim_check_f32().unwrap();
 }
 
+/// Every rung on the simulator at `m x n x k` against the reference, within
+/// [`matmul::TOL`] (relative).
+fn every_rung_on_the_simulator(m: usize, n: usize, k: usize, seed: u64) {
+    let dev = Device::sim();
+    for rung in Rung::ALL {
+        let e = matmul::check_rung(&dev, rung, m, n, k, seed).unwrap();
+        assert!(
+            e < matmul::TOL,
+            "{rung:?} at {m}x{n}x{k}: relative error {e:e}"
+        );
+    }
+}
+
 /// Every rung over several block tiles in both dimensions, ragged at both
 /// far edges and with an odd depth: 259x261 is 3x3 tiles of 128x128, 5x5 of
 /// 64x64 and 9x9 of 32x32; k = 67 is a few k-tiles and a partial one.
 #[test]
 fn every_rung_covers_several_block_tiles_on_the_simulator_259x261x67() {
-    let dev = Device::sim();
-    for rung in Rung::ALL {
-        let e = matmul::check_rung(&dev, rung, 259, 261, 67, 21).unwrap();
-        assert!(e < matmul::TOL, "{rung:?}: relative error {e:e}");
-    }
+    every_rung_on_the_simulator(259, 261, 67, 21);
 }
 
 #[test]
 fn every_rung_matches_the_reference_on_the_simulator_37x29x41() {
-    let dev = Device::sim();
-    for rung in Rung::ALL {
-        let e = matmul::check_rung(&dev, rung, 37, 29, 41, 1).unwrap();
-        assert!(e < matmul::TOL, "{rung:?}: relative error {e:e}");
-    }
+    every_rung_on_the_simulator(37, 29, 41, 1);
 }
 
 #[test]
@@ -266,29 +271,30 @@ fn inner_dimension_mismatch_is_a_clear_error() {
     assert!(e.contains("A is 3x4") && e.contains("B is 5x6"), "{e}");
 }
 
+/// The error of `matmul::gemm` on the simulator with `rung`, buffers A, B
+/// and C of `lens` elements (A and B of ones) and the shape `(m, n, k)`;
+/// the call must fail.
+fn gemm_error(rung: Rung, lens: [usize; 3], (m, n, k): (usize, usize, usize)) -> String {
+    let dev = Device::sim();
+    let a = dev.upload(&vec![1.0f32; lens[0]]).unwrap();
+    let b = dev.upload(&vec![1.0f32; lens[1]]).unwrap();
+    let mut c = dev.upload(&vec![0.0f32; lens[2]]).unwrap();
+    matmul::gemm(&dev, rung, &a, &b, &mut c, m, n, k)
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn zero_dimension_is_a_clear_error() {
     let e = matmul::check_shapes(0, 4, 4, 6).unwrap_err().to_string();
     assert!(e.contains("zero dimension") && e.contains("m=0"), "{e}");
-    let dev = Device::sim();
-    let a = dev.upload(&[1.0f32; 4]).unwrap();
-    let b = dev.upload(&[1.0f32; 4]).unwrap();
-    let mut c = dev.upload(&[0.0f32; 1]).unwrap();
-    let e = matmul::gemm(&dev, Rung::Naive, &a, &b, &mut c, 1, 0, 4)
-        .unwrap_err()
-        .to_string();
+    let e = gemm_error(Rung::Naive, [4, 4, 1], (1, 0, 4));
     assert!(e.contains("zero dimension"), "{e}");
 }
 
 #[test]
 fn buffer_lengths_must_match_the_shapes() {
-    let dev = Device::sim();
-    let a = dev.upload(&[1.0f32; 6]).unwrap();
-    let b = dev.upload(&[1.0f32; 6]).unwrap();
-    let mut c = dev.upload(&[0.0f32; 3]).unwrap();
-    let e = matmul::gemm(&dev, Rung::Tiled, &a, &b, &mut c, 2, 2, 3)
-        .unwrap_err()
-        .to_string();
+    let e = gemm_error(Rung::Tiled, [6, 6, 3], (2, 2, 3));
     assert!(
         e.contains("C has 3 elements") && e.contains("need 4"),
         "{e}"

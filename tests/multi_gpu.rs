@@ -516,6 +516,29 @@ fn mg_problem(nx: usize, ny: usize, seed: u64) -> (Grid, f64, Vec<f64>, Vec<f64>
     (grid, h, b, p0, b_sq)
 }
 
+/// One simulated device's multigrid solve of `(b, p0)` on `hier` with the
+/// cycles in `T`: its report and its field.
+fn one_device<T: mg::MgElement>(
+    hier: &Hierarchy,
+    opts: &MgOptions,
+    b: &[f64],
+    p0: &[f64],
+    b_sq: f64,
+) -> (MgReport, Vec<f64>) {
+    let one = Device::sim();
+    let mut s = MgDevice::<T>::new(&one, hier, opts, b, p0, b_sq).unwrap();
+    let r1 = s.solve(p0).unwrap();
+    (r1, s.field().unwrap())
+}
+
+/// The largest `|a - b|` over two fields.
+fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max)
+}
+
 fn same_history(what: &str, got: &MgReport, want: &MgReport) {
     close_history(what, got, want, 1e-9);
 }
@@ -551,10 +574,7 @@ fn check_mg_slabs_with(nx: usize, ny: usize, devices: &[usize], opts: MgOptions)
     let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 77 + nx as u64);
     let opts = team_options(&opts);
     let hier = Hierarchy::new(grid, h).unwrap();
-    let one = Device::sim();
-    let mut s = MgDevice::<f64>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
-    let r1 = s.solve(&p0).unwrap();
-    let p1 = s.field().unwrap();
+    let (r1, p1) = one_device::<f64>(&hier, &opts, &b, &p0, b_sq);
     assert!(r1.converged, "{r1:?}");
     let (pc, rc) = mg::cpu::solve::<f64>(&hier, &opts, &b, &p0, b_sq).unwrap();
     same_history("CPU vs one device", &rc, &r1);
@@ -574,11 +594,7 @@ fn check_mg_slabs_with(nx: usize, ny: usize, devices: &[usize], opts: MgOptions)
             .zip(&p1)
             .filter(|(a, b)| a.to_bits() != b.to_bits())
             .count();
-        let err = pn
-            .iter()
-            .zip(&pc)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let err = max_abs_diff(&pn, &pc);
         eprintln!(
             "{what}: {} cycles, {differ} cells differ in bits from one device, max |p - p_cpu| {err:.1e}",
             rn.cycles
@@ -686,10 +702,7 @@ fn multigrid_slabs_f32_cycles_follow_one_device() {
     let (grid, h, b, p0, b_sq) = mg_problem(45, 37, 19);
     let opts = mg_options(1e-9, 20);
     let hier = Hierarchy::new(grid, h).unwrap();
-    let one = Device::sim();
-    let mut s = MgDevice::<f32>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
-    let r1 = s.solve(&p0).unwrap();
-    let p1 = s.field().unwrap();
+    let (r1, p1) = one_device::<f32>(&hier, &opts, &b, &p0, b_sq);
     let mut team = Team::sim(2).unwrap();
     let mut placed = team.place_mg::<f32>(grid, h, &b, &p0, &opts, 2).unwrap();
     let rn = placed.solve().unwrap();
@@ -725,10 +738,7 @@ fn check_pcg_slabs(nx: usize, ny: usize, devices: &[usize], coarse_block: bool) 
 fn check_pcg_slabs_with(nx: usize, ny: usize, devices: &[usize], opts: MgOptions) {
     let (grid, h, b, p0, b_sq) = mg_problem(nx, ny, 91 + nx as u64);
     let hier = Hierarchy::new(grid, h).unwrap();
-    let one = Device::sim();
-    let mut s = MgDevice::<f64>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
-    let r1 = s.solve(&p0).unwrap();
-    let p1 = s.field().unwrap();
+    let (r1, p1) = one_device::<f64>(&hier, &opts, &b, &p0, b_sq);
     assert!(r1.converged && r1.cycles >= 3, "{r1:?}");
     let (pc, rc) = mg::cpu::solve::<f64>(&hier, &opts, &b, &p0, b_sq).unwrap();
     same_history("PCG: CPU vs one device", &rc, &r1);
@@ -746,11 +756,7 @@ fn check_pcg_slabs_with(nx: usize, ny: usize, devices: &[usize], opts: MgOptions
         same_history(&format!("{what} vs the CPU"), &rn, &rc);
         let pn = placed.gather().unwrap().unwrap();
         let (bits, rel) = pm::mgrun::field_difference(&pn, &p1);
-        let err = pn
-            .iter()
-            .zip(&pc)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
+        let err = max_abs_diff(&pn, &pc);
         eprintln!(
             "{what}: {} iterations, {bits} cells differ in bits from one device (by {rel:.1e} \
              of the largest value at most), max |p - p_cpu| {err:.1e}",
@@ -799,9 +805,7 @@ fn pcg_slabs_f32_cycles_follow_one_device() {
     let (grid, h, b, p0, b_sq) = mg_problem(45, 37, 23);
     let opts = pcg_options(1e-9, 20);
     let hier = Hierarchy::new(grid, h).unwrap();
-    let one = Device::sim();
-    let mut s = MgDevice::<f32>::new(&one, &hier, &opts, &b, &p0, b_sq).unwrap();
-    let r1 = s.solve(&p0).unwrap();
+    let (r1, _) = one_device::<f32>(&hier, &opts, &b, &p0, b_sq);
     assert!(r1.converged, "{r1:?}");
     let mut team = Team::sim(2).unwrap();
     let mut placed = team.place_mg::<f32>(grid, h, &b, &p0, &opts, 2).unwrap();

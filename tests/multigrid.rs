@@ -7,6 +7,7 @@
 
 use ptxlab::cli::Precision;
 use ptxlab::runtime::Device;
+use ptxlab::runtime::testing::gpu_or_skip;
 use ptxlab::workloads::poisson::mg::check::{
     bench_problem, compare_with_cpu, jacobi_sweeps, second_order, solve_cpu, solve_device,
 };
@@ -450,10 +451,6 @@ fn bad_input_is_refused_with_what_was_wrong() {
 
 // ------------------------------------------------------------ GPU
 
-fn gpu() -> Option<Device> {
-    ptxlab::runtime::testing::gpu_or_skip()
-}
-
 /// `full`, or `small` under compute-sanitizer (`PTXLAB_TEST_SCALE=small`),
 /// which slows every launch.
 fn scale(full: usize, small: usize) -> usize {
@@ -466,7 +463,7 @@ fn scale(full: usize, small: usize) -> usize {
 
 #[test]
 fn gpu_manufactured_solution_second_order() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     let g = Grid::new(scale(257, 33), scale(193, 25)).unwrap();
     let with_graph = MgOptions::default();
     second_order::<f64>(Some(&dev), g, &with_graph).unwrap();
@@ -493,7 +490,7 @@ fn gpu_manufactured_solution_second_order() {
 
 #[test]
 fn gpu_equals_cpu_cycle_by_cycle() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     let base = MgOptions {
         tol: 1e-14,
         max_cycles: 3,
@@ -531,7 +528,7 @@ fn gpu_equals_cpu_cycle_by_cycle() {
 
 #[test]
 fn gpu_4096_f64_and_mixed_f32_reach_1e8_within_10_cycles() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     let n = scale(4096, 129);
     let g = Grid::new(n, n).unwrap();
     let (b, p0) = bench_problem(g);

@@ -260,6 +260,22 @@ fn cpu_args() -> Args {
     }
 }
 
+/// A temporary `rows x cols` .npy file of f32 named `name` holding `data`.
+fn npy_f32(name: &str, rows: usize, cols: usize, data: &[f32]) -> PathBuf {
+    let path = tmp(name);
+    ptxlab::npy::write_2d(&path, rows, cols, data).unwrap();
+    path
+}
+
+/// [`cli_err`] of a CPU run reading `b` (and `p0`, when given) from files.
+fn files_err(b: PathBuf, p0: Option<PathBuf>) -> String {
+    cli_err(Args {
+        b: Some(b),
+        p0,
+        ..cpu_args()
+    })
+}
+
 #[test]
 fn rejects_grid_smaller_than_3x3() {
     let e = cli_err(Args {
@@ -317,17 +333,13 @@ fn rejects_bad_depth_variant_precision_backend() {
 fn rejects_npy_of_wrong_shape() {
     let path = tmp("b_1d.npy");
     ptxlab::npy::write_1d(&path, &[1.0f32; 25]).unwrap();
-    let e = cli_err(Args {
-        b: Some(path.clone()),
-        ..cpu_args()
-    });
+    let e = files_err(path, None);
     assert!(
         e.contains("--b") && e.contains("2-D C-order array of f32"),
         "{e}"
     );
     // A 2-D b whose shape disagrees with the grid asked for.
-    let path2 = tmp("b_4x6.npy");
-    ptxlab::npy::write_2d(&path2, 4, 6, &[1.0f32; 24]).unwrap();
+    let path2 = npy_f32("b_4x6.npy", 4, 6, &[1.0f32; 24]);
     let e = cli_err(Args {
         b: Some(path2.clone()),
         size: Some(ptxlab::cli::GridSize { nx: 5, ny: 5 }),
@@ -335,13 +347,8 @@ fn rejects_npy_of_wrong_shape() {
     });
     assert!(e.contains("shape (4, 6)") && e.contains("5x5"), "{e}");
     // p0 of another shape than b.
-    let p0 = tmp("p0_5x5.npy");
-    ptxlab::npy::write_2d(&p0, 5, 5, &[0.0f32; 25]).unwrap();
-    let e = cli_err(Args {
-        b: Some(path2),
-        p0: Some(p0),
-        ..cpu_args()
-    });
+    let p0 = npy_f32("p0_5x5.npy", 5, 5, &[0.0f32; 25]);
+    let e = files_err(path2, Some(p0));
     assert!(
         e.contains("--p0") && e.contains("shape (5, 5)") && e.contains("shape (4, 6) is required"),
         "{e}"
@@ -374,12 +381,7 @@ fn rejects_npy_of_wrong_dtype() {
 fn rejects_non_finite_b_and_p0() {
     let mut v = vec![1.0f32; 30];
     v[2 * 6 + 4] = f32::NAN;
-    let path = tmp("b_nan.npy");
-    ptxlab::npy::write_2d(&path, 5, 6, &v).unwrap();
-    let e = cli_err(Args {
-        b: Some(path),
-        ..cpu_args()
-    });
+    let e = files_err(npy_f32("b_nan.npy", 5, 6, &v), None);
     assert!(
         e.contains("b")
             && e.contains("row 2, column 4")
@@ -389,15 +391,9 @@ fn rejects_non_finite_b_and_p0() {
     );
     let mut p = vec![0.0f32; 30];
     p[7] = f32::INFINITY;
-    let bp = tmp("b_ok.npy");
-    let pp = tmp("p0_inf.npy");
-    ptxlab::npy::write_2d(&bp, 5, 6, &[1.0f32; 30]).unwrap();
-    ptxlab::npy::write_2d(&pp, 5, 6, &p).unwrap();
-    let e = cli_err(Args {
-        b: Some(bp),
-        p0: Some(pp),
-        ..cpu_args()
-    });
+    let bp = npy_f32("b_ok.npy", 5, 6, &[1.0f32; 30]);
+    let pp = npy_f32("p0_inf.npy", 5, 6, &p);
+    let e = files_err(bp, Some(pp));
     assert!(
         e.contains("p0") && e.contains("row 1, column 1") && e.contains("inf"),
         "{e}"

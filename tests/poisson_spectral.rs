@@ -7,6 +7,7 @@
 //! without a driver.
 
 use ptxlab::runtime::Device;
+use ptxlab::runtime::testing::gpu_or_skip;
 use ptxlab::workloads::poisson::spectral::{
     self as sp, Boundary, SpectralDevice, check_case, exact_problem, factors, solve_cpu, tolerance,
 };
@@ -283,13 +284,9 @@ fn cli_refuses_wrong_shapes_and_iterative_options() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-fn gpu() -> Option<Device> {
-    ptxlab::runtime::testing::gpu_or_skip()
-}
-
 #[test]
 fn gpu_matches_exact_and_cpu() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     for (nx, ny) in [(203, 157), (61, 67), (1025, 1025)] {
         let grid = Grid::new(nx, ny).unwrap();
         for boundary in [Boundary::Dirichlet, Boundary::Neumann] {
@@ -303,7 +300,7 @@ fn gpu_matches_exact_and_cpu() {
 
 #[test]
 fn gpu_stash_and_global_paths_agree() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     for (nx, ny) in [(203, 157), (1025, 1023)] {
         let grid = Grid::new(nx, ny).unwrap();
         stash_and_global_agree::<f64>(&dev, grid);
@@ -313,7 +310,7 @@ fn gpu_stash_and_global_paths_agree() {
 
 #[test]
 fn gpu_narrow_and_wide_kernels_agree() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     for (nx, ny) in [(61, 67), (1025, 1023), (2049, 2049)] {
         narrow_and_wide_agree(&dev, Grid::new(nx, ny).unwrap());
     }
@@ -321,7 +318,7 @@ fn gpu_narrow_and_wide_kernels_agree() {
 
 #[test]
 fn gpu_4096_f64_is_exact() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     let grid = Grid::new(4096, 4096).unwrap();
     let (b, p0) = ps::mg::check::bench_problem(grid);
     let h = ps::default_h(grid);

@@ -4,6 +4,7 @@
 //! input ending in clear errors, and the GPU where there is one.
 
 use ptxlab::runtime::Device;
+use ptxlab::runtime::testing::gpu_or_skip;
 use ptxlab::workloads::primitives::{
     self as p, HistRung, PiLayout, ReduceRung, SumElement, SumPlan, check, check_histogram,
     cpu_histogram_rayon, cpu_histogram_serial, cpu_pi_rayon, cpu_pi_serial, cpu_sum_rayon,
@@ -297,13 +298,9 @@ fn sim_check_passes() {
     println!("primitives sim_check in {:.1} s", t.elapsed().as_secs_f64());
 }
 
-fn gpu() -> Option<Device> {
-    ptxlab::runtime::testing::gpu_or_skip()
-}
-
 #[test]
 fn gpu_sums_within_bounds_at_large_and_odd_sizes() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     for n in [1usize, 4097, 100_003, (1 << 24) + 3] {
         for rung in ReduceRung::ALL {
             let c = check::<f32>(&dev, rung, n, 21).unwrap();
@@ -320,7 +317,7 @@ fn gpu_sums_within_bounds_at_large_and_odd_sizes() {
 
 #[test]
 fn gpu_histograms_are_exact() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     for rung in HistRung::ALL {
         for n in [1usize, 4097, (1 << 24) + 5] {
             let keys = random_keys::<u8>(n, 8);
@@ -346,7 +343,7 @@ fn gpu_histograms_are_exact() {
 
 #[test]
 fn gpu_monte_carlo_equals_the_cpu_for_the_same_seed() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     for (samples, seed) in [(1u64, 1u64), (1_000_003, 2), (100_000_000, 3)] {
         let g = pi_hits(&dev, PiLayout::DEFAULT, samples, seed).unwrap();
         let c = cpu_pi_rayon(PiLayout::DEFAULT, samples, seed).unwrap();

@@ -8,6 +8,12 @@
 use ptxlab::modules::ptx;
 use ptxlab_builder::{assemble, find_ptxas, kernels_in_ptx};
 
+// One kernel's text in a PTX module, shared with tests/attention.rs and tests/cluster.rs.
+mod common {
+    pub mod ptx_entry;
+}
+use common::ptx_entry::entry;
+
 fn project_kernels() -> Vec<&'static ptxlab_device::KernelInfo> {
     // Force-link the kernel crate's registrations.
     let _ = kernels_gpu::vector::BLOCK;
@@ -15,21 +21,6 @@ fn project_kernels() -> Vec<&'static ptxlab_device::KernelInfo> {
         .iter()
         .filter(|k| k.module.starts_with("kernels_gpu"))
         .collect()
-}
-
-/// The text of one `.entry` (header and body).
-fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
-    let start = ptx
-        .find(&format!(".entry {name}("))
-        .unwrap_or_else(|| panic!("kernel `{name}` is not exported in the PTX"));
-    let rest = &ptx[start..];
-    // LLVM closes every function with this comment; a plain "}" line can
-    // also close a scope inside an inline-asm block (wgmma's).
-    let end = rest
-        .find("// -- End function")
-        .or_else(|| rest.find("\n}\n").map(|e| e + 3))
-        .unwrap_or(rest.len());
-    &rest[..end]
 }
 
 #[test]
@@ -161,6 +152,32 @@ fn ptxas_or_skip() -> Option<std::path::PathBuf> {
 /// The `ptxas` report of every embedded module (one per group) of the
 /// builds that `pick` selects, for `arch`, merged. A module whose build
 /// embedded a cubin for `arch` gives the build's own report: the build ran
+/// ptxas's report of kernel `name` in `report`, or a failure naming it.
+fn report_of<'a>(
+    report: &'a [ptxlab_builder::ResourceUsage],
+    name: &str,
+) -> &'a ptxlab_builder::ResourceUsage {
+    report
+        .iter()
+        .find(|r| r.kernel == name)
+        .unwrap_or_else(|| panic!("no ptxas report for {name}"))
+}
+
+/// Fails unless ptxas's report of `name` has no spill stores, no spill
+/// loads and no stack frame; returns the report.
+fn no_spills<'a>(
+    report: &'a [ptxlab_builder::ResourceUsage],
+    name: &str,
+) -> &'a ptxlab_builder::ResourceUsage {
+    let r = report_of(report, name);
+    assert_eq!(
+        (r.spill_stores, r.spill_loads, r.stack_frame),
+        (0, 0, 0),
+        "{name}: spills or local memory ({r:?})"
+    );
+    r
+}
+
 /// `ptxas -arch=<arch> -O3 -v` (`ptxlab_builder::assemble`, as below) on
 /// these same PTX bytes, and a rejection fails the build. Any other module
 /// (a build without cubins for `arch`, as with `PTXLAB_CUBIN_ARCHS=none`)
@@ -231,13 +248,7 @@ fn ptxas_accepts_the_modules_and_honours_register_caps() {
                 |m| m.math == math && !m.arch.ends_with('a'),
                 arch,
             );
-            let reg = |name: &str| {
-                report
-                    .iter()
-                    .find(|r| r.kernel == name)
-                    .unwrap_or_else(|| panic!("no report for {name}"))
-                    .registers
-            };
+            let reg = |name: &str| report_of(&report, name).registers;
             assert!(
                 reg("demo_regs_capped") <= 32,
                 "{arch}: capped kernel uses {} registers",
@@ -391,23 +402,12 @@ fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
         "matmul_ws_f16",
         "matmul_fp8_ws",
     ] {
-        let r = report
-            .iter()
-            .find(|r| r.kernel == name)
-            .unwrap_or_else(|| panic!("no report for {name}"));
-        assert_eq!(
-            (r.spill_stores, r.spill_loads, r.stack_frame),
-            (0, 0, 0),
-            "{name}: spills or local memory ({r:?})"
-        );
+        no_spills(&report, name);
     }
     // The block-scaled FP8 kernel: ptxas honours its launch bound (384
     // threads, one block: at most 168 registers at launch; `setmaxnreg`
     // moves them between the warpgroups).
-    let r = report
-        .iter()
-        .find(|r| r.kernel == "matmul_fp8_ws_blockscaled")
-        .expect("no report for matmul_fp8_ws_blockscaled");
+    let r = report_of(&report, "matmul_fp8_ws_blockscaled");
     assert!(r.registers <= 168, "matmul_fp8_ws_blockscaled: {r:?}");
     // The accumulators of the mma.sync rungs stay in registers too.
     let report = assemble_modules(
@@ -432,7 +432,7 @@ fn ptxas_accepts_the_sm90a_module_without_spills_in_the_wgmma_rungs() {
         "fft_coalesced_f32",
         "fft_coalesced_f64",
     ] {
-        let r = report.iter().find(|r| r.kernel == name).unwrap();
+        let r = report_of(&report, name);
         assert_eq!((r.spill_stores, r.stack_frame), (0, 0), "{name}: {r:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -478,15 +478,7 @@ fn decode_kernels_use_the_tensor_cores_and_keep_their_registers() {
         "sm_90",
     );
     for name in names {
-        let r = report
-            .iter()
-            .find(|r| r.kernel == name)
-            .unwrap_or_else(|| panic!("no ptxas report for {name}"));
-        assert_eq!(
-            (r.spill_stores, r.spill_loads, r.stack_frame),
-            (0, 0, 0),
-            "{name}: spills or local memory ({r:?})"
-        );
+        let r = no_spills(&report, name);
         println!("sm_90 {name}: {} registers", r.registers);
     }
     let _ = std::fs::remove_dir_all(&dir);

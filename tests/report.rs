@@ -327,6 +327,15 @@ fn recorded() -> Vec<(&'static str, Run)> {
         .collect()
 }
 
+/// The recorded run of one name, or a failure naming it.
+fn recorded_run(name: &str) -> Run {
+    recorded()
+        .into_iter()
+        .find(|r| r.0 == name)
+        .unwrap_or_else(|| panic!("no recorded run {name}"))
+        .1
+}
+
 fn texts(f: &ptxlab::report::Figure) -> String {
     f.shapes
         .iter()
@@ -415,6 +424,16 @@ fn chart<'a>(all: &'a [Chart], name: &str) -> &'a Chart {
     })
 }
 
+/// The texts of chart `name`, after failing unless each of `wants` is
+/// among them (naming the chart and the missing text).
+fn chart_says(all: &[Chart], name: &str, wants: &[&str]) -> String {
+    let t = texts(&chart(all, name).figure);
+    for want in wants {
+        assert!(t.contains(want), "{name}: {want} missing: {t}");
+    }
+    t
+}
+
 #[test]
 fn ladders_show_the_peers_of_their_size_and_the_roofline_one_colour_per_workload() {
     let runs = recorded();
@@ -422,39 +441,39 @@ fn ladders_show_the_peers_of_their_size_and_the_roofline_one_colour_per_workload
 
     let tc = get("2026-11-24-h100-tensor-cores");
     let all = charts(&tc.rows(), &tc.ceilings);
-    let bf16 = texts(&chart(&all, "ladder-matmul-8192x8192x8192-bf16").figure);
-    assert!(
-        bf16.contains("tc 5 warp-specialised, 128x256 tiles, persistent"),
-        "{bf16}"
-    );
-    assert!(bf16.contains("torch.matmul BF16 (cuBLAS)"), "{bf16}");
-    assert!(
-        bf16.contains("best peer: torch.matmul BF16 (cuBLAS)"),
-        "{bf16}"
+    let bf16 = chart_says(
+        &all,
+        "ladder-matmul-8192x8192x8192-bf16",
+        &[
+            "tc 5 warp-specialised, 128x256 tiles, persistent",
+            "torch.matmul BF16 (cuBLAS)",
+            "best peer: torch.matmul BF16 (cuBLAS)",
+        ],
     );
     assert!(
         !bf16.contains("FP16"),
         "another precision in the bf16 ladder: {bf16}"
     );
-    let peers = texts(&chart(&all, "peers-matmul").figure);
-    assert!(
-        peers.contains("8192^3 · bf16 — best Rust rung: tc 5"),
-        "{peers}"
+    chart_says(
+        &all,
+        "peers-matmul",
+        &["8192^3 · bf16 — best Rust rung: tc 5"],
     );
 
     let full = get("2026-11-23-h100-full-peers");
     let all = charts(&full.rows(), &full.ceilings);
     // Peers print 268435456 where the Rust rows print 2^28.0 (268435456).
-    let va = texts(&chart(&all, "ladder-vector-add-268435456-f32").figure);
-    for want in [
-        "16-byte loads",
-        "torch.add 1.09 ms",
-        "cupy.add 1.30 ms",
-        "CPU 1 thread",
-        "cudaMemcpy DtoD (ceiling)",
-    ] {
-        assert!(va.contains(want), "{want} missing: {va}");
-    }
+    chart_says(
+        &all,
+        "ladder-vector-add-268435456-f32",
+        &[
+            "16-byte loads",
+            "torch.add 1.09 ms",
+            "cupy.add 1.30 ms",
+            "CPU 1 thread",
+            "cudaMemcpy DtoD (ceiling)",
+        ],
+    );
     // The f64 CPU reference is another problem than the f32 ladder's: it
     // stands in the f64 ladder only.
     let lomb = texts(&chart(&all, "ladder-lomb-scargle-114x1048576-f32").figure);
@@ -494,15 +513,16 @@ fn ladders_show_the_peers_of_their_size_and_the_roofline_one_colour_per_workload
 
     let mg = get("2026-11-24-h100-multigrid");
     let all = charts(&mg.rows(), &mg.ceilings);
-    let tts = texts(&chart(&all, "ladder-poisson-mg-4096x4096-to-1e-8").figure);
-    for want in [
-        "pyamg smoothed aggregation + CG (solve)",
-        "CuPy cupyx.scipy.sparse.linalg.cg",
-        "PCG, V(2,2) preconditioner (rung 3), f32 cycles [f32 cycles, f64 field]",
-        "CPU rayon (16 threads)",
-    ] {
-        assert!(tts.contains(want), "{want} missing: {tts}");
-    }
+    chart_says(
+        &all,
+        "ladder-poisson-mg-4096x4096-to-1e-8",
+        &[
+            "pyamg smoothed aggregation + CG (solve)",
+            "CuPy cupyx.scipy.sparse.linalg.cg",
+            "PCG, V(2,2) preconditioner (rung 3), f32 cycles [f32 cycles, f64 field]",
+            "CPU rayon (16 threads)",
+        ],
+    );
 }
 
 /// In no recorded run does a chart group, and so a ladder, a ratio or a
@@ -564,12 +584,7 @@ fn no_recorded_group_pairs_two_problems() {
 /// one (1.02x).
 #[test]
 fn final_bench_attention_ratios_are_per_problem() {
-    let runs = recorded();
-    let run = &runs
-        .iter()
-        .find(|r| r.0 == "2026-11-28-h100-final-bench")
-        .unwrap()
-        .1;
+    let run = &recorded_run("2026-11-28-h100-final-bench");
     let rows = run.rows();
     let cs = comparisons(&rows);
     let median = |size: &str, prec: &str, variant: &str| {
@@ -624,16 +639,17 @@ fn final_bench_attention_ratios_are_per_problem() {
         );
     }
     let all = charts(&rows, &run.ceilings);
-    let peers = texts(&chart(&all, "peers-attention").figure);
-    for want in [
-        "B=4 H=16 S=8192 D=128 · bf16 — best Rust rung: 4 warp-specialised",
-        "B=4 H=16 S=8192 D=128 causal · bf16 — best Rust rung: 5 rung 4 + causal tile skipping",
-        "0.946× · peer 3.31 ms",
-        "1.02× · peer 1.74 ms",
-        "0.889× · peer 4.42 ms",
-    ] {
-        assert!(peers.contains(want), "{want} missing: {peers}");
-    }
+    let peers = chart_says(
+        &all,
+        "peers-attention",
+        &[
+            "B=4 H=16 S=8192 D=128 · bf16 — best Rust rung: 4 warp-specialised",
+            "B=4 H=16 S=8192 D=128 causal · bf16 — best Rust rung: 5 rung 4 + causal tile skipping",
+            "0.946× · peer 3.31 ms",
+            "1.02× · peer 1.74 ms",
+            "0.889× · peer 4.42 ms",
+        ],
+    );
     // The cross-problem ratios of the issue (bf16 and f16 at D=128, D=64).
     for wrong in ["1.93×", "1.98×", "1.68×"] {
         assert!(!peers.contains(wrong), "{wrong} shown: {peers}");
@@ -947,12 +963,7 @@ fn parts_of_one_run_join_and_parts_of_different_runs_do_not() {
 /// meets a grid other than its own.
 #[test]
 fn final_bench_multigrid_meets_the_direct_spectral_solve() {
-    let runs = recorded();
-    let run = &runs
-        .iter()
-        .find(|r| r.0 == "2026-11-28-h100-final-bench")
-        .unwrap()
-        .1;
+    let run = &recorded_run("2026-11-28-h100-final-bench");
     let rows = run.rows();
     let cs = comparisons(&rows);
     let c = cs

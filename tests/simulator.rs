@@ -9,6 +9,16 @@ use ptxlab::runtime::{Device, LaunchConfig, SimOptions, launch};
 use ptxlab_device::prelude::*;
 use ptxlab_device::sim::Fault;
 
+/// The error text of a launch that must fail: `launch!` on the project's
+/// kernels with `cfg`, then the kernel call.
+macro_rules! launch_err {
+    ($dev:expr, $cfg:expr, $($call:tt)+) => {
+        launch!($dev, &ptxlab::modules::KERNELS, $cfg, $($call)+)
+            .unwrap_err()
+            .to_string()
+    };
+}
+
 /// Each thread writes its slot, waits at the barrier, then reads its right
 /// neighbour's slot: right only if the barrier really orders the block.
 #[kernel]
@@ -74,29 +84,36 @@ fn run_warp_ops(threads: u32) -> Vec<u32> {
     dev.download(&out).unwrap()
 }
 
+/// Checks the first seven results of `t_warp_ops` (`r`, one thread's
+/// record) for `lane` of a warp whose lanes `0..width` exist: a shuffle from
+/// a lane that does not exist returns the reader's own value, and the votes
+/// count existing lanes only.
+fn check_shuffles_and_votes(r: &[u32], lane: u32, width: u32) {
+    let v = |l: u32| l * 10 + 1;
+    let from = |src: u32| if src < width { v(src) } else { v(lane) };
+    let ballot: u32 = (0..width)
+        .filter(|l| l % 3 == 0)
+        .fold(0, |m, l| m | (1 << l));
+    assert_eq!(r[0], from(lane + 3), "shfl_down lane {lane}");
+    assert_eq!(
+        r[1],
+        if lane >= 2 { v(lane - 2) } else { v(lane) },
+        "shfl_up lane {lane}"
+    );
+    assert_eq!(r[2], from(lane ^ 5), "shfl_xor lane {lane}");
+    assert_eq!(r[3], v(7), "shfl_idx lane {lane}");
+    assert_eq!(r[4], ballot, "ballot lane {lane}: lanes 0, 3, 6, ...");
+    assert_eq!(r[5], 1, "all lane {lane}");
+    assert_eq!(r[6], 1, "any lane {lane}");
+}
+
 #[test]
 fn shuffles_and_votes_on_a_full_warp() {
     let got = run_warp_ops(64);
-    let ballot: u32 = (0..32).filter(|l| l % 3 == 0).fold(0, |m, l| m | (1 << l));
     for t in 0..64usize {
         let lane = (t % 32) as u32;
-        let v = |l: u32| l * 10 + 1;
         let r = &got[t * 8..t * 8 + 8];
-        assert_eq!(
-            r[0],
-            if lane + 3 < 32 { v(lane + 3) } else { v(lane) },
-            "shfl_down lane {lane}"
-        );
-        assert_eq!(
-            r[1],
-            if lane >= 2 { v(lane - 2) } else { v(lane) },
-            "shfl_up lane {lane}"
-        );
-        assert_eq!(r[2], v(lane ^ 5), "shfl_xor lane {lane}");
-        assert_eq!(r[3], v(7), "shfl_idx lane {lane}");
-        assert_eq!(r[4], ballot, "ballot lane {lane}");
-        assert_eq!(r[5], 1, "all lane {lane}");
-        assert_eq!(r[6], 1, "any lane {lane}");
+        check_shuffles_and_votes(r, lane, 32);
         assert_eq!(r[7], (0..32).sum::<u32>(), "reduce_sum lane {lane}");
     }
 }
@@ -105,31 +122,10 @@ fn shuffles_and_votes_on_a_full_warp() {
 fn shuffles_and_votes_on_a_partial_warp() {
     // 40 threads: warp 1 has lanes 0..8 only. Lanes that do not exist do not
     // take part: a shuffle from one returns the reader's own value, and votes
-    // count only existing lanes.
+    // count only existing lanes (the ballot: lanes 0, 3 and 6).
     let got = run_warp_ops(40);
     for t in 32..40usize {
-        let lane = (t - 32) as u32;
-        let v = |l: u32| l * 10 + 1;
-        let r = &got[t * 8..t * 8 + 8];
-        assert_eq!(
-            r[0],
-            if lane + 3 < 8 { v(lane + 3) } else { v(lane) },
-            "shfl_down lane {lane}"
-        );
-        assert_eq!(
-            r[1],
-            if lane >= 2 { v(lane - 2) } else { v(lane) },
-            "shfl_up lane {lane}"
-        );
-        assert_eq!(
-            r[2],
-            if (lane ^ 5) < 8 { v(lane ^ 5) } else { v(lane) },
-            "shfl_xor lane {lane}"
-        );
-        assert_eq!(r[3], v(7), "shfl_idx lane {lane}");
-        assert_eq!(r[4], 0b0100_1001, "ballot lane {lane}: lanes 0, 3, 6");
-        assert_eq!(r[5], 1, "all lane {lane}");
-        assert_eq!(r[6], 1, "any lane {lane}");
+        check_shuffles_and_votes(&got[t * 8..t * 8 + 8], (t - 32) as u32, 8);
     }
 }
 
@@ -221,14 +217,7 @@ fn out_of_bounds_read_names_kernel_block_thread_and_index() {
     let a = dev.upload(&vec![1.0f32; 100]).unwrap();
     let mut out = dev.alloc_filled(100, f32::NAN).unwrap();
     let cfg = LaunchConfig::for_threads(100, 64).unwrap();
-    let e = launch!(
-        &dev,
-        &ptxlab::modules::KERNELS,
-        cfg,
-        t_out_of_bounds(&a, &mut out)
-    )
-    .unwrap_err()
-    .to_string();
+    let e = launch_err!(&dev, cfg, t_out_of_bounds(&a, &mut out));
     assert!(e.contains("kernel `t_out_of_bounds`"), "{e}");
     assert!(
         e.contains("block (1, 0, 0)") && e.contains("thread (35, 0, 0)"),
@@ -277,9 +266,7 @@ fn shared_view_larger_than_the_launch_is_reported() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(40, 0u32).unwrap();
     let cfg = LaunchConfig::for_threads(40, 40).unwrap().with_shared(64);
-    let e = launch!(&dev, &ptxlab::modules::KERNELS, cfg, t_shared_oob(&mut out))
-        .unwrap_err()
-        .to_string();
+    let e = launch_err!(&dev, cfg, t_shared_oob(&mut out));
     assert!(
         e.contains("needs 128 bytes but the launch provides 64"),
         "{e}"
@@ -300,14 +287,8 @@ pub fn t_divergent(out: DeviceSliceMut<u32>) {
 fn divergent_barrier_is_an_error_not_a_hang() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(64, 0u32).unwrap();
-    let e = launch!(
-        &dev,
-        &ptxlab::modules::KERNELS,
-        LaunchConfig::for_threads(64, 64).unwrap(),
-        t_divergent(&mut out)
-    )
-    .unwrap_err()
-    .to_string();
+    let cfg = LaunchConfig::for_threads(64, 64).unwrap();
+    let e = launch_err!(&dev, cfg, t_divergent(&mut out));
     assert!(e.contains("divergent barrier"), "{e}");
     assert!(e.contains("16 of 64 threads"), "{e}");
 }
@@ -330,14 +311,8 @@ pub fn t_two_barriers(out: DeviceSliceMut<u32>) {
 fn barriers_at_different_call_sites_are_divergent() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(32, 0u32).unwrap();
-    let e = launch!(
-        &dev,
-        &ptxlab::modules::KERNELS,
-        LaunchConfig::for_threads(32, 32).unwrap(),
-        t_two_barriers(&mut out)
-    )
-    .unwrap_err()
-    .to_string();
+    let cfg = LaunchConfig::for_threads(32, 32).unwrap();
+    let e = launch_err!(&dev, cfg, t_two_barriers(&mut out));
     assert!(
         e.contains("divergent barrier") && e.contains("every thread must reach the same barrier"),
         "{e}"
@@ -350,9 +325,7 @@ fn invalid_launch_shapes_are_rejected_with_the_limit() {
     let mut out = dev.alloc_filled(4096, 0u32).unwrap();
     let mut cfg = LaunchConfig::for_threads(4096, 1024).unwrap();
     cfg.block.x = 2048;
-    let e = launch!(&dev, &ptxlab::modules::KERNELS, cfg, t_divergent(&mut out))
-        .unwrap_err()
-        .to_string();
+    let e = launch_err!(&dev, cfg, t_divergent(&mut out));
     assert!(
         e.contains("2048 threads") && e.contains("at most 1024"),
         "{e}"
@@ -360,9 +333,7 @@ fn invalid_launch_shapes_are_rejected_with_the_limit() {
     let cfg = LaunchConfig::for_threads(64, 64)
         .unwrap()
         .with_shared(1 << 20);
-    let e = launch!(&dev, &ptxlab::modules::KERNELS, cfg, t_divergent(&mut out))
-        .unwrap_err()
-        .to_string();
+    let e = launch_err!(&dev, cfg, t_divergent(&mut out));
     assert!(
         e.contains("1048576 bytes") && e.contains("at most 232448"),
         "{e}"
@@ -380,14 +351,8 @@ fn a_panicking_kernel_is_reported_with_its_message() {
     }
     let dev = Device::sim();
     let mut out = dev.alloc_filled(1, 0u32).unwrap();
-    let e = launch!(
-        &dev,
-        &ptxlab::modules::KERNELS,
-        LaunchConfig::for_threads(8, 8).unwrap(),
-        t_panics(&mut out)
-    )
-    .unwrap_err()
-    .to_string();
+    let cfg = LaunchConfig::for_threads(8, 8).unwrap();
+    let e = launch_err!(&dev, cfg, t_panics(&mut out));
     assert!(
         e.contains("boom in thread 3") && e.contains("thread (3, 0, 0)"),
         "{e}"
@@ -455,14 +420,7 @@ fn a_warp_collective_orders_the_lanes_of_a_warp() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(64, u32::MAX).unwrap();
     let cfg = LaunchConfig::for_threads(64, 64).unwrap().with_shared(256);
-    let e = launch!(
-        &dev,
-        &ptxlab::modules::KERNELS,
-        cfg,
-        t_warp_ordered(&mut out, 0)
-    )
-    .unwrap_err()
-    .to_string();
+    let e = launch_err!(&dev, cfg, t_warp_ordered(&mut out, 0));
     assert!(
         e.contains("data race on shared memory word 1 (byte offset 4)")
             && e.contains("read by thread (0, 0, 0)")
@@ -553,14 +511,8 @@ pub fn t_deadlock(out: DeviceSliceMut<u32>) {
 fn threads_waiting_for_each_other_are_a_deadlock_not_a_hang() {
     let dev = Device::sim();
     let mut out = dev.alloc_filled(32, 0u32).unwrap();
-    let e = launch!(
-        &dev,
-        &ptxlab::modules::KERNELS,
-        LaunchConfig::for_threads(32, 32).unwrap(),
-        t_deadlock(&mut out)
-    )
-    .unwrap_err()
-    .to_string();
+    let cfg = LaunchConfig::for_threads(32, 32).unwrap();
+    let e = launch_err!(&dev, cfg, t_deadlock(&mut out));
     assert!(
         e.contains("deadlock")
             && e.contains("16 of 32 threads wait at sync_threads")

@@ -15,18 +15,12 @@
 //! sanitizer runs (which select `gpu` tests) leave these long runs out.
 
 use ptxlab::runtime::Device;
+use ptxlab::runtime::testing::gpu_or_skip;
 use ptxlab::workloads::lomb::{self, Options, Rung as LRung, Shape};
 use ptxlab::workloads::poisson::{self as ps, Grid, Problem, Rung, SolveOptions};
 
 /// Allowed loss of free device memory between warm-up and the end.
 const GROWTH_LIMIT: u64 = 8 << 20;
-
-/// GPU 0, or `None` without a driver (a failure with `PTXLAB_REQUIRE_GPU`
-/// set). With a driver present, a device that does not open fails the test
-/// instead of skipping it.
-fn gpu() -> Option<Device> {
-    ptxlab::runtime::testing::gpu_or_skip()
-}
 
 fn free_bytes(dev: &Device) -> u64 {
     let g = dev.as_gpu().expect("a GPU device");
@@ -72,7 +66,7 @@ fn solve<T: ps::Element>(
 
 #[test]
 fn soak_poisson_100k_sweeps_matches_cpu_without_memory_growth() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     const ITERS: usize = 100_000;
     let grid = Grid::new(129, 97).unwrap();
     let h = ps::default_h(grid);
@@ -121,7 +115,7 @@ fn soak_poisson_100k_sweeps_matches_cpu_without_memory_growth() {
 
 #[test]
 fn soak_lomb_ladder_10k_calls_matches_cpu_without_memory_growth() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     const CALLS: usize = 10_000;
     let shape = Shape::material(&dev);
     let (x, y) = lomb::random_samples(114, 7);

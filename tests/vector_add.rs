@@ -3,6 +3,7 @@
 
 use ptxlab::runtime::{
     Device, LaunchConfig, ModuleKey, config::check_launch, probe::driver_present,
+    testing::gpu_or_skip,
 };
 use ptxlab::workloads::vector::{self, Rung};
 
@@ -52,7 +53,7 @@ fn a_buffer_larger_than_memory_is_an_error() {
     assert!(e.contains("not enough device memory"), "{e}");
     // The GPU half runs where there is a driver (and must, with
     // PTXLAB_REQUIRE_GPU set).
-    if let Some(g) = gpu() {
+    if let Some(g) = gpu_or_skip() {
         let total = g.as_gpu().unwrap().info().total_mem as usize;
         let e = g
             .alloc_filled::<f32>(total / 4 + 1024, 0.0)
@@ -70,9 +71,12 @@ fn block_of_2048_threads_and_too_much_shared_memory_are_rejected() {
     let mut cfg = LaunchConfig::for_threads(4096, 1024).unwrap();
     cfg.block.x = 2048;
     let lim = Device::sim().limits();
-    let e = check_launch("vector_add_f32", &cfg, &lim)
-        .unwrap_err()
-        .to_string();
+    let refused = |cfg: &LaunchConfig| {
+        check_launch("vector_add_f32", cfg, &lim)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = refused(&cfg);
     assert!(
         e.contains("2048 threads") && e.contains("at most 1024 threads per block"),
         "{e}"
@@ -81,9 +85,7 @@ fn block_of_2048_threads_and_too_much_shared_memory_are_rejected() {
     let cfg = LaunchConfig::for_threads(4096, 256)
         .unwrap()
         .with_shared(300 * 1024);
-    let e = check_launch("vector_add_f32", &cfg, &lim)
-        .unwrap_err()
-        .to_string();
+    let e = refused(&cfg);
     assert!(
         e.contains("307200 bytes") && e.contains("at most 232448 bytes per block"),
         "{e}"
@@ -117,10 +119,6 @@ fn missing_driver_is_a_clear_error() {
     );
 }
 
-fn gpu() -> Option<Device> {
-    ptxlab::runtime::testing::gpu_or_skip()
-}
-
 /// `alloc_filled` fills on the device (a memset per element size, two
 /// strided word fills for 8-byte elements): every element reads back as the
 /// value, bit for bit, at odd lengths, on the GPU and the simulator alike.
@@ -142,7 +140,7 @@ fn alloc_filled_gives_the_value_in_every_element() {
         }
     }
     let mut devs = vec![Device::sim()];
-    devs.extend(gpu());
+    devs.extend(gpu_or_skip());
     for dev in &devs {
         check(dev, f64::NAN, |v| v.to_bits());
         check(dev, -1.25e-300f64, |v| v.to_bits());
@@ -158,7 +156,7 @@ fn alloc_filled_gives_the_value_in_every_element() {
 
 #[test]
 fn gpu_vector_add_is_exact_for_all_lengths() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     // Under compute-sanitizer (PTXLAB_TEST_SCALE=small) the 1 GiB case is skipped.
     let big = if std::env::var("PTXLAB_TEST_SCALE").as_deref() == Ok("small") {
         1 << 16
@@ -184,7 +182,7 @@ fn gpu_vector_add_is_exact_for_all_lengths() {
 
 #[test]
 fn gpu_demo_kernels_and_modules() {
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     let g = dev.as_gpu().unwrap();
     for capped in [false, true] {
         let e = ptxlab::workloads::demo::regs(&dev, 10_000, capped, ModuleKey::default()).unwrap();
@@ -235,7 +233,7 @@ fn gpu_planted_out_of_bounds_write() {
         println!("skipped: set PTXLAB_PLANTED=1 (sanitize.sh does, under memcheck)");
         return;
     }
-    let Some(dev) = gpu() else { return };
+    let Some(dev) = gpu_or_skip() else { return };
     let _ = ptxlab::workloads::demo::planted_oob_write(&dev, 1000);
 }
 
