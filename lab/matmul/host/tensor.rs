@@ -203,75 +203,37 @@ impl TcRung {
             TcRung::Wgmma | TcRung::Ws => h::WG_BM,
         }
     }
-    /// The launch of this rung on `dev` for `C` of `m x n`.
+    /// The launch of this rung on `dev` for `C` of `m x n`: one block per
+    /// output tile (block rows, block columns, threads and shared memory
+    /// by rung), or the persistent grid of the warp-specialised rung.
     pub fn config(&self, dev: &Device, m: usize, n: usize) -> Result<LaunchConfig> {
-        match self {
-            TcRung::Mma => tiles(
-                m,
-                n,
-                k::MMA_BM,
-                k::MMA_BN,
-                k::MMA_THREADS,
-                k::mma_shared_bytes(),
-            ),
-            TcRung::Ldsm => tiles(
-                m,
-                n,
-                k::MMA_BM,
-                k::MMA_BN,
-                k::MMA_THREADS,
-                k::ldsm_shared_bytes(),
-            ),
-            TcRung::Pipe => tiles(
-                m,
-                n,
+        let (bm, bn, threads, shared) = match self {
+            TcRung::Mma => (k::MMA_BM, k::MMA_BN, k::MMA_THREADS, k::mma_shared_bytes()),
+            TcRung::Ldsm => (k::MMA_BM, k::MMA_BN, k::MMA_THREADS, k::ldsm_shared_bytes()),
+            TcRung::Pipe => (
                 k::PIPE_BM,
                 k::PIPE_BN,
                 k::PIPE_THREADS,
                 k::pipe_shared_bytes(),
             ),
-            TcRung::PipeK => tiles(
-                m,
-                n,
-                k::PIPE_BM,
-                128,
-                128,
-                k::pipe_shared_bytes_for(128, 64, 3),
-            ),
-            TcRung::PipeW => tiles(
-                m,
-                n,
-                k::PIPE_BM,
-                256,
-                256,
-                k::pipe_shared_bytes_for(256, 32, 3),
-            ),
-            TcRung::PipeS => tiles(
-                m,
-                n,
+            TcRung::PipeK => (k::PIPE_BM, 128, 128, k::pipe_shared_bytes_for(128, 64, 3)),
+            TcRung::PipeW => (k::PIPE_BM, 256, 256, k::pipe_shared_bytes_for(256, 32, 3)),
+            TcRung::PipeS => (
                 k::PIPE_BM,
                 k::PIPES_BN,
                 k::PIPES_THREADS,
                 k::pipes_shared_bytes(),
             ),
-            TcRung::PipeT => tiles(
-                m,
-                n,
+            TcRung::PipeT => (
                 k::PIPET_BM,
                 k::PIPES_BN,
                 k::PIPET_THREADS,
                 k::pipet_shared_bytes(),
             ),
-            TcRung::Wgmma => tiles(
-                m,
-                n,
-                h::WG_BM,
-                h::WG_BN,
-                h::WG_THREADS,
-                h::wgmma_shared_bytes(),
-            ),
-            TcRung::Ws => persistent(dev, m, n, h::WS_BN, h::ws_shared_bytes()),
-        }
+            TcRung::Wgmma => (h::WG_BM, h::WG_BN, h::WG_THREADS, h::wgmma_shared_bytes()),
+            TcRung::Ws => return persistent(dev, m, n, h::WS_BN, h::ws_shared_bytes()),
+        };
+        tiles(m, n, bm, bn, threads, shared)
     }
 }
 

@@ -209,66 +209,41 @@ impl DecodePlan {
         }
         let (p, main, comb) = (self.p, self.main, self.combine);
         let (po, pl) = (&mut self.part_o, &mut self.part_lse);
+        // The instances differ only in their const parameters.
+        macro_rules! split {
+            ($d:literal, $rows:literal) => {
+                launch!(
+                    dev,
+                    main,
+                    attention::decode::attn_decode::<$d, $rows>(
+                        &x.q, &x.k, &x.v, &x.table, &x.kv_lens, &mut *po, &mut *pl, p
+                    )
+                )
+            };
+        }
+        macro_rules! combine {
+            ($d:literal) => {
+                launch!(
+                    dev,
+                    comb,
+                    attention::decode::attn_decode_combine::<$d>(
+                        &*po, &*pl, &x.kv_lens, &mut *out, &mut *lse, p
+                    )
+                )
+            };
+        }
         match (self.d, p.rows_per_block) {
-            (64, 8) => launch!(
-                dev,
-                main,
-                attention::decode::attn_decode::<64, 8>(
-                    &x.q, &x.k, &x.v, &x.table, &x.kv_lens, &mut *po, &mut *pl, p
-                )
-            )?,
-            (64, 16) => launch!(
-                dev,
-                main,
-                attention::decode::attn_decode::<64, 16>(
-                    &x.q, &x.k, &x.v, &x.table, &x.kv_lens, &mut *po, &mut *pl, p
-                )
-            )?,
-            (128, 8) => launch!(
-                dev,
-                main,
-                attention::decode::attn_decode::<128, 8>(
-                    &x.q, &x.k, &x.v, &x.table, &x.kv_lens, &mut *po, &mut *pl, p
-                )
-            )?,
-            (128, 16) => launch!(
-                dev,
-                main,
-                attention::decode::attn_decode::<128, 16>(
-                    &x.q, &x.k, &x.v, &x.table, &x.kv_lens, &mut *po, &mut *pl, p
-                )
-            )?,
-            (256, 8) => launch!(
-                dev,
-                main,
-                attention::decode::attn_decode::<256, 8>(
-                    &x.q, &x.k, &x.v, &x.table, &x.kv_lens, &mut *po, &mut *pl, p
-                )
-            )?,
+            (64, 8) => split!(64, 8)?,
+            (64, 16) => split!(64, 16)?,
+            (128, 8) => split!(128, 8)?,
+            (128, 16) => split!(128, 16)?,
+            (256, 8) => split!(256, 8)?,
             (d, r) => unreachable!("DecodeShape::new refused D = {d} with {r} rows per block"),
         }
         match self.d {
-            64 => launch!(
-                dev,
-                comb,
-                attention::decode::attn_decode_combine::<64>(
-                    &*po, &*pl, &x.kv_lens, &mut *out, &mut *lse, p
-                )
-            ),
-            128 => launch!(
-                dev,
-                comb,
-                attention::decode::attn_decode_combine::<128>(
-                    &*po, &*pl, &x.kv_lens, &mut *out, &mut *lse, p
-                )
-            ),
-            _ => launch!(
-                dev,
-                comb,
-                attention::decode::attn_decode_combine::<256>(
-                    &*po, &*pl, &x.kv_lens, &mut *out, &mut *lse, p
-                )
-            ),
+            64 => combine!(64),
+            128 => combine!(128),
+            _ => combine!(256),
         }
     }
 }
