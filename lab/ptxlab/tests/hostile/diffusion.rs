@@ -22,23 +22,23 @@ fn diffusion_hostile_options_and_valid_edges() {
                 ],
             );
         }
-        fails_with(
-            &on(be, &words("diffusion --size 1000000 --iters 1")),
+        refused(
+            be,
+            "diffusion --size 1000000 --iters 1",
             &[
                 "1000000x1000000 is too large",
                 "at most 2147483647 cells and 524280 rows",
                 "use a smaller --size",
             ],
         );
-        fails_with(
-            &on(be, &words("diffusion --size 3x600000 --iters 1")),
+        refused(
+            be,
+            "diffusion --size 3x600000 --iters 1",
             &["3x600000 is too large", "524280 rows"],
         );
-        fails_with(
-            &on(
-                be,
-                &words("diffusion --size 99999999999999999999 --iters 1"),
-            ),
+        refused(
+            be,
+            "diffusion --size 99999999999999999999 --iters 1",
             &["--size", "give N"],
         );
         for iters in ["0", "18446744073709551615"] {
@@ -56,20 +56,23 @@ fn diffusion_hostile_options_and_valid_edges() {
                 &["alpha", "the coefficient must be finite and >= 0"],
             );
         }
-        fails_with(
-            &on(be, &words("diffusion --size 5 --iters 1 --alpha 0.3")),
+        refused(
+            be,
+            "diffusion --size 5 --iters 1 --alpha 0.3",
             &[
                 "0.3 makes the explicit 5-point scheme unstable",
                 "alpha <= 0.25",
             ],
         );
-        fails_with(
-            &on(be, &words("diffusion --size 5 --iters 1 --variant foo")),
+        refused(
+            be,
+            "diffusion --size 5 --iters 1 --variant foo",
             &["'foo'", "possible values: all, inplace, pingpong, temporal"],
         );
     }
-    fails_with(
-        &on(SIM, &words("diffusion --size 2000 --iters 100")),
+    refused(
+        SIM,
+        "diffusion --size 2000 --iters 100",
         &[
             "--size/--iters",
             "2000x2000 cells x 100 steps",

@@ -14,8 +14,9 @@ fn fusion_and_launch_overhead_hostile_options() {
             &on(be, &["fusion", "--n", "-7"]),
             &["--n", "`-7` is negative"],
         );
-        fails_with(
-            &on(be, &words("fusion --n 7 --reps 0")),
+        refused(
+            be,
+            "fusion --n 7 --reps 0",
             &["--reps", "allowed 1..=10000"],
         );
         fails_with(
@@ -26,8 +27,9 @@ fn fusion_and_launch_overhead_hostile_options() {
             &on(be, &["launch-overhead", "--kernels", "100001"]),
             &["--kernels", "at most 100000"],
         );
-        fails_with(
-            &on(be, &words("launch-overhead --kernels 1 --reps 20000")),
+        refused(
+            be,
+            "launch-overhead --kernels 1 --reps 20000",
             &["--reps", "allowed 1..=10000"],
         );
     }
@@ -47,8 +49,9 @@ fn fusion_and_launch_overhead_hostile_options() {
         &on(CPU, &["launch-overhead", "--kernels", "5"]),
         &["--backend", "launch overhead needs gpu or sim"],
     );
-    fails_with(
-        &on(CPU, &words("launch-overhead --kernels 100000 --reps 1000")),
+    refused(
+        CPU,
+        "launch-overhead --kernels 100000 --reps 1000",
         &[
             "--kernels/--reps",
             "at most 2^24 = 16777216",

@@ -29,6 +29,12 @@ mod vector;
 pub(crate) const CPU: &str = "cpu";
 pub(crate) const SIM: &str = "sim";
 
+/// Runs `line` (split at its spaces) on backend `be` and checks that it
+/// fails with every one of `needles` in its output.
+pub(crate) fn refused(be: &str, line: &str, needles: &[&str]) -> String {
+    fails_with(&on(be, &words(line)), needles)
+}
+
 /// `args` with `--backend be` appended.
 pub(crate) fn on<'a>(be: &'a str, args: &[&'a str]) -> Vec<&'a str> {
     let mut v = args.to_vec();

@@ -14,56 +14,58 @@ fn matmul_hostile_options_and_valid_edges() {
             &on(be, &["matmul", "--m", "-3"]),
             &["--m", "`-3` is negative"],
         );
-        fails_with(
-            &on(be, &words("matmul --m 4294967296 --n 1 --k 1")),
+        refused(
+            be,
+            "matmul --m 4294967296 --n 1 --k 1",
             &["m=4294967296 is larger than 4294967295"],
         );
-        fails_with(
-            &on(be, &words("matmul --m 3 --n 3 --k 3 --variant foo")),
+        refused(
+            be,
+            "matmul --m 3 --n 3 --k 3 --variant foo",
             &[
                 "--variant",
                 "'foo'",
                 "possible values: all, naive, tiled, regblock, vec",
             ],
         );
-        fails_with(
-            &on(be, &words("matmul --m 3 --n 3 --k 3 --colsum foo")),
+        refused(
+            be,
+            "matmul --m 3 --n 3 --k 3 --colsum foo",
             &["--colsum", "'foo'", "possible values: direct, fused"],
         );
-        fails_with(
-            &on(be, &words("matmul --m 3 --n 3 --k 3 --reps 0")),
+        refused(
+            be,
+            "matmul --m 3 --n 3 --k 3 --reps 0",
             &["--reps", "allowed 1..=10000"],
         );
     }
     // A rung of another ladder: refused once --precision says which.
-    fails_with(
-        &on(
-            SIM,
-            &words("matmul --m 3 --n 3 --k 3 --precision bf16 --variant vec"),
-        ),
+    refused(
+        SIM,
+        "matmul --m 3 --n 3 --k 3 --precision bf16 --variant vec",
         &[
             "--variant",
             "`vec` is not a rung of --precision bf16",
             "allowed: mma, ldsm, pipe",
         ],
     );
-    fails_with(
-        &on(CPU, &words("matmul --m 1e6 --n 1e6 --k 1e6")),
+    refused(
+        CPU,
+        "matmul --m 1e6 --n 1e6 --k 1e6",
         &[
             "--m/--n/--k: needs",
             "of host memory",
             "use a smaller --m/--n/--k",
         ],
     );
-    fails_with(
-        &on(
-            CPU,
-            &words("matmul --m 4294967295 --n 4294967295 --k 4294967295"),
-        ),
+    refused(
+        CPU,
+        "matmul --m 4294967295 --n 4294967295 --k 4294967295",
         &["--m/--n/--k", "overflow the address space"],
     );
-    fails_with(
-        &on(CPU, &words("matmul --m 4200 --n 4200 --k 4200")),
+    refused(
+        CPU,
+        "matmul --m 4200 --n 4200 --k 4200",
         &[
             "too large for the one-thread CPU baseline",
             "at most 2^36",

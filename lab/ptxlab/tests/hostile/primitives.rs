@@ -35,19 +35,22 @@ fn reduce_hostile_inputs_and_valid_edges() {
             &on(be, &["reduce", "--n", "-1"]),
             &["--n", "`-1` is negative"],
         );
-        fails_with(
-            &on(be, &words("reduce --n 5 --precision f16")),
+        refused(
+            be,
+            "reduce --n 5 --precision f16",
             &["'f16'", "possible values: f32, f64, i32"],
         );
-        fails_with(
-            &on(be, &words("reduce --n 5 --variant foo")),
+        refused(
+            be,
+            "reduce --n 5 --variant foo",
             &[
                 "'foo'",
                 "possible values: all, tree, shuffle, atomic-thread, atomic-warp, gridstride",
             ],
         );
-        fails_with(
-            &on(be, &words("reduce --n 5 --reps 10001")),
+        refused(
+            be,
+            "reduce --n 5 --reps 10001",
             &["--reps", "10001 timed repetitions; allowed 1..=10000"],
         );
         fails_with(
@@ -90,8 +93,9 @@ fn reduce_hostile_inputs_and_valid_edges() {
         &on(CPU, &["reduce", "--n", "1e12"]),
         &["--n: needs", "of host memory", "use a smaller --n"],
     );
-    fails_with(
-        &on(SIM, &words("reduce --n 1e12 --variant gridstride")),
+    refused(
+        SIM,
+        "reduce --n 1e12 --variant gridstride",
         &["--n", "on the simulator; at most 8388608", "--backend cpu"],
     );
     fails_with(
@@ -101,8 +105,9 @@ fn reduce_hostile_inputs_and_valid_edges() {
             "with --variant all on the simulator; at most 4194304",
         ],
     );
-    fails_with(
-        &on(SIM, &words("reduce --n 4194305 --variant atomic-thread")),
+    refused(
+        SIM,
+        "reduce --n 4194305 --variant atomic-thread",
         &["4194305 elements with --variant atomic-thread on the simulator; at most 4194304"],
     );
     // Valid: a big-endian file summed exactly by every rung; size 1; the
@@ -177,27 +182,32 @@ fn histogram_hostile_inputs_and_valid_edges() {
                 ],
             );
         }
-        fails_with(
-            &on(be, &words("histogram --n 5 --keys u32 --bins 16384")),
+        refused(
+            be,
+            "histogram --n 5 --keys u32 --bins 16384",
             &["--bins", "from 1 to 8192 for u32 keys"],
         );
-        fails_with(
-            &on(be, &words("histogram --n 5 --bins -4")),
+        refused(
+            be,
+            "histogram --n 5 --bins -4",
             &["--bins", "`-4` is negative"],
         );
-        fails_with(
-            &on(be, &words("histogram --n 5 --bins 4294967296")),
+        refused(
+            be,
+            "histogram --n 5 --bins 4294967296",
             &[
                 "--bins",
                 "larger than the largest value this option takes (4294967295)",
             ],
         );
-        fails_with(
-            &on(be, &words("histogram --n 5 --keys i8")),
+        refused(
+            be,
+            "histogram --n 5 --keys i8",
             &["--keys", "'i8'", "possible values: u8, u32"],
         );
-        fails_with(
-            &on(be, &words("histogram --n 5 --variant foo")),
+        refused(
+            be,
+            "histogram --n 5 --variant foo",
             &["'foo'", "possible values: all, global, shared"],
         );
         fails_with(
@@ -321,33 +331,40 @@ fn monte_carlo_pi_hostile_options_and_valid_edges() {
                 ],
             );
         }
-        fails_with(
-            &on(be, &words("monte-carlo-pi --n 1000 --blocks 0")),
+        refused(
+            be,
+            "monte-carlo-pi --n 1000 --blocks 0",
             &["thread layout", "0 blocks", "need at least one block"],
         );
-        fails_with(
-            &on(be, &words("monte-carlo-pi --n 1000 --blocks -1")),
+        refused(
+            be,
+            "monte-carlo-pi --n 1000 --blocks -1",
             &["--blocks", "`-1` is negative"],
         );
-        fails_with(
-            &on(be, &words("monte-carlo-pi --n 1000 --blocks 1 --reps 0")),
+        refused(
+            be,
+            "monte-carlo-pi --n 1000 --blocks 1 --reps 0",
             &["--reps", "allowed 1..=10000"],
         );
     }
-    fails_with(
-        &on(CPU, &words("monte-carlo-pi --n 1000 --blocks 4294967295")),
+    refused(
+        CPU,
+        "monte-carlo-pi --n 1000 --blocks 4294967295",
         &["--blocks", "4294967295 blocks; at most 1048576"],
     );
-    fails_with(
-        &on(CPU, &words("monte-carlo-pi --n 1e18 --blocks 1")),
+    refused(
+        CPU,
+        "monte-carlo-pi --n 1e18 --blocks 1",
         &["--n", "per thread; at most 4294967295 per thread"],
     );
-    fails_with(
-        &on(SIM, &words("monte-carlo-pi --n 1000 --blocks 20000")),
+    refused(
+        SIM,
+        "monte-carlo-pi --n 1000 --blocks 20000",
         &["--blocks", "20000 blocks on the simulator; at most 16384"],
     );
-    fails_with(
-        &on(SIM, &words("monte-carlo-pi --n 2e9 --blocks 1")),
+    refused(
+        SIM,
+        "monte-carlo-pi --n 2e9 --blocks 1",
         &["--n", "on the simulator; at most 1e9"],
     );
     // Valid: one sample; a small layout on the simulator; many idle streams

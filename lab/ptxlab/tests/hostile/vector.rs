@@ -22,21 +22,25 @@ fn vector_add_hostile_options() {
             &on(be, &["vector-add", "--n", "18446744073709551616"]),
             &["--n", "not a whole non-negative number"],
         );
-        fails_with(
-            &on(be, &words("vector-add --n 5 --reps 0")),
+        refused(
+            be,
+            "vector-add --n 5 --reps 0",
             &["--reps", "0 timed repetitions", "allowed 1..=10000"],
         );
-        fails_with(
-            &on(be, &words("vector-add --n 5 --reps 1e12")),
+        refused(
+            be,
+            "vector-add --n 5 --reps 1e12",
             &["--reps", "1000000000000", "allowed 1..=10000"],
         );
         // An unknown variant is refused on every backend, even where unused.
-        fails_with(
-            &on(be, &words("vector-add --n 5 --variant x8")),
+        refused(
+            be,
+            "vector-add --n 5 --variant x8",
             &["'x8'", "possible values: all, scalar, wide"],
         );
-        fails_with(
-            &on(be, &words("vector-add --n 5 --precision f16")),
+        refused(
+            be,
+            "vector-add --n 5 --precision f16",
             &["--precision", "'f16'", "possible values: f32, f64"],
         );
     }
