@@ -113,6 +113,25 @@ pub(crate) fn misuse(
     }))
 }
 
+/// Issues an asynchronous operation: runs `f` on the current thread's block
+/// (unwinding when the launch has aborted), fails at `loc` with the fault it
+/// returns, then lets a random schedule switch threads.
+pub(crate) fn issue_op(
+    loc: &'static Location<'static>,
+    f: impl FnOnce(&super::block::ThreadCtx, &Block<'static>) -> Option<Fault>,
+) {
+    let fault = super::block::with_block(|t, b| {
+        if b.is_aborted() {
+            super::block::unwind()
+        }
+        f(t, b)
+    });
+    if let Some(f) = fault {
+        super::block::fail_at(f, loc)
+    }
+    super::block::maybe_preempt();
+}
+
 /// `thread T of block B` for reports: "this thread" when it is `me`.
 pub(crate) fn who(b: &Block<'_>, rank: u32, me: u32) -> String {
     if rank == me {

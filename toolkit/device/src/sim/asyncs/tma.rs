@@ -13,7 +13,7 @@
 //! ordinary stores wrote it.
 
 use super::copy::check_target;
-use super::{CHUNK, OpKind, Reads, check_async_read, defer, land, mbar, misuse, state};
+use super::{CHUNK, OpKind, Reads, check_async_read, defer, issue_op, land, mbar, misuse, state};
 use crate::sim::block::{self, Block};
 use crate::sim::error::Fault;
 use crate::sim::state::asyncs::{Multicast, add_readers, drop_readers};
@@ -111,15 +111,12 @@ pub(crate) fn load(
     bar: u32,
     loc: &'static Location<'static>,
 ) {
-    let fault = block::with_block(|tc, b| -> Option<Fault> {
-        if b.is_aborted() {
-            block::unwind()
-        }
+    issue_op(loc, |tc, b| {
         let bytes = match check_box(b, &t, (dst, x), tc.rank, "TMA load", loc) {
             Ok(n) => n,
             Err(f) => return Some(f),
         };
-        let mut st = state(b);
+        let st = state(b);
         let bi = match mbar::for_tma(b, &st, bar, tc.rank, loc) {
             Ok(i) => i,
             Err(f) => return Some(f),
@@ -130,38 +127,48 @@ pub(crate) fn load(
                 return Some(f);
             }
         }
-        let op = st.push(
-            OpKind::TmaLoad {
-                dst,
-                map: t,
-                x,
-                y,
-                bar: bi,
-                phase: None,
-                multicast: None,
-            },
-            tc.rank,
-            loc,
-        );
-        for c in c0..c1 {
-            st.set_writer(c, op);
-        }
-        st.tick += 1;
-        let later = defer(b, &mut st, op);
-        drop(st);
-        if later {
-            // Until it lands the box holds neither the old nor the new bytes.
-            // SAFETY: `check_box` checked the box lies in the block's shared memory.
-            unsafe { core::ptr::write_bytes(b.shared_base.add(dst as usize), 0xFF, bytes) };
-        } else {
+        let kind = OpKind::TmaLoad {
+            dst,
+            map: t,
+            x,
+            y,
+            bar: bi,
+            phase: None,
+            multicast: None,
+        };
+        if let Some(op) = push_load(b, st, kind, (dst, bytes), tc.rank, loc) {
             land(b, op);
         }
         None
     });
-    if let Some(f) = fault {
-        block::fail_at(f, loc)
+}
+
+/// Records TMA load `kind` of the `bytes` at shared byte `dst` of `into`
+/// (whose state is `st`) and picks when it lands; returns the op when it is
+/// to land now, else the box holds neither the old nor the new bytes (0xFF)
+/// until it does.
+fn push_load(
+    into: &Block<'_>,
+    mut st: core::cell::RefMut<'_, super::AsyncState>,
+    kind: OpKind,
+    (dst, bytes): (u32, usize),
+    rank: u32,
+    loc: &'static Location<'static>,
+) -> Option<u32> {
+    let op = st.push(kind, rank, loc);
+    for c in dst as usize / CHUNK..(dst as usize + bytes) / CHUNK {
+        st.set_writer(c, op);
     }
-    block::maybe_preempt();
+    st.tick += 1;
+    let later = defer(into, &mut st, op);
+    drop(st);
+    if !later {
+        return Some(op);
+    }
+    // SAFETY: the caller's `check_box` checked the box lies in shared memory
+    // of the launch's size, which every block of it has.
+    unsafe { core::ptr::write_bytes(into.shared_base.add(dst as usize), 0xFF, bytes) };
+    None
 }
 
 /// Issues a TMA multicast: the box at (`x`, `y`) of `t` lands at shared
@@ -180,10 +187,7 @@ pub(crate) fn load_multicast(
     mask: u16,
     loc: &'static Location<'static>,
 ) {
-    let fault = block::with_block(|tc, b| -> Option<Fault> {
-        if b.is_aborted() {
-            block::unwind()
-        }
+    issue_op(loc, |tc, b| {
         let c = b.cluster();
         let n = c.size();
         if mask == 0 || (n < 16 && mask >> n != 0) {
@@ -255,34 +259,19 @@ pub(crate) fn load_multicast(
         let mut now = Vec::new();
         for (r, bi) in dests {
             let peer = c.block(r);
-            let mut st = state(peer);
-            let op = st.push(
-                OpKind::TmaLoad {
-                    dst,
-                    map: t,
-                    x,
-                    y,
-                    bar: bi,
-                    phase: None,
-                    multicast: Some(Multicast {
-                        issuer: b.crank,
-                        mask,
-                    }),
-                },
-                tc.rank,
-                loc,
-            );
-            for ch in c0..c1 {
-                st.set_writer(ch, op);
-            }
-            st.tick += 1;
-            let later = defer(peer, &mut st, op);
-            drop(st);
-            if later {
-                // SAFETY: `check_box` checked the box lies in shared memory
-                // of the launch's size, which every block of it has.
-                unsafe { core::ptr::write_bytes(peer.shared_base.add(dst as usize), 0xFF, bytes) };
-            } else {
+            let kind = OpKind::TmaLoad {
+                dst,
+                map: t,
+                x,
+                y,
+                bar: bi,
+                phase: None,
+                multicast: Some(Multicast {
+                    issuer: b.crank,
+                    mask,
+                }),
+            };
+            if let Some(op) = push_load(peer, state(peer), kind, (dst, bytes), tc.rank, loc) {
                 now.push((r, op));
             }
         }
@@ -292,10 +281,6 @@ pub(crate) fn load_multicast(
         }
         None
     });
-    if let Some(f) = fault {
-        block::fail_at(f, loc)
-    }
-    block::maybe_preempt();
 }
 
 /// Whether a multicast by thread `tc` of `b` may write chunk `ch` of
@@ -419,10 +404,7 @@ pub(crate) fn land_load(b: &Block<'_>, i: u32) {
 /// Issues a TMA store of the box at shared offset `src` to (`x`, `y`) of
 /// the tensor `t`.
 pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Location<'static>) {
-    let fault = block::with_block(|tc, b| -> Option<Fault> {
-        if b.is_aborted() {
-            block::unwind()
-        }
+    issue_op(loc, |tc, b| {
         let bytes = match check_box(b, &t, (src, x), tc.rank, "TMA store", loc) {
             Ok(n) => n,
             Err(f) => return Some(f),
@@ -469,10 +451,6 @@ pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Loc
         }
         None
     });
-    if let Some(f) = fault {
-        block::fail_at(f, loc)
-    }
-    block::maybe_preempt();
 }
 
 /// Lands TMA store `i`: writes the box into the tensor (elements outside
