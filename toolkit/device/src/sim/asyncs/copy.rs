@@ -49,10 +49,7 @@ pub(crate) fn issue(to: usize, src: usize, valid: bool, loc: &'static Location<'
         );
         st.set_writer(chunk, op);
         st.threads[t.rank as usize].copies.push_back(op);
-        st.tick += 1;
-        let later = defer(b, &mut st, op);
-        drop(st);
-        if !later {
+        if !defer(b, st, op) {
             land_copy(b, op);
         }
         // The copy may write its destination from now on: a write for the

@@ -159,10 +159,7 @@ fn push_load(
     for c in dst as usize / CHUNK..(dst as usize + bytes) / CHUNK {
         st.set_writer(c, op);
     }
-    st.tick += 1;
-    let later = defer(into, &mut st, op);
-    drop(st);
-    if !later {
+    if !defer(into, st, op) {
         return Some(op);
     }
     // SAFETY: the caller's `check_box` checked the box lies in shared memory
@@ -443,10 +440,7 @@ pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Loc
             reads.chunks = chunks;
         }
         st.threads[tc.rank as usize].stores.push_back(op);
-        st.tick += 1;
-        let later = defer(b, &mut st, op);
-        drop(st);
-        if !later {
+        if !defer(b, st, op) {
             land(b, op);
         }
         None
