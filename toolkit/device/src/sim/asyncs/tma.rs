@@ -337,6 +337,29 @@ fn peer_target(
     ))
 }
 
+/// The elements of the box at (`x`, `y`) of `t` held from shared byte
+/// `smem`, row by row: each one's shared byte offset (the swizzle applied)
+/// and its address in the tensor, `None` when it lies outside the tensor.
+fn box_elems(
+    t: &SimTensorMap,
+    smem: u32,
+    x: i32,
+    y: i32,
+) -> impl Iterator<Item = (usize, Option<usize>)> + '_ {
+    let eb = t.elem_bytes as usize;
+    let row_bytes = t.box_dims[0] as usize * eb;
+    (0..t.box_dims[1] as usize).flat_map(move |r| {
+        (0..t.box_dims[0] as usize).map(move |c| {
+            let (gx, gy) = (x as i64 + c as i64, y as i64 + r as i64);
+            let inside = gx >= 0 && gy >= 0 && (gx as u64) < t.dims[0] && (gy as u64) < t.dims[1];
+            let logical = smem + (r * row_bytes + c * eb) as u32;
+            let at = inside
+                .then(|| t.addr as usize + gy as usize * t.row_stride as usize + gx as usize * eb);
+            (t.swizzle.apply(logical) as usize, at)
+        })
+    })
+}
+
 /// Lands TMA load `i`: copies the box (zeros outside the tensor, the
 /// swizzle applied), then completes its bytes on its barrier.
 pub(crate) fn land_load(b: &Block<'_>, i: u32) {
@@ -357,32 +380,19 @@ pub(crate) fn land_load(b: &Block<'_>, i: u32) {
         }
     };
     let eb = t.elem_bytes as usize;
-    let row_bytes = t.box_dims[0] as usize * eb;
     let base = b.shared_base;
-    for r in 0..t.box_dims[1] as usize {
-        let gy = y as i64 + r as i64;
-        for c in 0..t.box_dims[0] as usize {
-            let gx = x as i64 + c as i64;
-            let inside = gx >= 0 && gy >= 0 && (gx as u64) < t.dims[0] && (gy as u64) < t.dims[1];
-            let logical = dst + (r * row_bytes + c * eb) as u32;
-            let phys = t.swizzle.apply(logical) as usize;
-            for q in 0..eb {
-                let v = if inside {
-                    let src = t.addr as usize
-                        + gy as usize * t.row_stride as usize
-                        + gx as usize * eb
-                        + q;
-                    // SAFETY: (gx, gy) is inside the tensor the host
-                    // described, whose bytes are a live simulator buffer.
-                    unsafe { crate::sim::mem::read(src as *const u8) }
-                } else {
-                    0
-                };
-                // SAFETY: `phys` stays inside the box's bytes (the swizzle
-                // permutes 16-byte chunks within aligned spans), which
-                // `check_box` checked lie in the block's shared memory.
-                unsafe { crate::sim::mem::write(base.add(phys + q), v) };
-            }
+    for (phys, from) in box_elems(&t, dst, x, y) {
+        for q in 0..eb {
+            let v = match from {
+                // SAFETY: the element is inside the tensor the host
+                // described, whose bytes are a live simulator buffer.
+                Some(from) => unsafe { crate::sim::mem::read((from + q) as *const u8) },
+                None => 0,
+            };
+            // SAFETY: `phys` stays inside the box's bytes (the swizzle
+            // permutes 16-byte chunks within aligned spans), which
+            // `check_box` checked lie in the block's shared memory.
+            unsafe { crate::sim::mem::write(base.add(phys + q), v) };
         }
     }
     let wake = {
@@ -471,27 +481,19 @@ pub(crate) fn land_store(b: &Block<'_>, i: u32) {
         }
     };
     let eb = t.elem_bytes as usize;
-    let row_bytes = t.box_dims[0] as usize * eb;
     let base = b.shared_base;
-    for r in 0..t.box_dims[1] as usize {
-        let gy = y as i64 + r as i64;
-        for c in 0..t.box_dims[0] as usize {
-            let gx = x as i64 + c as i64;
-            if gx < 0 || gy < 0 || gx as u64 >= t.dims[0] || gy as u64 >= t.dims[1] {
-                continue;
-            }
-            let logical = src + (r * row_bytes + c * eb) as u32;
-            let phys = t.swizzle.apply(logical) as usize;
-            let to = t.addr as usize + gy as usize * t.row_stride as usize + gx as usize * eb;
-            crate::sim::race::global_write_by(b, rank, to, eb, loc);
-            for q in 0..eb {
-                // SAFETY: the box lies in the block's shared memory
-                // (checked at issue) and (gx, gy) inside the tensor the
-                // host described, a live simulator buffer.
-                unsafe {
-                    let v: u8 = crate::sim::mem::read(base.add(phys + q));
-                    crate::sim::mem::write((to + q) as *mut u8, v);
-                }
+    for (phys, to) in box_elems(&t, src, x, y) {
+        let Some(to) = to else {
+            continue;
+        };
+        crate::sim::race::global_write_by(b, rank, to, eb, loc);
+        for q in 0..eb {
+            // SAFETY: the box lies in the block's shared memory (checked at
+            // issue) and the element inside the tensor the host described,
+            // a live simulator buffer.
+            unsafe {
+                let v: u8 = crate::sim::mem::read(base.add(phys + q));
+                crate::sim::mem::write((to + q) as *mut u8, v);
             }
         }
     }
