@@ -101,29 +101,29 @@ pub fn apply_directives(ptx: &str) -> Result<(String, Vec<KernelMeta>), BuildErr
             groups.push((name, group_of_path(&String::from_utf8_lossy(&bytes))));
             continue;
         }
-        if let Some((name, bytes)) = marked_bytes(line, "__ptxlab_meta_") {
-            if line.contains(".global") {
-                let mut words = [0u32; 4];
-                for (i, b) in bytes.iter().enumerate().take(16) {
-                    words[i / 4] |= (*b as u32) << (8 * (i % 4));
-                }
-                if words[3] != META_MAGIC {
-                    return Err(err(
-                        "read kernel metadata",
-                        format!("bad metadata for `{name}`: {line}"),
-                        "",
-                    ));
-                }
-                metas.push(KernelMeta {
-                    name,
-                    max_threads: words[0],
-                    min_blocks: words[1],
-                    max_registers: words[2],
-                    params: Vec::new(),
-                    group: String::new(),
-                });
-                continue;
+        if let Some((name, bytes)) = marked_bytes(line, "__ptxlab_meta_")
+            && line.contains(".global")
+        {
+            let mut words = [0u32; 4];
+            for (i, b) in bytes.iter().enumerate().take(16) {
+                words[i / 4] |= (*b as u32) << (8 * (i % 4));
             }
+            if words[3] != META_MAGIC {
+                return Err(err(
+                    "read kernel metadata",
+                    format!("bad metadata for `{name}`: {line}"),
+                    "",
+                ));
+            }
+            metas.push(KernelMeta {
+                name,
+                max_threads: words[0],
+                min_blocks: words[1],
+                max_registers: words[2],
+                params: Vec::new(),
+                group: String::new(),
+            });
+            continue;
         }
         kept.push(line);
     }
