@@ -198,9 +198,11 @@ unsafe fn write<T: Copy>(p: *mut T, index: usize, v: T) {
     }
 }
 
+/// Stops the kernel (trap / simulator error) when `i` is out of bounds of
+/// `len` elements of `what` (the memory space, for the simulator's report).
 #[inline(always)]
 #[track_caller]
-fn check(i: usize, len: usize, what: &'static str) {
+pub(crate) fn check(i: usize, len: usize, what: &'static str) {
     if i >= len {
         #[cfg(target_arch = "nvptx64")]
         {
