@@ -69,7 +69,7 @@
 //! exited is reported with the last cluster barrier that block passed.
 
 use crate::dim3::Dim3;
-use crate::mem::{DeviceCopy, check};
+use crate::mem::{DeviceCopy, check, len_methods};
 use crate::shared::SharedSlice;
 
 /// One function per special register, each a single `mov`.
@@ -329,16 +329,7 @@ impl<T: DeviceCopy> SharedSlice<T> {
 }
 
 impl<T: DsmemElem> RemoteShared<T> {
-    /// Number of elements in the view.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// `true` when the view is empty.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    len_methods!("view");
     /// The block of the cluster whose shared memory this is.
     #[inline(always)]
     pub fn rank(&self) -> u32 {

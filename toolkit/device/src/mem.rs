@@ -218,18 +218,27 @@ pub(crate) fn check(i: usize, len: usize, what: &'static str) {
     }
 }
 
-macro_rules! common_methods {
-    () => {
-        /// Number of elements.
+/// `len` and `is_empty` of a view or buffer type with a `len` field (`$what`
+/// names the type in their docs).
+macro_rules! len_methods {
+    ($what:literal) => {
+        #[doc = concat!("Number of elements in the ", $what, ".")]
         #[inline(always)]
         pub fn len(&self) -> usize {
             self.len
         }
-        /// `true` when the buffer has no elements.
+        #[doc = concat!("`true` when the ", $what, " has no elements.")]
         #[inline(always)]
         pub fn is_empty(&self) -> bool {
             self.len == 0
         }
+    };
+}
+pub(crate) use len_methods;
+
+macro_rules! common_methods {
+    () => {
+        len_methods!("buffer");
         /// Reads element `i`; out of bounds stops the kernel (trap / simulator error).
         #[inline(always)]
         #[track_caller]

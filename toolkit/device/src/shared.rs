@@ -8,7 +8,7 @@
 //! provided (`%dynamic_smem_size` on the GPU, the launch record in the
 //! simulator).
 
-use crate::mem::{DeviceCopy, check};
+use crate::mem::{DeviceCopy, check, len_methods};
 
 /// Reads a shared-memory element (recorded by the race detector on the host).
 ///
@@ -120,16 +120,7 @@ pub fn dynamic_shared<T: DeviceCopy>(offset_bytes: usize, len: usize) -> SharedS
 }
 
 impl<T: DeviceCopy> SharedSlice<T> {
-    /// Number of elements in the view.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// `true` when the view is empty.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    len_methods!("view");
     /// Reads element `i` (checked).
     #[inline(always)]
     #[track_caller]
