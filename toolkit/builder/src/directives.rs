@@ -67,6 +67,26 @@ fn entry_name(line: &str) -> Option<String> {
     )
 }
 
+/// The kernel name after `marker` in a PTX line and the bytes of its
+/// initialiser (`{1, 2, ...}`; none without one), or `None` without `marker`.
+fn marked_bytes(line: &str, marker: &str) -> Option<(String, Vec<u8>)> {
+    let pos = line.find(marker)?;
+    let name: String = line[pos + marker.len()..]
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let bytes: Vec<u8> = line
+        .split_once('{')
+        .map(|(_, b)| {
+            b.trim_end_matches(['}', ';', ' '])
+                .split(',')
+                .filter_map(|x| x.trim().parse::<u8>().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    Some((name, bytes))
+}
+
 /// Reads every `__ptxlab_meta_<kernel>` global from the PTX, removes it, and
 /// writes the directives it encodes before the kernel's body. Returns the new
 /// PTX and the metadata (without parameters: see [`kernels_in_ptx`]).
@@ -75,63 +95,35 @@ pub fn apply_directives(ptx: &str) -> Result<(String, Vec<KernelMeta>), BuildErr
     let mut kept = Vec::new();
     let mut groups: Vec<(String, String)> = Vec::new();
     for line in ptx.lines() {
-        if let Some(pos) = line.find("__ptxlab_path_")
+        if let Some((name, bytes)) = marked_bytes(line, "__ptxlab_path_")
             && line.contains(".global")
         {
-            let rest = &line[pos + "__ptxlab_path_".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            let bytes: Vec<u8> = line
-                .split_once('{')
-                .map(|(_, b)| {
-                    b.trim_end_matches(['}', ';', ' '])
-                        .split(',')
-                        .filter_map(|x| x.trim().parse::<u8>().ok())
-                        .collect()
-                })
-                .unwrap_or_default();
             groups.push((name, group_of_path(&String::from_utf8_lossy(&bytes))));
             continue;
         }
-        if let Some(pos) = line.find("__ptxlab_meta_") {
-            let rest = &line[pos + "__ptxlab_meta_".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            let bytes: Vec<u8> = line
-                .split_once('{')
-                .map(|(_, b)| {
-                    b.trim_end_matches(['}', ';', ' '])
-                        .split(',')
-                        .filter_map(|x| x.trim().parse::<u8>().ok())
-                        .collect()
-                })
-                .unwrap_or_default();
-            if line.contains(".global") {
-                let mut words = [0u32; 4];
-                for (i, b) in bytes.iter().enumerate().take(16) {
-                    words[i / 4] |= (*b as u32) << (8 * (i % 4));
-                }
-                if words[3] != META_MAGIC {
-                    return Err(err(
-                        "read kernel metadata",
-                        format!("bad metadata for `{name}`: {line}"),
-                        "",
-                    ));
-                }
-                metas.push(KernelMeta {
-                    name,
-                    max_threads: words[0],
-                    min_blocks: words[1],
-                    max_registers: words[2],
-                    params: Vec::new(),
-                    group: String::new(),
-                });
-                continue;
+        if let Some((name, bytes)) = marked_bytes(line, "__ptxlab_meta_")
+            && line.contains(".global")
+        {
+            let mut words = [0u32; 4];
+            for (i, b) in bytes.iter().enumerate().take(16) {
+                words[i / 4] |= (*b as u32) << (8 * (i % 4));
             }
+            if words[3] != META_MAGIC {
+                return Err(err(
+                    "read kernel metadata",
+                    format!("bad metadata for `{name}`: {line}"),
+                    "",
+                ));
+            }
+            metas.push(KernelMeta {
+                name,
+                max_threads: words[0],
+                min_blocks: words[1],
+                max_registers: words[2],
+                params: Vec::new(),
+                group: String::new(),
+            });
+            continue;
         }
         kept.push(line);
     }

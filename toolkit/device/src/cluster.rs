@@ -69,7 +69,7 @@
 //! exited is reported with the last cluster barrier that block passed.
 
 use crate::dim3::Dim3;
-use crate::mem::DeviceCopy;
+use crate::mem::{DeviceCopy, check, len_methods};
 use crate::shared::SharedSlice;
 
 /// One function per special register, each a single `mov`.
@@ -328,32 +328,8 @@ impl<T: DeviceCopy> SharedSlice<T> {
     }
 }
 
-#[inline(always)]
-#[track_caller]
-fn check(i: usize, len: usize) {
-    if i >= len {
-        #[cfg(target_arch = "nvptx64")]
-        core::intrinsics::abort();
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::sim::fail(crate::sim::Fault::OutOfBounds {
-            space: "distributed shared memory",
-            index: i,
-            len,
-        })
-    }
-}
-
 impl<T: DsmemElem> RemoteShared<T> {
-    /// Number of elements in the view.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// `true` when the view is empty.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    len_methods!("view");
     /// The block of the cluster whose shared memory this is.
     #[inline(always)]
     pub fn rank(&self) -> u32 {
@@ -384,7 +360,7 @@ impl<T: DsmemElem> RemoteShared<T> {
     #[track_caller]
     pub fn get(&self, i: usize) -> T {
         const { assert!(core::mem::size_of::<T>() == 4 || core::mem::size_of::<T>() == 8) };
-        check(i, self.len);
+        check(i, self.len, "distributed shared memory");
         #[cfg(target_arch = "nvptx64")]
         {
             let a = self.addr(i);
@@ -422,7 +398,7 @@ impl<T: DsmemElem> RemoteShared<T> {
     #[track_caller]
     pub fn set(&self, i: usize, v: T) {
         const { assert!(core::mem::size_of::<T>() == 4 || core::mem::size_of::<T>() == 8) };
-        check(i, self.len);
+        check(i, self.len, "distributed shared memory");
         #[cfg(target_arch = "nvptx64")]
         {
             let a = self.addr(i);
@@ -457,7 +433,7 @@ impl<T: DsmemAdd> RemoteShared<T> {
     #[inline(always)]
     #[track_caller]
     pub fn atomic_add(&self, i: usize, v: T) {
-        check(i, self.len);
+        check(i, self.len, "distributed shared memory");
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: as in `get`.
         unsafe {

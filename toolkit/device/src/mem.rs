@@ -198,9 +198,11 @@ unsafe fn write<T: Copy>(p: *mut T, index: usize, v: T) {
     }
 }
 
+/// Stops the kernel (trap / simulator error) when `i` is out of bounds of
+/// `len` elements of `what` (the memory space, for the simulator's report).
 #[inline(always)]
 #[track_caller]
-fn check(i: usize, len: usize, what: &'static str) {
+pub(crate) fn check(i: usize, len: usize, what: &'static str) {
     if i >= len {
         #[cfg(target_arch = "nvptx64")]
         {
@@ -216,18 +218,27 @@ fn check(i: usize, len: usize, what: &'static str) {
     }
 }
 
-macro_rules! common_methods {
-    () => {
-        /// Number of elements.
+/// `len` and `is_empty` of a view or buffer type with a `len` field (`$what`
+/// names the type in their docs).
+macro_rules! len_methods {
+    ($what:literal) => {
+        #[doc = concat!("Number of elements in the ", $what, ".")]
         #[inline(always)]
         pub fn len(&self) -> usize {
             self.len
         }
-        /// `true` when the buffer has no elements.
+        #[doc = concat!("`true` when the ", $what, " has no elements.")]
         #[inline(always)]
         pub fn is_empty(&self) -> bool {
             self.len == 0
         }
+    };
+}
+pub(crate) use len_methods;
+
+macro_rules! common_methods {
+    () => {
+        len_methods!("buffer");
         /// Reads element `i`; out of bounds stops the kernel (trap / simulator error).
         #[inline(always)]
         #[track_caller]

@@ -8,7 +8,7 @@
 //! provided (`%dynamic_smem_size` on the GPU, the launch record in the
 //! simulator).
 
-use crate::mem::DeviceCopy;
+use crate::mem::{DeviceCopy, check, len_methods};
 
 /// Reads a shared-memory element (recorded by the race detector on the host).
 ///
@@ -119,37 +119,13 @@ pub fn dynamic_shared<T: DeviceCopy>(offset_bytes: usize, len: usize) -> SharedS
     }
 }
 
-#[inline(always)]
-#[track_caller]
-fn check(i: usize, len: usize) {
-    if i >= len {
-        #[cfg(target_arch = "nvptx64")]
-        core::intrinsics::abort();
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::sim::fail(crate::sim::Fault::OutOfBounds {
-            space: "shared memory",
-            index: i,
-            len,
-        })
-    }
-}
-
 impl<T: DeviceCopy> SharedSlice<T> {
-    /// Number of elements in the view.
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    /// `true` when the view is empty.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    len_methods!("view");
     /// Reads element `i` (checked).
     #[inline(always)]
     #[track_caller]
     pub fn get(&self, i: usize) -> T {
-        check(i, self.len);
+        check(i, self.len, "shared memory");
         // SAFETY: in bounds; the view lies inside the block's shared memory.
         unsafe { read(self.ptr.add(i)) }
     }
@@ -157,7 +133,7 @@ impl<T: DeviceCopy> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn set(&self, i: usize, v: T) {
-        check(i, self.len);
+        check(i, self.len, "shared memory");
         // SAFETY: in bounds; the view lies inside the block's shared memory.
         unsafe { write(self.ptr.add(i), v) }
     }
@@ -169,7 +145,7 @@ impl<T: DeviceCopy> SharedSlice<T> {
     #[track_caller]
     pub unsafe fn get_unchecked(&self, i: usize) -> T {
         #[cfg(not(target_arch = "nvptx64"))]
-        check(i, self.len);
+        check(i, self.len, "shared memory");
         // SAFETY: the caller guarantees `i < len`.
         unsafe { read(self.ptr.add(i)) }
     }
@@ -181,7 +157,7 @@ impl<T: DeviceCopy> SharedSlice<T> {
     #[track_caller]
     pub unsafe fn set_unchecked(&self, i: usize, v: T) {
         #[cfg(not(target_arch = "nvptx64"))]
-        check(i, self.len);
+        check(i, self.len, "shared memory");
         // SAFETY: the caller guarantees `i < len`.
         unsafe { write(self.ptr.add(i), v) }
     }
@@ -252,7 +228,7 @@ impl<V: DeviceCopy> SharedSlice<V> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            check(i, self.len);
+            check(i, self.len, "shared memory");
             let from = if valid {
                 // Bounds, alignment and the global race detector's read
                 // record (the value itself moves when the copy lands).
@@ -311,7 +287,7 @@ impl<T: crate::atomic::AtomicAdd + DeviceCopy> SharedSlice<T> {
     #[inline(always)]
     #[track_caller]
     pub fn atomic_add(&self, i: usize, v: T) -> T {
-        check(i, self.len);
+        check(i, self.len, "shared memory");
         // SAFETY: in bounds, inside the block's shared memory.
         unsafe { T::atomic_add(self.ptr.add(i), v) }
     }
@@ -322,7 +298,7 @@ impl<T: crate::atomic::AtomicAdd + DeviceCopy> SharedSlice<T> {
 #[inline(always)]
 #[track_caller]
 fn index_access<T>(ptr: *mut T, i: usize, len: usize, write: bool) -> *mut T {
-    check(i, len);
+    check(i, len, "shared memory");
     // SAFETY: `i < len` was just checked; the view lies inside the block's
     // shared memory.
     let p = unsafe { ptr.add(i) };

@@ -11,7 +11,7 @@ use crate::param::Param;
 use crate::stream::{Event, Priority, Stream};
 use crate::timing::Timing;
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchArgs,
     LaunchConfig as CuLaunchConfig, sys,
 };
 use cudarc::nvrtc::Ptx;
@@ -531,15 +531,13 @@ impl Gpu {
         cfg: &LaunchConfig,
         params: &[Param],
     ) -> Result<()> {
-        let (f, entry) = self.entry(kernels, cfg.module, name)?;
-        check_params(entry, params)?;
-        self.launch_function_on(&self.stream, &f, name, cfg, params)
+        self.launch_params_on(&self.stream, kernels, name, cfg, params)
     }
 
     /// [`Gpu::launch_params`] on `stream` (a stream of this GPU's context).
     pub(crate) fn launch_params_on(
         &self,
-        stream: &Stream,
+        stream: &Arc<CudaStream>,
         kernels: &Kernels,
         name: &str,
         cfg: &LaunchConfig,
@@ -547,7 +545,7 @@ impl Gpu {
     ) -> Result<()> {
         let (f, entry) = self.entry(kernels, cfg.module, name)?;
         check_params(entry, params)?;
-        self.launch_function_on(stream.cuda(), &f, name, cfg, params)
+        self.launch_function_on(stream, &f, name, cfg, params)
     }
 
     /// Launches an already-loaded function on `stream` (no parameter check:
@@ -561,13 +559,7 @@ impl Gpu {
         params: &[Param],
     ) -> Result<()> {
         check_launch(name, cfg, &self.info.limits)?;
-        if cfg.shared_bytes > 48 * 1024 {
-            f.set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                cfg.shared_bytes as i32,
-            )
-            .map_err(|e| Error::driver("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", e))?;
-        }
+        opt_in_shared(f, cfg)?;
         if let Some(cluster) = cfg.cluster {
             // SAFETY: as for the launch below: `params` were checked by the
             // caller against the entry's PTX signature; `f` and `stream`
@@ -584,15 +576,7 @@ impl Gpu {
             }
             .map_err(|e| Error::driver(format!("cuLaunchKernelEx({name})"), e));
         }
-        let lc = CuLaunchConfig {
-            grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
-            block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
-            shared_mem_bytes: cfg.shared_bytes as u32,
-        };
-        let mut b = stream.launch_builder(f);
-        for p in params {
-            p.push(&mut b);
-        }
+        let (mut b, lc) = cu_launch(stream, f, cfg, params);
         // SAFETY: the parameters come from `KernelArg` (live buffers as
         // pointer + length, scalars) in the order of the kernel's Rust
         // signature, which the `launch!` macro type-checks through its
@@ -663,6 +647,39 @@ impl Gpu {
         }
         Ok(Timing::from_samples(ms))
     }
+}
+
+/// Opts `f` in to `cfg`'s dynamic shared memory when it is over the 48 KiB
+/// default (an attribute of the function, not a stream operation).
+pub(crate) fn opt_in_shared(f: &CudaFunction, cfg: &LaunchConfig) -> Result<()> {
+    if cfg.shared_bytes > 48 * 1024 {
+        f.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            cfg.shared_bytes as i32,
+        )
+        .map_err(|e| Error::driver("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", e))?;
+    }
+    Ok(())
+}
+
+/// A cudarc launch of `f` on `stream` with `params` pushed in order, and
+/// `cfg`'s grid, block and dynamic shared memory (not yet launched).
+pub(crate) fn cu_launch<'a>(
+    stream: &'a Arc<CudaStream>,
+    f: &'a CudaFunction,
+    cfg: &LaunchConfig,
+    params: &'a [Param],
+) -> (LaunchArgs<'a>, CuLaunchConfig) {
+    let lc = CuLaunchConfig {
+        grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
+        block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
+        shared_mem_bytes: cfg.shared_bytes as u32,
+    };
+    let mut b = stream.launch_builder(f);
+    for p in params {
+        p.push(&mut b);
+    }
+    (b, lc)
 }
 
 /// Checks launch parameters against an entry's PTX parameter list: the same

@@ -16,11 +16,11 @@
 
 use crate::config::{LaunchConfig, check_launch};
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, check_params};
+use crate::gpu::{Gpu, check_params, cu_launch, opt_in_shared};
 use crate::module::Kernels;
 use crate::param::Param;
 use crate::timing::Timing;
-use cudarc::driver::{CudaGraph, CudaStream, DriverError, LaunchConfig as CuLaunchConfig, sys};
+use cudarc::driver::{CudaGraph, CudaStream, DriverError, sys};
 use std::sync::Arc;
 
 /// Records launches into a graph (see [`Graph::capture`]).
@@ -54,16 +54,10 @@ impl Capture<'_> {
         let (f, entry) = self.gpu.entry(kernels, cfg.module, name)?;
         check_params(entry, params)?;
         check_launch(name, cfg, &self.gpu.info().limits)?;
-        // As `Gpu::launch_function`: more than 48 KiB of dynamic shared
-        // memory needs the function's opt-in first (outside the capture: an
+        // As for a direct launch: more than 48 KiB of dynamic shared memory
+        // needs the function's opt-in first (outside the capture: an
         // attribute is not a stream operation).
-        if cfg.shared_bytes > 48 * 1024 {
-            f.set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                cfg.shared_bytes as i32,
-            )
-            .map_err(|e| Error::driver("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", e))?;
-        }
+        opt_in_shared(&f, cfg)?;
         if let Some(cluster) = cfg.cluster {
             // SAFETY: as below; `f` and the capture stream belong to this
             // GPU's context.
@@ -82,15 +76,7 @@ impl Capture<'_> {
             }
             return Ok(());
         }
-        let lc = CuLaunchConfig {
-            grid_dim: (cfg.grid.x, cfg.grid.y, cfg.grid.z),
-            block_dim: (cfg.block.x, cfg.block.y, cfg.block.z),
-            shared_mem_bytes: cfg.shared_bytes as u32,
-        };
-        let mut b = self.stream.launch_builder(&f);
-        for p in params {
-            p.push(&mut b);
-        }
+        let (mut b, lc) = cu_launch(&self.stream, &f, cfg, params);
         // SAFETY: the parameters were checked against the entry's PTX
         // signature above; the buffers they point to are the caller's, who
         // keeps them alive while the graph can be replayed (documented).

@@ -223,7 +223,7 @@ impl Launch for OnStream<'_> {
             (DeviceKind::Gpu(g), Some(s)) => {
                 let mut p = Vec::new();
                 call.push_params(&mut p);
-                g.launch_params_on(s, kernels, entry, cfg, &p)
+                g.launch_params_on(s.cuda(), kernels, entry, cfg, &p)
             }
             _ => self.dev.launch_call(kernels, entry, cfg, call),
         }

@@ -43,6 +43,14 @@ fn names(items: &[Item]) -> Vec<(Kind, &str)> {
     items.iter().map(|i| (i.kind, i.name.as_str())).collect()
 }
 
+/// `compare` of two PTX texts, each parsed with the default options.
+fn compare_plain(base: &str, current: &str) -> Vec<Outcome> {
+    compare(
+        &parse(base, &Options::default()),
+        &parse(current, &Options::default()),
+    )
+}
+
 #[test]
 fn cuts_a_module_into_named_items() {
     let items = parse(BASE, &Options::default());
@@ -74,10 +82,7 @@ fn comments_blank_lines_and_layout_do_not_count() {
         .replace("\t", "    ")
         .replace("// %bb.1:", "/* a block\n comment */")
         .replace("ret;", "ret; // done\n\n");
-    let cmp = compare(
-        &parse(BASE, &Options::default()),
-        &parse(&other, &Options::default()),
-    );
+    let cmp = compare_plain(BASE, &other);
     assert!(cmp.iter().all(|o| o.status == Status::Identical), "{cmp:?}");
 }
 
@@ -87,17 +92,11 @@ fn symbol_hashes_and_label_indices_do_not_count() {
         .replace("Cs3l1jcaKzlsR_", "Cs9ZZq1x_")
         .replace("CsAbC_", "CsXyZ12_")
         .replace("$L__BB0_2", "$L__BB7_2");
-    let cmp = compare(
-        &parse(BASE, &Options::default()),
-        &parse(&other, &Options::default()),
-    );
+    let cmp = compare_plain(BASE, &other);
     assert!(cmp.iter().all(|o| o.status == Status::Identical), "{cmp:?}");
     // But the block number within the kernel does.
     let moved = BASE.replace("$L__BB0_2", "$L__BB0_3");
-    let cmp = compare(
-        &parse(BASE, &Options::default()),
-        &parse(&moved, &Options::default()),
-    );
+    let cmp = compare_plain(BASE, &moved);
     assert!(matches!(cmp[5].status, Status::Differs { .. }));
     assert_eq!(
         normalise_symbol("_ZN4core3fmt5write17h0123456789abcdefE"),
@@ -111,10 +110,7 @@ fn symbol_hashes_and_label_indices_do_not_count() {
 fn a_code_change_is_found_with_its_first_line() {
     let other = BASE.replace("add.s32 \t%r3, %r1, %r1;", "mul.lo.s32 \t%r3, %r1, %r1;");
     assert_ne!(other, BASE);
-    let cmp = compare(
-        &parse(BASE, &Options::default()),
-        &parse(&other, &Options::default()),
-    );
+    let cmp = compare_plain(BASE, &other);
     let k = cmp.iter().find(|o| o.name == "saxpy").unwrap();
     match &k.status {
         Status::Differs {
@@ -142,10 +138,7 @@ fn a_code_change_is_found_with_its_first_line() {
 #[test]
 fn a_changed_directive_is_a_difference() {
     let other = BASE.replace(".maxntid 256, 1, 1", ".maxntid 128, 1, 1\n.maxnreg 32");
-    let cmp = compare(
-        &parse(BASE, &Options::default()),
-        &parse(&other, &Options::default()),
-    );
+    let cmp = compare_plain(BASE, &other);
     assert!(matches!(
         cmp.iter().find(|o| o.name == "saxpy").unwrap().status,
         Status::Differs { .. }
@@ -159,10 +152,7 @@ fn register_and_label_numbering_count_unless_asked_not_to() {
         .replace("%r3", "%r9")
         .replace("%r1", "%r4")
         .replace("%r<5>", "%r<10>");
-    let plain = compare(
-        &parse(BASE, &Options::default()),
-        &parse(&other, &Options::default()),
-    );
+    let plain = compare_plain(BASE, &other);
     assert!(matches!(plain[5].status, Status::Differs { .. }));
     let regs = &Options {
         numbering: true,
@@ -175,10 +165,7 @@ fn register_and_label_numbering_count_unless_asked_not_to() {
     );
     // Block labels too, but only with the option.
     let relabelled = other.replace("$L__BB0_2", "$L__BB0_9");
-    let plain = compare(
-        &parse(BASE, &Options::default()),
-        &parse(&relabelled, &Options::default()),
-    );
+    let plain = compare_plain(BASE, &relabelled);
     assert!(matches!(plain[5].status, Status::Differs { .. }));
     let renum = compare(&parse(BASE, regs), &parse(&relabelled, regs));
     assert!(
@@ -205,19 +192,13 @@ fn register_and_label_numbering_count_unless_asked_not_to() {
 fn added_and_removed_kernels_are_named() {
     let second = BASE.replace("saxpy", "scale");
     let both = format!("{BASE}{}", &second[second.find("// @scale").unwrap()..]);
-    let cmp = compare(
-        &parse(BASE, &Options::default()),
-        &parse(&both, &Options::default()),
-    );
+    let cmp = compare_plain(BASE, &both);
     let status = |n: &str| &cmp.iter().find(|o| o.name == n).unwrap().status;
     assert_eq!(status("saxpy"), &Status::Identical);
     assert_eq!(status("scale"), &Status::Added);
     let (text, differs) = render("m", &cmp);
     assert!(!differs, "an added kernel is not a difference: {text}");
-    let cmp = compare(
-        &parse(&both, &Options::default()),
-        &parse(BASE, &Options::default()),
-    );
+    let cmp = compare_plain(&both, BASE);
     assert_eq!(
         cmp.iter().find(|o| o.name == "scale").unwrap().status,
         Status::Removed
@@ -235,10 +216,7 @@ fn a_changed_function_body_is_a_difference() {
             ".version 7.8\n.func (.param .b32 func_retval0) helper(\n.param .b32 helper_param_0\n)\n{{\n{op} %r1, %r1, 1;\nret;\n}}\n"
         )
     };
-    let cmp = compare(
-        &parse(&with_body("add.s32"), &Options::default()),
-        &parse(&with_body("sub.s32"), &Options::default()),
-    );
+    let cmp = compare_plain(&with_body("add.s32"), &with_body("sub.s32"));
     let f = cmp.iter().find(|o| o.name == "helper").unwrap();
     assert_eq!(f.kind, Kind::Function);
     assert!(matches!(f.status, Status::Differs { .. }));

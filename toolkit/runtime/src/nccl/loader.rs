@@ -161,14 +161,8 @@ impl Nccl {
         // SAFETY: ncclGetErrorString accepts any status value and returns a
         // pointer to a static NUL-terminated string (or null).
         let p = unsafe { (self.get_error_string)(r) };
-        let text = if p.is_null() {
-            "no description".to_string()
-        } else {
-            // SAFETY: non-null, NUL-terminated and static (NCCL's contract).
-            unsafe { std::ffi::CStr::from_ptr(p) }
-                .to_string_lossy()
-                .into_owned()
-        };
+        // SAFETY: `p` is null or NUL-terminated and static (NCCL's contract).
+        let text = unsafe { c_text(p, "no description") };
         Err(Error::Driver {
             call: call.to_string(),
             name: result_name(r).to_string(),
@@ -191,6 +185,20 @@ impl Nccl {
     }
 }
 
+/// The text of a C string a library returned (lossy UTF-8), or `none` for null.
+///
+/// # Safety
+/// `p` is null or points to a NUL-terminated string valid for this call.
+unsafe fn c_text(p: *const c_char, none: &str) -> String {
+    if p.is_null() {
+        return none.to_string();
+    }
+    // SAFETY: non-null, so NUL-terminated and valid (the caller's contract).
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
+}
+
 #[cfg(unix)]
 fn dlopen(path: &str) -> std::result::Result<usize, String> {
     let c = std::ffi::CString::new(path).map_err(|_| "the path holds a NUL byte".to_string())?;
@@ -200,15 +208,9 @@ fn dlopen(path: &str) -> std::result::Result<usize, String> {
     if h.is_null() {
         // SAFETY: dlerror returns a thread-local NUL-terminated message or null.
         let e = unsafe { libc::dlerror() };
-        let msg = if e.is_null() {
-            "dlopen failed".to_string()
-        } else {
-            // SAFETY: non-null and NUL-terminated (dlerror's contract).
-            unsafe { std::ffi::CStr::from_ptr(e) }
-                .to_string_lossy()
-                .into_owned()
-        };
-        return Err(msg);
+        // SAFETY: `e` is null or NUL-terminated, valid until the thread's
+        // next dl* call (dlerror's contract); `c_text` copies it at once.
+        return Err(unsafe { c_text(e, "dlopen failed") });
     }
     Ok(h as usize)
 }

@@ -11,7 +11,9 @@
 //! for the race detector (another thread needs a barrier after that wait
 //! before it reads).
 
-use super::{AsyncState, CHUNK, OpKind, check_writer, defer, hazard, overwrite_detail, state};
+use super::{
+    AsyncState, CHUNK, OpKind, check_writer, defer, hazard, issue_op, overwrite_detail, state,
+};
 use crate::sim::block::{self, Block, ThreadCtx};
 use crate::sim::error::Fault;
 use crate::sim::race;
@@ -22,10 +24,7 @@ use std::panic::Location;
 /// global memory; none when `!valid`) to the shared-memory element at host
 /// address `to`.
 pub(crate) fn issue(to: usize, src: usize, valid: bool, loc: &'static Location<'static>) {
-    let fault = block::with_block(|t, b| -> Option<Fault> {
-        if b.is_aborted() {
-            block::unwind()
-        }
+    issue_op(loc, |t, b| {
         let dst = to.wrapping_sub(b.shared_base as usize);
         let chunk = dst / CHUNK;
         let mut st = state(b);
@@ -50,20 +49,13 @@ pub(crate) fn issue(to: usize, src: usize, valid: bool, loc: &'static Location<'
         );
         st.set_writer(chunk, op);
         st.threads[t.rank as usize].copies.push_back(op);
-        st.tick += 1;
-        let later = defer(b, &mut st, op);
-        drop(st);
-        if !later {
+        if !defer(b, st, op) {
             land_copy(b, op);
         }
         // The copy may write its destination from now on: a write for the
         // race detector, against reads of other threads in this interval.
         race::record_shared(t, b, dst, CHUNK, true, loc)
     });
-    if let Some(f) = fault {
-        block::fail_at(f, loc)
-    }
-    block::maybe_preempt();
 }
 
 /// Whether an asynchronous write into `chunk` (a copy or a TMA load) may

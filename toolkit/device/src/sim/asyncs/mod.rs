@@ -113,6 +113,25 @@ pub(crate) fn misuse(
     }))
 }
 
+/// Issues an asynchronous operation: runs `f` on the current thread's block
+/// (unwinding when the launch has aborted), fails at `loc` with the fault it
+/// returns, then lets a random schedule switch threads.
+pub(crate) fn issue_op(
+    loc: &'static Location<'static>,
+    f: impl FnOnce(&super::block::ThreadCtx, &Block<'static>) -> Option<Fault>,
+) {
+    let fault = super::block::with_block(|t, b| {
+        if b.is_aborted() {
+            super::block::unwind()
+        }
+        f(t, b)
+    });
+    if let Some(f) = fault {
+        super::block::fail_at(f, loc)
+    }
+    super::block::maybe_preempt();
+}
+
 /// `thread T of block B` for reports: "this thread" when it is `me`.
 pub(crate) fn who(b: &Block<'_>, rank: u32, me: u32) -> String {
     if rank == me {
@@ -459,11 +478,14 @@ pub(crate) fn land(b: &Block<'_>, i: u32) {
     b.asyncs.borrow_mut().deferred.retain(|&(op, _)| op != i);
 }
 
-/// Whether a new asynchronous copy is deferred (a random schedule only):
-/// one in four lands at its issue, one in four at the last moment (the wait
-/// that covers it, or when every thread would otherwise wait), the others
-/// after a random number (1 to 64) of the block's asynchronous events.
-pub(crate) fn defer(b: &Block<'_>, st: &mut AsyncState, op: u32) -> bool {
+/// Counts new asynchronous copy `op` as one of the block's asynchronous
+/// events and releases the state `st`; returns whether the copy is deferred
+/// (a random schedule only): one in four lands at its issue, one in four at
+/// the last moment (the wait that covers it, or when every thread would
+/// otherwise wait), the others after a random number (1 to 64) of the
+/// block's asynchronous events.
+pub(crate) fn defer(b: &Block<'_>, mut st: core::cell::RefMut<'_, AsyncState>, op: u32) -> bool {
+    st.tick += 1;
     let Some(r) = b.random() else {
         return false;
     };

@@ -13,7 +13,7 @@
 //! ordinary stores wrote it.
 
 use super::copy::check_target;
-use super::{CHUNK, OpKind, Reads, check_async_read, defer, land, mbar, misuse, state};
+use super::{CHUNK, OpKind, Reads, check_async_read, defer, issue_op, land, mbar, misuse, state};
 use crate::sim::block::{self, Block};
 use crate::sim::error::Fault;
 use crate::sim::state::asyncs::{Multicast, add_readers, drop_readers};
@@ -111,15 +111,12 @@ pub(crate) fn load(
     bar: u32,
     loc: &'static Location<'static>,
 ) {
-    let fault = block::with_block(|tc, b| -> Option<Fault> {
-        if b.is_aborted() {
-            block::unwind()
-        }
+    issue_op(loc, |tc, b| {
         let bytes = match check_box(b, &t, (dst, x), tc.rank, "TMA load", loc) {
             Ok(n) => n,
             Err(f) => return Some(f),
         };
-        let mut st = state(b);
+        let st = state(b);
         let bi = match mbar::for_tma(b, &st, bar, tc.rank, loc) {
             Ok(i) => i,
             Err(f) => return Some(f),
@@ -130,38 +127,45 @@ pub(crate) fn load(
                 return Some(f);
             }
         }
-        let op = st.push(
-            OpKind::TmaLoad {
-                dst,
-                map: t,
-                x,
-                y,
-                bar: bi,
-                phase: None,
-                multicast: None,
-            },
-            tc.rank,
-            loc,
-        );
-        for c in c0..c1 {
-            st.set_writer(c, op);
-        }
-        st.tick += 1;
-        let later = defer(b, &mut st, op);
-        drop(st);
-        if later {
-            // Until it lands the box holds neither the old nor the new bytes.
-            // SAFETY: `check_box` checked the box lies in the block's shared memory.
-            unsafe { core::ptr::write_bytes(b.shared_base.add(dst as usize), 0xFF, bytes) };
-        } else {
+        let kind = OpKind::TmaLoad {
+            dst,
+            map: t,
+            x,
+            y,
+            bar: bi,
+            phase: None,
+            multicast: None,
+        };
+        if let Some(op) = push_load(b, st, kind, (dst, bytes), tc.rank, loc) {
             land(b, op);
         }
         None
     });
-    if let Some(f) = fault {
-        block::fail_at(f, loc)
+}
+
+/// Records TMA load `kind` of the `bytes` at shared byte `dst` of `into`
+/// (whose state is `st`) and picks when it lands; returns the op when it is
+/// to land now, else the box holds neither the old nor the new bytes (0xFF)
+/// until it does.
+fn push_load(
+    into: &Block<'_>,
+    mut st: core::cell::RefMut<'_, super::AsyncState>,
+    kind: OpKind,
+    (dst, bytes): (u32, usize),
+    rank: u32,
+    loc: &'static Location<'static>,
+) -> Option<u32> {
+    let op = st.push(kind, rank, loc);
+    for c in dst as usize / CHUNK..(dst as usize + bytes) / CHUNK {
+        st.set_writer(c, op);
     }
-    block::maybe_preempt();
+    if !defer(into, st, op) {
+        return Some(op);
+    }
+    // SAFETY: the caller's `check_box` checked the box lies in shared memory
+    // of the launch's size, which every block of it has.
+    unsafe { core::ptr::write_bytes(into.shared_base.add(dst as usize), 0xFF, bytes) };
+    None
 }
 
 /// Issues a TMA multicast: the box at (`x`, `y`) of `t` lands at shared
@@ -180,10 +184,7 @@ pub(crate) fn load_multicast(
     mask: u16,
     loc: &'static Location<'static>,
 ) {
-    let fault = block::with_block(|tc, b| -> Option<Fault> {
-        if b.is_aborted() {
-            block::unwind()
-        }
+    issue_op(loc, |tc, b| {
         let c = b.cluster();
         let n = c.size();
         if mask == 0 || (n < 16 && mask >> n != 0) {
@@ -255,34 +256,19 @@ pub(crate) fn load_multicast(
         let mut now = Vec::new();
         for (r, bi) in dests {
             let peer = c.block(r);
-            let mut st = state(peer);
-            let op = st.push(
-                OpKind::TmaLoad {
-                    dst,
-                    map: t,
-                    x,
-                    y,
-                    bar: bi,
-                    phase: None,
-                    multicast: Some(Multicast {
-                        issuer: b.crank,
-                        mask,
-                    }),
-                },
-                tc.rank,
-                loc,
-            );
-            for ch in c0..c1 {
-                st.set_writer(ch, op);
-            }
-            st.tick += 1;
-            let later = defer(peer, &mut st, op);
-            drop(st);
-            if later {
-                // SAFETY: `check_box` checked the box lies in shared memory
-                // of the launch's size, which every block of it has.
-                unsafe { core::ptr::write_bytes(peer.shared_base.add(dst as usize), 0xFF, bytes) };
-            } else {
+            let kind = OpKind::TmaLoad {
+                dst,
+                map: t,
+                x,
+                y,
+                bar: bi,
+                phase: None,
+                multicast: Some(Multicast {
+                    issuer: b.crank,
+                    mask,
+                }),
+            };
+            if let Some(op) = push_load(peer, state(peer), kind, (dst, bytes), tc.rank, loc) {
                 now.push((r, op));
             }
         }
@@ -292,10 +278,6 @@ pub(crate) fn load_multicast(
         }
         None
     });
-    if let Some(f) = fault {
-        block::fail_at(f, loc)
-    }
-    block::maybe_preempt();
 }
 
 /// Whether a multicast by thread `tc` of `b` may write chunk `ch` of
@@ -355,6 +337,29 @@ fn peer_target(
     ))
 }
 
+/// The elements of the box at (`x`, `y`) of `t` held from shared byte
+/// `smem`, row by row: each one's shared byte offset (the swizzle applied)
+/// and its address in the tensor, `None` when it lies outside the tensor.
+fn box_elems(
+    t: &SimTensorMap,
+    smem: u32,
+    x: i32,
+    y: i32,
+) -> impl Iterator<Item = (usize, Option<usize>)> + '_ {
+    let eb = t.elem_bytes as usize;
+    let row_bytes = t.box_dims[0] as usize * eb;
+    (0..t.box_dims[1] as usize).flat_map(move |r| {
+        (0..t.box_dims[0] as usize).map(move |c| {
+            let (gx, gy) = (x as i64 + c as i64, y as i64 + r as i64);
+            let inside = gx >= 0 && gy >= 0 && (gx as u64) < t.dims[0] && (gy as u64) < t.dims[1];
+            let logical = smem + (r * row_bytes + c * eb) as u32;
+            let at = inside
+                .then(|| t.addr as usize + gy as usize * t.row_stride as usize + gx as usize * eb);
+            (t.swizzle.apply(logical) as usize, at)
+        })
+    })
+}
+
 /// Lands TMA load `i`: copies the box (zeros outside the tensor, the
 /// swizzle applied), then completes its bytes on its barrier.
 pub(crate) fn land_load(b: &Block<'_>, i: u32) {
@@ -375,32 +380,19 @@ pub(crate) fn land_load(b: &Block<'_>, i: u32) {
         }
     };
     let eb = t.elem_bytes as usize;
-    let row_bytes = t.box_dims[0] as usize * eb;
     let base = b.shared_base;
-    for r in 0..t.box_dims[1] as usize {
-        let gy = y as i64 + r as i64;
-        for c in 0..t.box_dims[0] as usize {
-            let gx = x as i64 + c as i64;
-            let inside = gx >= 0 && gy >= 0 && (gx as u64) < t.dims[0] && (gy as u64) < t.dims[1];
-            let logical = dst + (r * row_bytes + c * eb) as u32;
-            let phys = t.swizzle.apply(logical) as usize;
-            for q in 0..eb {
-                let v = if inside {
-                    let src = t.addr as usize
-                        + gy as usize * t.row_stride as usize
-                        + gx as usize * eb
-                        + q;
-                    // SAFETY: (gx, gy) is inside the tensor the host
-                    // described, whose bytes are a live simulator buffer.
-                    unsafe { crate::sim::mem::read(src as *const u8) }
-                } else {
-                    0
-                };
-                // SAFETY: `phys` stays inside the box's bytes (the swizzle
-                // permutes 16-byte chunks within aligned spans), which
-                // `check_box` checked lie in the block's shared memory.
-                unsafe { crate::sim::mem::write(base.add(phys + q), v) };
-            }
+    for (phys, from) in box_elems(&t, dst, x, y) {
+        for q in 0..eb {
+            let v = match from {
+                // SAFETY: the element is inside the tensor the host
+                // described, whose bytes are a live simulator buffer.
+                Some(from) => unsafe { crate::sim::mem::read((from + q) as *const u8) },
+                None => 0,
+            };
+            // SAFETY: `phys` stays inside the box's bytes (the swizzle
+            // permutes 16-byte chunks within aligned spans), which
+            // `check_box` checked lie in the block's shared memory.
+            unsafe { crate::sim::mem::write(base.add(phys + q), v) };
         }
     }
     let wake = {
@@ -419,10 +411,7 @@ pub(crate) fn land_load(b: &Block<'_>, i: u32) {
 /// Issues a TMA store of the box at shared offset `src` to (`x`, `y`) of
 /// the tensor `t`.
 pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Location<'static>) {
-    let fault = block::with_block(|tc, b| -> Option<Fault> {
-        if b.is_aborted() {
-            block::unwind()
-        }
+    issue_op(loc, |tc, b| {
         let bytes = match check_box(b, &t, (src, x), tc.rank, "TMA store", loc) {
             Ok(n) => n,
             Err(f) => return Some(f),
@@ -461,18 +450,11 @@ pub(crate) fn store(t: SimTensorMap, src: u32, x: i32, y: i32, loc: &'static Loc
             reads.chunks = chunks;
         }
         st.threads[tc.rank as usize].stores.push_back(op);
-        st.tick += 1;
-        let later = defer(b, &mut st, op);
-        drop(st);
-        if !later {
+        if !defer(b, st, op) {
             land(b, op);
         }
         None
     });
-    if let Some(f) = fault {
-        block::fail_at(f, loc)
-    }
-    block::maybe_preempt();
 }
 
 /// Lands TMA store `i`: writes the box into the tensor (elements outside
@@ -499,27 +481,19 @@ pub(crate) fn land_store(b: &Block<'_>, i: u32) {
         }
     };
     let eb = t.elem_bytes as usize;
-    let row_bytes = t.box_dims[0] as usize * eb;
     let base = b.shared_base;
-    for r in 0..t.box_dims[1] as usize {
-        let gy = y as i64 + r as i64;
-        for c in 0..t.box_dims[0] as usize {
-            let gx = x as i64 + c as i64;
-            if gx < 0 || gy < 0 || gx as u64 >= t.dims[0] || gy as u64 >= t.dims[1] {
-                continue;
-            }
-            let logical = src + (r * row_bytes + c * eb) as u32;
-            let phys = t.swizzle.apply(logical) as usize;
-            let to = t.addr as usize + gy as usize * t.row_stride as usize + gx as usize * eb;
-            crate::sim::race::global_write_by(b, rank, to, eb, loc);
-            for q in 0..eb {
-                // SAFETY: the box lies in the block's shared memory
-                // (checked at issue) and (gx, gy) inside the tensor the
-                // host described, a live simulator buffer.
-                unsafe {
-                    let v: u8 = crate::sim::mem::read(base.add(phys + q));
-                    crate::sim::mem::write((to + q) as *mut u8, v);
-                }
+    for (phys, to) in box_elems(&t, src, x, y) {
+        let Some(to) = to else {
+            continue;
+        };
+        crate::sim::race::global_write_by(b, rank, to, eb, loc);
+        for q in 0..eb {
+            // SAFETY: the box lies in the block's shared memory (checked at
+            // issue) and the element inside the tensor the host described,
+            // a live simulator buffer.
+            unsafe {
+                let v: u8 = crate::sim::mem::read(base.add(phys + q));
+                crate::sim::mem::write((to + q) as *mut u8, v);
             }
         }
     }
