@@ -1,7 +1,7 @@
 //! `ptxlab fusion` and `ptxlab launch-overhead`.
 
 use crate::common::*;
-use crate::{CPU, SIM, on};
+use crate::{CPU, SIM, on, refused};
 
 #[test]
 fn fusion_and_launch_overhead_hostile_options() {

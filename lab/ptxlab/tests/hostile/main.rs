@@ -32,7 +32,7 @@ pub(crate) const SIM: &str = "sim";
 /// Runs `line` (split at its spaces) on backend `be` and checks that it
 /// fails with every one of `needles` in its output.
 pub(crate) fn refused(be: &str, line: &str, needles: &[&str]) -> String {
-    fails_with(&on(be, &words(line)), needles)
+    common::fails_with(&on(be, &common::words(line)), needles)
 }
 
 /// `args` with `--backend be` appended.

@@ -1,7 +1,7 @@
 //! `ptxlab matmul`.
 
 use crate::common::*;
-use crate::{CPU, SIM, on};
+use crate::{CPU, SIM, on, refused};
 
 #[test]
 fn matmul_hostile_options_and_valid_edges() {

@@ -1,7 +1,7 @@
 //! `ptxlab poisson`.
 
 use crate::common::*;
-use crate::{CPU, SIM, on};
+use crate::{CPU, SIM, on, refused};
 
 #[test]
 fn poisson_hostile_options() {

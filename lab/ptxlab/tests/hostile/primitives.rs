@@ -1,7 +1,7 @@
 //! `ptxlab reduce`, `ptxlab histogram`, `ptxlab monte-carlo-pi`.
 
 use crate::common::*;
-use crate::{CPU, SIM, on};
+use crate::{CPU, SIM, on, refused};
 
 // ---------------------------------------------------------------- reduce
 

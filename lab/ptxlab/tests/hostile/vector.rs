@@ -1,7 +1,7 @@
 //! `ptxlab vector-add`.
 
 use crate::common::*;
-use crate::{CPU, SIM, on};
+use crate::{CPU, SIM, on, refused};
 
 #[test]
 fn vector_add_hostile_options() {
