@@ -188,7 +188,13 @@ impl<T: Real + Send + Sync> Ops for CpuOps<T> {
         self.levels.len()
     }
     fn smooth(&mut self, l: usize, step: Smoothing) -> Result<()> {
-        let (sweeps, black_first, zero, prolong, omega) = step.parts();
+        let Smoothing {
+            sweeps,
+            black_first,
+            zero,
+            prolong,
+            omega,
+        } = step;
         if prolong {
             self.prolong(l, true)?;
         }

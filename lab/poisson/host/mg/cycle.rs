@@ -28,18 +28,6 @@ pub struct Smoothing {
 }
 
 impl Smoothing {
-    /// `(sweeps, black_first, zero, prolong, omega)`, for an
-    /// implementation to bind by name.
-    pub fn parts(self) -> (u32, bool, bool, bool, f64) {
-        (
-            self.sweeps,
-            self.black_first,
-            self.zero,
-            self.prolong,
-            self.omega,
-        )
-    }
-
     /// Pre-smoothing: `sweeps` sweeps, red first, no prolongation.
     pub fn pre(sweeps: u32, zero: bool, omega: f64) -> Self {
         Self {

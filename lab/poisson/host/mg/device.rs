@@ -96,7 +96,13 @@ impl<T: MgElement> Ops for DevOps<'_, '_, '_, T> {
         self.lv.hier.depth()
     }
     fn smooth(&mut self, l: usize, step: Smoothing) -> Result<()> {
-        let (sweeps, black_first, zero, prolong, omega) = step.parts();
+        let Smoothing {
+            sweeps,
+            black_first,
+            zero,
+            prolong,
+            omega,
+        } = step;
         let lvl = self.lv.level(l);
         let (first, omega) = (Colour::black_if(black_first), T::from_f64(omega));
         match self.lv.smoother {

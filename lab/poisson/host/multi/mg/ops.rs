@@ -259,7 +259,13 @@ impl<T: MgElement> Ops for TeamOps<'_, '_, T> {
         self.placed.split.hier.depth()
     }
     fn smooth(&mut self, l: usize, step: Smoothing) -> Result<()> {
-        let (sweeps, black_first, zero, prolong, omega) = step.parts();
+        let Smoothing {
+            sweeps,
+            black_first,
+            zero,
+            prolong,
+            omega,
+        } = step;
         let d = self.placed.split.split();
         if l >= d {
             return self.coarse(|o| o.smooth(l - d, step));
