@@ -436,16 +436,24 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
         .collect();
     // 1 transpose + 2 softmaxes + 4 fa2 + 8 ranged fa2 (dense with a
     // window, packed) + 4 wgmma + 8 ws instances, and the backward's 8 main
-    // (dense, packed) + 2 pre + 2 dQ instances.
+    // instances of each rung (dense, packed) + 2 pre + 2 dQ instances.
     assert_eq!(
         kernels.len(),
-        1 + 2 + 4 + 8 + 4 + 8 + 8 + 2 + 2,
+        1 + 2 + 4 + 8 + 4 + 8 + 8 + 8 + 2 + 2,
         "{kernels:?}"
     );
     let (portable, hopper) = (ptxlab::modules::ptx(false), ptxlab::modules::ptx_sm90a());
     for k in &kernels {
-        let is_hopper = k.module.ends_with("hopper");
-        let e = entry(if is_hopper { hopper } else { portable }, k.name);
+        let bwd_hopper = k.module.ends_with("::backward_hopper");
+        let is_hopper = k.module.ends_with("::hopper");
+        let e = entry(
+            if is_hopper || bwd_hopper {
+                hopper
+            } else {
+                portable
+            },
+            k.name,
+        );
         assert!(
             e.contains(&format!(".maxntid {}, 1, 1", k.max_threads)),
             "{}: no .maxntid {}",
@@ -473,6 +481,37 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
                 k.name
             );
         }
+        if bwd_hopper {
+            // Backward rung 2: every product on wgmma, m64n64k16 with both
+            // operands read transposed for dQ = dS K (`1, 1, 1, 1`: scales,
+            // then trans-A, trans-B), the register-A products of dV and dK,
+            // the tiles by cp.async handed to the tensor core's proxy, and
+            // dQ as vector reductions.
+            assert!(e.contains(".minnctapersm 1"), "{}", k.name);
+            for what in [
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32",
+                "wgmma.fence.sync.aligned",
+                "wgmma.wait_group.sync.aligned",
+                "cp.async.cg",
+                "fence.proxy.async",
+                "red.global.add.v2.f32",
+            ] {
+                assert!(e.contains(what), "{}: no `{what}`", k.name);
+            }
+            assert!(
+                e.lines()
+                    .any(|l| l.contains("m64n64k16") && l.contains("p, 1, 1, 1, 1;")),
+                "{}: no wgmma with both operands transposed",
+                k.name
+            );
+            assert!(
+                e.lines()
+                    .any(|l| l.contains("wgmma.mma_async") && l.contains("p, 1, 1, 1;")),
+                "{}: no register-A wgmma",
+                k.name
+            );
+            assert!(!e.contains("atom.add.f32"), "{}: a generic atomic", k.name);
+        }
         if k.name.starts_with("attn_ws") {
             for what in [
                 "setmaxnreg.dec.sync.aligned.u32 40",
@@ -484,6 +523,7 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
             }
         }
         let bwd_main = k.name.starts_with("attn_bwd_")
+            && !bwd_hopper
             && !k.name.starts_with("attn_bwd_pre")
             && !k.name.starts_with("attn_bwd_dq");
         if k.name.starts_with("attn_fa2") || bwd_main {
@@ -611,7 +651,7 @@ fn ptxas_honours_the_register_caps_and_keeps_setmaxnreg() {
     seen.dedup();
     assert_eq!(
         seen.len(),
-        1 + 2 + 4 + 8 + 4 + 8 + 8 + 2 + 2,
+        1 + 2 + 4 + 8 + 4 + 8 + 8 + 8 + 2 + 2,
         "ptxas reported {seen:?}"
     );
 }

@@ -7,22 +7,27 @@
 use ptxlab::runtime::Device;
 use ptxlab::runtime::testing::gpu_or_skip;
 use ptxlab::workloads::attention::{
-    self, Backward, Grads, Inputs, Plan, Precision, Rung, Shape, check_backward, grad_inputs,
+    self, Backward, BwdRung, Grads, Inputs, Plan, Precision, Rung, Shape, check_backward,
+    check_backward_on, grad_inputs,
 };
 
-/// [`check_backward`] on `shape` (its error fails the test, naming the
-/// case), then one line with the case and the three gradients' errors.
+/// [`check_backward_on`] on `shape` with every rung (its error fails the
+/// test, naming the case), then one line per rung with the case and the
+/// three gradients' errors.
 fn check_and_print(dev: &Device, prec: Precision, shape: &Shape, seed: u64) {
-    let e = check_backward(dev, prec, shape, seed)
-        .unwrap_or_else(|e| panic!("{} {}: {e}", shape.label(), prec.name()));
-    println!(
-        "{} {}: dQ {:.2e} dK {:.2e} dV {:.2e}",
-        shape.label(),
-        prec.name(),
-        e.dq,
-        e.dk,
-        e.dv
-    );
+    for rung in BwdRung::ALL {
+        let e = check_backward_on(dev, rung, prec, shape, seed)
+            .unwrap_or_else(|e| panic!("{} {} {}: {e}", rung.label(), shape.label(), prec.name()));
+        println!(
+            "{} {} {}: dQ {:.2e} dK {:.2e} dV {:.2e}",
+            rung.label(),
+            shape.label(),
+            prec.name(),
+            e.dq,
+            e.dk,
+            e.dv
+        );
+    }
 }
 
 #[test]

@@ -24,6 +24,7 @@ use super::launch::{Inputs, Plan, check_len};
 use super::packed::Packed;
 use super::types::{Precision, Rung, Shape};
 use kernels_gpu::attention::backward as bw;
+use kernels_gpu::attention::backward_hopper as bw2;
 use ptxlab_common::error::{Error, Result};
 use ptxlab_common::launch;
 use ptxlab_common::rng::rel_err_norm;
@@ -40,8 +41,59 @@ pub fn backward_flops(shape: &Shape) -> f64 {
     2.5 * shape.flops()
 }
 
-/// The backward rung's label in reports.
-pub const BWD_LABEL: &str = "backward 1 FA2 algorithm, mma.sync, dQ atomics";
+/// The main kernel of the backward pass: rung 1 (`mma.sync`, any GPU from
+/// sm_80) or rung 2 (`wgmma`, sm_90). The first and last kernels are
+/// shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BwdRung {
+    /// `attn_bwd`: FlashAttention-2's algorithm on `mma.sync` and `ldmatrix`.
+    Mma,
+    /// `attn_bwd_wgmma`: the same algorithm with every product on `wgmma`
+    /// (sm_90a module).
+    Wgmma,
+}
+
+impl BwdRung {
+    /// Both rungs, in ladder order.
+    pub const ALL: [BwdRung; 2] = [BwdRung::Mma, BwdRung::Wgmma];
+
+    /// The label of its rows in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            BwdRung::Mma => "backward 1 FA2 algorithm, mma.sync, dQ atomics",
+            BwdRung::Wgmma => "backward 2 wgmma, dS^T tile read transposed, dQ atomics",
+        }
+    }
+
+    /// The forward rung whose `--variant` name selects it with `--backward`
+    /// (`fa2` for rung 1, `wgmma` for rung 2).
+    pub fn variant(self) -> Rung {
+        match self {
+            BwdRung::Mma => Rung::Fa2,
+            BwdRung::Wgmma => Rung::Wgmma,
+        }
+    }
+
+    /// Whether `dev` runs it: rung 2 needs an sm_90 GPU (or the simulator).
+    pub fn runs_on(self, dev: &Device) -> bool {
+        match self {
+            BwdRung::Mma => true,
+            BwdRung::Wgmma => dev
+                .as_gpu()
+                .is_none_or(|g| g.info().compute_capability.0 == 9),
+        }
+    }
+
+    /// The fastest rung that `dev` runs: rung 2 on sm_90 and the
+    /// simulator, rung 1 elsewhere.
+    pub fn best(dev: &Device) -> BwdRung {
+        if BwdRung::Wgmma.runs_on(dev) {
+            BwdRung::Wgmma
+        } else {
+            BwdRung::Mma
+        }
+    }
+}
 
 /// The size label of a backward row: the forward's with " backward" (so
 /// the report never pairs a backward row with a forward one).
@@ -119,6 +171,7 @@ impl Grads {
 /// packed batch) and the scratch (`Delta` per query row, the f32 `dQ`
 /// accumulator, the packed offsets or a stand-in).
 pub struct Backward {
+    rung: BwdRung,
     prec: Precision,
     shape: Shape,
     packed: Option<Packed>,
@@ -135,6 +188,7 @@ impl Backward {
             return Err(Error::input("--backward", why));
         }
         Ok(Self {
+            rung: BwdRung::best(dev),
             prec,
             shape,
             packed: None,
@@ -153,6 +207,7 @@ impl Backward {
             return Err(Error::input("--backward", why));
         }
         Ok(Self {
+            rung: BwdRung::best(dev),
             prec,
             shape,
             offsets: dev.upload(&p.offsets())?,
@@ -160,6 +215,29 @@ impl Backward {
             dq_acc: dev.alloc_filled(p.q_len(), 0f32)?,
             packed: Some(p),
         })
+    }
+
+    /// The same pass on the main kernel of `rung` ([`BwdRung::best`] of the
+    /// device by default); an error when the device cannot run it.
+    pub fn with_rung(mut self, dev: &Device, rung: BwdRung) -> Result<Self> {
+        if !rung.runs_on(dev) {
+            return Err(Error::input(
+                format!("--variant {}", rung.variant().name()),
+                format!(
+                    "{} needs an sm_90 GPU (wgmma); this device is {}: leave out --variant or \
+                     give --variant fa2",
+                    rung.label(),
+                    dev.name()
+                ),
+            ));
+        }
+        self.rung = rung;
+        Ok(self)
+    }
+
+    /// The rung of its main kernel.
+    pub fn rung(&self) -> BwdRung {
+        self.rung
     }
 
     /// Elements of `Q` (`O`, `dO`, `dQ`), of `K` (`V`, `dK`, `dV`) and of
@@ -215,6 +293,8 @@ impl<H: Half16 + bw::attn_bwd_pre::Built + bw::attn_bwd_dq::Built, const D: usiz
 where
     bw::attn_bwd::Of<H, D, false>: bw::attn_bwd::Instance,
     bw::attn_bwd::Of<H, D, true>: bw::attn_bwd::Instance,
+    bw2::attn_bwd_wgmma::Of<H, D, false>: bw2::attn_bwd_wgmma::Instance,
+    bw2::attn_bwd_wgmma::Of<H, D, true>: bw2::attn_bwd_wgmma::Instance,
 {
     fn run(
         b: &mut Backward,
@@ -259,26 +339,31 @@ where
             Some(p) => Dim3::new(tiles, sh.kv_heads as u32, p.batch() as u32),
             None => Dim3::xy(tiles, sh.bh_kv() as u32),
         };
-        let main = cfg(grid, bw::BWD_MAIN_THREADS, bw::bwd_shared_bytes(D));
+        let main = match b.rung {
+            BwdRung::Mma => cfg(grid, bw::BWD_MAIN_THREADS, bw::bwd_shared_bytes(D)),
+            BwdRung::Wgmma => cfg(grid, bw2::BWD2_THREADS, bw2::bwd2_shared_bytes(D)),
+        };
         let ks = sh.kernel_shape();
         let (delta, dq_acc, offsets) = (&b.delta, &mut b.dq_acc, &b.offsets);
         let (dk, dv) = (&mut g.dk, &mut g.dv);
-        if b.packed.is_some() {
-            launch!(
-                dev,
-                main,
-                attention::backward::attn_bwd::<H, D, true>(
-                    &x.q, &x.k, &x.v, dout, lse, delta, dq_acc, dk, dv, offsets, ks
-                )
-            )?;
-        } else {
-            launch!(
-                dev,
-                main,
-                attention::backward::attn_bwd::<H, D, false>(
-                    &x.q, &x.k, &x.v, dout, lse, delta, dq_acc, dk, dv, offsets, ks
-                )
-            )?;
+        // One launch per (rung, packed): the two kernels take the same
+        // arguments.
+        macro_rules! main {
+            ($($path:ident)::+, $packed:literal) => {
+                launch!(
+                    dev,
+                    main,
+                    $($path)::+::<H, D, $packed>(
+                        &x.q, &x.k, &x.v, dout, lse, delta, dq_acc, dk, dv, offsets, ks
+                    )
+                )?
+            };
+        }
+        match (b.rung, b.packed.is_some()) {
+            (BwdRung::Mma, true) => main!(attention::backward::attn_bwd, true),
+            (BwdRung::Mma, false) => main!(attention::backward::attn_bwd, false),
+            (BwdRung::Wgmma, true) => main!(attention::backward_hopper::attn_bwd_wgmma, true),
+            (BwdRung::Wgmma, false) => main!(attention::backward_hopper::attn_bwd_wgmma, false),
         }
         let pairs = q_len / 2;
         let blocks = pairs
@@ -292,25 +377,35 @@ where
     }
 }
 
-/// The PTX entry of the main backward kernel for `prec` and `d`, dense or
-/// for packed batches.
-pub fn backward_entry(prec: Precision, d: usize, packed: bool) -> Option<&'static str> {
-    fn of<H: Half16, const D: usize>(packed: bool) -> &'static str
+/// The PTX entry of `rung`'s main backward kernel for `prec` and `d`,
+/// dense or for packed batches.
+pub fn backward_entry(
+    rung: BwdRung,
+    prec: Precision,
+    d: usize,
+    packed: bool,
+) -> Option<&'static str> {
+    fn of<H: Half16, const D: usize>(rung: BwdRung, packed: bool) -> &'static str
     where
         bw::attn_bwd::Of<H, D, false>: bw::attn_bwd::Instance,
         bw::attn_bwd::Of<H, D, true>: bw::attn_bwd::Instance,
+        bw2::attn_bwd_wgmma::Of<H, D, false>: bw2::attn_bwd_wgmma::Instance,
+        bw2::attn_bwd_wgmma::Of<H, D, true>: bw2::attn_bwd_wgmma::Instance,
     {
-        if packed {
-            <bw::attn_bwd::Of<H, D, true> as bw::attn_bwd::Instance>::ENTRY
-        } else {
-            <bw::attn_bwd::Of<H, D, false> as bw::attn_bwd::Instance>::ENTRY
+        use bw::attn_bwd::Instance as _;
+        use bw2::attn_bwd_wgmma::Instance as _;
+        match (rung, packed) {
+            (BwdRung::Mma, true) => bw::attn_bwd::Of::<H, D, true>::ENTRY,
+            (BwdRung::Mma, false) => bw::attn_bwd::Of::<H, D, false>::ENTRY,
+            (BwdRung::Wgmma, true) => bw2::attn_bwd_wgmma::Of::<H, D, true>::ENTRY,
+            (BwdRung::Wgmma, false) => bw2::attn_bwd_wgmma::Of::<H, D, false>::ENTRY,
         }
     }
     Some(match (prec, d) {
-        (Precision::Bf16, 64) => of::<Bf16, 64>(packed),
-        (Precision::Bf16, 128) => of::<Bf16, 128>(packed),
-        (Precision::F16, 64) => of::<F16, 64>(packed),
-        (Precision::F16, 128) => of::<F16, 128>(packed),
+        (Precision::Bf16, 64) => of::<Bf16, 64>(rung, packed),
+        (Precision::Bf16, 128) => of::<Bf16, 128>(rung, packed),
+        (Precision::F16, 64) => of::<F16, 64>(rung, packed),
+        (Precision::F16, 128) => of::<F16, 128>(rung, packed),
         _ => return None,
     })
 }
@@ -396,11 +491,33 @@ pub fn grad_inputs(shape: &Shape, prec: Precision, seed: u64) -> Result<[Vec<u16
     Ok([q, k, v, g])
 }
 
-/// The forward (rung 2, which writes the log-sum-exp) then the backward on
-/// `shape`, gradients poisoned first, against the f64 reference on every
-/// head; returns the errors after [`verify_grads`].
+/// [`check_backward_on`] with the device's best rung ([`BwdRung::best`]).
 pub fn check_backward(
     dev: &Device,
+    prec: Precision,
+    shape: &Shape,
+    seed: u64,
+) -> Result<GradErrors> {
+    check_backward_on(dev, BwdRung::best(dev), prec, shape, seed)
+}
+
+/// [`check_backward_on`] with every rung that `dev` runs, in ladder order.
+pub fn check_backward_rungs(dev: &Device, prec: Precision, shape: &Shape, seed: u64) -> Result<()> {
+    for rung in BwdRung::ALL {
+        if rung.runs_on(dev) {
+            check_backward_on(dev, rung, prec, shape, seed)?;
+        }
+    }
+    Ok(())
+}
+
+/// The forward (rung 2, which writes the log-sum-exp) then the backward on
+/// `shape` with `rung`'s main kernel, gradients poisoned first, against
+/// the f64 reference on every head; returns the errors after
+/// [`verify_grads`].
+pub fn check_backward_on(
+    dev: &Device,
+    rung: BwdRung,
     prec: Precision,
     shape: &Shape,
     seed: u64,
@@ -421,8 +538,15 @@ pub fn check_backward(
     let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
     Plan::new(dev, Rung::Fa2, prec, *shape, &x)?.run(dev, &mut o, Some(&mut lse))?;
     let mut grads = Grads::poisoned(dev, shape)?;
-    Backward::new(dev, prec, *shape)?.run(dev, &x, &o, &lse, &dout, &mut grads)?;
-    let what = format!("attention backward {} {}", prec.name(), shape.label());
+    Backward::new(dev, prec, *shape)?
+        .with_rung(dev, rung)?
+        .run(dev, &x, &o, &lse, &dout, &mut grads)?;
+    let what = format!(
+        "attention {} {} {}",
+        rung.label(),
+        prec.name(),
+        shape.label()
+    );
     let e = grads
         .errors(dev, shape, prec, &refr)?
         .map_err(|detail| Error::Verification {

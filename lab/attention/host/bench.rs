@@ -12,6 +12,7 @@
 //! backward, against `flex_attention` with a document mask and torch's
 //! `varlen_attn`.
 
+use super::backward::BwdRung;
 use super::check::{bound, check_rung, errors};
 use super::cpu::POISON_16;
 use super::cpu::{generated, reference, round_checked, sample_rows, widen};
@@ -118,7 +119,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
     for (b, h, s, d) in bench_backward_shapes(ctx.quick) {
         for causal in [false, true] {
             let shape = Shape::new(b, h, s, s, d, causal, None)?;
-            rows.push(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
+            rows.extend(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
         }
     }
     for (gi, (b, h, hkv, s, d)) in bench_gqa_shapes(ctx.quick).into_iter().enumerate() {
@@ -127,7 +128,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             bench_shape(ctx, dev, &shape, Precision::Bf16, &mut rows)?;
             // The backward pass at the first grouped shape.
             if gi == 0 {
-                rows.push(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
+                rows.extend(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
             }
         }
     }
@@ -135,7 +136,7 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
         for causal in [false, true] {
             let shape = Shape::new(b, h, s, s, d, causal, None)?.with_window(w)?;
             bench_shape(ctx, dev, &shape, Precision::Bf16, &mut rows)?;
-            rows.push(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
+            rows.extend(bench_backward(ctx, dev, &shape, Precision::Bf16)?);
         }
     }
     let (heads, d, lens) = bench_packed_lengths(ctx.quick);
@@ -175,12 +176,13 @@ pub fn bench_packed_lengths(quick: bool) -> (usize, usize, Vec<usize>) {
 /// then on `p` (outputs poisoned; the first and the last sequence, sampled
 /// rows, against f64; the gradients of head 0), then timed.
 fn bench_packed(ctx: &BenchCtx, dev: &Device, p: &Packed, prec: Precision) -> Result<Vec<Row>> {
-    use super::backward::{BWD_LABEL, Backward, Grads, backward_entry, grad_bounds};
+    use super::backward::{Backward, Grads, backward_entry, grad_bounds};
     use super::check::{SIM_PACKED, check_packed, packed_errors, packed_grad_errors};
+    let rung = BwdRung::best(dev);
     let mut fwd = Row::new(NAME, Rung::Fa2.label(), "gpu", &p.label(), prec.name());
     let mut bwd_row = Row::new(
         NAME,
-        BWD_LABEL,
+        rung.label(),
         "gpu",
         &format!("{} backward", p.label()),
         prec.name(),
@@ -193,7 +195,7 @@ fn bench_packed(ctx: &BenchCtx, dev: &Device, p: &Packed, prec: Precision) -> Re
         fwd.registers = Some(res.registers);
         fwd.spills = Some(res.spill_stores + res.spill_loads);
     }
-    if let Some(res) = backward_entry(prec, base.d, true)
+    if let Some(res) = backward_entry(rung, prec, base.d, true)
         .and_then(|k| ptxlab_common::modules::resource(k, &arch, false))
     {
         bwd_row.registers = Some(res.registers);
@@ -318,22 +320,50 @@ pub fn bench_backward_shapes(quick: bool) -> Vec<(usize, usize, usize, usize)> {
 /// full f64 gradients, then at `shape` (forward by rung 2, gradients
 /// poisoned, head 0 against the f64 gradients), then the backward alone
 /// timed, TFLOP/s counted as 2.5x the forward's FLOPs.
-fn bench_backward(ctx: &BenchCtx, dev: &Device, shape: &Shape, prec: Precision) -> Result<Row> {
+fn bench_backward(
+    ctx: &BenchCtx,
+    dev: &Device,
+    shape: &Shape,
+    prec: Precision,
+) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for rung in BwdRung::ALL {
+        if rung.runs_on(dev) {
+            rows.push(bench_backward_on(ctx, dev, rung, shape, prec)?);
+        }
+    }
+    Ok(rows)
+}
+
+/// [`bench_backward`]'s row of one rung.
+fn bench_backward_on(
+    ctx: &BenchCtx,
+    dev: &Device,
+    rung: BwdRung,
+    shape: &Shape,
+    prec: Precision,
+) -> Result<Row> {
     use super::backward::{
-        BWD_LABEL, Backward, Grads, backward_entry, backward_flops, backward_label, check_backward,
+        Backward, Grads, backward_entry, backward_flops, backward_label, check_backward_on,
         verify_grads,
     };
     use super::cpu::grad_reference;
-    let mut row = Row::new(NAME, BWD_LABEL, "gpu", &backward_label(shape), prec.name());
+    let mut row = Row::new(
+        NAME,
+        rung.label(),
+        "gpu",
+        &backward_label(shape),
+        prec.name(),
+    );
     let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
-    if let Some(res) = backward_entry(prec, shape.d, false)
+    if let Some(res) = backward_entry(rung, prec, shape.d, false)
         .and_then(|k| ptxlab_common::modules::resource(k, &arch, false))
     {
         row.registers = Some(res.registers);
         row.spills = Some(res.spill_stores + res.spill_loads);
     }
     let odd = odd_shape(shape)?;
-    if let Err(e) = check_backward(dev, prec, &odd, 11) {
+    if let Err(e) = check_backward_on(dev, rung, prec, &odd, 11) {
         row.status = status_of(e);
         return Ok(row);
     }
@@ -361,7 +391,7 @@ fn bench_backward(ctx: &BenchCtx, dev: &Device, shape: &Shape, prec: Precision) 
         return Ok(row);
     }
     let mut grads = Grads::poisoned(dev, shape)?;
-    let mut bwd = Backward::new(dev, prec, *shape)?;
+    let mut bwd = Backward::new(dev, prec, *shape)?.with_rung(dev, rung)?;
     let t0 = std::time::Instant::now();
     if let Err(e) = bwd
         .run(dev, &x, &o, &lse, &dout, &mut grads)

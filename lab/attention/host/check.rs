@@ -22,7 +22,7 @@
 //! compared rows, and the largest absolute error over the largest
 //! reference value ("max").
 
-use super::backward::{Backward, GradErrors, Grads, grad_errors, verify_grads};
+use super::backward::{Backward, BwdRung, GradErrors, Grads, grad_errors, verify_grads};
 use super::cpu::{POISON_16, Reference, all_rows, check_inputs, reference, widen};
 use super::cpu::{grad_reference, sample_rows};
 use super::launch::{Inputs, Plan};
@@ -226,7 +226,7 @@ pub fn sim_check() -> Result<()> {
             // each precision and not for the other.
             let (b, h, sq, skv) = SIM_SHAPES[(i + j + 1) % SIM_SHAPES.len()];
             let shape = Shape::new(b, h, sq, skv, d, (i + j) % 2 == 1, None)?;
-            super::backward::check_backward(&dev, prec, &shape, (i * 2 + j) as u64)?;
+            super::backward::check_backward_rungs(&dev, prec, &shape, (i * 2 + j) as u64)?;
             // Grouped K/V heads: every rung and the backward pass.
             let (b, h, hkv, sq, skv) = SIM_GQA_SHAPES[(i + j) % SIM_GQA_SHAPES.len()];
             let shape = Shape::new(b, h, sq, skv, d, (i + j) % 2 == 0, None)?.with_kv_heads(hkv)?;
@@ -235,7 +235,7 @@ pub fn sim_check() -> Result<()> {
                     check_rung(&dev, rung, prec, &shape, (i * 2 + j + 8) as u64)?;
                 }
             }
-            super::backward::check_backward(&dev, prec, &shape, (i * 2 + j + 8) as u64)?;
+            super::backward::check_backward_rungs(&dev, prec, &shape, (i * 2 + j + 8) as u64)?;
             // A sliding window that crosses the tiles' edges: rungs 1-2 and
             // the backward pass, causal for one D of each precision.
             let (b, h, sq, skv) = SIM_SHAPES[(i + j) % SIM_SHAPES.len()];
@@ -247,7 +247,7 @@ pub fn sim_check() -> Result<()> {
                     check_rung(&dev, rung, prec, &shape, (i * 2 + j + 16) as u64)?;
                 }
             }
-            super::backward::check_backward(&dev, prec, &shape, (i * 2 + j + 16) as u64)?;
+            super::backward::check_backward_rungs(&dev, prec, &shape, (i * 2 + j + 16) as u64)?;
             // A packed variable-length batch, two query heads per K/V head,
             // forward and backward: causal for one D of each precision,
             // and with a window for the other.
@@ -412,27 +412,38 @@ pub fn check_packed(
         return Ok((e, None));
     }
     let dout = dev.upload(&g)?;
-    let mut grads = Grads::poisoned_lens(dev, p.q_len(), p.kv_len())?;
-    Backward::packed(dev, prec, p.clone())?.run(dev, &x, &o, &lse, &dout, &mut grads)?;
-    let what = format!("attention backward {} {}", prec.name(), p.label());
-    let ge = packed_grad_errors(
-        p,
-        prec,
-        [&wide[0][..], &wide[1], &wide[2], &wide[3]],
-        [
-            &dev.download(&grads.dq)?,
-            &dev.download(&grads.dk)?,
-            &dev.download(&grads.dv)?,
-        ],
-        &seqs,
-        true,
-    )
-    .map_err(|detail| Error::Verification {
-        what: what.clone(),
-        detail,
-    })?;
-    verify_grads(&what, prec, &ge)?;
-    Ok((e, Some(ge)))
+    // Every backward rung the device runs; the errors returned are the
+    // last rung's (each passed its bounds).
+    let mut last = None;
+    for rung in BwdRung::ALL {
+        if !rung.runs_on(dev) {
+            continue;
+        }
+        let mut grads = Grads::poisoned_lens(dev, p.q_len(), p.kv_len())?;
+        Backward::packed(dev, prec, p.clone())?
+            .with_rung(dev, rung)?
+            .run(dev, &x, &o, &lse, &dout, &mut grads)?;
+        let what = format!("attention {} {} {}", rung.label(), prec.name(), p.label());
+        let ge = packed_grad_errors(
+            p,
+            prec,
+            [&wide[0][..], &wide[1], &wide[2], &wide[3]],
+            [
+                &dev.download(&grads.dq)?,
+                &dev.download(&grads.dk)?,
+                &dev.download(&grads.dv)?,
+            ],
+            &seqs,
+            true,
+        )
+        .map_err(|detail| Error::Verification {
+            what: what.clone(),
+            detail,
+        })?;
+        verify_grads(&what, prec, &ge)?;
+        last = Some(ge);
+    }
+    Ok((e, last))
 }
 
 /// The ragged batches of the simulator checks: `(query offsets, key

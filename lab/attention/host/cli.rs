@@ -69,7 +69,9 @@ pub struct Args {
     /// Working precision of inputs and output (softmax and accumulation in f32).
     #[arg(long, value_enum, default_value_t = Precision::Bf16)]
     pub precision: Precision,
-    /// The rung, or all of them.
+    /// The rung, or all of them. With --backward, the backward rung: fa2
+    /// (rung 1, mma.sync), wgmma (rung 2, sm_90) or all (every one the
+    /// device runs).
     #[arg(long, value_parser = OneOrAll::<Rung>::parser(), default_value = "all")]
     pub variant: OneOrAll<Rung>,
     /// gpu, sim or cpu (the f64 reference alone).
@@ -424,19 +426,23 @@ fn grad_out(args: &Args, shape: &Shape) -> Result<Vec<f32>> {
 /// head for larger ones), then the backward alone timed.
 fn cli_backward(args: &Args, shape: &Shape, [q, k, v]: [Vec<u16>; 3]) -> Result<Vec<Row>> {
     use super::backward::{
-        BWD_LABEL, Backward, Grads, backward_flops, backward_label, backward_refuses, grad_bounds,
+        Backward, BwdRung, Grads, backward_flops, backward_label, backward_refuses, grad_bounds,
         grad_errors, verify_grads,
     };
     use super::cpu::grad_reference;
-    if let OneOrAll::One(r) = args.variant
-        && r != Rung::Fa2
-    {
-        return Err(Error::input(
-            format!("--variant {}", r.name()),
-            "the backward pass has one rung so far (mma.sync), run after rung 2's forward; \
-             leave out --variant or give --variant fa2",
-        ));
-    }
+    let rungs: Vec<BwdRung> = match args.variant {
+        OneOrAll::All => BwdRung::ALL.to_vec(),
+        OneOrAll::One(r) => match BwdRung::ALL.into_iter().find(|b| b.variant() == r) {
+            Some(b) => vec![b],
+            None => {
+                return Err(Error::input(
+                    format!("--variant {}", r.name()),
+                    "the backward pass has two rungs, fa2 (mma.sync) and wgmma (sm_90), run \
+                     after rung 2's forward; leave out --variant or give one of them",
+                ));
+            }
+        },
+    };
     let prec = args.precision;
     let g = round_checked(prec, "dO", &grad_out(args, shape)?)?;
     let (wq, wk, wv, wg) = (
@@ -512,59 +518,73 @@ fn cli_backward(args: &Args, shape: &Shape, [q, k, v]: [Vec<u16>; 3]) -> Result<
     let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
     let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
     Plan::new(&dev, Rung::Fa2, prec, *shape, &x)?.run(&dev, &mut o, Some(&mut lse))?;
-    let mut grads = Grads::poisoned(&dev, shape)?;
-    let mut bwd = Backward::new(&dev, prec, *shape)?;
-    bwd.run(&dev, &x, &o, &lse, &dout, &mut grads)?;
-    let (dq, dk, dv) = (
-        dev.download(&grads.dq)?,
-        dev.download(&grads.dk)?,
-        dev.download(&grads.dv)?,
-    );
-    let what = format!("attention {BWD_LABEL} {} {}", prec.name(), shape.label());
-    let e =
-        grad_errors(shape, prec, &refr, &dq, &dk, &dv).map_err(|detail| Error::Verification {
-            what: what.clone(),
-            detail,
+    let mut rows = Vec::new();
+    for rung in rungs {
+        if !rung.runs_on(&dev) && matches!(args.variant, OneOrAll::All) {
+            println!("skip {}: needs an sm_90 GPU", rung.label());
+            continue;
+        }
+        // An explicit --variant that the device cannot run is an error here.
+        let mut bwd = Backward::new(&dev, prec, *shape)?.with_rung(&dev, rung)?;
+        let mut grads = Grads::poisoned(&dev, shape)?;
+        bwd.run(&dev, &x, &o, &lse, &dout, &mut grads)?;
+        let (dq, dk, dv) = (
+            dev.download(&grads.dq)?,
+            dev.download(&grads.dk)?,
+            dev.download(&grads.dv)?,
+        );
+        let label = rung.label();
+        let what = format!("attention {label} {} {}", prec.name(), shape.label());
+        let e = grad_errors(shape, prec, &refr, &dq, &dk, &dv).map_err(|detail| {
+            Error::Verification {
+                what: what.clone(),
+                detail,
+            }
         })?;
-    verify_grads(&what, prec, &e)?;
-    let reps = if dev.is_sim() { 1 } else { args.reps };
-    let t = dev.time(1, reps, |_| bwd.run(&dev, &x, &o, &lse, &dout, &mut grads))?;
-    let (b, bv) = grad_bounds(prec);
-    println!(
-        "PASS {BWD_LABEL} on {}: rel err dQ {:.2e}, dK {:.2e} (bound {b:.1e}), dV {:.2e} (bound \
-         {bv:.1e}), {}; median {} ms ({}-{}), {:.1} TFLOP/s",
-        dev.name(),
-        e.dq,
-        e.dk,
-        e.dv,
-        if heads.len() == shape.bh() {
-            "every head"
-        } else {
-            "head 0"
-        },
-        fmt_ms(t.median_ms),
-        fmt_ms(t.min_ms),
-        fmt_ms(t.max_ms),
-        backward_flops(shape) / (t.median_ms * 1e-3) / 1e12
-    );
-    let mut r = timed_row(
-        "attention",
-        BWD_LABEL,
-        if dev.is_sim() { "sim" } else { "gpu" },
-        &size,
-        prec.name(),
-        &t,
-        Some((
-            backward_flops(shape) / (t.median_ms * 1e-3) / 1e9,
-            "GFLOP/s",
-        )),
-    );
-    r.rel_err = Some(e.dq.max(e.dk).max(e.dv));
-    r.note = format!("dQ {:.1e} dK {:.1e} dV {:.1e}", e.dq, e.dk, e.dv);
+        verify_grads(&what, prec, &e)?;
+        let reps = if dev.is_sim() { 1 } else { args.reps };
+        let t = dev.time(1, reps, |_| bwd.run(&dev, &x, &o, &lse, &dout, &mut grads))?;
+        let (b, bv) = grad_bounds(prec);
+        println!(
+            "PASS {label} on {}: rel err dQ {:.2e}, dK {:.2e} (bound {b:.1e}), dV {:.2e} (bound \
+             {bv:.1e}), {}; median {} ms ({}-{}), {:.1} TFLOP/s",
+            dev.name(),
+            e.dq,
+            e.dk,
+            e.dv,
+            if heads.len() == shape.bh() {
+                "every head"
+            } else {
+                "head 0"
+            },
+            fmt_ms(t.median_ms),
+            fmt_ms(t.min_ms),
+            fmt_ms(t.max_ms),
+            backward_flops(shape) / (t.median_ms * 1e-3) / 1e12
+        );
+        let mut r = timed_row(
+            "attention",
+            label,
+            if dev.is_sim() { "sim" } else { "gpu" },
+            &size,
+            prec.name(),
+            &t,
+            Some((
+                backward_flops(shape) / (t.median_ms * 1e-3) / 1e9,
+                "GFLOP/s",
+            )),
+        );
+        r.rel_err = Some(e.dq.max(e.dk).max(e.dv));
+        r.note = format!("dQ {:.1e} dK {:.1e} dV {:.1e}", e.dq, e.dk, e.dv);
+        rows.push(r);
+        // The files hold the last rung's gradients (every rung passed the
+        // same check).
+        let val = |bits: &[u16]| bits.iter().map(|b| prec.value(*b)).collect::<Vec<f32>>();
+        write_grads(args, &qdims, &kdims, &val(&dq), &val(&dk), &val(&dv))?;
+    }
     let val = |bits: &[u16]| bits.iter().map(|b| prec.value(*b)).collect::<Vec<f32>>();
     write(args, &qdims, &val(&dev.download(&o)?), &dev.download(&lse)?)?;
-    write_grads(args, &qdims, &kdims, &val(&dq), &val(&dk), &val(&dv))?;
-    Ok(vec![r])
+    Ok(rows)
 }
 
 /// Writes `--dq`, `--dk` and `--dv` when asked.
@@ -659,6 +679,38 @@ mod tests {
         assert!(e.contains("see no key") && e.contains("at least 33"), "{e}");
         let e = err_of("--backend sim --seq 8 --dim 64 --variant wgmma --window 4");
         assert!(e.contains("does not take --window"), "{e}");
+    }
+
+    #[test]
+    fn the_backward_rung_is_chosen_by_variant() {
+        let e = err_of("--backend sim --backward --seq 8 --dim 64 --variant ws");
+        assert!(
+            e.contains("two rungs") && e.contains("fa2") && e.contains("wgmma"),
+            "{e}"
+        );
+        let run = |line: &str| -> Vec<String> {
+            let rows = cli_dense(&parse(line).unwrap()).unwrap();
+            rows.into_iter().map(|r| r.variant).collect()
+        };
+        let base = "--backend sim --backward --seq 21 --seq-kv 19 --dim 64 --heads 1";
+        let one = run(&format!("{base} --variant wgmma"));
+        assert!(
+            one.len() == 1 && one[0].starts_with("backward 2"),
+            "{one:?}"
+        );
+        let one = run(&format!("{base} --variant fa2"));
+        assert!(
+            one.len() == 1 && one[0].starts_with("backward 1"),
+            "{one:?}"
+        );
+        // Both rungs by default: the simulator runs sm_90 kernels too.
+        let both = run(base);
+        assert!(
+            both.len() == 2
+                && both[0].starts_with("backward 1")
+                && both[1].starts_with("backward 2"),
+            "{both:?}"
+        );
     }
 
     #[test]

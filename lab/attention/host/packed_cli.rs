@@ -1,7 +1,7 @@
 //! `ptxlab attention --cu-seqlens ...`: a packed variable-length batch
 //! ([`Packed`]) on rung 2 and in the backward pass, from the command line.
 
-use super::backward::{BWD_LABEL, Backward, Grads, grad_bounds, verify_grads};
+use super::backward::{Backward, Grads, grad_bounds, verify_grads};
 use super::check::{bound, packed_errors, packed_grad_errors, verify};
 use super::cli::{Args, CPU_MAX_WORK, FULL_CHECK_WORK, SIM_MAX_WORK};
 use super::cpu::{POISON_16, generated, round_checked, widen};
@@ -331,13 +331,14 @@ pub fn cli_packed(args: &Args) -> Result<Vec<Row>> {
     let dout = dev.upload(&bits[3])?;
     let mut grads = Grads::poisoned_lens(&dev, p.q_len(), p.kv_len())?;
     let mut bwd = Backward::packed(&dev, prec, p.clone())?;
+    let label = bwd.rung().label();
     bwd.run(&dev, &x, &o, &lse, &dout, &mut grads)?;
     let gb = [
         dev.download(&grads.dq)?,
         dev.download(&grads.dk)?,
         dev.download(&grads.dv)?,
     ];
-    let what = format!("attention {BWD_LABEL} {} {}", prec.name(), p.label());
+    let what = format!("attention {label} {} {}", prec.name(), p.label());
     let ge = packed_grad_errors(
         &p,
         prec,
@@ -354,7 +355,7 @@ pub fn cli_packed(args: &Args) -> Result<Vec<Row>> {
     let t = dev.time(1, reps, |_| bwd.run(&dev, &x, &o, &lse, &dout, &mut grads))?;
     let (b, bv) = grad_bounds(prec);
     println!(
-        "PASS {BWD_LABEL} on {}: rel err dQ {:.2e}, dK {:.2e} (bound {b:.1e}), dV {:.2e} (bound \
+        "PASS {label} on {}: rel err dQ {:.2e}, dK {:.2e} (bound {b:.1e}), dV {:.2e} (bound \
          {bv:.1e}), {checked}; median {} ms ({}-{}), {:.1} TFLOP/s",
         dev.name(),
         ge.dq,
@@ -373,7 +374,7 @@ pub fn cli_packed(args: &Args) -> Result<Vec<Row>> {
     )?;
     let mut r = timed_row(
         NAME,
-        BWD_LABEL,
+        label,
         backend,
         &size,
         prec.name(),

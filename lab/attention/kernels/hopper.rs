@@ -214,7 +214,7 @@ fn pack_p<H: Half16>(s: &[f32; 64]) -> [[u32; 4]; 8] {
 /// [`fence_operands`] on the first `n` accumulators only (the rest of a
 /// `D = 64` array is never used and must not be kept alive).
 #[inline(always)]
-fn fence_first<const N: usize>(d: &mut [f32; N], n: usize) {
+pub(super) fn fence_first<const N: usize>(d: &mut [f32; N], n: usize) {
     #[cfg(target_arch = "nvptx64")]
     unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
         if i < N && i < n {
@@ -324,7 +324,7 @@ fn wgmma_rs_n64<H: Half16>(d: &mut [f32; 32], a: [u32; 4], b: SmemDesc) {
 /// One key-step of `O += P V` into the first `D / 2` accumulators.
 #[inline(always)]
 #[track_caller]
-fn wgmma_pv<H: Half16, const D: usize>(o: &mut [f32; 64], a: [u32; 4], b: SmemDesc) {
+pub(super) fn wgmma_pv<H: Half16, const D: usize>(o: &mut [f32; 64], a: [u32; 4], b: SmemDesc) {
     if D == 128 {
         wgmma_rs_n128::<H>(o, a, b);
     } else {

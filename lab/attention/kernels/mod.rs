@@ -83,6 +83,8 @@ use ptxlab_device::unroll;
 
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 pub mod backward;
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub mod backward_hopper;
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 pub mod decode;
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]

@@ -410,6 +410,43 @@ impl<T: crate::atomic::AtomicAdd> DeviceSliceMut<'_, T> {
     }
 }
 
+impl DeviceSliceMut<'_, f32> {
+    /// `buf[i] += v[0]` and `buf[i + 1] += v[1]`, each atomically, the old
+    /// values not read back: one `red.global.add.v2.f32` (sm_90 and newer;
+    /// ptxas refuses it in a kernel of a portable sm_80 module), half the
+    /// instructions of two [`Self::red_add`]. `i` must be even (the pair
+    /// is 8-byte aligned in a device allocation); both indices are checked
+    /// like [`Self::set`]. The simulator adds the two as [`Self::red_add`]
+    /// does.
+    #[inline(always)]
+    #[track_caller]
+    pub fn red_add_pair(&self, i: usize, v: [f32; 2]) {
+        check(i + 1, self.len, "device buffer (atomic pair)");
+        if !i.is_multiple_of(2) {
+            crate::trap("red_add_pair: the index of a pair must be even");
+        }
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: `i + 1 < len` (checked) and `i` even, so the pair lies in
+        // the buffer, 8-byte aligned (device allocations are 256-byte
+        // aligned); a device buffer is global memory, which `cvta.to.global`
+        // turns into its global-window address.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .b64 g; cvta.to.global.u64 g, {p}; red.global.add.v2.f32 [g], {{{a}, {b}}}; }}",
+                p = in(reg64) self.ptr.add(i),
+                a = in(reg32) v[0],
+                b = in(reg32) v[1],
+                options(nostack)
+            )
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            self.red_add(i, v[0]);
+            self.red_add(i + 1, v[1]);
+        }
+    }
+}
+
 /// Records an indexed access for the simulator's race detector and checks
 /// its bounds (a `trap` on the GPU, a precise error in the simulator); the
 /// access itself is the caller's plain load or store through the returned

@@ -10,7 +10,7 @@
 //! | item | PTX | PTX ISA section (9.0) |
 //! |---|---|---|
 //! | [`SmemDesc`] | matrix descriptor | 9.7.15.5.1 "Matrix Descriptor Format"; canonical layouts 9.7.15.5.1.1 "Shared Memory Matrix Layout" |
-//! | [`wgmma_m64n128k16`], [`wgmma_m64n256k16`] | `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16}` | 9.7.15.5.2 "wgmma.mma_async" |
+//! | [`wgmma_m64n64k16`], [`wgmma_m64n128k16`], [`wgmma_m64n256k16`] | `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16}` | 9.7.15.5.2 "wgmma.mma_async" |
 //! | [`wgmma_m64n128k8_tf32`] | `wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32` | 9.7.15.5.2 |
 //! | [`wgmma_m64n128k32`], [`wgmma_m64n256k32`] | `wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}` | 9.7.15.5.2 |
 //! | [`wgmma_fence`], [`wgmma_commit_group`], [`wgmma_wait_group`] | `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group` | 9.7.15.6, 9.7.15.7, 9.7.15.8 |
@@ -264,7 +264,7 @@ pub fn wgmma_m64n128k16<T: Half16, const TRANS_B: bool>(
         }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    sim::mma::<64, 128, 16>(d, a, b, accumulate, TRANS_B, 2, &|bits| {
+    sim::mma::<64, 128, 16>(d, a, b, accumulate, [false, TRANS_B], 2, &|bits| {
         T::to_f32(bits as u16) as f64
     });
 }
@@ -311,7 +311,58 @@ pub fn wgmma_m64n256k16<T: Half16, const TRANS_B: bool>(
         }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    sim::mma::<128, 256, 16>(d, a, b, accumulate, TRANS_B, 2, &|bits| {
+    sim::mma::<128, 256, 16>(d, a, b, accumulate, [false, TRANS_B], 2, &|bits| {
+        T::to_f32(bits as u16) as f64
+    });
+}
+
+/// `D (+)= A B` on 64 x 64 x 16 with BF16/FP16 operands in shared memory:
+/// `A` K-major or, with `TRANS_A`, M-major (descriptor `a`); `B` K-major
+/// or, with `TRANS_B`, N-major (descriptor `b`). 32 accumulators per
+/// thread. The transposed forms read a tile stored the other way round
+/// without moving it: the attention backward pass multiplies by `dS` from
+/// the `dS^T` tile it wrote, and by `K` from the tile that `S^T = K Q^T`
+/// read K-major.
+#[inline(always)]
+#[track_caller]
+pub fn wgmma_m64n64k16<T: Half16, const TRANS_A: bool, const TRANS_B: bool>(
+    d: &mut [f32; 32],
+    a: SmemDesc,
+    b: SmemDesc,
+    accumulate: bool,
+) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        macro_rules! go {
+            ($ty:literal, $tail:literal) => {
+                wgmma_asm!(
+                    "m64n64k16",
+                    $ty,
+                    $tail,
+                    d,
+                    a,
+                    b,
+                    accumulate,
+                    [
+                        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                        21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+                    ]
+                )
+            };
+        }
+        match (T::IS_BF16, TRANS_A, TRANS_B) {
+            (true, false, false) => go!("bf16", "1, 1, 0, 0"),
+            (true, false, true) => go!("bf16", "1, 1, 0, 1"),
+            (true, true, false) => go!("bf16", "1, 1, 1, 0"),
+            (true, true, true) => go!("bf16", "1, 1, 1, 1"),
+            (false, false, false) => go!("f16", "1, 1, 0, 0"),
+            (false, false, true) => go!("f16", "1, 1, 0, 1"),
+            (false, true, false) => go!("f16", "1, 1, 1, 0"),
+            (false, true, true) => go!("f16", "1, 1, 1, 1"),
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    sim::mma::<32, 64, 16>(d, a, b, accumulate, [TRANS_A, TRANS_B], 2, &|bits| {
         T::to_f32(bits as u16) as f64
     });
 }
@@ -338,7 +389,7 @@ pub fn wgmma_m64n128k8_tf32(d: &mut [f32; 64], a: SmemDesc, b: SmemDesc, accumul
         ]
     );
     #[cfg(not(target_arch = "nvptx64"))]
-    sim::mma::<64, 128, 8>(d, a, b, accumulate, false, 4, &|bits| {
+    sim::mma::<64, 128, 8>(d, a, b, accumulate, [false, false], 4, &|bits| {
         crate::mma::tf32_trunc(f32::from_bits(bits)) as f64
     });
 }
@@ -385,7 +436,7 @@ pub fn wgmma_m64n128k32<T: Fp8>(d: &mut [f32; 64], a: SmemDesc, b: SmemDesc, acc
         if T::IS_E4M3 { go!("e4m3") } else { go!("e5m2") }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    sim::mma::<64, 128, 32>(d, a, b, accumulate, false, 1, &|bits| {
+    sim::mma::<64, 128, 32>(d, a, b, accumulate, [false, false], 1, &|bits| {
         T::from_bits(bits as u8).to_f32() as f64
     });
 }
@@ -422,7 +473,7 @@ pub fn wgmma_m64n256k32<T: Fp8>(d: &mut [f32; 128], a: SmemDesc, b: SmemDesc, ac
         if T::IS_E4M3 { go!("e4m3") } else { go!("e5m2") }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    sim::mma::<128, 256, 32>(d, a, b, accumulate, false, 1, &|bits| {
+    sim::mma::<128, 256, 32>(d, a, b, accumulate, [false, false], 1, &|bits| {
         T::from_bits(bits as u8).to_f32() as f64
     });
 }
@@ -447,7 +498,8 @@ mod sim {
     }
 
     /// `D (+)= A B` for a 64 x `N` x `K` instruction with `R = N / 2`
-    /// accumulators per thread; `value` turns operand bits into their value.
+    /// accumulators per thread, `A` and `B` each K-major or MN-major
+    /// (`majors`); `value` turns operand bits into their value.
     /// Every operand address is computed first and checked against the
     /// block's shared memory in one go, then read raw. The product goes
     /// through the simulator's `wgmma` tracking (in flight until the wait).
@@ -457,7 +509,7 @@ mod sim {
         a: SmemDesc,
         b: SmemDesc,
         accumulate: bool,
-        b_mn_major: bool,
+        [a_mn_major, b_mn_major]: [bool; 2],
         eb: u32,
         value: &dyn Fn(u32) -> f64,
     ) {
@@ -473,7 +525,7 @@ mod sim {
         let mut end = 0;
         for (h, row) in a_at.iter_mut().enumerate() {
             for (k, at) in row.iter_mut().enumerate() {
-                *at = address(a, r0 + 8 * h, k, false, eb);
+                *at = address(a, r0 + 8 * h, k, a_mn_major, eb);
                 end = end.max(*at + eb as usize);
             }
         }
@@ -507,7 +559,7 @@ mod sim {
             let mut c: Vec<u32> = Vec::with_capacity(64 * K + N * K);
             for r in 0..64 {
                 for k in 0..K {
-                    c.push((address(a, r, k, false, eb) / 16) as u32);
+                    c.push((address(a, r, k, a_mn_major, eb) / 16) as u32);
                 }
             }
             for col in 0..N {
@@ -654,6 +706,85 @@ mod tests {
             }
         }
         (out, want)
+    }
+
+    /// `D = A B` (64 x 64 x 64, bf16) by four `m64n64k16` with both
+    /// operands stored transposed: `A^T` (`k` rows of `m`) read M-major,
+    /// `B` (`k` rows of `n`) read N-major, each one TMA box.
+    #[test]
+    fn wgmma_m64n64k16_reads_both_operands_transposed() {
+        let (m, n, k) = (64usize, 64usize, 64usize);
+        let av: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+        let bv: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+        // A^T[p][i] = A[i][p], row-major.
+        let at: Vec<u16> = (0..k * m)
+            .map(|x| Bf16::from_f32(av[(x % m) * k + x / m]))
+            .collect();
+        let bh: Vec<u16> = bv.iter().map(|v| Bf16::from_f32(*v)).collect();
+        let map = |p: &Vec<u16>| {
+            words(SimTensorMap {
+                addr: p.as_ptr() as u64,
+                elem_bytes: 2,
+                dims: [64, 64],
+                row_stride: 128,
+                box_dims: [64, 64],
+                swizzle: Swizzle::B128,
+            })
+        };
+        let (ta, tb) = (map(&at), map(&bh));
+        let mut out = std::vec![f32::NAN; m * n];
+        // SAFETY: the vectors outlive the launch; thread `t` writes its own
+        // accumulator elements of `out`.
+        let (ma, mb, o) = unsafe {
+            (
+                DeviceSlice::from_raw_parts(ta.as_ptr(), 16),
+                DeviceSlice::from_raw_parts(tb.as_ptr(), 16),
+                DeviceSliceMut::from_raw_parts(out.as_mut_ptr(), out.len()),
+            )
+        };
+        let spec = LaunchSpec {
+            kernel: "wgmma_transposed_test",
+            grid: Dim3::x(1),
+            block: Dim3::x(128),
+            shared_bytes: 2 * 8192 + 16,
+        };
+        launch(&spec, || {
+            let t = thread_idx_x();
+            let tiles = dynamic_shared::<u64>(0, 2 * 1024);
+            let base = shared_addr(tiles.as_mut_ptr());
+            let bar = Mbarrier::at(dynamic_shared::<u64>(2 * 8192, 1), 0);
+            if t == 0 {
+                bar.init(1);
+                fence_mbarrier_init();
+            }
+            sync_threads();
+            if t == 0 {
+                bar.arrive_expect_tx(2 * 8192);
+                tma_load_2d(base, ma, 0, 0, bar);
+                tma_load_2d(base + 8192, mb, 0, 0, bar);
+            }
+            bar.wait(0);
+            let mut acc = [0f32; 32];
+            wgmma_fence();
+            for kk in 0..4u32 {
+                let da = SmemDesc::new(base + 2048 * kk, 8192, 1024, Swizzle::B128);
+                let db = SmemDesc::new(base + 8192 + 2048 * kk, 8192, 1024, Swizzle::B128);
+                wgmma_m64n64k16::<Bf16, true, true>(&mut acc, da, db, kk > 0);
+            }
+            wgmma_commit_group();
+            wgmma_wait_group::<0>();
+            for (i, v) in acc.iter().enumerate() {
+                let (r, c) = acc_coord(t, i);
+                o.set(r * n + c, *v);
+            }
+        })
+        .unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let want: f32 = (0..k).map(|p| av[i * k + p] * bv[p * n + j]).sum();
+                assert_eq!(out[i * n + j], want, "D[{i}][{j}]");
+            }
+        }
     }
 
     #[test]
