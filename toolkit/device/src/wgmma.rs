@@ -626,71 +626,79 @@ mod tests {
         t.to_words().to_vec()
     }
 
-    /// `D = A B` for A 64 x 64 (bf16, K-major by TMA with a 128-byte
-    /// swizzle) and B 64 x 128 (bf16, N-major: two 64-column boxes), read by
-    /// four `m64n128k16` whose descriptors use `a_swizzle` for A.
-    fn wgmma_bf16_on_sim(a_swizzle: Swizzle) -> (Vec<f32>, Vec<f32>) {
-        let (m, n, k) = (64usize, 128usize, 64usize);
-        let av: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
-        let bv: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
-        let ah: Vec<u16> = av.iter().map(|v| Bf16::from_f32(*v)).collect();
-        let bh: Vec<u16> = bv.iter().map(|v| Bf16::from_f32(*v)).collect();
-        let ta = words(SimTensorMap {
-            addr: ah.as_ptr() as u64,
+    /// `count` small integers (exact in bf16) from `i * mul % modulo`,
+    /// centred on 0.
+    fn ints(count: usize, mul: usize, modulo: usize) -> Vec<f32> {
+        (0..count)
+            .map(|i| ((i * mul) % modulo) as f32 - (modulo / 2) as f32)
+            .collect()
+    }
+
+    /// A simulator tensor map over the row-major bf16 matrix `bits` of
+    /// `rows x cols`, boxes of 64 x 64 with the 128-byte swizzle.
+    fn bf16_map(bits: &[u16], rows: usize, cols: usize) -> Vec<u64> {
+        words(SimTensorMap {
+            addr: bits.as_ptr() as u64,
             elem_bytes: 2,
-            dims: [k as u64, m as u64],
-            row_stride: 2 * k as u64,
+            dims: [cols as u64, rows as u64],
+            row_stride: 2 * cols as u64,
             box_dims: [64, 64],
             swizzle: Swizzle::B128,
-        });
-        let tb = words(SimTensorMap {
-            addr: bh.as_ptr() as u64,
-            elem_bytes: 2,
-            dims: [n as u64, k as u64],
-            row_stride: 2 * n as u64,
-            box_dims: [64, 64],
-            swizzle: Swizzle::B128,
-        });
-        let mut out = std::vec![f32::NAN; m * n];
-        // SAFETY: the vectors outlive the launch; thread `t` writes its own
-        // accumulator elements of `out`.
-        let (ma, mb, o) = unsafe {
+        })
+    }
+
+    /// One warpgroup on the simulator: thread 0 loads the TMA `boxes`
+    /// (`(map, x)`: the 64 x 64 box at column `x`, row 0, each 8192 bytes
+    /// after the last from the tile base) on one mbarrier; then every
+    /// thread runs `mma` on the tile base and stores its accumulators as
+    /// `D[r][c]` of a result with `n` columns and 64 rows.
+    fn wgmma_on_sim<const R: usize>(
+        boxes: &[(&[u64], i32)],
+        n: usize,
+        mma: impl Fn(u32, &mut [f32; R]) + Sync,
+    ) -> Vec<f32> {
+        let mut out = std::vec![f32::NAN; 64 * n];
+        // SAFETY: the maps and `out` outlive the launch; thread `t` writes
+        // its own accumulator elements of `out`.
+        let (maps, o): (Vec<_>, _) = unsafe {
             (
-                DeviceSlice::from_raw_parts(ta.as_ptr(), 16),
-                DeviceSlice::from_raw_parts(tb.as_ptr(), 16),
+                boxes
+                    .iter()
+                    .map(|(m, x)| (DeviceSlice::from_raw_parts(m.as_ptr(), 16), *x))
+                    .collect(),
                 DeviceSliceMut::from_raw_parts(out.as_mut_ptr(), out.len()),
             )
         };
+        let bytes = 8192 * maps.len();
         let spec = LaunchSpec {
             kernel: "wgmma_test",
             grid: Dim3::x(1),
             block: Dim3::x(128),
-            shared_bytes: 3 * 8192 + 16,
+            shared_bytes: bytes + 16,
         };
         launch(&spec, || {
             let t = thread_idx_x();
-            let tiles = dynamic_shared::<u64>(0, 3 * 1024);
+            let tiles = dynamic_shared::<u64>(0, bytes / 8);
             let base = shared_addr(tiles.as_mut_ptr());
-            let bar = Mbarrier::at(dynamic_shared::<u64>(3 * 8192, 1), 0);
+            let bar = Mbarrier::at(dynamic_shared::<u64>(bytes, 1), 0);
             if t == 0 {
                 bar.init(1);
                 fence_mbarrier_init();
             }
             sync_threads();
             if t == 0 {
-                bar.arrive_expect_tx(3 * 8192);
-                tma_load_2d(base, ma, 0, 0, bar);
-                tma_load_2d(base + 8192, mb, 0, 0, bar);
-                tma_load_2d(base + 16384, mb, 64, 0, bar);
+                bar.arrive_expect_tx(bytes as u32);
+                for (i, (map, x)) in maps.iter().enumerate() {
+                    tma_load_2d(base + 8192 * i as u32, *map, *x, 0, bar);
+                }
             }
             bar.wait(0);
-            let mut acc = [0f32; 64];
+            // The accumulators stay where `mma` issued into them: the
+            // products land there at the wait (a copy taken before it would
+            // hold the simulator's poison, and it says so).
+            let mut acc = [0f32; R];
             wgmma_fence();
-            for kk in 0..4u32 {
-                let da = SmemDesc::new(base, 16, 1024, a_swizzle).offset(32 * kk);
-                let db = SmemDesc::new(base + 8192 + 2048 * kk, 8192, 1024, Swizzle::B128);
-                wgmma_m64n128k16::<Bf16, true>(&mut acc, da, db, kk > 0);
-            }
+            mma(base, &mut acc);
             wgmma_commit_group();
             wgmma_wait_group::<0>();
             for (i, v) in acc.iter().enumerate() {
@@ -699,6 +707,29 @@ mod tests {
             }
         })
         .unwrap();
+        out
+    }
+
+    /// `D = A B` for A 64 x 64 (bf16, K-major by TMA with a 128-byte
+    /// swizzle) and B 64 x 128 (bf16, N-major: two 64-column boxes), read by
+    /// four `m64n128k16` whose descriptors use `a_swizzle` for A.
+    fn wgmma_bf16_on_sim(a_swizzle: Swizzle) -> (Vec<f32>, Vec<f32>) {
+        let (m, n, k) = (64usize, 128usize, 64usize);
+        let (av, bv) = (ints(m * k, 7, 13), ints(k * n, 5, 11));
+        let ah: Vec<u16> = av.iter().map(|v| Bf16::from_f32(*v)).collect();
+        let bh: Vec<u16> = bv.iter().map(|v| Bf16::from_f32(*v)).collect();
+        let (ta, tb) = (bf16_map(&ah, m, k), bf16_map(&bh, k, n));
+        let out = wgmma_on_sim(
+            &[(&ta, 0), (&tb, 0), (&tb, 64)],
+            n,
+            |base, acc: &mut [f32; 64]| {
+                for kk in 0..4u32 {
+                    let da = SmemDesc::new(base, 16, 1024, a_swizzle).offset(32 * kk);
+                    let db = SmemDesc::new(base + 8192 + 2048 * kk, 8192, 1024, Swizzle::B128);
+                    wgmma_m64n128k16::<Bf16, true>(acc, da, db, kk > 0);
+                }
+            },
+        );
         let mut want = std::vec![0f32; m * n];
         for i in 0..m {
             for j in 0..n {
@@ -714,71 +745,20 @@ mod tests {
     #[test]
     fn wgmma_m64n64k16_reads_both_operands_transposed() {
         let (m, n, k) = (64usize, 64usize, 64usize);
-        let av: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
-        let bv: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+        let (av, bv) = (ints(m * k, 7, 13), ints(k * n, 5, 11));
         // A^T[p][i] = A[i][p], row-major.
         let at: Vec<u16> = (0..k * m)
             .map(|x| Bf16::from_f32(av[(x % m) * k + x / m]))
             .collect();
         let bh: Vec<u16> = bv.iter().map(|v| Bf16::from_f32(*v)).collect();
-        let map = |p: &Vec<u16>| {
-            words(SimTensorMap {
-                addr: p.as_ptr() as u64,
-                elem_bytes: 2,
-                dims: [64, 64],
-                row_stride: 128,
-                box_dims: [64, 64],
-                swizzle: Swizzle::B128,
-            })
-        };
-        let (ta, tb) = (map(&at), map(&bh));
-        let mut out = std::vec![f32::NAN; m * n];
-        // SAFETY: the vectors outlive the launch; thread `t` writes its own
-        // accumulator elements of `out`.
-        let (ma, mb, o) = unsafe {
-            (
-                DeviceSlice::from_raw_parts(ta.as_ptr(), 16),
-                DeviceSlice::from_raw_parts(tb.as_ptr(), 16),
-                DeviceSliceMut::from_raw_parts(out.as_mut_ptr(), out.len()),
-            )
-        };
-        let spec = LaunchSpec {
-            kernel: "wgmma_transposed_test",
-            grid: Dim3::x(1),
-            block: Dim3::x(128),
-            shared_bytes: 2 * 8192 + 16,
-        };
-        launch(&spec, || {
-            let t = thread_idx_x();
-            let tiles = dynamic_shared::<u64>(0, 2 * 1024);
-            let base = shared_addr(tiles.as_mut_ptr());
-            let bar = Mbarrier::at(dynamic_shared::<u64>(2 * 8192, 1), 0);
-            if t == 0 {
-                bar.init(1);
-                fence_mbarrier_init();
-            }
-            sync_threads();
-            if t == 0 {
-                bar.arrive_expect_tx(2 * 8192);
-                tma_load_2d(base, ma, 0, 0, bar);
-                tma_load_2d(base + 8192, mb, 0, 0, bar);
-            }
-            bar.wait(0);
-            let mut acc = [0f32; 32];
-            wgmma_fence();
+        let (ta, tb) = (bf16_map(&at, k, m), bf16_map(&bh, k, n));
+        let out = wgmma_on_sim(&[(&ta, 0), (&tb, 0)], n, |base, acc: &mut [f32; 32]| {
             for kk in 0..4u32 {
                 let da = SmemDesc::new(base + 2048 * kk, 8192, 1024, Swizzle::B128);
                 let db = SmemDesc::new(base + 8192 + 2048 * kk, 8192, 1024, Swizzle::B128);
-                wgmma_m64n64k16::<Bf16, true, true>(&mut acc, da, db, kk > 0);
+                wgmma_m64n64k16::<Bf16, true, true>(acc, da, db, kk > 0);
             }
-            wgmma_commit_group();
-            wgmma_wait_group::<0>();
-            for (i, v) in acc.iter().enumerate() {
-                let (r, c) = acc_coord(t, i);
-                o.set(r * n + c, *v);
-            }
-        })
-        .unwrap();
+        });
         for i in 0..m {
             for j in 0..n {
                 let want: f32 = (0..k).map(|p| av[i * k + p] * bv[p * n + j]).sum();
