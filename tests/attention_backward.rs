@@ -52,12 +52,14 @@ fn sim_backward_at_odd_shapes_causal_and_not() {
 fn sim_backward_with_grouped_heads() {
     let dev = Device::sim();
     // (batch, heads, kv_heads, sq, skv, d, causal, precision): multi-query
-    // with three query heads, and two groups of two over two batch
-    // elements; dK and dV are summed over each group (a kernel that wrote
-    // only one query head's share would be off by about half).
+    // with three query heads, two groups of two over two batch elements,
+    // and the odd shape (S = 77, S_kv = 133, H = 4 over H_kv = 2);
+    // dK and dV are summed over each group (a kernel that wrote only one
+    // query head's share would be off by about half).
     let cases = [
         (1, 3, 1, 33, 47, 64, true, Precision::Bf16),
         (2, 4, 2, 70, 33, 128, false, Precision::F16),
+        (1, 4, 2, 77, 133, 128, true, Precision::Bf16),
     ];
     for (i, (b, h, hkv, sq, skv, d, causal, prec)) in cases.into_iter().enumerate() {
         let shape = Shape::new(b, h, sq, skv, d, causal, None)
