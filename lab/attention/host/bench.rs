@@ -189,18 +189,12 @@ fn bench_packed(ctx: &BenchCtx, dev: &Device, p: &Packed, prec: Precision) -> Re
     );
     let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
     let base = p.base();
-    if let Some(res) = super::launch::packed_entry(prec, base.d)
-        .and_then(|k| ptxlab_common::modules::resource(k, &arch, false))
-    {
-        fwd.registers = Some(res.registers);
-        fwd.spills = Some(res.spill_stores + res.spill_loads);
-    }
-    if let Some(res) = backward_entry(rung, prec, base.d, true)
-        .and_then(|k| ptxlab_common::modules::resource(k, &arch, false))
-    {
-        bwd_row.registers = Some(res.registers);
-        bwd_row.spills = Some(res.spill_stores + res.spill_loads);
-    }
+    set_resources(&mut fwd, super::launch::packed_entry(prec, base.d), &arch);
+    set_resources(
+        &mut bwd_row,
+        backward_entry(rung, prec, base.d, true),
+        &arch,
+    );
     let (cu_q, cu_k) = SIM_PACKED[0];
     let odd = Packed::new(
         4,
@@ -356,12 +350,7 @@ fn bench_backward_on(
         prec.name(),
     );
     let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
-    if let Some(res) = backward_entry(rung, prec, shape.d, false)
-        .and_then(|k| ptxlab_common::modules::resource(k, &arch, false))
-    {
-        row.registers = Some(res.registers);
-        row.spills = Some(res.spill_stores + res.spill_loads);
-    }
+    set_resources(&mut row, backward_entry(rung, prec, shape.d, false), &arch);
     let odd = odd_shape(shape)?;
     if let Err(e) = check_backward_on(dev, rung, prec, &odd, 11) {
         row.status = status_of(e);
@@ -430,6 +419,18 @@ fn bench_backward_on(
     Ok(row)
 }
 
+/// Fills the row's registers and spill bytes from ptxas's report of
+/// `kernel` for `arch`, or for `{arch}a` (the sm_90a module's kernels).
+fn set_resources(row: &mut Row, kernel: Option<&str>, arch: &str) {
+    use ptxlab_common::modules::resource;
+    let res = kernel
+        .and_then(|k| resource(k, arch, false).or_else(|| resource(k, &format!("{arch}a"), false)));
+    if let Some(res) = res {
+        row.registers = Some(res.registers);
+        row.spills = Some(res.spill_stores + res.spill_loads);
+    }
+}
+
 /// The rows of every rung at `shape` in `prec`.
 fn bench_shape(
     ctx: &BenchCtx,
@@ -461,14 +462,11 @@ fn bench_shape(
             rows.push(row);
             continue;
         }
-        if let Some(kernel) = entry(rung, prec, shape.d, shape.window.is_some()) {
-            let res = ptxlab_common::modules::resource(kernel, &arch, false)
-                .or_else(|| ptxlab_common::modules::resource(kernel, &format!("{arch}a"), false));
-            if let Some(res) = res {
-                row.registers = Some(res.registers);
-                row.spills = Some(res.spill_stores + res.spill_loads);
-            }
-        }
+        set_resources(
+            &mut row,
+            entry(rung, prec, shape.d, shape.window.is_some()),
+            &arch,
+        );
         if let Err(e) = check_rung(dev, rung, prec, &odd, 11) {
             row.status = status_of(e);
             rows.push(row);
