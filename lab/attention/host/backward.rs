@@ -84,6 +84,11 @@ impl BwdRung {
         }
     }
 
+    /// The rungs that `dev` runs, in ladder order.
+    pub fn all_on(dev: &Device) -> impl Iterator<Item = BwdRung> + '_ {
+        BwdRung::ALL.into_iter().filter(|r| r.runs_on(dev))
+    }
+
     /// The fastest rung that `dev` runs: rung 2 on sm_90 and the
     /// simulator, rung 1 elsewhere.
     pub fn best(dev: &Device) -> BwdRung {
@@ -503,10 +508,8 @@ pub fn check_backward(
 
 /// [`check_backward_on`] with every rung that `dev` runs, in ladder order.
 pub fn check_backward_rungs(dev: &Device, prec: Precision, shape: &Shape, seed: u64) -> Result<()> {
-    for rung in BwdRung::ALL {
-        if rung.runs_on(dev) {
-            check_backward_on(dev, rung, prec, shape, seed)?;
-        }
+    for rung in BwdRung::all_on(dev) {
+        check_backward_on(dev, rung, prec, shape, seed)?;
     }
     Ok(())
 }

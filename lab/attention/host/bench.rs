@@ -320,13 +320,9 @@ fn bench_backward(
     shape: &Shape,
     prec: Precision,
 ) -> Result<Vec<Row>> {
-    let mut rows = Vec::new();
-    for rung in BwdRung::ALL {
-        if rung.runs_on(dev) {
-            rows.push(bench_backward_on(ctx, dev, rung, shape, prec)?);
-        }
-    }
-    Ok(rows)
+    BwdRung::all_on(dev)
+        .map(|rung| bench_backward_on(ctx, dev, rung, shape, prec))
+        .collect()
 }
 
 /// [`bench_backward`]'s row of one rung.

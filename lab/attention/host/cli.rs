@@ -518,7 +518,11 @@ fn cli_backward(args: &Args, shape: &Shape, [q, k, v]: [Vec<u16>; 3]) -> Result<
     let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
     let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
     Plan::new(&dev, Rung::Fa2, prec, *shape, &x)?.run(&dev, &mut o, Some(&mut lse))?;
+    let val = |bits: &[u16]| bits.iter().map(|b| prec.value(*b)).collect::<Vec<f32>>();
     let mut rows = Vec::new();
+    // The last rung's gradients, for --dq, --dk and --dv (every rung passed
+    // the same check).
+    let mut last = None;
     for rung in rungs {
         if !rung.runs_on(&dev) && matches!(args.variant, OneOrAll::All) {
             println!("skip {}: needs an sm_90 GPU", rung.label());
@@ -577,13 +581,12 @@ fn cli_backward(args: &Args, shape: &Shape, [q, k, v]: [Vec<u16>; 3]) -> Result<
         r.rel_err = Some(e.dq.max(e.dk).max(e.dv));
         r.note = format!("dQ {:.1e} dK {:.1e} dV {:.1e}", e.dq, e.dk, e.dv);
         rows.push(r);
-        // The files hold the last rung's gradients (every rung passed the
-        // same check).
-        let val = |bits: &[u16]| bits.iter().map(|b| prec.value(*b)).collect::<Vec<f32>>();
+        last = Some([dq, dk, dv]);
+    }
+    write(args, &qdims, &val(&dev.download(&o)?), &dev.download(&lse)?)?;
+    if let Some([dq, dk, dv]) = last {
         write_grads(args, &qdims, &kdims, &val(&dq), &val(&dk), &val(&dv))?;
     }
-    let val = |bits: &[u16]| bits.iter().map(|b| prec.value(*b)).collect::<Vec<f32>>();
-    write(args, &qdims, &val(&dev.download(&o)?), &dev.download(&lse)?)?;
     Ok(rows)
 }
 
