@@ -36,7 +36,7 @@ W = "attention"
 
 def shapes(quick):
     """(batch, heads, seq, dim), as bench_shapes in bench.rs."""
-    return [(1, 8, 2048, 128)] if quick else [(4, 16, 8192, 128), (4, 32, 8192, 64)]
+    return [(1, 8, 2048, 128)] if quick else [(4, 16, 8192, 128), (4, 32, 8192, 64), (2, 16, 4096, 256)]
 
 
 def backward_shapes(quick):

@@ -49,7 +49,12 @@ fn sim_many_key_tiles_reuse_every_stage() {
     // 600 keys: 5 tiles of 128 (the Hopper rungs' 2 or 3 stages are each
     // refilled), 10 of 64 (rung 2); a non-default scale.
     let dev = Device::sim();
-    for (d, prec, causal) in [(128, Precision::F16, false), (64, Precision::Bf16, true)] {
+    // At D = 256 (rungs 4 and 5, 64-key tiles): 10 tiles through 2 stages.
+    for (d, prec, causal) in [
+        (128, Precision::F16, false),
+        (64, Precision::Bf16, true),
+        (256, Precision::Bf16, true),
+    ] {
         let shape = Shape::new(1, 1, 150, 600, d, causal, Some(0.2)).unwrap();
         for rung in [Rung::Fa2, Rung::Wgmma, Rung::Ws, Rung::WsSkip] {
             if rung.refuses(&shape).is_none() {
@@ -186,10 +191,17 @@ fn rungs_refuse_shapes_they_cannot_take() {
             .unwrap()
             .to_string();
         assert!(
-            e.contains("not for this shape") && e.contains("64 and 128"),
+            e.contains("not for this shape") && e.contains("and 128"),
             "{e}"
         );
     }
+    // D = 256: rungs 4 and 5 only (and rung 1); the others name them.
+    let wide = Shape::new(1, 1, 10, 10, 256, false, None).unwrap();
+    for rung in [Rung::Fa2, Rung::Wgmma] {
+        let e = rung.refuses(&wide).unwrap();
+        assert!(e.contains("D = 256") && e.contains("rungs 4 and 5"), "{e}");
+    }
+    assert_eq!(Rung::Ws.refuses(&wide), None);
     // Rung 1 takes D = 96.
     check_rung(&dev, Rung::Split, Precision::Bf16, &shape, 0).unwrap();
     let e = Plan::new(
@@ -302,12 +314,97 @@ fn gpu_every_rung() {
         shapes.extend([(2, 3, 1000, 1000), (1, 2, 513, 2049), (1, 1, 4096, 300)]);
     }
     for (b, h, sq, skv) in shapes {
-        for d in [64, 128] {
+        for d in [64, 128, 256] {
             for causal in [false, true] {
                 let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
                 every_rung_on_the_gpu(&dev, hopper, &shape, 5);
             }
         }
+    }
+}
+
+/// The FP8 forward on the GPU (sm_90 only) against the f64 reference of
+/// the dequantised inputs: odd lengths both ways, one query and one key,
+/// grouped heads, causal and not.
+#[test]
+fn gpu_fp8_forward() {
+    let Some(dev) = gpu_or_skip() else { return };
+    if dev.as_gpu().unwrap().info().compute_capability != (9, 0) {
+        println!("skipped: the FP8 forward is an sm_90a kernel");
+        return;
+    }
+    // (batch, heads, kv_heads, sq, skv)
+    let shapes = [
+        (1, 2, 2, 77, 133),
+        (2, 1, 1, 133, 77),
+        (1, 1, 1, 1, 1),
+        (1, 4, 1, 1000, 1999),
+        (2, 6, 3, 513, 300),
+    ];
+    for (i, (b, h, hkv, sq, skv)) in shapes.into_iter().enumerate() {
+        for causal in [false, true] {
+            let shape = Shape::new(b, h, sq, skv, 128, causal, None)
+                .unwrap()
+                .with_kv_heads(hkv)
+                .unwrap();
+            let seed = 50 + 3 * i as u64;
+            let q = attention::generated(seed, shape.q_len());
+            let k = attention::generated(seed + 1, shape.kv_len());
+            let v = attention::generated(seed + 2, shape.kv_len());
+            let (e, ..) =
+                attention::check_fp8(&dev, &shape, [&q, &k, &v], attention::all_rows(&shape))
+                    .unwrap_or_else(|e| panic!("FP8 {}: {e}", shape.label()));
+            println!(
+                "FP8 {}: rel {:.2e}, max {:.2e}, lse {:.1e}",
+                shape.label(),
+                e.rel,
+                e.max,
+                e.lse
+            );
+        }
+    }
+}
+
+#[test]
+fn fp8_refuses_what_it_cannot_take_and_bad_scales() {
+    let dev = Device::sim();
+    let d64 = Shape::new(1, 1, 8, 8, 64, false, None).unwrap();
+    let e = attention::fp8_refuses(&d64).unwrap();
+    assert!(e.contains("D = 128") && e.contains("D = 64"), "{e}");
+    let windowed = Shape::new(1, 1, 8, 8, 128, false, None)
+        .unwrap()
+        .with_window(4)
+        .unwrap();
+    assert!(
+        attention::fp8_refuses(&windowed)
+            .unwrap()
+            .contains("--window")
+    );
+    let shape = Shape::new(1, 1, 8, 8, 128, false, None).unwrap();
+    let x = vec![1f32; shape.q_len()];
+    let mut bad = x.clone();
+    bad[5] = f32::NAN;
+    let e = attention::Fp8Inputs::quantize(&dev, &shape, [&x, &bad, &x])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("K[5]") && e.contains("finite"), "{e}");
+    let e = attention::Fp8Inputs::quantize(&dev, &shape, [&x[..10], &x, &x])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("Q") && e.contains("the shape needs 1024"), "{e}");
+    for s in [0.0, -1.0, f32::INFINITY, f32::NAN] {
+        let scales = attention::Fp8Scales {
+            q: 1.0,
+            k: s,
+            v: 1.0,
+        };
+        let e = scales.check().unwrap_err().to_string();
+        assert!(
+            e.contains("scale of K") && e.contains("finite positive"),
+            "{e}"
+        );
     }
 }
 
@@ -322,7 +419,7 @@ fn gpu_grouped_heads() {
         shapes.extend([(2, 8, 2, 1000, 1000), (1, 6, 3, 513, 2049)]);
     }
     for (b, h, hkv, sq, skv) in shapes {
-        for d in [64, 128] {
+        for d in [64, 128, 256] {
             for causal in [false, true] {
                 let shape = Shape::new(b, h, sq, skv, d, causal, None)
                     .unwrap()
@@ -435,19 +532,22 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
         })
         .collect();
     // 1 transpose + 2 softmaxes + 4 fa2 + 8 ranged fa2 (dense with a
-    // window, packed) + 4 wgmma + 8 ws instances, and the backward's 8 main
+    // window, packed) + 4 wgmma + 8 ws + 4 wide ws (D = 256) instances, 2
+    // FP8 instances and its V^T transpose, and the backward's 8 main
     // instances of each rung (dense, packed) + 2 pre + 2 dQ instances.
     assert_eq!(
         kernels.len(),
-        1 + 2 + 4 + 8 + 4 + 8 + 8 + 8 + 2 + 2,
+        1 + 2 + 4 + 8 + 4 + 8 + 4 + 3 + 8 + 8 + 2 + 2,
         "{kernels:?}"
     );
     let (portable, hopper) = (ptxlab::modules::ptx(false), ptxlab::modules::ptx_sm90a());
     for k in &kernels {
         let bwd_hopper = k.module.ends_with("::backward_hopper");
         let is_hopper = k.module.ends_with("::hopper");
+        let wide = k.module.ends_with("::wide");
+        let fp8 = k.module.ends_with("::fp8");
         let e = entry(
-            if is_hopper || bwd_hopper {
+            if is_hopper || bwd_hopper || wide || fp8 {
                 hopper
             } else {
                 portable
@@ -512,7 +612,64 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
             );
             assert!(!e.contains("atom.add.f32"), "{}: a generic atomic", k.name);
         }
-        if k.name.starts_with("attn_ws") {
+        if wide {
+            // D = 256: S on m64n64k16 from shared memory (64-key tiles),
+            // P V on m64n256k16 with P in registers, the TMA pipeline, the
+            // producer giving back all it can so the consumers get 240.
+            assert!(e.contains(".minnctapersm 1"), "{}", k.name);
+            for what in [
+                "wgmma.mma_async.sync.aligned.m64n64k16.f32",
+                "cp.async.bulk.tensor.2d",
+                "mbarrier.try_wait.parity",
+                "setmaxnreg.dec.sync.aligned.u32 24",
+                "setmaxnreg.inc.sync.aligned.u32 240",
+                "bar.sync",
+                "bar.arrive",
+            ] {
+                assert!(e.contains(what), "{}: no `{what}`", k.name);
+            }
+            assert!(
+                e.lines()
+                    .any(|l| l.contains("m64n256k16") && l.contains("p, 1, 1, 1;")),
+                "{}: no register-A wgmma of N = 256",
+                k.name
+            );
+            assert!(
+                !e.contains("ld.local"),
+                "{}: accumulators in local memory",
+                k.name
+            );
+        }
+        if k.name.starts_with("attn_ws_fp8") {
+            // FP8: both products on m64n128k32 E4M3, the second with P in
+            // registers (`{a0..a3}`, no transpose immediates: FP8 has
+            // none), P rounded by the paired cvt, the TMA pipeline.
+            assert!(e.contains(".minnctapersm 1"), "{}", k.name);
+            for what in [
+                "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+                "cvt.rn.satfinite.e4m3x2.f32",
+                "cp.async.bulk.tensor.2d",
+                "mbarrier.try_wait.parity",
+                "setmaxnreg.dec.sync.aligned.u32 40",
+                "setmaxnreg.inc.sync.aligned.u32 232",
+                "bar.sync",
+                "bar.arrive",
+            ] {
+                assert!(e.contains(what), "{}: no `{what}`", k.name);
+            }
+            assert!(
+                e.lines()
+                    .any(|l| l.contains("m64n128k32") && l.contains("}, {%r")),
+                "{}: no register-A FP8 wgmma",
+                k.name
+            );
+            assert!(
+                !e.contains("ld.local"),
+                "{}: registers in local memory",
+                k.name
+            );
+        }
+        if k.name.starts_with("attn_ws") && !wide && !fp8 {
             for what in [
                 "setmaxnreg.dec.sync.aligned.u32 40",
                 "setmaxnreg.inc.sync.aligned.u32 232",
@@ -651,7 +808,7 @@ fn ptxas_honours_the_register_caps_and_keeps_setmaxnreg() {
     seen.dedup();
     assert_eq!(
         seen.len(),
-        1 + 2 + 4 + 8 + 4 + 8 + 8 + 8 + 2 + 2,
+        1 + 2 + 4 + 8 + 4 + 8 + 4 + 3 + 8 + 8 + 2 + 2,
         "ptxas reported {seen:?}"
     );
 }

@@ -15,7 +15,8 @@
 use super::backward::BwdRung;
 use super::check::{bound, check_rung, errors};
 use super::cpu::POISON_16;
-use super::cpu::{generated, reference, round_checked, sample_rows, widen};
+use super::cpu::{all_rows, generated, reference, round_checked, sample_rows, widen};
+use super::fp8::{FP8_LABEL, Fp8Inputs, Fp8Plan, check_fp8, fp8_entry, fp8_refuses};
 use super::launch::{Inputs, Plan, entry};
 use super::packed::Packed;
 use super::types::{NAME, Precision, Rung, Shape};
@@ -30,7 +31,7 @@ pub fn bench_shapes(quick: bool) -> Vec<(usize, usize, usize, usize)> {
     if quick {
         vec![(1, 8, 2048, 128)]
     } else {
-        vec![(4, 16, 8192, 128), (4, 32, 8192, 64)]
+        vec![(4, 16, 8192, 128), (4, 32, 8192, 64), (2, 16, 4096, 256)]
     }
 }
 
@@ -113,6 +114,10 @@ pub fn bench(ctx: &BenchCtx) -> Result<Vec<Row>> {
             for causal in [false, true] {
                 let shape = Shape::new(b, h, s, s, d, causal, None)?;
                 bench_shape(ctx, dev, &shape, prec, &mut rows)?;
+                // FP8 beside BF16 where it runs (D = 128).
+                if prec == Precision::Bf16 && d == 128 {
+                    bench_fp8(ctx, dev, &shape, &mut rows)?;
+                }
             }
         }
     }
@@ -521,5 +526,67 @@ fn bench_shape(
         }
         rows.push(row);
     }
+    Ok(())
+}
+
+/// The FP8 row at `shape` (`D = 128`; skipped otherwise): checked at the
+/// odd shape against the f64 reference of the dequantised inputs (every
+/// row), then at `shape` on sampled rows, then the kernel timed (`V^T` is
+/// made once per `V`, outside the timing; the CLI reports its time).
+fn bench_fp8(ctx: &BenchCtx, dev: &Device, shape: &Shape, rows: &mut Vec<Row>) -> Result<()> {
+    let mut row = Row::new(NAME, FP8_LABEL, "gpu", &shape.label(), "fp8");
+    if let Some(why) = fp8_refuses(shape) {
+        row.status = Status::Skipped(why);
+        rows.push(row);
+        return Ok(());
+    }
+    let arch = dev.as_gpu().map(|g| g.info().arch()).unwrap_or_default();
+    set_resources(&mut row, Some(fp8_entry(shape.causal)), &arch);
+    let inputs = |s: &Shape| {
+        [
+            generated(0, s.q_len()),
+            generated(1, s.kv_len()),
+            generated(2, s.kv_len()),
+        ]
+    };
+    let odd = odd_shape(shape)?;
+    let [q, k, v] = inputs(&odd);
+    if let Err(e) = check_fp8(dev, &odd, [&q, &k, &v], all_rows(&odd)) {
+        row.status = status_of(e);
+        rows.push(row);
+        return Ok(());
+    }
+    let [q, k, v] = inputs(shape);
+    match check_fp8(dev, shape, [&q, &k, &v], sample_rows(shape)) {
+        Ok((e, ..)) => {
+            row.rel_err = Some(e.rel);
+            row.note = format!("max {:.1e}, against the dequantised inputs", e.max);
+        }
+        Err(e) => {
+            row.status = status_of(e);
+            rows.push(row);
+            return Ok(());
+        }
+    }
+    let (x, _) = Fp8Inputs::quantize(dev, shape, [&q, &k, &v])?;
+    drop((q, k, v));
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
+    let mut plan = Fp8Plan::new(dev, *shape, &x)?;
+    let t0 = std::time::Instant::now();
+    plan.run(dev, &mut o, None)?;
+    dev.synchronize()?;
+    row.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
+    let first = row.first_ms.unwrap_or(1.0);
+    match dev.time(1, reps_for(first, ctx.reps()), |_| {
+        plan.run(dev, &mut o, None)
+    }) {
+        Ok(t) => {
+            row.throughput = Some(shape.flops() / (t.median_ms * 1e-3) / 1e9);
+            row.unit = "GFLOP/s".into();
+            row.timing = Some(t);
+        }
+        Err(e) => row.status = Status::Failed(e.to_string()),
+    }
+    rows.push(row);
     Ok(())
 }

@@ -23,7 +23,7 @@
 //! reference value ("max").
 
 use super::backward::{Backward, BwdRung, GradErrors, Grads, grad_errors, verify_grads};
-use super::cpu::{POISON_16, Reference, all_rows, check_inputs, reference, widen};
+use super::cpu::{POISON_16, Reference, all_rows, check_inputs, generated, reference, widen};
 use super::cpu::{grad_reference, sample_rows};
 use super::launch::{Inputs, Plan};
 use super::packed::{Packed, packed_inputs};
@@ -201,7 +201,9 @@ pub const SIM_GQA_SHAPES: [(usize, usize, usize, usize, usize); 2] =
 /// instance; then, per instance, every rung and the backward pass at one
 /// grouped-head shape of [`SIM_GQA_SHAPES`], rungs 1-2 and the backward
 /// pass with a sliding window, and rung 2 and the backward pass on a
-/// packed variable-length batch ([`SIM_PACKED`]).
+/// packed variable-length batch ([`SIM_PACKED`]); per precision the rungs
+/// that take `D = 256`, causal and not, dense and grouped; and the FP8
+/// forward at an odd shape, causal and not, and with grouped heads.
 pub fn sim_check() -> Result<()> {
     let dev = Device::sim();
     for (i, prec) in Precision::ALL.into_iter().enumerate() {
@@ -268,6 +270,43 @@ pub fn sim_check() -> Result<()> {
             };
             check_packed(&dev, prec, &p, (i * 2 + j + 24) as u64, true)?;
         }
+        // D = 256 (rungs 1, 4 and 5): causal and not at an odd shape, and
+        // with grouped heads.
+        let (b, h, sq, skv) = SIM_SHAPES[i % SIM_SHAPES.len()];
+        let (gb, gh, ghkv, gsq, gskv) = SIM_GQA_SHAPES[(i + 1) % SIM_GQA_SHAPES.len()];
+        for causal in [false, true] {
+            let dense = Shape::new(b, h, sq, skv, 256, causal, None)?;
+            let grouped = Shape::new(gb, gh, gsq, gskv, 256, !causal, None)?.with_kv_heads(ghkv)?;
+            for shape in [dense, grouped] {
+                for rung in Rung::ALL {
+                    if rung.refuses(&shape).is_none() {
+                        check_rung(
+                            &dev,
+                            rung,
+                            prec,
+                            &shape,
+                            (i * 2 + causal as usize + 32) as u64,
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    // The FP8 forward (D = 128): an odd shape causal and not, and grouped
+    // heads causal, against the f64 reference of the dequantised inputs.
+    let (b, h, sq, skv) = SIM_SHAPES[0];
+    let (gb, gh, ghkv, gsq, gskv) = SIM_GQA_SHAPES[1];
+    let shapes = [
+        Shape::new(b, h, sq, skv, 128, false, None)?,
+        Shape::new(b, h, sq, skv, 128, true, None)?,
+        Shape::new(gb, gh, gsq, gskv, 128, true, None)?.with_kv_heads(ghkv)?,
+    ];
+    for (i, shape) in shapes.iter().enumerate() {
+        let seed = 40 + 3 * i as u64;
+        let q = generated(seed, shape.q_len());
+        let k = generated(seed + 1, shape.kv_len());
+        let v = generated(seed + 2, shape.kv_len());
+        super::fp8::check_fp8(&dev, shape, [&q, &k, &v], all_rows(shape))?;
     }
     Ok(())
 }

@@ -44,7 +44,7 @@ pub struct Args {
     /// Key/value length of random inputs [default: --seq].
     #[arg(long, value_parser = ptxlab_common::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub seq_kv: Option<usize>,
-    /// Head dimension of random inputs [default: 128]; rungs 2-5 take 64 and 128.
+    /// Head dimension of random inputs [default: 128]; rungs 2-5 take 64 and 128, rungs 4-5 also 256.
     #[arg(long, value_parser = ptxlab_common::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub dim: Option<usize>,
     /// Causal mask (torch's `is_causal`: query i sees keys j <= i).
@@ -116,6 +116,12 @@ pub struct Args {
     /// Write dL/dV (float32, (B, H_kv, S_kv, D)).
     #[arg(long, value_name = "dV.npy")]
     pub dv: Option<PathBuf>,
+    /// Also run the FP8 forward (D = 128, sm_90): the float32 inputs
+    /// quantised to E4M3 with one scale per tensor (largest magnitude /
+    /// 448), checked against the f64 reference of the dequantised inputs,
+    /// its error printed beside the 16-bit rungs'.
+    #[arg(long)]
+    pub fp8: bool,
 }
 
 /// Most multiply-adds (`heads Sq Skv D`) of one rung on the simulator.
@@ -238,11 +244,23 @@ pub(super) fn work(shape: &Shape) -> usize {
 /// `ptxlab attention` on a dense problem: the rows it measured.
 pub fn cli_dense(args: &Args) -> Result<Vec<Row>> {
     ptxlab_common::cli::check_reps(args.reps)?;
-    let (shape, [q, k, v]) = inputs(args)?;
+    let (shape, [qf, kf, vf]) = inputs(args)?;
+    if args.fp8 {
+        if let Some(why) = super::fp8::fp8_refuses(&shape) {
+            return Err(Error::input("--fp8", why));
+        }
+        if args.backend == Backend::Cpu {
+            return Err(Error::input(
+                "--fp8",
+                "the FP8 forward runs on --backend gpu or sim",
+            ));
+        }
+    }
     let prec = args.precision;
-    let q = round_checked(prec, "Q", &q)?;
-    let k = round_checked(prec, "K", &k)?;
-    let v = round_checked(prec, "V", &v)?;
+    let (q, k, v) = (&qf, &kf, &vf);
+    let q = round_checked(prec, "Q", q)?;
+    let k = round_checked(prec, "K", k)?;
+    let v = round_checked(prec, "V", v)?;
     let (wq, wk, wv) = (widen(prec, &q), widen(prec, &k), widen(prec, &v));
     println!(
         "attention {} {}, scale {:.6}, {:.3} GFLOP",
@@ -391,6 +409,14 @@ pub fn cli_dense(args: &Args) -> Result<Vec<Row>> {
         measured.push(r);
         last = Some((got, got_lse));
     }
+    if args.fp8 {
+        let rows = if full {
+            all_rows(&shape)
+        } else {
+            sample_rows(&shape)
+        };
+        measured.extend(cli_fp8(&dev, &shape, [&qf, &kf, &vf], rows, args.reps)?);
+    }
     match last {
         Some((got, l)) => {
             let o: Vec<f32> = got.iter().map(|b| prec.value(*b)).collect();
@@ -402,6 +428,70 @@ pub fn cli_dense(args: &Args) -> Result<Vec<Row>> {
             format!("no rung takes {} (see the lines above)", shape.label()),
         )),
     }
+}
+
+/// `--fp8`: the FP8 forward on the float32 inputs against the f64
+/// reference of the dequantised ones (on `rows`), then timed; the rows of
+/// the kernel and of the `V^T` it reads (made once per `V`).
+fn cli_fp8(
+    dev: &ptxlab_common::runtime::Device,
+    shape: &Shape,
+    inputs: [&[f32]; 3],
+    rows: Vec<(usize, usize)>,
+    reps: usize,
+) -> Result<Vec<Row>> {
+    use super::fp8::{Fp8Inputs, Fp8Plan, check_fp8, fp8_bound};
+    let full = rows.len() == shape.bh() * shape.sq;
+    let (e, refr, _, _) = check_fp8(dev, shape, inputs, rows)?;
+    let (mut x, _) = Fp8Inputs::quantize(dev, shape, inputs)?;
+    let reps = if dev.is_sim() { 1 } else { reps };
+    let tv = dev.time(1, reps, |_| x.transpose_v(dev))?;
+    let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
+    let mut plan = Fp8Plan::new(dev, *shape, &x)?;
+    let t = dev.time(1, reps, |_| plan.run(dev, &mut o, None))?;
+    let s = x.scales();
+    let label = super::fp8::FP8_LABEL;
+    println!(
+        "PASS {label} on {}: rel err {:.2e} (bound {:.1e}, {}, against the dequantised inputs), \
+         max {:.2e}, lse {:.1e}; scales Q {:.3e} K {:.3e} V {:.3e}; median {} ms ({}-{}), {:.1} \
+         TFLOP/s; V^T (once per V) {} ms",
+        dev.name(),
+        e.rel,
+        fp8_bound(),
+        if full { "every row" } else { "sampled rows" },
+        e.max,
+        e.lse,
+        s.q,
+        s.k,
+        s.v,
+        fmt_ms(t.median_ms),
+        fmt_ms(t.min_ms),
+        fmt_ms(t.max_ms),
+        shape.flops() / (t.median_ms * 1e-3) / 1e12,
+        fmt_ms(tv.median_ms)
+    );
+    let _ = refr;
+    let backend = if dev.is_sim() { "sim" } else { "gpu" };
+    let mut r = timed_row(
+        "attention",
+        label,
+        backend,
+        &shape.label(),
+        "fp8",
+        &t,
+        Some((shape.flops() / (t.median_ms * 1e-3) / 1e9, "GFLOP/s")),
+    );
+    r.rel_err = Some(e.rel);
+    let vt = timed_row(
+        "attention",
+        "FP8: V^T for the kernel (attn_fp8_vt, once per V)",
+        backend,
+        &shape.label(),
+        "fp8",
+        &tv,
+        None,
+    );
+    Ok(vec![r, vt])
 }
 
 /// The output gradient: `--grad-out` (Q's shape, named when it differs)

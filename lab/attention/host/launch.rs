@@ -6,7 +6,7 @@
 
 use super::packed::Packed;
 use super::types::{Precision, Rung, Shape};
-use kernels_gpu::attention::{Lse, fa2, hopper as hp, split};
+use kernels_gpu::attention::{Lse, fa2, hopper as hp, split, wide};
 use ptxlab_common::error::{Error, Result};
 use ptxlab_common::launch;
 use ptxlab_common::runtime::{Buffer, Device, LaunchConfig, ModuleKey, TensorMap};
@@ -137,6 +137,9 @@ impl Prepared {
         let cfg = match rung {
             Rung::Split => cfg(Dim3::x(sq as u32), split::softmax_shared_bytes()),
             Rung::Fa2 => cfg(grid(fa2::FA2_BM), fa2::fa2_shared_bytes(d)),
+            Rung::Ws | Rung::WsSkip if d == wide::WIDE_D => {
+                cfg(grid(hp::HP_BM), wide::wide_shared_bytes())
+            }
             Rung::Wgmma | Rung::Ws | Rung::WsSkip => {
                 cfg(grid(hp::HP_BM), hp::hopper_shared_bytes(d))
             }
@@ -197,14 +200,17 @@ impl Prepared {
         check_len("V", x.v.len(), kl)?;
         let (bh, sq, skv, d, bh_kv) = (sh.bh(), sh.sq, sh.skv, sh.d, sh.bh_kv());
         let maps = if self.rung.hopper() {
-            let (rows, box_cols) = (hp::HP_BM as u32, hp::HP_BOX_COLS as u32);
-            let map = |b: &'a Buffer<u16>, n: usize| {
-                TensorMap::tiled_2d(dev, b, n, d, rows, box_cols, Swizzle::B128)
+            // `Q` in boxes of a block's query rows, `K` and `V` in boxes of
+            // a key tile's rows (fewer at D = 256), 64 columns each.
+            let box_cols = hp::HP_BOX_COLS as u32;
+            let map = |b: &'a Buffer<u16>, n: usize, rows: usize| {
+                TensorMap::tiled_2d(dev, b, n, d, rows as u32, box_cols, Swizzle::B128)
             };
+            let kv_rows = hp::hp_bn(d);
             Some([
-                map(&x.q, bh * sq)?,
-                map(&x.k, bh_kv * skv)?,
-                map(&x.v, bh_kv * skv)?,
+                map(&x.q, bh * sq, hp::HP_BM)?,
+                map(&x.k, bh_kv * skv, kv_rows)?,
+                map(&x.v, bh_kv * skv, kv_rows)?,
             ])
         } else {
             None
@@ -319,7 +325,47 @@ impl<'a> Plan<'a> {
             (Precision::Bf16, 128) => Fused::<Bf16, 128>::run(self, dev, o, lse),
             (Precision::F16, 64) => Fused::<F16, 64>::run(self, dev, o, lse),
             (Precision::F16, 128) => Fused::<F16, 128>::run(self, dev, o, lse),
+            (Precision::Bf16, wide::WIDE_D) => self.run_wide::<Bf16>(dev, o, lse),
+            (Precision::F16, wide::WIDE_D) => self.run_wide::<F16>(dev, o, lse),
             _ => unreachable!("Plan::new refused other head dims for the fused rungs"),
+        }
+    }
+
+    /// Rungs 4 and 5 at `D = 256` ([`wide::attn_ws_wide`]; the only rungs
+    /// [`Rung::refuses`] lets through at that `D` besides rung 1).
+    fn run_wide<H: Half16>(
+        &mut self,
+        dev: &Device,
+        o: &mut Buffer<u16>,
+        lse: Option<&mut Buffer<f32>>,
+    ) -> Result<()>
+    where
+        wide::attn_ws_wide::Of<H, false>: wide::attn_ws_wide::Instance,
+        wide::attn_ws_wide::Of<H, true>: wide::attn_ws_wide::Instance,
+    {
+        let shape = self.prepared.shape.kernel_shape();
+        let want = if lse.is_some() { Lse::Store } else { Lse::Skip };
+        let cfg = self.prepared.cfg;
+        let lse = match lse {
+            Some(l) => l,
+            None => &mut self.prepared.no_lse,
+        };
+        let Some([mq, mk, mv]) = &self.maps else {
+            unreachable!("Plan::new made the tensor maps of the Hopper rungs")
+        };
+        let (mq, mk, mv) = (mq.buffer(), mk.buffer(), mv.buffer());
+        match self.prepared.rung {
+            Rung::Ws => launch!(
+                dev,
+                cfg,
+                attention::wide::attn_ws_wide::<H, false>(mq, mk, mv, o, lse, shape, want)
+            ),
+            Rung::WsSkip => launch!(
+                dev,
+                cfg,
+                attention::wide::attn_ws_wide::<H, true>(mq, mk, mv, o, lse, shape, want)
+            ),
+            r => unreachable!("Rung::refuses keeps rung {} from D = 256", r.number()),
         }
     }
 
@@ -533,6 +579,16 @@ pub fn entry(rung: Rung, prec: Precision, d: usize, window: bool) -> Option<&'st
         (Precision::Bf16, 128) => of::<Bf16, 128>(rung, window),
         (Precision::F16, 64) => of::<F16, 64>(rung, window),
         (Precision::F16, 128) => of::<F16, 128>(rung, window),
+        (_, wide::WIDE_D) if matches!(rung, Rung::Ws | Rung::WsSkip) => {
+            use wide::attn_ws_wide::{Instance, Of};
+            let skip = rung == Rung::WsSkip;
+            match (prec, skip) {
+                (Precision::Bf16, false) => <Of<Bf16, false> as Instance>::ENTRY,
+                (Precision::Bf16, true) => <Of<Bf16, true> as Instance>::ENTRY,
+                (Precision::F16, false) => <Of<F16, false> as Instance>::ENTRY,
+                (Precision::F16, true) => <Of<F16, true> as Instance>::ENTRY,
+            }
+        }
         _ if rung == Rung::Split => match prec {
             Precision::Bf16 => <Bf16 as split::attn_softmax::Built>::ENTRY,
             Precision::F16 => <F16 as split::attn_softmax::Built>::ENTRY,

@@ -29,6 +29,7 @@ mod bench;
 mod check;
 mod cli;
 mod cpu;
+mod fp8;
 mod launch;
 mod packed;
 mod packed_cli;
@@ -53,6 +54,9 @@ pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK};
 pub use cpu::{
     GradReference, POISON_16, Reference, all_rows, check_inputs, generated, grad_reference,
     hash_value, reference, round_checked, sample_rows, widen,
+};
+pub use fp8::{
+    FP8_LABEL, Fp8Inputs, Fp8Plan, Fp8Scales, check_fp8, fp8_bound, fp8_entry, fp8_refuses,
 };
 pub use launch::{Inputs, Plan, Prepared, entry, packed_entry};
 pub use packed::{

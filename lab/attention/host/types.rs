@@ -1,7 +1,7 @@
 //! The types every other file of the workload stands on: the working
 //! precision, the rungs of the ladder and the validated problem shape.
 
-use kernels_gpu::attention::{AttnShape, fa2, hopper};
+use kernels_gpu::attention::{AttnShape, fa2, hopper, wide};
 use ptxlab_common::error::{Error, Result};
 use ptxlab_device::mma::{Bf16, F16, Half16};
 
@@ -119,9 +119,16 @@ impl Rung {
             }
             return None;
         }
-        if !matches!(shape.d, 64 | 128) {
+        let wide = matches!(self, Rung::Ws | Rung::WsSkip) && shape.d == wide::WIDE_D;
+        if !matches!(shape.d, 64 | 128) && !wide {
+            let also = if self.hopper() && *self != Rung::Wgmma {
+                " and 256"
+            } else {
+                ""
+            };
             return not(format!(
-                "rung {} is built for head dims 64 and 128 (D = {}); rung 1 (split) takes any even D",
+                "rung {} is built for head dims 64{also} and 128 (D = {}); rung 1 (split) takes \
+                 any even D, rungs 4 and 5 (ws, ws-skip) also D = 256",
                 self.number(),
                 shape.d
             ));
@@ -245,7 +252,9 @@ impl Shape {
         if d > MAX_DIM {
             return Err(Error::input(
                 "--dim",
-                format!("{d}; allowed 1..={MAX_DIM} (rungs 2-5 take 64 and 128)"),
+                format!(
+                    "{d}; allowed 1..={MAX_DIM} (rungs 2-5 take 64 and 128, rungs 4-5 also 256)"
+                ),
             ));
         }
         let bh = batch.saturating_mul(heads);

@@ -62,10 +62,16 @@ pub const WS_THREADS: u32 = 384;
 /// Consumer threads (the two computing warpgroups).
 const CONSUMERS: u32 = 256;
 /// Barrier slots reserved after the tiles.
-const BAR_SLOTS: usize = 20;
+pub(super) const BAR_SLOTS: usize = 20;
+
+/// Keys per tile for head dimension `d`: [`HP_BN`] up to `d = 128`, 64
+/// at `d = 256` (rungs 4 and 5 at `D = 256`: [`super::wide`]).
+pub const fn hp_bn(d: usize) -> usize {
+    if d <= 128 { HP_BN } else { 64 }
+}
 
 /// Key/value stages for head dimension `d`: two at `d = 128` (160 KiB of
-/// tiles), three at `d = 64`.
+/// tiles) and `d = 256` (192 KiB with the `Q` tile), three at `d = 64`.
 pub const fn hp_stages(d: usize) -> usize {
     if d <= 64 { 3 } else { 2 }
 }
@@ -75,7 +81,8 @@ const fn tile_bytes(rows: usize, d: usize) -> usize {
     rows * d * 2
 }
 
-/// Dynamic shared memory of rungs 3 to 5 for head dimension `d`: 1024
+/// Dynamic shared memory of rungs 3 to 5 for head dimension `d` (64 or
+/// 128; `D = 256`: [`super::wide::wide_shared_bytes`]): 1024
 /// bytes of alignment slack, the `Q` tile, the stages, the barriers.
 pub const fn hopper_shared_bytes(d: usize) -> usize {
     1024 + tile_bytes(HP_BM, d) + hp_stages(d) * 2 * tile_bytes(HP_BN, d) + 8 * BAR_SLOTS
@@ -85,31 +92,31 @@ pub const fn hopper_shared_bytes(d: usize) -> usize {
 /// 3: both, on the `K` slot), `K` released, `V` released; and the two
 /// turn barriers of rung 4 in the simulator ([`Turn`]).
 #[derive(Clone, Copy)]
-struct Bar(SharedSlice<u64>);
+pub(super) struct Bar(SharedSlice<u64>);
 
 impl Bar {
     #[inline(always)]
-    fn q_full(self) -> Mbarrier {
+    pub(super) fn q_full(self) -> Mbarrier {
         Mbarrier::at(self.0, 0)
     }
     #[inline(always)]
-    fn k_full(self, s: usize) -> Mbarrier {
+    pub(super) fn k_full(self, s: usize) -> Mbarrier {
         Mbarrier::at(self.0, 1 + s)
     }
     #[inline(always)]
-    fn v_full(self, s: usize) -> Mbarrier {
+    pub(super) fn v_full(self, s: usize) -> Mbarrier {
         Mbarrier::at(self.0, 5 + s)
     }
     #[inline(always)]
-    fn k_empty(self, s: usize) -> Mbarrier {
+    pub(super) fn k_empty(self, s: usize) -> Mbarrier {
         Mbarrier::at(self.0, 9 + s)
     }
     #[inline(always)]
-    fn v_empty(self, s: usize) -> Mbarrier {
+    pub(super) fn v_empty(self, s: usize) -> Mbarrier {
         Mbarrier::at(self.0, 13 + s)
     }
     #[inline(always)]
-    fn turn(self, i: usize) -> Mbarrier {
+    pub(super) fn turn(self, i: usize) -> Mbarrier {
         Mbarrier::at(self.0, 17 + i)
     }
 }
@@ -121,6 +128,18 @@ fn layout(d: usize) -> (u32, Bar) {
     let raw = shared_addr(all.as_mut_ptr());
     let pad = ((1024 - raw % 1024) % 1024) as usize;
     let tiles = tile_bytes(HP_BM, d) + hp_stages(d) * 2 * tile_bytes(HP_BN, d);
+    let bars = shared::dynamic_shared::<u64>(pad + tiles, BAR_SLOTS);
+    (raw + pad as u32, Bar(bars))
+}
+
+/// [`layout`] of the kernels of `ws.rs`: `tiles` bytes of tiles (the
+/// dynamic shared memory being 1024 bytes of slack, the tiles and the
+/// barriers).
+#[inline(always)]
+pub(super) fn layout_tiles(tiles: usize) -> (u32, Bar) {
+    let all = shared::dynamic_shared::<U32x4>(0, (1024 + tiles + 8 * BAR_SLOTS) / 16);
+    let raw = shared_addr(all.as_mut_ptr());
+    let pad = ((1024 - raw % 1024) % 1024) as usize;
     let bars = shared::dynamic_shared::<u64>(pad + tiles, BAR_SLOTS);
     (raw + pad as u32, Bar(bars))
 }
@@ -137,14 +156,21 @@ fn v_at(base: u32, d: usize, s: usize) -> u32 {
     k_at(base, d, s) + tile_bytes(HP_BN, d) as u32
 }
 
-/// Starts the TMA copies of the 128 rows from `row` of the matrix behind
-/// `map` (`d` columns, one box per 64) into the tile at `dst`, completing
-/// on `bar`.
+/// Starts the TMA copies of the `rows` rows (the map's box height) from
+/// `row` of the matrix behind `map` (`d` columns, one box per 64) into the
+/// tile at `dst`, completing on `bar`.
 #[inline(always)]
-fn load_tile(dst: u32, map: DeviceSlice<u64>, row: usize, d: usize, bar: Mbarrier) {
-    unroll!(p in [0, 1] {
+pub(super) fn load_tile(
+    dst: u32,
+    map: DeviceSlice<u64>,
+    row: usize,
+    rows: usize,
+    d: usize,
+    bar: Mbarrier,
+) {
+    unroll!(p in [0, 1, 2, 3] {
         if p < d / HP_BOX_COLS {
-            tma_load_2d(dst + (p * HP_BN * 128) as u32, map, (p * HP_BOX_COLS) as i32, row as i32, bar);
+            tma_load_2d(dst + (p * rows * 128) as u32, map, (p * HP_BOX_COLS) as i32, row as i32, bar);
         }
     });
 }
@@ -153,28 +179,28 @@ fn load_tile(dst: u32, map: DeviceSlice<u64>, row: usize, d: usize, bar: Mbarrie
 /// rows of the `Q` tile at `q`: K-major, 8-row groups 1024 bytes apart,
 /// the step 32 bytes into its panel's 128-byte rows.
 #[inline(always)]
-fn q_desc(q: u32, wg: usize, kk: usize) -> SmemDesc {
+pub(super) fn q_desc(q: u32, wg: usize, kk: usize) -> SmemDesc {
     let at = q + ((kk / 4) * HP_BM * 128 + wg * 64 * 128) as u32;
     SmemDesc::new(at, 16, 1024, Swizzle::B128).offset(32 * (kk % 4) as u32)
 }
 
-/// `B` descriptor of key-step `kk` for the `K` tile at `k` (`S = Q K^T`:
-/// `B[d][key] = K[key][d]`, K-major, like [`q_desc`] over 128 keys).
+/// `B` descriptor of key-step `kk` for the `K` tile of `bn` keys at `k`
+/// (`S = Q K^T`: `B[d][key] = K[key][d]`, K-major, like [`q_desc`]).
 #[inline(always)]
-fn k_desc(k: u32, kk: usize) -> SmemDesc {
-    let at = k + ((kk / 4) * HP_BN * 128) as u32;
+pub(super) fn k_desc(k: u32, kk: usize, bn: usize) -> SmemDesc {
+    let at = k + ((kk / 4) * bn * 128) as u32;
     SmemDesc::new(at, 16, 1024, Swizzle::B128).offset(32 * (kk % 4) as u32)
 }
 
-/// `B` descriptor of key-step `kk` (keys `16 kk..`) for the `V` tile at
-/// `v` (`O += P V`: `B[key][d] = V[key][d]`, MN-major): 64 columns per
-/// panel, panels `128 x 128` bytes apart (the leading offset), 8 keys
-/// 1024 bytes apart (the stride).
+/// `B` descriptor of key-step `kk` (keys `16 kk..`) for the `V` tile of
+/// `bn` keys at `v` (`O += P V`: `B[key][d] = V[key][d]`, MN-major): 64
+/// columns per panel, panels `bn x 128` bytes apart (the leading offset),
+/// 8 keys 1024 bytes apart (the stride).
 #[inline(always)]
-fn v_desc(v: u32, kk: usize) -> SmemDesc {
+pub(super) fn v_desc(v: u32, kk: usize, bn: usize) -> SmemDesc {
     SmemDesc::new(
         v + (kk * 16 * 128) as u32,
-        (HP_BN * 128) as u32,
+        (bn * 128) as u32,
         1024,
         Swizzle::B128,
     )
@@ -186,7 +212,7 @@ fn v_desc(v: u32, kk: usize) -> SmemDesc {
 fn issue_s<H: Half16, const D: usize>(s: &mut [f32; 64], q: u32, wg: usize, k: u32) {
     unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
         if kk < D / 16 {
-            wgmma_m64n128k16::<H, false>(s, q_desc(q, wg, kk), k_desc(k, kk), kk != 0);
+            wgmma_m64n128k16::<H, false>(s, q_desc(q, wg, kk), k_desc(k, kk, HP_BN), kk != 0);
         }
     });
 }
@@ -196,7 +222,7 @@ fn issue_s<H: Half16, const D: usize>(s: &mut [f32; 64], q: u32, wg: usize, k: u
 #[inline(always)]
 fn issue_pv<H: Half16, const D: usize>(o: &mut [f32; 64], p: &[[u32; 4]; 8], v: u32) {
     unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-        wgmma_pv::<H, D>(o, p[kk], v_desc(v, kk));
+        wgmma_pv::<H, D>(o, p[kk], v_desc(v, kk, HP_BN));
     });
 }
 
@@ -216,7 +242,7 @@ fn pack_p<H: Half16>(s: &[f32; 64]) -> [[u32; 4]; 8] {
 #[inline(always)]
 pub(super) fn fence_first<const N: usize>(d: &mut [f32; N], n: usize) {
     #[cfg(target_arch = "nvptx64")]
-    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127] {
         if i < N && i < n {
             // SAFETY: an empty instruction that "modifies" one register.
             unsafe { core::arch::asm!("// {0}", inout(reg32) d[i], options(nomem, nostack)) };
@@ -321,6 +347,39 @@ fn wgmma_rs_n64<H: Half16>(d: &mut [f32; 32], a: [u32; 4], b: SmemDesc) {
     sim::rs::<H, 32>(d, a, b);
 }
 
+/// [`wgmma_rs_n128`] with `N = 256` (rungs 4 and 5 at `D = 256`).
+#[inline(always)]
+#[track_caller]
+pub(super) fn wgmma_rs_n256<H: Half16>(d: &mut [f32; 128], a: [u32; 4], b: SmemDesc) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        macro_rules! go {
+            ($ty:literal) => {
+                wgmma_rs_asm!(
+                    "m64n256k16",
+                    $ty,
+                    d,
+                    a,
+                    b,
+                    [
+                        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                        21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
+                        40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58,
+                        59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77,
+                        78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96,
+                        97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
+                        112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126,
+                        127
+                    ]
+                )
+            };
+        }
+        if H::IS_BF16 { go!("bf16") } else { go!("f16") }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    sim::rs::<H, 128>(d, a, b);
+}
+
 /// One key-step of `O += P V` into the first `D / 2` accumulators.
 #[inline(always)]
 #[track_caller]
@@ -398,7 +457,7 @@ mod sim {
 /// `slot` with 256 expected arrivals, each thread counting its own uses to
 /// know which phase to wait for.
 #[derive(Clone, Copy)]
-struct Turn {
+pub(super) struct Turn {
     #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     id: u32,
     #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
@@ -407,10 +466,22 @@ struct Turn {
 }
 
 impl Turn {
+    /// Consumer `wg`'s own turn barrier (`mine`: named barrier `1 + wg`)
+    /// or the other consumer's (`2 - wg`), in the simulator the barrier
+    /// slot of the same warpgroup.
+    #[inline(always)]
+    pub(super) fn of(bars: Bar, wg: usize, mine: bool) -> Self {
+        let owner = if mine { wg } else { 1 - wg };
+        Turn {
+            id: 1 + owner as u32,
+            slot: bars.turn(owner),
+            uses: 0,
+        }
+    }
     /// Waits until the other warpgroup has arrived (and lets it go on).
     #[inline(always)]
     #[track_caller]
-    fn sync(&mut self) {
+    pub(super) fn sync(&mut self) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: a barrier among the 256 consumer threads (whole warps);
         // every `sync` has its matching `arrive` (see `attn_ws`).
@@ -428,7 +499,7 @@ impl Turn {
     /// Signals the warpgroup waiting at this barrier, without waiting.
     #[inline(always)]
     #[track_caller]
-    fn arrive(&mut self) {
+    pub(super) fn arrive(&mut self) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: as `sync`.
         unsafe {
@@ -445,7 +516,7 @@ impl Turn {
 /// issuer's; `empty` and turn ones: the 256 consumer threads) and fences
 /// the tensor maps; a block barrier publishes them.
 #[inline(always)]
-fn init_barriers(bars: Bar, stages: usize, maps: [DeviceSlice<u64>; 3]) {
+pub(super) fn init_barriers(bars: Bar, stages: usize, maps: [DeviceSlice<u64>; 3]) {
     if thread::thread_idx_x() == 0 {
         bars.q_full().init(1);
         for s in 0..stages {
@@ -468,7 +539,7 @@ fn init_barriers(bars: Bar, stages: usize, maps: [DeviceSlice<u64>; 3]) {
 /// maps (`skv` rows a head), for `group` query heads per `K`/`V` head;
 /// traps unless `group` divides the heads.
 #[inline(always)]
-fn kv_row(head: usize, heads: usize, group: u32, skv: usize) -> usize {
+pub(super) fn kv_row(head: usize, heads: usize, group: u32, skv: usize) -> usize {
     let group = group as usize;
     if group == 0 || !heads.is_multiple_of(group) {
         ptxlab_device::trap("attention: the group does not divide the heads");
@@ -478,7 +549,7 @@ fn kv_row(head: usize, heads: usize, group: u32, skv: usize) -> usize {
 
 /// Traps unless `out` (and `lse`, when wanted) hold `heads x sq` rows.
 #[inline(always)]
-fn check_out(
+pub(super) fn check_out(
     out: &DeviceSliceMut<u16>,
     lse: &DeviceSliceMut<f32>,
     heads: usize,
@@ -491,11 +562,12 @@ fn check_out(
     }
 }
 
-/// Whether key tile `j` needs masking for the 64 rows from `row_min`:
-/// it runs past `skv`, or (causal) holds a key after one of the rows.
+/// Whether key tile `j` (of `bn` keys) needs masking for the 64 rows from
+/// `row_min`: it runs past `skv`, or (causal) holds a key after one of the
+/// rows.
 #[inline(always)]
-fn needs_mask(j: usize, skv: usize, causal: bool, row_min: usize) -> bool {
-    let end = (j + 1) * HP_BN;
+pub(super) fn needs_mask(j: usize, bn: usize, skv: usize, causal: bool, row_min: usize) -> bool {
+    let end = (j + 1) * bn;
     end > skv || (causal && end - 1 > row_min)
 }
 
@@ -553,12 +625,12 @@ pub fn attn_wgmma<H: Half16, const D: usize>(
     let empty = |s: usize| bars.k_empty(s);
     let load_kv = |s: usize, j: usize| {
         full(s).arrive_expect_tx(kv_bytes);
-        load_tile(k_at(base, D, s), k_map, kv0 + j * HP_BN, D, full(s));
-        load_tile(v_at(base, D, s), v_map, kv0 + j * HP_BN, D, full(s));
+        load_tile(k_at(base, D, s), k_map, kv0 + j * HP_BN, HP_BN, D, full(s));
+        load_tile(v_at(base, D, s), v_map, kv0 + j * HP_BN, HP_BN, D, full(s));
     };
     if t == 0 {
         bars.q_full().arrive_expect_tx(tile_bytes(HP_BM, D) as u32);
-        load_tile(base, q_map, head * sq + q0, D, bars.q_full());
+        load_tile(base, q_map, head * sq + q0, HP_BM, D, bars.q_full());
         for s in 0..stages.min(ntiles) {
             load_kv(s, s);
         }
@@ -575,7 +647,7 @@ pub fn attn_wgmma<H: Half16, const D: usize>(
         wgmma_commit_group();
         wgmma_wait_group::<0>();
         fence_operands(&mut sc);
-        if needs_mask(j, skv, causal, q0 + 64 * wg) {
+        if needs_mask(j, HP_BN, skv, causal, q0 + 64 * wg) {
             mask_scores(&mut sc, tig, j * HP_BN, row0, skv, causal, 0);
         }
         let alpha = online_softmax(&mut sc, &mut rows, scale_log2);
@@ -679,7 +751,7 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
         setmaxnreg_dec::<40>();
         if t == 0 {
             bars.q_full().arrive_expect_tx(tile_bytes(HP_BM, D) as u32);
-            load_tile(base, q_map, head * sq + q0, D, bars.q_full());
+            load_tile(base, q_map, head * sq + q0, HP_BM, D, bars.q_full());
             for j in 0..n {
                 let s = j % stages;
                 let reuse = (((j / stages) & 1) ^ 1) as u32;
@@ -688,12 +760,12 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
                     bars.k_empty(s).wait(reuse);
                 }
                 bars.k_full(s).arrive_expect_tx(kv_bytes);
-                load_tile(k_at(base, D, s), k_map, row, D, bars.k_full(s));
+                load_tile(k_at(base, D, s), k_map, row, HP_BN, D, bars.k_full(s));
                 if j >= stages {
                     bars.v_empty(s).wait(reuse);
                 }
                 bars.v_full(s).arrive_expect_tx(kv_bytes);
-                load_tile(v_at(base, D, s), v_map, row, D, bars.v_full(s));
+                load_tile(v_at(base, D, s), v_map, row, HP_BN, D, bars.v_full(s));
             }
         }
     } else {
@@ -735,7 +807,7 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
         wgmma_wait_group::<0>();
         fence_operands(&mut sc);
         bars.k_empty(0).arrive();
-        if needs_mask(0, skv, causal, row_min) {
+        if needs_mask(0, HP_BN, skv, causal, row_min) {
             mask_scores(&mut sc, tig, 0, row0, skv, causal, 0);
         }
         let mut alpha = online_softmax(&mut sc, &mut rows, scale_log2);
@@ -759,7 +831,7 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
             wgmma_wait_group::<1>();
             fence_operands(&mut sc);
             bars.k_empty(s).arrive();
-            if needs_mask(j, skv, causal, row_min) {
+            if needs_mask(j, HP_BN, skv, causal, row_min) {
                 mask_scores(&mut sc, tig, j * HP_BN, row0, skv, causal, 0);
             }
             alpha = online_softmax(&mut sc, &mut rows, scale_log2);

@@ -53,6 +53,10 @@
 //! 5. [`hopper::attn_ws`] with `SKIP`: causal attention that never visits
 //!    a fully masked tile, heaviest query tiles first.
 //!
+//! At `D = 256` rungs 4 and 5 are [`wide::attn_ws_wide`]: the same
+//! structure with 64-key tiles, so that the 128 output accumulators of a
+//! thread fit beside the scores.
+//!
 //! The backward pass ([`backward`]) starts its own ladder: FlashAttention-2's
 //! algorithm on `mma.sync` (recomputing `P` from the forward's `lse`, `dK`
 //! and `dV` per key tile, `dQ` through f32 atomics).
@@ -90,9 +94,15 @@ pub mod decode;
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 pub mod fa2;
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub mod fp8;
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod hopper;
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 pub mod split;
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub mod wide;
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+mod ws;
 
 /// `log2(e)`: scores are scaled by `scale log2(e)` so that `exp` is `ex2`.
 pub const LOG2_E: f32 = core::f32::consts::LOG2_E;
@@ -472,7 +482,7 @@ pub fn online_softmax<const N: usize>(
 /// Multiplies the first `n` output accumulators by their row's `alpha`.
 #[inline(always)]
 pub fn rescale<const N: usize>(o: &mut [f32; N], n: usize, alpha: [f32; 2]) {
-    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127] {
         if i < N && i < n {
             o[i] *= alpha[(i / 2) % 2];
         }
@@ -570,7 +580,7 @@ pub fn store_rows<H: Half16, const N: usize>(
         rows: sq,
         d,
     } = at;
-    unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] {
+    unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
         if 2 * p < N && 2 * p < n {
             let i = 2 * p;
             let row = row0 + 8 * ((i / 2) % 2);

@@ -188,6 +188,10 @@ pub trait Fp8: Copy + Send + Sync + 'static + crate::mem::DeviceCopy {
     fn from_f32(x: f32) -> Self;
     /// The exact value (NaN for a NaN code).
     fn to_f32(self) -> f32;
+    /// Two f32 rounded as [`Fp8::from_f32`] rounds, in one instruction
+    /// (the pair type's `from_f32`): the codes of `lo` (bits 0..8) and
+    /// `hi` (bits 8..16).
+    fn pair_bits(lo: f32, hi: f32) -> u16;
 }
 
 macro_rules! fp8_type {
@@ -321,6 +325,11 @@ macro_rules! fp8_type {
             #[inline(always)]
             fn to_f32(self) -> f32 {
                 $t::to_f32(self)
+            }
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            fn pair_bits(lo: f32, hi: f32) -> u16 {
+                $pair::from_f32(lo, hi).to_bits()
             }
         }
 
