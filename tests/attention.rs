@@ -49,7 +49,7 @@ fn sim_many_key_tiles_reuse_every_stage() {
     // 600 keys: 5 tiles of 128 (the Hopper rungs' 2 or 3 stages are each
     // refilled), 10 of 64 (rung 2); a non-default scale.
     let dev = Device::sim();
-    // At D = 256 (rungs 4 and 5, 64-key tiles): 10 tiles through 2 stages.
+    // At D = 256 (rungs 4 and 5, 80-key tiles): 8 tiles through 2 stages.
     for (d, prec, causal) in [
         (128, Precision::F16, false),
         (64, Precision::Bf16, true),
@@ -613,12 +613,12 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
             assert!(!e.contains("atom.add.f32"), "{}: a generic atomic", k.name);
         }
         if wide {
-            // D = 256: S on m64n64k16 from shared memory (64-key tiles),
+            // D = 256: S on m64n80k16 from shared memory (80-key tiles),
             // P V on m64n256k16 with P in registers, the TMA pipeline, the
             // producer giving back all it can so the consumers get 240.
             assert!(e.contains(".minnctapersm 1"), "{}", k.name);
             for what in [
-                "wgmma.mma_async.sync.aligned.m64n64k16.f32",
+                "wgmma.mma_async.sync.aligned.m64n80k16.f32",
                 "cp.async.bulk.tensor.2d",
                 "mbarrier.try_wait.parity",
                 "setmaxnreg.dec.sync.aligned.u32 24",

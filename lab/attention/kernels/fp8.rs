@@ -164,6 +164,7 @@ struct Fp8Tile<F>(core::marker::PhantomData<F>);
 
 impl<F: Fp8> WsTile<64, 64> for Fp8Tile<F> {
     const BN: usize = BN;
+    const O_USED: usize = 64;
     type P = [[u32; 4]; 4];
 
     /// 4 `wgmma.m64n128k32` (E4M3, both operands K-major, the `k` step 32

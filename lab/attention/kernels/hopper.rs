@@ -33,6 +33,7 @@
 //! a tile is `D / 64` panels of 128 rows x 128 bytes. Then the mbarriers
 //! (`Bar`).
 
+use super::ws::{Consumed, Tiles, Work, WsTile, consume, produce, query_tile};
 use super::{
     AttnShape, Lse, RowSlab, Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse,
     store_rows,
@@ -64,10 +65,10 @@ const CONSUMERS: u32 = 256;
 /// Barrier slots reserved after the tiles.
 pub(super) const BAR_SLOTS: usize = 20;
 
-/// Keys per tile for head dimension `d`: [`HP_BN`] up to `d = 128`, 64
+/// Keys per tile for head dimension `d`: [`HP_BN`] up to `d = 128`, 80
 /// at `d = 256` (rungs 4 and 5 at `D = 256`: [`super::wide`]).
 pub const fn hp_bn(d: usize) -> usize {
-    if d <= 128 { HP_BN } else { 64 }
+    if d <= 128 { HP_BN } else { 80 }
 }
 
 /// Key/value stages for head dimension `d`: two at `d = 128` (160 KiB of
@@ -235,6 +236,31 @@ fn pack_p<H: Half16>(s: &[f32; 64]) -> [[u32; 4]; 8] {
         p[kk] = p_frag::<H, 64>(s, kk);
     });
     p
+}
+
+/// Rung 4's tile at `D = 64` and `128`: 128 keys, 64 scores a thread and
+/// the first `D / 2` of 64 output accumulators.
+struct Tile128<H, const D: usize>(core::marker::PhantomData<H>);
+
+impl<H: Half16, const D: usize> WsTile<64, 64> for Tile128<H, D> {
+    const BN: usize = HP_BN;
+    const O_USED: usize = D / 2;
+    type P = [[u32; 4]; 8];
+
+    #[inline(always)]
+    fn issue_s(s: &mut [f32; 64], q: u32, wg: usize, k: u32) {
+        issue_s::<H, D>(s, q, wg, k);
+    }
+
+    #[inline(always)]
+    fn issue_pv(o: &mut [f32; 64], p: &[[u32; 4]; 8], v: u32) {
+        issue_pv::<H, D>(o, p, v);
+    }
+
+    #[inline(always)]
+    fn pack(s: &[f32; 64]) -> [[u32; 4]; 8] {
+        pack_p::<H>(s)
+    }
 }
 
 /// [`fence_operands`] on the first `n` accumulators only (the rest of a
@@ -730,126 +756,44 @@ pub fn attn_ws<H: Half16, const D: usize, const SKIP: bool>(
     let t = thread::thread_idx_x() as usize;
     let head = thread::block_idx_y() as usize;
     let kv0 = kv_row(head, heads, group, skv);
-    let qt = if SKIP {
-        thread::grid_dim_x() - 1 - thread::block_idx_x()
-    } else {
-        thread::block_idx_x()
+    let (q0, n) = query_tile::<SKIP>(HP_BN, skv, causal);
+    let tiles = Tiles {
+        base,
+        q_bytes: tile_bytes(HP_BM, D) as u32,
+        kv_bytes: tile_bytes(HP_BN, D) as u32,
+        stages,
     };
-    let q0 = qt as usize * HP_BM;
-    let all = skv.div_ceil(HP_BN);
-    // With SKIP (causal): keys up to the block's last row, q0 + 127.
-    let n = if SKIP && causal {
-        all.min((q0 + HP_BM).div_ceil(HP_BN))
-    } else {
-        all
-    };
-    let kv_bytes = tile_bytes(HP_BN, D) as u32;
     // The warpgroup index through a shuffle, uniform per warp (see the
     // tensor ladder's rung 5), so each role's branch is known uniform.
     let role = warp::shfl_idx(FULL_MASK, (t / 128) as u32, 0);
     if role == 0 {
         setmaxnreg_dec::<40>();
         if t == 0 {
-            bars.q_full().arrive_expect_tx(tile_bytes(HP_BM, D) as u32);
-            load_tile(base, q_map, head * sq + q0, HP_BM, D, bars.q_full());
-            for j in 0..n {
-                let s = j % stages;
-                let reuse = (((j / stages) & 1) ^ 1) as u32;
-                let row = kv0 + j * HP_BN;
-                if j >= stages {
-                    bars.k_empty(s).wait(reuse);
-                }
-                bars.k_full(s).arrive_expect_tx(kv_bytes);
-                load_tile(k_at(base, D, s), k_map, row, HP_BN, D, bars.k_full(s));
-                if j >= stages {
-                    bars.v_empty(s).wait(reuse);
-                }
-                bars.v_full(s).arrive_expect_tx(kv_bytes);
-                load_tile(v_at(base, D, s), v_map, row, HP_BN, D, bars.v_full(s));
-            }
+            produce(
+                bars,
+                tiles,
+                n,
+                |bar| load_tile(base, q_map, head * sq + q0, HP_BM, D, bar),
+                |dst, j, bar| load_tile(dst, k_map, kv0 + j * HP_BN, HP_BN, D, bar),
+                |dst, j, bar| load_tile(dst, v_map, kv0 + j * HP_BN, HP_BN, D, bar),
+            );
         }
     } else {
         setmaxnreg_inc::<232>();
-        let wg = role as usize - 1;
-        let lane = t % 32;
-        let (gid, tig) = (lane / 4, lane % 4);
-        let row_min = q0 + 64 * wg;
-        let row0 = row_min + 16 * ((t % 128) / 32) + gid;
-        let mut mine = Turn {
-            id: 1 + wg as u32,
-            slot: bars.turn(wg),
-            uses: 0,
+        let work = Work {
+            wg: role as usize - 1,
+            q0,
+            n,
+            skv,
+            causal,
+            scale_log2,
         };
-        let mut other = Turn {
-            id: 2 - wg as u32,
-            slot: bars.turn(1 - wg),
-            uses: 0,
-        };
-        let phase = |j: usize| ((j / stages) & 1) as u32;
-        bars.q_full().wait(0);
-        // Consumer 1 lets consumer 0 take the first turn.
-        if wg == 1 {
-            other.arrive();
-        }
-        let mut o = [0f32; 64];
-        let mut rows = Rows::new();
-        // Tile 0: S_0 and its softmax (no P V to overlap yet).
-        let mut sc = [0f32; 64];
-        mine.sync();
-        bars.k_full(0).wait(0);
-        wgmma_fence();
-        issue_s::<H, D>(&mut sc, base, wg, k_at(base, D, 0));
-        wgmma_commit_group();
-        // Consumer 1's last signal would have no turn to open.
-        if !(wg == 1 && n == 1) {
-            other.arrive();
-        }
-        wgmma_wait_group::<0>();
-        fence_operands(&mut sc);
-        bars.k_empty(0).arrive();
-        if needs_mask(0, HP_BN, skv, causal, row_min) {
-            mask_scores(&mut sc, tig, 0, row0, skv, causal, 0);
-        }
-        let mut alpha = online_softmax(&mut sc, &mut rows, scale_log2);
-        let mut p = pack_p::<H>(&sc);
-        for j in 1..n {
-            let (s, sp) = (j % stages, (j - 1) % stages);
-            let mut sc = [0f32; 64];
-            mine.sync();
-            bars.k_full(s).wait(phase(j));
-            wgmma_fence();
-            issue_s::<H, D>(&mut sc, base, wg, k_at(base, D, s));
-            wgmma_commit_group();
-            rescale(&mut o, D / 2, alpha);
-            bars.v_full(sp).wait(phase(j - 1));
-            wgmma_fence();
-            issue_pv::<H, D>(&mut o, &p, v_at(base, D, sp));
-            wgmma_commit_group();
-            if !(wg == 1 && j == n - 1) {
-                other.arrive();
-            }
-            wgmma_wait_group::<1>();
-            fence_operands(&mut sc);
-            bars.k_empty(s).arrive();
-            if needs_mask(j, HP_BN, skv, causal, row_min) {
-                mask_scores(&mut sc, tig, j * HP_BN, row0, skv, causal, 0);
-            }
-            alpha = online_softmax(&mut sc, &mut rows, scale_log2);
-            wgmma_wait_group::<0>();
-            fence_first(&mut o, D / 2);
-            bars.v_empty(sp).arrive();
-            p = pack_p::<H>(&sc);
-        }
-        // The last tile's P V.
-        let sp = (n - 1) % stages;
-        rescale(&mut o, D / 2, alpha);
-        bars.v_full(sp).wait(phase(n - 1));
-        wgmma_fence();
-        issue_pv::<H, D>(&mut o, &p, v_at(base, D, sp));
-        wgmma_commit_group();
-        wgmma_wait_group::<0>();
-        fence_first(&mut o, D / 2);
-        bars.v_empty(sp).arrive();
+        let Consumed {
+            mut o,
+            rows,
+            row0,
+            tig,
+        } = consume::<Tile128<H, D>, 64, 64>(bars, tiles, work, t);
         let l = finish(&mut o, D / 2, &rows);
         store_rows::<H, 64>(out, &o, D / 2, tig, RowSlab::new(head * sq, row0, sq, D));
         if want_lse != 0 {

@@ -7,23 +7,23 @@
 //! `D = 128`. With rung 4's 128-key tiles the scores of the next tile (64
 //! registers) and the probabilities of the last one (32) would come on top,
 //! past the 240 registers a consumer warpgroup may hold. So the key tile
-//! shrinks to 64 ([`hp_bn`]): 32 score registers, 16 of probabilities,
-//! about 200 in all, no spills.
+//! shrinks to 80 ([`hp_bn`], FlashAttention-3's choice at this `D`): 40
+//! score registers, 20 of probabilities, about 220 in all, no spills.
 //!
 //! Per key tile, per consumer warpgroup:
-//! * `S = Q K^T`: 16 `wgmma.m64n64k16` (both operands K-major in shared
+//! * `S = Q K^T`: 16 `wgmma.m64n80k16` (both operands K-major in shared
 //!   memory, the `Q` tile's four panels read one after the other);
-//! * `O += P V`: 4 `wgmma.m64n256k16` with `P` in registers and `V`
+//! * `O += P V`: 5 `wgmma.m64n256k16` with `P` in registers and `V`
 //!   N-major (four 64-column panels, the descriptor's leading offset
 //!   stepping from one to the next).
 //!
 //! Shared memory: the `Q` tile (128 rows x 256 columns, 64 KiB, four
-//! panels of 128 rows x 128 bytes), two stages of a `K` and a `V` tile (64
-//! rows x 256 columns, 32 KiB each, four panels of 64 rows x 128 bytes):
-//! 192 KiB, then the barriers ([`hopper`](super::hopper)'s layout with
-//! [`hp_bn`] keys a tile). Each `K`/`V` tile arrives as four TMA boxes of
-//! 64 rows x 64 columns (the host makes their tensor maps with 64-row
-//! boxes at this `D`).
+//! panels of 128 rows x 128 bytes), two stages of a `K` and a `V` tile (80
+//! rows x 256 columns, 40 KiB each, four panels of 80 rows x 128 bytes,
+//! each panel a whole number of the swizzle's 1024-byte atoms): 224 KiB of
+//! the 227 a block may have, then the barriers. Each `K`/`V` tile arrives
+//! as four TMA boxes of 80 rows x 64 columns (the host makes their tensor
+//! maps with 80-row boxes at this `D`).
 
 use super::hopper::{
     BAR_SLOTS, Bar, HP_BM, check_out, hp_bn, hp_stages, init_barriers, k_desc, kv_row,
@@ -35,7 +35,7 @@ use ptxlab_device::hopper::{setmaxnreg_dec, setmaxnreg_inc};
 use ptxlab_device::mma::{Bf16, F16, Half16};
 use ptxlab_device::prelude::*;
 use ptxlab_device::unroll;
-use ptxlab_device::wgmma::wgmma_m64n64k16;
+use ptxlab_device::wgmma::wgmma_m64n80k16;
 
 /// The head dimension of this module's kernel.
 pub const WIDE_D: usize = 256;
@@ -50,37 +50,38 @@ pub const fn wide_shared_bytes() -> usize {
     1024 + TILES + 8 * BAR_SLOTS
 }
 
-/// The 64-key tile of `D = 256`: 32 scores and 128 output accumulators a
+/// The 80-key tile of `D = 256`: 40 scores and 128 output accumulators a
 /// thread.
 struct WideTile<H>(core::marker::PhantomData<H>);
 
-impl<H: Half16> WsTile<32, 128> for WideTile<H> {
+impl<H: Half16> WsTile<40, 128> for WideTile<H> {
     const BN: usize = BN;
-    type P = [[u32; 4]; 4];
+    const O_USED: usize = 128;
+    type P = [[u32; 4]; 5];
 
-    /// 16 `wgmma.m64n64k16`, both operands K-major in shared memory (the
+    /// 16 `wgmma.m64n80k16`, both operands K-major in shared memory (the
     /// `Q` tile's four panels one after the other).
     #[inline(always)]
-    fn issue_s(s: &mut [f32; 32], q: u32, wg: usize, k: u32) {
+    fn issue_s(s: &mut [f32; 40], q: u32, wg: usize, k: u32) {
         unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-            wgmma_m64n64k16::<H, false, false>(s, q_desc(q, wg, kk), k_desc(k, kk, BN), kk != 0);
+            wgmma_m64n80k16::<H, false, false>(s, q_desc(q, wg, kk), k_desc(k, kk, BN), kk != 0);
         });
     }
 
-    /// 4 `wgmma.m64n256k16`, `P` from registers, `V` N-major.
+    /// 5 `wgmma.m64n256k16`, `P` from registers, `V` N-major.
     #[inline(always)]
-    fn issue_pv(o: &mut [f32; 128], p: &[[u32; 4]; 4], v: u32) {
-        unroll!(kk in [0, 1, 2, 3] {
+    fn issue_pv(o: &mut [f32; 128], p: &[[u32; 4]; 5], v: u32) {
+        unroll!(kk in [0, 1, 2, 3, 4] {
             wgmma_rs_n256::<H>(o, p[kk], v_desc(v, kk, BN));
         });
     }
 
-    /// The `A` fragments of the 4 key-steps.
+    /// The `A` fragments of the 5 key-steps.
     #[inline(always)]
-    fn pack(s: &[f32; 32]) -> [[u32; 4]; 4] {
-        let mut p = [[0u32; 4]; 4];
-        unroll!(kk in [0, 1, 2, 3] {
-            p[kk] = p_frag::<H, 32>(s, kk);
+    fn pack(s: &[f32; 40]) -> [[u32; 4]; 5] {
+        let mut p = [[0u32; 4]; 5];
+        unroll!(kk in [0, 1, 2, 3, 4] {
+            p[kk] = p_frag::<H, 40>(s, kk);
         });
         p
     }
@@ -97,7 +98,7 @@ impl<H: Half16> WsTile<32, 128> for WideTile<H> {
 /// `64..128` of the block's 128 (`setmaxnreg.inc 240`: the 128 output
 /// accumulators need the room). A consumer thread holds rows `row0` and
 /// `row0 + 8` of its warp's 16, in the accumulator layout of the module
-/// docs of [`attention`](super): 32 scores of a 64-key tile, 128 output
+/// docs of [`attention`](super): 40 scores of an 80-key tile, 128 output
 /// values.
 ///
 /// A consumer's loop, tile `j`: wait for its turn; issue `S_j`; scale `O`
@@ -107,10 +108,11 @@ impl<H: Half16> WsTile<32, 128> for WideTile<H> {
 /// `V_{j-1}`, pack `P_j`.
 ///
 /// Why this shape and not rung 4's: the 128-key tile would need 128 + 64 +
-/// 32 registers of accumulators, scores and probabilities alone; halving
-/// the tile keeps the whole tile in registers (no spills) and still gives
-/// the tensor core 16 products of `S` and 4 of `P V` to queue per turn,
-/// so the turns keep it as busy as at `D = 128`.
+/// 32 registers of accumulators, scores and probabilities alone; an 80-key
+/// tile keeps the whole tile in registers (no spills) and still gives the
+/// tensor core 16 products of `S` and 5 of `P V` to queue per turn. A
+/// 64-key tile (`m64n64k16` scores) also fits, with fewer multiply-adds
+/// per barrier, wait and softmax step.
 #[kernel(launch_bounds(384, 1), instances(<Bf16, false>, <F16, false>, <Bf16, true>, <F16, true>))]
 pub fn attn_ws_wide<H: Half16, const SKIP: bool>(
     q_map: DeviceSlice<u64>,
@@ -168,7 +170,7 @@ pub fn attn_ws_wide<H: Half16, const SKIP: bool>(
             rows,
             row0,
             tig,
-        } = consume::<WideTile<H>, 32, 128>(bars, tiles, work, t);
+        } = consume::<WideTile<H>, 40, 128>(bars, tiles, work, t);
         let l = finish(&mut o, D / 2, &rows);
         store_rows::<H, 128>(out, &o, D / 2, tig, RowSlab::new(head * sq, row0, sq, D));
         if want_lse != 0 {

@@ -1,7 +1,8 @@
 //! The warp-specialised loop of rungs 4 and 5, generic over the tile
 //! geometry: [`produce`] (the producer warpgroup's copies) and [`consume`]
-//! (a consumer warpgroup's ping-pong loop), used by the `D = 256` kernel
-//! ([`super::wide`]) and the FP8 one ([`super::fp8`]). The algorithm is
+//! (a consumer warpgroup's ping-pong loop), used by rung 4/5 at `D = 64`
+//! and `128` ([`super::hopper::attn_ws`]), at `D = 256`
+//! ([`super::wide`]) and in FP8 ([`super::fp8`]). The algorithm is
 //! [`hopper::attn_ws`](super::hopper::attn_ws)'s, whose docs walk through
 //! it; a [`WsTile`] says what a tile is made of: how many keys, how `S =
 //! Q K^T` and `O += P V` are issued, and how the probabilities are packed
@@ -19,6 +20,9 @@ use ptxlab_device::wgmma::{fence_operands, wgmma_commit_group, wgmma_fence, wgmm
 pub(super) trait WsTile<const NS: usize, const NO: usize> {
     /// Keys per tile (`2 NS`: 64 rows of scores over 128 threads).
     const BN: usize;
+    /// Output accumulators in use (`D / 2`; `NO`, or fewer when one array
+    /// size serves several `D`: the rest is never touched nor kept alive).
+    const O_USED: usize;
     /// The probabilities of a tile as `A` fragments of `O += P V`.
     type P: Copy;
     /// Issues `S = Q K^T` for warpgroup `wg`'s 64 rows of the `Q` tile at
@@ -198,7 +202,7 @@ pub(super) fn consume<T: WsTile<NS, NO>, const NS: usize, const NO: usize>(
         wgmma_fence();
         T::issue_s(&mut sc, q, wg, tiles.k(s));
         wgmma_commit_group();
-        rescale(&mut o, NO, alpha);
+        rescale(&mut o, T::O_USED, alpha);
         bars.v_full(sp).wait(phase(j - 1));
         wgmma_fence();
         T::issue_pv(&mut o, &p, tiles.v(sp));
@@ -212,19 +216,19 @@ pub(super) fn consume<T: WsTile<NS, NO>, const NS: usize, const NO: usize>(
         masked(&mut sc, j);
         alpha = online_softmax(&mut sc, &mut rows, w.scale_log2);
         wgmma_wait_group::<0>();
-        fence_first(&mut o, NO);
+        fence_first(&mut o, T::O_USED);
         bars.v_empty(sp).arrive();
         p = T::pack(&sc);
     }
     // The last tile's P V.
     let sp = (n - 1) % stages;
-    rescale(&mut o, NO, alpha);
+    rescale(&mut o, T::O_USED, alpha);
     bars.v_full(sp).wait(phase(n - 1));
     wgmma_fence();
     T::issue_pv(&mut o, &p, tiles.v(sp));
     wgmma_commit_group();
     wgmma_wait_group::<0>();
-    fence_first(&mut o, NO);
+    fence_first(&mut o, T::O_USED);
     bars.v_empty(sp).arrive();
     Consumed { o, rows, row0, tig }
 }

@@ -10,7 +10,7 @@
 //! | item | PTX | PTX ISA section (9.0) |
 //! |---|---|---|
 //! | [`SmemDesc`] | matrix descriptor | 9.7.15.5.1 "Matrix Descriptor Format"; canonical layouts 9.7.15.5.1.1 "Shared Memory Matrix Layout" |
-//! | [`wgmma_m64n64k16`], [`wgmma_m64n128k16`], [`wgmma_m64n256k16`] | `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16}` | 9.7.15.5.2 "wgmma.mma_async" |
+//! | [`wgmma_m64n64k16`], [`wgmma_m64n80k16`], [`wgmma_m64n128k16`], [`wgmma_m64n256k16`] | `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16}` | 9.7.15.5.2 "wgmma.mma_async" |
 //! | [`wgmma_m64n128k8_tf32`] | `wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32` | 9.7.15.5.2 |
 //! | [`wgmma_m64n128k32`], [`wgmma_m64n256k32`] | `wgmma.mma_async.sync.aligned.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}` | 9.7.15.5.2 |
 //! | [`wgmma_fence`], [`wgmma_commit_group`], [`wgmma_wait_group`] | `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group` | 9.7.15.6, 9.7.15.7, 9.7.15.8 |
@@ -363,6 +363,53 @@ pub fn wgmma_m64n64k16<T: Half16, const TRANS_A: bool, const TRANS_B: bool>(
     }
     #[cfg(not(target_arch = "nvptx64"))]
     sim::mma::<32, 64, 16>(d, a, b, accumulate, [TRANS_A, TRANS_B], 2, &|bits| {
+        T::to_f32(bits as u16) as f64
+    });
+}
+
+/// [`wgmma_m64n64k16`] with `N = 80` (40 accumulators per thread): the
+/// score tile of the attention kernel at head dimension 256, whose 80
+/// keys leave room for 128 output accumulators.
+#[inline(always)]
+#[track_caller]
+pub fn wgmma_m64n80k16<T: Half16, const TRANS_A: bool, const TRANS_B: bool>(
+    d: &mut [f32; 40],
+    a: SmemDesc,
+    b: SmemDesc,
+    accumulate: bool,
+) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        macro_rules! go {
+            ($ty:literal, $tail:literal) => {
+                wgmma_asm!(
+                    "m64n80k16",
+                    $ty,
+                    $tail,
+                    d,
+                    a,
+                    b,
+                    accumulate,
+                    [
+                        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                        21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39
+                    ]
+                )
+            };
+        }
+        match (T::IS_BF16, TRANS_A, TRANS_B) {
+            (true, false, false) => go!("bf16", "1, 1, 0, 0"),
+            (true, false, true) => go!("bf16", "1, 1, 0, 1"),
+            (true, true, false) => go!("bf16", "1, 1, 1, 0"),
+            (true, true, true) => go!("bf16", "1, 1, 1, 1"),
+            (false, false, false) => go!("f16", "1, 1, 0, 0"),
+            (false, false, true) => go!("f16", "1, 1, 0, 1"),
+            (false, true, false) => go!("f16", "1, 1, 1, 0"),
+            (false, true, true) => go!("f16", "1, 1, 1, 1"),
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    sim::mma::<40, 80, 16>(d, a, b, accumulate, [TRANS_A, TRANS_B], 2, &|bits| {
         T::to_f32(bits as u16) as f64
     });
 }
