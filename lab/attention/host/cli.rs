@@ -430,6 +430,34 @@ pub fn cli_dense(args: &Args) -> Result<Vec<Row>> {
     }
 }
 
+/// Refuses `--fp8` with what it does not run with: the backward pass
+/// (`--backward`, `--grad-out`, `--dq`, `--dk`, `--dv`) and packed batches
+/// (`--cu-seqlens`), rather than ignoring it.
+pub(super) fn check_fp8_flags(args: &Args) -> Result<()> {
+    if !args.fp8 {
+        return Ok(());
+    }
+    let with = [
+        ("--backward", args.backward),
+        ("--grad-out", args.grad_out.is_some()),
+        ("--dq", args.dq.is_some()),
+        ("--dk", args.dk.is_some()),
+        ("--dv", args.dv.is_some()),
+        ("--cu-seqlens", args.cu_seqlens.is_some()),
+        ("--cu-seqlens-kv", args.cu_seqlens_kv.is_some()),
+    ];
+    if let Some((flag, _)) = with.iter().find(|(_, on)| *on) {
+        return Err(Error::input(
+            "--fp8",
+            format!(
+                "not with {flag}: the FP8 forward runs dense problems, forward only (the \
+                 backward pass and packed batches run in BF16 or FP16)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// `--fp8`: the FP8 forward on the float32 inputs against the f64
 /// reference of the dequantised ones (on `rows`), then timed; the rows of
 /// the kernel and of the `V^T` it reads (made once per `V`).
@@ -743,6 +771,25 @@ mod tests {
         let a = parse("--variant wgmma --precision f16 --causal").unwrap();
         assert_eq!(a.variant, OneOrAll::One(Rung::Wgmma));
         assert_eq!(a.precision, Precision::F16);
+    }
+
+    #[test]
+    fn fp8_is_refused_where_it_does_not_run() {
+        let fp8 = |line: &str| {
+            let a = parse(line).unwrap();
+            super::super::cli(&a).unwrap_err().to_string()
+        };
+        let e = fp8("--backend sim --seq 8 --fp8 --backward");
+        assert!(
+            e.contains("--fp8") && e.contains("not with --backward"),
+            "{e}"
+        );
+        let e = fp8("--backend sim --fp8 --cu-seqlens 0,5,9 --heads 1 --dim 128");
+        assert!(e.contains("not with --cu-seqlens"), "{e}");
+        let e = fp8("--backend sim --seq 8 --dim 64 --fp8");
+        assert!(e.contains("D = 128") && e.contains("D = 64"), "{e}");
+        let e = fp8("--backend cpu --seq 8 --fp8");
+        assert!(e.contains("--backend gpu or sim"), "{e}");
     }
 
     #[test]

@@ -68,6 +68,7 @@ pub use types::{MAX_DIM, MAX_HEADS, NAME, Precision, Rung, Shape};
 /// `ptxlab attention`: a packed variable-length batch (`--cu-seqlens`,
 /// `packed_cli.rs`) or a dense problem (`cli.rs`); the rows it measured.
 pub fn cli(args: &Args) -> ptxlab_common::error::Result<Vec<ptxlab_common::report::Row>> {
+    cli::check_fp8_flags(args)?;
     if args.cu_seqlens.is_some() || args.cu_seqlens_kv.is_some() {
         ptxlab_common::cli::check_reps(args.reps)?;
         return packed_cli::cli_packed(args);
