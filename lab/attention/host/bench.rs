@@ -16,7 +16,7 @@ use super::backward::BwdRung;
 use super::check::{bound, check_rung, errors};
 use super::cpu::POISON_16;
 use super::cpu::{all_rows, generated, reference, round_checked, sample_rows, widen};
-use super::fp8::{FP8_LABEL, Fp8Inputs, Fp8Plan, check_fp8, fp8_entry, fp8_refuses};
+use super::fp8::{FP8_LABEL, Fp8Plan, check_fp8, fp8_entry, fp8_refuses};
 use super::launch::{Inputs, Plan, entry};
 use super::packed::Packed;
 use super::types::{NAME, Precision, Rung, Shape};
@@ -557,18 +557,18 @@ fn bench_fp8(ctx: &BenchCtx, dev: &Device, shape: &Shape, rows: &mut Vec<Row>) -
         return Ok(());
     }
     let [q, k, v] = inputs(shape);
-    match check_fp8(dev, shape, [&q, &k, &v], sample_rows(shape)) {
-        Ok((e, ..)) => {
+    let x = match check_fp8(dev, shape, [&q, &k, &v], sample_rows(shape)) {
+        Ok((e, x)) => {
             row.rel_err = Some(e.rel);
             row.note = format!("max {:.1e}, against the dequantised inputs", e.max);
+            x
         }
         Err(e) => {
             row.status = status_of(e);
             rows.push(row);
             return Ok(());
         }
-    }
-    let (x, _) = Fp8Inputs::quantize(dev, shape, [&q, &k, &v])?;
+    };
     drop((q, k, v));
     let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
     let mut plan = Fp8Plan::new(dev, *shape, &x)?;

@@ -468,10 +468,9 @@ fn cli_fp8(
     rows: Vec<(usize, usize)>,
     reps: usize,
 ) -> Result<Vec<Row>> {
-    use super::fp8::{Fp8Inputs, Fp8Plan, check_fp8, fp8_bound};
+    use super::fp8::{Fp8Plan, check_fp8, fp8_bound};
     let full = rows.len() == shape.bh() * shape.sq;
-    let (e, refr, _, _) = check_fp8(dev, shape, inputs, rows)?;
-    let (mut x, _) = Fp8Inputs::quantize(dev, shape, inputs)?;
+    let (e, mut x) = check_fp8(dev, shape, inputs, rows)?;
     let reps = if dev.is_sim() { 1 } else { reps };
     let tv = dev.time(1, reps, |_| x.transpose_v(dev))?;
     let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
@@ -498,7 +497,6 @@ fn cli_fp8(
         shape.flops() / (t.median_ms * 1e-3) / 1e12,
         fmt_ms(tv.median_ms)
     );
-    let _ = refr;
     let backend = if dev.is_sim() { "sim" } else { "gpu" };
     let mut r = timed_row(
         "attention",
