@@ -5,8 +5,8 @@
 //! values the codes stand for), so it says what the kernel loses, not
 //! what quantising the inputs lost.
 
-use super::check::Errors;
-use super::cpu::{POISON_16, reference};
+use super::check::{Errors, SIM_GQA_SHAPES, SIM_SHAPES};
+use super::cpu::{POISON_16, all_rows, generated, reference};
 use super::types::{Precision, Shape};
 use kernels_gpu::attention::AttnShape;
 use kernels_gpu::attention::fp8::{
@@ -342,4 +342,26 @@ pub fn check_fp8(
     )?;
     e.within(&what, fp8_bound(), fp8_lse_bound(refr.max_score))?;
     Ok((e, x))
+}
+
+/// The FP8 forward on the simulator: an odd shape of [`SIM_SHAPES`]
+/// causal and not, and grouped heads of [`SIM_GQA_SHAPES`] causal, against
+/// the f64 reference of the dequantised inputs (every row).
+pub fn sim_check_fp8() -> Result<()> {
+    let dev = Device::sim();
+    let (b, h, sq, skv) = SIM_SHAPES[0];
+    let (gb, gh, ghkv, gsq, gskv) = SIM_GQA_SHAPES[1];
+    let shapes = [
+        Shape::new(b, h, sq, skv, FP8_D, false, None)?,
+        Shape::new(b, h, sq, skv, FP8_D, true, None)?,
+        Shape::new(gb, gh, gsq, gskv, FP8_D, true, None)?.with_kv_heads(ghkv)?,
+    ];
+    for (i, shape) in shapes.iter().enumerate() {
+        let seed = 40 + 3 * i as u64;
+        let q = generated(seed, shape.q_len());
+        let k = generated(seed + 1, shape.kv_len());
+        let v = generated(seed + 2, shape.kv_len());
+        check_fp8(&dev, shape, [&q, &k, &v], all_rows(shape))?;
+    }
+    Ok(())
 }

@@ -16,7 +16,7 @@
 //! | `launch.rs` | [`Plan`]: one forward pass of a rung, its tensor maps and scratch |
 //! | `packed.rs` | [`Packed`]: variable-length batches (`cu_seqlens`), their layout and f64 references |
 //! | `packed_cli.rs` | `ptxlab attention --cu-seqlens` |
-//! | `check.rs` | error measures and bounds, [`check_rung`], [`sim_check`] |
+//! | `check.rs` | error measures and bounds, [`check_rung`], [`sim_check_16bit`] |
 //! | `backward.rs` | [`Backward`]: the backward pass's launches, its bounds and [`check_backward`] |
 //! | `bench.rs` | the benchmark rows |
 //! | `cli.rs` | `ptxlab attention` |
@@ -48,7 +48,7 @@ pub use bench::{
 };
 pub use check::{
     Errors, SIM_GQA_SHAPES, SIM_PACKED, SIM_SHAPES, bound, check_packed, check_rung, errors,
-    packed_errors, packed_grad_errors, sim_check, verify,
+    packed_errors, packed_grad_errors, sim_check_16bit, verify,
 };
 pub use cli::{Args, CPU_MAX_WORK, SIM_MAX_WORK};
 pub use cpu::{
@@ -57,6 +57,7 @@ pub use cpu::{
 };
 pub use fp8::{
     FP8_LABEL, Fp8Inputs, Fp8Plan, Fp8Scales, check_fp8, fp8_bound, fp8_entry, fp8_refuses,
+    sim_check_fp8,
 };
 pub use launch::{Inputs, Plan, Prepared, entry, packed_entry};
 pub use packed::{
@@ -64,6 +65,14 @@ pub use packed::{
     packed_reference,
 };
 pub use types::{MAX_DIM, MAX_HEADS, NAME, Precision, Rung, Shape};
+
+/// Every kernel of the workload on the simulator against the f64
+/// reference: the 16-bit rungs and the backward pass
+/// ([`sim_check_16bit`]), then the FP8 forward ([`sim_check_fp8`]).
+pub fn sim_check() -> ptxlab_common::error::Result<()> {
+    sim_check_16bit()?;
+    sim_check_fp8()
+}
 
 /// `ptxlab attention`: a packed variable-length batch (`--cu-seqlens`,
 /// `packed_cli.rs`) or a dense problem (`cli.rs`); the rows it measured.
