@@ -41,7 +41,7 @@ def shapes(quick):
 
 def backward_shapes(quick):
     """(batch, heads, seq, dim), as bench_backward_shapes in bench.rs."""
-    return [(1, 8, 2048, 128)] if quick else [(4, 16, 8192, 128), (4, 16, 8192, 64), (2, 16, 4097, 128)]
+    return [(1, 8, 2048, 128)] if quick else [(4, 16, 8192, 128), (4, 16, 8192, 64), (4, 16, 8192, 256), (2, 16, 4097, 128)]
 
 
 def gqa_shapes(quick):

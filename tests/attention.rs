@@ -534,20 +534,22 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
     // 1 transpose + 2 softmaxes + 4 fa2 + 8 ranged fa2 (dense with a
     // window, packed) + 4 wgmma + 8 ws + 4 wide ws (D = 256) instances, 2
     // FP8 instances and its V^T transpose, and the backward's 8 main
-    // instances of each rung (dense, packed) + 2 pre + 2 dQ instances.
+    // instances of each rung (dense, packed) + 2 of rung 2 at D = 256 + 2
+    // pre + 2 dQ instances.
     assert_eq!(
         kernels.len(),
-        1 + 2 + 4 + 8 + 4 + 8 + 4 + 3 + 8 + 8 + 2 + 2,
+        1 + 2 + 4 + 8 + 4 + 8 + 4 + 3 + 8 + 8 + 2 + 2 + 2,
         "{kernels:?}"
     );
     let (portable, hopper) = (ptxlab::modules::ptx(false), ptxlab::modules::ptx_sm90a());
     for k in &kernels {
         let bwd_hopper = k.module.ends_with("::backward_hopper");
+        let bwd_wide = k.module.ends_with("::backward_wide");
         let is_hopper = k.module.ends_with("::hopper");
         let wide = k.module.ends_with("::wide");
         let fp8 = k.module.ends_with("::fp8");
         let e = entry(
-            if is_hopper || bwd_hopper || wide || fp8 {
+            if is_hopper || bwd_hopper || bwd_wide || wide || fp8 {
                 hopper
             } else {
                 portable
@@ -611,6 +613,37 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
                 k.name
             );
             assert!(!e.contains("atom.add.f32"), "{}: a generic atomic", k.name);
+        }
+        if bwd_wide {
+            // Backward at D = 256: S^T and dP^T on m64n32k16 (half the
+            // query tile a warpgroup), dV and dK on m64n128k16 from shared
+            // memory (B N-major: `1, 1, 0, 1`), dQ on m64n64k16 with both
+            // operands transposed, dQ as vector reductions, no spills.
+            assert!(e.contains(".minnctapersm 1"), "{}", k.name);
+            for what in [
+                "wgmma.mma_async.sync.aligned.m64n32k16.f32",
+                "cp.async.cg",
+                "fence.proxy.async",
+                "red.global.add.v2.f32",
+            ] {
+                assert!(e.contains(what), "{}: no `{what}`", k.name);
+            }
+            for (shape, tail) in [
+                ("m64n128k16", "p, 1, 1, 0, 1;"),
+                ("m64n64k16", "p, 1, 1, 1, 1;"),
+            ] {
+                assert!(
+                    e.lines().any(|l| l.contains(shape) && l.contains(tail)),
+                    "{}: no {shape} ending `{tail}`",
+                    k.name
+                );
+            }
+            assert!(!e.contains("atom.add.f32"), "{}: a generic atomic", k.name);
+            assert!(
+                !e.contains("ld.local"),
+                "{}: accumulators in local memory",
+                k.name
+            );
         }
         if wide {
             // D = 256: S on m64n80k16 from shared memory (80-key tiles),
@@ -681,6 +714,7 @@ fn ptx_of_the_ladder_exports_every_instance_with_its_directives_and_instructions
         }
         let bwd_main = k.name.starts_with("attn_bwd_")
             && !bwd_hopper
+            && !bwd_wide
             && !k.name.starts_with("attn_bwd_pre")
             && !k.name.starts_with("attn_bwd_dq");
         if k.name.starts_with("attn_fa2") || bwd_main {

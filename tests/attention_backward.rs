@@ -11,11 +11,11 @@ use ptxlab::workloads::attention::{
     check_backward_on, grad_inputs,
 };
 
-/// [`check_backward_on`] on `shape` with every rung (its error fails the
-/// test, naming the case), then one line per rung with the case and the
-/// three gradients' errors.
+/// [`check_backward_on`] on `shape` with every rung built for its head
+/// dimension (its error fails the test, naming the case), then one line per
+/// rung with the case and the three gradients' errors.
 fn check_and_print(dev: &Device, prec: Precision, shape: &Shape, seed: u64) {
-    for rung in BwdRung::ALL {
+    for rung in BwdRung::ALL.into_iter().filter(|r| r.takes(shape.d)) {
         let e = check_backward_on(dev, rung, prec, shape, seed)
             .unwrap_or_else(|e| panic!("{} {} {}: {e}", rung.label(), shape.label(), prec.name()));
         println!(
@@ -45,6 +45,30 @@ fn sim_backward_at_odd_shapes_causal_and_not() {
     for (i, (b, h, sq, skv, d, causal, prec)) in cases.into_iter().enumerate() {
         let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
         check_and_print(&dev, prec, &shape, i as u64);
+    }
+}
+
+#[test]
+fn sim_backward_at_head_dim_256() {
+    let dev = Device::sim();
+    // Rung 2's D = 256 kernel (64-key blocks, the warpgroups splitting the
+    // query tile for S^T and the columns for dK, dV and dQ): the issue's
+    // odd grouped shape (S = 77, S_kv = 133, H = 4 over H_kv = 2) causal,
+    // more queries than keys without a mask, and a window.
+    let cases = [
+        (1, 4, 2, 77, 133, true, 0, Precision::Bf16),
+        (1, 1, 1, 130, 70, false, 0, Precision::F16),
+        (1, 2, 1, 100, 100, false, 33, Precision::Bf16),
+    ];
+    for (i, (b, h, hkv, sq, skv, causal, window, prec)) in cases.into_iter().enumerate() {
+        let mut shape = Shape::new(b, h, sq, skv, 256, causal, None)
+            .unwrap()
+            .with_kv_heads(hkv)
+            .unwrap();
+        if window > 0 {
+            shape = shape.with_window(window).unwrap();
+        }
+        check_and_print(&dev, prec, &shape, 40 + i as u64);
     }
 }
 
@@ -137,7 +161,19 @@ fn bad_backward_input_is_refused_with_the_array_and_its_shape() {
         .unwrap()
         .to_string();
     assert!(
-        e.contains("not for this shape") && e.contains("64 and 128"),
+        e.contains("not for this shape") && e.contains("64, 128 and 256"),
+        "{e}"
+    );
+    // Rung 1 is not built for D = 256: the error names the rung that is.
+    let wide = Shape { d: 256, ..shape };
+    let e = Backward::new(&dev, prec, wide)
+        .unwrap()
+        .with_rung(&dev, BwdRung::Mma)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("--variant fa2") && e.contains("D = 256") && e.contains("--variant wgmma"),
         "{e}"
     );
 }
@@ -150,6 +186,8 @@ fn gpu_backward_matches_the_f64_gradients() {
         (2, 3, 333, 1999, 128, true),
         (1, 4, 1000, 1000, 128, false),
         (1, 2, 4097, 129, 64, true),
+        (1, 2, 333, 1999, 256, true),
+        (1, 3, 1000, 1000, 256, false),
     ] {
         for prec in Precision::ALL {
             let shape = Shape::new(b, h, sq, skv, d, causal, None).unwrap();
@@ -161,6 +199,8 @@ fn gpu_backward_matches_the_f64_gradients() {
         (1, 4, 2, 77, 133, 64, true),
         (2, 8, 1, 1000, 1000, 128, false),
         (1, 6, 3, 4097, 129, 128, true),
+        (1, 4, 2, 77, 133, 256, true),
+        (1, 4, 1, 4097, 129, 256, true),
     ] {
         for prec in Precision::ALL {
             let shape = Shape::new(b, h, sq, skv, d, causal, None)

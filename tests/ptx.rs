@@ -41,6 +41,7 @@ fn every_kernel_is_exported_with_its_directives() {
                 | "kernels_gpu::hopper_fp8"
                 | "kernels_gpu::attention::hopper"
                 | "kernels_gpu::attention::backward_hopper"
+                | "kernels_gpu::attention::backward_wide"
                 | "kernels_gpu::attention::wide"
                 | "kernels_gpu::attention::fp8"
                 | "kernels_gpu::pipeline_bugs::tma"

@@ -25,6 +25,7 @@ use super::packed::Packed;
 use super::types::{Precision, Rung, Shape};
 use kernels_gpu::attention::backward as bw;
 use kernels_gpu::attention::backward_hopper as bw2;
+use kernels_gpu::attention::backward_wide as bww;
 use ptxlab_common::error::{Error, Result};
 use ptxlab_common::launch;
 use ptxlab_common::rng::rel_err_norm;
@@ -48,8 +49,8 @@ pub fn backward_flops(shape: &Shape) -> f64 {
 pub enum BwdRung {
     /// `attn_bwd`: FlashAttention-2's algorithm on `mma.sync` and `ldmatrix`.
     Mma,
-    /// `attn_bwd_wgmma`: the same algorithm with every product on `wgmma`
-    /// (sm_90a module).
+    /// `attn_bwd_wgmma` (and `attn_bwd_wide` at `D = 256`): the same
+    /// algorithm with every product on `wgmma` (sm_90a module).
     Wgmma,
 }
 
@@ -84,9 +85,21 @@ impl BwdRung {
         }
     }
 
-    /// The rungs that `dev` runs, in ladder order.
-    pub fn all_on(dev: &Device) -> impl Iterator<Item = BwdRung> + '_ {
-        BwdRung::ALL.into_iter().filter(|r| r.runs_on(dev))
+    /// Whether it is built for head dimension `d`: rung 1 for 64 and 128,
+    /// rung 2 for 256 as well (rung 1's warp of 16 keys would hold 256
+    /// accumulators of `dK` and `dV` a thread).
+    pub fn takes(self, d: usize) -> bool {
+        match self {
+            BwdRung::Mma => matches!(d, 64 | 128),
+            BwdRung::Wgmma => matches!(d, 64 | 128 | BWD_WIDE_D),
+        }
+    }
+
+    /// The rungs that `dev` runs at head dimension `d`, in ladder order.
+    pub fn all_on(dev: &Device, d: usize) -> impl Iterator<Item = BwdRung> + '_ {
+        BwdRung::ALL
+            .into_iter()
+            .filter(move |r| r.runs_on(dev) && r.takes(d))
     }
 
     /// The fastest rung that `dev` runs: rung 2 on sm_90 and the
@@ -106,11 +119,28 @@ pub fn backward_label(shape: &Shape) -> String {
     format!("{} backward", shape.label())
 }
 
+/// The head dimension of the backward's rung-2-only kernel
+/// (`attn_bwd_wide`).
+pub const BWD_WIDE_D: usize = bww::BWD_WIDE_D;
+
+/// The forward rung that writes the log-sum-exp the backward pass reads:
+/// rung 2 (fa2, any GPU) at head dims 64 and 128; at 256, where rung 2 is
+/// not built, rung 5 (ws-skip) when causal, rung 4 (ws) when not, and
+/// rung 1 (split) with a window (which rungs 4-5 do not take).
+pub fn lse_forward(shape: &Shape) -> Rung {
+    match (shape.d, shape.window.is_some(), shape.causal) {
+        (BWD_WIDE_D, true, _) => Rung::Split,
+        (BWD_WIDE_D, false, true) => Rung::WsSkip,
+        (BWD_WIDE_D, false, false) => Rung::Ws,
+        _ => Rung::Fa2,
+    }
+}
+
 /// Why the backward pass cannot take `shape`, if it cannot.
 pub fn backward_refuses(shape: &Shape) -> Option<String> {
-    if !matches!(shape.d, 64 | 128) {
+    if !matches!(shape.d, 64 | 128 | BWD_WIDE_D) {
         return Some(format!(
-            "not for this shape: the backward pass is built for head dims 64 and 128 (D = {})",
+            "not for this shape: the backward pass is built for head dims 64, 128 and 256 (D = {})",
             shape.d
         ));
     }
@@ -192,8 +222,20 @@ impl Backward {
         if let Some(why) = backward_refuses(&shape) {
             return Err(Error::input("--backward", why));
         }
+        let rung = BwdRung::best(dev);
+        if !rung.takes(shape.d) {
+            return Err(Error::input(
+                "--backward",
+                format!(
+                    "not on this device: at D = {} the backward pass runs on rung 2 (wgmma), which \
+                     needs an sm_90 GPU; this device is {}",
+                    shape.d,
+                    dev.name()
+                ),
+            ));
+        }
         Ok(Self {
-            rung: BwdRung::best(dev),
+            rung,
             prec,
             shape,
             packed: None,
@@ -211,6 +253,15 @@ impl Backward {
         if let Some(why) = backward_refuses(&shape) {
             return Err(Error::input("--backward", why));
         }
+        if shape.d == BWD_WIDE_D {
+            return Err(Error::input(
+                "--backward",
+                format!(
+                    "not for this shape: the backward pass of packed batches is built for head dims \
+                     64 and 128 (D = {BWD_WIDE_D} is dense only)"
+                ),
+            ));
+        }
         Ok(Self {
             rung: BwdRung::best(dev),
             prec,
@@ -225,6 +276,17 @@ impl Backward {
     /// The same pass on the main kernel of `rung` ([`BwdRung::best`] of the
     /// device by default); an error when the device cannot run it.
     pub fn with_rung(mut self, dev: &Device, rung: BwdRung) -> Result<Self> {
+        if !rung.takes(self.shape.d) {
+            return Err(Error::input(
+                format!("--variant {}", rung.variant().name()),
+                format!(
+                    "{} is built for head dims 64 and 128 (D = {}); leave out --variant or give \
+                     --variant wgmma",
+                    rung.label(),
+                    self.shape.d
+                ),
+            ));
+        }
         if !rung.runs_on(dev) {
             return Err(Error::input(
                 format!("--variant {}", rung.variant().name()),
@@ -281,26 +343,37 @@ impl Backward {
         ] {
             check_len(what, got, want)?;
         }
-        match (self.prec, sh.d) {
-            (Precision::Bf16, 64) => Kernels::<Bf16, 64>::run(self, dev, x, o, lse, dout, g),
-            (Precision::Bf16, 128) => Kernels::<Bf16, 128>::run(self, dev, x, o, lse, dout, g),
-            (Precision::F16, 64) => Kernels::<F16, 64>::run(self, dev, x, o, lse, dout, g),
-            (Precision::F16, 128) => Kernels::<F16, 128>::run(self, dev, x, o, lse, dout, g),
-            _ => unreachable!("Backward::new refused other head dims"),
+        // Backward::new refused other head dims: the rest is D = 256.
+        let main: MainLaunch = match (self.prec, sh.d) {
+            (Precision::Bf16, 64) => Kernels::<Bf16>::main::<64>,
+            (Precision::Bf16, 128) => Kernels::<Bf16>::main::<128>,
+            (Precision::Bf16, _) => Kernels::<Bf16>::wide,
+            (Precision::F16, 64) => Kernels::<F16>::main::<64>,
+            (Precision::F16, 128) => Kernels::<F16>::main::<128>,
+            (Precision::F16, _) => Kernels::<F16>::wide,
+        };
+        match self.prec {
+            Precision::Bf16 => Kernels::<Bf16>::run(self, dev, x, o, lse, dout, g, main),
+            Precision::F16 => Kernels::<F16>::run(self, dev, x, o, lse, dout, g, main),
         }
     }
 }
 
-/// The backward kernels for one `(H, D)`: the only place they are named.
-struct Kernels<H, const D: usize>(PhantomData<H>);
+/// The backward kernels for one `H`: the only place they are named.
+struct Kernels<H>(PhantomData<H>);
 
-impl<H: Half16 + bw::attn_bwd_pre::Built + bw::attn_bwd_dq::Built, const D: usize> Kernels<H, D>
-where
-    bw::attn_bwd::Of<H, D, false>: bw::attn_bwd::Instance,
-    bw::attn_bwd::Of<H, D, true>: bw::attn_bwd::Instance,
-    bw2::attn_bwd_wgmma::Of<H, D, false>: bw2::attn_bwd_wgmma::Instance,
-    bw2::attn_bwd_wgmma::Of<H, D, true>: bw2::attn_bwd_wgmma::Instance,
+/// The main kernel's launch: `Kernels::main::<D>` or `Kernels::wide`.
+type MainLaunch =
+    fn(&mut Backward, &Device, &Inputs, &Buffer<f32>, &Buffer<u16>, &mut Grads) -> Result<()>;
+
+impl<H: Half16 + bw::attn_bwd_pre::Built + bw::attn_bwd_dq::Built + bww::attn_bwd_wide::Built>
+    Kernels<H>
 {
+    /// The three kernels, the middle one launched by `main`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the buffers of one pass, and the main kernel that takes them"
+    )]
     fn run(
         b: &mut Backward,
         dev: &Device,
@@ -309,16 +382,10 @@ where
         lse: &Buffer<f32>,
         dout: &Buffer<u16>,
         g: &mut Grads,
+        main: MainLaunch,
     ) -> Result<()> {
         let sh = b.shape;
         let (q_len, _, rows) = b.lens();
-        let cfg = |grid: Dim3, threads: u32, shared_bytes: usize| LaunchConfig {
-            grid,
-            block: Dim3::x(threads),
-            shared_bytes,
-            module: ModuleKey::default(),
-            cluster: None,
-        };
         let pre = cfg(
             Dim3::x(rows.div_ceil(bw::PRE_ROWS as usize) as u32),
             bw::BWD_THREADS,
@@ -333,9 +400,37 @@ where
                 &mut b.delta,
                 &mut b.dq_acc,
                 rows as u32,
-                D as u32
+                sh.d as u32
             )
         )?;
+        main(b, dev, x, lse, dout, g)?;
+        let pairs = q_len / 2;
+        let blocks = pairs
+            .div_ceil(bw::BWD_THREADS as usize)
+            .min(bw::DQ_MAX_BLOCKS as usize);
+        launch!(
+            dev,
+            cfg(Dim3::x(blocks as u32), bw::BWD_THREADS, 0),
+            attention::backward::attn_bwd_dq::<H>(&b.dq_acc, &mut g.dq, sh.scale as f32)
+        )
+    }
+
+    /// The main kernel of `b`'s rung at `D` = 64 or 128.
+    fn main<const D: usize>(
+        b: &mut Backward,
+        dev: &Device,
+        x: &Inputs,
+        lse: &Buffer<f32>,
+        dout: &Buffer<u16>,
+        g: &mut Grads,
+    ) -> Result<()>
+    where
+        bw::attn_bwd::Of<H, D, false>: bw::attn_bwd::Instance,
+        bw::attn_bwd::Of<H, D, true>: bw::attn_bwd::Instance,
+        bw2::attn_bwd_wgmma::Of<H, D, false>: bw2::attn_bwd_wgmma::Instance,
+        bw2::attn_bwd_wgmma::Of<H, D, true>: bw2::attn_bwd_wgmma::Instance,
+    {
+        let sh = b.shape;
         // One row of blocks per K/V head; each walks its group's query heads
         // (packed: per K/V head of a token and per sequence, the longest
         // sequence's key tiles).
@@ -361,7 +456,7 @@ where
                     $($path)::+::<H, D, $packed>(
                         &x.q, &x.k, &x.v, dout, lse, delta, dq_acc, dk, dv, offsets, ks
                     )
-                )?
+                )
             };
         }
         match (b.rung, b.packed.is_some()) {
@@ -370,15 +465,48 @@ where
             (BwdRung::Wgmma, true) => main!(attention::backward_hopper::attn_bwd_wgmma, true),
             (BwdRung::Wgmma, false) => main!(attention::backward_hopper::attn_bwd_wgmma, false),
         }
-        let pairs = q_len / 2;
-        let blocks = pairs
-            .div_ceil(bw::BWD_THREADS as usize)
-            .min(bw::DQ_MAX_BLOCKS as usize);
+    }
+
+    /// The main kernel at `D = 256` (rung 2 only, dense only: `Backward`
+    /// refused the rest): 64 keys a block.
+    fn wide(
+        b: &mut Backward,
+        dev: &Device,
+        x: &Inputs,
+        lse: &Buffer<f32>,
+        dout: &Buffer<u16>,
+        g: &mut Grads,
+    ) -> Result<()> {
+        let sh = b.shape;
+        let grid = Dim3::xy(sh.skv.div_ceil(bww::BWD_WIDE_BN) as u32, sh.bh_kv() as u32);
         launch!(
             dev,
-            cfg(Dim3::x(blocks as u32), bw::BWD_THREADS, 0),
-            attention::backward::attn_bwd_dq::<H>(&b.dq_acc, &mut g.dq, sh.scale as f32)
+            cfg(grid, bww::BWD_WIDE_THREADS, bww::bwd_wide_shared_bytes()),
+            attention::backward_wide::attn_bwd_wide::<H>(
+                &x.q,
+                &x.k,
+                &x.v,
+                dout,
+                lse,
+                &b.delta,
+                &mut b.dq_acc,
+                &mut g.dk,
+                &mut g.dv,
+                sh.kernel_shape()
+            )
         )
+    }
+}
+
+/// A launch of `threads` threads a block over `grid` with `shared_bytes`
+/// of dynamic shared memory, no cluster.
+fn cfg(grid: Dim3, threads: u32, shared_bytes: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid,
+        block: Dim3::x(threads),
+        shared_bytes,
+        module: ModuleKey::default(),
+        cluster: None,
     }
 }
 
@@ -407,6 +535,9 @@ pub fn backward_entry(
         }
     }
     Some(match (prec, d) {
+        (_, BWD_WIDE_D) if rung == BwdRung::Mma || packed => return None,
+        (Precision::Bf16, BWD_WIDE_D) => <Bf16 as bww::attn_bwd_wide::Built>::ENTRY,
+        (Precision::F16, BWD_WIDE_D) => <F16 as bww::attn_bwd_wide::Built>::ENTRY,
         (Precision::Bf16, 64) => of::<Bf16, 64>(rung, packed),
         (Precision::Bf16, 128) => of::<Bf16, 128>(rung, packed),
         (Precision::F16, 64) => of::<F16, 64>(rung, packed),
@@ -508,13 +639,13 @@ pub fn check_backward(
 
 /// [`check_backward_on`] with every rung that `dev` runs, in ladder order.
 pub fn check_backward_rungs(dev: &Device, prec: Precision, shape: &Shape, seed: u64) -> Result<()> {
-    for rung in BwdRung::all_on(dev) {
+    for rung in BwdRung::all_on(dev, shape.d) {
         check_backward_on(dev, rung, prec, shape, seed)?;
     }
     Ok(())
 }
 
-/// The forward (rung 2, which writes the log-sum-exp) then the backward on
+/// The forward ([`lse_forward`], which writes the log-sum-exp) then the backward on
 /// `shape` with `rung`'s main kernel, gradients poisoned first, against
 /// the f64 reference on every head; returns the errors after
 /// [`verify_grads`].
@@ -539,7 +670,7 @@ pub fn check_backward_on(
     let dout = dev.upload(&g)?;
     let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
     let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
-    Plan::new(dev, Rung::Fa2, prec, *shape, &x)?.run(dev, &mut o, Some(&mut lse))?;
+    Plan::new(dev, lse_forward(shape), prec, *shape, &x)?.run(dev, &mut o, Some(&mut lse))?;
     let mut grads = Grads::poisoned(dev, shape)?;
     Backward::new(dev, prec, *shape)?
         .with_rung(dev, rung)?

@@ -311,7 +311,12 @@ pub fn bench_backward_shapes(quick: bool) -> Vec<(usize, usize, usize, usize)> {
     if quick {
         vec![(1, 8, 2048, 128)]
     } else {
-        vec![(4, 16, 8192, 128), (4, 16, 8192, 64), (2, 16, 4097, 128)]
+        vec![
+            (4, 16, 8192, 128),
+            (4, 16, 8192, 64),
+            (4, 16, 8192, 256),
+            (2, 16, 4097, 128),
+        ]
     }
 }
 
@@ -325,7 +330,7 @@ fn bench_backward(
     shape: &Shape,
     prec: Precision,
 ) -> Result<Vec<Row>> {
-    BwdRung::all_on(dev)
+    BwdRung::all_on(dev, shape.d)
         .map(|rung| bench_backward_on(ctx, dev, rung, shape, prec))
         .collect()
 }
@@ -340,7 +345,7 @@ fn bench_backward_on(
 ) -> Result<Row> {
     use super::backward::{
         Backward, Grads, backward_entry, backward_flops, backward_label, check_backward_on,
-        verify_grads,
+        lse_forward, verify_grads,
     };
     use super::cpu::grad_reference;
     let mut row = Row::new(
@@ -374,7 +379,7 @@ fn bench_backward_on(
     drop((q, k, v, g));
     let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
     let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
-    let res = Plan::new(dev, Rung::Fa2, prec, *shape, &x)
+    let res = Plan::new(dev, lse_forward(shape), prec, *shape, &x)
         .and_then(|mut p| p.run(dev, &mut o, Some(&mut lse)));
     if let Err(e) = res {
         row.status = status_of(e);

@@ -439,7 +439,7 @@ pub fn check_packed(
     // Every backward rung the device runs; the errors returned are the
     // last rung's (each passed its bounds).
     let mut last = None;
-    for rung in BwdRung::all_on(dev) {
+    for rung in BwdRung::all_on(dev, p.base().d) {
         let mut grads = Grads::poisoned_lens(dev, p.q_len(), p.kv_len())?;
         Backward::packed(dev, prec, p.clone())?
             .with_rung(dev, rung)?

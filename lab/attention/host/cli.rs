@@ -44,7 +44,8 @@ pub struct Args {
     /// Key/value length of random inputs [default: --seq].
     #[arg(long, value_parser = ptxlab_common::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub seq_kv: Option<usize>,
-    /// Head dimension of random inputs [default: 128]; rungs 2-5 take 64 and 128, rungs 4-5 also 256.
+    /// Head dimension of random inputs [default: 128]; rungs 2-5 take 64 and 128, rungs 4-5 and the
+    /// backward pass also 256.
     #[arg(long, value_parser = ptxlab_common::cli::parse_whole::<usize>, allow_negative_numbers = true)]
     pub dim: Option<usize>,
     /// Causal mask (torch's `is_causal`: query i sees keys j <= i).
@@ -96,8 +97,8 @@ pub struct Args {
     /// `results.json`), and nothing else there.
     #[arg(long)]
     pub json: bool,
-    /// Run the backward pass: rung 2's forward (for O and the log-sum-exp),
-    /// then the backward kernels, checked against the f64 gradients; timed
+    /// Run the backward pass: rung 2's forward (for O and the log-sum-exp;
+    /// at D = 256 rung 4, 5 or 1), then the backward kernels, checked against the f64 gradients; timed
     /// alone, TFLOP/s counted as 2.5x the forward's FLOPs. Implied by
     /// --grad-out, --dq, --dk and --dv.
     #[arg(long)]
@@ -537,13 +538,13 @@ fn grad_out(args: &Args, shape: &Shape) -> Result<Vec<f32>> {
     Ok(g)
 }
 
-/// `--backward`: the forward (rung 2) and the backward pass, checked
+/// `--backward`: the forward ([`lse_forward`](super::backward::lse_forward)) and the backward pass, checked
 /// against the f64 gradients (every head for smaller problems, the first
 /// head for larger ones), then the backward alone timed.
 fn cli_backward(args: &Args, shape: &Shape, [q, k, v]: [Vec<u16>; 3]) -> Result<Vec<Row>> {
     use super::backward::{
         Backward, BwdRung, Grads, backward_flops, backward_label, backward_refuses, grad_bounds,
-        grad_errors, verify_grads,
+        grad_errors, lse_forward, verify_grads,
     };
     use super::cpu::grad_reference;
     let rungs: Vec<BwdRung> = match args.variant {
@@ -633,13 +634,17 @@ fn cli_backward(args: &Args, shape: &Shape, [q, k, v]: [Vec<u16>; 3]) -> Result<
     let dout = dev.upload(&g)?;
     let mut o = dev.alloc_filled(shape.q_len(), POISON_16)?;
     let mut lse = dev.alloc_filled(shape.bh() * shape.sq, f32::NAN)?;
-    Plan::new(&dev, Rung::Fa2, prec, *shape, &x)?.run(&dev, &mut o, Some(&mut lse))?;
+    Plan::new(&dev, lse_forward(shape), prec, *shape, &x)?.run(&dev, &mut o, Some(&mut lse))?;
     let val = |bits: &[u16]| bits.iter().map(|b| prec.value(*b)).collect::<Vec<f32>>();
     let mut rows = Vec::new();
     // The last rung's gradients, for --dq, --dk and --dv (every rung passed
     // the same check).
     let mut last = None;
     for rung in rungs {
+        if !rung.takes(shape.d) && matches!(args.variant, OneOrAll::All) {
+            println!("skip {}: built for head dims 64 and 128", rung.label());
+            continue;
+        }
         if !rung.runs_on(&dev) && matches!(args.variant, OneOrAll::All) {
             println!("skip {}: needs an sm_90 GPU", rung.label());
             continue;

@@ -40,7 +40,7 @@ pub mod decode;
 pub use backward::{
     Backward, BwdRung, GradErrors, Grads, backward_entry, backward_flops, backward_refuses,
     check_backward, check_backward_on, check_backward_rungs, grad_bounds, grad_errors, grad_inputs,
-    verify_grads,
+    lse_forward, verify_grads,
 };
 pub use bench::{
     bench, bench_backward_shapes, bench_gqa_shapes, bench_packed_lengths, bench_shapes,

@@ -78,7 +78,7 @@ pub const BWD2_THREADS: u32 = 256;
 const STAGES: usize = 2;
 
 /// Bytes of a tile of `rows` rows of `d` 16-bit values.
-const fn tile_bytes(rows: usize, d: usize) -> usize {
+pub(super) const fn tile_bytes(rows: usize, d: usize) -> usize {
     rows * d * 2
 }
 
@@ -133,17 +133,17 @@ pub const fn panel_chunk(r: usize, q: usize, rows: usize) -> usize {
 /// rows to the next, its `rows` rows (a copy zero-fills rows at or past
 /// them).
 #[derive(Clone, Copy)]
-struct Rows16<'a> {
-    src: DeviceSlice<'a, u16>,
-    first: usize,
-    stride: usize,
-    rows: usize,
+pub(super) struct Rows16<'a> {
+    pub(super) src: DeviceSlice<'a, u16>,
+    pub(super) first: usize,
+    pub(super) stride: usize,
+    pub(super) rows: usize,
 }
 
 /// Starts the copies of rows `r0 .. r0 + ROWS` of `head` into the panelled
 /// tile at chunk `at` of `sm` (thread `t` of [`BWD2_THREADS`]).
 #[inline(always)]
-fn copy_panels<const D: usize, const ROWS: usize>(
+pub(super) fn copy_panels<const D: usize, const ROWS: usize>(
     sm: SharedSlice<U32x4>,
     at: usize,
     head: Rows16<'_>,
@@ -172,7 +172,7 @@ fn copy_panels<const D: usize, const ROWS: usize>(
 /// panelled tile of `rows` rows at shared address `tile`, `k` step `kk`
 /// (16 values of `D`).
 #[inline(always)]
-fn k_major(tile: u32, rows: usize, row0: usize, kk: usize) -> SmemDesc {
+pub(super) fn k_major(tile: u32, rows: usize, row0: usize, kk: usize) -> SmemDesc {
     let at = tile + ((kk / 4) * rows * 128 + row0 * 128) as u32;
     SmemDesc::new(at, 16, 1024, Swizzle::B128).offset(32 * (kk % 4) as u32)
 }
@@ -181,7 +181,7 @@ fn k_major(tile: u32, rows: usize, row0: usize, kk: usize) -> SmemDesc {
 /// (its columns contiguous) from row `row0` on: 16 rows are the `k` of
 /// one instruction, 64 columns a panel (`rows x 128` bytes apart).
 #[inline(always)]
-fn mn_major(tile: u32, rows: usize, row0: usize) -> SmemDesc {
+pub(super) fn mn_major(tile: u32, rows: usize, row0: usize) -> SmemDesc {
     SmemDesc::new(
         tile + (row0 * 128) as u32,
         (rows * 128) as u32,

@@ -89,6 +89,8 @@ use ptxlab_device::unroll;
 pub mod backward;
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod backward_hopper;
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+pub mod backward_wide;
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 pub mod decode;
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
@@ -538,6 +540,9 @@ pub struct RowSlab {
     pub rows: usize,
     /// Values a row (even).
     pub d: usize,
+    /// The slab's first column (even; 0 unless the row is split between
+    /// warpgroups).
+    pub col0: usize,
 }
 
 impl RowSlab {
@@ -551,7 +556,14 @@ impl RowSlab {
             row0,
             rows,
             d,
+            col0: 0,
         }
+    }
+
+    /// The same rows with the slab starting at column `col0` (even).
+    #[inline(always)]
+    pub const fn from_col(self, col0: usize) -> Self {
+        Self { col0, ..self }
     }
 
     /// The same rows with `stride` rows of the tensor between two rows of
@@ -579,17 +591,19 @@ pub fn store_rows<H: Half16, const N: usize>(
         row0,
         rows: sq,
         d,
+        col0,
     } = at;
     unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] {
         if 2 * p < N && 2 * p < n {
             let i = 2 * p;
             let row = row0 + 8 * ((i / 2) % 2);
-            let col = 8 * (i / 4) + 2 * tig;
+            let col = col0 + 8 * (i / 4) + 2 * tig;
             if row < sq {
                 let w = pack_rn::<H>(o[i], o[i + 1]);
-                // SAFETY: `row < sq` and `col + 1 < d`: inside this head's
+                // SAFETY: `row < sq` and `col + 1 < d` (the caller's slab
+                // of columns `col0 ..` fits in the row): inside this head's
                 // rows of `O`, whose length the kernel checked; 4-byte
-                // aligned (`d` and `col` even).
+                // aligned (`d`, `col0` and `col` even).
                 unsafe {
                     out.set_vec_unchecked::<u32>(((base_row + row * stride) * d + col) / 2, w)
                 };

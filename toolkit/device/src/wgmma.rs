@@ -316,103 +316,63 @@ pub fn wgmma_m64n256k16<T: Half16, const TRANS_B: bool>(
     });
 }
 
-/// `D (+)= A B` on 64 x 64 x 16 with BF16/FP16 operands in shared memory:
-/// `A` K-major or, with `TRANS_A`, M-major (descriptor `a`); `B` K-major
-/// or, with `TRANS_B`, N-major (descriptor `b`). 32 accumulators per
-/// thread. The transposed forms read a tile stored the other way round
-/// without moving it: the attention backward pass multiplies by `dS` from
-/// the `dS^T` tile it wrote, and by `K` from the tile that `S^T = K Q^T`
-/// read K-major.
-#[inline(always)]
-#[track_caller]
-pub fn wgmma_m64n64k16<T: Half16, const TRANS_A: bool, const TRANS_B: bool>(
-    d: &mut [f32; 32],
-    a: SmemDesc,
-    b: SmemDesc,
-    accumulate: bool,
-) {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        macro_rules! go {
-            ($ty:literal, $tail:literal) => {
-                wgmma_asm!(
-                    "m64n64k16",
-                    $ty,
-                    $tail,
-                    d,
-                    a,
-                    b,
-                    accumulate,
-                    [
-                        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
-                        21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
-                    ]
-                )
-            };
+/// Defines a `wgmma` on `64 x N x 16` with BF16/FP16 operands in shared
+/// memory and both transposes, `N / 2` accumulators per thread (the
+/// instructions differ only in `N` and the registers they name).
+macro_rules! wgmma_ss16 {
+    ($(#[$doc:meta])* $name:ident, $shape:literal, $n:literal, $acc:literal, [$($i:literal),+]) => {
+        $(#[$doc])*
+        #[inline(always)]
+        #[track_caller]
+        pub fn $name<T: Half16, const TRANS_A: bool, const TRANS_B: bool>(
+            d: &mut [f32; $acc],
+            a: SmemDesc,
+            b: SmemDesc,
+            accumulate: bool,
+        ) {
+            #[cfg(target_arch = "nvptx64")]
+            match (T::IS_BF16, TRANS_A, TRANS_B) {
+                (true, false, false) => wgmma_asm!($shape, "bf16", "1, 1, 0, 0", d, a, b, accumulate, [$($i),+]),
+                (true, false, true) => wgmma_asm!($shape, "bf16", "1, 1, 0, 1", d, a, b, accumulate, [$($i),+]),
+                (true, true, false) => wgmma_asm!($shape, "bf16", "1, 1, 1, 0", d, a, b, accumulate, [$($i),+]),
+                (true, true, true) => wgmma_asm!($shape, "bf16", "1, 1, 1, 1", d, a, b, accumulate, [$($i),+]),
+                (false, false, false) => wgmma_asm!($shape, "f16", "1, 1, 0, 0", d, a, b, accumulate, [$($i),+]),
+                (false, false, true) => wgmma_asm!($shape, "f16", "1, 1, 0, 1", d, a, b, accumulate, [$($i),+]),
+                (false, true, false) => wgmma_asm!($shape, "f16", "1, 1, 1, 0", d, a, b, accumulate, [$($i),+]),
+                (false, true, true) => wgmma_asm!($shape, "f16", "1, 1, 1, 1", d, a, b, accumulate, [$($i),+]),
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            sim::mma::<$acc, $n, 16>(d, a, b, accumulate, [TRANS_A, TRANS_B], 2, &|bits| {
+                T::to_f32(bits as u16) as f64
+            });
         }
-        match (T::IS_BF16, TRANS_A, TRANS_B) {
-            (true, false, false) => go!("bf16", "1, 1, 0, 0"),
-            (true, false, true) => go!("bf16", "1, 1, 0, 1"),
-            (true, true, false) => go!("bf16", "1, 1, 1, 0"),
-            (true, true, true) => go!("bf16", "1, 1, 1, 1"),
-            (false, false, false) => go!("f16", "1, 1, 0, 0"),
-            (false, false, true) => go!("f16", "1, 1, 0, 1"),
-            (false, true, false) => go!("f16", "1, 1, 1, 0"),
-            (false, true, true) => go!("f16", "1, 1, 1, 1"),
-        }
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    sim::mma::<32, 64, 16>(d, a, b, accumulate, [TRANS_A, TRANS_B], 2, &|bits| {
-        T::to_f32(bits as u16) as f64
-    });
+    };
 }
 
-/// [`wgmma_m64n64k16`] with `N = 80` (40 accumulators per thread): the
-/// score tile of the attention kernel at head dimension 256, whose 80
-/// keys leave room for 128 output accumulators.
-#[inline(always)]
-#[track_caller]
-pub fn wgmma_m64n80k16<T: Half16, const TRANS_A: bool, const TRANS_B: bool>(
-    d: &mut [f32; 40],
-    a: SmemDesc,
-    b: SmemDesc,
-    accumulate: bool,
-) {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        macro_rules! go {
-            ($ty:literal, $tail:literal) => {
-                wgmma_asm!(
-                    "m64n80k16",
-                    $ty,
-                    $tail,
-                    d,
-                    a,
-                    b,
-                    accumulate,
-                    [
-                        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
-                        21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39
-                    ]
-                )
-            };
-        }
-        match (T::IS_BF16, TRANS_A, TRANS_B) {
-            (true, false, false) => go!("bf16", "1, 1, 0, 0"),
-            (true, false, true) => go!("bf16", "1, 1, 0, 1"),
-            (true, true, false) => go!("bf16", "1, 1, 1, 0"),
-            (true, true, true) => go!("bf16", "1, 1, 1, 1"),
-            (false, false, false) => go!("f16", "1, 1, 0, 0"),
-            (false, false, true) => go!("f16", "1, 1, 0, 1"),
-            (false, true, false) => go!("f16", "1, 1, 1, 0"),
-            (false, true, true) => go!("f16", "1, 1, 1, 1"),
-        }
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    sim::mma::<40, 80, 16>(d, a, b, accumulate, [TRANS_A, TRANS_B], 2, &|bits| {
-        T::to_f32(bits as u16) as f64
-    });
-}
+wgmma_ss16!(
+    /// `D (+)= A B` on 64 x 64 x 16 with BF16/FP16 operands in shared memory:
+    /// `A` K-major or, with `TRANS_A`, M-major (descriptor `a`); `B` K-major
+    /// or, with `TRANS_B`, N-major (descriptor `b`). 32 accumulators per
+    /// thread. The transposed forms read a tile stored the other way round
+    /// without moving it: the attention backward pass multiplies by `dS` from
+    /// the `dS^T` tile it wrote, and by `K` from the tile that `S^T = K Q^T`
+    /// read K-major.
+    wgmma_m64n64k16, "m64n64k16", 64, 32, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31]
+);
+
+wgmma_ss16!(
+    /// [`wgmma_m64n64k16`] with `N = 32` (16 accumulators per thread): the
+    /// score tile of the attention backward pass at head dimension 256,
+    /// where each warpgroup takes half of a 64-query tile.
+    wgmma_m64n32k16, "m64n32k16", 32, 16, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+);
+
+wgmma_ss16!(
+    /// [`wgmma_m64n64k16`] with `N = 80` (40 accumulators per thread): the
+    /// score tile of the attention kernel at head dimension 256, whose 80
+    /// keys leave room for 128 output accumulators.
+    wgmma_m64n80k16, "m64n80k16", 80, 40, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39]
+);
 
 /// `D (+)= A B` on 64 x 128 x 8 with TF32 operands (f32 bit patterns, the
 /// low 13 bits ignored) in shared memory, both K-major (TF32 has no
