@@ -35,11 +35,16 @@
 //! each, one panel), two stages of the tile's `lse log2(e)` and `Delta`:
 //! 210 KiB with the alignment slack.
 //!
-//! # Two barriers a tile
+//! # Two barriers a tile, and what overlaps
 //! The next tile's copies start after the first barrier of this one (every
 //! thread has then waited for the last tile's products, which read the
 //! stage they refill), so a tile needs only the barrier that publishes its
-//! copies and the one that publishes `P^T` and `dS^T`.
+//! copies and the one that publishes `P^T` and `dS^T`. The `dQ_i`
+//! products go to the tensor core first and `dV`, `dK` second, as two
+//! groups: a thread waits for the first, sends `dQ_i`'s reductions while
+//! the tensor core computes the second, and waits for that one at the top
+//! of the next tile. The statistics (`lse`, `Delta`) of a tile are read
+//! from global memory during the tile before, into a register.
 
 use super::backward_hopper::{Rows16, copy_panels, k_major, mn_major, panel_chunk, tile_bytes};
 use super::{AttnShape, LOG2_E, RowSlab, hidden, p_frag, rescale, store_rows};
@@ -95,16 +100,19 @@ pub const fn bwd_wide_shared_bytes() -> usize {
 /// `16 (w % 4) + gid` and `+ 8` (`w = t / 32`, `gid = t % 32 / 4`) of
 /// every product whose `M` is the keys, and query rows `16 (w % 4) + gid`
 /// (`+ 8`) of `dQ_i`. Per tile:
-/// 1. write this tile's statistics, wait for its copies,
-///    `fence.proxy.async`, barrier; start the copies of the next tile;
+/// 1. write this tile's statistics (fetched during the last tile), wait
+///    for the last tile's `dV`/`dK` products and this tile's copies,
+///    `fence.proxy.async`, barrier; start the copies of the next tile and
+///    fetch its statistics;
 /// 2. issue `S^T` (16 `m64n32k16`), then `dP^T` (16 more); mask and
 ///    exponentiate the first while the tensor core computes the second;
 ///    `dS^T = P^T (dP^T - Delta)`;
 /// 3. write `P^T` and `dS^T` (rounded to `H`) to their tiles,
 ///    `fence.proxy.async`, barrier;
-/// 4. issue `dV += P^T dO_i`, `dK += dS^T Q_i` (4 `m64n128k16` each) and
-///    `dQ_i = dS K` (8 `m64n64k16`), wait, add `dQ_i` to the f32
-///    accumulator with vector reductions.
+/// 4. issue `dQ_i = dS K` (8 `m64n64k16`), then `dV += P^T dO_i` and
+///    `dK += dS^T Q_i` (4 `m64n128k16` each); wait for `dQ_i` and add it to
+///    the f32 accumulator with vector reductions while the second group
+///    runs.
 #[kernel(launch_bounds(256, 1), instances(<Bf16>, <F16>))]
 #[allow(
     clippy::too_many_arguments,
@@ -194,6 +202,25 @@ pub fn attn_bwd_wide<H: Half16>(
         load_q(0, t);
     }
     commit_async_copies();
+    // Threads 0..64 fetch a tile's `lse log2(e)`, threads 64..128 its
+    // `Delta` (rows past `Sq`: `+inf` and 0, so their `P` is 0), a tile
+    // ahead: the value waits in a register for the tile's turn.
+    let stat_of = |it: usize, t: usize| {
+        let (qh, q0) = at(it);
+        let (r, is_delta) = (q0 + t % BM, t >= BM);
+        if r >= sq {
+            if is_delta { 0.0 } else { f32::INFINITY }
+        } else if is_delta {
+            delta.get(qh + r)
+        } else {
+            lse.get(qh + r) * LOG2_E
+        }
+    };
+    let mut stat = if steps > 0 && t < 2 * BM {
+        stat_of(0, t)
+    } else {
+        0.0
+    };
 
     let mut dk_acc = [0f32; 64];
     let mut dv_acc = [0f32; 64];
@@ -208,22 +235,21 @@ pub fn attn_bwd_wide<H: Half16>(
         let (wg, w, lane) = (t / 128, t / 32 % 4, t % 32);
         let (gid, tig) = (lane / 4, lane % 4);
         if t < 2 * BM {
-            let (c, is_delta) = (t % BM, t >= BM);
-            let r = q0 + c;
-            let val = if r >= sq {
-                if is_delta { 0.0 } else { f32::INFINITY }
-            } else if is_delta {
-                delta.get(qh + r)
-            } else {
-                lse.get(qh + r) * LOG2_E
-            };
-            stats.set(st * 2 * BM + t, val);
+            stats.set(st * 2 * BM + t, stat);
         }
+        // The last tile's dV and dK (still in flight) read the stage that
+        // the next copies refill.
+        wgmma_wait_group::<0>();
+        fence_operands(&mut dk_acc);
+        fence_operands(&mut dv_acc);
         wait_async_copies::<0>();
         fence_proxy_async_shared();
         sync_threads();
         if it + 1 < steps {
             load_q(it + 1, t);
+            if t < 2 * BM {
+                stat = stat_of(it + 1, t);
+            }
         }
         commit_async_copies();
 
@@ -294,11 +320,22 @@ pub fn attn_bwd_wide<H: Half16>(
         });
         fence_proxy_async_shared();
         sync_threads();
-        // dV and dK over the tile's 64 queries (A from the tiles just
+        // dQ_i's columns 128 wg .. over the block's 64 keys (one group),
+        // then dV and dK over the tile's 64 queries (A from the tiles just
         // written, B this warpgroup's two panels of dO_i and Q_i read
-        // N-major), then dQ_i's columns 128 wg .. over the block's 64 keys.
-        let panel = (BM * 128) as u32;
+        // N-major; a second group). dQ_i's reductions go out while the
+        // tensor core computes dV and dK, which the next tile waits for.
+        let mut dq = [[0f32; 32]; 2];
         wgmma_fence();
+        unroll!(h in [0, 1] {
+            unroll!(kk in [0, 1, 2, 3] {
+                let a = mn_major(ds_tile, BN, 16 * kk);
+                let b = mn_major(k_tile + (2 * wg + h) as u32 * (BN * 128) as u32, BN, 16 * kk);
+                wgmma_m64n64k16::<H, true, true>(&mut dq[h], a, b, kk != 0);
+            });
+        });
+        wgmma_commit_group();
+        let panel = (BM * 128) as u32;
         unroll!(kk in [0, 1, 2, 3] {
             let a = k_major(pt_tile, BN, 0, kk);
             let b = mn_major(do_tile + 2 * wg as u32 * panel, BM, 16 * kk);
@@ -309,16 +346,8 @@ pub fn attn_bwd_wide<H: Half16>(
             let b = mn_major(q_tile + 2 * wg as u32 * panel, BM, 16 * kk);
             wgmma_m64n128k16::<H, true>(&mut dk_acc, a, b, true);
         });
-        let mut dq = [[0f32; 32]; 2];
-        unroll!(h in [0, 1] {
-            unroll!(kk in [0, 1, 2, 3] {
-                let a = mn_major(ds_tile, BN, 16 * kk);
-                let b = mn_major(k_tile + (2 * wg + h) as u32 * (BN * 128) as u32, BN, 16 * kk);
-                wgmma_m64n64k16::<H, true, true>(&mut dq[h], a, b, kk != 0);
-            });
-        });
         wgmma_commit_group();
-        wgmma_wait_group::<0>();
+        wgmma_wait_group::<1>();
         fence_operands(&mut dq[0]);
         fence_operands(&mut dq[1]);
         let qrow = q0 + 16 * w + gid;
@@ -336,6 +365,7 @@ pub fn attn_bwd_wide<H: Half16>(
         });
     }
     wait_async_copies::<0>();
+    wgmma_wait_group::<0>();
     fence_operands(&mut dk_acc);
     fence_operands(&mut dv_acc);
     let (wg, lane) = (t / 128, t % 32);
