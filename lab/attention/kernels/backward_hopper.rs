@@ -55,7 +55,8 @@
 //! the copies end with `fence.proxy.async` before the barrier that lets
 //! `wgmma` (the asynchronous proxy) read them.
 
-use super::hopper::{fence_first, wgmma_pv};
+use super::hopper::wgmma_pv;
+use super::pipe::fence_first;
 use super::{AttnShape, LOG2_E, RowSlab, Seq, hidden, p_frag, rescale, store_rows};
 use ptxlab_device::hopper::{Swizzle, fence_proxy_async_shared};
 use ptxlab_device::math::{Real, fast};

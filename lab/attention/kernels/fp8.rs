@@ -38,7 +38,8 @@
 //! (both operands in shared memory), `O += P V` 4 `wgmma.m64n128k32` with
 //! `P` from registers.
 
-use super::hopper::{BAR_SLOTS, check_out, init_barriers, k_desc, kv_row, layout_tiles, q_desc};
+use super::hopper::{check_out, k_desc, kv_row, layout_tiles, q_desc};
+use super::pipe::{BAR_SLOTS, init_barriers};
 use super::ws::{Consumed, Tiles, Work, WsTile, consume, produce, query_tile};
 use super::{AttnShape, Lse, RowSlab, finish, rescale, store_lse, store_rows};
 use ptxlab_device::fp8::{E4m3, Fp8};

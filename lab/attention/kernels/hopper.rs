@@ -33,15 +33,14 @@
 //! a tile is `D / 64` panels of 128 rows x 128 bytes. Then the mbarriers
 //! (`Bar`).
 
+pub use super::pipe::HP_BM;
+use super::pipe::{BAR_SLOTS, Bar, fence_first, init_barriers, needs_mask};
 use super::ws::{Consumed, Tiles, Work, WsTile, consume, produce, query_tile};
 use super::{
     AttnShape, Lse, RowSlab, Rows, finish, mask_scores, online_softmax, p_frag, rescale, store_lse,
     store_rows,
 };
-use ptxlab_device::hopper::{
-    Mbarrier, Swizzle, fence_mbarrier_init, fence_tensormap_acquire, setmaxnreg_dec,
-    setmaxnreg_inc, tma_load_2d,
-};
+use ptxlab_device::hopper::{Mbarrier, Swizzle, setmaxnreg_dec, setmaxnreg_inc, tma_load_2d};
 use ptxlab_device::mem::U32x4;
 use ptxlab_device::mma::{Bf16, F16, Half16, shared_addr};
 use ptxlab_device::prelude::*;
@@ -50,8 +49,6 @@ use ptxlab_device::wgmma::{
     SmemDesc, fence_operands, wgmma_commit_group, wgmma_fence, wgmma_m64n128k16, wgmma_wait_group,
 };
 
-/// Query rows of a block: two warpgroups of 64.
-pub const HP_BM: usize = 128;
 /// Keys per tile.
 pub const HP_BN: usize = 128;
 /// Columns of one TMA box (128 bytes of 16-bit values: one swizzle span).
@@ -60,10 +57,6 @@ pub const HP_BOX_COLS: usize = 64;
 pub const WGMMA_THREADS: u32 = 256;
 /// Threads of rungs 4 and 5: a producer warpgroup and two consumers.
 pub const WS_THREADS: u32 = 384;
-/// Consumer threads (the two computing warpgroups).
-const CONSUMERS: u32 = 256;
-/// Barrier slots reserved after the tiles.
-pub(super) const BAR_SLOTS: usize = 20;
 
 /// Keys per tile for head dimension `d`: [`HP_BN`] up to `d = 128`, 80
 /// at `d = 256` (rungs 4 and 5 at `D = 256`: [`super::wide`]).
@@ -87,39 +80,6 @@ const fn tile_bytes(rows: usize, d: usize) -> usize {
 /// bytes of alignment slack, the `Q` tile, the stages, the barriers.
 pub const fn hopper_shared_bytes(d: usize) -> usize {
     1024 + tile_bytes(HP_BM, d) + hp_stages(d) * 2 * tile_bytes(HP_BN, d) + 8 * BAR_SLOTS
-}
-
-/// The mbarrier slots: `Q` landed; per stage `K` landed, `V` landed (rung
-/// 3: both, on the `K` slot), `K` released, `V` released; and the two
-/// turn barriers of rung 4 in the simulator ([`Turn`]).
-#[derive(Clone, Copy)]
-pub(super) struct Bar(SharedSlice<u64>);
-
-impl Bar {
-    #[inline(always)]
-    pub(super) fn q_full(self) -> Mbarrier {
-        Mbarrier::at(self.0, 0)
-    }
-    #[inline(always)]
-    pub(super) fn k_full(self, s: usize) -> Mbarrier {
-        Mbarrier::at(self.0, 1 + s)
-    }
-    #[inline(always)]
-    pub(super) fn v_full(self, s: usize) -> Mbarrier {
-        Mbarrier::at(self.0, 5 + s)
-    }
-    #[inline(always)]
-    pub(super) fn k_empty(self, s: usize) -> Mbarrier {
-        Mbarrier::at(self.0, 9 + s)
-    }
-    #[inline(always)]
-    pub(super) fn v_empty(self, s: usize) -> Mbarrier {
-        Mbarrier::at(self.0, 13 + s)
-    }
-    #[inline(always)]
-    pub(super) fn turn(self, i: usize) -> Mbarrier {
-        Mbarrier::at(self.0, 17 + i)
-    }
 }
 
 /// The block's tile area (shared address, 1024-aligned) and its barriers.
@@ -261,21 +221,6 @@ impl<H: Half16, const D: usize> WsTile<64, 64> for Tile128<H, D> {
     fn pack(s: &[f32; 64]) -> [[u32; 4]; 8] {
         pack_p::<H>(s)
     }
-}
-
-/// [`fence_operands`] on the first `n` accumulators only (the rest of a
-/// `D = 64` array is never used and must not be kept alive).
-#[inline(always)]
-pub(super) fn fence_first<const N: usize>(d: &mut [f32; N], n: usize) {
-    #[cfg(target_arch = "nvptx64")]
-    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127] {
-        if i < N && i < n {
-            // SAFETY: an empty instruction that "modifies" one register.
-            unsafe { core::arch::asm!("// {0}", inout(reg32) d[i], options(nomem, nostack)) };
-        }
-    });
-    #[cfg(not(target_arch = "nvptx64"))]
-    let _ = (d, n);
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -477,90 +422,6 @@ mod sim {
     }
 }
 
-/// A named barrier between the two consumer warpgroups of rung 4: one
-/// waits at it (`bar.sync id, 256`), the other arrives without waiting
-/// (`bar.arrive id, 256`). In the simulator it is the mbarrier slot
-/// `slot` with 256 expected arrivals, each thread counting its own uses to
-/// know which phase to wait for.
-#[derive(Clone, Copy)]
-pub(super) struct Turn {
-    #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
-    id: u32,
-    #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
-    slot: Mbarrier,
-    uses: u32,
-}
-
-impl Turn {
-    /// Consumer `wg`'s own turn barrier (`mine`: named barrier `1 + wg`)
-    /// or the other consumer's (`2 - wg`), in the simulator the barrier
-    /// slot of the same warpgroup.
-    #[inline(always)]
-    pub(super) fn of(bars: Bar, wg: usize, mine: bool) -> Self {
-        let owner = if mine { wg } else { 1 - wg };
-        Turn {
-            id: 1 + owner as u32,
-            slot: bars.turn(owner),
-            uses: 0,
-        }
-    }
-    /// Waits until the other warpgroup has arrived (and lets it go on).
-    #[inline(always)]
-    #[track_caller]
-    pub(super) fn sync(&mut self) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: a barrier among the 256 consumer threads (whole warps);
-        // every `sync` has its matching `arrive` (see `attn_ws`).
-        unsafe {
-            core::arch::asm!("bar.sync {id}, {n};", id = in(reg32) self.id, n = const CONSUMERS,
-                options(nostack));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            self.slot.arrive();
-            self.slot.wait(self.uses & 1);
-        }
-        self.uses += 1;
-    }
-    /// Signals the warpgroup waiting at this barrier, without waiting.
-    #[inline(always)]
-    #[track_caller]
-    pub(super) fn arrive(&mut self) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: as `sync`.
-        unsafe {
-            core::arch::asm!("bar.arrive {id}, {n};", id = in(reg32) self.id, n = const CONSUMERS,
-                options(nostack));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        self.slot.arrive();
-        self.uses += 1;
-    }
-}
-
-/// Thread 0 initialises the barriers (`full` ones: one arrival, the copy
-/// issuer's; `empty` and turn ones: the 256 consumer threads) and fences
-/// the tensor maps; a block barrier publishes them.
-#[inline(always)]
-pub(super) fn init_barriers(bars: Bar, stages: usize, maps: [DeviceSlice<u64>; 3]) {
-    if thread::thread_idx_x() == 0 {
-        bars.q_full().init(1);
-        for s in 0..stages {
-            bars.k_full(s).init(1);
-            bars.v_full(s).init(1);
-            bars.k_empty(s).init(CONSUMERS);
-            bars.v_empty(s).init(CONSUMERS);
-        }
-        bars.turn(0).init(CONSUMERS);
-        bars.turn(1).init(CONSUMERS);
-        fence_mbarrier_init();
-        for map in maps {
-            fence_tensormap_acquire(map);
-        }
-    }
-    sync_threads();
-}
-
 /// The first row of the block's `K`/`V` head in the `K` and `V` tensor
 /// maps (`skv` rows a head), for `group` query heads per `K`/`V` head;
 /// traps unless `group` divides the heads.
@@ -586,15 +447,6 @@ pub(super) fn check_out(
     if out.len() < heads * sq * d || (want_lse != 0 && lse.len() < heads * sq) {
         ptxlab_device::trap("attention: O or lse is shorter than its shape");
     }
-}
-
-/// Whether key tile `j` (of `bn` keys) needs masking for the 64 rows from
-/// `row_min`: it runs past `skv`, or (causal) holds a key after one of the
-/// rows.
-#[inline(always)]
-pub(super) fn needs_mask(j: usize, bn: usize, skv: usize, causal: bool, row_min: usize) -> bool {
-    let end = (j + 1) * bn;
-    end > skv || (causal && end - 1 > row_min)
 }
 
 /// Rung 3: `wgmma` with `Q`, `K`, `V` through TMA and an mbarrier

@@ -99,6 +99,8 @@ pub mod fa2;
 pub mod fp8;
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
 pub mod hopper;
+#[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]
+mod pipe;
 #[cfg(not(all(target_arch = "nvptx64", feature = "sm90a")))]
 pub mod split;
 #[cfg(any(not(target_arch = "nvptx64"), feature = "sm90a"))]

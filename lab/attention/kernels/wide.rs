@@ -26,9 +26,10 @@
 //! maps with 80-row boxes at this `D`).
 
 use super::hopper::{
-    BAR_SLOTS, Bar, HP_BM, check_out, hp_bn, hp_stages, init_barriers, k_desc, kv_row,
-    layout_tiles, load_tile, q_desc, v_desc, wgmma_rs_n256,
+    check_out, hp_bn, hp_stages, k_desc, kv_row, layout_tiles, load_tile, q_desc, v_desc,
+    wgmma_rs_n256,
 };
+use super::pipe::{BAR_SLOTS, Bar, HP_BM, init_barriers};
 use super::ws::{Consumed, Tiles, Work, WsTile, consume, produce, query_tile};
 use super::{AttnShape, Lse, RowSlab, finish, p_frag, store_lse, store_rows};
 use ptxlab_device::hopper::{setmaxnreg_dec, setmaxnreg_inc};

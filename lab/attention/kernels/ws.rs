@@ -8,7 +8,7 @@
 //! Q K^T` and `O += P V` are issued, and how the probabilities are packed
 //! for the second product.
 
-use super::hopper::{Bar, HP_BM, Turn, fence_first, needs_mask};
+use super::pipe::{Bar, HP_BM, Turn, fence_first, needs_mask};
 use super::{Rows, mask_scores, online_softmax, rescale};
 use ptxlab_device::hopper::Mbarrier;
 use ptxlab_device::prelude::*;
