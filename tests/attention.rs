@@ -842,7 +842,7 @@ fn ptxas_honours_the_register_caps_and_keeps_setmaxnreg() {
     seen.dedup();
     assert_eq!(
         seen.len(),
-        1 + 2 + 4 + 8 + 4 + 8 + 4 + 3 + 8 + 8 + 2 + 2,
+        1 + 2 + 4 + 8 + 4 + 8 + 4 + 3 + 8 + 8 + 2 + 2 + 2,
         "ptxas reported {seen:?}"
     );
 }

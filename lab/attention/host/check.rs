@@ -202,7 +202,8 @@ pub const SIM_GQA_SHAPES: [(usize, usize, usize, usize, usize); 2] =
 /// grouped-head shape of [`SIM_GQA_SHAPES`], rungs 1-2 and the backward
 /// pass with a sliding window, and rung 2 and the backward pass on a
 /// packed variable-length batch ([`SIM_PACKED`]); and per precision the
-/// rungs that take `D = 256`, causal and not, dense and grouped. The
+/// rungs that take `D = 256` and the backward pass, causal and not, dense
+/// and grouped. The
 /// workload's simulator check adds the FP8 forward's
 /// (`fp8::sim_check_fp8`).
 pub fn sim_check_16bit() -> Result<()> {
@@ -271,8 +272,8 @@ pub fn sim_check_16bit() -> Result<()> {
             };
             check_packed(&dev, prec, &p, (i * 2 + j + 24) as u64, true)?;
         }
-        // D = 256 (rungs 1, 4 and 5): causal and not at an odd shape, and
-        // with grouped heads.
+        // D = 256 (rungs 1, 4 and 5, and the backward's rung 2): causal
+        // and not at an odd shape, and with grouped heads.
         let (b, h, sq, skv) = SIM_SHAPES[i % SIM_SHAPES.len()];
         let (gb, gh, ghkv, gsq, gskv) = SIM_GQA_SHAPES[(i + 1) % SIM_GQA_SHAPES.len()];
         for causal in [false, true] {
@@ -290,6 +291,8 @@ pub fn sim_check_16bit() -> Result<()> {
                         )?;
                     }
                 }
+                let seed = (i * 2 + causal as usize + 36) as u64;
+                super::backward::check_backward_rungs(&dev, prec, &shape, seed)?;
             }
         }
     }
