@@ -11,11 +11,11 @@ use ptxlab::workloads::attention::{
     check_backward_on, grad_inputs,
 };
 
-/// [`check_backward_on`] on `shape` with every rung built for its head
+/// [`check_backward_on`] on `shape` with every rung `dev` runs at its head
 /// dimension (its error fails the test, naming the case), then one line per
 /// rung with the case and the three gradients' errors.
 fn check_and_print(dev: &Device, prec: Precision, shape: &Shape, seed: u64) {
-    for rung in BwdRung::ALL.into_iter().filter(|r| r.takes(shape.d)) {
+    for rung in BwdRung::all_on(dev, shape.d) {
         let e = check_backward_on(dev, rung, prec, shape, seed)
             .unwrap_or_else(|e| panic!("{} {} {}: {e}", rung.label(), shape.label(), prec.name()));
         println!(

@@ -138,7 +138,7 @@ pub fn lse_forward(shape: &Shape) -> Rung {
 
 /// Why the backward pass cannot take `shape`, if it cannot.
 pub fn backward_refuses(shape: &Shape) -> Option<String> {
-    if !matches!(shape.d, 64 | 128 | BWD_WIDE_D) {
+    if !BwdRung::ALL.iter().any(|r| r.takes(shape.d)) {
         return Some(format!(
             "not for this shape: the backward pass is built for head dims 64, 128 and 256 (D = {})",
             shape.d
@@ -637,7 +637,8 @@ pub fn check_backward(
     check_backward_on(dev, BwdRung::best(dev), prec, shape, seed)
 }
 
-/// [`check_backward_on`] with every rung that `dev` runs, in ladder order.
+/// [`check_backward_on`] with every rung that `dev` runs at `shape`'s head
+/// dimension, in ladder order.
 pub fn check_backward_rungs(dev: &Device, prec: Precision, shape: &Shape, seed: u64) -> Result<()> {
     for rung in BwdRung::all_on(dev, shape.d) {
         check_backward_on(dev, rung, prec, shape, seed)?;
@@ -645,9 +646,9 @@ pub fn check_backward_rungs(dev: &Device, prec: Precision, shape: &Shape, seed: 
     Ok(())
 }
 
-/// The forward ([`lse_forward`], which writes the log-sum-exp) then the backward on
-/// `shape` with `rung`'s main kernel, gradients poisoned first, against
-/// the f64 reference on every head; returns the errors after
+/// The forward ([`lse_forward`], which writes the log-sum-exp) then the
+/// backward on `shape` with `rung`'s main kernel, gradients poisoned
+/// first, against the f64 reference on every head; returns the errors after
 /// [`verify_grads`].
 pub fn check_backward_on(
     dev: &Device,

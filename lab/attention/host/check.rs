@@ -203,8 +203,7 @@ pub const SIM_GQA_SHAPES: [(usize, usize, usize, usize, usize); 2] =
 /// pass with a sliding window, and rung 2 and the backward pass on a
 /// packed variable-length batch ([`SIM_PACKED`]); and per precision the
 /// rungs that take `D = 256` and the backward pass, causal and not, dense
-/// and grouped. The
-/// workload's simulator check adds the FP8 forward's
+/// and grouped. The workload's simulator check adds the FP8 forward's
 /// (`fp8::sim_check_fp8`).
 pub fn sim_check_16bit() -> Result<()> {
     let dev = Device::sim();

@@ -98,9 +98,9 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Run the backward pass: rung 2's forward (for O and the log-sum-exp;
-    /// at D = 256 rung 4, 5 or 1), then the backward kernels, checked against the f64 gradients; timed
-    /// alone, TFLOP/s counted as 2.5x the forward's FLOPs. Implied by
-    /// --grad-out, --dq, --dk and --dv.
+    /// at D = 256 rung 4, 5 or 1), then the backward kernels, checked
+    /// against the f64 gradients; timed alone, TFLOP/s counted as 2.5x the
+    /// forward's FLOPs. Implied by --grad-out, --dq, --dk and --dv.
     #[arg(long)]
     pub backward: bool,
     /// Output gradient dL/dO: float32 .npy of Q's shape (B, H, S, D)
@@ -538,9 +538,10 @@ fn grad_out(args: &Args, shape: &Shape) -> Result<Vec<f32>> {
     Ok(g)
 }
 
-/// `--backward`: the forward ([`lse_forward`](super::backward::lse_forward)) and the backward pass, checked
-/// against the f64 gradients (every head for smaller problems, the first
-/// head for larger ones), then the backward alone timed.
+/// `--backward`: the forward ([`lse_forward`](super::backward::lse_forward))
+/// and the backward pass, checked against the f64 gradients (every head for
+/// smaller problems, the first head for larger ones), then the backward
+/// alone timed.
 fn cli_backward(args: &Args, shape: &Shape, [q, k, v]: [Vec<u16>; 3]) -> Result<Vec<Row>> {
     use super::backward::{
         Backward, BwdRung, Grads, backward_flops, backward_label, backward_refuses, grad_bounds,
